@@ -1,0 +1,33 @@
+//! The `coaplab` command line: one subcommand per module in `cmd/`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// coaplab — a laboratory for CoAP congestion control.
+///
+/// Simulate the published CoAP retransmission-timeout experiments in virtual time, run a CoAP
+/// client and server with any of the algorithms on real sockets, and put real programs behind
+/// an emulated constrained link.
+#[derive(Parser, Debug)]
+#[command(name = "coaplab", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Decode CoAP messages (RFC 7252 datagrams or RFC 8323 frames) given in hex, and print
+    /// every field, or the exact rule a malformed message breaks.
+    Decode(cmd::decode::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Decode(args) => cmd::decode::run(args),
+    }
+}

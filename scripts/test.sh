@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole test suite, runnable on a fresh machine that has the Rust toolchain (rustup).
+# Installs whatever else the tests need and is missing, then runs: format check, clippy with
+# warnings as errors, the layer-direction check, and every test of the workspace.
+#
+#   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
+#   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+long=0
+for arg in "$@"; do
+  case "$arg" in
+    --long) long=1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain"
+command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first (https://rustup.rs)" >&2; exit 1; }
+for component in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+    rustup component add "$component"
+  fi
+done
+cargo --version
+
+step "format (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "lints (cargo clippy -D warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "layer direction (lower layers never import higher ones)"
+python3 scripts/check-layers.py
+
+step "tests"
+if [ "$long" = 1 ]; then
+  cargo test --workspace --locked -- --include-ignored
+else
+  cargo test --workspace --locked
+fi
