@@ -1,7 +1,18 @@
 //! RTO / congestion-control algorithms for CoAP, as sans-IO state machines.
 //!
-//! Every algorithm of `spec/algorithms.md` lives in its own module and is driven by four events
-//! (an exchange starts, its timer expires, it completes, it fails). Time and randomness are
-//! arguments: nothing here reads a clock or a global random generator.
+//! Every algorithm of `spec/algorithms.md` lives in its own module and implements
+//! [`RtoAlgorithm`]: four events (an exchange starts, its timer expires, it completes, it fails),
+//! plus reset and introspection. Time ([`time`]) and randomness ([`rng`]) are arguments: nothing
+//! here reads a clock or a global random generator. [`registry`] maps the names users write
+//! (`default`, `cocoa`, `fasor`, …) to constructors taking checked [`params`].
 
+pub mod algorithm;
+pub mod params;
+pub mod registry;
+pub mod rng;
 pub mod time;
+
+pub use algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
+pub use params::{ParamError, ParamSpec, Params, Settings};
+pub use rng::{Random, ScriptedRandom, SeededRandom};
+pub use time::{Duration, Instant};

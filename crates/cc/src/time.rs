@@ -248,10 +248,22 @@ mod tests {
 
     #[test]
     fn rounding_is_half_away_from_zero_at_the_microsecond() {
-        assert_eq!(Duration::from_secs_f64_round_us(2.4), Duration::from_micros(2_400_000));
-        assert_eq!(Duration::from_secs_f64_round_us(0.0000005), Duration::from_micros(1));
-        assert_eq!(Duration::from_secs_f64_round_us(-0.0000005), Duration::from_micros(-1));
-        assert_eq!(Duration::from_secs_f64_round_us(f64::INFINITY), Duration::MAX);
+        assert_eq!(
+            Duration::from_secs_f64_round_us(2.4),
+            Duration::from_micros(2_400_000)
+        );
+        assert_eq!(
+            Duration::from_secs_f64_round_us(0.0000005),
+            Duration::from_micros(1)
+        );
+        assert_eq!(
+            Duration::from_secs_f64_round_us(-0.0000005),
+            Duration::from_micros(-1)
+        );
+        assert_eq!(
+            Duration::from_secs_f64_round_us(f64::INFINITY),
+            Duration::MAX
+        );
         assert_eq!(Duration::from_secs_f64_round_us(f64::NAN), Duration::ZERO);
     }
 
@@ -264,8 +276,17 @@ mod tests {
 
     #[test]
     fn arithmetic_saturates_instead_of_overflowing() {
-        assert_eq!(Instant::from_nanos(i64::MAX - 1) + Duration::from_secs(1), Instant::from_nanos(i64::MAX));
-        assert_eq!(Instant::from_secs(3) - Instant::from_secs(1), Duration::from_secs(2));
-        assert_eq!(Instant::from_secs(1).saturating_since(Instant::from_secs(3)), Duration::ZERO);
+        assert_eq!(
+            Instant::from_nanos(i64::MAX - 1) + Duration::from_secs(1),
+            Instant::from_nanos(i64::MAX)
+        );
+        assert_eq!(
+            Instant::from_secs(3) - Instant::from_secs(1),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            Instant::from_secs(1).saturating_since(Instant::from_secs(3)),
+            Duration::ZERO
+        );
     }
 }

@@ -1,0 +1,161 @@
+//! The one interface every RTO algorithm implements (spec/algorithms.md §0.2).
+//!
+//! Call order for one exchange, driven by the exchange layer (simulator or socket stack):
+//!
+//! 1. [`RtoAlgorithm::start`] when the NSTART gate admits the exchange and its original is sent;
+//!    arm the returned timer.
+//! 2. [`RtoAlgorithm::expired`] each time that timer fires: retransmit and arm the new timer, or
+//!    give up.
+//! 3. Exactly one of [`RtoAlgorithm::completed`] (the first ACK or response arrived) or
+//!    [`RtoAlgorithm::failed`] (give-up or cancel).
+//!
+//! `now` never decreases between calls. When an ACK and a timer expiry of the same exchange fall
+//! on the same instant, the ACK is processed first (§0.2).
+
+use core::fmt;
+
+use crate::rng::Random;
+use crate::time::{Duration, Instant};
+
+/// Per-exchange scratch `X` of the spec: owned by the exchange layer, handed back on every call.
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    /// `X.k`: retransmissions sent so far (0 while only the original is out).
+    pub retransmissions: u32,
+    /// `X.T`: the timer currently armed.
+    pub timer: Duration,
+    /// Algorithm-specific per-exchange fields; opaque to the exchange layer.
+    pub(crate) scratch: Scratch,
+}
+
+impl Exchange {
+    /// A fresh scratch for a new exchange.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Algorithm-specific per-exchange state. Each algorithm family adds the variant it needs.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Scratch {
+    /// Nothing beyond `k` and `T`.
+    #[default]
+    None,
+    /// A backoff factor fixed for the whole exchange (cf-compat CoCoA computes the VBF once from
+    /// the first timer, spec §4.6 item 7).
+    FixedFactor(f64),
+}
+
+/// What the exchange layer reports when the first ACK or response of an exchange arrives
+/// (`c` in spec §0.2).
+#[derive(Debug, Clone, Copy)]
+pub struct Completion<'a> {
+    /// `c.t_ack`: arrival time of the first ACK or piggybacked response (= now).
+    pub ack_time: Instant,
+    /// `c.t_tx[j]`: send time of transmission j; index 0 is the original. `c.n` is the length.
+    pub tx_times: &'a [Instant],
+    /// `c.answered`: which transmission the answer identifies (token or Rexmit-Cnt echo), when
+    /// known; 0 is the original.
+    pub answered: Option<u32>,
+    /// `c.T_force`: the timer in force when the answer arrived.
+    pub timer_in_force: Duration,
+}
+
+impl Completion<'_> {
+    /// `c.n`: transmissions sent.
+    pub fn transmissions(&self) -> u32 {
+        self.tx_times.len() as u32
+    }
+
+    /// `r = c.n - 1`: retransmissions sent.
+    pub fn retransmissions(&self) -> u32 {
+        self.transmissions().saturating_sub(1)
+    }
+
+    /// `R0 = t_ack - t_tx[0]`: the round-trip time measured from the original transmission.
+    pub fn rtt_from_original(&self) -> Duration {
+        self.ack_time - self.tx_times[0]
+    }
+}
+
+/// How the exchange layer reports that an exchange is admitted (spec §0.2 `start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    /// Exchanges to this destination in flight, including the new one (`n_inflight`, ≥ 1).
+    pub in_flight: u32,
+    /// True when the exchange waited in the NSTART queue before being admitted. Only the
+    /// cf-compat blind rule (spec §4.6 item 5) tells the two cases apart.
+    pub dequeued: bool,
+}
+
+impl Admission {
+    /// The common case: the only exchange in flight, not queued.
+    pub const ALONE: Admission = Admission {
+        in_flight: 1,
+        dequeued: false,
+    };
+}
+
+/// The outcome of a timer expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// Retransmit now and arm this timer.
+    Retransmit(Duration),
+    /// The timer of transmission MAX_RETRANSMIT expired: the exchange fails.
+    GiveUp,
+}
+
+/// The estimator's view at one instant, for traces, metrics and plots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The current base RTO (`peek_rto`).
+    pub rto: Duration,
+    /// The state name where the algorithm has states (FASOR: `FAST`, `FAST_SLOW_FAST`,
+    /// `SLOW_FAST`), else `None`.
+    pub state: Option<&'static str>,
+    /// Named estimator variables in seconds or plain numbers, e.g. `("strong_srtt_s", 0.1)`.
+    pub vars: Vec<(&'static str, f64)>,
+}
+
+/// One RTO / congestion-control algorithm's per-destination state `D` (spec §0.1).
+///
+/// Implementations never read a clock or a global RNG; every input is an argument.
+pub trait RtoAlgorithm: fmt::Debug + Send {
+    /// The registry name, e.g. `"cocoa"`.
+    fn name(&self) -> &'static str;
+
+    /// A new exchange is admitted and its original transmission is sent at `now`.
+    /// Returns the first timer `T0`; must set `x.retransmissions = 0` and `x.timer = T0`.
+    fn start(
+        &mut self,
+        now: Instant,
+        admission: Admission,
+        x: &mut Exchange,
+        rng: &mut dyn Random,
+    ) -> Duration;
+
+    /// The timer `x.timer` expired at `now`. Gives up when `x.retransmissions` has reached
+    /// MAX_RETRANSMIT; otherwise increments it, sets `x.timer` to the next timer and returns it.
+    fn expired(&mut self, now: Instant, x: &mut Exchange, rng: &mut dyn Random) -> Expiry;
+
+    /// The first ACK or response of the exchange arrived (`c.ack_time` is now).
+    fn completed(&mut self, c: &Completion<'_>, x: &mut Exchange, rng: &mut dyn Random);
+
+    /// The exchange gave up or was cancelled at `now`. Default: no state change.
+    fn failed(&mut self, now: Instant, x: &mut Exchange) {
+        let _ = (now, x);
+    }
+
+    /// Forget everything learned about the destination, as a freshly booted device would
+    /// (random workloads reset a client between batches). `now` becomes `D.created`.
+    fn reset(&mut self, now: Instant);
+
+    /// The current base RTO (`peek_rto`).
+    fn rto(&self) -> Duration;
+
+    /// MAX_RETRANSMIT in force: transmissions 0..=max_retransmit are sent.
+    fn max_retransmit(&self) -> u32;
+
+    /// The estimator variables, for introspection.
+    fn snapshot(&self) -> Snapshot;
+}

@@ -1,0 +1,48 @@
+//! Algorithms by name: the names users write on the command line and in scenario files.
+
+use crate::algorithm::RtoAlgorithm;
+use crate::params::{ParamError, ParamSpec, Params, Settings};
+use crate::time::Instant;
+
+/// One registered algorithm.
+#[derive(Debug, Clone, Copy)]
+pub struct AlgorithmInfo {
+    /// The name users write, e.g. `cocoa-fb1`.
+    pub name: &'static str,
+    /// One line for `--help` listings, naming the source.
+    pub summary: &'static str,
+    /// Parameter groups (common ones first); every key is unique across the groups.
+    pub params: &'static [&'static [ParamSpec]],
+    /// Builds the per-destination state from resolved parameters; `now` is `D.created`.
+    pub build: fn(&Params, Instant) -> Box<dyn RtoAlgorithm>,
+}
+
+/// Every algorithm, in the order of spec/algorithms.md.
+pub static ALGORITHMS: &[AlgorithmInfo] = &[];
+
+/// Every registered name.
+pub fn names() -> Vec<&'static str> {
+    ALGORITHMS.iter().map(|a| a.name).collect()
+}
+
+/// The entry for `name`, or an error listing the valid names.
+pub fn lookup(name: &str) -> Result<&'static AlgorithmInfo, ParamError> {
+    ALGORITHMS
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| ParamError::UnknownAlgorithm {
+            name: name.to_string(),
+            valid: names(),
+        })
+}
+
+/// Builds algorithm `name` with `settings` applied over its defaults; `now` is `D.created`.
+pub fn build(
+    name: &str,
+    settings: &Settings,
+    now: Instant,
+) -> Result<Box<dyn RtoAlgorithm>, ParamError> {
+    let info = lookup(name)?;
+    let params = Params::resolve(info.name, info.params, settings)?;
+    Ok((info.build)(&params, now))
+}
