@@ -7,6 +7,7 @@
 //! (`default`, `cocoa`, `fasor`, …) to constructors taking checked [`params`].
 
 pub mod algorithm;
+pub mod common;
 pub mod params;
 pub mod registry;
 pub mod rng;
