@@ -13,6 +13,8 @@ pub mod registry;
 pub mod rng;
 pub mod time;
 
+mod java;
+
 pub use algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 pub use params::{ParamError, ParamSpec, Params, Settings};
 pub use rng::{Random, ScriptedRandom, SeededRandom};
