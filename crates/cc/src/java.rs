@@ -63,7 +63,10 @@ mod tests {
 
     #[test]
     fn inclusive_draw_covers_both_ends() {
-        assert_eq!(rand_int_inclusive(&mut ConstantRandom(0.0), 1150, 1725), 1150);
+        assert_eq!(
+            rand_int_inclusive(&mut ConstantRandom(0.0), 1150, 1725),
+            1150
+        );
         assert_eq!(
             rand_int_inclusive(&mut ConstantRandom(0.999_999_999), 1150, 1725),
             1725
