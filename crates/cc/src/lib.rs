@@ -10,6 +10,7 @@ pub mod algorithm;
 pub mod common;
 pub mod params;
 pub mod registry;
+pub mod rfc6298;
 pub mod rng;
 pub mod time;
 
