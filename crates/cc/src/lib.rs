@@ -9,6 +9,7 @@
 pub mod algorithm;
 pub mod common;
 pub mod params;
+pub mod presets;
 pub mod registry;
 pub mod rfc6298;
 pub mod rng;

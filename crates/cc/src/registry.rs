@@ -42,7 +42,18 @@ pub fn build(
     settings: &Settings,
     now: Instant,
 ) -> Result<Box<dyn RtoAlgorithm>, ParamError> {
-    let info = lookup(name)?;
-    let params = Params::resolve(info.name, info.params, settings)?;
+    let (info, params) = resolve(name, settings)?;
     Ok((info.build)(&params, now))
+}
+
+/// Resolves the parameters of algorithm `name`: the `preset` named in `settings` (if any) is
+/// expanded first, then the other settings override it (spec §0.5, [`crate::presets`]).
+pub fn resolve(
+    name: &str,
+    settings: &Settings,
+) -> Result<(&'static AlgorithmInfo, Params), ParamError> {
+    let info = lookup(name)?;
+    let expanded = crate::presets::expand(info, settings)?;
+    let params = Params::resolve(info.name, info.params, &expanded)?;
+    Ok((info, params))
 }
