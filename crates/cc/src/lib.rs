@@ -7,8 +7,12 @@
 //! (`default`, `cocoa`, `fasor`, …) to constructors taking checked [`params`].
 
 pub mod algorithm;
+pub mod basic_rto;
+pub mod californium;
 pub mod common;
+pub mod linux_rto;
 pub mod params;
+pub mod peak_hopper;
 pub mod presets;
 pub mod registry;
 pub mod rfc6298;

@@ -18,7 +18,40 @@ pub struct AlgorithmInfo {
 }
 
 /// Every algorithm, in the order of spec/algorithms.md.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[];
+pub static ALGORITHMS: &[AlgorithmInfo] = &[
+    AlgorithmInfo {
+        name: "basic-rto",
+        summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms (spec §8.1)",
+        params: &[
+            crate::common::COMMON,
+            crate::californium::CF_COMMON,
+            crate::basic_rto::BASIC,
+        ],
+        build: crate::basic_rto::build,
+    },
+    AlgorithmInfo {
+        name: "linux-rto",
+        summary: "Californium Linux RTO: per-sample tcp_rtt_estimator, integer ms (spec §8.2)",
+        params: &[
+            crate::common::COMMON,
+            crate::californium::CF_COMMON,
+            crate::californium::CF_BLIND,
+            crate::linux_rto::LINUX,
+        ],
+        build: crate::linux_rto::build,
+    },
+    AlgorithmInfo {
+        name: "peakhopper",
+        summary: "Californium Peak-Hopper RTO (Ekström & Ludwig 2004), integer ms (spec §8.3)",
+        params: &[
+            crate::common::COMMON,
+            crate::californium::CF_COMMON,
+            crate::californium::CF_BLIND,
+            crate::peak_hopper::PEAK_HOPPER,
+        ],
+        build: crate::peak_hopper::build,
+    },
+];
 
 /// Every registered name.
 pub fn names() -> Vec<&'static str> {
