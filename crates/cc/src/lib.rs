@@ -10,6 +10,7 @@ pub mod algorithm;
 pub mod basic_rto;
 pub mod californium;
 pub mod common;
+pub mod default;
 pub mod linux_rto;
 pub mod params;
 pub mod peak_hopper;
@@ -20,6 +21,8 @@ pub mod rng;
 pub mod time;
 
 mod java;
+#[cfg(test)]
+mod testutil;
 
 pub use algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 pub use params::{ParamError, ParamSpec, Params, Settings};

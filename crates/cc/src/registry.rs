@@ -20,6 +20,12 @@ pub struct AlgorithmInfo {
 /// Every algorithm, in the order of spec/algorithms.md.
 pub static ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
+        name: "default",
+        summary: "Default CoAP: fresh dithered first timer, binary backoff (RFC 7252; spec §1)",
+        params: &[crate::common::COMMON, crate::default::PARAMS],
+        build: crate::default::DefaultCoap::build,
+    },
+    AlgorithmInfo {
         name: "basic-rto",
         summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms (spec §8.1)",
         params: &[
