@@ -26,6 +26,30 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         build: crate::default::DefaultCoap::build,
     },
     AlgorithmInfo {
+        name: "default-fb1",
+        summary: "Default CoAP with Full Backoff 1: the backed-off timer is carried until one \
+                  clean exchange (ANRW 2018; spec §2)",
+        params: &[
+            crate::common::COMMON,
+            crate::default::PARAMS,
+            crate::default_fb::CARRY_PARAMS,
+        ],
+        build: crate::default_fb::DefaultFb::build_fb1,
+    },
+    AlgorithmInfo {
+        name: "default-fb2",
+        summary: "Default CoAP with Full Backoff 2: the carried timer halves per clean exchange \
+                  (ANRW 2018; spec §2)",
+        params: &[
+            crate::common::COMMON,
+            crate::default::PARAMS,
+            crate::default_fb::CARRY_PARAMS,
+            crate::default_fb::RESET_PARAMS,
+            crate::default_fb::FB2_PARAMS,
+        ],
+        build: crate::default_fb::DefaultFb::build_fb2,
+    },
+    AlgorithmInfo {
         name: "basic-rto",
         summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms (spec §8.1)",
         params: &[
@@ -56,6 +80,12 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
             crate::peak_hopper::PEAK_HOPPER,
         ],
         build: crate::peak_hopper::build,
+    },
+    AlgorithmInfo {
+        name: "eifel",
+        summary: "CoAP-Eifel (Rathod 2022 ch. 4): Eifel timer with gain 1/3, Karn sampling (spec §9)",
+        params: &[crate::common::COMMON, crate::eifel::EIFEL],
+        build: crate::eifel::build,
     },
 ];
 
