@@ -44,6 +44,8 @@ pub(crate) enum Scratch {
     /// A backoff factor fixed for the whole exchange (cf-compat CoCoA computes the VBF once from
     /// the first timer, spec §4.6 item 7).
     FixedFactor(f64),
+    /// The CoCoA family and CoCoA++: the armed timer before µs rounding, and the first timer.
+    Timer(crate::cocoa::TimerScratch),
 }
 
 /// What the exchange layer reports when the first ACK or response of an exchange arrives

@@ -9,6 +9,7 @@
 pub mod algorithm;
 pub mod basic_rto;
 pub mod californium;
+pub mod cocoa;
 pub mod common;
 pub mod eifel;
 pub mod default;

@@ -49,6 +49,21 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         ],
         build: crate::default_fb::DefaultFb::build_fb2,
     },
+    // -- CoCoA family (spec §4-6, §10) --
+    AlgorithmInfo {
+        name: "cocoa",
+        summary: "CoCoA: strong/weak RFC 6298 estimators, variable backoff, aging \
+                  (draft-ietf-core-cocoa-03; spec §4)",
+        params: crate::cocoa::GROUPS,
+        build: crate::cocoa::build_cocoa,
+    },
+    AlgorithmInfo {
+        name: "cocoa-strong",
+        summary: "CoCoA with strong samples only (weak samples ignored; spec §4.4)",
+        params: crate::cocoa::GROUPS,
+        build: crate::cocoa::build_cocoa_strong,
+    },
+    // -- end CoCoA family --
     AlgorithmInfo {
         name: "basic-rto",
         summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms (spec §8.1)",
