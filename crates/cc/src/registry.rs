@@ -49,6 +49,18 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         ],
         build: crate::default_fb::DefaultFb::build_fb2,
     },
+    AlgorithmInfo {
+        name: "gst",
+        summary: "GST-CoAP: FB2 with a geometric decrease of the carried timer (Rathod 2022; spec §3)",
+        params: &[
+            crate::common::COMMON,
+            crate::default::PARAMS,
+            crate::default_fb::CARRY_PARAMS,
+            crate::default_fb::RESET_PARAMS,
+            crate::gst::PARAMS,
+        ],
+        build: crate::gst::Gst::build,
+    },
     // -- CoCoA family (spec §4-6, §10) --
     AlgorithmInfo {
         name: "cocoa",
@@ -98,7 +110,8 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "eifel",
-        summary: "CoAP-Eifel (Rathod 2022 ch. 4): Eifel timer with gain 1/3, Karn sampling (spec §9)",
+        summary:
+            "CoAP-Eifel (Rathod 2022 ch. 4): Eifel timer with gain 1/3, Karn sampling (spec §9)",
         params: &[crate::common::COMMON, crate::eifel::EIFEL],
         build: crate::eifel::build,
     },
