@@ -23,6 +23,7 @@ pub mod registry;
 pub mod rfc6298;
 pub mod rng;
 pub mod time;
+pub mod trace;
 
 mod java;
 #[cfg(test)]
