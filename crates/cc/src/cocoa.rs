@@ -13,6 +13,7 @@
 //! and is selected with `profile = cf-compat`.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Scratch, Snapshot};
+use crate::cocoa_cf::{CocoaCf, CF_COMPAT};
 use crate::common::{self, dither_secs, expire_with};
 use crate::params::{Kind, ParamSpec, Params, Value};
 use crate::rfc6298::{Estimator, Form, Gains};
@@ -735,18 +736,28 @@ impl RtoAlgorithm for Cocoa {
     }
 }
 
-/// Registry constructor of `cocoa` (RFC profile).
+/// Registry constructor of `cocoa`: the RFC profile, or [`CocoaCf`] with `profile = cf-compat`.
 pub(crate) fn build_cocoa(p: &Params, now: Instant) -> Box<dyn RtoAlgorithm> {
-    Box::new(Cocoa::new(p, now, false))
+    build(p, now, false)
 }
 
-/// Registry constructor of `cocoa-strong` (RFC profile).
+/// Registry constructor of `cocoa-strong`, either profile.
 pub(crate) fn build_cocoa_strong(p: &Params, now: Instant) -> Box<dyn RtoAlgorithm> {
-    Box::new(Cocoa::new(p, now, true))
+    build(p, now, true)
 }
 
-/// The parameter groups of the CoCoA family without profile switch.
-pub(crate) const GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA];
+fn build(p: &Params, now: Instant, strong_only: bool) -> Box<dyn RtoAlgorithm> {
+    match p.choice("profile") {
+        "cf-compat" => Box::new(CocoaCf::new(p, now, strong_only)),
+        _ => Box::new(Cocoa::new(p, now, strong_only)),
+    }
+}
+
+/// The parameter groups of `cocoa` and `cocoa-strong`: common, CoCoA, then the profile switch.
+pub(crate) const GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA, CF_COMPAT];
+
+/// The parameter groups CoCoA-FB and GSRTC start from (they have no Californium profile).
+pub(crate) const FAMILY_GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA];
 
 /// Test drivers shared by the CoCoA family's tests.
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod algorithm;
 pub mod basic_rto;
 pub mod californium;
 pub mod cocoa;
+pub mod cocoa_cf;
 pub mod common;
 pub mod default;
 pub mod default_fb;
