@@ -217,3 +217,40 @@ fn stream_decoder_says_how_many_bytes_it_needs() {
         other => panic!("expected a frame, got {other:?}"),
     }
 }
+
+/// spec/experiments.md §4.1–4.2: the sizes every simulated packet is charged for.
+#[test]
+fn experiment_message_sizes() {
+    let tok = token_4a1f();
+    let request = |num: Option<u32>| {
+        let mut m = MessageBuf::new(MessageType::Con, Code::GET, 1, tok);
+        m.options.push(number::URI_PATH, "f");
+        if let Some(n) = num {
+            m.options.push_block(number::BLOCK2, Block::with_size(n, false, 256).unwrap());
+        }
+        m.encoded_len()
+    };
+    assert_eq!(request(None), 8);
+    assert_eq!(request(Some(1)), 10);
+    assert_eq!(request(Some(15)), 10);
+    assert_eq!(request(Some(16)), 11);
+    assert_eq!(request(Some(399)), 11);
+    let response = |num: u32| {
+        let mut m = MessageBuf::new(MessageType::Ack, Code::CONTENT, 1, tok);
+        m.options.push_block(number::BLOCK2, Block::with_size(num, num < 399, 256).unwrap());
+        m.payload = vec![0; 256];
+        m.encoded_len()
+    };
+    assert_eq!(response(0), 266);
+    assert_eq!(response(15), 266);
+    assert_eq!(response(16), 267);
+    assert_eq!(response(399), 267);
+    // §4.2: 60-byte POST and 2.04 response.
+    let mut post = MessageBuf::new(MessageType::Con, Code::POST, 1, tok);
+    post.options.push(number::URI_PATH, "f");
+    post.payload = vec![0; 51];
+    assert_eq!(post.to_bytes().unwrap().len(), 60);
+    let mut changed = MessageBuf::new(MessageType::Ack, Code::CHANGED, 1, tok);
+    changed.payload = vec![0; 53];
+    assert_eq!(changed.to_bytes().unwrap().len(), 60);
+}
