@@ -44,6 +44,8 @@ pub(crate) enum Scratch {
     /// A backoff factor fixed for the whole exchange (cf-compat CoCoA computes the VBF once from
     /// the first timer, spec §4.6 item 7).
     FixedFactor(f64),
+    /// FASOR: the backoff register and the state snapshot taken at start (spec §7.2).
+    Fasor(crate::fasor::FasorScratch),
     /// The CoCoA family and CoCoA++: the armed timer before µs rounding, and the first timer.
     Timer(crate::cocoa::TimerScratch),
 }

@@ -16,6 +16,7 @@ pub mod default;
 pub mod default_fb;
 pub mod gst;
 pub mod eifel;
+pub mod fasor;
 pub mod linux_rto;
 pub mod params;
 pub mod peak_hopper;

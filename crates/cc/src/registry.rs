@@ -77,6 +77,26 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     // -- end CoCoA family --
     AlgorithmInfo {
+        name: "fasor",
+        summary: "FASOR: FastRTO, SlowRTO and a three-state backoff (draft-ietf-core-fasor-02; spec §7)",
+        params: &[
+            crate::common::COMMON,
+            crate::fasor::FASOR,
+            crate::fasor::TOKEN_OFF,
+        ],
+        build: crate::fasor::build,
+    },
+    AlgorithmInfo {
+        name: "fasor-token",
+        summary: "FASOR+token: samples from the transmission a response names (spec §7.6)",
+        params: &[
+            crate::common::COMMON,
+            crate::fasor::FASOR,
+            crate::fasor::TOKEN_ON,
+        ],
+        build: crate::fasor::build_token,
+    },
+    AlgorithmInfo {
         name: "basic-rto",
         summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms (spec §8.1)",
         params: &[
