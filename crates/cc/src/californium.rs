@@ -2,8 +2,8 @@
 //! Peak-Hopper RTO (spec §8, common rules).
 //!
 //! Californium keeps one `long` RTO in ms per destination and drives every exchange the same
-//! way; only the estimator update differs. [`CfRto`] is that driver, generic over a
-//! [`CfEstimator`] (one per file: `basic_rto.rs`, `linux_rto.rs`, `peak_hopper.rs`):
+//! way; only the estimator update differs. `CfRto` is that driver, generic over a
+//! `CfEstimator` (one per file: `basic_rto.rs`, `linux_rto.rs`, `peak_hopper.rs`):
 //!
 //! * a sample is `m = max(1, floor(R ms))` measured from the ORIGINAL transmission, classed by
 //!   retransmissions: 0 → STRONG, 1–2 → WEAK, ≥ 3 → none;
