@@ -23,11 +23,19 @@ enum Command {
     /// Decode CoAP messages (RFC 7252 datagrams or RFC 8323 frames) given in hex, and print
     /// every field, or the exact rule a malformed message breaks.
     Decode(cmd::decode::Args),
+    /// Run a scripted timeline of sends, ACKs and resets through one RTO algorithm and print
+    /// every transmission, expiry, completion and give-up as CSV.
+    Trace(cmd::trace::Args),
+    /// List the RTO algorithms, or print every parameter of one (key, default, range, help,
+    /// source).
+    Algorithms(cmd::algorithms::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Decode(args) => cmd::decode::run(args),
+        Command::Trace(args) => cmd::trace::run(args),
+        Command::Algorithms(args) => cmd::algorithms::run(args),
     }
 }
