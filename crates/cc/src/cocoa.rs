@@ -756,9 +756,6 @@ fn build(p: &Params, now: Instant, strong_only: bool) -> Box<dyn RtoAlgorithm> {
 /// The parameter groups of `cocoa` and `cocoa-strong`: common, CoCoA, then the profile switch.
 pub(crate) const GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA, CF_COMPAT];
 
-/// The parameter groups CoCoA-FB and GSRTC start from (they have no Californium profile).
-pub(crate) const FAMILY_GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA];
-
 /// Test drivers shared by the CoCoA family's tests.
 #[cfg(test)]
 pub(crate) mod harness {

@@ -11,6 +11,7 @@ pub mod basic_rto;
 pub mod californium;
 pub mod cocoa;
 pub mod cocoa_cf;
+pub mod cocoa_fb;
 pub mod common;
 pub mod default;
 pub mod default_fb;

@@ -75,6 +75,20 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         params: crate::cocoa::GROUPS,
         build: crate::cocoa::build_cocoa_strong,
     },
+    AlgorithmInfo {
+        name: "cocoa-fb1",
+        summary: "CoCoA with Full Backoff 1: the backed-off timer at the ACK becomes the \
+                  undithered next first timer (ANRW 2018; spec §5)",
+        params: crate::cocoa_fb::GROUPS,
+        build: crate::cocoa_fb::build_fb1,
+    },
+    AlgorithmInfo {
+        name: "cocoa-fb2",
+        summary: "CoCoA with Full Backoff 2: max(backed-off timer, weak-updated RTO) is carried \
+                  (ANRW 2018; spec §5)",
+        params: crate::cocoa_fb::GROUPS,
+        build: crate::cocoa_fb::build_fb2,
+    },
     // -- end CoCoA family --
     AlgorithmInfo {
         name: "fasor",
