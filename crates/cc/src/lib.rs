@@ -15,6 +15,7 @@ pub mod cocoa_fb;
 pub mod common;
 pub mod default;
 pub mod default_fb;
+pub mod gsrtc;
 pub mod gst;
 pub mod eifel;
 pub mod fasor;

@@ -89,6 +89,13 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         params: crate::cocoa_fb::GROUPS,
         build: crate::cocoa_fb::build_fb2,
     },
+    AlgorithmInfo {
+        name: "gsrtc",
+        summary: "GSRTC: CoCoA-FB2 with a strong weight growing geometrically over clean \
+                  exchanges (Rathod 2022 Algorithm 2; spec §6)",
+        params: crate::gsrtc::GROUPS,
+        build: crate::gsrtc::build,
+    },
     // -- end CoCoA family --
     AlgorithmInfo {
         name: "fasor",
