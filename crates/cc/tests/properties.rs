@@ -298,15 +298,10 @@ proptest! {
             let mut x = Exchange::new();
             let mut deadline = now + alg.start(now, Admission::ALONE, &mut x, &mut rng);
             let mut retransmissions = 0;
-            loop {
-                match alg.expired(deadline, &mut x, &mut rng) {
-                    Expiry::Retransmit(t) => {
-                        retransmissions += 1;
-                        prop_assert!(retransmissions <= max_retransmit, "{}", info.name);
-                        deadline += t;
-                    }
-                    Expiry::GiveUp => break,
-                }
+            while let Expiry::Retransmit(t) = alg.expired(deadline, &mut x, &mut rng) {
+                retransmissions += 1;
+                prop_assert!(retransmissions <= max_retransmit, "{}", info.name);
+                deadline += t;
             }
             prop_assert_eq!(retransmissions, max_retransmit, "{}", info.name);
             prop_assert_eq!(alg.max_retransmit(), max_retransmit, "{}", info.name);
