@@ -23,11 +23,11 @@ pub const CARRY_PARAMS: &[ParamSpec] = &[
         source: "spec §2 CARRIED_DITHER, §12 #1",
     },
     ParamSpec {
-        key: "on_giveup",
-        kind: Kind::Choice(&["carry", "no-change"]),
+        key: "on_give_up",
+        kind: Kind::Choice(&["carry", "no_change"]),
         default: Value::Choice("carry"),
         help: "after a give-up or cancel: carry = keep the last backed-off timer as carried \
-               (Karn-style); no-change = leave the state alone",
+               (Karn-style); no_change = leave the state alone",
         source: "spec §2 failed, §12 #4",
     },
 ];
@@ -61,7 +61,7 @@ pub(crate) struct CarryConfig {
     pub(crate) base: DefaultConfig,
     /// CARRIED_DITHER = additive (§12 #1).
     pub(crate) additive_dither: bool,
-    /// `on_giveup = carry` (§12 #4).
+    /// `on_give_up = carry` (§12 #4).
     pub(crate) carry_on_giveup: bool,
     /// `reset_below = le` (§12 #2); FB1 ignores it.
     pub(crate) reset_inclusive: bool,
@@ -73,7 +73,7 @@ impl CarryConfig {
         CarryConfig {
             base: DefaultConfig::from_params(p),
             additive_dither: p.choice("carried_dither") == "additive",
-            carry_on_giveup: p.choice("on_giveup") == "carry",
+            carry_on_giveup: p.choice("on_give_up") == "carry",
             reset_inclusive: has_reset && p.choice("reset_below") == "le",
         }
     }
@@ -402,16 +402,16 @@ mod tests {
 
     #[test]
     fn give_up_carries_the_last_timer_unless_no_change() {
-        for (mode, rto_after) in [("carry", 4.4), ("no-change", 2.0)] {
+        for (mode, rto_after) in [("carry", 4.4), ("no_change", 2.0)] {
             let mut a = build(
                 "default-fb1",
-                &["max_retransmit=1", &format!("on_giveup={mode}")],
+                &["max_retransmit=1", &format!("on_give_up={mode}")],
             );
             let mut rng = ScriptedRandom::new(&[0.2]);
             let o = run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
             assert_eq!(o.timers, [secs(2.2), secs(4.4)]);
             assert_eq!(o.gave_up, Some(Instant::ZERO + secs(6.6)));
-            assert_eq!(a.rto(), secs(rto_after), "on_giveup={mode}");
+            assert_eq!(a.rto(), secs(rto_after), "on_give_up={mode}");
         }
     }
 

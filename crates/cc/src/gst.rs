@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn give_up_with_no_change_leaves_the_state() {
-        let mut a = build(&["max_retransmit=0", "on_giveup=no-change"]);
+        let mut a = build(&["max_retransmit=0", "on_give_up=no_change"]);
         let mut rng = ScriptedRandom::new(&[0.5]);
         let o = run_exchange(&mut a, Instant::ZERO, None, None, &mut rng);
         assert_eq!(o.gave_up, Some(Instant::ZERO + secs(2.5)));
