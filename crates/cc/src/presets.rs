@@ -288,6 +288,37 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_resolves_for_every_registered_algorithm() {
+        for info in crate::registry::ALGORITHMS {
+            for preset in PRESETS {
+                let s = Settings::parse([format!("preset={}", preset.name).as_str()]).unwrap();
+                if let Err(e) = crate::registry::resolve(info.name, &s) {
+                    panic!("preset {} on {}: {e}", preset.name, info.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fasor18_applies_to_every_algorithm_that_has_the_keys() {
+        let s = Settings::parse(["preset=fasor18"]).unwrap();
+        for info in crate::registry::ALGORITHMS {
+            let (_, p) = crate::registry::resolve(info.name, &s).unwrap();
+            for (key, value) in p.iter() {
+                let expected = match key {
+                    "max_retransmit" => Value::Int(20),
+                    "timer_max_s" | "rto_max_s" => Value::Float(60.0),
+                    "backoff_cap_s" => Value::Float(32.0),
+                    "aging" => Value::Bool(false),
+                    "ack_timeout_s" => Value::Float(2.0),
+                    _ => continue,
+                };
+                assert_eq!(value, expected, "{}: {key}", info.name);
+            }
+        }
+    }
+
+    #[test]
     fn preset_param_documents_every_preset() {
         assert_eq!(PRESET_PARAM.kind, Kind::Choice(&names().leak()[..]));
     }
