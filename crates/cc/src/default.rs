@@ -1,7 +1,7 @@
 //! Default CoAP (RFC 7252 §4.2, spec/algorithms.md §1): a fresh dithered first timer for every
 //! exchange, binary exponential backoff, no per-destination state.
 //!
-//! The first-timer draw and the backoff live in [`DefaultConfig`], which the Full-Backoff
+//! The first-timer draw and the backoff live in `DefaultConfig`, which the Full-Backoff
 //! variants (`default_fb`, §2) and GST (`gst`, §3) reuse: they differ only in what they carry
 //! from one exchange to the next.
 

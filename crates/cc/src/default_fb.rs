@@ -4,7 +4,7 @@
 //!
 //! FB1 forgets the carried timer after one clean exchange; FB2 halves it per clean exchange
 //! (`fb2_decrease`) until it falls below ACK_TIMEOUT. The carry rules shared with GST (§3) are
-//! in [`CarryConfig`].
+//! in `CarryConfig`.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::default::DefaultConfig;
