@@ -425,6 +425,30 @@ mod tests {
     }
 
     #[test]
+    fn reset_and_failure_change_nothing() {
+        let mut a = build(&[]);
+        let mut rng = ScriptedRandom::new(&[0.0, 0.0]);
+        run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
+        a.reset(Instant::from_secs(100));
+        let o = run_exchange(
+            a.as_mut(),
+            Instant::from_secs(200),
+            Some(secs(1.0)),
+            None,
+            &mut rng,
+        );
+        assert_eq!(o.timers, [secs(2.0)]);
+        assert_eq!(
+            a.snapshot(),
+            Snapshot {
+                rto: secs(2.0),
+                state: None,
+                vars: vec![]
+            }
+        );
+    }
+
+    #[test]
     fn zero_max_retransmit_gives_up_at_the_first_expiry() {
         let mut a = build(&["max_retransmit=0"]);
         let o = run_exchange(

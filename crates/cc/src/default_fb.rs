@@ -452,6 +452,46 @@ mod tests {
     }
 
     #[test]
+    fn with_nstart_above_1_the_latest_completion_writes_the_carried_timer() {
+        // spec §2 notes: `carried` is destination state; every start reads it.
+        let mut a = build("default-fb2", &[]);
+        carry(a.as_mut(), 4.0);
+        let mut rng = ScriptedRandom::new(&[]);
+        let two = Admission {
+            in_flight: 2,
+            dequeued: false,
+        };
+        let (mut xa, mut xb) = (Exchange::new(), Exchange::new());
+        let t0 = Instant::from_secs(100);
+        assert_eq!(a.start(t0, Admission::ALONE, &mut xa, &mut rng), secs(4.0));
+        assert_eq!(a.start(t0, two, &mut xb, &mut rng), secs(4.0));
+        // B expires and is answered during its 8 s timer; A is answered cleanly afterwards.
+        let t1 = t0 + secs(4.0);
+        assert_eq!(
+            a.expired(t1, &mut xb, &mut rng),
+            Expiry::Retransmit(secs(8.0))
+        );
+        let b_tx = [t0, t1];
+        let c = Completion {
+            ack_time: t1 + secs(1.0),
+            tx_times: &b_tx,
+            answered: None,
+            timer_in_force: xb.timer,
+        };
+        a.completed(&c, &mut xb, &mut rng);
+        assert_eq!(a.rto(), secs(8.0));
+        let a_tx = [t0];
+        let c = Completion {
+            ack_time: t1 + secs(2.0),
+            tx_times: &a_tx,
+            answered: None,
+            timer_in_force: xa.timer,
+        };
+        a.completed(&c, &mut xa, &mut rng);
+        assert_eq!(a.rto(), secs(4.0)); // 8 s halved by the later, clean completion
+    }
+
+    #[test]
     fn give_up_after_max_retransmit() {
         let mut a = build("default-fb1", &[]);
         let mut rng = ScriptedRandom::new(&[0.0]);
