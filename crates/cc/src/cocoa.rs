@@ -841,7 +841,7 @@ pub(crate) mod harness {
                     assert_eq!(x.timer, t);
                     tx.push(deadline);
                     timers.push(t);
-                    deadline = deadline + t;
+                    deadline += t;
                 }
                 Expiry::GiveUp => {
                     alg.failed(deadline, &mut x);

@@ -12,6 +12,7 @@ pub mod californium;
 pub mod cocoa;
 pub mod cocoa_cf;
 pub mod cocoa_fb;
+pub mod cocoa_pp;
 pub mod common;
 pub mod default;
 pub mod default_fb;

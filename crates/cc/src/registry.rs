@@ -96,6 +96,13 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         params: crate::gsrtc::GROUPS,
         build: crate::gsrtc::build,
     },
+    AlgorithmInfo {
+        name: "cocoa++",
+        summary: "CoCoA++: CAIA delay-gradient probabilistic backoff factor on the RTO, x1.42 \
+                  backoff (Rathod 2022 ch. 6; spec §10)",
+        params: crate::cocoa_pp::GROUPS,
+        build: crate::cocoa_pp::build,
+    },
     // -- end CoCoA family --
     AlgorithmInfo {
         name: "fasor",

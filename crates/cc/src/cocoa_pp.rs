@@ -1,0 +1,697 @@
+//! CoCoA++ (Rathod 2022, ch. 6; spec/algorithms.md §10): the CAIA Delay-Gradient (CDG) signal
+//! driving a probabilistic backoff factor on the RTO.
+//!
+//! Samples are grouped into intervals of at least `INTERVAL_RTTS` SRTTs. When an interval
+//! closes, the rise of its maximum RTT over the previous interval's (`g_max`) enters a moving
+//! window of `CDG_WINDOW` gradients. With the window's mean `ḡ_max` and
+//! `P = 1 − exp(−ḡ_max / CDG_G)`, one uniform draw `X` decides: the RTO grows by `PBF_UP` when the
+//! delay is rising and `P > X`, otherwise it shrinks by `PBF_DOWN`; it is kept within
+//! `[max(interval max RTT, RTO_FLOOR), RTO_MAX]`. A timeout backs off by `RETX_FACTOR` (×1.42),
+//! replacing CoCoA's VBF. There are no strong/weak estimators, no aging and no blind rule.
+//!
+//! The thesis leaves several choices open; spec §12 #29–#34 resolves them and each alternative
+//! is a parameter here.
+
+use std::collections::VecDeque;
+
+use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
+use crate::cocoa::{TimerScratch, Vbf};
+use crate::common::{self, dither_secs, expire_with};
+use crate::params::{Kind, ParamSpec, Params, Value};
+use crate::rng::Random;
+use crate::time::{Duration, Instant};
+
+const SECS_OR_INF: Kind = Kind::Seconds {
+    min: 0.0,
+    max: f64::INFINITY,
+};
+const FACTOR: Kind = Kind::Float {
+    min: 0.0,
+    max: 1000.0,
+};
+
+/// The parameters of CoCoA++ (spec §10, §12 #29-#34).
+pub const COCOA_PP: &[ParamSpec] = &[
+    ParamSpec {
+        key: "initial_rto_s",
+        kind: Kind::Seconds {
+            min: 0.001,
+            max: 3600.0,
+        },
+        default: Value::Float(2.0),
+        help: "INITIAL_RTO: the RTO before any interval closes; first timers are dithered x[1, ACK_RANDOM_FACTOR)",
+        source: "Rathod 2022 ch. 6; spec §10",
+    },
+    ParamSpec {
+        key: "cdg_window",
+        kind: Kind::Int { min: 1, max: 1024 },
+        default: Value::Int(8),
+        help: "CDG_WINDOW (a): intervals in the moving average of the gradients",
+        source: "Hayes & Armitage 2011 (CDG); spec §10",
+    },
+    ParamSpec {
+        key: "cdg_g_s",
+        kind: Kind::Seconds {
+            min: 1e-6,
+            max: 3600.0,
+        },
+        default: Value::Float(0.003),
+        help: "CDG_G: scale in P = 1 - exp(-gbar/G) (3 ms: the original CDG value)",
+        source: "Hayes & Armitage 2011; spec §10, §12 #32",
+    },
+    ParamSpec {
+        key: "pbf_up",
+        kind: FACTOR,
+        default: Value::Float(1.42),
+        help: "PBF_UP: RTO factor when the delay gradient is positive and P > X",
+        source: "Rathod 2022 ch. 6; spec §10",
+    },
+    ParamSpec {
+        key: "pbf_down",
+        kind: FACTOR,
+        default: Value::Float(0.7),
+        help: "PBF_DOWN: RTO factor at every other interval close",
+        source: "Rathod 2022 ch. 6; spec §10",
+    },
+    ParamSpec {
+        key: "interval_rtts",
+        kind: FACTOR,
+        default: Value::Float(2.0),
+        help: "INTERVAL_RTTS: an interval closes at the first sample at least this many SRTTs after it began",
+        source: "spec §10, §12 #30",
+    },
+    ParamSpec {
+        key: "interval",
+        kind: Kind::Choice(&["srtt", "fixed"]),
+        default: Value::Choice("srtt"),
+        help: "srtt: intervals of INTERVAL_RTTS*SRTT; fixed: intervals of INTERVAL_FIXED",
+        source: "spec §12 #30",
+    },
+    ParamSpec {
+        key: "interval_fixed_s",
+        kind: Kind::Seconds {
+            min: 0.0,
+            max: 3600.0,
+        },
+        default: Value::Float(5.0),
+        help: "INTERVAL_FIXED: interval length when interval = fixed",
+        source: "spec §12 #30",
+    },
+    ParamSpec {
+        key: "rto_floor_s",
+        kind: Kind::Seconds {
+            min: 0.0,
+            max: 3600.0,
+        },
+        default: Value::Float(0.1),
+        help: "RTO_FLOOR: the RTO stays >= max(interval max RTT, this)",
+        source: "spec §10, §12 #33",
+    },
+    ParamSpec {
+        key: "rto_max_s",
+        kind: SECS_OR_INF,
+        default: Value::Float(60.0),
+        help: "RTO_MAX: upper bound of the RTO",
+        source: "spec §0.3, §10",
+    },
+    ParamSpec {
+        key: "timer_max_s",
+        kind: SECS_OR_INF,
+        default: Value::Float(60.0),
+        help: "TIMER_MAX: ceiling on any armed timer",
+        source: "spec §0.3, §10",
+    },
+    ParamSpec {
+        key: "retx_factor",
+        kind: FACTOR,
+        default: Value::Float(1.42),
+        help: "RETX_FACTOR: backoff on expiry (the PBF replaces the VBF; 2 gives binary backoff)",
+        source: "spec §10, §12 #34",
+    },
+    ParamSpec {
+        key: "expiry_backoff",
+        kind: Kind::Choice(&["factor", "vbf"]),
+        default: Value::Choice("factor"),
+        help: "factor: X.T *= RETX_FACTOR; vbf: CoCoA's variable backoff factor (3 / 2 / 1.5 at 1 s and 3 s)",
+        source: "spec §12 #34",
+    },
+    ParamSpec {
+        key: "samples",
+        kind: Kind::Choice(&["clean", "all"]),
+        default: Value::Choice("clean"),
+        help: "clean: samples only from exchanges without retransmission; all: every exchange, measured from the original send",
+        source: "spec §10, §12 #29",
+    },
+    ParamSpec {
+        key: "gradient",
+        kind: Kind::Choice(&["max", "min_first"]),
+        default: Value::Choice("max"),
+        help: "max: decide on gbar_max; min_first: FreeBSD CDG, gbar_min when positive, gbar_max when gbar_min is 0, no backoff when negative",
+        source: "spec §10, §12 #31",
+    },
+    ParamSpec {
+        key: "average",
+        kind: Kind::Choice(&["present", "window"]),
+        default: Value::Choice("present"),
+        help: "present: mean over the gradients present (<= CDG_WINDOW); window: always divide by CDG_WINDOW",
+        source: "spec §10, §12 #31",
+    },
+];
+
+/// The parameter groups of `cocoa++`.
+pub(crate) const GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA_PP];
+
+#[derive(Debug, Clone)]
+struct Config {
+    ack_random_factor: f64,
+    max_retransmit: u32,
+    initial_rto_s: f64,
+    window: usize,
+    g_s: f64,
+    pbf_up: f64,
+    pbf_down: f64,
+    interval_rtts: f64,
+    fixed_interval_s: Option<f64>,
+    rto_floor_s: f64,
+    rto_max_s: f64,
+    timer_max_s: f64,
+    retx_factor: f64,
+    vbf: Option<Vbf>,
+    all_samples: bool,
+    min_first: bool,
+    divide_by_window: bool,
+}
+
+/// CoCoA++ (spec §10).
+#[derive(Debug, Clone)]
+pub struct CocoaPp {
+    cfg: Config,
+    /// The RTO in seconds.
+    rto_s: f64,
+    /// RFC 6298 SRTT of the same samples (interval length only).
+    srtt_s: Option<f64>,
+    /// Start of the current interval (`D.created` at first).
+    t_start: Instant,
+    cur_min_s: Option<f64>,
+    cur_max_s: Option<f64>,
+    prev_min_s: Option<f64>,
+    prev_max_s: Option<f64>,
+    /// The last `CDG_WINDOW` min-RTT gradients, oldest first.
+    gmin: VecDeque<f64>,
+    /// The last `CDG_WINDOW` max-RTT gradients, oldest first.
+    gmax: VecDeque<f64>,
+    /// ḡ_min, ḡ_max and P of the last decision (for traces).
+    gbar_min_s: f64,
+    gbar_max_s: f64,
+    p: f64,
+    closes: u64,
+}
+
+impl CocoaPp {
+    /// `cocoa++` from resolved parameters, created at `now`.
+    pub fn new(p: &Params, now: Instant) -> CocoaPp {
+        let cfg = Config {
+            ack_random_factor: p.float("ack_random_factor"),
+            max_retransmit: p.int("max_retransmit") as u32,
+            initial_rto_s: p.float("initial_rto_s"),
+            window: p.int("cdg_window") as usize,
+            g_s: p.float("cdg_g_s"),
+            pbf_up: p.float("pbf_up"),
+            pbf_down: p.float("pbf_down"),
+            interval_rtts: p.float("interval_rtts"),
+            fixed_interval_s: (p.choice("interval") == "fixed")
+                .then(|| p.float("interval_fixed_s")),
+            rto_floor_s: p.float("rto_floor_s"),
+            rto_max_s: p.float("rto_max_s"),
+            timer_max_s: p.float("timer_max_s"),
+            retx_factor: p.float("retx_factor"),
+            vbf: (p.choice("expiry_backoff") == "vbf").then_some(Vbf::DEFAULT),
+            all_samples: p.choice("samples") == "all",
+            min_first: p.choice("gradient") == "min_first",
+            divide_by_window: p.choice("average") == "window",
+        };
+        let mut s = CocoaPp {
+            rto_s: cfg.initial_rto_s,
+            cfg,
+            srtt_s: None,
+            t_start: now,
+            cur_min_s: None,
+            cur_max_s: None,
+            prev_min_s: None,
+            prev_max_s: None,
+            gmin: VecDeque::new(),
+            gmax: VecDeque::new(),
+            gbar_min_s: 0.0,
+            gbar_max_s: 0.0,
+            p: 0.0,
+            closes: 0,
+        };
+        s.reset(now);
+        s
+    }
+
+    fn mean(&self, ring: &VecDeque<f64>) -> f64 {
+        let n = if self.cfg.divide_by_window {
+            self.cfg.window
+        } else {
+            ring.len()
+        };
+        if n == 0 {
+            0.0
+        } else {
+            ring.iter().sum::<f64>() / n as f64
+        }
+    }
+
+    /// `P = 1 − exp(−ḡ/G)`.
+    fn backoff_probability(&self, gbar_s: f64) -> f64 {
+        1.0 - (-gbar_s / self.cfg.g_s).exp()
+    }
+
+    /// `on_sample(t, R)` of spec §10.
+    fn on_sample(&mut self, t: Instant, r_s: f64, rng: &mut dyn Random) {
+        let srtt = match self.srtt_s {
+            None => r_s,
+            Some(s) => 0.875 * s + 0.125 * r_s,
+        };
+        self.srtt_s = Some(srtt);
+        let cur_min = self.cur_min_s.map_or(r_s, |m| m.min(r_s));
+        let cur_max = self.cur_max_s.map_or(r_s, |m| m.max(r_s));
+        self.cur_min_s = Some(cur_min);
+        self.cur_max_s = Some(cur_max);
+        let length_s = self
+            .cfg
+            .fixed_interval_s
+            .unwrap_or(self.cfg.interval_rtts * srtt);
+        // This sample closes the interval it belongs to (spec §12 #30).
+        if (t - self.t_start).as_secs_f64() < length_s {
+            return;
+        }
+        if let (Some(prev_min), Some(prev_max)) = (self.prev_min_s, self.prev_max_s) {
+            push(&mut self.gmin, cur_min - prev_min, self.cfg.window);
+            push(&mut self.gmax, cur_max - prev_max, self.cfg.window);
+            self.gbar_min_s = self.mean(&self.gmin);
+            self.gbar_max_s = self.mean(&self.gmax);
+            // One extra draw per interval close (spec §0.4).
+            let x = rng.uniform01();
+            let up = if self.cfg.min_first {
+                // FreeBSD's CDG tests the min gradient first; the max one only when it is flat.
+                if self.gbar_min_s > 0.0 {
+                    self.p = self.backoff_probability(self.gbar_min_s);
+                    self.p > x
+                } else if self.gbar_min_s == 0.0 && self.gbar_max_s > 0.0 {
+                    self.p = self.backoff_probability(self.gbar_max_s);
+                    self.p > x
+                } else {
+                    self.p = 0.0;
+                    false
+                }
+            } else {
+                self.p = self.backoff_probability(self.gbar_max_s);
+                self.gbar_max_s > 0.0 && self.p > x
+            };
+            let factor = if up {
+                self.cfg.pbf_up
+            } else {
+                self.cfg.pbf_down
+            };
+            let floor_s = cur_max.max(self.cfg.rto_floor_s);
+            // The floor wins over RTO_MAX if they ever cross (a sample above RTO_MAX).
+            self.rto_s = (self.rto_s * factor).min(self.cfg.rto_max_s).max(floor_s);
+        }
+        // The first interval only establishes prev_min / prev_max.
+        self.prev_min_s = Some(cur_min);
+        self.prev_max_s = Some(cur_max);
+        self.cur_min_s = None;
+        self.cur_max_s = None;
+        self.t_start = t;
+        self.closes += 1;
+    }
+}
+
+/// Appends `v`, keeping the last `cap` entries.
+fn push(ring: &mut VecDeque<f64>, v: f64, cap: usize) {
+    ring.push_back(v);
+    while ring.len() > cap {
+        ring.pop_front();
+    }
+}
+
+impl RtoAlgorithm for CocoaPp {
+    fn name(&self) -> &'static str {
+        "cocoa++"
+    }
+
+    fn start(
+        &mut self,
+        _now: Instant,
+        _admission: Admission,
+        x: &mut Exchange,
+        rng: &mut dyn Random,
+    ) -> Duration {
+        let u = rng.uniform01();
+        let t0_s = dither_secs(self.rto_s, self.cfg.ack_random_factor, u).min(self.cfg.timer_max_s);
+        TimerScratch::arm_first(x, t0_s)
+    }
+
+    fn expired(&mut self, _now: Instant, x: &mut Exchange, _rng: &mut dyn Random) -> Expiry {
+        let cfg = &self.cfg;
+        expire_with(x, cfg.max_retransmit, |x| {
+            let t_s = TimerScratch::of(x).timer_s;
+            let f = match cfg.vbf {
+                Some(v) => v.factor(t_s),
+                None => cfg.retx_factor,
+            };
+            TimerScratch::arm_next(x, (f * t_s).min(cfg.timer_max_s))
+        })
+    }
+
+    fn completed(&mut self, c: &Completion<'_>, _x: &mut Exchange, rng: &mut dyn Random) {
+        if c.transmissions() == 1 || self.cfg.all_samples {
+            self.on_sample(c.ack_time, c.rtt_from_original().as_secs_f64(), rng);
+        }
+    }
+
+    fn reset(&mut self, now: Instant) {
+        self.rto_s = self.cfg.initial_rto_s;
+        self.srtt_s = None;
+        self.t_start = now;
+        self.cur_min_s = None;
+        self.cur_max_s = None;
+        self.prev_min_s = None;
+        self.prev_max_s = None;
+        self.gmin.clear();
+        self.gmax.clear();
+        self.gbar_min_s = 0.0;
+        self.gbar_max_s = 0.0;
+        self.p = 0.0;
+        self.closes = 0;
+    }
+
+    fn rto(&self) -> Duration {
+        Duration::from_secs_f64_round_us(self.rto_s)
+    }
+
+    fn max_retransmit(&self) -> u32 {
+        self.cfg.max_retransmit
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            rto: self.rto(),
+            state: None,
+            vars: vec![
+                ("rto_s", self.rto_s),
+                ("srtt_s", self.srtt_s.unwrap_or(0.0)),
+                ("gbar_min_s", self.gbar_min_s),
+                ("gbar_max_s", self.gbar_max_s),
+                ("backoff_p", self.p),
+                ("prev_min_s", self.prev_min_s.unwrap_or(0.0)),
+                ("prev_max_s", self.prev_max_s.unwrap_or(0.0)),
+                ("intervals_closed", self.closes as f64),
+            ],
+        }
+    }
+}
+
+/// Registry constructor of `cocoa++`.
+pub(crate) fn build(p: &Params, now: Instant) -> Box<dyn RtoAlgorithm> {
+    Box::new(CocoaPp::new(p, now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cocoa::harness::*;
+    use crate::rng::{ConstantRandom, ScriptedRandom};
+
+    fn pp(settings: &[&str]) -> CocoaPp {
+        CocoaPp::new(&params(GROUPS, settings), Instant::ZERO)
+    }
+
+    /// A clean exchange whose ACK arrives at `t` after `rtt`.
+    fn sample(alg: &mut CocoaPp, t: f64, rtt: f64, rng: &mut dyn Random) {
+        let tx = [at(t) - secs(rtt)];
+        let c = Completion {
+            ack_time: at(t),
+            tx_times: &tx,
+            answered: None,
+            timer_in_force: secs(2.0),
+        };
+        alg.completed(&c, &mut Exchange::new(), rng);
+    }
+
+    /// The §10 table's samples: every 0.25 s; 0.2 until 3.75, 0.26 at 4.0, then 0.3.
+    fn table_rtt(k: usize) -> f64 {
+        match k {
+            1..=15 => 0.2,
+            16 => 0.26,
+            _ => 0.3,
+        }
+    }
+
+    #[test]
+    fn table_closes_rto_and_probability() {
+        let mut alg = pp(&[]);
+        let mut rng = ScriptedRandom::new(&[0.5; 9]);
+        // (close time, rto in µs) for every close; the first only establishes prev_min/max.
+        let closes = [
+            (2, 2_000_000),
+            (4, 1_400_000),
+            (6, 980_000),
+            (8, 686_000),
+            (10, 480_200),
+            (12, 336_140),
+            (14, 235_298),
+            (16, 334_123),
+            (18, 474_455),
+            (20, 673_726),
+        ];
+        let mut k = 0;
+        for (i, (at_k, rto_us)) in closes.into_iter().enumerate() {
+            while k < at_k {
+                k += 1;
+                sample(&mut alg, 0.25 * k as f64, table_rtt(k), &mut rng);
+                let closed = var(&alg, "intervals_closed") as usize;
+                assert_eq!(closed, if k == at_k { i + 1 } else { i }, "sample {k}");
+            }
+            assert_eq!(alg.rto(), us(rto_us), "close at t = {}", 0.25 * k as f64);
+            match k {
+                4..=14 => {
+                    close(var(&alg, "gbar_max_s"), 0.0);
+                    close(var(&alg, "backoff_p"), 0.0);
+                }
+                16 => {
+                    // 0.5 >= 2·0.2075; g_max 0.06, ḡ_max = 0.06/7 = 8.571 ms, P = 0.9426.
+                    close(var(&alg, "srtt_s"), 0.2075);
+                    assert!((var(&alg, "gbar_max_s") - 0.06 / 7.0).abs() < 1e-12);
+                    assert!((var(&alg, "backoff_p") - 0.9426).abs() < 5e-5);
+                }
+                18 | 20 => {
+                    // ḡ_max = 0.10/8 = 12.5 ms (the window still holds the rises), P = 0.9845.
+                    assert!((var(&alg, "gbar_max_s") - 0.0125).abs() < 1e-12);
+                    assert!((var(&alg, "backoff_p") - 0.9845).abs() < 5e-5);
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(rng.consumed(), 9);
+    }
+
+    #[test]
+    fn expiry_backs_off_by_1_42() {
+        // A timeout at RTO 0.334123 s: 0.4745, 0.6738, 0.9567, … (×1.42).
+        let mut alg = pp(&[]);
+        let mut rng = ConstantRandom(0.5);
+        for k in 1..=16 {
+            sample(&mut alg, 0.25 * k as f64, table_rtt(k), &mut rng);
+        }
+        let o = exchange(
+            &mut alg,
+            at(4.0),
+            Admission::ALONE,
+            None,
+            &mut ConstantRandom(0.0),
+        );
+        assert_eq!(
+            o.timers,
+            [334_123, 474_455, 673_726, 956_691, 1_358_501].map(us)
+        );
+        assert!(!o.acked);
+        // A give-up changes nothing.
+        assert_eq!(alg.rto(), us(334_123));
+    }
+
+    #[test]
+    fn first_timer_is_dithered_and_capped() {
+        let mut alg = pp(&[]);
+        let mut rng = ScriptedRandom::new(&[0.2]);
+        assert_eq!(
+            alg.start(
+                Instant::ZERO,
+                Admission::ALONE,
+                &mut Exchange::new(),
+                &mut rng
+            ),
+            secs(2.2)
+        );
+        let mut alg = pp(&["initial_rto_s=50"]);
+        let t = alg.start(
+            Instant::ZERO,
+            Admission::ALONE,
+            &mut Exchange::new(),
+            &mut ConstantRandom(0.5),
+        );
+        assert_eq!(t, secs(60.0));
+    }
+
+    #[test]
+    fn retransmitted_exchanges_give_no_sample_unless_all() {
+        // spec §12 #29.
+        let retx = |alg: &mut CocoaPp| {
+            let o = exchange(
+                alg,
+                Instant::ZERO,
+                Admission::ALONE,
+                Some(secs(3.0)),
+                &mut ConstantRandom(0.0),
+            );
+            assert_eq!(o.tx.len(), 2);
+        };
+        let mut alg = pp(&[]);
+        retx(&mut alg);
+        close(var(&alg, "srtt_s"), 0.0);
+        let mut alg = pp(&["samples=all"]);
+        retx(&mut alg);
+        close(var(&alg, "srtt_s"), 3.0);
+    }
+
+    #[test]
+    fn fixed_intervals_close_after_5_s() {
+        // spec §12 #30: samples every 0.25 s close at 5.0 and 10.0.
+        let mut alg = pp(&["interval=fixed"]);
+        let mut rng = ConstantRandom(0.5);
+        for k in 1..=40 {
+            sample(&mut alg, 0.25 * k as f64, 0.2, &mut rng);
+            let expect = match k {
+                1..=19 => 0.0,
+                20..=39 => 1.0,
+                _ => 2.0,
+            };
+            assert_eq!(var(&alg, "intervals_closed"), expect, "sample {k}");
+        }
+        assert_eq!(alg.rto(), secs(1.4));
+    }
+
+    /// Interval 1: min 0.2 / max 0.3; interval 2: min 0.25 / max 0.3 (g_min 0.05, g_max 0).
+    fn min_rises_max_flat(alg: &mut CocoaPp) {
+        let mut rng = ConstantRandom(0.5);
+        for (t, r) in [(0.25, 0.2), (0.5, 0.3), (0.75, 0.25), (1.5, 0.3)] {
+            sample(alg, t, r, &mut rng);
+        }
+        assert_eq!(var(alg, "intervals_closed"), 2.0);
+    }
+
+    #[test]
+    fn gradient_min_first_reacts_to_the_min_rtt() {
+        // spec §12 #31: ḡ_max = 0 → ×0.7 by default; FreeBSD-style ḡ_min = 50 ms → ×1.42.
+        let mut alg = pp(&[]);
+        min_rises_max_flat(&mut alg);
+        assert_eq!(alg.rto(), secs(1.4));
+        let mut alg = pp(&["gradient=min_first"]);
+        min_rises_max_flat(&mut alg);
+        close(var(&alg, "gbar_min_s"), 0.05);
+        assert_eq!(alg.rto(), secs(2.84));
+    }
+
+    #[test]
+    fn average_over_the_whole_window() {
+        // spec §12 #31: at the t = 4.0 close, 0.06/8 = 7.5 ms instead of 0.06/7.
+        let mut alg = pp(&["average=window"]);
+        let mut rng = ConstantRandom(0.5);
+        for k in 1..=16 {
+            sample(&mut alg, 0.25 * k as f64, table_rtt(k), &mut rng);
+        }
+        close(var(&alg, "gbar_max_s"), 0.0075);
+        assert!((var(&alg, "backoff_p") - (1.0 - (-2.5f64).exp())).abs() < 1e-12);
+        assert_eq!(alg.rto(), us(334_123));
+    }
+
+    #[test]
+    fn expiry_backoff_alternatives() {
+        // spec §12 #34: ×2, or CoCoA's VBF (0.5 -> ×3 -> 1.5 -> ×2 -> 3 -> ×2 -> 6).
+        let mut alg = pp(&["retx_factor=2", "initial_rto_s=0.5"]);
+        let o = exchange(
+            &mut alg,
+            Instant::ZERO,
+            Admission::ALONE,
+            None,
+            &mut ConstantRandom(0.0),
+        );
+        assert_eq!(o.timers, [0.5, 1.0, 2.0, 4.0, 8.0].map(secs));
+        let mut alg = pp(&["expiry_backoff=vbf", "initial_rto_s=0.5"]);
+        let o = exchange(
+            &mut alg,
+            Instant::ZERO,
+            Admission::ALONE,
+            None,
+            &mut ConstantRandom(0.0),
+        );
+        assert_eq!(o.timers, [0.5, 1.5, 3.0, 6.0, 9.0].map(secs));
+        // TIMER_MAX caps the backoff.
+        let mut alg = pp(&["initial_rto_s=30", "max_retransmit=3"]);
+        let o = exchange(
+            &mut alg,
+            Instant::ZERO,
+            Admission::ALONE,
+            None,
+            &mut ConstantRandom(0.0),
+        );
+        assert_eq!(o.timers, [30.0, 42.6, 60.0, 60.0].map(secs));
+    }
+
+    #[test]
+    fn rto_is_bounded_by_the_interval_max_and_the_floor() {
+        // Steady 50 ms samples: ×0.7 per close down to the 100 ms floor.
+        let mut alg = pp(&[]);
+        let mut rng = ConstantRandom(0.5);
+        for k in 1..=200 {
+            sample(&mut alg, 0.1 * k as f64, 0.05, &mut rng);
+        }
+        assert_eq!(alg.rto(), secs(0.1));
+        // Steady 0.5 s samples: floored by the interval max RTT instead.
+        let mut alg = pp(&[]);
+        for k in 1..=200 {
+            sample(&mut alg, 1.0 * k as f64, 0.5, &mut rng);
+        }
+        assert_eq!(alg.rto(), secs(0.5));
+        // Rising delay with P ≈ 1: capped at RTO_MAX.
+        let mut alg = pp(&["rto_max_s=3"]);
+        for k in 1..=60 {
+            sample(
+                &mut alg,
+                1.0 * k as f64,
+                0.01 * k as f64,
+                &mut ConstantRandom(0.0),
+            );
+        }
+        assert_eq!(alg.rto(), secs(3.0));
+    }
+
+    #[test]
+    fn reset_forgets_the_intervals() {
+        let mut alg = pp(&[]);
+        let mut rng = ConstantRandom(0.5);
+        for k in 1..=8 {
+            sample(&mut alg, 0.25 * k as f64, 0.2, &mut rng);
+        }
+        assert_eq!(alg.rto(), secs(0.686));
+        alg.reset(at(10.0));
+        let fresh = CocoaPp::new(&params(GROUPS, &[]), at(10.0));
+        assert_eq!(alg.snapshot(), fresh.snapshot());
+        // The interval clock restarted at 10 s: a sample at 10.25 does not close.
+        sample(&mut alg, 10.25, 0.2, &mut rng);
+        assert_eq!(var(&alg, "intervals_closed"), 0.0);
+        assert_eq!(alg.name(), "cocoa++");
+    }
+}
