@@ -1339,6 +1339,35 @@ mod tests {
     }
 
     #[test]
+    fn fasor18_preset_turns_aging_off_and_sets_the_caps() {
+        use crate::params::Settings;
+        let s = Settings::parse(["preset=fasor18"]).unwrap();
+        let (_, p) = crate::registry::resolve("cocoa", &s).unwrap();
+        assert!(!p.flag("aging"));
+        assert_eq!(p.int("max_retransmit"), 20);
+        assert_eq!(p.secs("backoff_cap_s"), secs(32.0));
+        assert_eq!(p.secs("timer_max_s"), secs(60.0));
+        assert_eq!(p.secs("rto_max_s"), secs(60.0));
+        for name in [
+            "cocoa",
+            "cocoa-strong",
+            "cocoa-fb1",
+            "cocoa-fb2",
+            "gsrtc",
+            "cocoa++",
+        ] {
+            let alg = crate::registry::build(name, &s, Instant::ZERO).unwrap();
+            assert_eq!(alg.name(), name);
+            assert_eq!(alg.max_retransmit(), 20);
+            assert_eq!(alg.rto(), secs(2.0));
+        }
+        let mut s = s.clone();
+        s.set("profile", "cf-compat");
+        let alg = crate::registry::build("cocoa-strong", &s, Instant::ZERO).unwrap();
+        assert_eq!((alg.name(), alg.max_retransmit()), ("cocoa-strong", 20));
+    }
+
+    #[test]
     fn reset_forgets_the_destination() {
         let mut alg = cocoa(&[]);
         exchange(
