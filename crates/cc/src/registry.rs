@@ -51,7 +51,8 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "gst",
-        summary: "GST-CoAP: FB2 with a geometric decrease of the carried timer (Rathod 2022; spec §3)",
+        summary:
+            "GST-CoAP: FB2 with a geometric decrease of the carried timer (Rathod 2022; spec §3)",
         params: &[
             crate::common::COMMON,
             crate::default::PARAMS,
@@ -106,7 +107,8 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     // -- end CoCoA family --
     AlgorithmInfo {
         name: "fasor",
-        summary: "FASOR: FastRTO, SlowRTO and a three-state backoff (draft-ietf-core-fasor-02; spec §7)",
+        summary:
+            "FASOR: FastRTO, SlowRTO and a three-state backoff (draft-ietf-core-fasor-02; spec §7)",
         params: &[
             crate::common::COMMON,
             crate::fasor::FASOR,
