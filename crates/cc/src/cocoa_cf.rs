@@ -78,11 +78,14 @@ pub const CF_COMPAT: &[ParamSpec] = &[
     },
 ];
 
-/// Seconds parameter → integer ms (Californium's unit); infinity saturates.
+/// The largest millisecond count a [`Duration`] holds (about 292 years): "no limit".
+const MS_MAX: i64 = i64::MAX / 1_000_000;
+
+/// Seconds parameter → integer ms (Californium's unit); infinity saturates at [`MS_MAX`].
 fn ms(p: &Params, key: &str) -> i64 {
     let v = (p.float(key) * 1000.0).round();
-    if v >= i64::MAX as f64 {
-        i64::MAX
+    if v >= MS_MAX as f64 {
+        MS_MAX
     } else {
         v as i64
     }
@@ -271,7 +274,9 @@ impl RtoAlgorithm for CocoaCf {
         // randInt[0, floor(1.5·T) − T], inclusive; always one draw (§0.4).
         let spread = java::trunc(t as f64 * self.cfg.ack_random_factor) - t;
         t += java::next_int(rng, spread.max(0) + 1);
-        let t = t.clamp(self.cfg.first_timer_min_ms, self.cfg.timer_max_ms);
+        let t = t
+            .min(self.cfg.timer_max_ms)
+            .max(self.cfg.first_timer_min_ms.min(self.cfg.timer_max_ms));
         x.retransmissions = 0;
         x.scratch = Scratch::FixedFactor(self.vbf(t));
         x.timer = Duration::from_millis(t);
@@ -634,6 +639,21 @@ mod tests {
         let mut alg = cf(&["initial_rto_s=8", "aging=false"]);
         alg.start(at(40.0), Admission::ALONE, &mut Exchange::new(), &mut rng);
         assert_eq!(alg.rto(), ms(8000));
+    }
+
+    #[test]
+    fn unlimited_timer_max_saturates_instead_of_overflowing() {
+        let mut alg = cf(&["timer_max_s=inf", "max_retransmit=255"]);
+        let o = exchange(
+            &mut *alg,
+            Instant::ZERO,
+            Admission::ALONE,
+            None,
+            &mut ConstantRandom(0.0),
+        );
+        assert_eq!(o.timers.len(), 256);
+        assert_eq!(o.timers[10], ms(2000 << 10));
+        assert_eq!(*o.timers.last().unwrap(), ms(MS_MAX));
     }
 
     #[test]
