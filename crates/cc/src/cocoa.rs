@@ -7,7 +7,7 @@
 //! retransmissions back off by the variable backoff factor (VBF) and are truncated at
 //! BACKOFF_CAP. An idle destination's RTO drifts back toward 2 s ("aging").
 //!
-//! [`CocoaCore`] holds the state and the pieces CoCoA-FB (`cocoa_fb.rs`) and GSRTC
+//! `CocoaCore` holds the state and the pieces CoCoA-FB (`cocoa_fb.rs`) and GSRTC
 //! (`gsrtc.rs`) reuse: start with aging and the blind rule, the VBF, the sample classes and the
 //! overall-RTO blend. The Californium-compat profile (§4.6, integer ms) lives in `cocoa_cf.rs`
 //! and is selected with `profile = cf-compat`.

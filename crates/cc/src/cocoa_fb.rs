@@ -7,7 +7,7 @@
 //! undithered, as the next first timer. FB1 overwrites the RTO with it; FB2 keeps the larger of
 //! it and the weak-updated RTO. A clean exchange returns to normal CoCoA.
 //!
-//! The carry logic ([`Carry`]) is shared with GSRTC (`gsrtc.rs`).
+//! The carry logic (`Carry`) is shared with GSRTC (`gsrtc.rs`).
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Scratch, Snapshot};
 use crate::cocoa::{Carried, CocoaConfig, CocoaCore, TimerScratch, COCOA};
