@@ -4,11 +4,16 @@
 //!
 //! Run: `cargo bench -p coaplab-wire --bench codec`
 
+// criterion_main! generates an undocumented `main`.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use coaplab_wire::frame::{Decoded, Frame, FrameWriter};
 use coaplab_wire::option::number;
-use coaplab_wire::{Block, Code, Message, MessageBuf, MessageType, MessageWriter, ReadOptions, Token};
+use coaplab_wire::{
+    Block, Code, Message, MessageBuf, MessageType, MessageWriter, ReadOptions, Token,
+};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn token() -> Token {
@@ -23,8 +28,11 @@ fn encode_request(buf: &mut [u8], payload: &[u8]) -> usize {
 
 fn encode_block_response(buf: &mut [u8], payload: &[u8]) -> usize {
     let mut w = MessageWriter::new(buf, MessageType::Ack, Code::CONTENT, 0x1234, token()).unwrap();
-    w.option_uint(number::BLOCK2, Block::with_size(200, true, 256).unwrap().to_uint())
-        .unwrap();
+    w.option_uint(
+        number::BLOCK2,
+        Block::with_size(200, true, 256).unwrap().to_uint(),
+    )
+    .unwrap();
     w.payload(payload).unwrap()
 }
 
@@ -39,7 +47,7 @@ fn udp(c: &mut Criterion) {
         b.iter(|| {
             let n = encode_request(&mut buf, black_box(&req_payload));
             let m = Message::decode(black_box(&buf[..n])).unwrap();
-            black_box((m.first(number::URI_PATH), m.payload.len()))
+            black_box((m.first(number::URI_PATH).map(|v| v.len()), m.payload.len()))
         })
     });
     g.bench_function("block_response_267B_encode+decode", |b| {
@@ -54,12 +62,33 @@ fn udp(c: &mut Criterion) {
     g.bench_function("request_60B_decode", |b| {
         b.iter(|| {
             let m = Message::decode(black_box(&req)).unwrap();
-            black_box((m.first(number::URI_PATH), m.payload.len()))
+            black_box((m.first(number::URI_PATH).map(|v| v.len()), m.payload.len()))
         })
     });
     g.bench_function("request_60B_owned_roundtrip(MessageBuf)", |b| {
         b.iter(|| {
             let m = MessageBuf::from(Message::decode(black_box(&req)).unwrap());
+            black_box(m.to_bytes().unwrap())
+        })
+    });
+    // The same request through coap-lite 0.13, for docs/wire-codec.md's build-or-reuse call.
+    g.bench_function("request_60B_decode+encode(coap-lite 0.13)", |b| {
+        b.iter(|| {
+            let p = coap_lite::Packet::from_bytes(black_box(&req)).unwrap();
+            black_box(p.to_bytes().unwrap())
+        })
+    });
+    let n = encode_block_response(&mut buf, &blk_payload);
+    let blk = buf[..n].to_vec();
+    g.bench_function("block_response_267B_decode+encode(coap-lite 0.13)", |b| {
+        b.iter(|| {
+            let p = coap_lite::Packet::from_bytes(black_box(&blk)).unwrap();
+            black_box(p.to_bytes().unwrap())
+        })
+    });
+    g.bench_function("block_response_267B_owned_roundtrip(MessageBuf)", |b| {
+        b.iter(|| {
+            let m = MessageBuf::from(Message::decode(black_box(&blk)).unwrap());
             black_box(m.to_bytes().unwrap())
         })
     });

@@ -89,7 +89,10 @@ mod tests {
 
     #[test]
     fn tokens_hold_up_to_eight_bytes() {
-        assert_eq!(Token::new(&[1; 9]), Err(EncodeError::TokenTooLong { len: 9 }));
+        assert_eq!(
+            Token::new(&[1; 9]),
+            Err(EncodeError::TokenTooLong { len: 9 })
+        );
         let t = Token::from_u64(0x1234, 2);
         assert_eq!(t.as_bytes(), [0x12, 0x34]);
         assert_eq!(t.with_suffix(7).unwrap().as_bytes(), [0x12, 0x34, 7]);

@@ -117,7 +117,9 @@ pub enum UriError {
 impl fmt::Display for UriError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            UriError::NotAbsolute => f.write_str("not an absolute URI (expected coap://host[:port]/path)"),
+            UriError::NotAbsolute => {
+                f.write_str("not an absolute URI (expected coap://host[:port]/path)")
+            }
             UriError::UnsupportedScheme(s) => write!(
                 f,
                 "unsupported scheme '{s}' (expected coap, coaps, coap+tcp or coaps+tcp)"
@@ -174,7 +176,10 @@ impl Uri {
                 .collect::<Result<_, _>>()?
         };
         let query = match query {
-            Some(q) if !q.is_empty() => q.split('&').map(decode_component).collect::<Result<_, _>>()?,
+            Some(q) if !q.is_empty() => q
+                .split('&')
+                .map(decode_component)
+                .collect::<Result<_, _>>()?,
             _ => Vec::new(),
         };
         Ok(Uri {
@@ -308,8 +313,12 @@ fn decode_component(s: &str) -> Result<String, UriError> {
     while i < b.len() {
         if b[i] == b'%' {
             let hex = b.get(i + 1..i + 3).ok_or(UriError::BadPercentEncoding)?;
-            let hi = (hex[0] as char).to_digit(16).ok_or(UriError::BadPercentEncoding)?;
-            let lo = (hex[1] as char).to_digit(16).ok_or(UriError::BadPercentEncoding)?;
+            let hi = (hex[0] as char)
+                .to_digit(16)
+                .ok_or(UriError::BadPercentEncoding)?;
+            let lo = (hex[1] as char)
+                .to_digit(16)
+                .ok_or(UriError::BadPercentEncoding)?;
             out.push((hi * 16 + lo) as u8);
             i += 3;
         } else {
@@ -328,7 +337,10 @@ fn remove_dot_segments(path: &str) -> String {
     let mut input = path;
     let mut out: Vec<&str> = Vec::new();
     while !input.is_empty() {
-        if let Some(r) = input.strip_prefix("../").or_else(|| input.strip_prefix("./")) {
+        if let Some(r) = input
+            .strip_prefix("../")
+            .or_else(|| input.strip_prefix("./"))
+        {
             input = r;
         } else if input.starts_with("/./") {
             input = &input[2..];
@@ -433,8 +445,14 @@ mod tests {
         );
         assert_eq!(Uri::parse("coap://h/#frag"), Err(UriError::Fragment));
         assert_eq!(Uri::parse("coap://u@h/"), Err(UriError::Userinfo));
-        assert_eq!(Uri::parse("coap://h/%zz"), Err(UriError::BadPercentEncoding));
-        assert_eq!(Uri::parse("coap://h:99999/"), Err(UriError::BadPort("99999".into())));
+        assert_eq!(
+            Uri::parse("coap://h/%zz"),
+            Err(UriError::BadPercentEncoding)
+        );
+        assert_eq!(
+            Uri::parse("coap://h:99999/"),
+            Err(UriError::BadPort("99999".into()))
+        );
         assert_eq!(Uri::parse("coap://:5683/"), Err(UriError::EmptyHost));
     }
 
@@ -447,7 +465,10 @@ mod tests {
             .push(number::URI_PATH, "core")
             .push(number::URI_QUERY, "rt=a&b");
         let u = Uri::from_options(Scheme::Coap, "198.18.0.1".parse().unwrap(), 5683, &o).unwrap();
-        assert_eq!(u.to_string(), "coap://example.net:61616/.well-known/core?rt=a%26b");
+        assert_eq!(
+            u.to_string(),
+            "coap://example.net:61616/.well-known/core?rt=a%26b"
+        );
         let empty = OptionList::new();
         let u = Uri::from_options(Scheme::CoapTcp, "::1".parse().unwrap(), 5683, &empty).unwrap();
         assert_eq!(u.to_string(), "coap+tcp://[::1]/");

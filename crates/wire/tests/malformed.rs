@@ -15,14 +15,20 @@ fn con_get(rest: &[u8]) -> Vec<u8> {
 #[test]
 fn truncated_header() {
     for len in 0..4 {
-        assert_eq!(err(&[0x40, 0x01, 0x00][..len.min(3)]), DecodeError::TruncatedHeader { len: len.min(3) });
+        assert_eq!(
+            err(&[0x40, 0x01, 0x00][..len.min(3)]),
+            DecodeError::TruncatedHeader { len: len.min(3) }
+        );
     }
 }
 
 #[test]
 fn version_other_than_1() {
     for (byte, version) in [(0x00, 0), (0x80, 2), (0xc0, 3)] {
-        assert_eq!(err(&[byte, 0x01, 0, 1]), DecodeError::UnsupportedVersion { version });
+        assert_eq!(
+            err(&[byte, 0x01, 0, 1]),
+            DecodeError::UnsupportedVersion { version }
+        );
     }
 }
 
@@ -39,38 +45,65 @@ fn token_length_9_to_15() {
 fn truncated_token() {
     assert_eq!(
         err(&[0x48, 0x01, 0, 1, 1, 2, 3]),
-        DecodeError::TruncatedToken { needed: 8, available: 3 }
+        DecodeError::TruncatedToken {
+            needed: 8,
+            available: 3
+        }
     );
 }
 
 #[test]
 fn reserved_nibble_15_in_delta() {
     // 0xf1: delta 15 with length 1 is not the payload marker (RFC 7252 §3.1).
-    assert_eq!(err(&con_get(&[0xf1, 0x00])), DecodeError::ReservedOptionDelta);
+    assert_eq!(
+        err(&con_get(&[0xf1, 0x00])),
+        DecodeError::ReservedOptionDelta
+    );
     assert_eq!(err(&con_get(&[0xf0])), DecodeError::ReservedOptionDelta);
 }
 
 #[test]
 fn reserved_nibble_15_in_length() {
-    assert_eq!(err(&con_get(&[0xbf, 0x00])), DecodeError::ReservedOptionLength);
+    assert_eq!(
+        err(&con_get(&[0xbf, 0x00])),
+        DecodeError::ReservedOptionLength
+    );
 }
 
 #[test]
 fn truncated_options() {
     // Extended delta byte missing.
-    assert_eq!(err(&con_get(&[0xd0])), DecodeError::TruncatedOption { offset: 0 });
+    assert_eq!(
+        err(&con_get(&[0xd0])),
+        DecodeError::TruncatedOption { offset: 0 }
+    );
     // 16-bit extended delta cut after one byte.
-    assert_eq!(err(&con_get(&[0xe0, 0x00])), DecodeError::TruncatedOption { offset: 0 });
+    assert_eq!(
+        err(&con_get(&[0xe0, 0x00])),
+        DecodeError::TruncatedOption { offset: 0 }
+    );
     // Extended length missing after a complete first option.
-    assert_eq!(err(&con_get(&[0xb0, 0x0d])), DecodeError::TruncatedOption { offset: 1 });
+    assert_eq!(
+        err(&con_get(&[0xb0, 0x0d])),
+        DecodeError::TruncatedOption { offset: 1 }
+    );
     // Value shorter than announced.
-    assert_eq!(err(&con_get(&[0xb4, b'a', b'b'])), DecodeError::TruncatedOption { offset: 0 });
+    assert_eq!(
+        err(&con_get(&[0xb4, b'a', b'b'])),
+        DecodeError::TruncatedOption { offset: 0 }
+    );
 }
 
 #[test]
 fn payload_marker_followed_by_nothing() {
-    assert_eq!(err(&con_get(&[0xff])), DecodeError::PayloadMarkerWithoutPayload);
-    assert_eq!(err(&con_get(&[0xb1, b'a', 0xff])), DecodeError::PayloadMarkerWithoutPayload);
+    assert_eq!(
+        err(&con_get(&[0xff])),
+        DecodeError::PayloadMarkerWithoutPayload
+    );
+    assert_eq!(
+        err(&con_get(&[0xb1, b'a', 0xff])),
+        DecodeError::PayloadMarkerWithoutPayload
+    );
 }
 
 #[test]
@@ -92,9 +125,18 @@ fn option_number_overflow() {
 #[test]
 fn empty_message_with_token_options_or_payload() {
     // RFC 7252 §4.1: 0.00 with TKL > 0, with an option, with a payload.
-    assert_eq!(err(&[0x61, 0x00, 0, 1, 0xaa]), DecodeError::NonEmptyEmptyMessage);
-    assert_eq!(err(&[0x60, 0x00, 0, 1, 0xb0]), DecodeError::NonEmptyEmptyMessage);
-    assert_eq!(err(&[0x60, 0x00, 0, 1, 0xff, 1]), DecodeError::NonEmptyEmptyMessage);
+    assert_eq!(
+        err(&[0x61, 0x00, 0, 1, 0xaa]),
+        DecodeError::NonEmptyEmptyMessage
+    );
+    assert_eq!(
+        err(&[0x60, 0x00, 0, 1, 0xb0]),
+        DecodeError::NonEmptyEmptyMessage
+    );
+    assert_eq!(
+        err(&[0x60, 0x00, 0, 1, 0xff, 1]),
+        DecodeError::NonEmptyEmptyMessage
+    );
     assert!(Message::decode(&[0x60, 0x00, 0, 1]).is_ok());
 }
 
@@ -111,9 +153,15 @@ fn every_error_names_its_rfc_section() {
 #[test]
 fn tcp_frames_reject_the_same_classes() {
     // TKL 9 in a frame.
-    assert_eq!(Frame::decode(&[0x09, 0x01]), Err(DecodeError::InvalidTokenLength { tkl: 9 }));
+    assert_eq!(
+        Frame::decode(&[0x09, 0x01]),
+        Err(DecodeError::InvalidTokenLength { tkl: 9 })
+    );
     // Reserved delta inside a frame body: Len 2, code, then 0xf1 0x00.
-    assert_eq!(Frame::decode(&[0x20, 0x01, 0xf1, 0x00]), Err(DecodeError::ReservedOptionDelta));
+    assert_eq!(
+        Frame::decode(&[0x20, 0x01, 0xf1, 0x00]),
+        Err(DecodeError::ReservedOptionDelta)
+    );
     // Marker with nothing after it: Len 1, code, 0xff.
     assert_eq!(
         Frame::decode(&[0x10, 0x01, 0xff]),
@@ -122,14 +170,23 @@ fn tcp_frames_reject_the_same_classes() {
     // Len says 5 bytes follow the code, only 2 do.
     assert_eq!(
         Frame::decode(&[0x50, 0x01, 0xb1, b'a']),
-        Err(DecodeError::TruncatedFrame { needed: 7, available: 4 })
+        Err(DecodeError::TruncatedFrame {
+            needed: 7,
+            available: 4
+        })
     );
     // A missing extended length.
     assert_eq!(
         Frame::decode(&[0xe0]),
-        Err(DecodeError::TruncatedFrame { needed: 4, available: 1 })
+        Err(DecodeError::TruncatedFrame {
+            needed: 4,
+            available: 1
+        })
     );
-    assert_eq!(Frame::decode(&[0x00, 0x01, 0x00]), Err(DecodeError::TrailingBytes { extra: 1 }));
+    assert_eq!(
+        Frame::decode(&[0x00, 0x01, 0x00]),
+        Err(DecodeError::TrailingBytes { extra: 1 })
+    );
 }
 
 #[test]
@@ -138,6 +195,9 @@ fn tcp_stream_refuses_oversized_frames_from_the_header_alone() {
     let e = Frame::decode_stream(&[0xf0, 0xff, 0xff, 0xff, 0xff], 1152).unwrap_err();
     assert_eq!(
         e,
-        DecodeError::FrameTooLarge { len: 0xffff_ffff + 65805 + 6, max: 1152 }
+        DecodeError::FrameTooLarge {
+            len: 0xffff_ffff + 65805 + 6,
+            max: 1152
+        }
     );
 }

@@ -13,13 +13,13 @@ fn token_4a1f() -> Token {
 #[test]
 fn con_get_with_two_uri_path_segments_and_a_two_byte_token() {
     let expected: Vec<u8> = [
-        &[0x42][..],        // RFC 7252 §3: Ver=1 (01), T=CON (00), TKL=2 (0010)
-        &[0x01],            // Code 0.01 GET
-        &[0x7d, 0x34],      // Message ID 0x7d34, network byte order
-        &[0x4a, 0x1f],      // Token
-        &[0xb7],            // §3.1: delta 11 (Uri-Path), length 7
+        &[0x42][..],   // RFC 7252 §3: Ver=1 (01), T=CON (00), TKL=2 (0010)
+        &[0x01],       // Code 0.01 GET
+        &[0x7d, 0x34], // Message ID 0x7d34, network byte order
+        &[0x4a, 0x1f], // Token
+        &[0xb7],       // §3.1: delta 11 (Uri-Path), length 7
         b"sensors",
-        &[0x04],            // delta 0 (Uri-Path again), length 4
+        &[0x04], // delta 0 (Uri-Path again), length 4
         b"temp",
     ]
     .concat();
@@ -42,14 +42,14 @@ fn con_get_with_two_uri_path_segments_and_a_two_byte_token() {
 fn piggybacked_2_05_with_block2_size2_and_payload() {
     let payload = [0xabu8; 256];
     let expected: Vec<u8> = [
-        &[0x62][..],          // Ver=1, T=ACK (10), TKL=2
-        &[0x45],              // 2.05 Content = 0b010_00101
-        &[0x7d, 0x34],        // the request's Message ID (RFC 7252 §5.2.1 piggybacked)
-        &[0x4a, 0x1f],        // the request's token
-        &[0xc0],              // delta 12 Content-Format, length 0 (uint 0 = text/plain)
-        &[0xb1, 0x1c],        // delta 11 -> 23 Block2, 1 byte: NUM 1, M 1, SZX 4 (RFC 7959 §2.2)
+        &[0x62][..],               // Ver=1, T=ACK (10), TKL=2
+        &[0x45],                   // 2.05 Content = 0b010_00101
+        &[0x7d, 0x34],             // the request's Message ID (RFC 7252 §5.2.1 piggybacked)
+        &[0x4a, 0x1f],             // the request's token
+        &[0xc0],                   // delta 12 Content-Format, length 0 (uint 0 = text/plain)
+        &[0xb1, 0x1c], // delta 11 -> 23 Block2, 1 byte: NUM 1, M 1, SZX 4 (RFC 7959 §2.2)
         &[0x53, 0x01, 0x90, 0x00], // delta 5 -> 28 Size2, 3 bytes: 102400 (RFC 7959 §4)
-        &[0xff],              // payload marker
+        &[0xff],       // payload marker
         &payload,
     ]
     .concat();
@@ -65,7 +65,10 @@ fn piggybacked_2_05_with_block2_size2_and_payload() {
     let d = Message::decode(&expected).unwrap();
     assert_eq!(d.content_format().unwrap(), Some(0));
     let b = d.block2().unwrap().unwrap();
-    assert_eq!((b.num, b.more, b.size_bytes(), b.offset_bytes()), (1, true, 256, 256));
+    assert_eq!(
+        (b.num, b.more, b.size_bytes(), b.offset_bytes()),
+        (1, true, 256, 256)
+    );
     assert_eq!(d.size2().unwrap(), Some(102_400));
     assert_eq!(d.payload, payload);
 }
@@ -75,10 +78,10 @@ fn option_deltas_12_13_268_269_in_one_message() {
     // RFC 7252 §3.1: running numbers 12, 25, 293, 562: deltas 12, 13, 268, 269.
     let expected: Vec<u8> = [
         &[0x50, 0x01, 0x00, 0x07][..], // NON GET, MID 7, no token
-        &[0xc0],                        // delta 12: nibble 12
-        &[0xd0, 0x00],                  // delta 13: nibble 13, extended byte 13-13 = 0
-        &[0xd0, 0xff],                  // delta 268: nibble 13, extended byte 255
-        &[0xe0, 0x00, 0x00],            // delta 269: nibble 14, extended 16 bits 0
+        &[0xc0],                       // delta 12: nibble 12
+        &[0xd0, 0x00],                 // delta 13: nibble 13, extended byte 13-13 = 0
+        &[0xd0, 0xff],                 // delta 268: nibble 13, extended byte 255
+        &[0xe0, 0x00, 0x00],           // delta 269: nibble 14, extended 16 bits 0
     ]
     .concat();
     let d = Message::decode(&expected).unwrap();
@@ -130,7 +133,10 @@ fn abort_ping_pong_and_release() {
     // Len 6 = option (0x21 0x02) + marker + "bad"; code 7.05 = 0xe5.
     let bytes = abort.to_frame().to_bytes().unwrap();
     assert_eq!(bytes, [0x60, 0xe5, 0x21, 0x02, 0xff, b'b', b'a', b'd']);
-    assert_eq!(SignalMessage::from_frame(&Frame::decode(&bytes).unwrap()).unwrap(), abort);
+    assert_eq!(
+        SignalMessage::from_frame(&Frame::decode(&bytes).unwrap()).unwrap(),
+        abort
+    );
 
     let ping = SignalMessage {
         signal: Signal::Ping { custody: true },
@@ -138,7 +144,10 @@ fn abort_ping_pong_and_release() {
         diagnostic: vec![],
         unknown_critical: None,
     };
-    assert_eq!(ping.to_frame().to_bytes().unwrap(), [0x11, 0xe2, 0x09, 0x20]);
+    assert_eq!(
+        ping.to_frame().to_bytes().unwrap(),
+        [0x11, 0xe2, 0x09, 0x20]
+    );
 
     let release = SignalMessage::new(Signal::Release {
         alternative_addresses: vec!["h:1".into()],
@@ -146,14 +155,20 @@ fn abort_ping_pong_and_release() {
     });
     let bytes = release.to_frame().to_bytes().unwrap();
     assert_eq!(bytes, [0x60, 0xe4, 0x23, b'h', b':', b'1', 0x21, 30]);
-    assert_eq!(SignalMessage::from_frame(&Frame::decode(&bytes).unwrap()).unwrap(), release);
+    assert_eq!(
+        SignalMessage::from_frame(&Frame::decode(&bytes).unwrap()).unwrap(),
+        release
+    );
 }
 
 #[test]
 fn csm_with_an_unknown_critical_option_is_flagged() {
     // Option 3 is critical and undefined for CSM: RFC 8323 §5.3 requires an Abort.
     let f = Frame::decode(&[0x10, 0xe1, 0x30]).unwrap();
-    assert_eq!(SignalMessage::from_frame(&f).unwrap().unknown_critical, Some(3));
+    assert_eq!(
+        SignalMessage::from_frame(&f).unwrap().unknown_critical,
+        Some(3)
+    );
 }
 
 /// A GET frame with `payload_len` payload bytes and a 1-byte token.
@@ -198,9 +213,15 @@ fn tcp_frame_length_forms() {
 fn stream_decoder_says_how_many_bytes_it_needs() {
     let b = frame_with_payload(300); // Len 301: 0xe1, ext 2 bytes, code, token
     let total = b.len();
-    assert_eq!(Frame::decode_stream(&[], 1 << 20).unwrap(), Decoded::NeedMore(1));
+    assert_eq!(
+        Frame::decode_stream(&[], 1 << 20).unwrap(),
+        Decoded::NeedMore(1)
+    );
     // After the first byte: the 2 extended-length bytes and the code are still missing.
-    assert_eq!(Frame::decode_stream(&b[..1], 1 << 20).unwrap(), Decoded::NeedMore(3));
+    assert_eq!(
+        Frame::decode_stream(&b[..1], 1 << 20).unwrap(),
+        Decoded::NeedMore(3)
+    );
     // With the length known, the exact remainder.
     assert_eq!(
         Frame::decode_stream(&b[..3], 1 << 20).unwrap(),
@@ -226,7 +247,8 @@ fn experiment_message_sizes() {
         let mut m = MessageBuf::new(MessageType::Con, Code::GET, 1, tok);
         m.options.push(number::URI_PATH, "f");
         if let Some(n) = num {
-            m.options.push_block(number::BLOCK2, Block::with_size(n, false, 256).unwrap());
+            m.options
+                .push_block(number::BLOCK2, Block::with_size(n, false, 256).unwrap());
         }
         m.encoded_len()
     };
@@ -237,7 +259,10 @@ fn experiment_message_sizes() {
     assert_eq!(request(Some(399)), 11);
     let response = |num: u32| {
         let mut m = MessageBuf::new(MessageType::Ack, Code::CONTENT, 1, tok);
-        m.options.push_block(number::BLOCK2, Block::with_size(num, num < 399, 256).unwrap());
+        m.options.push_block(
+            number::BLOCK2,
+            Block::with_size(num, num < 399, 256).unwrap(),
+        );
         m.payload = vec![0; 256];
         m.encoded_len()
     };

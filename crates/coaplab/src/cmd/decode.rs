@@ -109,7 +109,12 @@ fn describe_frames(bytes: &[u8]) -> Described {
                         Err(e) => return Err((out, e.to_string())),
                     }
                 }
-                describe_body(&mut out, frame.options, frame.payload, frame.code.is_signal());
+                describe_body(
+                    &mut out,
+                    frame.options,
+                    frame.payload,
+                    frame.code.is_signal(),
+                );
                 at += consumed;
             }
             Ok(Decoded::NeedMore(n)) => {
@@ -128,7 +133,9 @@ fn describe_body(out: &mut String, options: Options<'_>, payload: &[u8], signal:
     if !payload.is_empty() {
         let shown = match std::str::from_utf8(payload) {
             Ok(s) if s.chars().all(|c| !c.is_control() || c == '\n') => format!("{s:?}"),
-            _ => hex(&payload[..payload.len().min(32)]) + if payload.len() > 32 { "…" } else { "" },
+            _ => {
+                hex(&payload[..payload.len().min(32)]) + if payload.len() > 32 { "…" } else { "" }
+            }
         };
         let _ = writeln!(out, "  payload ({} bytes): {shown}", payload.len());
     }
@@ -137,7 +144,11 @@ fn describe_body(out: &mut String, options: Options<'_>, payload: &[u8], signal:
 fn describe_option(n: u16, v: &[u8], signal: bool) -> String {
     let class = format!(
         "{}{}",
-        if number::is_critical(n) { "critical" } else { "elective" },
+        if number::is_critical(n) {
+            "critical"
+        } else {
+            "elective"
+        },
         if number::is_unsafe(n) { ", unsafe" } else { "" }
     );
     let fmt = if signal { None } else { format_of(n) };
@@ -190,7 +201,10 @@ mod tests {
     fn malformed_input_names_the_rule() {
         let (_, e) = describe_datagram(&[0x40, 0x01, 0, 1, 0xff]).unwrap_err();
         assert!(e.contains("RFC 7252 §3"), "{e}");
-        assert_eq!(parse_hex("abc").unwrap_err(), "odd number of hex digits (3)");
+        assert_eq!(
+            parse_hex("abc").unwrap_err(),
+            "odd number of hex digits (3)"
+        );
     }
 
     #[test]

@@ -31,10 +31,9 @@ pub enum BlockError {
 impl fmt::Display for BlockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BlockError::TooLong { len } => write!(
-                f,
-                "block option of {len} bytes (RFC 7959 §2.2: 0-3 bytes)"
-            ),
+            BlockError::TooLong { len } => {
+                write!(f, "block option of {len} bytes (RFC 7959 §2.2: 0-3 bytes)")
+            }
             BlockError::ReservedSzx => {
                 f.write_str("SZX 7 is reserved over UDP (RFC 7959 §2.2; BERT is RFC 8323 §6 only)")
             }
@@ -143,7 +142,10 @@ mod tests {
         // 400/0/256: 400 << 4 | 4 = 0x1904, two bytes.
         let n = Block::with_size(400, false, 256).unwrap().encode(&mut out);
         assert_eq!(&out[..n], [0x19, 0x04]);
-        assert_eq!(Block::decode(&[0x19, 0x04]).unwrap().to_string(), "400/0/256");
+        assert_eq!(
+            Block::decode(&[0x19, 0x04]).unwrap().to_string(),
+            "400/0/256"
+        );
     }
 
     #[test]

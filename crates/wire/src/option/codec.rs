@@ -40,8 +40,20 @@ pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError>
 fn read_header(bytes: &[u8], pos: usize) -> Result<(u32, usize, usize), DecodeError> {
     let first = bytes[pos];
     let mut at = pos + 1;
-    let delta = read_extended(bytes, first >> 4, &mut at, pos, DecodeError::ReservedOptionDelta)?;
-    let len = read_extended(bytes, first & 0x0f, &mut at, pos, DecodeError::ReservedOptionLength)?;
+    let delta = read_extended(
+        bytes,
+        first >> 4,
+        &mut at,
+        pos,
+        DecodeError::ReservedOptionDelta,
+    )?;
+    let len = read_extended(
+        bytes,
+        first & 0x0f,
+        &mut at,
+        pos,
+        DecodeError::ReservedOptionLength,
+    )?;
     Ok((delta, len as usize, at))
 }
 
@@ -58,11 +70,9 @@ fn read_extended(
     match nibble {
         0..=12 => Ok(nibble as u32),
         13 => {
-            let b = *bytes
-                .get(*at)
-                .ok_or(DecodeError::TruncatedOption {
-                    offset: option_start,
-                })?;
+            let b = *bytes.get(*at).ok_or(DecodeError::TruncatedOption {
+                offset: option_start,
+            })?;
             *at += 1;
             Ok(b as u32 + 13)
         }

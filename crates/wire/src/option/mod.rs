@@ -176,11 +176,9 @@ impl fmt::Display for OptionValueError {
                     self.number, self.len
                 )
             }
-            ValueProblem::NotUtf8 => write!(
-                f,
-                "{name} ({}) is not UTF-8 (RFC 7252 §3.2)",
-                self.number
-            ),
+            ValueProblem::NotUtf8 => {
+                write!(f, "{name} ({}) is not UTF-8 (RFC 7252 §3.2)", self.number)
+            }
             ValueProblem::Repeated => write!(
                 f,
                 "{name} ({}) is not repeatable (RFC 7252 §5.4.5)",
@@ -432,7 +430,8 @@ mod tests {
             "Content-Format (12) of 3 bytes: allowed 0-2 (RFC 7252 §5.4.3)"
         );
         let mut l = OptionList::new();
-        l.push_uint(number::MAX_AGE, 1).push_uint(number::MAX_AGE, 2);
+        l.push_uint(number::MAX_AGE, 1)
+            .push_uint(number::MAX_AGE, 2);
         assert_eq!(l.max_age_s().unwrap_err().reason, ValueProblem::Repeated);
         let mut l = OptionList::new();
         l.push(number::URI_PATH, [0xff, 0xfe]);
