@@ -98,6 +98,17 @@ impl Admission {
         in_flight: 1,
         dequeued: false,
     };
+
+    /// Exchanges already *registered* in flight when this one's first timer is computed, as
+    /// Californium counts them (spec §4.6 item 5): a new exchange's timer is computed before it
+    /// registers (so it is not counted), a dequeued one's after (so it is).
+    pub fn registered(self) -> u32 {
+        if self.dequeued {
+            self.in_flight
+        } else {
+            self.in_flight.saturating_sub(1)
+        }
+    }
 }
 
 /// The outcome of a timer expiry.

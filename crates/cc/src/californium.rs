@@ -186,16 +186,6 @@ impl CfConfig {
     }
 }
 
-/// Exchanges already registered when a new one is admitted (§4.6 item 5): a new exchange's
-/// timer is computed before it registers, a dequeued one after.
-pub(crate) fn registered_in_flight(a: Admission) -> u32 {
-    if a.dequeued {
-        a.in_flight
-    } else {
-        a.in_flight.saturating_sub(1)
-    }
-}
-
 /// A §8 algorithm: the shared driver around estimator `E`.
 #[derive(Debug, Clone)]
 pub(crate) struct CfRto<E> {
@@ -239,13 +229,10 @@ impl<E: CfEstimator + 'static> RtoAlgorithm for CfRto<E> {
         _rng: &mut dyn Random,
     ) -> Duration {
         let blind = self.cfg.blind && self.est.blind_pending();
-        let get_rto =
-            self.cfg
-                .get_rto_ms(self.est.rto_ms(), registered_in_flight(admission), blind);
-        let t0 = Duration::from_millis(self.cfg.first_timer_ms(get_rto));
-        x.retransmissions = 0;
-        x.timer = t0;
-        t0
+        let get_rto = self
+            .cfg
+            .get_rto_ms(self.est.rto_ms(), admission.registered(), blind);
+        common::arm_first(x, Duration::from_millis(self.cfg.first_timer_ms(get_rto)))
     }
 
     fn expired(&mut self, _now: Instant, x: &mut Exchange, _rng: &mut dyn Random) -> Expiry {
@@ -419,14 +406,15 @@ mod tests {
             in_flight: 3,
             dequeued: false,
         };
-        assert_eq!(registered_in_flight(a), 2);
+        assert_eq!(a.registered(), 2);
         assert_eq!(
-            registered_in_flight(Admission {
+            Admission {
                 dequeued: true,
                 ..a
-            }),
+            }
+            .registered(),
             3
         );
-        assert_eq!(registered_in_flight(Admission::ALONE), 0);
+        assert_eq!(Admission::ALONE.registered(), 0);
     }
 }

@@ -26,6 +26,14 @@ pub const COMMON: &[ParamSpec] = &[
     },
 ];
 
+/// The start half of the §0.2 contract: a fresh exchange with `k = 0` and `T = t0` armed.
+/// Returns `t0`.
+pub fn arm_first(x: &mut Exchange, t0: Duration) -> Duration {
+    x.retransmissions = 0;
+    x.timer = t0;
+    t0
+}
+
 /// The give-up rule of spec §0.2: when the timer of transmission MAX_RETRANSMIT expires the
 /// exchange fails; otherwise `k += 1`, `next(x)` computes the new timer, which is armed.
 pub fn expire_with(

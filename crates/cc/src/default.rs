@@ -182,13 +182,6 @@ impl DefaultConfig {
         Duration::from_secs_f64_round_us(self.ack_timeout_s)
     }
 
-    /// Arms the first timer `t` on a fresh exchange.
-    pub(crate) fn arm(x: &mut Exchange, t: Duration) -> Duration {
-        x.retransmissions = 0;
-        x.timer = t;
-        t
-    }
-
     /// The §0.2 expiry with this family's backoff.
     pub(crate) fn expire(&self, x: &mut Exchange) -> Expiry {
         common::expire_with(x, self.max_retransmit, |x| self.next_timer(x.timer))
@@ -229,7 +222,7 @@ impl RtoAlgorithm for DefaultCoap {
     ) -> Duration {
         // RFC 7252 §4.2: a fresh random timeout for EVERY exchange.
         let t = self.cfg.first_timer(self.cfg.fresh_secs(rng));
-        DefaultConfig::arm(x, t)
+        common::arm_first(x, t)
     }
 
     fn expired(&mut self, _now: Instant, x: &mut Exchange, _rng: &mut dyn Random) -> Expiry {

@@ -7,6 +7,7 @@
 //! in `CarryConfig`.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
+use crate::common;
 use crate::default::DefaultConfig;
 use crate::params::{Kind, ParamSpec, Params, Value};
 use crate::rng::Random;
@@ -92,7 +93,7 @@ impl CarryConfig {
             Some(c) => c.as_secs_f64(),
             None => self.base.fresh_secs(rng),
         };
-        DefaultConfig::arm(x, self.base.first_timer(secs))
+        common::arm_first(x, self.base.first_timer(secs))
     }
 
     /// A decreased carried value `v_s` (seconds, before rounding): kept, or dropped for a

@@ -305,10 +305,7 @@ impl RtoAlgorithm for Eifel {
         _rng: &mut dyn Random,
     ) -> Duration {
         // Not dithered (spec §9); no draw is consumed.
-        let t0 = self.rto();
-        x.retransmissions = 0;
-        x.timer = t0;
-        t0
+        common::arm_first(x, self.rto())
     }
 
     fn expired(&mut self, _now: Instant, x: &mut Exchange, _rng: &mut dyn Random) -> Expiry {

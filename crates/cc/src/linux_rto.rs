@@ -167,8 +167,12 @@ impl CfEstimator for LinuxRto {
 
 /// Builds `linux-rto` from resolved parameters.
 pub(crate) fn build(p: &Params, _now: Instant) -> Box<dyn RtoAlgorithm> {
+    Box::new(new(p))
+}
+
+fn new(p: &Params) -> CfRto<LinuxRto> {
     let cfg = CfConfig::from_params(p, true);
-    Box::new(CfRto::new(
+    CfRto::new(
         cfg,
         LinuxRto {
             rto_ms: cfg.ack_timeout_ms,
@@ -180,7 +184,7 @@ pub(crate) fn build(p: &Params, _now: Instant) -> Box<dyn RtoAlgorithm> {
             mdev_floor_ms: p.int("lnx_mdev_floor_ms"),
             k: p.int("lnx_k"),
         },
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -197,22 +201,9 @@ mod tests {
     fn linux(settings: &[&str]) -> CfRto<LinuxRto> {
         let s = Settings::parse(settings.iter().copied()).unwrap();
         let p = Params::resolve("linux-rto", &[COMMON, CF_COMMON, CF_BLIND, LINUX], &s).unwrap();
-        let cfg = CfConfig::from_params(&p, true);
         let b = build(&p, Instant::ZERO);
         assert_eq!(b.name(), "linux-rto");
-        CfRto::new(
-            cfg,
-            LinuxRto {
-                rto_ms: cfg.ack_timeout_ms,
-                est: None,
-                srtt_gain: p.float("lnx_srtt_gain"),
-                mdev_gain: p.float("lnx_mdev_gain"),
-                mdev_gain_down: p.float("lnx_mdev_gain_down"),
-                rttvar_decay: p.float("lnx_rttvar_decay"),
-                mdev_floor_ms: p.int("lnx_mdev_floor_ms"),
-                k: p.int("lnx_k"),
-            },
-        )
+        new(&p)
     }
 
     #[test]
