@@ -1,0 +1,192 @@
+//! `[[flows]]`: groups of identical flows, their algorithm and workload (spec §6).
+
+use coaplab_cc::params::{ParamError, Settings};
+use coaplab_cc::registry;
+use coaplab_cc::time::Duration;
+use toml_edit::{Item, Value};
+
+use super::config::{FlowConfig, ProtocolConfig, Workload};
+use super::reader::{choice, float, shown, uint, Reader};
+use super::ScenarioError;
+
+/// Keys valid in a `[[flows]]` table.
+const FLOW_KEYS: &[&str] = &[
+    "count",
+    "cc",
+    "params",
+    "workload",
+    "exchanges",
+    "batch_min",
+    "batch_max",
+    "object_bytes",
+    "block_bytes",
+    "payload_bytes",
+    "response_payload_bytes",
+    "start_jitter_s",
+];
+
+/// The workloads.
+const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer"];
+
+/// Reads every `[[flows]]` table.
+pub(super) fn read(
+    r: &mut Reader<'_>,
+    doc: &toml_edit::Table,
+    protocol: &ProtocolConfig,
+) -> Result<Vec<FlowConfig>, ScenarioError> {
+    let Some(item) = doc.get("flows") else {
+        return Err(ScenarioError::Missing {
+            file: r.file().to_string(),
+            line: 1,
+            key: "flows".to_string(),
+        });
+    };
+    let Item::ArrayOfTables(tables) = item else {
+        return Err(r.bad(
+            item.span(),
+            "flows",
+            item.type_name(),
+            "one or more [[flows]] tables",
+        ));
+    };
+    let mut flows = Vec::with_capacity(tables.len());
+    for (i, table) in tables.iter().enumerate() {
+        flows.push(read_one(r, table, &format!("flows[{i}]"), protocol)?);
+    }
+    Ok(flows)
+}
+
+fn read_one(
+    r: &mut Reader<'_>,
+    t: &toml_edit::Table,
+    p: &str,
+    protocol: &ProtocolConfig,
+) -> Result<FlowConfig, ScenarioError> {
+    r.check_keys(t, p, FLOW_KEYS)?;
+    let count = r
+        .scalar(t, p, "count", |v| uint(v, 1, 1_000_000))?
+        .unwrap_or(1) as u32;
+    let names = registry::names();
+    let cc = r.required(t, t.span(), p, "cc", |v| choice(v, &names))?;
+    let cc_span = t.get("cc").and_then(Item::span);
+    let mut settings = Settings::new();
+    if let Some(preset) = &protocol.cc_preset {
+        settings.set(coaplab_cc::presets::PRESET_KEY, preset.clone());
+    }
+    if let Some(n) = protocol.max_retransmit {
+        settings.set("max_retransmit", n.to_string());
+    }
+    let params_path = format!("{p}.params");
+    let params = match t.get("params") {
+        None => None,
+        Some(item) => Some(item.as_table_like().ok_or_else(|| {
+            r.bad(
+                item.span(),
+                &params_path,
+                item.type_name(),
+                "a table of algorithm parameters",
+            )
+        })?),
+    };
+    if let Some(params) = params {
+        let keys: Vec<String> = params.iter().map(|(k, _)| k.to_string()).collect();
+        for key in keys {
+            if let Some(value) = r.scalar(params, &params_path, &key, param_text)? {
+                settings.set(key, value);
+            }
+        }
+    }
+    if let Err(e) = registry::resolve(&cc, &settings) {
+        let (key, line_span) = match &e {
+            ParamError::UnknownKey { key, .. } | ParamError::BadValue { key, .. } => {
+                let span = params
+                    .and_then(|t| t.get(key))
+                    .and_then(Item::span)
+                    .or(cc_span.clone());
+                (format!("{params_path}.{key}"), span)
+            }
+            _ => (format!("{p}.cc"), cc_span.clone()),
+        };
+        return Err(r.bad(
+            line_span,
+            &key,
+            &format!("(for cc = \"{cc}\")"),
+            e.to_string(),
+        ));
+    }
+    let workload = r
+        .scalar(t, p, "workload", |v| choice(v, WORKLOADS))?
+        .unwrap_or_else(|| "continuous".to_string());
+    let exchanges = r
+        .scalar(t, p, "exchanges", |v| uint(v, 1, 100_000_000))?
+        .unwrap_or(50) as u32;
+    let batch_min = r
+        .scalar(t, p, "batch_min", |v| uint(v, 1, 100_000_000))?
+        .unwrap_or(1) as u32;
+    let batch_max = r
+        .scalar(t, p, "batch_max", |v| uint(v, 1, 100_000_000))?
+        .unwrap_or(10) as u32;
+    let object_bytes = r
+        .scalar(t, p, "object_bytes", |v| uint(v, 1, 1 << 40))?
+        .unwrap_or(102_400);
+    let block_bytes = r
+        .scalar(t, p, "block_bytes", |v| {
+            let n = uint(v, 16, 1024)?;
+            if n.is_power_of_two() {
+                Ok(n)
+            } else {
+                Err("a block size of 16, 32, 64, 128, 256, 512 or 1024 (RFC 7959)".into())
+            }
+        })?
+        .unwrap_or(256) as u32;
+    let request_payload_bytes = r
+        .scalar(t, p, "payload_bytes", |v| uint(v, 0, 65_000))?
+        .unwrap_or(51) as u32;
+    let response_payload_bytes = r
+        .scalar(t, p, "response_payload_bytes", |v| uint(v, 0, 65_000))?
+        .unwrap_or(53) as u32;
+    let start_jitter_s = r
+        .scalar(t, p, "start_jitter_s", |v| float(v, 0.0, 1e6))?
+        .unwrap_or(1.0);
+    let workload = match workload.as_str() {
+        "random" => {
+            if batch_min > batch_max {
+                let span = t.get("batch_max").and_then(Item::span);
+                return Err(r.bad(
+                    span,
+                    &format!("{p}.batch_max"),
+                    &batch_max.to_string(),
+                    format!("at least batch_min ({batch_min})"),
+                ));
+            }
+            Workload::Random {
+                exchanges,
+                batch_min,
+                batch_max,
+            }
+        }
+        "long-transfer" => Workload::LongTransfer {
+            object_bytes,
+            block_bytes,
+        },
+        _ => Workload::Continuous { exchanges },
+    };
+    Ok(FlowConfig {
+        count,
+        cc,
+        settings,
+        workload,
+        request_payload_bytes,
+        response_payload_bytes,
+        start_jitter: Duration::from_secs_f64_round_us(start_jitter_s),
+    })
+}
+
+/// An algorithm parameter as the `key=value` text the registry parses.
+fn param_text(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.value().clone()),
+        Value::Integer(_) | Value::Float(_) | Value::Boolean(_) => Ok(shown(v)),
+        _ => Err("a string, number or boolean".to_string()),
+    }
+}

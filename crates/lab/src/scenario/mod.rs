@@ -1,0 +1,143 @@
+//! Scenario files: a TOML description of an experiment, checked key by key and expanded into
+//! runs.
+//!
+//! A scenario names a network (a preset plus overrides), protocol settings and one or more
+//! `[[flows]]` tables. Any scalar may be a list instead: every list is a *sweep axis*, and the
+//! runs are the cartesian product of all axes times `replications` ([`Scenario::expand`]).
+//! Every key and every value of every list is checked when the file is loaded, so a typo fails
+//! before anything runs, with the file line, the key and what would be accepted
+//! ([`ScenarioError`]). The key reference is docs/scenarios.md.
+
+mod config;
+mod error;
+mod expand;
+mod flows;
+mod network;
+mod reader;
+
+pub use config::{
+    Direction, FlowConfig, JitterMode, LinkConfig, LossModel, NetworkConfig, ProtocolConfig,
+    RunConfig, Workload,
+};
+pub use error::ScenarioError;
+pub use expand::{Axis, RunSpec};
+
+use std::path::Path;
+
+use reader::Reader;
+
+/// A loaded, fully checked scenario file.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// `name`: used for the default results directory and in the manifest.
+    pub name: String,
+    /// `seed`: the base seed every run seed is derived from.
+    pub seed: u64,
+    /// `replications`: runs per parameter combination.
+    pub replications: u32,
+    /// The sweep axes in file order (lists found at scalar positions).
+    pub axes: Vec<Axis>,
+    /// The file as read (it is re-read per combination, so spans stay exact).
+    source: String,
+    /// The file name used in error messages.
+    file: String,
+}
+
+impl Scenario {
+    /// Loads and checks the scenario file at `path`.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let source = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        Scenario::parse(&source, &file)
+    }
+
+    /// Parses and checks scenario text; `file` only labels error messages.
+    ///
+    /// Every value of every sweep list is checked, and every combination is built once, so
+    /// [`Scenario::expand`] cannot fail afterwards.
+    pub fn parse(source: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let doc = toml_edit::Document::parse(source).map_err(|e| {
+            let line = e.span().map(|s| line_of(source, s.start)).unwrap_or(1);
+            ScenarioError::Syntax {
+                file: file.to_string(),
+                line,
+                message: e.message().to_string(),
+            }
+        })?;
+        let mut reader = Reader::new(source, file, &[]);
+        let top = reader.top(&doc)?;
+        let mut axes = reader.into_axes();
+        expand::name_columns(&mut axes);
+        let scenario = Scenario {
+            name: top.name,
+            seed: top.seed,
+            replications: top.replications,
+            axes,
+            source: source.to_string(),
+            file: file.to_string(),
+        };
+        // Build every combination once: cross-key checks (batch_min <= batch_max, algorithm
+        // parameters) can depend on the values chosen on other axes.
+        for combination in 0..scenario.combinations() {
+            scenario.config(combination)?;
+        }
+        Ok(scenario)
+    }
+
+    /// The number of parameter combinations (product of the axis lengths; 1 without axes).
+    pub fn combinations(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// The file name this scenario was read from.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The scenario text, for the manifest.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The configuration of parameter combination `combination` (mixed-radix over the axes,
+    /// the last axis varying fastest).
+    pub fn config(&self, combination: usize) -> Result<RunConfig, ScenarioError> {
+        let choice = self.choice(combination);
+        let doc = toml_edit::Document::parse(self.source.as_str()).map_err(|e| {
+            ScenarioError::Syntax {
+                file: self.file.clone(),
+                line: 1,
+                message: e.message().to_string(),
+            }
+        })?;
+        let mut reader = Reader::new(&self.source, &self.file, &choice);
+        reader.top(&doc).map(|t| t.config)
+    }
+
+    /// The index into each axis for `combination`.
+    pub fn choice(&self, combination: usize) -> Vec<usize> {
+        let mut rest = combination;
+        let mut choice = vec![0; self.axes.len()];
+        for (i, axis) in self.axes.iter().enumerate().rev() {
+            choice[i] = rest % axis.values.len();
+            rest /= axis.values.len();
+        }
+        choice
+    }
+}
+
+/// The 1-based line of byte `offset` in `source`.
+pub(crate) fn line_of(source: &str, offset: usize) -> usize {
+    let end = offset.min(source.len());
+    source.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,293 @@
+//! `[network]`: a link preset (spec §2) and overrides of every preset value; the loss setting
+//! (spec §3).
+
+use coaplab_cc::time::Duration;
+use toml_edit::{Item, Value};
+
+use super::config::{JitterMode, LinkConfig, LossModel, NetworkConfig};
+use super::reader::{choice, float, millis, shown, uint, Reader, PROTOCOL_KEYS};
+use super::ScenarioError;
+
+/// Keys valid in `[network]` besides the protocol keys.
+const NETWORK_KEYS: &[&str] = &[
+    "preset",
+    "rate_bps",
+    "down_rate_bps",
+    "up_rate_bps",
+    "delay_ms",
+    "down_delay_ms",
+    "up_delay_ms",
+    "mtu",
+    "overhead_bytes",
+    "buffer_bytes",
+    "down_buffer_bytes",
+    "up_buffer_bytes",
+    "rest_delay_ms",
+    "rest_jitter_ms",
+    "rest_jitter_mode",
+    "loss",
+    "error_model",
+];
+
+/// The link presets.
+pub(super) const PRESETS: &[&str] = &["nbiot", "zigbee"];
+
+/// The loss profiles of spec §3.
+const PROFILES: &[&str] = &["none", "low", "medium", "high"];
+
+/// The error models a profile can be realised with.
+const ERROR_MODELS: &[&str] = &["ctmc", "gilbert-elliott"];
+
+/// The preset's network, before overrides (spec §2.1, §2.2).
+pub(super) fn preset(name: &str) -> NetworkConfig {
+    let link = |rate_bps, delay_ms, buffer_bytes, rest_ms| LinkConfig {
+        rate_bps,
+        delay: Duration::from_millis(delay_ms),
+        buffer_bytes,
+        rest_delay: Duration::from_millis(rest_ms),
+        rest_jitter: Duration::ZERO,
+        rest_jitter_mode: JitterMode::None,
+    };
+    match name {
+        "zigbee" => NetworkConfig {
+            preset: name.to_string(),
+            down: link(20_000, 20, 512, 0),
+            up: link(20_000, 20, 512, 0),
+            mtu_bytes: 128,
+            overhead_bytes: 14,
+            loss: LossModel::None,
+            loss_label: "none".to_string(),
+        },
+        _ => NetworkConfig {
+            preset: "nbiot".to_string(),
+            down: link(30_000, 400, 2_500, 15),
+            up: link(60_000, 200, 2_500, 15),
+            mtu_bytes: 296,
+            overhead_bytes: 0,
+            loss: LossModel::None,
+            loss_label: "none".to_string(),
+        },
+    }
+}
+
+/// The loss model of a profile (spec §3; the Gilbert-Elliott values use r = 0.1).
+pub(super) fn profile(name: &str, error_model: &str) -> LossModel {
+    let ge = error_model == "gilbert-elliott";
+    match name {
+        "low" => LossModel::Bernoulli { p: 0.02 },
+        "medium" if ge => LossModel::GilbertElliott {
+            p: 0.025,
+            r: 0.1,
+            loss_good: 0.0,
+            loss_bad: 0.5,
+        },
+        "medium" => LossModel::Ctmc {
+            good_mean: Duration::from_secs(4),
+            burst_mean: Duration::from_secs(1),
+            loss_good: 0.0,
+            loss_burst: 0.5,
+        },
+        "high" if ge => LossModel::GilbertElliott {
+            p: 0.02581,
+            r: 0.1,
+            loss_good: 0.02,
+            loss_bad: 0.8,
+        },
+        "high" => LossModel::Ctmc {
+            good_mean: Duration::from_millis(3_875),
+            burst_mean: Duration::from_secs(1),
+            loss_good: 0.02,
+            loss_burst: 0.8,
+        },
+        _ => LossModel::None,
+    }
+}
+
+/// Reads `[network]` (absent: the `nbiot` preset as is).
+pub(super) fn read(
+    r: &mut Reader<'_>,
+    doc: &toml_edit::Table,
+) -> Result<NetworkConfig, ScenarioError> {
+    let Some(item) = doc.get("network") else {
+        return Ok(preset("nbiot"));
+    };
+    let t = item
+        .as_table_like()
+        .ok_or_else(|| r.bad(item.span(), "network", item.type_name(), "a table"))?;
+    let allowed: Vec<&str> = NETWORK_KEYS.iter().chain(PROTOCOL_KEYS).copied().collect();
+    r.check_keys(t, "network", &allowed)?;
+    let p = "network";
+    let name = r
+        .scalar(t, p, "preset", |v| choice(v, PRESETS))?
+        .unwrap_or_else(|| "nbiot".to_string());
+    let mut net = preset(&name);
+    let rate = |v: &Value| uint(v, 1, 100_000_000_000);
+    let ms = |v: &Value| float(v, 0.0, 3_600_000.0);
+    let bytes = |v: &Value| uint(v, 1, 1 << 40);
+    if let Some(x) = r.scalar(t, p, "rate_bps", rate)? {
+        net.down.rate_bps = x;
+        net.up.rate_bps = x;
+    }
+    if let Some(x) = r.scalar(t, p, "down_rate_bps", rate)? {
+        net.down.rate_bps = x;
+    }
+    if let Some(x) = r.scalar(t, p, "up_rate_bps", rate)? {
+        net.up.rate_bps = x;
+    }
+    if let Some(x) = r.scalar(t, p, "delay_ms", ms)? {
+        net.down.delay = millis(x);
+        net.up.delay = millis(x);
+    }
+    if let Some(x) = r.scalar(t, p, "down_delay_ms", ms)? {
+        net.down.delay = millis(x);
+    }
+    if let Some(x) = r.scalar(t, p, "up_delay_ms", ms)? {
+        net.up.delay = millis(x);
+    }
+    if let Some(x) = r.scalar(t, p, "mtu", |v| uint(v, 68, 65_535))? {
+        net.mtu_bytes = x as u32;
+    }
+    if let Some(x) = r.scalar(t, p, "overhead_bytes", |v| uint(v, 0, 10_000))? {
+        net.overhead_bytes = x as u32;
+    }
+    if let Some(x) = r.scalar(t, p, "buffer_bytes", bytes)? {
+        net.down.buffer_bytes = x;
+        net.up.buffer_bytes = x;
+    }
+    if let Some(x) = r.scalar(t, p, "down_buffer_bytes", bytes)? {
+        net.down.buffer_bytes = x;
+    }
+    if let Some(x) = r.scalar(t, p, "up_buffer_bytes", bytes)? {
+        net.up.buffer_bytes = x;
+    }
+    if let Some(x) = r.scalar(t, p, "rest_delay_ms", ms)? {
+        net.down.rest_delay = millis(x);
+        net.up.rest_delay = millis(x);
+    }
+    if let Some(x) = r.scalar(t, p, "rest_jitter_ms", ms)? {
+        net.down.rest_jitter = millis(x);
+        net.up.rest_jitter = millis(x);
+        if x > 0.0 {
+            net.down.rest_jitter_mode = JitterMode::Fifo;
+            net.up.rest_jitter_mode = JitterMode::Fifo;
+        }
+    }
+    let modes = &["none", "fifo", "reorder"];
+    if let Some(x) = r.scalar(t, p, "rest_jitter_mode", |v| choice(v, modes))? {
+        let mode = match x.as_str() {
+            "fifo" => JitterMode::Fifo,
+            "reorder" => JitterMode::Reorder,
+            _ => JitterMode::None,
+        };
+        net.down.rest_jitter_mode = mode;
+        net.up.rest_jitter_mode = mode;
+    }
+    for link in [&net.down, &net.up] {
+        if link.rest_jitter > link.rest_delay {
+            let span = t.get("rest_jitter_ms").and_then(Item::span);
+            return Err(r.bad(
+                span,
+                "network.rest_jitter_ms",
+                &format!("{}", link.rest_jitter.as_secs_f64() * 1e3),
+                "at most rest_delay_ms (delays never go negative)",
+            ));
+        }
+    }
+    let model = r
+        .scalar(t, p, "error_model", |v| choice(v, ERROR_MODELS))?
+        .unwrap_or_else(|| "ctmc".to_string());
+    if let Some(item) = t.get("loss") {
+        let (loss, label) = match item {
+            Item::Table(table) => {
+                let inline = Value::InlineTable(table.clone().into_inline_table());
+                loss_value(&inline, &model)
+                    .map_err(|e| r.bad(item.span(), "network.loss", "(table)", e))?
+            }
+            _ => r
+                .scalar(t, p, "loss", |v| loss_value(v, &model))?
+                .unwrap_or((LossModel::None, "none".to_string())),
+        };
+        net.loss = loss;
+        net.loss_label = label;
+    }
+    Ok(net)
+}
+
+/// A loss setting: a profile name or a table `{ model = .., .. }`, with its results label.
+fn loss_value(v: &Value, error_model: &str) -> Result<(LossModel, String), String> {
+    let expected = "one of none, low, medium, high, or a table { model = \"bernoulli\" | \
+                    \"ctmc\" | \"gilbert-elliott\", ... }";
+    match v {
+        Value::String(s) => {
+            let name = s.value().as_str();
+            if PROFILES.contains(&name) {
+                Ok((profile(name, error_model), name.to_string()))
+            } else {
+                Err(expected.to_string())
+            }
+        }
+        Value::InlineTable(t) => loss_table(t).map(|m| (m, compact(v))),
+        _ => Err(expected.to_string()),
+    }
+}
+
+/// The written form of an inline table on one line, for labels.
+fn compact(v: &Value) -> String {
+    shown(v).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A loss table: `model` and that model's parameters.
+fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
+    let model = t
+        .get("model")
+        .and_then(Value::as_str)
+        .ok_or("a loss table with model = \"bernoulli\" | \"ctmc\" | \"gilbert-elliott\"")?;
+    let keys: &[&str] = match model {
+        "bernoulli" => &["model", "p"],
+        "ctmc" => &[
+            "model",
+            "good_mean_s",
+            "burst_mean_s",
+            "loss_good",
+            "loss_burst",
+        ],
+        "gilbert-elliott" => &["model", "p", "r", "loss_good", "loss_bad"],
+        other => {
+            return Err(format!(
+                "loss model one of bernoulli, ctmc, gilbert-elliott (not \"{other}\")"
+            ))
+        }
+    };
+    for (k, _) in t.iter() {
+        if !keys.contains(&k) {
+            return Err(format!(
+                "a {model} table with keys {} (not '{k}')",
+                keys.join(", ")
+            ));
+        }
+    }
+    let num = |k: &str, min: f64, max: f64, default: Option<f64>| -> Result<f64, String> {
+        match t.get(k) {
+            Some(v) => float(v, min, max).map_err(|e| format!("'{k}' {e}")),
+            None => default.ok_or_else(|| format!("a {model} table with '{k}'")),
+        }
+    };
+    let secs = |k: &str| num(k, 1e-6, 1e7, None).map(Duration::from_secs_f64_round_us);
+    Ok(match model {
+        "bernoulli" => LossModel::Bernoulli {
+            p: num("p", 0.0, 1.0, None)?,
+        },
+        "ctmc" => LossModel::Ctmc {
+            good_mean: secs("good_mean_s")?,
+            burst_mean: secs("burst_mean_s")?,
+            loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
+            loss_burst: num("loss_burst", 0.0, 1.0, Some(1.0))?,
+        },
+        _ => LossModel::GilbertElliott {
+            p: num("p", 0.0, 1.0, None)?,
+            r: num("r", 0.0, 1.0, None)?,
+            loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
+            loss_bad: num("loss_bad", 0.0, 1.0, Some(1.0))?,
+        },
+    })
+}

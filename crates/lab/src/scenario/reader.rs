@@ -1,0 +1,354 @@
+//! Reading TOML values with their lines; lists at scalar positions become sweep axes.
+//!
+//! The same reader runs once to discover and check the axes (`choice` empty: every list
+//! element is checked, the first one is used) and once per combination (`choice[k]` picks the
+//! element of the k-th axis met). Both passes read keys in the same order, so the k-th list
+//! met is always the same axis.
+
+use std::ops::Range;
+
+use coaplab_cc::time::Duration;
+use toml_edit::{Item, TableLike, Value};
+
+use super::config::{ProtocolConfig, RunConfig};
+use super::{line_of, Axis, ScenarioError};
+
+/// Keys valid at the top level.
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "replications",
+    "max_sim_time_s",
+    "max_retransmit",
+    "nstart",
+    "network",
+    "protocol",
+    "flows",
+];
+
+/// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).
+pub(super) const PROTOCOL_KEYS: &[&str] = &["max_retransmit", "nstart", "cc_preset"];
+
+/// The top-level values of a scenario.
+pub(super) struct Top {
+    pub(super) name: String,
+    pub(super) seed: u64,
+    pub(super) replications: u32,
+    pub(super) config: RunConfig,
+}
+
+/// Reads one pass over a scenario document.
+pub(super) struct Reader<'s> {
+    source: &'s str,
+    file: &'s str,
+    choice: &'s [usize],
+    axes: Vec<Axis>,
+}
+
+impl<'s> Reader<'s> {
+    /// A reader taking element `choice[k]` of the k-th list met (0 when `choice` is short).
+    pub(super) fn new(source: &'s str, file: &'s str, choice: &'s [usize]) -> Self {
+        Reader {
+            source,
+            file,
+            choice,
+            axes: Vec::new(),
+        }
+    }
+
+    /// The file name used in messages.
+    pub(super) fn file(&self) -> &str {
+        self.file
+    }
+
+    /// The axes met so far.
+    pub(super) fn into_axes(self) -> Vec<Axis> {
+        self.axes
+    }
+
+    /// The line of a span (1 without one).
+    pub(super) fn line(&self, span: Option<Range<usize>>) -> usize {
+        span.map(|s| line_of(self.source, s.start)).unwrap_or(1)
+    }
+
+    /// A bad-value error at `span`.
+    pub(super) fn bad(
+        &self,
+        span: Option<Range<usize>>,
+        key: &str,
+        value: &str,
+        expected: impl Into<String>,
+    ) -> ScenarioError {
+        ScenarioError::BadValue {
+            file: self.file.to_string(),
+            line: self.line(span),
+            key: key.to_string(),
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+
+    /// Fails on the first key of `table` not in `allowed`.
+    pub(super) fn check_keys(
+        &self,
+        table: &dyn TableLike,
+        path: &str,
+        allowed: &[&str],
+    ) -> Result<(), ScenarioError> {
+        for (key, _) in table.iter() {
+            if !allowed.contains(&key) {
+                let span = table.key(key).and_then(|k| k.span());
+                return Err(ScenarioError::UnknownKey {
+                    file: self.file.to_string(),
+                    line: self.line(span),
+                    key: join(path, key),
+                    allowed: allowed.iter().map(|s| s.to_string()).collect(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads optional scalar `key` of `table` through `conv`. A list is a sweep axis: every
+    /// element is checked, and the element chosen for this pass is returned.
+    pub(super) fn scalar<T>(
+        &mut self,
+        table: &dyn TableLike,
+        path: &str,
+        key: &str,
+        conv: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<Option<T>, ScenarioError> {
+        let full = join(path, key);
+        let Some(item) = table.get(key) else {
+            return Ok(None);
+        };
+        let value = match item {
+            Item::Value(v) => v,
+            other => {
+                return Err(self.bad(other.span(), &full, other.type_name(), "a value"));
+            }
+        };
+        let Value::Array(list) = value else {
+            return conv(value)
+                .map(Some)
+                .map_err(|expected| self.bad(value.span(), &full, &shown(value), expected));
+        };
+        if list.is_empty() {
+            return Err(self.bad(
+                value.span(),
+                &full,
+                "[]",
+                "a value or a non-empty list of values to sweep",
+            ));
+        }
+        let mut chosen = None;
+        let index = self.choice.get(self.axes.len()).copied().unwrap_or(0);
+        let mut values = Vec::with_capacity(list.len());
+        for (i, element) in list.iter().enumerate() {
+            if matches!(element, Value::Array(_)) {
+                return Err(self.bad(
+                    element.span(),
+                    &full,
+                    &shown(element),
+                    "a single value (lists do not nest)",
+                ));
+            }
+            let v = conv(element)
+                .map_err(|expected| self.bad(element.span(), &full, &shown(element), expected))?;
+            if i == index {
+                chosen = Some(v);
+            }
+            values.push(plain(element));
+        }
+        self.axes.push(Axis {
+            key: full,
+            line: self.line(value.span()),
+            values,
+            column: String::new(),
+        });
+        Ok(chosen)
+    }
+
+    /// Like [`Reader::scalar`], but the key must be present.
+    pub(super) fn required<T>(
+        &mut self,
+        table: &dyn TableLike,
+        table_span: Option<Range<usize>>,
+        path: &str,
+        key: &str,
+        conv: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<T, ScenarioError> {
+        self.scalar(table, path, key, conv)?
+            .ok_or_else(|| ScenarioError::Missing {
+                file: self.file.to_string(),
+                line: self.line(table_span),
+                key: join(path, key),
+            })
+    }
+
+    /// Reads the whole document.
+    pub(super) fn top(&mut self, doc: &toml_edit::Table) -> Result<Top, ScenarioError> {
+        self.check_keys(doc, "", TOP_KEYS)?;
+        let name = self.required(doc, Some(0..0), "", "name", string)?;
+        if name.is_empty() || name.contains(['/', '\\']) {
+            let span = doc.get("name").and_then(|i| i.span());
+            return Err(self.bad(
+                span,
+                "name",
+                &format!("\"{name}\""),
+                "a non-empty name without '/' (it names the results directory)",
+            ));
+        }
+        let seed = self.scalar(doc, "", "seed", |v| uint(v, 0, i64::MAX as u64))?;
+        let replications = self.scalar(doc, "", "replications", |v| uint(v, 1, 1_000_000))?;
+        let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
+        let network = super::network::read(self, doc)?;
+        let protocol = self.protocol(doc)?;
+        let flows = super::flows::read(self, doc, &protocol)?;
+        Ok(Top {
+            name,
+            seed: seed.unwrap_or(1),
+            replications: replications.unwrap_or(1) as u32,
+            config: RunConfig {
+                network,
+                protocol,
+                flows,
+                max_sim_time: Duration::from_secs_f64_round_us(
+                    max_sim_time_s.unwrap_or(6.0 * 3600.0),
+                ),
+            },
+        })
+    }
+
+    /// Protocol keys: from `[protocol]`, the top level or `[network]` (the example
+    /// writes them after `[network]`); giving one key in two places is an error.
+    fn protocol(&mut self, doc: &toml_edit::Table) -> Result<ProtocolConfig, ScenarioError> {
+        let mut tables: Vec<(&dyn TableLike, &str)> = vec![(doc, "")];
+        if let Some(t) = doc.get("network").and_then(Item::as_table_like) {
+            tables.push((t, "network"));
+        }
+        if let Some(item) = doc.get("protocol") {
+            let t = item
+                .as_table_like()
+                .ok_or_else(|| self.bad(item.span(), "protocol", item.type_name(), "a table"))?;
+            self.check_keys(t, "protocol", PROTOCOL_KEYS)?;
+            tables.push((t, "protocol"));
+        }
+        let mut max_retransmit = None;
+        let mut nstart = None;
+        let mut cc_preset = None;
+        for (table, path) in tables {
+            for key in PROTOCOL_KEYS {
+                if table.get(key).is_none() {
+                    continue;
+                }
+                let already = match *key {
+                    "max_retransmit" => max_retransmit.is_some(),
+                    "nstart" => nstart.is_some(),
+                    _ => cc_preset.is_some(),
+                };
+                if already {
+                    let span = table.get(key).and_then(|i| i.span());
+                    return Err(self.bad(
+                        span,
+                        &join(path, key),
+                        "(a second setting)",
+                        format!("'{key}' set once, in [protocol]"),
+                    ));
+                }
+                match *key {
+                    "max_retransmit" => {
+                        max_retransmit = self.scalar(table, path, key, |v| uint(v, 0, 100))?
+                    }
+                    "nstart" => nstart = self.scalar(table, path, key, |v| uint(v, 1, 1000))?,
+                    _ => {
+                        cc_preset = self.scalar(table, path, key, |v| choice(v, preset_names()))?
+                    }
+                }
+            }
+        }
+        Ok(ProtocolConfig {
+            max_retransmit: max_retransmit.map(|n| n as u32),
+            nstart: nstart.unwrap_or(1) as u32,
+            cc_preset,
+        })
+    }
+}
+
+/// The algorithm presets of `coaplab_cc::presets`.
+fn preset_names() -> &'static [&'static str] {
+    match coaplab_cc::presets::PRESET_PARAM.kind {
+        coaplab_cc::params::Kind::Choice(names) => names,
+        _ => &[],
+    }
+}
+
+/// `path.key`, or `key` at the top level.
+pub(super) fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A value as written (trimmed of decoration), for error messages.
+pub(super) fn shown(v: &Value) -> String {
+    v.to_string().trim().to_string()
+}
+
+/// A value for results files: strings without quotes, everything else as written.
+pub(super) fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.value().clone(),
+        other => shown(other),
+    }
+}
+
+/// An integer in `[min, max]`.
+pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, String> {
+    let expected = || format!("an integer in [{min}, {max}]");
+    let n = v.as_integer().ok_or_else(expected)?;
+    u64::try_from(n)
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(expected)
+}
+
+/// A number (integer or float) in `[min, max]`.
+pub(super) fn float(v: &Value, min: f64, max: f64) -> Result<f64, String> {
+    let expected = || format!("a number in [{min}, {max}]");
+    let x = match v {
+        Value::Integer(i) => *i.value() as f64,
+        Value::Float(f) => *f.value(),
+        _ => return Err(expected()),
+    };
+    if x.is_nan() || x < min || x > max {
+        return Err(expected());
+    }
+    Ok(x)
+}
+
+/// A string.
+pub(super) fn string(v: &Value) -> Result<String, String> {
+    v.as_str()
+        .map(str::to_string)
+        .ok_or_else(|| "a string".to_string())
+}
+
+/// One of `names`.
+pub(super) fn choice(v: &Value, names: &[&str]) -> Result<String, String> {
+    let expected = || format!("one of {}", names.join(", "));
+    let s = v.as_str().ok_or_else(expected)?;
+    if names.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(expected())
+    }
+}
+
+/// Milliseconds to a [`Duration`], exact to the nanosecond for up to 6 decimals.
+pub(super) fn millis(ms: f64) -> Duration {
+    Duration::from_nanos((ms * 1e6).round() as i64)
+}

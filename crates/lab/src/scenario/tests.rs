@@ -1,0 +1,300 @@
+use coaplab_cc::time::Duration;
+
+use super::*;
+
+/// The issue's example, as written.
+const ISSUE_EXAMPLE: &str = r#"name = "fasor-400-infinite"
+seed = 1
+replications = 20
+[network]
+preset = "nbiot"            # nbiot | zigbee; every preset value can be overridden:
+buffer_bytes = 1410000      # both bottleneck queues; down_buffer_bytes / up_buffer_bytes override one side
+loss = "none"               # none | low | medium | high, or a table { model = "gilbert-elliott", p = .., r = .., loss_good = .., loss_bad = .. }
+# down_rate_bps, up_rate_bps, down_delay_ms, up_delay_ms, mtu, overhead_bytes, rest_delay_ms, rest_jitter_ms
+[protocol]
+max_retransmit = 20
+nstart = 1
+[[flows]]
+count = 400
+cc = "fasor"                # a registry name; [flows.params] sets algorithm parameters
+workload = "continuous"     # continuous | random | long-transfer
+exchanges = 50              # continuous and random
+# batch_min = 1, batch_max = 10 (random); object_bytes = 102400, block_bytes = 256 (long-transfer); payload_bytes; start_jitter_s
+"#;
+
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::parse(text, "t.toml")
+}
+
+#[test]
+fn the_issue_example_parses_as_written() {
+    let s = parse(ISSUE_EXAMPLE).unwrap();
+    assert_eq!(
+        (s.name.as_str(), s.seed, s.replications),
+        ("fasor-400-infinite", 1, 20)
+    );
+    assert!(s.axes.is_empty());
+    let c = s.config(0).unwrap();
+    assert_eq!(c.network.down.buffer_bytes, 1_410_000);
+    assert_eq!(c.network.up.buffer_bytes, 1_410_000);
+    assert_eq!(c.network.down.rate_bps, 30_000);
+    assert_eq!(c.network.up.rate_bps, 60_000);
+    assert_eq!(c.network.down.delay, Duration::from_millis(400));
+    assert_eq!(c.network.up.rest_delay, Duration::from_millis(15));
+    assert_eq!((c.network.mtu_bytes, c.network.overhead_bytes), (296, 0));
+    assert_eq!(c.network.loss, LossModel::None);
+    assert_eq!(c.protocol.max_retransmit, Some(20));
+    assert_eq!(c.protocol.nstart, 1);
+    assert_eq!(c.flows.len(), 1);
+    let f = &c.flows[0];
+    assert_eq!((f.count, f.cc.as_str()), (400, "fasor"));
+    assert_eq!(f.workload, Workload::Continuous { exchanges: 50 });
+    assert_eq!(f.settings.get("max_retransmit"), Some("20"));
+    assert_eq!(f.start_jitter, Duration::from_secs(1));
+    assert_eq!(
+        (f.request_payload_bytes, f.response_payload_bytes),
+        (51, 53)
+    );
+    assert_eq!(c.max_sim_time, Duration::from_secs(6 * 3600));
+    assert_eq!(s.expand(None, None).len(), 20);
+}
+
+#[test]
+fn protocol_keys_are_accepted_after_network_and_at_top_level() {
+    let text = ISSUE_EXAMPLE.replace("[protocol]\n", "");
+    let c = parse(&text).unwrap().config(0).unwrap();
+    assert_eq!(
+        (c.protocol.max_retransmit, c.protocol.nstart),
+        (Some(20), 1)
+    );
+    let text = "name = \"x\"\nmax_retransmit = 4\nnstart = 2\n[[flows]]\ncc = \"default\"\n";
+    let c = parse(text).unwrap().config(0).unwrap();
+    assert_eq!((c.protocol.max_retransmit, c.protocol.nstart), (Some(4), 2));
+    let twice = "name = \"x\"\nmax_retransmit = 4\n[protocol]\nmax_retransmit = 5\n\
+                 [[flows]]\ncc = \"default\"\n";
+    let e = parse(twice).unwrap_err();
+    assert_eq!((e.line(), e.key()), (4, Some("protocol.max_retransmit")));
+}
+
+#[test]
+fn an_unknown_key_names_the_key_the_line_and_the_allowed_keys() {
+    let text = ISSUE_EXAMPLE.replace("buffer_bytes = 1410000", "bufer_bytes = 1410000");
+    let e = parse(&text).unwrap_err();
+    assert_eq!((e.line(), e.key()), (6, Some("network.bufer_bytes")));
+    let msg = e.to_string();
+    assert!(msg.starts_with("t.toml:6: unknown key 'network.bufer_bytes'; allowed here: preset, "));
+    assert!(msg.contains("down_buffer_bytes"), "{msg}");
+}
+
+#[test]
+fn a_bad_value_names_the_key_the_line_and_the_allowed_values() {
+    let text = ISSUE_EXAMPLE.replace("workload = \"continuous\"", "workload = \"bulk\"");
+    let e = parse(&text).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.toml:15: bad value \"bulk\" for 'flows[0].workload': expected one of continuous, \
+         random, long-transfer"
+    );
+    let text = ISSUE_EXAMPLE.replace("loss = \"none\"", "loss = \"severe\"");
+    let e = parse(&text).unwrap_err();
+    assert_eq!((e.line(), e.key()), (7, Some("network.loss")));
+    let text = ISSUE_EXAMPLE.replace("cc = \"fasor\"", "cc = \"fasr\"");
+    let e = parse(&text).unwrap_err();
+    assert_eq!((e.line(), e.key()), (14, Some("flows[0].cc")));
+    assert!(
+        e.to_string()
+            .contains("expected one of default, default-fb1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_bad_element_of_a_sweep_list_names_its_own_line() {
+    let text = "name = \"x\"\n[network]\nbuffer_bytes = [\n  2500,\n  -1,\n]\n\
+                [[flows]]\ncc = \"default\"\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.toml:5: bad value -1 for 'network.buffer_bytes': expected an integer in [1, \
+         1099511627776]"
+    );
+}
+
+#[test]
+fn algorithm_parameters_are_checked_against_the_registry_with_their_line() {
+    let text = "name = \"x\"\n[[flows]]\ncc = \"fasor\"\n[flows.params]\n\
+                ack_random_factor = 1.5\nack_timeout = 3\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!(
+        (e.line(), e.key()),
+        (6, Some("flows[0].params.ack_timeout"))
+    );
+    assert!(e
+        .to_string()
+        .contains("unknown parameter 'ack_timeout' for algorithm 'fasor'"));
+    // Every value of a swept parameter is checked, including the ones not used first.
+    let text = "name = \"x\"\n[[flows]]\ncc = \"default\"\n[flows.params]\n\
+                ack_timeout_s = [2, 0]\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!(
+        (e.line(), e.key()),
+        (5, Some("flows[0].params.ack_timeout_s"))
+    );
+}
+
+#[test]
+fn batch_bounds_are_checked_together() {
+    let text = "name = \"x\"\n[[flows]]\ncc = \"default\"\nworkload = \"random\"\n\
+                batch_min = 5\nbatch_max = 2\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!((e.line(), e.key()), (6, Some("flows[0].batch_max")));
+}
+
+#[test]
+fn syntax_errors_and_missing_keys_have_lines() {
+    let e = parse("name = \"x\"\n[network\n").unwrap_err();
+    assert_eq!(e.line(), 2);
+    let e = parse("name = \"x\"\n").unwrap_err();
+    assert_eq!(e.key(), Some("flows"));
+    let e = parse("name = \"x\"\n[[flows]]\ncount = 3\n").unwrap_err();
+    assert_eq!((e.line(), e.key()), (2, Some("flows[0].cc")));
+}
+
+const MATRIX: &str = r#"name = "m"
+seed = 7
+replications = 20
+[network]
+buffer_bytes = [2500, 28200, 1410000]
+[protocol]
+max_retransmit = 20
+cc_preset = "fasor18"
+[[flows]]
+count = [10, 50, 100, 200, 400]
+cc = ["default", "cocoa", "cocoa-fb1", "fasor", "fasor-token"]
+workload = ["continuous", "random"]
+"#;
+
+#[test]
+fn sweeps_expand_to_the_cartesian_product_times_replications() {
+    let s = parse(MATRIX).unwrap();
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "network.buffer_bytes",
+            "flows[0].count",
+            "flows[0].cc",
+            "flows[0].workload"
+        ]
+    );
+    let columns: Vec<&str> = s.axes.iter().map(|a| a.column.as_str()).collect();
+    assert_eq!(columns, ["buffer_bytes", "count", "cc", "workload"]);
+    assert_eq!(s.axes[0].line, 5);
+    assert_eq!(s.combinations(), 150);
+    let runs = s.expand(None, None);
+    assert_eq!(runs.len(), 3000);
+    assert_eq!(s.expand(Some(2), None).len(), 300);
+    // The last axis varies fastest; replications innermost.
+    let r = &runs[20 * 3 + 1];
+    assert_eq!((r.run, r.combination, r.replication), (61, 3, 1));
+    assert_eq!(
+        r.sweep,
+        [
+            ("buffer_bytes".to_string(), "2500".to_string()),
+            ("count".to_string(), "10".to_string()),
+            ("cc".to_string(), "cocoa".to_string()),
+            ("workload".to_string(), "random".to_string()),
+        ]
+    );
+    assert_eq!(r.config.flows[0].cc, "cocoa");
+    assert_eq!(r.config.flows[0].settings.get("preset"), Some("fasor18"));
+    assert_eq!(
+        r.config.flows[0].workload,
+        Workload::Random {
+            exchanges: 50,
+            batch_min: 1,
+            batch_max: 10
+        }
+    );
+}
+
+#[test]
+fn seeds_are_stable_and_shared_across_algorithms() {
+    let s = parse(MATRIX).unwrap();
+    let runs = s.expand(None, None);
+    // Pinned: a change here changes every published result of every scenario.
+    assert_eq!(runs[0].seed, 6_492_822_026_630_330_906);
+    // Same network, flows, workload and replication: same seed whatever the algorithm.
+    let same: Vec<u64> = (0..5).map(|cc| runs[(cc * 2) * 20 + 3].seed).collect();
+    assert!(same.iter().all(|&x| x == same[0]), "{same:?}");
+    // Different replications and different workloads differ.
+    assert_ne!(runs[0].seed, runs[1].seed);
+    assert_ne!(runs[0].seed, runs[20].seed);
+    // The seed follows the values, not the position: another scenario listing the buffers in
+    // another order gives the 2500-B runs the same seeds.
+    let reordered = MATRIX.replace("[2500, 28200, 1410000]", "[1410000, 2500]");
+    let other = parse(&reordered).unwrap().expand(None, None);
+    assert_eq!(other[50 * 20].sweep[0].1, "2500");
+    assert_eq!(other[50 * 20].seed, runs[0].seed);
+    // --seed changes everything.
+    assert_ne!(s.expand(None, Some(8))[0].seed, runs[0].seed);
+}
+
+#[test]
+fn loss_profiles_tables_and_sweeps() {
+    let text = "name = \"x\"\n[network]\npreset = \"zigbee\"\nerror_model = \"gilbert-elliott\"\n\
+                loss = [\"none\", \"medium\", { model = \"bernoulli\", p = 0.1 }]\n\
+                [[flows]]\ncc = \"default\"\n";
+    let s = parse(text).unwrap();
+    assert_eq!(
+        s.axes[0].values,
+        ["none", "medium", "{ model = \"bernoulli\", p = 0.1 }"]
+    );
+    let c = s.config(1).unwrap();
+    assert_eq!(c.network.mtu_bytes, 128);
+    assert_eq!(c.network.loss_label, "medium");
+    assert_eq!(
+        c.network.loss,
+        LossModel::GilbertElliott {
+            p: 0.025,
+            r: 0.1,
+            loss_good: 0.0,
+            loss_bad: 0.5
+        }
+    );
+    assert_eq!(
+        s.config(2).unwrap().network.loss,
+        LossModel::Bernoulli { p: 0.1 }
+    );
+    let text = "name = \"x\"\n[network]\nloss = \"high\"\n[[flows]]\ncc = \"default\"\n";
+    assert_eq!(
+        parse(text).unwrap().config(0).unwrap().network.loss,
+        LossModel::Ctmc {
+            good_mean: Duration::from_millis(3875),
+            burst_mean: Duration::from_secs(1),
+            loss_good: 0.02,
+            loss_burst: 0.8
+        }
+    );
+    let text = "name = \"x\"\n[network]\nloss = { model = \"ctmc\", p = 1 }\n\
+                [[flows]]\ncc = \"default\"\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!((e.line(), e.key()), (3, Some("network.loss")));
+}
+
+#[test]
+fn every_preset_value_can_be_overridden() {
+    let text = "name = \"x\"\n[network]\ndown_rate_bps = 1000\nup_rate_bps = 2000\n\
+                down_delay_ms = 12.4\nup_delay_ms = 1\nmtu = 1280\noverhead_bytes = 14\n\
+                buffer_bytes = 100\nup_buffer_bytes = 200\nrest_delay_ms = 15.19\n\
+                rest_jitter_ms = 1\nrest_jitter_mode = \"reorder\"\n[[flows]]\ncc = \"default\"\n";
+    let n = parse(text).unwrap().config(0).unwrap().network;
+    assert_eq!((n.down.rate_bps, n.up.rate_bps), (1000, 2000));
+    assert_eq!(n.down.delay, Duration::from_micros(12_400));
+    assert_eq!(n.up.delay, Duration::from_millis(1));
+    assert_eq!((n.mtu_bytes, n.overhead_bytes), (1280, 14));
+    assert_eq!((n.down.buffer_bytes, n.up.buffer_bytes), (100, 200));
+    assert_eq!(n.up.rest_delay, Duration::from_micros(15_190));
+    assert_eq!(n.down.rest_jitter, Duration::from_millis(1));
+    assert_eq!(n.down.rest_jitter_mode, JitterMode::Reorder);
+}

@@ -1,0 +1,87 @@
+//! Percentiles by linear interpolation between order statistics (Hyndman–Fan type 7, numpy's
+//! default; spec §7).
+
+/// The quantiles reported in `summary.csv` and the terminal table.
+pub const SUMMARY_QUANTILES: [(&str, f64); 8] = [
+    ("min", 0.0),
+    ("p10", 0.10),
+    ("p25", 0.25),
+    ("p50", 0.50),
+    ("p75", 0.75),
+    ("p90", 0.90),
+    ("p95", 0.95),
+    ("max", 1.0),
+];
+
+/// Quantile `p` in `[0, 1]` of `sorted` (ascending, no NaN): with h = (n − 1)p, the value
+/// x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]) (0-based). `None` for an empty sample.
+pub fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+/// Sorts `values` (NaN dropped) and returns the quantiles of [`SUMMARY_QUANTILES`].
+pub fn summary(values: &mut Vec<f64>) -> Option<[f64; 8]> {
+    values.retain(|v| !v.is_nan());
+    values.sort_by(f64::total_cmp);
+    let mut out = [0.0; 8];
+    for (slot, (_, p)) in out.iter_mut().zip(SUMMARY_QUANTILES) {
+        *slot = quantile_sorted(values, p)?;
+    }
+    Some(out)
+}
+
+/// The median (type 7), `None` for an empty sample.
+pub fn median(values: &mut Vec<f64>) -> Option<f64> {
+    values.retain(|v| !v.is_nan());
+    values.sort_by(f64::total_cmp);
+    quantile_sorted(values, 0.5)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected values computed by hand with numpy's type-7 rule, e.g. for
+    // x = [1, 2, 4, 8, 16, 32, 64] (n = 7) and p = 0.1: h = 0.6, 1 + 0.6 * (2 - 1) = 1.6;
+    // p = 0.95: h = 5.7, 32 + 0.7 * 32 = 54.4 (np.percentile(x, 95) = 54.4).
+    #[test]
+    fn type7_matches_numpy() {
+        let x = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+        let q = |p| quantile_sorted(&x, p).unwrap();
+        assert_eq!(q(0.0), 1.0);
+        assert!((q(0.10) - 1.6).abs() < 1e-12);
+        assert!((q(0.25) - 3.0).abs() < 1e-12); // h = 1.5: 2 + 0.5 * 2
+        assert_eq!(q(0.50), 8.0); // h = 3
+        assert!((q(0.75) - 24.0).abs() < 1e-12); // h = 4.5: 16 + 0.5 * 16
+        assert!((q(0.90) - 44.8).abs() < 1e-12); // h = 5.4: 32 + 0.4 * 32
+        assert!((q(0.95) - 54.4).abs() < 1e-12);
+        assert_eq!(q(1.0), 64.0);
+    }
+
+    #[test]
+    fn with_twenty_samples_the_median_is_the_mean_of_the_10th_and_11th() {
+        let mut x: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+        assert_eq!(median(&mut x), Some(10.5));
+        // np.percentile(range(1, 21), [10, 25, 75, 90, 95]) = 2.9, 5.75, 15.25, 18.1, 19.05
+        let s = summary(&mut x).unwrap();
+        let expected = [1.0, 2.9, 5.75, 10.5, 15.25, 18.1, 19.05, 20.0];
+        for (got, want) in s.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn small_and_empty_samples() {
+        assert_eq!(quantile_sorted(&[], 0.5), None);
+        assert_eq!(quantile_sorted(&[3.0], 0.9), Some(3.0));
+        let mut v = vec![2.0, f64::NAN, 1.0];
+        assert_eq!(median(&mut v), Some(1.5));
+    }
+}
