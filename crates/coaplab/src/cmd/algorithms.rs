@@ -1,5 +1,6 @@
 //! `coaplab algorithms`: the registry is the documentation. Lists every algorithm, or every
-//! parameter of one (key, default, range, help, source).
+//! parameter of one (key, default, range, help, source), or with `--markdown` the whole
+//! parameter reference committed as `docs/parameters.md`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -12,14 +13,23 @@ use coaplab_cc::{presets, registry};
 #[command(after_long_help = "\
 Without NAME: every registered algorithm with a one-line summary, then the presets.
 With NAME: every parameter of that algorithm, with its default, accepted range, meaning and
-source. Set parameters with `--set KEY=VALUE` (e.g. in `coaplab trace`).")]
+source. Set parameters with `--set KEY=VALUE` (e.g. in `coaplab trace`).
+With --markdown: the reference of every algorithm and preset as Markdown; docs/parameters.md is
+this output (regenerate it with `coaplab algorithms --markdown > docs/parameters.md`).")]
 pub(crate) struct Args {
     /// An algorithm name: print its parameters.
     #[arg(value_name = "NAME")]
     name: Option<String>,
+    /// Print every algorithm's summary and parameter table, and the presets, as Markdown.
+    #[arg(long, conflicts_with = "name")]
+    markdown: bool,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
+    if args.markdown {
+        print!("{}", markdown());
+        return ExitCode::SUCCESS;
+    }
     match args.name {
         None => {
             print!("{}", list());
@@ -91,4 +101,95 @@ fn range(kind: Kind) -> String {
         Kind::Bool => "true | false".to_string(),
         Kind::Choice(names) => names.join(" | "),
     }
+}
+
+/// The regeneration command, quoted in the generated file.
+const REGENERATE: &str = "cargo run -p coaplab -- algorithms --markdown > docs/parameters.md";
+
+/// The parameter reference of every algorithm and every preset, as Markdown
+/// (`docs/parameters.md`).
+fn markdown() -> String {
+    let mut out = String::from("# Parameter reference\n\n");
+    let _ = writeln!(
+        out,
+        "<!-- Generated from the registry of crates/cc by `coaplab algorithms --markdown`; do not \
+         edit.\n     Regenerate with: {REGENERATE} -->\n"
+    );
+    out.push_str(
+        "Every constant of every algorithm is a parameter with a default, a checked range and a \
+         source. Set one with `--set KEY=VALUE` (repeatable; a later setting wins), or choose a \
+         preset with `--set preset=NAME`: the preset is expanded first and every other setting \
+         overrides it. An unknown key or an out-of-range value is an error that lists what is \
+         valid. Durations are in seconds (`_s`, `inf` where a cap can be switched off) or integer \
+         milliseconds (`_ms`). See [algorithms.md](algorithms.md) for a guide.\n\n",
+    );
+    out.push_str("## Algorithms\n\n| name | summary |\n|---|---|\n");
+    for a in registry::ALGORITHMS {
+        let _ = writeln!(out, "| `{}` | {} |", a.name, cell(a.summary));
+    }
+    out.push_str("\n## Presets\n\n");
+    out.push_str(
+        "A preset sets only the keys an algorithm has; the others are skipped for it.\n\n\
+         | preset | summary | settings |\n|---|---|---|\n",
+    );
+    for p in presets::PRESETS {
+        let settings: Vec<String> = p
+            .settings
+            .iter()
+            .map(|s| match s.applies {
+                presets::Applies::All => format!("`{}={}`", s.key, s.value),
+                presets::Applies::Only(names) => {
+                    format!("`{}={}` ({} only)", s.key, s.value, names.join(", "))
+                }
+            })
+            .collect();
+        let settings = if settings.is_empty() {
+            "(none)".to_string()
+        } else {
+            settings.join(", ")
+        };
+        let _ = writeln!(out, "| `{}` | {} | {} |", p.name, cell(p.summary), settings);
+    }
+    for a in registry::ALGORITHMS {
+        let _ = write!(
+            out,
+            "\n## {}\n\n{}\n\n| key | default | range | help | source |\n|---|---|---|---|---|\n",
+            a.name,
+            cell(a.summary)
+        );
+        for p in a
+            .params
+            .iter()
+            .flat_map(|g| g.iter())
+            .chain([&presets::PRESET_PARAM])
+        {
+            let _ = writeln!(
+                out,
+                "| `{}` | `{}` | {} | {} | {} |",
+                p.key,
+                p.default,
+                cell(&md_range(p.kind)),
+                cell(p.help),
+                cell(p.source)
+            );
+        }
+    }
+    out
+}
+
+/// The accepted values in Markdown: choices as code spans.
+fn md_range(kind: Kind) -> String {
+    match kind {
+        Kind::Choice(names) => names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => range(kind),
+    }
+}
+
+/// Text made safe for a Markdown table cell: `|` would end the cell and `*` start emphasis.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('*', "\\*")
 }
