@@ -1,6 +1,36 @@
-//! The discrete-event simulator.
+//! The discrete-event simulator's network: engine, link model, star topology.
 //!
-//! Filled by the simulator issue: an integer-time event engine with seeded random streams, the
-//! single link model (byte-limited queue -> serializer -> propagation delay -> loss), topologies,
-//! and the TCP model used for CoAP over TCP. The link model here is the only one in coaplab: the
-//! emulator in `coaplab-emu` drives this same code with real packets and the wall clock.
+//! A tour, bottom up:
+//!
+//! * [`engine`]: the deterministic event queue (integer [`Instant`]s, ties in insertion order).
+//! * [`rng`]: named ChaCha8 streams derived from `(run seed, stream name)`, one per purpose and
+//!   direction, so adding a component never shifts another's draws.
+//! * [`link`]: one direction of the bottleneck of spec/experiments.md §1 — byte-limited
+//!   drop-tail FIFO → serializer → propagation delay → loss stage — plus the pure
+//!   [`link::delay`] stage used for the rest-of-path. Its interface takes packet lengths and
+//!   instants only: the emulator (`coaplab-emu`) drives this same code with real packets and the
+//!   wall clock. **The link model exists once, here.**
+//! * [`config`]: the `nbiot` and `zigbee` presets of §2 with every value overridable, and
+//!   validation with typed errors.
+//! * [`topology`]: the star — all clients share the uplink towards one server and the downlink
+//!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
+//! * [`record`]: deliveries and the optional per-packet ground-truth log.
+//!
+//! Time is [`coaplab_cc::time`] everywhere: integer nanoseconds.
+//!
+//! [`Instant`]: coaplab_cc::time::Instant
+
+pub mod config;
+pub mod engine;
+pub mod link;
+pub mod record;
+pub mod rng;
+pub mod topology;
+
+pub use config::{ConfigError, NetworkConfig, Preset};
+pub use engine::EventQueue;
+pub use link::delay::{DelayConfig, JitterMode};
+pub use link::loss::{CtmcParams, GeParams, LossModel};
+pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};
+pub use record::{Delivery, Direction, Fate, PacketId, PacketRecord};
+pub use topology::{client_addr, SendError, Star, SERVER_ADDR};

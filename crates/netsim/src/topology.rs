@@ -1,0 +1,343 @@
+//! The star topology of spec §1.1: every client shares one uplink towards the server and one
+//! downlink back.
+//!
+//! ```text
+//! downlink: server → rest-of-path → [FIFO] → [serializer] → [propagation] → [loss] → client
+//! uplink:   client → [FIFO] → [serializer] → [propagation] → [loss] → rest-of-path → server
+//! ```
+//!
+//! [`Star`] is sans-IO in the quinn-proto sense. Call order: [`Star::send`] whenever an
+//! endpoint transmits; ask [`Star::poll_at`] when the network next needs attention; at that
+//! instant call [`Star::poll_delivery`] until it returns `None`. Instants passed in must never
+//! decrease. Packets carry the caller's bytes (moved, not copied, on delivery: the caller's
+//! buffer is swapped with the pooled one) and an opaque `tag`.
+//!
+//! A stage whose input order cannot change (no reordering jitter upstream) is evaluated
+//! eagerly at send time, so in the default configuration a packet costs one event; otherwise
+//! the hand-off waits for an internal event at the exact entry instant.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use coaplab_cc::time::Instant;
+
+use crate::config::{ConfigError, NetworkConfig, IP_UDP_HEADER_BYTES};
+use crate::engine::EventQueue;
+use crate::link::delay::DelayStage;
+use crate::link::{Link, LinkResult, LinkStats, LinkStreams};
+use crate::record::{Delivery, Direction, Fate, PacketId, PacketRecord};
+
+/// The server's address: 198.18.1.1:5683.
+pub const SERVER_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(198, 18, 1, 1), 5683));
+
+/// Conventional address of client `index`: host 198.18.0.(1 + index mod 254), port
+/// 10000 + index div 254. Any address other than the server's is a client to [`Star`].
+pub fn client_addr(index: u32) -> SocketAddr {
+    let host = (1 + index % 254) as u8;
+    let port = 10_000 + (index / 254).min(u32::from(u16::MAX - 10_000)) as u16;
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, host)), port)
+}
+
+/// Why [`Star::send`] refused a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendError {
+    /// The IP packet (CoAP bytes + 28) exceeds the MTU.
+    ExceedsMtu {
+        /// IP length of the refused packet.
+        ip_len: u32,
+        /// The configured MTU.
+        mtu_bytes: u32,
+    },
+    /// Neither address is the server's: the star only connects clients with the server.
+    NotViaServer {
+        /// Sender.
+        src: SocketAddr,
+        /// Receiver.
+        dst: SocketAddr,
+    },
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::ExceedsMtu { ip_len, mtu_bytes } => {
+                write!(
+                    f,
+                    "{ip_len}-byte IP packet exceeds the {mtu_bytes}-byte MTU"
+                )
+            }
+            SendError::NotViaServer { src, dst } => {
+                write!(
+                    f,
+                    "{src} -> {dst}: the star only links clients with the server"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// A packet inside the network.
+#[derive(Debug, Default)]
+struct InFlight {
+    id: u64,
+    tag: u64,
+    up: bool,
+    src: Option<SocketAddr>,
+    dst: Option<SocketAddr>,
+    ip_len: u32,
+    payload: Vec<u8>,
+    sent_at: Instant,
+    enqueued_at: Instant,
+    charged_bytes: u32,
+    backlog_bytes: u64,
+    backlog_packets: u32,
+    serialized: (Instant, Instant),
+}
+
+/// Internal hand-offs, by slot index.
+#[derive(Debug, Clone, Copy)]
+enum Hop {
+    /// A downlink packet leaves the rest-of-path and reaches the FIFO.
+    EnterLink(u32),
+    /// An uplink packet leaves the bottleneck and enters the rest-of-path.
+    EnterRest(u32),
+    /// A packet reaches its destination.
+    Arrive(u32),
+}
+
+/// N clients and one server joined by a shared bottleneck.
+#[derive(Debug)]
+pub struct Star {
+    server: SocketAddr,
+    mtu_bytes: u32,
+    up: Link,
+    down: Link,
+    rest_up: DelayStage,
+    rest_down: DelayStage,
+    rest_down_reorders: bool,
+    up_link_reorders: bool,
+    events: EventQueue<Hop>,
+    slots: Vec<InFlight>,
+    free: Vec<u32>,
+    next_id: u64,
+    records: Option<Vec<PacketRecord>>,
+}
+
+impl Star {
+    /// A network built from `config` (validated here) with random streams derived from
+    /// `run_seed`: `down/jitter`, `down/loss`, `down/loss-chain`, the same under `up/`, and
+    /// `down/rest-jitter`, `up/rest-jitter`. The server is [`SERVER_ADDR`].
+    pub fn new(config: &NetworkConfig, run_seed: u64) -> Result<Star, ConfigError> {
+        config.validate()?;
+        let stream = |name: &str| crate::rng::stream(run_seed, name);
+        Ok(Star {
+            server: SERVER_ADDR,
+            mtu_bytes: config.mtu_bytes,
+            up: Link::new(&config.up, LinkStreams::named(run_seed, "up")),
+            down: Link::new(&config.down, LinkStreams::named(run_seed, "down")),
+            rest_up: DelayStage::new(config.rest_up, stream("up/rest-jitter")),
+            rest_down: DelayStage::new(config.rest_down, stream("down/rest-jitter")),
+            rest_down_reorders: config.rest_down.can_reorder(),
+            up_link_reorders: config.up.propagation.can_reorder(),
+            events: EventQueue::with_capacity(1024),
+            slots: Vec::new(),
+            free: Vec::new(),
+            next_id: 0,
+            records: None,
+        })
+    }
+
+    /// The server's address.
+    pub fn server(&self) -> SocketAddr {
+        self.server
+    }
+
+    /// Turns the per-packet record log on or off (off by default: no per-packet storage).
+    pub fn record_packets(&mut self, on: bool) {
+        if on {
+            self.records.get_or_insert_with(Vec::new);
+        } else {
+            self.records = None;
+        }
+    }
+
+    /// Takes the records produced so far (empty when recording is off).
+    pub fn take_records(&mut self) -> Vec<PacketRecord> {
+        self.records
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Counters of one bottleneck direction.
+    pub fn stats(&self, direction: Direction) -> LinkStats {
+        match direction {
+            Direction::Up => self.up.stats(),
+            Direction::Down => self.down.stats(),
+        }
+    }
+
+    /// Packets inside the network (sent, not yet delivered, dropped or lost).
+    pub fn in_flight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Hands `coap` (a UDP payload) from `src` to `dst` at `now`. Exactly one of the two
+    /// addresses must be the server's. The bytes are copied into a pooled buffer.
+    pub fn send(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        coap: &[u8],
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let up = match (src == self.server, dst == self.server) {
+            (false, true) => true,
+            (true, false) => false,
+            _ => return Err(SendError::NotViaServer { src, dst }),
+        };
+        let ip_len = u32::try_from(coap.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(IP_UDP_HEADER_BYTES);
+        if ip_len > self.mtu_bytes {
+            return Err(SendError::ExceedsMtu {
+                ip_len,
+                mtu_bytes: self.mtu_bytes,
+            });
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let slot = self.allocate();
+        let p = &mut self.slots[slot as usize];
+        p.id = id;
+        p.tag = tag;
+        p.up = up;
+        p.src = Some(src);
+        p.dst = Some(dst);
+        p.ip_len = ip_len;
+        p.payload.clear();
+        p.payload.extend_from_slice(coap);
+        p.sent_at = now;
+        if up {
+            self.enter_link(slot, now);
+        } else {
+            let at = self.rest_down.release(now);
+            if self.rest_down_reorders {
+                self.events.schedule(at, Hop::EnterLink(slot));
+            } else {
+                self.enter_link(slot, at);
+            }
+        }
+        Ok(PacketId(id))
+    }
+
+    /// When the network next has something to do (a soft deadline: calling
+    /// [`Star::poll_delivery`] earlier is harmless, later distorts nothing but the caller's
+    /// view of time).
+    pub fn poll_at(&self) -> Option<Instant> {
+        self.events.peek_time()
+    }
+
+    /// The next packet arriving at or before `now`, in arrival order (ties in send order).
+    /// Its bytes replace the contents of `buf` (the two buffers are swapped, no copy).
+    pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        while let Some((at, hop)) = self.events.pop_due(now) {
+            match hop {
+                Hop::EnterLink(slot) => self.enter_link(slot, at),
+                Hop::EnterRest(slot) => {
+                    let arrive = self.rest_up.release(at);
+                    self.events.schedule(arrive, Hop::Arrive(slot));
+                }
+                Hop::Arrive(slot) => return Some(self.arrive(slot, at, buf)),
+            }
+        }
+        None
+    }
+
+    fn allocate(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(InFlight::default());
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The packet in `slot` reaches its bottleneck FIFO at `at`.
+    fn enter_link(&mut self, slot: u32, at: Instant) {
+        let p = &mut self.slots[slot as usize];
+        let link = if p.up { &mut self.up } else { &mut self.down };
+        let outcome = link.offer(at, p.ip_len);
+        p.enqueued_at = at;
+        p.charged_bytes = outcome.charged_bytes;
+        p.backlog_bytes = outcome.backlog_bytes;
+        p.backlog_packets = outcome.backlog_packets;
+        match outcome.result {
+            LinkResult::Overflow => self.finish(slot, None, Fate::BufferOverflow),
+            LinkResult::Lost {
+                ser_start,
+                ser_end,
+                at,
+            } => self.finish(slot, Some((ser_start, ser_end)), Fate::LinkError(at)),
+            LinkResult::Delivered {
+                ser_start,
+                ser_end,
+                at,
+            } => {
+                p.serialized = (ser_start, ser_end);
+                if !p.up {
+                    self.events.schedule(at, Hop::Arrive(slot));
+                } else if self.up_link_reorders {
+                    self.events.schedule(at, Hop::EnterRest(slot));
+                } else {
+                    let arrive = self.rest_up.release(at);
+                    self.events.schedule(arrive, Hop::Arrive(slot));
+                }
+            }
+        }
+    }
+
+    fn arrive(&mut self, slot: u32, at: Instant, buf: &mut Vec<u8>) -> Delivery {
+        let p = &mut self.slots[slot as usize];
+        std::mem::swap(&mut p.payload, buf);
+        let delivery = Delivery {
+            id: PacketId(p.id),
+            at,
+            src: p.src.unwrap_or(self.server),
+            dst: p.dst.unwrap_or(self.server),
+            tag: p.tag,
+            direction: if p.up { Direction::Up } else { Direction::Down },
+            ip_len: p.ip_len,
+        };
+        let serialized = Some(p.serialized);
+        self.finish(slot, serialized, Fate::Delivered(at));
+        delivery
+    }
+
+    /// Ends the journey of the packet in `slot`: records it if asked, frees the slot.
+    fn finish(&mut self, slot: u32, serialized: Option<(Instant, Instant)>, fate: Fate) {
+        let p = &self.slots[slot as usize];
+        if let Some(records) = &mut self.records {
+            records.push(PacketRecord {
+                id: PacketId(p.id),
+                tag: p.tag,
+                direction: if p.up { Direction::Up } else { Direction::Down },
+                src: p.src.unwrap_or(self.server),
+                dst: p.dst.unwrap_or(self.server),
+                ip_len: p.ip_len,
+                charged_bytes: p.charged_bytes,
+                sent_at: p.sent_at,
+                enqueued_at: p.enqueued_at,
+                backlog_bytes: p.backlog_bytes,
+                backlog_packets: p.backlog_packets,
+                serialized,
+                fate,
+            });
+        }
+        self.free.push(slot);
+    }
+}
