@@ -1,7 +1,40 @@
-//! Sans-IO CoAP endpoints.
+//! Sans-IO CoAP-over-UDP endpoints (RFC 7252 message layer, RFC 7959 block-wise), with
+//! retransmission driven by the [`coaplab_cc`] algorithms.
 //!
-//! Filled by the simulator issue: the RFC 7252 message layer (CON/NON/ACK/RST, message IDs,
-//! duplicate detection, the NSTART queue) driven by a [`coaplab_cc`] algorithm, request/response
-//! matching, block-wise transfers (RFC 7959) and RFC 8323 sessions, all built on
-//! [`coaplab_wire`]. Endpoints take time and bytes as arguments and are polled for output, in the
-//! style of quinn-proto's `Connection`.
+//! An [`Endpoint`] takes bytes and instants as arguments and is polled for output, in the
+//! style of quinn-proto's `Connection`; the simulator and the socket drivers run the very
+//! same code. A tour:
+//!
+//! - [`endpoint`]: the [`Endpoint`] type, its call order and time rule, and [`Request`].
+//! - [`controller`]: one [`Controller`] (RTO algorithm + random stream + token mode) per
+//!   destination, built lazily by a [`ControllerFactory`], e.g. [`registry_factory`].
+//! - `client` (private): requests and exchanges, the NSTART gate and FIFO queue, Message-ID
+//!   and token allocation, retransmission under the algorithm (`start` → `expired`* →
+//!   `completed` | `failed`), ACK/RST/response matching, FASOR+token marking.
+//! - `blockwise` (private): Block2 follow-ups and Block1 uploads on the client.
+//! - `server` (private) and [`resource`]: deduplicated request handling, piggybacked, NON and
+//!   separate responses, Block1 reassembly, Block2 serving, the `data/N` and `echo`
+//!   resources.
+//! - `dedup` (private): the duplicate cache, bounded by lifetime and size.
+//! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
+//! - [`config`]: [`Config`], the message-layer settings.
+
+pub mod config;
+pub mod controller;
+pub mod endpoint;
+pub mod event;
+pub mod resource;
+
+mod blockwise;
+mod client;
+mod dedup;
+mod exchange;
+mod server;
+
+pub use config::{Config, ConfigError, EXCHANGE_LIFETIME};
+pub use controller::{registry_factory, Controller, ControllerFactory};
+pub use endpoint::{Endpoint, Request};
+pub use event::{
+    AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
+};
+pub use resource::{Action, Resource, Router};

@@ -1,0 +1,191 @@
+//! The client half of RFC 7959: encoding each block's request (Block1 uploads with Size1,
+//! Block2 follow-ups accepting the server's block size) and deciding, on every response,
+//! whether the request continues or completes.
+//!
+//! Layout (spec/experiments.md §4): Uri-Path segments, then Block2 (only in follow-ups, or
+//! when early negotiation is configured), Block1, Size1, payload. The first GET carries no
+//! Block2, giving the 8/10/11-byte requests of §4.1.
+
+use coaplab_cc::time::Instant;
+use coaplab_wire::option::number;
+use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions, Token};
+
+use crate::config::szx_of;
+use crate::endpoint::Endpoint;
+use crate::event::{FailReason, IgnoreReason};
+use crate::exchange::Req;
+use crate::resource::segments;
+
+/// Encodes the request's current block into `out` (cleared first; capacity is reused).
+pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>) {
+    let chunk = if r.uploading {
+        let end = (r.b1_offset + r.b1_size).min(r.payload.len());
+        &r.payload[r.b1_offset..end]
+    } else if r.b2_next.is_some_and(|b| b.num > 0) {
+        // Block2 follow-ups carry no payload (RFC 7959 §2.4).
+        &[][..]
+    } else {
+        &r.payload[..]
+    };
+    let bound = 4 + 8 + r.path.len() + 5 * (r.path.len() + 1) + 24 + 1 + chunk.len();
+    out.clear();
+    out.resize(bound, 0);
+    let mtype = if r.confirmable {
+        MessageType::Con
+    } else {
+        MessageType::Non
+    };
+    let written = (|| {
+        let mut w = MessageWriter::new(out, mtype, r.method, mid, token)?;
+        for seg in segments(&r.path) {
+            w.option(number::URI_PATH, seg.as_bytes())?;
+        }
+        if let Some(b2) = r.b2_next {
+            w.option_uint(number::BLOCK2, b2.to_uint())?;
+        }
+        if r.uploading {
+            let szx = szx_of(r.b1_size).unwrap_or(6);
+            let more = r.b1_offset + r.b1_size < r.payload.len();
+            let b1 = Block {
+                num: (r.b1_offset / r.b1_size) as u32,
+                more,
+                szx,
+            };
+            w.option_uint(number::BLOCK1, b1.to_uint())?;
+            if r.b1_offset == 0 {
+                // RFC 7959 §4: Size1 announces the whole body with the first block.
+                w.option_uint(number::SIZE1, r.payload.len() as u32)?;
+            }
+        }
+        w.payload(chunk)
+    })();
+    // The bound above always fits; an encoding error leaves an empty datagram that the peer
+    // counts as malformed rather than a panic here.
+    let n = written.unwrap_or(0);
+    out.truncate(n);
+}
+
+impl Endpoint {
+    /// The response to request `r`'s current exchange arrived.
+    pub(crate) fn on_response(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
+        let (b1, b2) = match (msg.block1(), msg.block2()) {
+            (Ok(b1), Ok(b2)) => (b1, b2),
+            _ => {
+                let from = self.peers[self.requests[r].peer].addr;
+                self.ignore(now, from, IgnoreReason::BadOption);
+                self.fail_request(now, r, FailReason::BlockMismatch);
+                return;
+            }
+        };
+        let req = &mut self.requests[r];
+        if req.uploading {
+            if msg.code == Code::CONTINUE {
+                let Some(b1) = b1 else {
+                    self.fail_request(now, r, FailReason::BlockMismatch);
+                    return;
+                };
+                // The server may ask for smaller blocks from now on (RFC 7959 §2.3).
+                req.b1_offset += req.b1_size;
+                req.b1_size = req.b1_size.min(b1.size_bytes());
+                if req.b1_offset >= req.payload.len() {
+                    self.fail_request(now, r, FailReason::BlockMismatch);
+                    return;
+                }
+                self.next_exchange(now, r);
+                return;
+            }
+            req.uploading = false;
+        }
+        match b2 {
+            Some(b) if !b.is_bert() => {
+                if b.offset_bytes() != req.body_len {
+                    self.fail_request(now, r, FailReason::BlockMismatch);
+                    return;
+                }
+                req.body_len += msg.payload.len();
+                if self.config.keep_bodies {
+                    req.body.extend_from_slice(msg.payload);
+                }
+                if b.more && msg.code.class() == 2 {
+                    // Accept the server's block size (RFC 7959 §2.4): the next NUM follows
+                    // from the bytes received so far.
+                    let size = b.size_bytes();
+                    req.b2_next = Some(Block {
+                        num: (req.body_len / size) as u32,
+                        more: false,
+                        szx: b.szx,
+                    });
+                    self.next_exchange(now, r);
+                    return;
+                }
+            }
+            Some(_) => {
+                self.fail_request(now, r, FailReason::BlockMismatch);
+                return;
+            }
+            None => {
+                req.body_len += msg.payload.len();
+                if self.config.keep_bodies {
+                    req.body.extend_from_slice(msg.payload);
+                }
+            }
+        }
+        self.complete_request(now, r, msg.code);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(method: Code, path: &str, payload: usize, b2: Option<u32>) -> Req {
+        let mut r = Req::empty();
+        r.method = method;
+        r.path = path.into();
+        r.payload = vec![0; payload];
+        r.b1_size = 256;
+        r.b2_next = b2.map(|n| Block::with_size(n, false, 256).unwrap());
+        r
+    }
+
+    /// spec/experiments.md §4.1 and §4.2, as crates/wire/tests/vectors.rs checks them.
+    #[test]
+    fn experiment_request_sizes() {
+        let tok = Token::new(&[0x4a, 0x1f]).unwrap();
+        let mut out = Vec::new();
+        encode_request(&req(Code::GET, "f", 0, None), 1, tok, &mut out);
+        assert_eq!(out, [0x42, 0x01, 0x00, 0x01, 0x4a, 0x1f, 0xb1, b'f']);
+        encode_request(&req(Code::GET, "f", 0, Some(1)), 1, tok, &mut out);
+        assert_eq!(out.len(), 10);
+        assert_eq!(&out[8..], [0xc1, 0x14]);
+        encode_request(&req(Code::GET, "f", 0, Some(15)), 1, tok, &mut out);
+        assert_eq!(out.len(), 10);
+        encode_request(&req(Code::GET, "f", 0, Some(16)), 1, tok, &mut out);
+        assert_eq!(out.len(), 11);
+        assert_eq!(&out[8..], [0xc2, 0x01, 0x04]);
+        encode_request(&req(Code::GET, "f", 0, Some(399)), 1, tok, &mut out);
+        assert_eq!(out.len(), 11);
+        encode_request(&req(Code::POST, "f", 51, None), 1, tok, &mut out);
+        assert_eq!(out.len(), 60);
+        assert_eq!(out[8], 0xff);
+    }
+
+    #[test]
+    fn block1_carries_size1_on_the_first_block_only() {
+        let tok = Token::EMPTY;
+        let mut r = req(Code::PUT, "echo", 600, None);
+        r.uploading = true;
+        let mut out = Vec::new();
+        encode_request(&r, 9, tok, &mut out);
+        let m = Message::decode(&out).unwrap();
+        assert_eq!(m.block1().unwrap(), Block::with_size(0, true, 256));
+        assert_eq!(m.size1().unwrap(), Some(600));
+        assert_eq!(m.payload.len(), 256);
+        r.b1_offset = 512;
+        encode_request(&r, 10, tok, &mut out);
+        let m = Message::decode(&out).unwrap();
+        assert_eq!(m.block1().unwrap(), Block::with_size(2, false, 256));
+        assert_eq!(m.size1().unwrap(), None);
+        assert_eq!(m.payload.len(), 88);
+    }
+}

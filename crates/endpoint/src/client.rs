@@ -1,0 +1,492 @@
+//! The sending side: requests, their exchanges, the NSTART gate, retransmission under the
+//! destination's RTO algorithm, and the matching of ACKs, RSTs and responses
+//! (RFC 7252 §4–5). Block-wise continuation lives in [`crate::blockwise`].
+
+use std::net::SocketAddr;
+
+use coaplab_cc::time::Instant;
+use coaplab_cc::{Admission, Completion, Expiry};
+use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
+
+use crate::endpoint::{Endpoint, Request};
+use crate::event::{
+    AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
+};
+use crate::exchange::{Exch, Owner, Req, XState};
+
+impl Endpoint {
+    pub(crate) fn start_request(
+        &mut self,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> RequestId {
+        let p = self.peer(destination);
+        let slot = self.free_requests.pop().unwrap_or_else(|| {
+            self.requests.push(Req::empty());
+            self.requests.len() - 1
+        });
+        let id = RequestId(self.next_request_id);
+        self.next_request_id += 1;
+        let block = self.config.block_size_bytes;
+        let r = &mut self.requests[slot];
+        r.id = id;
+        r.live = true;
+        r.peer = p;
+        r.method = request.method;
+        r.path.clone_from(&request.path);
+        r.payload.clone_from(&request.payload);
+        r.confirmable = request.confirmable;
+        r.started = now;
+        r.exchanges = 0;
+        r.uploading = request.payload.len() > block;
+        r.b1_offset = 0;
+        r.b1_size = block;
+        r.b2_next = None;
+        r.body.clear();
+        r.body_len = 0;
+        if let Some(size) = self.config.request_block2_size_bytes {
+            r.b2_next = coaplab_wire::Block::with_size(0, false, size);
+        }
+        self.next_exchange(now, slot);
+        id
+    }
+
+    /// Creates the request's next exchange (its first message or next block) and passes it
+    /// to the NSTART gate.
+    pub(crate) fn next_exchange(&mut self, now: Instant, req: usize) {
+        let p = self.requests[req].peer;
+        let confirmable = self.requests[req].confirmable;
+        let token_mode = confirmable && self.ensure_controller(now, p).token_mode;
+        let len = self.config.token_len_bytes as usize;
+        let token = if token_mode {
+            // FASOR+token (spec/algorithms.md §7.6): the last token byte is the ordinal.
+            let base = self.alloc_token(p, len.max(1) - 1);
+            base.with_suffix(0).unwrap_or(base)
+        } else {
+            self.alloc_token(p, len)
+        };
+        let mid = self.alloc_message_id();
+        let slot = self.alloc_exchange(Owner::Request(req), p, mid, token, confirmable);
+        self.exchanges[slot].token_mode = token_mode;
+        self.exchanges[slot].gated = true;
+        self.requests[req].exchanges += 1;
+        let mut bytes = std::mem::take(&mut self.exchanges[slot].bytes);
+        crate::blockwise::encode_request(&self.requests[req], mid, token, &mut bytes);
+        self.exchanges[slot].bytes = bytes;
+        let peer = &mut self.peers[p];
+        if peer.in_flight < self.config.nstart {
+            self.admit(now, slot, false);
+        } else {
+            self.exchanges[slot].state = XState::Queued;
+            peer.queue.push_back(slot);
+        }
+    }
+
+    pub(crate) fn alloc_exchange(
+        &mut self,
+        owner: Owner,
+        peer: usize,
+        message_id: u16,
+        token: Token,
+        confirmable: bool,
+    ) -> usize {
+        let slot = self.free_exchanges.pop().unwrap_or_else(|| {
+            self.exchanges.push(Exch::empty());
+            self.exchanges.len() - 1
+        });
+        let id = ExchangeId(self.next_exchange_id);
+        self.next_exchange_id += 1;
+        let x = &mut self.exchanges[slot];
+        x.id = id;
+        x.live = true;
+        x.owner = owner;
+        x.peer = peer;
+        x.message_id = message_id;
+        x.token = token;
+        x.token_mode = false;
+        x.confirmable = confirmable;
+        x.gated = false;
+        x.holds_slot = false;
+        x.bytes.clear();
+        x.tx_times.clear();
+        x.cc = coaplab_cc::Exchange::new();
+        x.state = XState::Queued;
+        x.deadline = None;
+        slot
+    }
+
+    /// The gate admits the exchange: start the algorithm (CON) and send the original.
+    pub(crate) fn admit(&mut self, now: Instant, slot: usize, dequeued: bool) {
+        let p = self.exchanges[slot].peer;
+        if self.exchanges[slot].gated {
+            self.peers[p].in_flight += 1;
+            self.exchanges[slot].holds_slot = true;
+        }
+        let in_flight = self.peers[p].in_flight.max(1);
+        if self.exchanges[slot].confirmable {
+            self.ensure_controller(now, p);
+            let ctl = self.peers[p].ctl.as_mut().expect("built above");
+            let x = &mut self.exchanges[slot];
+            let t0 = ctl.algorithm.start(
+                now,
+                Admission {
+                    in_flight,
+                    dequeued,
+                },
+                &mut x.cc,
+                &mut *ctl.rng,
+            );
+            x.state = XState::AwaitAck;
+            x.deadline = Some(now + t0);
+        } else {
+            let x = &mut self.exchanges[slot];
+            x.state = XState::AwaitResponse;
+            x.deadline = Some(now + self.config.response_timeout);
+        }
+        self.send_copy(now, slot);
+    }
+
+    /// Sends the next copy of an exchange: the original, or retransmission j with the
+    /// token's last byte set to j in token mode.
+    fn send_copy(&mut self, now: Instant, slot: usize) {
+        let x = &mut self.exchanges[slot];
+        let ordinal = x.tx_times.len() as u32;
+        x.tx_times.push(now);
+        let mut contents = x.bytes.clone();
+        if x.token_mode && ordinal > 0 {
+            let tkl = (contents[0] & 0x0f) as usize;
+            contents[4 + tkl - 1] = ordinal.min(255) as u8;
+        }
+        let destination = self.peers[x.peer].addr;
+        let request = x.request_slot().map(|r| self.requests[r].id);
+        self.events.push_back(Event::Sent {
+            exchange: x.id,
+            request,
+            destination,
+            ordinal,
+            bytes: contents.len(),
+            at: now,
+        });
+        self.transmits.push_back(Transmit {
+            destination,
+            contents,
+            meta: TransmitMeta::Exchange {
+                exchange: x.id,
+                ordinal,
+            },
+        });
+    }
+
+    /// A deadline of exchange `slot` is due.
+    pub(crate) fn on_deadline(&mut self, now: Instant, slot: usize) {
+        match self.exchanges[slot].state {
+            XState::Delayed => self.admit(now, slot, false),
+            XState::AwaitAck => self.on_expiry(now, slot),
+            XState::AwaitResponse => self.fail_exchange(now, slot, FailReason::ResponseTimeout),
+            XState::Queued | XState::Done => self.exchanges[slot].deadline = None,
+        }
+    }
+
+    fn on_expiry(&mut self, now: Instant, slot: usize) {
+        let p = self.exchanges[slot].peer;
+        let destination = self.peers[p].addr;
+        let ctl = self.peers[p]
+            .ctl
+            .as_mut()
+            .expect("a CON in flight has a controller");
+        let x = &mut self.exchanges[slot];
+        self.events.push_back(Event::TimerExpired {
+            exchange: x.id,
+            destination,
+            ordinal: x.tx_times.len() as u32 - 1,
+            armed: x.cc.timer,
+            at: now,
+        });
+        match ctl.algorithm.expired(now, &mut x.cc, &mut *ctl.rng) {
+            Expiry::Retransmit(t) => {
+                x.deadline = Some(now + t);
+                self.send_copy(now, slot);
+            }
+            Expiry::GiveUp => {
+                ctl.algorithm.failed(now, &mut x.cc);
+                self.fail_exchange(now, slot, FailReason::GiveUp);
+            }
+        }
+    }
+
+    /// Ends an exchange unsuccessfully, and its request with it.
+    pub(crate) fn fail_exchange(&mut self, now: Instant, slot: usize, reason: FailReason) {
+        let x = &self.exchanges[slot];
+        let destination = self.peers[x.peer].addr;
+        let req = x.request_slot();
+        self.events.push_back(Event::ExchangeFailed {
+            exchange: x.id,
+            request: req.map(|r| self.requests[r].id),
+            destination,
+            transmissions: x.tx_times.len() as u32,
+            reason,
+            at: now,
+        });
+        self.snapshot_event(now, x.peer);
+        self.release_slot(now, slot);
+        self.free_exchange(slot);
+        if let Some(r) = req {
+            self.fail_request(now, r, reason);
+        }
+    }
+
+    pub(crate) fn fail_request(&mut self, now: Instant, r: usize, reason: FailReason) {
+        let req = &mut self.requests[r];
+        if !req.live {
+            return;
+        }
+        req.live = false;
+        self.events.push_back(Event::RequestFailed {
+            request: req.id,
+            destination: self.peers[req.peer].addr,
+            reason,
+            at: now,
+        });
+        self.free_requests.push(r);
+    }
+
+    /// The exchange stops counting against NSTART; admit the next queued one.
+    pub(crate) fn release_slot(&mut self, now: Instant, slot: usize) {
+        let x = &mut self.exchanges[slot];
+        if !x.holds_slot {
+            return;
+        }
+        x.holds_slot = false;
+        let p = x.peer;
+        self.peers[p].in_flight -= 1;
+        while self.peers[p].in_flight < self.config.nstart {
+            let Some(next) = self.peers[p].queue.pop_front() else {
+                break;
+            };
+            self.admit(now, next, true);
+        }
+    }
+
+    fn snapshot_event(&mut self, now: Instant, p: usize) {
+        if !self.config.emit_snapshots {
+            return;
+        }
+        if let Some(ctl) = &self.peers[p].ctl {
+            self.events.push_back(Event::Snapshot {
+                destination: self.peers[p].addr,
+                at: now,
+                snapshot: ctl.algorithm.snapshot(),
+            });
+        }
+    }
+
+    /// Reports the first answer of a CON exchange to the algorithm (spec §0.2 `completed`).
+    fn complete_exchange(
+        &mut self,
+        now: Instant,
+        slot: usize,
+        answered: Option<u32>,
+        kind: AnswerKind,
+    ) {
+        let p = self.exchanges[slot].peer;
+        let x = &mut self.exchanges[slot];
+        if x.confirmable {
+            if let Some(ctl) = self.peers[p].ctl.as_mut() {
+                let c = Completion {
+                    ack_time: now,
+                    tx_times: &x.tx_times,
+                    answered,
+                    timer_in_force: x.cc.timer,
+                };
+                ctl.algorithm.completed(&c, &mut x.cc, &mut *ctl.rng);
+            }
+        }
+        let request = x.request_slot().map(|r| self.requests[r].id);
+        self.events.push_back(Event::ExchangeCompleted {
+            exchange: x.id,
+            request,
+            destination: self.peers[p].addr,
+            transmissions: x.tx_times.len() as u32,
+            rtt: now - x.tx_times[0],
+            answered,
+            kind,
+            at: now,
+        });
+        self.snapshot_event(now, p);
+        self.release_slot(now, slot);
+    }
+
+    /// The live exchange to `from` waiting for an ACK of Message ID `mid`.
+    fn find_by_mid(&self, from: SocketAddr, mid: u16) -> Option<usize> {
+        self.exchanges.iter().position(|x| {
+            x.live
+                && x.state == XState::AwaitAck
+                && x.message_id == mid
+                && self.peers[x.peer].addr == from
+        })
+    }
+
+    /// An ACK or RST arrived.
+    pub(crate) fn on_ack_or_rst(&mut self, now: Instant, from: SocketAddr, msg: &Message<'_>) {
+        let Some(slot) = self.find_by_mid(from, msg.message_id) else {
+            self.ignore(now, from, IgnoreReason::UnmatchedAck);
+            return;
+        };
+        if msg.mtype == MessageType::Rst {
+            let p = self.exchanges[slot].peer;
+            if let Some(ctl) = self.peers[p].ctl.as_mut() {
+                ctl.algorithm.failed(now, &mut self.exchanges[slot].cc);
+            }
+            self.fail_exchange(now, slot, FailReason::Reset);
+            return;
+        }
+        if msg.code.is_empty() {
+            // §5.2.2: the response will follow separately; the exchange is no longer an
+            // outstanding interaction, but its request waits for the response.
+            self.complete_exchange(now, slot, None, AnswerKind::EmptyAck);
+            let x = &mut self.exchanges[slot];
+            if x.request_slot().is_some() {
+                x.state = XState::AwaitResponse;
+                x.deadline = Some(now + self.config.response_timeout);
+            } else {
+                self.free_exchange(slot);
+            }
+            return;
+        }
+        if !msg.code.is_response() {
+            self.ignore(now, from, IgnoreReason::UnmatchedAck);
+            return;
+        }
+        let Some(answered) = self.match_token(slot, msg.token) else {
+            self.ignore(now, from, IgnoreReason::TokenMismatch);
+            return;
+        };
+        self.complete_exchange(now, slot, answered, AnswerKind::Piggybacked);
+        self.deliver(now, slot, msg);
+    }
+
+    /// Checks a piggybacked response's token; `Some(answered)` when it matches. In token mode
+    /// the echoed last byte names the copy answered (spec/algorithms.md §7.6).
+    fn match_token(&self, slot: usize, token: &[u8]) -> Option<Option<u32>> {
+        let x = &self.exchanges[slot];
+        let ours = x.token.as_bytes();
+        if !x.token_mode {
+            return (token == ours).then_some(None);
+        }
+        let base = &ours[..ours.len() - 1];
+        if token.len() != ours.len() || !token.starts_with(base) {
+            return None;
+        }
+        let j = token[token.len() - 1] as u32;
+        let sent = x.tx_times.len() as u32;
+        (j < sent).then_some(Some(j))
+    }
+
+    /// A CON or NON response arrived outside an ACK (separate response, or the answer to a
+    /// NON request).
+    pub(crate) fn on_separate_response(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+    ) {
+        if self.replay_duplicate(now, from, msg) {
+            return;
+        }
+        let con = msg.mtype == MessageType::Con;
+        let found = self.exchanges.iter().position(|x| {
+            x.live
+                && x.request_slot().is_some()
+                && matches!(x.state, XState::AwaitAck | XState::AwaitResponse)
+                && self.peers[x.peer].addr == from
+                && token_matches(x, msg.token)
+        });
+        let Some(slot) = found else {
+            if con {
+                // §4.2: a CON we cannot process (an unexpected response) is rejected.
+                self.reject(now, from, msg.message_id);
+            } else {
+                self.dedup.insert(
+                    now,
+                    from,
+                    msg.message_id,
+                    crate::dedup::Entry { reply: None },
+                );
+                self.ignore(now, from, IgnoreReason::UnmatchedNon);
+            }
+            return;
+        };
+        if con {
+            let mut buf = [0u8; 4];
+            let n = MessageWriter::new(
+                &mut buf,
+                MessageType::Ack,
+                Code::EMPTY,
+                msg.message_id,
+                Token::EMPTY,
+            )
+            .map(|w| w.finish())
+            .unwrap_or(0);
+            self.send_reply(now, from, msg.message_id, buf[..n].to_vec(), false);
+        } else {
+            self.dedup.insert(
+                now,
+                from,
+                msg.message_id,
+                crate::dedup::Entry { reply: None },
+            );
+        }
+        let x = &self.exchanges[slot];
+        match (x.state, x.confirmable) {
+            // The response overtook the ACK (or the ACK was lost): it acknowledges too.
+            (XState::AwaitAck, _) => {
+                self.complete_exchange(now, slot, None, AnswerKind::SeparateResponse)
+            }
+            (_, false) => self.complete_exchange(now, slot, None, AnswerKind::NonResponse),
+            _ => {}
+        }
+        self.deliver(now, slot, msg);
+    }
+
+    /// A response for exchange `slot` arrived: free the exchange and move its request on.
+    fn deliver(&mut self, now: Instant, slot: usize, msg: &Message<'_>) {
+        let req = self.exchanges[slot].request_slot();
+        self.free_exchange(slot);
+        if let Some(r) = req {
+            self.on_response(now, r, msg);
+        }
+    }
+
+    /// Completes request `r` with `code`.
+    pub(crate) fn complete_request(&mut self, now: Instant, r: usize, code: Code) {
+        let req = &mut self.requests[r];
+        req.live = false;
+        let body = if self.config.keep_bodies {
+            std::mem::take(&mut req.body)
+        } else {
+            Vec::new()
+        };
+        self.events.push_back(Event::RequestCompleted {
+            request: req.id,
+            destination: self.peers[req.peer].addr,
+            code,
+            body_len: req.body_len,
+            body,
+            exchanges: req.exchanges,
+            started: req.started,
+            at: now,
+        });
+        self.free_requests.push(r);
+    }
+}
+
+/// Whether a separate response's token belongs to exchange `x` (token mode: any ordinal).
+fn token_matches(x: &Exch, token: &[u8]) -> bool {
+    let ours = x.token.as_bytes();
+    if x.token_mode {
+        token.len() == ours.len() && token.starts_with(&ours[..ours.len() - 1])
+    } else {
+        token == ours
+    }
+}

@@ -1,0 +1,127 @@
+//! Endpoint settings: the RFC 7252 §4.8 transmission parameters the message layer owns (the
+//! RTO algorithm owns the timers), deduplication bounds, block sizes and metric switches.
+
+use coaplab_cc::time::Duration;
+
+/// RFC 7252 §4.8.2 EXCHANGE_LIFETIME with the default parameters: 247 s.
+pub const EXCHANGE_LIFETIME: Duration = Duration::from_secs(247);
+
+/// Settings of one endpoint. Every field has the RFC's or the spec's default
+/// ([`Config::default`]); scenario files override them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// NSTART: outstanding interactions per destination (RFC 7252 §4.7). Further requests
+    /// wait in a FIFO queue. At least 1.
+    pub nstart: u32,
+    /// Token length on the wire in bytes, 0–8 (spec/experiments.md §4: 2). In FASOR+token mode
+    /// the last of these bytes carries the transmission ordinal, so sizes do not change.
+    pub token_len_bytes: u8,
+    /// The first Message ID this endpoint allocates (RFC 7252 §4.4 asks for a random start;
+    /// the simulator draws it from the run seed).
+    pub initial_message_id: u16,
+    /// The first token value (big-endian counter of `token_len_bytes` bytes).
+    pub initial_token: u64,
+    /// Block size in bytes (16, 32, …, 1024): the server's Block2 size and the client's
+    /// Block1 size for uploads (RFC 7959 §2.2).
+    pub block_size_bytes: usize,
+    /// Ask for this Block2 size in the first request (early negotiation, RFC 7959 §2.4).
+    /// `None` (spec/experiments.md §4.1): the first GET carries no Block2.
+    pub request_block2_size_bytes: Option<usize>,
+    /// How long a received CON/NON is remembered for duplicate detection. RFC 7252: the
+    /// EXCHANGE_LIFETIME (247 s); `None` keeps entries for the whole run (spec §4.3).
+    pub dedup_lifetime: Option<Duration>,
+    /// Most entries the duplicate cache holds; the oldest is forgotten first.
+    pub dedup_capacity: usize,
+    /// How long a client waits for a separate response after an empty ACK, or for the
+    /// response to a NON request, before the request fails.
+    pub response_timeout: Duration,
+    /// Server processing time. Zero (the experiments): responses are piggybacked. Positive:
+    /// a CON request is acknowledged at once with an empty ACK and the response follows as a
+    /// separate CON after this delay (RFC 7252 §5.2.2).
+    pub processing_delay: Duration,
+    /// Keep response bodies and hand them out in [`crate::Event::RequestCompleted`]. Off in
+    /// large simulations, where only lengths matter.
+    pub keep_bodies: bool,
+    /// Emit [`crate::Event::Snapshot`] with the algorithm's estimator after every completed
+    /// or failed exchange (allocates; off unless a sink wants it).
+    pub emit_snapshots: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            nstart: 1,
+            token_len_bytes: 2,
+            initial_message_id: 0,
+            initial_token: 0,
+            block_size_bytes: 1024,
+            request_block2_size_bytes: None,
+            dedup_lifetime: Some(EXCHANGE_LIFETIME),
+            dedup_capacity: 1 << 20,
+            response_timeout: EXCHANGE_LIFETIME,
+            processing_delay: Duration::ZERO,
+            keep_bodies: true,
+            emit_snapshots: false,
+        }
+    }
+}
+
+/// Why a [`Config`] cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// `nstart` is 0.
+    ZeroNstart,
+    /// `token_len_bytes` above 8 (RFC 7252 §3).
+    TokenTooLong(u8),
+    /// A block size that is not 16, 32, …, 1024 (RFC 7959 §2.2).
+    BlockSize(usize),
+}
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ConfigError::ZeroNstart => f.write_str("nstart must be at least 1"),
+            ConfigError::TokenTooLong(n) => write!(f, "token_len_bytes {n} (0-8 allowed)"),
+            ConfigError::BlockSize(n) => {
+                write!(f, "block size {n} (16, 32, 64, 128, 256, 512 or 1024)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Checks the values that have a range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.nstart == 0 {
+            return Err(ConfigError::ZeroNstart);
+        }
+        if self.token_len_bytes > 8 {
+            return Err(ConfigError::TokenTooLong(self.token_len_bytes));
+        }
+        for size in [Some(self.block_size_bytes), self.request_block2_size_bytes]
+            .into_iter()
+            .flatten()
+        {
+            if szx_of(size).is_none() {
+                return Err(ConfigError::BlockSize(size));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// SZX for a block size (RFC 7959 §2.2: size = 2^(SZX+4)).
+pub(crate) fn szx_of(size_bytes: usize) -> Option<u8> {
+    match size_bytes {
+        16 => Some(0),
+        32 => Some(1),
+        64 => Some(2),
+        128 => Some(3),
+        256 => Some(4),
+        512 => Some(5),
+        1024 => Some(6),
+        _ => None,
+    }
+}

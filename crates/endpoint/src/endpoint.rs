@@ -1,0 +1,446 @@
+//! The [`Endpoint`] type: state, the public call surface, and the dispatch of received
+//! datagrams to the client ([`crate::client`]) and server ([`crate::server`]) halves.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
+use std::net::SocketAddr;
+
+use coaplab_cc::time::Instant;
+use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
+
+use crate::config::{Config, ConfigError};
+use crate::controller::{Controller, ControllerFactory};
+use crate::dedup::{DedupCache, Entry, FxHasher};
+use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
+use crate::exchange::{Exch, Peer, Req, XState};
+use crate::resource::Router;
+
+/// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
+/// server at once, with one congestion-control [`Controller`] per destination.
+///
+/// # Call order
+///
+/// The driver (simulator or socket loop) owns the clock and the sockets:
+///
+/// 1. Feed inputs: [`Endpoint::handle_datagram`] for each received datagram,
+///    [`Endpoint::handle_timeout`] when the instant from [`Endpoint::poll_timeout`] is reached,
+///    and commands ([`Endpoint::request`], [`Endpoint::reset_destination`]).
+/// 2. After every input, drain [`Endpoint::poll_transmit`] and [`Endpoint::poll_event`] until
+///    `None`, then ask [`Endpoint::poll_timeout`] for the next wake-up.
+///
+/// # Time
+///
+/// `now` must never decrease from one call to the next. A transmission's send time is the
+/// `now` of the input that produced it, so poll transmits at that same instant.
+/// `handle_timeout` before the deadline is a harmless no-op; late calls distort the timeline.
+/// When a datagram and a timer fall on the same instant, hand in the datagram first: an ACK
+/// is processed before a timer expiry of the same exchange (spec/algorithms.md §0.2).
+///
+/// # Replies
+///
+/// Every reply to a received datagram (ACK, piggybacked or NON response, RST) is queued while
+/// `handle_datagram` runs, so the driver can tag it with the packet it answers.
+pub struct Endpoint {
+    pub(crate) config: Config,
+    pub(crate) factory: ControllerFactory,
+    pub(crate) router: Router,
+    pub(crate) peers: Vec<Peer>,
+    pub(crate) peer_index: HashMap<SocketAddr, usize, BuildHasherDefault<FxHasher>>,
+    pub(crate) exchanges: Vec<Exch>,
+    pub(crate) free_exchanges: Vec<usize>,
+    pub(crate) requests: Vec<Req>,
+    pub(crate) free_requests: Vec<usize>,
+    pub(crate) next_message_id: u16,
+    pub(crate) next_token: u64,
+    pub(crate) next_exchange_id: u64,
+    pub(crate) next_request_id: u64,
+    pub(crate) transmits: VecDeque<Transmit>,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) dedup: DedupCache,
+    pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+    pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+}
+
+impl core::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("config", &self.config)
+            .field("peers", &self.peers.len())
+            .field("dedup_entries", &self.dedup.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request to send: method, path, payload, message type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The method (GET, POST, PUT, DELETE, …).
+    pub method: Code,
+    /// Uri-Path segments separated by `/` (e.g. `"f"`, `"data/1000"`).
+    pub path: String,
+    /// The body; sent block-wise (Block1) when larger than the block size.
+    pub payload: Vec<u8>,
+    /// CON (retransmitted under congestion control) or NON.
+    pub confirmable: bool,
+}
+
+impl Request {
+    /// A CON GET of `path`.
+    pub fn get(path: &str) -> Request {
+        Request {
+            method: Code::GET,
+            path: path.to_owned(),
+            payload: Vec::new(),
+            confirmable: true,
+        }
+    }
+
+    /// A CON POST of `payload` to `path`.
+    pub fn post(path: &str, payload: Vec<u8>) -> Request {
+        Request {
+            method: Code::POST,
+            path: path.to_owned(),
+            payload,
+            confirmable: true,
+        }
+    }
+
+    /// A CON PUT of `payload` to `path`.
+    pub fn put(path: &str, payload: Vec<u8>) -> Request {
+        Request {
+            method: Code::PUT,
+            ..Request::post(path, payload)
+        }
+    }
+
+    /// The same request as NON (no retransmission, no congestion control).
+    pub fn non(mut self) -> Request {
+        self.confirmable = false;
+        self
+    }
+}
+
+impl Endpoint {
+    /// An endpoint with `config`, building each destination's controller with `factory`, and
+    /// serving `router`'s resources.
+    pub fn new(
+        config: Config,
+        factory: ControllerFactory,
+        router: Router,
+    ) -> Result<Endpoint, ConfigError> {
+        config.validate()?;
+        Ok(Endpoint {
+            next_message_id: config.initial_message_id,
+            next_token: config.initial_token,
+            dedup: DedupCache::new(config.dedup_lifetime, config.dedup_capacity),
+            config,
+            factory,
+            router,
+            peers: Vec::new(),
+            peer_index: HashMap::default(),
+            exchanges: Vec::new(),
+            free_exchanges: Vec::new(),
+            requests: Vec::new(),
+            free_requests: Vec::new(),
+            next_exchange_id: 0,
+            next_request_id: 0,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            uploads: HashMap::new(),
+            pending_bodies: HashMap::new(),
+        })
+    }
+
+    // ---- getters ----
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The resources served.
+    pub fn router_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+
+    /// The controller of `destination`, once an exchange to it has started.
+    pub fn controller(&self, destination: SocketAddr) -> Option<&Controller> {
+        let p = *self.peer_index.get(&destination)?;
+        self.peers[p].ctl.as_ref()
+    }
+
+    /// Outstanding interactions with `destination` (counted against NSTART).
+    pub fn in_flight(&self, destination: SocketAddr) -> u32 {
+        self.peer_index
+            .get(&destination)
+            .map_or(0, |&p| self.peers[p].in_flight)
+    }
+
+    /// Exchanges waiting in `destination`'s NSTART queue.
+    pub fn queued(&self, destination: SocketAddr) -> usize {
+        self.peer_index
+            .get(&destination)
+            .map_or(0, |&p| self.peers[p].queue.len())
+    }
+
+    /// Requests not yet completed or failed.
+    pub fn open_requests(&self) -> usize {
+        self.requests.iter().filter(|r| r.live).count()
+    }
+
+    /// Entries in the duplicate cache.
+    pub fn dedup_entries(&self) -> usize {
+        self.dedup.len()
+    }
+
+    // ---- commands ----
+
+    /// Starts `request` to `destination` at `now`. Its first exchange is sent at once, or
+    /// waits in the destination's NSTART queue.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> RequestId {
+        self.start_request(now, destination, request)
+    }
+
+    /// Forgets everything the algorithm learned about `destination`, as a freshly booted
+    /// device would (the "random" workload between short-lived clients, spec §6.1).
+    /// Message IDs and tokens continue (spec/experiments.md §10 #21).
+    pub fn reset_destination(&mut self, now: Instant, destination: SocketAddr) {
+        if let Some(&p) = self.peer_index.get(&destination) {
+            if let Some(ctl) = self.peers[p].ctl.as_mut() {
+                ctl.algorithm.reset(now);
+            }
+        }
+    }
+
+    // ---- inputs ----
+
+    /// A datagram from `from` arrived at `now`.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        let msg = match Message::decode(bytes) {
+            Ok(m) => m,
+            Err(error) => {
+                self.events.push_back(Event::Malformed {
+                    from,
+                    error,
+                    at: now,
+                });
+                // RFC 7252 §4.2: a CON with a format error is rejected with RST, when its
+                // header (and so its Message ID) is readable.
+                if bytes.len() >= 4 && bytes[0] >> 6 == 1 && (bytes[0] >> 4) & 3 == 0 {
+                    let mid = u16::from_be_bytes([bytes[2], bytes[3]]);
+                    self.reject(now, from, mid);
+                }
+                return;
+            }
+        };
+        match msg.mtype {
+            MessageType::Ack | MessageType::Rst => self.on_ack_or_rst(now, from, &msg),
+            MessageType::Con | MessageType::Non => {
+                let con = msg.mtype == MessageType::Con;
+                if msg.code.is_request() {
+                    self.on_request(now, from, &msg);
+                } else if msg.code.is_response() {
+                    self.on_separate_response(now, from, &msg);
+                } else if con {
+                    // An empty CON ("CoAP ping", §4.3) or a reserved class (§4.2).
+                    self.reject(now, from, msg.message_id);
+                } else {
+                    self.ignore(now, from, IgnoreReason::RejectedNon);
+                }
+            }
+        }
+    }
+
+    /// The timer deadline was reached: retransmit, give up, or send a delayed response.
+    /// Calling it early does nothing.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
+        // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
+        while let Some(slot) = self.next_due(now) {
+            self.on_deadline(now, slot);
+        }
+    }
+
+    // ---- outputs ----
+
+    /// The next datagram to send.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let _ = now;
+        self.transmits.pop_front()
+    }
+
+    /// When [`Endpoint::handle_timeout`] should be called next (a soft deadline).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.exchanges
+            .iter()
+            .filter(|x| x.live)
+            .filter_map(|x| x.deadline)
+            .min()
+    }
+
+    /// The next event.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---- shared internals ----
+
+    /// The exchange slot whose deadline is earliest and due at `now`.
+    fn next_due(&self, now: Instant) -> Option<usize> {
+        self.exchanges
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.live && x.deadline.is_some_and(|d| d <= now))
+            .min_by_key(|(_, x)| (x.deadline, x.id))
+            .map(|(i, _)| i)
+    }
+
+    /// The peer slot of `addr`, created on first use.
+    pub(crate) fn peer(&mut self, addr: SocketAddr) -> usize {
+        if let Some(&p) = self.peer_index.get(&addr) {
+            return p;
+        }
+        self.peers.push(Peer::new(addr));
+        self.peer_index.insert(addr, self.peers.len() - 1);
+        self.peers.len() - 1
+    }
+
+    /// Builds the peer's controller when its first exchange starts.
+    pub(crate) fn ensure_controller(&mut self, now: Instant, p: usize) -> &mut Controller {
+        if self.peers[p].ctl.is_none() {
+            let ctl = (self.factory)(self.peers[p].addr, now);
+            self.peers[p].ctl = Some(ctl);
+        }
+        self.peers[p].ctl.as_mut().expect("just built")
+    }
+
+    pub(crate) fn alloc_message_id(&mut self) -> u16 {
+        let m = self.next_message_id;
+        self.next_message_id = m.wrapping_add(1);
+        m
+    }
+
+    /// A fresh token of `len` bytes, not used by any live exchange to `p`.
+    pub(crate) fn alloc_token(&mut self, p: usize, len: usize) -> Token {
+        let modulus_bits = 8 * len as u32;
+        for _ in 0..1024 {
+            let v = self.next_token;
+            self.next_token = v.wrapping_add(1);
+            let v = if modulus_bits >= 64 {
+                v
+            } else {
+                v & ((1u64 << modulus_bits) - 1)
+            };
+            let t = Token::from_u64(v, len);
+            let clash = self
+                .exchanges
+                .iter()
+                .any(|x| x.live && x.peer == p && x.token.as_bytes().starts_with(t.as_bytes()));
+            if !clash || len == 0 {
+                return t;
+            }
+        }
+        Token::from_u64(self.next_token, len)
+    }
+
+    /// Queues an RST for Message ID `mid` of `from` and remembers it for duplicates.
+    pub(crate) fn reject(&mut self, now: Instant, from: SocketAddr, mid: u16) {
+        let mut buf = [0u8; 4];
+        let reply = MessageWriter::new(&mut buf, MessageType::Rst, Code::EMPTY, mid, Token::EMPTY)
+            .map(|w| w.finish())
+            .map(|n| buf[..n].to_vec())
+            .unwrap_or_default();
+        self.send_reply(now, from, mid, reply, false);
+        self.events.push_back(Event::Rejected {
+            from,
+            message_id: mid,
+            at: now,
+        });
+    }
+
+    /// Queues `reply` (to the message `from` sent with `mid`) and caches it for duplicates.
+    pub(crate) fn send_reply(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        mid: u16,
+        reply: Vec<u8>,
+        replayed: bool,
+    ) {
+        let reply_mid = if reply.len() >= 4 {
+            u16::from_be_bytes([reply[2], reply[3]])
+        } else {
+            mid
+        };
+        if !replayed {
+            self.dedup.insert(
+                now,
+                to,
+                mid,
+                Entry {
+                    reply: Some(reply.clone()),
+                },
+            );
+        }
+        self.transmits.push_back(Transmit {
+            destination: to,
+            contents: reply,
+            meta: TransmitMeta::Reply {
+                message_id: reply_mid,
+                replayed,
+            },
+        });
+    }
+
+    /// Replays the cached reply to a duplicate CON/NON; true when `mid` was a duplicate.
+    pub(crate) fn replay_duplicate(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+    ) -> bool {
+        let Some(entry) = self.dedup.get(now, from, msg.message_id) else {
+            return false;
+        };
+        match (&entry.reply, msg.mtype) {
+            (Some(reply), MessageType::Con) => {
+                let reply = reply.clone();
+                self.send_reply(now, from, msg.message_id, reply, true);
+                if msg.code.is_request() {
+                    self.events.push_back(Event::DuplicateRequest {
+                        from,
+                        message_id: msg.message_id,
+                        at: now,
+                    });
+                }
+            }
+            _ => self.ignore(now, from, IgnoreReason::DuplicateNon),
+        }
+        true
+    }
+
+    pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
+        self.events.push_back(Event::Ignored {
+            from,
+            reason,
+            at: now,
+        });
+    }
+
+    /// Frees an exchange slot for reuse (its buffers keep their capacity).
+    pub(crate) fn free_exchange(&mut self, slot: usize) {
+        let x = &mut self.exchanges[slot];
+        x.live = false;
+        x.deadline = None;
+        x.state = XState::Done;
+        self.free_exchanges.push(slot);
+    }
+}

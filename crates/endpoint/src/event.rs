@@ -1,0 +1,254 @@
+//! What an endpoint hands out: datagrams to send ([`Transmit`]) and typed events ([`Event`]):
+//! application results (a request completed or failed) and the metric taps of
+//! spec/experiments.md §7 (every copy sent, every timer expiry with its armed value, every
+//! exchange's outcome). The endpoint keeps no metric counters itself; sinks count events.
+
+use std::net::SocketAddr;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_cc::Snapshot;
+use coaplab_wire::{Code, DecodeError};
+
+/// One message-layer exchange: a CON or NON message this endpoint sent and its copies
+/// (a request, one block of a block-wise transfer, or a separate response).
+/// Unique within the endpoint, increasing in creation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExchangeId(pub u64);
+
+/// One application request, possibly spanning several exchanges (block-wise).
+/// Unique within the endpoint, increasing in creation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId(pub u64);
+
+/// A datagram to put on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where it goes.
+    pub destination: SocketAddr,
+    /// The encoded CoAP message (no IP/UDP headers).
+    pub contents: Vec<u8>,
+    /// What it is, for packet tags and ground truth.
+    pub meta: TransmitMeta,
+}
+
+/// What a [`Transmit`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransmitMeta {
+    /// Copy `ordinal` (0 = original) of a CON or NON message this endpoint originated: a
+    /// request or a separate response.
+    Exchange {
+        /// The exchange.
+        exchange: ExchangeId,
+        /// 0 for the original, j for the j-th retransmission.
+        ordinal: u32,
+    },
+    /// An answer to a received message: a piggybacked or empty ACK, a NON response, or an RST.
+    /// Every reply is queued while the datagram it answers is handled, so a driver that polls
+    /// right after [`crate::Endpoint::handle_datagram`] knows which packet it answers.
+    Reply {
+        /// Message ID of the reply.
+        message_id: u16,
+        /// True when the reply was replayed from the duplicate cache (the request was a
+        /// retransmission the server had already answered).
+        replayed: bool,
+    },
+}
+
+/// How an exchange's first answer arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// An ACK carrying the response (RFC 7252 §5.2.1).
+    Piggybacked,
+    /// An empty ACK; the response follows separately (§5.2.2). The sample point is the empty
+    /// ACK (spec/algorithms.md §12 #35).
+    EmptyAck,
+    /// A separate CON response that arrived before any ACK (it acknowledges the request too).
+    SeparateResponse,
+    /// A response to a NON request.
+    NonResponse,
+}
+
+/// Why an exchange or a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailReason {
+    /// The timer after the MAX_RETRANSMIT-th retransmission expired.
+    GiveUp,
+    /// The peer answered with RST (RFC 7252 §4.2).
+    Reset,
+    /// No separate response / NON response within `response_timeout`.
+    ResponseTimeout,
+    /// A block-wise transfer broke (the server's blocks do not fit together).
+    BlockMismatch,
+}
+
+/// Why a received datagram was dropped without effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IgnoreReason {
+    /// An ACK or RST that matches no outstanding CON: a late or duplicate answer
+    /// (spec §4.3: counted and ignored).
+    UnmatchedAck,
+    /// A piggybacked response whose token does not match the request.
+    TokenMismatch,
+    /// A NON response matching no request.
+    UnmatchedNon,
+    /// A duplicate NON (deduplicated, no reply).
+    DuplicateNon,
+    /// A response with an unreadable option (e.g. a Block2 of 4 bytes).
+    BadOption,
+    /// A NON carrying something we reject (RFC 7252 §4.3 allows silence).
+    RejectedNon,
+}
+
+/// Everything observable, in order. Hot-path variants allocate nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Copy `ordinal` of an exchange left at `at` (metric tap: transmissions).
+    Sent {
+        /// The exchange.
+        exchange: ExchangeId,
+        /// The request it belongs to (`None` for a separate response).
+        request: Option<RequestId>,
+        /// Its destination.
+        destination: SocketAddr,
+        /// 0 = original.
+        ordinal: u32,
+        /// CoAP message bytes.
+        bytes: usize,
+        /// Send time.
+        at: Instant,
+    },
+    /// The retransmission timer of copy `ordinal` fired (metric tap: expired RTO values).
+    TimerExpired {
+        /// The exchange.
+        exchange: ExchangeId,
+        /// Its destination.
+        destination: SocketAddr,
+        /// The copy the timer was timing (0 = original).
+        ordinal: u32,
+        /// The armed duration that just expired (after dithering, backoff and caps).
+        armed: Duration,
+        /// Expiry time.
+        at: Instant,
+    },
+    /// An exchange got its first answer (metric tap: transmissions per exchange, CoAP RTT).
+    ExchangeCompleted {
+        /// The exchange.
+        exchange: ExchangeId,
+        /// The request (`None` for a separate response).
+        request: Option<RequestId>,
+        /// The peer.
+        destination: SocketAddr,
+        /// Copies sent (1 = no retransmission).
+        transmissions: u32,
+        /// From the original's send time to the first answer.
+        rtt: Duration,
+        /// Which copy the answer names (FASOR+token), if known.
+        answered: Option<u32>,
+        /// How the answer came.
+        kind: AnswerKind,
+        /// Arrival time of the answer.
+        at: Instant,
+    },
+    /// An exchange failed.
+    ExchangeFailed {
+        /// The exchange.
+        exchange: ExchangeId,
+        /// The request (`None` for a separate response).
+        request: Option<RequestId>,
+        /// The peer.
+        destination: SocketAddr,
+        /// Copies sent.
+        transmissions: u32,
+        /// Why.
+        reason: FailReason,
+        /// When.
+        at: Instant,
+    },
+    /// The algorithm's estimator after an exchange to `destination` ended
+    /// (only with [`crate::Config::emit_snapshots`]).
+    Snapshot {
+        /// The peer.
+        destination: SocketAddr,
+        /// When.
+        at: Instant,
+        /// The algorithm's view.
+        snapshot: Snapshot,
+    },
+    /// A whole request finished: its last block's response arrived (metric tap: FCT).
+    RequestCompleted {
+        /// The request.
+        request: RequestId,
+        /// The peer.
+        destination: SocketAddr,
+        /// The final response code.
+        code: Code,
+        /// Body length in bytes over all blocks.
+        body_len: usize,
+        /// The body (empty unless [`crate::Config::keep_bodies`]).
+        body: Vec<u8>,
+        /// Exchanges it took (blocks).
+        exchanges: u32,
+        /// When [`crate::Endpoint::request`] was called.
+        started: Instant,
+        /// When the last response arrived.
+        at: Instant,
+    },
+    /// A request failed; no response will be delivered.
+    RequestFailed {
+        /// The request.
+        request: RequestId,
+        /// The peer.
+        destination: SocketAddr,
+        /// Why.
+        reason: FailReason,
+        /// When.
+        at: Instant,
+    },
+    /// The server ran a resource handler for a new request.
+    Served {
+        /// The client.
+        from: SocketAddr,
+        /// The request's Message ID.
+        message_id: u16,
+        /// The response code.
+        code: Code,
+        /// When.
+        at: Instant,
+    },
+    /// A duplicate CON was answered again from the cache, without running the handler.
+    DuplicateRequest {
+        /// The sender.
+        from: SocketAddr,
+        /// Its Message ID.
+        message_id: u16,
+        /// When.
+        at: Instant,
+    },
+    /// An RST was sent to reject a message (RFC 7252 §4.2–4.3).
+    Rejected {
+        /// The sender of the rejected message.
+        from: SocketAddr,
+        /// Its Message ID.
+        message_id: u16,
+        /// When.
+        at: Instant,
+    },
+    /// A datagram was dropped without effect.
+    Ignored {
+        /// The sender.
+        from: SocketAddr,
+        /// Why.
+        reason: IgnoreReason,
+        /// When.
+        at: Instant,
+    },
+    /// Bytes that are not a CoAP message (count by [`DecodeError::label`]).
+    Malformed {
+        /// The sender.
+        from: SocketAddr,
+        /// The broken rule.
+        error: DecodeError,
+        /// When.
+        at: Instant,
+    },
+}

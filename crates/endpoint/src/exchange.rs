@@ -1,0 +1,159 @@
+//! The records the endpoint keeps: per destination ([`Peer`]), per outgoing CON/NON message
+//! ([`Exch`]) and per application request ([`Req`]). Slots are reused, keeping their buffers'
+//! capacity, so a steady stream of requests allocates nothing but the transmit bytes.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use coaplab_cc::time::Instant;
+use coaplab_wire::{Block, Code, Token};
+
+use crate::controller::Controller;
+use crate::event::ExchangeId;
+
+/// One destination: its congestion control and its NSTART gate (RFC 7252 §4.7).
+#[derive(Debug)]
+pub(crate) struct Peer {
+    pub(crate) addr: SocketAddr,
+    /// Built lazily by the factory when the first exchange to this peer starts.
+    pub(crate) ctl: Option<Controller>,
+    /// Outstanding interactions counted against NSTART.
+    pub(crate) in_flight: u32,
+    /// Exchange slots waiting for the gate, first in first out.
+    pub(crate) queue: VecDeque<usize>,
+}
+
+impl Peer {
+    pub(crate) fn new(addr: SocketAddr) -> Self {
+        Peer {
+            addr,
+            ctl: None,
+            in_flight: 0,
+            queue: VecDeque::new(),
+        }
+    }
+}
+
+/// Where an exchange is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum XState {
+    /// Free slot.
+    Done,
+    /// Waiting in the NSTART queue.
+    Queued,
+    /// A separate response waiting out the server's processing delay.
+    Delayed,
+    /// A CON sent, its ACK not yet received: the retransmission timer runs.
+    AwaitAck,
+    /// Acknowledged by an empty ACK (or a NON request): waiting for the response.
+    AwaitResponse,
+}
+
+/// Who an exchange works for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// A client request's (next) block, by request slot.
+    Request(usize),
+    /// A server's separate CON response.
+    Separate,
+}
+
+/// One outgoing CON or NON message and its copies.
+#[derive(Debug)]
+pub(crate) struct Exch {
+    pub(crate) id: ExchangeId,
+    pub(crate) live: bool,
+    pub(crate) owner: Owner,
+    pub(crate) peer: usize,
+    pub(crate) message_id: u16,
+    /// The token of the original (in token mode: `base ‖ 0`).
+    pub(crate) token: Token,
+    pub(crate) token_mode: bool,
+    pub(crate) confirmable: bool,
+    /// Goes through the NSTART gate (requests do; separate responses do not).
+    pub(crate) gated: bool,
+    /// Currently counted in the peer's `in_flight`.
+    pub(crate) holds_slot: bool,
+    /// The encoded original.
+    pub(crate) bytes: Vec<u8>,
+    /// Send time of every copy; index = ordinal.
+    pub(crate) tx_times: Vec<Instant>,
+    /// The algorithm's per-exchange scratch `X`.
+    pub(crate) cc: coaplab_cc::Exchange,
+    pub(crate) state: XState,
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl Exch {
+    pub(crate) fn empty() -> Self {
+        Exch {
+            id: ExchangeId(0),
+            live: false,
+            owner: Owner::Separate,
+            peer: 0,
+            message_id: 0,
+            token: Token::EMPTY,
+            token_mode: false,
+            confirmable: true,
+            gated: false,
+            holds_slot: false,
+            bytes: Vec::new(),
+            tx_times: Vec::new(),
+            cc: coaplab_cc::Exchange::new(),
+            state: XState::Done,
+            deadline: None,
+        }
+    }
+
+    /// The request slot this exchange serves.
+    pub(crate) fn request_slot(&self) -> Option<usize> {
+        match self.owner {
+            Owner::Request(r) => Some(r),
+            Owner::Separate => None,
+        }
+    }
+}
+
+/// One application request and its block-wise progress (RFC 7959).
+#[derive(Debug)]
+pub(crate) struct Req {
+    pub(crate) id: crate::event::RequestId,
+    pub(crate) live: bool,
+    pub(crate) peer: usize,
+    pub(crate) method: Code,
+    pub(crate) path: String,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) confirmable: bool,
+    pub(crate) started: Instant,
+    pub(crate) exchanges: u32,
+    /// Block1 upload in progress: offset and size of the block being sent.
+    pub(crate) uploading: bool,
+    pub(crate) b1_offset: usize,
+    pub(crate) b1_size: usize,
+    /// Block2 to ask for in the next exchange (None: the first request, no Block2).
+    pub(crate) b2_next: Option<Block>,
+    pub(crate) body: Vec<u8>,
+    pub(crate) body_len: usize,
+}
+
+impl Req {
+    pub(crate) fn empty() -> Self {
+        Req {
+            id: crate::event::RequestId(0),
+            live: false,
+            peer: 0,
+            method: Code::GET,
+            path: String::new(),
+            payload: Vec::new(),
+            confirmable: true,
+            started: Instant::ZERO,
+            exchanges: 0,
+            uploading: false,
+            b1_offset: 0,
+            b1_size: 0,
+            b2_next: None,
+            body: Vec::new(),
+            body_len: 0,
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Server resources: what a path answers, per method. The experiments need three kinds
+//! (spec/experiments.md §4): a body of N bytes for GET (block-wise when larger than a block),
+//! an echo of the request payload, and a fixed-size reply (the 60-B 2.04 of §4.2).
+//! Handlers take zero processing time.
+
+use coaplab_wire::Code;
+
+/// What a resource does for one method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// 4.05 Method Not Allowed.
+    NotAllowed,
+    /// 2.05 Content with a body of `len_bytes` bytes; byte i is `i mod 256`.
+    Data {
+        /// Body length.
+        len_bytes: usize,
+    },
+    /// The request payload (whole, after a Block1 upload) comes back; 2.04 Changed for POST
+    /// and PUT, 2.05 Content otherwise.
+    Echo,
+    /// `code` with `len_bytes` zero bytes of payload (spec §4.2: 2.04 with 53 B).
+    Fixed {
+        /// Response code.
+        code: Code,
+        /// Payload length.
+        len_bytes: usize,
+    },
+}
+
+/// A resource: an [`Action`] per method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource {
+    /// GET.
+    pub get: Action,
+    /// POST.
+    pub post: Action,
+    /// PUT.
+    pub put: Action,
+    /// DELETE and any other method.
+    pub other: Action,
+}
+
+impl Resource {
+    /// GET answers `len_bytes` bytes; other methods are not allowed.
+    pub const fn data(len_bytes: usize) -> Resource {
+        Resource {
+            get: Action::Data { len_bytes },
+            post: Action::NotAllowed,
+            put: Action::NotAllowed,
+            other: Action::NotAllowed,
+        }
+    }
+
+    /// POST and PUT echo the payload; GET answers an empty 2.05.
+    pub const fn echo() -> Resource {
+        Resource {
+            get: Action::Fixed {
+                code: Code::CONTENT,
+                len_bytes: 0,
+            },
+            post: Action::Echo,
+            put: Action::Echo,
+            other: Action::NotAllowed,
+        }
+    }
+
+    /// Every method answers `code` with `len_bytes` of payload.
+    pub const fn fixed(code: Code, len_bytes: usize) -> Resource {
+        let a = Action::Fixed { code, len_bytes };
+        Resource {
+            get: a,
+            post: a,
+            put: a,
+            other: a,
+        }
+    }
+
+    /// The resource of the experiments' path `f` (spec §4): GET answers `object_bytes`
+    /// (the long-lived transfer) and POST answers 2.04 with `reply_bytes` (the short-lived
+    /// exchanges).
+    pub const fn experiment(object_bytes: usize, reply_bytes: usize) -> Resource {
+        Resource {
+            get: Action::Data {
+                len_bytes: object_bytes,
+            },
+            post: Action::Fixed {
+                code: Code::CHANGED,
+                len_bytes: reply_bytes,
+            },
+            put: Action::NotAllowed,
+            other: Action::NotAllowed,
+        }
+    }
+
+    pub(crate) fn action(&self, method: Code) -> Action {
+        match method {
+            Code::GET => self.get,
+            Code::POST => self.post,
+            Code::PUT => self.put,
+            _ => self.other,
+        }
+    }
+}
+
+/// Path → resource. Besides the routes added, `data/N` answers N bytes to GET and `echo`
+/// echoes POST/PUT payloads.
+#[derive(Debug, Clone, Default)]
+pub struct Router {
+    routes: Vec<(Vec<String>, Resource)>,
+}
+
+impl Router {
+    /// Only the built-in `data/N` and `echo`.
+    pub fn new() -> Self {
+        Router::default()
+    }
+
+    /// Adds (or replaces) the resource at `path` (segments separated by `/`).
+    pub fn route(&mut self, path: &str, resource: Resource) -> &mut Self {
+        let segs: Vec<String> = segments(path).map(str::to_owned).collect();
+        match self.routes.iter_mut().find(|(p, _)| *p == segs) {
+            Some(slot) => slot.1 = resource,
+            None => self.routes.push((segs, resource)),
+        }
+        self
+    }
+
+    /// The resource for the Uri-Path segments given, without allocating.
+    pub(crate) fn find<'a, I>(&self, path: I) -> Option<Resource>
+    where
+        I: Iterator<Item = &'a [u8]> + Clone,
+    {
+        for (segs, r) in &self.routes {
+            if path.clone().eq(segs.iter().map(|s| s.as_bytes())) {
+                return Some(*r);
+            }
+        }
+        let mut it = path;
+        match (it.next(), it.next(), it.next()) {
+            (Some(b"data"), Some(n), None) => {
+                let n = std::str::from_utf8(n).ok()?.parse::<usize>().ok()?;
+                Some(Resource::data(n))
+            }
+            (Some(b"echo"), None, None) => Some(Resource::echo()),
+            _ => None,
+        }
+    }
+}
+
+/// The non-empty segments of a `/`-separated path.
+pub(crate) fn segments(path: &str) -> impl Iterator<Item = &str> + Clone {
+    path.split('/').filter(|s| !s.is_empty())
+}
+
+/// Where a response body's bytes come from, so a 100-kB object is never materialised.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Body<'a> {
+    /// Byte i is `i mod 256`.
+    Pattern(usize),
+    /// Zeros.
+    Zeros(usize),
+    /// Given bytes.
+    Bytes(&'a [u8]),
+}
+
+impl Body<'_> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Body::Pattern(n) | Body::Zeros(n) => *n,
+            Body::Bytes(b) => b.len(),
+        }
+    }
+
+    /// Bytes `range` of the body.
+    pub(crate) fn write(&self, start: usize, out: &mut [u8]) {
+        match self {
+            Body::Pattern(_) => {
+                for (i, b) in out.iter_mut().enumerate() {
+                    *b = ((start + i) & 0xff) as u8;
+                }
+            }
+            Body::Zeros(_) => out.fill(0),
+            Body::Bytes(src) => out.copy_from_slice(&src[start..start + out.len()]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(p: &str) -> impl Iterator<Item = &[u8]> + Clone {
+        segments(p).map(str::as_bytes)
+    }
+
+    #[test]
+    fn routes_builtins_and_misses() {
+        let mut r = Router::new();
+        r.route("f", Resource::experiment(102_400, 53));
+        assert_eq!(r.find(path("f")), Some(Resource::experiment(102_400, 53)));
+        assert_eq!(r.find(path("data/300")), Some(Resource::data(300)));
+        assert_eq!(r.find(path("echo")), Some(Resource::echo()));
+        assert_eq!(r.find(path("data/x")), None);
+        assert_eq!(r.find(path("g")), None);
+        assert_eq!(r.find(path("")), None);
+        r.route("/a/b/", Resource::data(1));
+        assert_eq!(r.find(path("a/b")), Some(Resource::data(1)));
+        assert_eq!(r.find(path("a")), None);
+    }
+
+    #[test]
+    fn pattern_body_is_offset_aware() {
+        let mut out = [0u8; 3];
+        Body::Pattern(1000).write(255, &mut out);
+        assert_eq!(out, [255, 0, 1]);
+    }
+}
