@@ -1,1 +1,17 @@
-//! Results files.
+//! Results files: per-flow records, `flows.csv`, `summary.csv`, `manifest.json`, and the
+//! results directory that writes them atomically and resumes interrupted sweeps.
+
+pub mod csv;
+pub mod flows;
+pub mod manifest;
+mod record;
+pub mod store;
+pub mod summary;
+
+pub use manifest::{Manifest, ManifestRun, Status};
+pub use record::{FlowRecord, RunError, RunResult};
+pub use store::{ResultsDir, ResultsError};
+pub use summary::SummaryRow;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,92 @@
+//! `flows.csv`: one row per flow, the fixed columns of the issue plus one per sweep axis.
+
+use super::csv;
+use super::record::FlowRecord;
+use crate::scenario::RunSpec;
+
+/// The fixed columns of `flows.csv`, in order.
+pub const FLOW_COLUMNS: &[&str] = &[
+    "run",
+    "combination",
+    "replication",
+    "seed",
+    "flow",
+    "cc",
+    "workload",
+    "clients",
+    "buffer_bytes",
+    "loss",
+    "fct_s",
+    "exchanges",
+    "failed_exchanges",
+    "transmissions",
+    "retransmissions",
+    "unnecessary_retransmissions",
+    "timeouts",
+    "rto_max_s",
+    "coap_rtt_median_s",
+    "bytes_up",
+    "bytes_down",
+    "completed",
+];
+
+/// The sweep columns that get a column of their own (those not already a fixed column).
+pub fn sweep_columns(spec: &RunSpec) -> Vec<&str> {
+    spec.sweep
+        .iter()
+        .map(|(c, _)| c.as_str())
+        .filter(|c| !FLOW_COLUMNS.contains(c))
+        .collect()
+}
+
+/// The header line (no newline).
+pub fn header(spec: &RunSpec) -> String {
+    csv::line(FLOW_COLUMNS.iter().copied().chain(sweep_columns(spec)))
+}
+
+/// One row per flow of a run, each ending in a newline.
+pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
+    let mut out = String::new();
+    let clients = spec.config.total_flows().to_string();
+    let buffer = spec.config.network.down.buffer_bytes.to_string();
+    let extra: Vec<&str> = spec
+        .sweep
+        .iter()
+        .filter(|(c, _)| !FLOW_COLUMNS.contains(&c.as_str()))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    for f in flows {
+        let fixed = [
+            spec.run.to_string(),
+            spec.combination.to_string(),
+            spec.replication.to_string(),
+            spec.seed.to_string(),
+            f.flow.to_string(),
+            f.cc.clone(),
+            f.workload.clone(),
+            clients.clone(),
+            buffer.clone(),
+            spec.config.network.loss_label.clone(),
+            csv::float(f.fct_s),
+            f.exchanges.to_string(),
+            f.failed_exchanges.to_string(),
+            f.transmissions.to_string(),
+            f.retransmissions.to_string(),
+            f.unnecessary_retransmissions.to_string(),
+            f.timeouts.to_string(),
+            csv::float(f.rto_max_s),
+            csv::float(f.coap_rtt_median_s),
+            f.bytes_up.to_string(),
+            f.bytes_down.to_string(),
+            f.completed.to_string(),
+        ];
+        out.push_str(&csv::line(
+            fixed
+                .iter()
+                .map(String::as_str)
+                .chain(extra.iter().copied()),
+        ));
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,141 @@
+//! `manifest.json`: what was run (expanded parameters, seeds), by which code, and how each run
+//! went (status, error, wall time).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::{RunSpec, Scenario};
+use crate::seed;
+
+/// The whole manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The scenario name.
+    pub scenario: String,
+    /// The scenario file as given on the command line.
+    pub file: String,
+    /// Identifies the plan: scenario text, replications and base seed. `--resume` refuses a
+    /// directory whose fingerprint differs.
+    pub fingerprint: String,
+    /// The crate version and, when built from a git checkout, the commit.
+    pub code_version: String,
+    /// The base seed.
+    pub seed: u64,
+    /// Replications per combination.
+    pub replications: u32,
+    /// The sweep axes.
+    pub axes: Vec<ManifestAxis>,
+    /// Every run, in run order.
+    pub runs: Vec<ManifestRun>,
+    /// Wall time of the last invocation, seconds.
+    pub wall_s: f64,
+}
+
+/// One sweep axis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestAxis {
+    /// The full key.
+    pub key: String,
+    /// The results column.
+    pub column: String,
+    /// The line of the list in the scenario file.
+    pub line: usize,
+    /// The values.
+    pub values: Vec<String>,
+}
+
+/// The state of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Not run yet (or interrupted).
+    Pending,
+    /// Finished; its rows are in `flows.csv`.
+    Ok,
+    /// Failed; `error` says why.
+    Failed,
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRun {
+    /// Run id.
+    pub run: usize,
+    /// Parameter combination.
+    pub combination: usize,
+    /// Replication.
+    pub replication: u32,
+    /// Seed.
+    pub seed: u64,
+    /// Sweep column → value.
+    pub parameters: BTreeMap<String, String>,
+    /// Outcome.
+    pub status: Status,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wall time of the run, seconds.
+    #[serde(default)]
+    pub wall_s: f64,
+    /// Simulator events processed.
+    #[serde(default)]
+    pub events: u64,
+}
+
+/// The code version string recorded in manifests.
+pub fn code_version() -> String {
+    match option_env!("COAPLAB_GIT_COMMIT") {
+        Some(commit) if !commit.is_empty() => {
+            format!("coaplab {} ({commit})", env!("CARGO_PKG_VERSION"))
+        }
+        _ => format!("coaplab {}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+/// The fingerprint of a plan.
+pub fn fingerprint(scenario: &Scenario, replications: u32, base_seed: u64) -> String {
+    let mut h = seed::fnv1a(seed::FNV_OFFSET, scenario.source().as_bytes());
+    h = seed::fnv1a(h, &replications.to_le_bytes());
+    h = seed::fnv1a(h, &base_seed.to_le_bytes());
+    format!("{h:016x}")
+}
+
+impl Manifest {
+    /// A manifest with every run pending.
+    pub fn new(scenario: &Scenario, runs: &[RunSpec], replications: u32, base_seed: u64) -> Self {
+        Manifest {
+            scenario: scenario.name.clone(),
+            file: scenario.file().to_string(),
+            fingerprint: fingerprint(scenario, replications, base_seed),
+            code_version: code_version(),
+            seed: base_seed,
+            replications,
+            axes: scenario
+                .axes
+                .iter()
+                .map(|a| ManifestAxis {
+                    key: a.key.clone(),
+                    column: a.column.clone(),
+                    line: a.line,
+                    values: a.values.clone(),
+                })
+                .collect(),
+            runs: runs
+                .iter()
+                .map(|r| ManifestRun {
+                    run: r.run,
+                    combination: r.combination,
+                    replication: r.replication,
+                    seed: r.seed,
+                    parameters: r.sweep.iter().cloned().collect(),
+                    status: Status::Pending,
+                    error: None,
+                    wall_s: 0.0,
+                    events: 0,
+                })
+                .collect(),
+            wall_s: 0.0,
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! What one run produces: a row per flow, or the reason it failed.
+
+use std::fmt;
+
+/// The metrics of one flow (spec §7).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowRecord {
+    /// Flow number within the run, from 0, in `[[flows]]` order.
+    pub flow: u32,
+    /// The algorithm's registry name.
+    pub cc: String,
+    /// The workload name (`continuous`, `random`, `long-transfer`).
+    pub workload: String,
+    /// Flow completion time: first request sent → first copy of the last answer; `None` when
+    /// the flow did not finish before the run ended.
+    pub fct_s: Option<f64>,
+    /// Successful exchanges.
+    pub exchanges: u32,
+    /// Exchanges that gave up after MAX_RETRANSMIT retransmissions.
+    pub failed_exchanges: u32,
+    /// CON copies sent (originals + retransmissions).
+    pub transmissions: u64,
+    /// Retransmissions.
+    pub retransmissions: u64,
+    /// Retransmissions whose earlier copy reached the server and whose reply reached the
+    /// client (ground truth, spec §7).
+    pub unnecessary_retransmissions: u64,
+    /// Retransmission-timer expiries.
+    pub timeouts: u64,
+    /// The largest armed value of an expired timer; `None` when no timer expired.
+    pub rto_max_s: Option<f64>,
+    /// Median CoAP RTT (original request → first answer) over the flow's exchanges.
+    pub coap_rtt_median_s: Option<f64>,
+    /// IP bytes the flow's client sent.
+    pub bytes_up: u64,
+    /// IP bytes the server sent to the flow's client.
+    pub bytes_down: u64,
+    /// Whether the flow met its quota of successful exchanges (or received the whole object).
+    pub completed: bool,
+}
+
+/// A finished run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunResult {
+    /// One record per flow, in flow order.
+    pub flows: Vec<FlowRecord>,
+    /// Simulator events processed (for the events-per-second benchmark).
+    pub events: u64,
+    /// Virtual time at the end of the run, in seconds.
+    pub sim_time_s: f64,
+}
+
+/// Why a run produced no rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// A capability the run needs is not built yet.
+    NotAvailable(String),
+    /// The run could not be set up from its configuration.
+    Setup(String),
+    /// The runner panicked (a bug); the message of the panic.
+    Panicked(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::NotAvailable(what) => write!(f, "not available yet: {what}"),
+            RunError::Setup(why) => write!(f, "cannot set up the run: {why}"),
+            RunError::Panicked(msg) => write!(f, "the simulator panicked: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
