@@ -212,3 +212,39 @@ fn same_seed_same_outcomes_other_seed_other_losses() {
     assert_eq!(run(9), run(9));
     assert_ne!(run(9), run(10));
 }
+
+#[test]
+fn ctmc_decides_with_the_state_at_loss_stage_entry() {
+    // Burst loses everything, low-error nothing: the link's losses must be exactly the packets
+    // whose entry instant (ser_end + 400 ms) falls in a burst of the same chain.
+    use coaplab_netsim::link::loss::{Ctmc, CtmcParams};
+    let params = CtmcParams {
+        loss_good: 0.0,
+        loss_burst: 1.0,
+        ..CtmcParams::MEDIUM
+    };
+    let config = LinkConfig {
+        buffer_bytes: u64::MAX,
+        loss: LossModel::Ctmc(params),
+        ..nbiot_down()
+    };
+    let streams = LinkStreams::named(4, "down");
+    let mut reference = Ctmc::new(params, streams.loss_chain.clone(), streams.loss.clone());
+    let mut l = Link::new(&config, streams);
+    let (mut lost, mut kept) = (0, 0);
+    for i in 0..20_000i64 {
+        match l.offer(ns(i * 100_000_000), 40).result {
+            LinkResult::Lost { at, .. } => {
+                assert!(reference.in_burst(at));
+                lost += 1;
+            }
+            LinkResult::Delivered { at, .. } => {
+                assert!(!reference.in_burst(at));
+                kept += 1;
+            }
+            LinkResult::Overflow => unreachable!("unlimited buffer"),
+        }
+    }
+    // π_B = 0.2 over 2,000 s: both states were visited many times.
+    assert!(lost > 2_000 && kept > 10_000, "lost {lost}, kept {kept}");
+}
