@@ -108,6 +108,19 @@ enum Hop {
 }
 
 /// N clients and one server joined by a shared bottleneck.
+///
+/// ```
+/// use coaplab_cc::time::Instant;
+/// use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, SERVER_ADDR};
+///
+/// let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
+/// // 11 B of CoAP = 39 B IP: 5.2 ms at 60 kbit/s + 200 ms + 15 ms rest-of-path.
+/// star.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 42).unwrap();
+/// let mut buf = Vec::new();
+/// let t = star.poll_at().unwrap();
+/// let d = star.poll_delivery(t, &mut buf).unwrap();
+/// assert_eq!((d.at, d.tag, buf.len()), (Instant::from_micros(220_200), 42, 11));
+/// ```
 #[derive(Debug)]
 pub struct Star {
     server: SocketAddr,
@@ -171,7 +184,9 @@ impl Star {
             .unwrap_or_default()
     }
 
-    /// Counters of one bottleneck direction.
+    /// Counters of one bottleneck direction. Stages are evaluated when a packet's entry is
+    /// certain, which may be ahead of the caller's clock (a downlink packet is offered to the
+    /// FIFO at send time + rest-of-path): read the counters at the end of a run.
     pub fn stats(&self, direction: Direction) -> LinkStats {
         match direction {
             Direction::Up => self.up.stats(),
