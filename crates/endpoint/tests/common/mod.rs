@@ -2,7 +2,7 @@
 //! server joined by a tiny network with a fixed one-way delay and scripted per-packet loss,
 //! advanced to the next wake-up, bounded against livelock.
 
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::net::SocketAddr;
 
@@ -163,17 +163,14 @@ impl Pair {
         assert!(t >= self.now, "time went backwards: {t:?} < {:?}", self.now);
         self.now = t;
         // Datagrams first (an ACK beats a timer of the same instant), in send order.
-        loop {
-            let Some(i) = self
-                .in_flight
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.0 == t)
-                .min_by_key(|(_, p)| p.1)
-                .map(|(i, _)| i)
-            else {
-                break;
-            };
+        while let Some(i) = self
+            .in_flight
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.0 == t)
+            .min_by_key(|(_, p)| p.1)
+            .map(|(i, _)| i)
+        {
             let (_, _, up, bytes) = self.in_flight.remove(i);
             if up {
                 self.server.handle_datagram(t, addr(CLIENT), &bytes);
