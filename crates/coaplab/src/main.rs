@@ -20,6 +20,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Simulate a scenario file: every sweep combination and replication, in parallel; write
+    /// flows.csv, summary.csv and manifest.json and print a percentile table.
+    Run(cmd::run::Args),
     /// Decode CoAP messages (RFC 7252 datagrams or RFC 8323 frames) given in hex, and print
     /// every field, or the exact rule a malformed message breaks.
     Decode(cmd::decode::Args),
@@ -34,6 +37,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(args) => cmd::run::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Algorithms(args) => cmd::algorithms::run(args),

@@ -2,4 +2,5 @@
 
 pub(crate) mod algorithms;
 pub(crate) mod decode;
+pub(crate) mod run;
 pub(crate) mod trace;

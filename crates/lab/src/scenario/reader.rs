@@ -25,6 +25,7 @@ const TOP_KEYS: &[&str] = &[
     "network",
     "protocol",
     "flows",
+    "vars",
 ];
 
 /// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).
@@ -44,6 +45,8 @@ pub(super) struct Reader<'s> {
     file: &'s str,
     choice: &'s [usize],
     axes: Vec<Axis>,
+    /// `[vars]`: name → the value chosen for this pass.
+    vars: Vec<(String, Value)>,
 }
 
 impl<'s> Reader<'s> {
@@ -54,6 +57,7 @@ impl<'s> Reader<'s> {
             file,
             choice,
             axes: Vec::new(),
+            vars: Vec::new(),
         }
     }
 
@@ -130,6 +134,9 @@ impl<'s> Reader<'s> {
             }
         };
         let Value::Array(list) = value else {
+            if let Some(name) = value.as_str().and_then(|s| s.strip_prefix('$')) {
+                return self.variable(value, &full, name, conv).map(Some);
+            }
             return conv(value)
                 .map(Some)
                 .map_err(|expected| self.bad(value.span(), &full, &shown(value), expected));
@@ -170,6 +177,52 @@ impl<'s> Reader<'s> {
         Ok(chosen)
     }
 
+    /// The value of `$name` (from `[vars]`) through `conv`.
+    fn variable<T>(
+        &self,
+        reference: &Value,
+        full: &str,
+        name: &str,
+        conv: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<T, ScenarioError> {
+        let Some((_, var)) = self.vars.iter().find(|(n, _)| n == name) else {
+            let defined: Vec<&str> = self.vars.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(self.bad(
+                reference.span(),
+                full,
+                &shown(reference),
+                format!("a variable defined in [vars] ({})", defined.join(", ")),
+            ));
+        };
+        conv(var).map_err(|expected| {
+            let given = format!("{} (= {})", shown(reference), shown(var));
+            self.bad(reference.span(), full, &given, expected)
+        })
+    }
+
+    /// Reads `[vars]`: named values (lists are sweep axes) that other keys use as `"$name"`,
+    /// so several keys can follow one axis together.
+    fn vars(&mut self, doc: &toml_edit::Table) -> Result<(), ScenarioError> {
+        let Some(item) = doc.get("vars") else {
+            return Ok(());
+        };
+        let t = item
+            .as_table_like()
+            .ok_or_else(|| self.bad(item.span(), "vars", item.type_name(), "a table"))?;
+        let names: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
+        for name in names {
+            let value = self.scalar(t, "vars", &name, |v| match v {
+                Value::InlineTable(_) | Value::String(_) | Value::Integer(_) => Ok(v.clone()),
+                Value::Float(_) | Value::Boolean(_) => Ok(v.clone()),
+                _ => Err("a string, number, boolean or inline table".to_string()),
+            })?;
+            if let Some(v) = value {
+                self.vars.push((name, v));
+            }
+        }
+        Ok(())
+    }
+
     /// Like [`Reader::scalar`], but the key must be present.
     pub(super) fn required<T>(
         &mut self,
@@ -200,6 +253,7 @@ impl<'s> Reader<'s> {
                 "a non-empty name without '/' (it names the results directory)",
             ));
         }
+        self.vars(doc)?;
         let seed = self.scalar(doc, "", "seed", |v| uint(v, 0, i64::MAX as u64))?;
         let replications = self.scalar(doc, "", "replications", |v| uint(v, 1, 1_000_000))?;
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;

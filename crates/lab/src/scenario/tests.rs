@@ -298,3 +298,52 @@ fn every_preset_value_can_be_overridden() {
     assert_eq!(n.down.rest_jitter, Duration::from_millis(1));
     assert_eq!(n.down.rest_jitter_mode, JitterMode::Reorder);
 }
+
+#[test]
+fn variables_let_several_keys_follow_one_axis() {
+    let text = r#"name = "mixed"
+[vars]
+cc = ["default", "cocoa"]
+half = [5, 20]
+[[flows]]
+count = "$half"
+cc = "$cc"
+workload = "continuous"
+[[flows]]
+count = "$half"
+cc = "$cc"
+workload = "random"
+"#;
+    let s = parse(text).unwrap();
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    assert_eq!(keys, ["vars.cc", "vars.half"]);
+    assert!(s.axes[0].is_algorithm() && !s.axes[1].is_algorithm());
+    assert_eq!(s.combinations(), 4);
+    let c = s.config(3).unwrap();
+    assert_eq!((c.flows[0].count, c.flows[1].count), (20, 20));
+    assert_eq!(
+        (c.flows[0].cc.as_str(), c.flows[1].cc.as_str()),
+        ("cocoa", "cocoa")
+    );
+    assert_eq!(c.total_flows(), 40);
+    let bad = text.replace(
+        "count = \"$half\"\ncc = \"$cc\"\nworkload = \"random\"",
+        "count = \"$cc\"\ncc = \"$cc\"\nworkload = \"random\"",
+    );
+    let e = parse(&bad).unwrap_err();
+    assert_eq!((e.line(), e.key()), (10, Some("flows[1].count")));
+    assert!(
+        e.to_string().contains("bad value \"$cc\" (= \"default\")"),
+        "{e}"
+    );
+    let e = parse(&text.replace(
+        "cc = \"$cc\"\nworkload = \"random\"",
+        "cc = \"$algo\"\nworkload = \"random\"",
+    ))
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a variable defined in [vars] (cc, half)"),
+        "{e}"
+    );
+}

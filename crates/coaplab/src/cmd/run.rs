@@ -1,0 +1,256 @@
+//! `coaplab run`: simulate a scenario file (all its sweeps and replications) in parallel,
+//! write the results directory and print a percentile table.
+
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Instant as WallClock, SystemTime, UNIX_EPOCH};
+
+use coaplab_lab::exec::{self, Progress};
+use coaplab_lab::report;
+use coaplab_lab::results::{Manifest, ResultsDir};
+use coaplab_lab::scenario::Scenario;
+
+/// Arguments of `coaplab run`.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "\
+Every list in the scenario file is a sweep axis; the runs are the cartesian product of all
+axes times the replications, each with its own seed derived from the base seed, the parameter
+values and the replication (runs that differ only in the algorithm share a seed, so algorithms
+are compared on the same start times and loss patterns). Runs execute in parallel; each one's
+rows are written as soon as it ends, so an interrupted sweep continues with --resume.
+
+RESULTS (in --out DIR):
+  flows.csv      one row per flow: run, combination, replication, seed, flow, cc, workload,
+                 clients, buffer_bytes, loss, fct_s, exchanges, failed_exchanges,
+                 transmissions, retransmissions, unnecessary_retransmissions, timeouts,
+                 rto_max_s, coap_rtt_median_s, bytes_up, bytes_down, completed, and one column
+                 per swept parameter
+  summary.csv    one row per (parameter combination, cc, workload), replications pooled:
+                 FCT min, p10, p25, p50, p75, p90, p95, max (type-7 interpolation) and the
+                 median retransmissions and unnecessary retransmissions per flow
+  manifest.json  the expanded parameters, seeds, code version, status and wall time per run
+  runs/          one file per finished run (what --resume reads)
+
+EXAMPLES:
+  coaplab run scenarios/quickstart.toml
+  coaplab run scenarios/fasor-globecom18.toml --reps 2 --jobs 2 --out results/fasor
+  coaplab run scenarios/fasor-globecom18.toml --out results/fasor --resume
+  coaplab run scenarios/pesola-long-lived.toml --dry-run
+
+The scenario format is described in docs/scenarios.md.")]
+pub(crate) struct Args {
+    /// The scenario file (TOML).
+    #[arg(value_name = "SCENARIO.toml")]
+    scenario: PathBuf,
+    /// Results directory [default: results/<name>-<UTC timestamp>].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Replications per parameter combination, instead of the file's `replications`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    reps: Option<u32>,
+    /// Base seed, instead of the file's `seed`.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Runs simulated at once [default: the number of cores].
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Continue the sweep in --out DIR: finished runs are kept, the others run.
+    #[arg(long, requires = "out")]
+    resume: bool,
+    /// Check the scenario and print the sweep axes and the number of runs, without running.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    match run_scenario(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("coaplab run: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let scenario = Scenario::load(&args.scenario)?;
+    let reps = args.reps.unwrap_or(scenario.replications);
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let runs = scenario.expand(Some(reps), Some(seed));
+    if args.dry_run {
+        print!("{}", plan_text(&scenario, runs.len(), reps, seed));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&scenario.name));
+    let manifest = Manifest::new(&scenario, &runs, reps, seed);
+    let dir = ResultsDir::open(&out, &manifest, args.resume)?;
+    let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    eprintln!(
+        "coaplab run: {} runs ({} combinations x {reps} replications) on {jobs} threads -> {}",
+        runs.len(),
+        scenario.combinations(),
+        out.display()
+    );
+    let mut bar = Bar::new(std::io::stderr().is_terminal());
+    let outcome = exec::execute(
+        &runs,
+        &dir,
+        manifest,
+        jobs,
+        coaplab_lab::sim::run_one,
+        &mut |p| bar.update(p),
+    )?;
+    bar.finish();
+    print!("{}", report::table(&outcome.summary));
+    eprintln!(
+        "coaplab run: {} finished, {} skipped (already finished), {} failed in {:.1} s; results in {}",
+        outcome.ok,
+        outcome.skipped,
+        outcome.failed,
+        outcome.manifest.wall_s,
+        out.display()
+    );
+    if outcome.failed > 0 {
+        eprintln!(
+            "coaplab run: failed runs are listed with their error in {}; rerun them with \
+             --out {} --resume",
+            out.join("manifest.json").display(),
+            out.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `--dry-run` prints.
+fn plan_text(scenario: &Scenario, runs: usize, reps: u32, seed: u64) -> String {
+    let mut out = format!(
+        "scenario {} ({}): seed {seed}, {} combinations x {reps} replications = {runs} runs\n",
+        scenario.name,
+        scenario.file(),
+        scenario.combinations(),
+    );
+    for axis in &scenario.axes {
+        out.push_str(&format!(
+            "  {} (line {}): {}\n",
+            axis.key,
+            axis.line,
+            axis.values.join(", ")
+        ));
+    }
+    out
+}
+
+/// `results/<name>-<YYYYMMDD-HHMMSS>` in UTC.
+fn default_out(name: &str) -> PathBuf {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    Path::new("results").join(format!("{name}-{}", utc_stamp(secs)))
+}
+
+/// `YYYYMMDD-HHMMSS` of a Unix time (civil-from-days, H. Hinnant).
+fn utc_stamp(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        tod / 3600,
+        tod / 60 % 60,
+        tod % 60
+    )
+}
+
+/// A one-line progress bar on stderr, drawn only on a terminal; errors of failed runs are
+/// printed once above it either way.
+struct Bar {
+    tty: bool,
+    started: WallClock,
+    shown_errors: usize,
+}
+
+impl Bar {
+    fn new(tty: bool) -> Self {
+        Bar {
+            tty,
+            started: WallClock::now(),
+            shown_errors: 0,
+        }
+    }
+
+    fn update(&mut self, p: &Progress) {
+        let mut err = std::io::stderr().lock();
+        if let Some((run, error)) = &p.error {
+            // The first few errors in full; the rest are in manifest.json.
+            if self.shown_errors < 3 {
+                let clear = if self.tty { "\r\x1b[K" } else { "" };
+                let _ = writeln!(err, "{clear}coaplab run: run {run} failed: {error}");
+            }
+            self.shown_errors += 1;
+        }
+        if !self.tty {
+            return;
+        }
+        let width = 30;
+        let filled = (p.done * width).checked_div(p.total).unwrap_or(width);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let eta = if p.done > 0 && p.done < p.total {
+            format!(
+                " ETA {:.0} s",
+                elapsed / p.done as f64 * (p.total - p.done) as f64
+            )
+        } else {
+            String::new()
+        };
+        let failed = if p.failed > 0 {
+            format!(", {} failed", p.failed)
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            err,
+            "\r\x1b[K[{}{}] {}/{} runs{failed}{eta}",
+            "#".repeat(filled),
+            ".".repeat(width - filled),
+            p.done,
+            p.total
+        );
+        let _ = err.flush();
+    }
+
+    fn finish(&self) {
+        if self.tty {
+            eprintln!();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_stamp;
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+        assert_eq!(utc_stamp(1_795_000_000), "20261118-110640");
+    }
+}
