@@ -1,5 +1,5 @@
 //! The [`Endpoint`] type: state, the public call surface, and the dispatch of received
-//! datagrams to the client ([`crate::client`]) and server ([`crate::server`]) halves.
+//! datagrams to the client (`client.rs`) and server (`server.rs`) halves.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
@@ -40,6 +40,37 @@ use crate::resource::Router;
 ///
 /// Every reply to a received datagram (ACK, piggybacked or NON response, RST) is queued while
 /// `handle_datagram` runs, so the driver can tag it with the packet it answers.
+///
+/// # Example
+///
+/// A client and a server, 100 ms apart, one piggybacked exchange:
+///
+/// ```
+/// use coaplab_cc::{time::{Duration, Instant}, Settings};
+/// use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Request, Router};
+///
+/// let settings = Settings::new();
+/// let new = |seed| {
+///     let factory = registry_factory("default", &settings, seed).unwrap();
+///     Endpoint::new(Config::default(), factory, Router::new()).unwrap()
+/// };
+/// let (mut client, mut server) = (new(1), new(2));
+/// let (c, s) = ("198.18.0.1:40000".parse().unwrap(), "198.18.1.1:5683".parse().unwrap());
+/// let d = Duration::from_millis(100);
+///
+/// client.request(Instant::ZERO, s, &Request::get("data/10"));
+/// let req = client.poll_transmit(Instant::ZERO).unwrap();
+/// assert_eq!(req.contents.len(), 4 + 2 + 5 + 3); // header, token, "data", "10"
+/// server.handle_datagram(Instant::ZERO + d, c, &req.contents);
+/// let ack = server.poll_transmit(Instant::ZERO + d).unwrap();
+/// client.handle_datagram(Instant::ZERO + d + d, s, &ack.contents);
+/// let done = std::iter::from_fn(|| client.poll_event()).find_map(|e| match e {
+///     Event::RequestCompleted { body, at, .. } => Some((body, at)),
+///     _ => None,
+/// });
+/// assert_eq!(done, Some(((0..10).collect(), Instant::from_millis(200))));
+/// assert_eq!(client.poll_timeout(), None);
+/// ```
 pub struct Endpoint {
     pub(crate) config: Config,
     pub(crate) factory: ControllerFactory,
@@ -191,6 +222,18 @@ impl Endpoint {
     /// Entries in the duplicate cache.
     pub fn dedup_entries(&self) -> usize {
         self.dedup.len()
+    }
+
+    /// The Message ID the next exchange will use; a successor endpoint (a short-lived
+    /// client on a new port) continues the sequence by starting there
+    /// (spec/experiments.md §10 #21).
+    pub fn next_message_id(&self) -> u16 {
+        self.next_message_id
+    }
+
+    /// The token counter's next value, to continue the sequence likewise.
+    pub fn next_token(&self) -> u64 {
+        self.next_token
     }
 
     // ---- commands ----

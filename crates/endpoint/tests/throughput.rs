@@ -10,6 +10,9 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_cc::Settings;
 use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Request, Resource, Router};
 
+/// (arrival, seq, receiving client or `usize::MAX` for the server, sending client, bytes).
+type Packet = (Instant, u64, usize, usize, Vec<u8>);
+
 fn run_once(clients: usize, exchanges: u32, cc: &str) -> (u64, Instant) {
     let server_addr: SocketAddr = "198.18.1.1:5683".parse().unwrap();
     let mut router = Router::new();
@@ -40,8 +43,7 @@ fn run_once(clients: usize, exchanges: u32, cc: &str) -> (u64, Instant) {
         .map(|i| SocketAddr::from(([198, 18, 0, (i % 250) as u8], 40000 + i as u16)))
         .collect();
     let delay = Duration::from_millis(300);
-    // (time, seq, to_client index or usize::MAX for the server, from index, bytes)
-    let mut q: BinaryHeap<Reverse<(Instant, u64, usize, usize, Vec<u8>)>> = BinaryHeap::new();
+    let mut q: BinaryHeap<Reverse<Packet>> = BinaryHeap::new();
     let mut seq = 0u64;
     let post = Request::post("f", vec![0; 51]);
     let mut left = vec![exchanges; clients];
