@@ -330,3 +330,31 @@ fn rfc_gains_on_the_same_trace_give_1150_700_456_25() {
     }
     assert_eq!(rtos, [us(1_150_000), us(700_000), us(456_250)]);
 }
+
+#[test]
+fn first_timer_floor_can_be_switched_off() {
+    // spec §12 #25 for the cf-compat profile: the 485 ms RTO of the reference numbers is used
+    // as it is when cf_first_timer_min_ms = 0 (500 ms by default).
+    for (floor, t0) in [("500", 500), ("0", 485)] {
+        let mut alg = cf(&[&format!("cf_first_timer_min_ms={floor}")]);
+        let mut rng = ConstantRandom(0.0);
+        for i in 0..3 {
+            exchange(
+                &mut *alg,
+                at(f64::from(i)),
+                Admission::ALONE,
+                Some(ms(100)),
+                &mut rng,
+            );
+        }
+        assert_eq!(alg.rto(), ms(485));
+        let o = exchange(
+            &mut *alg,
+            at(3.0),
+            Admission::ALONE,
+            Some(ms(100)),
+            &mut rng,
+        );
+        assert_eq!(o.timers, [ms(t0)], "cf_first_timer_min_ms={floor}");
+    }
+}

@@ -273,3 +273,20 @@ fn reset_forgets_the_intervals() {
     assert_eq!(var(&alg, "intervals_closed"), 0.0);
     assert_eq!(alg.name(), "cocoa++");
 }
+
+#[test]
+fn a_larger_cdg_g_lowers_the_backoff_probability() {
+    // spec §12 #32: with G = 30 ms the rise at t = 4.0 (ḡ_max = 8.571 ms) gives
+    // P = 1 - exp(-0.2857) = 0.2485 < X = 0.5, so the RTO shrinks (×0.7) and is floored at the
+    // interval's max RTT, 0.26 s; with the default 3 ms it grows to 0.334123 s.
+    for (g, rto_us) in [("0.003", 334_123), ("0.03", 260_000)] {
+        let mut alg = pp(&[&format!("cdg_g_s={g}")]);
+        let mut rng = ConstantRandom(0.5);
+        for k in 1..=16 {
+            sample(&mut alg, 0.25 * k as f64, table_rtt(k), &mut rng);
+        }
+        assert_eq!(alg.rto(), us(rto_us), "cdg_g_s={g}");
+        let p = 1.0 - (-(0.06 / 7.0) / g.parse::<f64>().unwrap()).exp();
+        assert!((var(&alg, "backoff_p") - p).abs() < 1e-12, "cdg_g_s={g}");
+    }
+}

@@ -53,7 +53,7 @@ const fn choice(
     }
 }
 
-/// FASOR's own parameters (after [`common::COMMON`], before a token group).
+/// FASOR's own parameters (after [`crate::common::COMMON`], before a token group).
 pub const FASOR: &[ParamSpec] = &[
     seconds(
         "initial_rto_s",
