@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 use coaplab_cc::{Admission, Completion, Expiry};
-use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
+use coaplab_wire::{Code, Message, MessageType, Token};
 
 use crate::endpoint::{Endpoint, Request};
 use crate::event::{
@@ -150,10 +150,11 @@ impl Endpoint {
     /// Sends the next copy of an exchange: the original, or retransmission j with the
     /// token's last byte set to j in token mode.
     fn send_copy(&mut self, now: Instant, slot: usize) {
+        let mut contents = self.buffer();
         let x = &mut self.exchanges[slot];
         let ordinal = x.tx_times.len() as u32;
         x.tx_times.push(now);
-        let mut contents = x.bytes.clone();
+        contents.extend_from_slice(&x.bytes);
         if x.token_mode && ordinal > 0 {
             let tkl = (contents[0] & 0x0f) as usize;
             contents[4 + tkl - 1] = ordinal.min(255) as u8;
@@ -418,17 +419,7 @@ impl Endpoint {
             return;
         };
         if con {
-            let mut buf = [0u8; 4];
-            let n = MessageWriter::new(
-                &mut buf,
-                MessageType::Ack,
-                Code::EMPTY,
-                msg.message_id,
-                Token::EMPTY,
-            )
-            .map(|w| w.finish())
-            .unwrap_or(0);
-            self.send_reply(now, from, msg.message_id, buf[..n].to_vec(), false);
+            self.send_empty(now, from, MessageType::Ack, msg.message_id);
         } else {
             self.dedup.insert(
                 now,

@@ -90,7 +90,22 @@ pub struct Endpoint {
     pub(crate) dedup: DedupCache,
     pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+    /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
+    /// so a steady state allocates nothing per datagram.
+    pub(crate) pool: Vec<Vec<u8>>,
 }
+
+/// Where a datagram written by [`Endpoint::poll_transmit_into`] goes, and what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransmitHeader {
+    /// Where it goes.
+    pub destination: SocketAddr,
+    /// What it is.
+    pub meta: TransmitMeta,
+}
+
+/// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
+const POOL_MAX: usize = 64;
 
 impl core::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -179,6 +194,7 @@ impl Endpoint {
             events: VecDeque::new(),
             uploads: HashMap::new(),
             pending_bodies: HashMap::new(),
+            pool: Vec::new(),
         })
     }
 
@@ -311,11 +327,30 @@ impl Endpoint {
 
     // ---- outputs ----
 
-    /// The next datagram to send.
+    /// The next datagram to send, as an owned [`Transmit`].
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         let _ = now;
         self.transmits.pop_front()
+    }
+
+    /// The next datagram to send, written into `buf` (its previous contents are discarded).
+    /// Buffers are swapped rather than copied and the endpoint keeps the old one for reuse,
+    /// so a driver that passes the same `buf` every time allocates nothing per datagram.
+    #[must_use]
+    pub fn poll_transmit_into(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<TransmitHeader> {
+        let _ = now;
+        let mut t = self.transmits.pop_front()?;
+        std::mem::swap(buf, &mut t.contents);
+        self.recycle(t.contents);
+        Some(TransmitHeader {
+            destination: t.destination,
+            meta: t.meta,
+        })
     }
 
     /// When [`Endpoint::handle_timeout`] should be called next (a soft deadline).
@@ -394,14 +429,23 @@ impl Endpoint {
         Token::from_u64(self.next_token, len)
     }
 
+    /// An empty buffer, from the pool when one is spare.
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Returns a buffer to the pool.
+    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
+        if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
+            self.pool.push(buf);
+        }
+    }
+
     /// Queues an RST for Message ID `mid` of `from` and remembers it for duplicates.
     pub(crate) fn reject(&mut self, now: Instant, from: SocketAddr, mid: u16) {
-        let mut buf = [0u8; 4];
-        let reply = MessageWriter::new(&mut buf, MessageType::Rst, Code::EMPTY, mid, Token::EMPTY)
-            .map(|w| w.finish())
-            .map(|n| buf[..n].to_vec())
-            .unwrap_or_default();
-        self.send_reply(now, from, mid, reply, false);
+        self.send_empty(now, from, MessageType::Rst, mid);
         self.events.push_back(Event::Rejected {
             from,
             message_id: mid,
@@ -409,13 +453,29 @@ impl Endpoint {
         });
     }
 
-    /// Queues `reply` (to the message `from` sent with `mid`) and caches it for duplicates.
+    /// Queues an empty ACK or RST for Message ID `mid` of `to`, cached for duplicates.
+    pub(crate) fn send_empty(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        mtype: MessageType,
+        mid: u16,
+    ) {
+        let mut buf = [0u8; 4];
+        let n = MessageWriter::new(&mut buf, mtype, Code::EMPTY, mid, Token::EMPTY)
+            .map(|w| w.finish())
+            .unwrap_or(0);
+        self.send_reply(now, to, mid, &buf[..n], false);
+    }
+
+    /// Queues `reply` (to the message `to` sent with `mid`) and, unless it is itself a
+    /// replay, caches it for duplicates.
     pub(crate) fn send_reply(
         &mut self,
         now: Instant,
         to: SocketAddr,
         mid: u16,
-        reply: Vec<u8>,
+        reply: &[u8],
         replayed: bool,
     ) {
         let reply_mid = if reply.len() >= 4 {
@@ -429,13 +489,15 @@ impl Endpoint {
                 to,
                 mid,
                 Entry {
-                    reply: Some(reply.clone()),
+                    reply: Some(reply.to_vec()),
                 },
             );
         }
+        let mut contents = self.buffer();
+        contents.extend_from_slice(reply);
         self.transmits.push_back(Transmit {
             destination: to,
-            contents: reply,
+            contents,
             meta: TransmitMeta::Reply {
                 message_id: reply_mid,
                 replayed,
@@ -455,8 +517,18 @@ impl Endpoint {
         };
         match (&entry.reply, msg.mtype) {
             (Some(reply), MessageType::Con) => {
-                let reply = reply.clone();
-                self.send_reply(now, from, msg.message_id, reply, true);
+                let mut contents = self.pool.pop().unwrap_or_default();
+                contents.clear();
+                contents.extend_from_slice(reply);
+                let reply_mid = u16::from_be_bytes([contents[2], contents[3]]);
+                self.transmits.push_back(Transmit {
+                    destination: from,
+                    contents,
+                    meta: TransmitMeta::Reply {
+                        message_id: reply_mid,
+                        replayed: true,
+                    },
+                });
                 if msg.code.is_request() {
                     self.events.push_back(Event::DuplicateRequest {
                         from,

@@ -33,7 +33,7 @@ mod server;
 
 pub use config::{Config, ConfigError, EXCHANGE_LIFETIME};
 pub use controller::{registry_factory, Controller, ControllerFactory};
-pub use endpoint::{Endpoint, Request};
+pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
 };

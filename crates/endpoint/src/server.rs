@@ -60,7 +60,7 @@ impl Endpoint {
         }
         let con = msg.mtype == MessageType::Con;
         let separate = con && self.config.processing_delay > coaplab_cc::Duration::ZERO;
-        let mut out = Vec::new();
+        let mut out = self.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
             (true, true) => (MessageType::Con, self.alloc_message_id()),
@@ -75,7 +75,8 @@ impl Endpoint {
         });
         if !separate {
             if con {
-                self.send_reply(now, from, msg.message_id, out, false);
+                self.send_reply(now, from, msg.message_id, &out, false);
+                self.recycle(out);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
                 self.dedup
@@ -92,17 +93,12 @@ impl Endpoint {
             return;
         }
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
-        let empty = [
-            0x60,
-            0x00,
-            (msg.message_id >> 8) as u8,
-            msg.message_id as u8,
-        ];
-        self.send_reply(now, from, msg.message_id, empty.to_vec(), false);
+        self.send_empty(now, from, MessageType::Ack, msg.message_id);
         let p = self.peer(from);
         let slot = self.alloc_exchange(Owner::Separate, p, reply_mid, msg.token(), true);
+        let old = std::mem::replace(&mut self.exchanges[slot].bytes, out);
+        self.recycle(old);
         let x = &mut self.exchanges[slot];
-        x.bytes = out;
         x.state = XState::Delayed;
         x.deadline = Some(now + self.config.processing_delay);
     }

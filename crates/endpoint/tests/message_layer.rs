@@ -433,3 +433,37 @@ fn reset_destination_forgets_the_estimator() {
         .collect();
     assert_eq!(mids, [0, 1]);
 }
+
+/// `poll_transmit_into` writes the same bytes as `poll_transmit`, swapping buffers.
+#[test]
+fn poll_transmit_into_reuses_the_callers_buffer() {
+    let mut pair = Pair::with(
+        Config::default(),
+        factory("default", &[], 0.0),
+        Config::default(),
+        router(),
+    );
+    let s = addr(SERVER);
+    pair.client.request(ms(0), s, &post());
+    let mut buf = Vec::with_capacity(128);
+    let head = pair.client.poll_transmit_into(ms(0), &mut buf).unwrap();
+    assert_eq!(head.destination, s);
+    assert!(matches!(
+        head.meta,
+        TransmitMeta::Exchange { ordinal: 0, .. }
+    ));
+    assert_eq!(buf.len(), 60);
+    assert_eq!(&buf[..4], [0x42, 0x02, 0x00, 0x00]);
+    assert!(pair.client.poll_transmit_into(ms(0), &mut buf).is_none());
+    pair.server.handle_datagram(ms(100), addr(CLIENT), &buf);
+    let head = pair.server.poll_transmit_into(ms(100), &mut buf).unwrap();
+    assert_eq!(
+        head.meta,
+        TransmitMeta::Reply {
+            message_id: 0,
+            replayed: false
+        }
+    );
+    assert_eq!(buf.len(), 60);
+    assert_eq!(&buf[..4], [0x62, 0x44, 0x00, 0x00]);
+}
