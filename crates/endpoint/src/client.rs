@@ -216,6 +216,32 @@ impl Endpoint {
         }
     }
 
+    pub(crate) fn cancel_request(&mut self, now: Instant, request: RequestId) -> bool {
+        let Some(r) = self.requests.iter().position(|q| q.live && q.id == request) else {
+            return false;
+        };
+        let slot = self
+            .exchanges
+            .iter()
+            .position(|x| x.live && x.request_slot() == Some(r));
+        if let Some(slot) = slot {
+            let p = self.exchanges[slot].peer;
+            match self.exchanges[slot].state {
+                XState::Queued => self.peers[p].queue.retain(|&q| q != slot),
+                XState::AwaitAck => {
+                    if let Some(ctl) = self.peers[p].ctl.as_mut() {
+                        ctl.algorithm.failed(now, &mut self.exchanges[slot].cc);
+                    }
+                }
+                _ => {}
+            }
+            self.release_slot(now, slot);
+            self.free_exchange(slot);
+        }
+        self.fail_request(now, r, FailReason::Cancelled);
+        true
+    }
+
     /// Ends an exchange unsuccessfully, and its request with it.
     pub(crate) fn fail_exchange(&mut self, now: Instant, slot: usize, reason: FailReason) {
         let x = &self.exchanges[slot];

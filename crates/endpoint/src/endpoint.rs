@@ -276,6 +276,14 @@ impl Endpoint {
         }
     }
 
+    /// Abandons a request: its current exchange stops (a CON in flight is reported to the
+    /// algorithm as failed, spec §0.2), its queue place is freed, and
+    /// [`Event::RequestFailed`] with [`crate::FailReason::Cancelled`] follows. Returns false
+    /// when the request is not open.
+    pub fn cancel(&mut self, now: Instant, request: RequestId) -> bool {
+        self.cancel_request(now, request)
+    }
+
     // ---- inputs ----
 
     /// A datagram from `from` arrived at `now`.

@@ -79,6 +79,8 @@ pub enum FailReason {
     ResponseTimeout,
     /// A block-wise transfer broke (the server's blocks do not fit together).
     BlockMismatch,
+    /// [`crate::Endpoint::cancel`] was called.
+    Cancelled,
 }
 
 /// Why a received datagram was dropped without effect.

@@ -467,3 +467,44 @@ fn poll_transmit_into_reuses_the_callers_buffer() {
     assert_eq!(buf.len(), 60);
     assert_eq!(&buf[..4], [0x62, 0x44, 0x00, 0x00]);
 }
+
+/// Cancelling frees the NSTART slot or the queue place; the algorithm hears `failed`.
+#[test]
+fn cancel_frees_the_slot_and_the_queue_place() {
+    let mut pair = Pair::with(
+        Config::default(),
+        factory("default", &[], 0.0),
+        Config::default(),
+        router(),
+    );
+    let s = addr(SERVER);
+    let a = pair.client.request(ms(0), s, &post());
+    let b = pair.client.request(ms(0), s, &post());
+    let c = pair.client.request(ms(0), s, &post());
+    assert!(pair.client.cancel(ms(0), b));
+    assert_eq!(pair.client.queued(s), 1);
+    pair.drain();
+    pair.now = ms(10);
+    assert!(pair.client.cancel(ms(10), a));
+    assert!(!pair.client.cancel(ms(10), a));
+    // c is admitted at once when a's slot frees.
+    assert_eq!(pair.client.in_flight(s), 1);
+    assert_eq!(pair.client.queued(s), 0);
+    pair.drive(100);
+    assert_eq!(pair.up_times(), [ms(0), ms(10)]);
+    let outcome = pair.client(|e| match e {
+        Event::RequestFailed {
+            request, reason, ..
+        } => Some((*request, format!("{reason:?}"))),
+        Event::RequestCompleted { request, .. } => Some((*request, "done".into())),
+        _ => None,
+    });
+    assert_eq!(
+        outcome,
+        [
+            (b, "Cancelled".to_string()),
+            (a, "Cancelled".to_string()),
+            (c, "done".to_string())
+        ]
+    );
+}
