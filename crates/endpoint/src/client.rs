@@ -73,7 +73,13 @@ impl Endpoint {
         self.requests[req].exchanges += 1;
         let mut bytes = std::mem::take(&mut self.exchanges[slot].bytes);
         crate::blockwise::encode_request(&self.requests[req], mid, token, &mut bytes);
+        let unencodable = bytes.is_empty();
         self.exchanges[slot].bytes = bytes;
+        if unencodable {
+            self.free_exchange(slot);
+            self.fail_request(now, req, FailReason::Unencodable);
+            return;
+        }
         let peer = &mut self.peers[p];
         if peer.in_flight < self.config.nstart {
             self.admit(now, slot, false);
@@ -155,8 +161,8 @@ impl Endpoint {
         let ordinal = x.tx_times.len() as u32;
         x.tx_times.push(now);
         contents.extend_from_slice(&x.bytes);
-        if x.token_mode && ordinal > 0 {
-            let tkl = (contents[0] & 0x0f) as usize;
+        let tkl = contents.first().map_or(0, |b| (b & 0x0f) as usize);
+        if x.token_mode && ordinal > 0 && tkl > 0 && contents.len() >= 4 + tkl {
             contents[4 + tkl - 1] = ordinal.min(255) as u8;
         }
         let destination = self.peers[x.peer].addr;

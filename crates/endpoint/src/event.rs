@@ -81,6 +81,8 @@ pub enum FailReason {
     BlockMismatch,
     /// [`crate::Endpoint::cancel`] was called.
     Cancelled,
+    /// The request cannot be encoded (an option value longer than RFC 7252 §3.1 allows).
+    Unencodable,
 }
 
 /// Why a received datagram was dropped without effect.

@@ -508,3 +508,30 @@ fn cancel_frees_the_slot_and_the_queue_place() {
         ]
     );
 }
+
+/// A request that cannot be encoded fails with a typed reason instead of panicking.
+#[test]
+fn unencodable_request_fails_cleanly() {
+    let mut pair = Pair::with(
+        Config::default(),
+        factory("fasor-token", &[], 0.0),
+        Config::default(),
+        router(),
+    );
+    // An option value longer than the 16-bit extended length can express (RFC 7252 §3.1).
+    let long = "x".repeat(70_000);
+    let r = pair
+        .client
+        .request(ms(0), addr(SERVER), &Request::get(&long));
+    assert!(pair.client.poll_transmit(ms(0)).is_none());
+    pair.drain();
+    let failed = pair.client(|e| match e {
+        Event::RequestFailed {
+            request, reason, ..
+        } => Some((*request, *reason)),
+        _ => None,
+    });
+    assert_eq!(failed, [(r, coaplab_endpoint::FailReason::Unencodable)]);
+    assert_eq!(pair.client.in_flight(addr(SERVER)), 0);
+    assert_eq!(pair.client.poll_timeout(), None);
+}
