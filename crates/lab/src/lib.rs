@@ -11,9 +11,11 @@
 //!   `manifest.json`; [`report`] prints the percentile table.
 
 pub mod exec;
+pub mod metrics;
 pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod seed;
 pub mod sim;
 pub mod stats;
+pub mod workload;

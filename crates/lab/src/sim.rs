@@ -1,18 +1,348 @@
 //! One simulated run: the star topology of `coaplab-netsim` with one client endpoint per flow
 //! and one server endpoint from `coaplab-endpoint`, driven in virtual time; a pure function of
 //! the [`RunSpec`].
+//!
+//! The loop advances to the earliest of: the network's next delivery, an endpoint's timer, a
+//! flow's start. At one instant, deliveries are handed in before timers (an ACK wins over an
+//! expiry at the same instant, spec/algorithms.md §0.2), then flows start. The run ends when
+//! every flow is done, when nothing is left to happen, or at `max_sim_time`.
+//!
+//! Every packet carries a tag (see [`tag`]) naming the flow and, for a client's CON copy, the
+//! exchange and copy; the server's reply inherits the tag of the packet it answers, which is
+//! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+
+use coaplab_cc::params::Settings;
+use coaplab_cc::rng::Random;
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Resource, Router, TransmitMeta};
+use coaplab_netsim::{client_addr, rng, Delivery, Star, SERVER_ADDR};
+
+use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
 use crate::results::{RunError, RunResult};
-use crate::scenario::RunSpec;
+use crate::scenario::{FlowConfig, RunSpec, Workload};
+use crate::workload::FlowDriver;
+
+mod network;
+pub mod tag;
 
 /// Simulates `spec` and returns one record per flow.
-///
-/// Until the endpoint and netsim layers are integrated this returns
-/// [`RunError::NotAvailable`], so the rest of the pipeline (scenarios, results, resume, the
-/// CLI) is usable and every run is recorded as failed with that reason.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
-    let _ = spec;
-    Err(RunError::NotAvailable(
-        "the simulator (endpoint + netsim integration in lab::sim)".to_string(),
-    ))
+    let mut sim = Sim::build(spec)?;
+    sim.run()?;
+    Ok(sim.finish())
 }
+
+/// One client: its endpoint, what it does, what was measured.
+struct Client {
+    addr: SocketAddr,
+    endpoint: Endpoint,
+    driver: FlowDriver,
+    metrics: FlowMetrics,
+    cc: String,
+    workload: &'static str,
+}
+
+/// Index of the server in the timer bookkeeping.
+const SERVER: u32 = u32::MAX;
+
+struct Sim {
+    star: Star,
+    server: Endpoint,
+    clients: Vec<Client>,
+    /// (deadline, endpoint) — stale entries are skipped against `armed`.
+    timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    armed: Vec<Option<Instant>>,
+    server_armed: Option<Instant>,
+    /// Flow start times, sorted.
+    starts: Vec<(Instant, u32)>,
+    next_start: usize,
+    remaining: usize,
+    end: Instant,
+    now: Instant,
+    events: u64,
+    buf: Vec<u8>,
+}
+
+impl Sim {
+    fn build(spec: &RunSpec) -> Result<Sim, RunError> {
+        let config = &spec.config;
+        let net = network::netsim_config(&config.network);
+        let star = Star::new(&net, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+        let paths = network::paths(&config.flows);
+        let mut router = Router::new();
+        for (path, resource) in &paths.routes {
+            router.route(path, *resource);
+        }
+        let server_config = Config {
+            block_size_bytes: paths.block_bytes,
+            dedup_lifetime: None,
+            keep_bodies: false,
+            ..Config::default()
+        };
+        let server_factory = registry_factory("default", &Settings::new(), spec.seed)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        let server = Endpoint::new(server_config, server_factory, router)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        let mut clients = Vec::with_capacity(config.total_flows() as usize);
+        let mut starts = Vec::with_capacity(clients.capacity());
+        for (group, flow) in config.flows.iter().enumerate() {
+            for _ in 0..flow.count {
+                let i = clients.len() as u32;
+                let client = client(spec, flow, i, &paths.path_of[group])?;
+                let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
+                let jitter = flow.start_jitter.as_nanos() as f64;
+                let at =
+                    Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
+                starts.push((at, i));
+                clients.push(client);
+            }
+        }
+        starts.sort();
+        Ok(Sim {
+            star,
+            server,
+            armed: vec![None; clients.len()],
+            remaining: clients.len(),
+            clients,
+            timers: BinaryHeap::new(),
+            server_armed: None,
+            starts,
+            next_start: 0,
+            end: Instant::ZERO + config.max_sim_time,
+            now: Instant::ZERO,
+            events: 0,
+            buf: Vec::with_capacity(2048),
+        })
+    }
+
+    fn run(&mut self) -> Result<(), RunError> {
+        while self.remaining > 0 {
+            let next = [
+                self.star.poll_at(),
+                self.timers.peek().map(|Reverse((t, _))| *t),
+                self.starts.get(self.next_start).map(|(t, _)| *t),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(now) = next else { break };
+            if now > self.end {
+                break;
+            }
+            self.now = now;
+            let mut buf = std::mem::take(&mut self.buf);
+            while let Some(d) = self.star.poll_delivery(now, &mut buf) {
+                self.events += 1;
+                self.deliver(&d, &buf)?;
+            }
+            self.buf = buf;
+            while let Some(&Reverse((t, who))) = self.timers.peek() {
+                if t > now {
+                    break;
+                }
+                self.timers.pop();
+                self.events += 1;
+                if who == SERVER {
+                    if self.server_armed == Some(t) {
+                        self.server_armed = None;
+                        self.server.handle_timeout(now);
+                        self.drain_server(0)?;
+                    }
+                } else if self.armed[who as usize] == Some(t) {
+                    self.armed[who as usize] = None;
+                    self.clients[who as usize].endpoint.handle_timeout(now);
+                    self.drain_client(who)?;
+                }
+            }
+            while let Some(&(t, who)) = self.starts.get(self.next_start) {
+                if t > now {
+                    break;
+                }
+                self.next_start += 1;
+                self.events += 1;
+                let c = &mut self.clients[who as usize];
+                c.driver.start(now, &mut c.endpoint);
+                self.drain_client(who)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn deliver(&mut self, d: &Delivery, bytes: &[u8]) -> Result<(), RunError> {
+        if d.dst == SERVER_ADDR {
+            self.server.handle_datagram(d.at, d.src, bytes);
+            return self.drain_server(d.tag);
+        }
+        let flow = tag::flow(d.tag);
+        let Some(c) = self.clients.get_mut(flow as usize) else {
+            return Ok(());
+        };
+        if let Some((exchange, ordinal)) = tag::answered(d.tag) {
+            c.metrics.on_reply_delivered(exchange, ordinal);
+        }
+        c.endpoint.handle_datagram(d.at, d.src, bytes);
+        self.drain_client(flow)
+    }
+
+    /// Sends what the server queued (replies tagged after `rx_tag`) and re-arms its timer.
+    fn drain_server(&mut self, rx_tag: u64) -> Result<(), RunError> {
+        let now = self.now;
+        while let Some(tx) = self.server.poll_transmit(now) {
+            let tag = match tx.meta {
+                TransmitMeta::Reply { .. } => tag::reply(rx_tag),
+                TransmitMeta::Exchange { .. } => tag::from_server(flow_of(tx.destination)),
+            };
+            if let Some(c) = self.clients.get_mut(tag::flow(tag) as usize) {
+                c.metrics.bytes_down += tx.contents.len() as u64 + IP_UDP_HEADER_BYTES;
+            }
+            self.star
+                .send(now, SERVER_ADDR, tx.destination, &tx.contents, tag)
+                .map_err(|e| RunError::Setup(format!("server: {e}")))?;
+        }
+        while self.server.poll_event().is_some() {}
+        let t = self.server.poll_timeout();
+        if t != self.server_armed {
+            self.server_armed = t;
+            if let Some(t) = t {
+                self.timers.push(Reverse((t, SERVER)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends what client `i` queued, feeds its events to its metrics and driver, re-arms.
+    fn drain_client(&mut self, i: u32) -> Result<(), RunError> {
+        let now = self.now;
+        let c = &mut self.clients[i as usize];
+        loop {
+            let mut progressed = false;
+            while let Some(tx) = c.endpoint.poll_transmit(now) {
+                progressed = true;
+                let tag = match tx.meta {
+                    TransmitMeta::Exchange { exchange, ordinal } => {
+                        tag::copy(i, exchange.0, ordinal)
+                    }
+                    TransmitMeta::Reply { .. } => tag::from_client(i),
+                };
+                c.metrics.bytes_up += tx.contents.len() as u64 + IP_UDP_HEADER_BYTES;
+                self.star
+                    .send(now, c.addr, tx.destination, &tx.contents, tag)
+                    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+            }
+            while let Some(event) = c.endpoint.poll_event() {
+                progressed = true;
+                c.metrics.on_event(&event);
+                match event {
+                    Event::RequestCompleted { exchanges, at, .. } => {
+                        c.metrics.exchanges += match c.driver.workload() {
+                            Workload::LongTransfer { .. } => exchanges,
+                            _ => 1,
+                        };
+                        if c.driver.on_completed(now, &mut c.endpoint) {
+                            c.metrics.finished = Some(at);
+                            self.remaining -= 1;
+                        }
+                    }
+                    Event::RequestFailed { .. } => {
+                        c.metrics.failed_exchanges += 1;
+                        c.driver.on_failed(now, &mut c.endpoint);
+                        if c.driver.is_done() {
+                            self.remaining -= 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        let t = c.endpoint.poll_timeout();
+        if t != self.armed[i as usize] {
+            self.armed[i as usize] = t;
+            if let Some(t) = t {
+                self.timers.push(Reverse((t, i)));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> RunResult {
+        let flows = self
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let done = c.driver.is_done() && c.metrics.finished.is_some();
+                c.metrics.record(i as u32, &c.cc, c.workload, done)
+            })
+            .collect();
+        RunResult {
+            flows,
+            events: self.events,
+            sim_time_s: self.now.as_secs_f64(),
+        }
+    }
+}
+
+/// Builds client `i` of flow group `flow`.
+fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Client, RunError> {
+    let seed = spec.seed;
+    let factory = registry_factory(
+        &flow.cc,
+        &flow.settings,
+        rng::stream_seed(seed, &format!("cc/flow{i}")),
+    )
+    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    let mut ids = rng::stream(seed, &format!("ids/flow{i}"));
+    let block = match flow.workload {
+        Workload::LongTransfer { block_bytes, .. } => block_bytes as usize,
+        _ => 1024,
+    };
+    let config = Config {
+        nstart: spec.config.protocol.nstart,
+        initial_message_id: ids.below(1 << 16) as u16,
+        initial_token: ids.below(1 << 16),
+        block_size_bytes: block,
+        keep_bodies: false,
+        ..Config::default()
+    };
+    let endpoint = Endpoint::new(config, factory, Router::new())
+        .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    Ok(Client {
+        addr: client_addr(i),
+        endpoint,
+        driver: FlowDriver::new(
+            flow.workload,
+            flow.request_payload_bytes,
+            path,
+            rng::stream(seed, &format!("workload/flow{i}")),
+        ),
+        metrics: FlowMetrics::default(),
+        cc: flow.cc.clone(),
+        workload: flow.workload.name(),
+    })
+}
+
+/// The flow index of a client address ([`client_addr`] inverted).
+fn flow_of(addr: SocketAddr) -> u32 {
+    match addr {
+        SocketAddr::V4(v4) => {
+            let host = u32::from(v4.ip().octets()[3]);
+            u32::from(v4.port().saturating_sub(10_000)) * 254 + host.saturating_sub(1)
+        }
+        SocketAddr::V6(_) => u32::MAX,
+    }
+}
+
+/// The resource of the path `f` for the short-lived exchanges and the long transfer.
+pub(crate) fn resource(object_bytes: u64, reply_bytes: u32) -> Resource {
+    Resource::experiment(object_bytes as usize, reply_bytes as usize)
+}
+
+#[cfg(test)]
+mod tests;

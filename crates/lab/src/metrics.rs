@@ -1,0 +1,172 @@
+//! Turns endpoint events and packet deliveries into per-flow records (spec §7).
+//!
+//! Endpoint events give transmissions, timer expiries, CoAP RTTs and outcomes; the packet
+//! tags the simulator attaches give ground truth for unnecessary retransmissions: a copy
+//! i ≥ 1 is unnecessary iff the server's reply to some earlier copy j < i reached the client
+//! (which implies copy j reached the server) before the run ended.
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_endpoint::Event;
+
+use crate::results::FlowRecord;
+
+/// IPv4 + UDP header bytes added to every CoAP message.
+pub const IP_UDP_HEADER_BYTES: u64 = 28;
+
+/// Ground truth about one exchange of a flow.
+#[derive(Debug, Clone, Copy, Default)]
+struct ExchangeTruth {
+    /// Copies sent.
+    copies: u32,
+    /// The smallest copy ordinal whose reply reached the client.
+    first_answered: Option<u32>,
+}
+
+/// Everything measured about one flow.
+#[derive(Debug, Clone, Default)]
+pub struct FlowMetrics {
+    /// When the flow sent its first request.
+    pub first_sent: Option<Instant>,
+    /// When the flow met its quota (its last answer arrived).
+    pub finished: Option<Instant>,
+    /// Successful requests.
+    pub exchanges: u32,
+    /// Failed requests.
+    pub failed_exchanges: u32,
+    /// Copies sent.
+    pub transmissions: u64,
+    /// Copies after the original.
+    pub retransmissions: u64,
+    /// Timer expiries.
+    pub timeouts: u64,
+    /// Largest expired armed timer.
+    pub rto_max: Option<Duration>,
+    /// CoAP RTT of every completed exchange.
+    pub rtts: Vec<Duration>,
+    /// IP bytes the client sent.
+    pub bytes_up: u64,
+    /// IP bytes the server sent to this client.
+    pub bytes_down: u64,
+    truth: Vec<ExchangeTruth>,
+}
+
+impl FlowMetrics {
+    /// Accounts a client endpoint event.
+    pub fn on_event(&mut self, event: &Event) {
+        match *event {
+            Event::Sent {
+                exchange,
+                ordinal,
+                at,
+                ..
+            } => {
+                self.first_sent.get_or_insert(at);
+                self.transmissions += 1;
+                if ordinal > 0 {
+                    self.retransmissions += 1;
+                }
+                let t = self.truth_mut(exchange.0);
+                t.copies = t.copies.max(ordinal + 1);
+            }
+            Event::TimerExpired { armed, .. } => {
+                self.timeouts += 1;
+                self.rto_max = Some(self.rto_max.map_or(armed, |m| m.max(armed)));
+            }
+            Event::ExchangeCompleted { rtt, .. } => self.rtts.push(rtt),
+            _ => {}
+        }
+    }
+
+    /// A reply from the server to copy `ordinal` of `exchange` reached the client.
+    pub fn on_reply_delivered(&mut self, exchange: u64, ordinal: u32) {
+        let t = self.truth_mut(exchange);
+        t.first_answered = Some(t.first_answered.map_or(ordinal, |o| o.min(ordinal)));
+    }
+
+    fn truth_mut(&mut self, exchange: u64) -> &mut ExchangeTruth {
+        let i = exchange as usize;
+        if i >= self.truth.len() {
+            self.truth.resize(i + 1, ExchangeTruth::default());
+        }
+        &mut self.truth[i]
+    }
+
+    /// Retransmissions sent after a copy whose reply reached the client.
+    pub fn unnecessary_retransmissions(&self) -> u64 {
+        self.truth
+            .iter()
+            .filter_map(|t| {
+                t.first_answered
+                    .map(|j| u64::from(t.copies.saturating_sub(j + 1)))
+            })
+            .sum()
+    }
+
+    /// The record of flow `flow`; `completed` says whether it met its quota.
+    pub fn record(&self, flow: u32, cc: &str, workload: &str, completed: bool) -> FlowRecord {
+        let fct = match (completed, self.first_sent, self.finished) {
+            (true, Some(a), Some(b)) => Some((b - a).as_secs_f64()),
+            _ => None,
+        };
+        let mut rtts: Vec<f64> = self.rtts.iter().map(|d| d.as_secs_f64()).collect();
+        FlowRecord {
+            flow,
+            cc: cc.to_string(),
+            workload: workload.to_string(),
+            fct_s: fct,
+            exchanges: self.exchanges,
+            failed_exchanges: self.failed_exchanges,
+            transmissions: self.transmissions,
+            retransmissions: self.retransmissions,
+            unnecessary_retransmissions: self.unnecessary_retransmissions(),
+            timeouts: self.timeouts,
+            rto_max_s: self.rto_max.map(|d| d.as_secs_f64()),
+            coap_rtt_median_s: crate::stats::median(&mut rtts),
+            bytes_up: self.bytes_up,
+            bytes_down: self.bytes_down,
+            completed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coaplab_endpoint::ExchangeId;
+
+    fn sent(exchange: u64, ordinal: u32, at_ms: i64) -> Event {
+        Event::Sent {
+            exchange: ExchangeId(exchange),
+            request: None,
+            destination: "198.18.1.1:5683".parse().unwrap(),
+            ordinal,
+            bytes: 11,
+            at: Instant::from_millis(at_ms),
+        }
+    }
+
+    #[test]
+    fn unnecessary_retransmissions_follow_the_first_answered_copy() {
+        let mut m = FlowMetrics::default();
+        // Exchange 0: 3 copies, the reply to copy 0 arrived (late): copies 1 and 2 unnecessary.
+        for (o, t) in [(0, 0), (1, 2000), (2, 6000)] {
+            m.on_event(&sent(0, o, t));
+        }
+        m.on_reply_delivered(0, 2);
+        m.on_reply_delivered(0, 0);
+        // Exchange 1: copy 0 lost, reply to copy 1 arrived: copy 2 was unnecessary too.
+        for (o, t) in [(0, 7000), (1, 9000), (2, 13000)] {
+            m.on_event(&sent(1, o, t));
+        }
+        m.on_reply_delivered(1, 1);
+        // Exchange 2: copy 0 lost, copy 1 answered: nothing unnecessary.
+        for (o, t) in [(0, 14000), (1, 16000)] {
+            m.on_event(&sent(2, o, t));
+        }
+        m.on_reply_delivered(2, 1);
+        assert_eq!(m.transmissions, 8);
+        assert_eq!(m.retransmissions, 5);
+        assert_eq!(m.unnecessary_retransmissions(), 3);
+        assert_eq!(m.first_sent, Some(Instant::ZERO));
+    }
+}

@@ -1,0 +1,121 @@
+//! What each flow's client asks for, and when (spec §6.1).
+//!
+//! A [`FlowDriver`] issues requests on its client endpoint: the first at the flow's start
+//! time, each next one as soon as the previous request completed or failed (stop-and-wait
+//! per flow; NSTART governs only what the endpoint lets out). Random flows are series of
+//! short-lived clients of U{batch_min..=batch_max} exchanges; between two of them the
+//! algorithm's state for the server is reset, while the socket, Message IDs and tokens
+//! continue (spec §6.1 and §10 #21).
+
+use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_cc::time::Instant;
+use coaplab_endpoint::{Endpoint, Request};
+use coaplab_netsim::SERVER_ADDR;
+
+use crate::scenario::Workload;
+
+/// The path of the experiments' resource (spec §4: one Uri-Path segment `f`).
+pub const PATH: &str = "f";
+
+/// Drives one flow.
+#[derive(Debug)]
+pub struct FlowDriver {
+    workload: Workload,
+    request: Request,
+    rng: SeededRandom,
+    /// Requests left in the current short-lived client (random workload).
+    batch_left: u32,
+    /// Short-lived clients started so far.
+    batches: u32,
+    /// Successful requests so far.
+    succeeded: u32,
+    done: bool,
+}
+
+impl FlowDriver {
+    /// A driver for `workload`, drawing batch sizes from `rng`. Requests go to `path`.
+    pub fn new(
+        workload: Workload,
+        request_payload_bytes: u32,
+        path: &str,
+        rng: SeededRandom,
+    ) -> Self {
+        let request = match workload {
+            Workload::LongTransfer { .. } => Request::get(path),
+            _ => Request::post(path, vec![0; request_payload_bytes as usize]),
+        };
+        FlowDriver {
+            workload,
+            request,
+            rng,
+            batch_left: 0,
+            batches: 0,
+            succeeded: 0,
+            done: false,
+        }
+    }
+
+    /// The workload.
+    pub fn workload(&self) -> Workload {
+        self.workload
+    }
+
+    /// Whether the flow met its quota.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Successful requests required.
+    fn quota(&self) -> u32 {
+        match self.workload {
+            Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => exchanges,
+            Workload::LongTransfer { .. } => 1,
+        }
+    }
+
+    /// The flow starts at `now`: its first request.
+    pub fn start(&mut self, now: Instant, ep: &mut Endpoint) {
+        self.next(now, ep);
+    }
+
+    /// A request completed at `now`; returns true when that met the quota.
+    pub fn on_completed(&mut self, now: Instant, ep: &mut Endpoint) -> bool {
+        self.succeeded += 1;
+        if self.succeeded >= self.quota() {
+            self.done = true;
+            return true;
+        }
+        self.next(now, ep);
+        false
+    }
+
+    /// A request failed at `now`. Short-lived workloads go on until the quota of successes
+    /// (spec §4.3); a failed long transfer ends the flow incomplete.
+    pub fn on_failed(&mut self, now: Instant, ep: &mut Endpoint) {
+        match self.workload {
+            Workload::LongTransfer { .. } => self.done = true,
+            _ => self.next(now, ep),
+        }
+    }
+
+    fn next(&mut self, now: Instant, ep: &mut Endpoint) {
+        if let Workload::Random {
+            batch_min,
+            batch_max,
+            ..
+        } = self.workload
+        {
+            if self.batch_left == 0 {
+                if self.batches > 0 {
+                    // A new short-lived client: fresh congestion-control state.
+                    ep.reset_destination(now, SERVER_ADDR);
+                }
+                let span = u64::from(batch_max - batch_min) + 1;
+                self.batch_left = batch_min + self.rng.below(span) as u32;
+                self.batches += 1;
+            }
+            self.batch_left -= 1;
+        }
+        let _ = ep.request(now, SERVER_ADDR, &self.request);
+    }
+}
