@@ -8,11 +8,13 @@ use coaplab_cc::time::Instant;
 use coaplab_cc::{Admission, Completion, Expiry};
 use coaplab_wire::{Code, Message, MessageType, Token};
 
+use crate::controller::Marking;
 use crate::endpoint::{Endpoint, Request};
 use crate::event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
 };
 use crate::exchange::{Exch, Owner, Req, XState};
+use crate::marking::{self, RexmitLayout, RexmitPeer};
 
 impl Endpoint {
     pub(crate) fn start_request(
@@ -57,7 +59,12 @@ impl Endpoint {
     pub(crate) fn next_exchange(&mut self, now: Instant, req: usize) {
         let p = self.requests[req].peer;
         let confirmable = self.requests[req].confirmable;
-        let token_mode = confirmable && self.ensure_controller(now, p).token_mode;
+        let marking = if confirmable {
+            self.ensure_controller(now, p).marking
+        } else {
+            Marking::Off
+        };
+        let token_mode = marking == Marking::Token;
         let len = self.config.token_len_bytes as usize;
         let token = if token_mode {
             // FASOR+token (spec/algorithms.md §7.6): the last token byte is the ordinal.
@@ -74,6 +81,15 @@ impl Endpoint {
         let mut bytes = std::mem::take(&mut self.exchanges[slot].bytes);
         crate::blockwise::encode_request(&self.requests[req], mid, token, &mut bytes);
         let unencodable = bytes.is_empty();
+        if let Marking::RexmitCnt { option } = marking {
+            let probe = match self.peers[p].rexmit {
+                RexmitPeer::Unknown => Some(true),
+                RexmitPeer::Enabled => Some(false),
+                RexmitPeer::Disabled => None,
+            };
+            self.exchanges[slot].rexmit =
+                probe.and_then(|probe| RexmitLayout::of(&bytes, option, probe));
+        }
         self.exchanges[slot].bytes = bytes;
         if unencodable {
             self.free_exchange(slot);
@@ -111,6 +127,7 @@ impl Endpoint {
         x.message_id = message_id;
         x.token = token;
         x.token_mode = false;
+        x.rexmit = None;
         x.confirmable = confirmable;
         x.gated = false;
         x.holds_slot = false;
@@ -160,7 +177,10 @@ impl Endpoint {
         let x = &mut self.exchanges[slot];
         let ordinal = x.tx_times.len() as u32;
         x.tx_times.push(now);
-        contents.extend_from_slice(&x.bytes);
+        match x.rexmit {
+            Some(layout) => layout.write_copy(&x.bytes, ordinal, &mut contents),
+            None => contents.extend_from_slice(&x.bytes),
+        }
         let tkl = contents.first().map_or(0, |b| (b & 0x0f) as usize);
         if x.token_mode && ordinal > 0 && tkl > 0 && contents.len() >= 4 + tkl {
             contents[4 + tkl - 1] = ordinal.min(255) as u8;
@@ -391,10 +411,24 @@ impl Endpoint {
             self.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
         }
-        let Some(answered) = self.match_token(slot, msg.token) else {
+        let Some(mut answered) = self.match_token(slot, msg.token) else {
             self.ignore(now, from, IgnoreReason::TokenMismatch);
             return;
         };
+        if let Some(layout) = self.exchanges[slot].rexmit {
+            // spec §7.6: the first piggybacked response decides whether the peer echoes.
+            let echo = marking::echo(msg, layout.option);
+            let peer = &mut self.peers[self.exchanges[slot].peer];
+            if peer.rexmit == RexmitPeer::Unknown {
+                peer.rexmit = if echo.is_some() {
+                    RexmitPeer::Enabled
+                } else {
+                    RexmitPeer::Disabled
+                };
+            }
+            let sent = self.exchanges[slot].tx_times.len() as u32;
+            answered = echo.and_then(|v| marking::answered(v, sent));
+        }
         self.complete_exchange(now, slot, answered, AnswerKind::Piggybacked);
         self.deliver(now, slot, msg);
     }

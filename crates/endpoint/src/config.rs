@@ -39,6 +39,9 @@ pub struct Config {
     /// a CON request is acknowledged at once with an empty ACK and the response follows as a
     /// separate CON after this delay (RFC 7252 §5.2.2).
     pub processing_delay: Duration,
+    /// The Rexmit-Cnt option number a server echoes in piggybacked responses (FASOR,
+    /// spec/algorithms.md §7.6); `None` models a server unaware of it.
+    pub rexmit_cnt_echo: Option<u16>,
     /// Keep response bodies and hand them out in [`crate::Event::RequestCompleted`]. Off in
     /// large simulations, where only lengths matter.
     pub keep_bodies: bool,
@@ -60,6 +63,7 @@ impl Default for Config {
             dedup_capacity: 1 << 20,
             response_timeout: EXCHANGE_LIFETIME,
             processing_delay: Duration::ZERO,
+            rexmit_cnt_echo: Some(65020),
             keep_bodies: true,
             emit_snapshots: false,
         }

@@ -15,16 +15,32 @@ pub struct Controller {
     pub algorithm: Box<dyn RtoAlgorithm>,
     /// The random stream its dithering draws from.
     pub rng: Box<dyn Random + Send>,
-    /// FASOR+token (spec/algorithms.md §7.6): copy j carries token `base ‖ byte(j)` and a
-    /// piggybacked response's echo tells which copy it answers.
-    pub token_mode: bool,
+    /// How copies are marked so a response can name the one it answers.
+    pub marking: Marking,
+}
+
+/// Which transmission a response answers (spec/algorithms.md §7.6), as the algorithm's
+/// `token_mode` parameter says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marking {
+    /// Copies are identical; `answered` is always `None`.
+    Off,
+    /// FASOR+token: copy j carries token `base ‖ byte(j)`; a piggybacked response's echo
+    /// tells which copy it answers.
+    Token,
+    /// The Rexmit-Cnt option: the first original to a destination probes with 255; if the
+    /// piggybacked response echoes it, originals carry it empty and copy j carries j.
+    RexmitCnt {
+        /// The option number (the draft leaves it TBD; default 65020).
+        option: u16,
+    },
 }
 
 impl core::fmt::Debug for Controller {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Controller")
             .field("algorithm", &self.algorithm)
-            .field("token_mode", &self.token_mode)
+            .field("marking", &self.marking)
             .finish_non_exhaustive()
     }
 }
@@ -37,22 +53,35 @@ pub type ControllerFactory = Box<dyn FnMut(SocketAddr, Instant) -> Controller + 
 /// destination drawing from its own ChaCha stream seeded from `seed` and the destination
 /// address, so adding a destination never shifts another's draws.
 ///
-/// `token_mode = token` (the default of `fasor-token`) turns on token marking;
-/// `token_mode = rexmit_cnt` is not implemented by the endpoint and is refused.
+/// `token_mode` (`fasor`, `fasor-token`) chooses the [`Marking`]: `token` (the default of
+/// `fasor-token`) or `rexmit_cnt` with the `rexmit_cnt_option` number.
 pub fn registry_factory(
     name: &str,
     settings: &Settings,
     seed: u64,
 ) -> Result<ControllerFactory, ParamError> {
     let (info, params) = registry::resolve(name, settings)?;
-    let token_mode = match params.iter().find(|(k, _)| *k == "token_mode") {
-        None | Some((_, Value::Choice("off"))) => false,
-        Some((_, Value::Choice("token"))) => true,
-        Some((_, other)) => {
+    let param = |key: &str| params.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
+    let marking = match param("token_mode") {
+        None | Some(Value::Choice("off")) => Marking::Off,
+        Some(Value::Choice("token")) => Marking::Token,
+        Some(Value::Choice("rexmit_cnt")) => {
+            let option = match param("rexmit_cnt_option") {
+                Some(Value::Int(n)) => u16::try_from(n).ok(),
+                _ => Some(65020),
+            };
+            let option = option.ok_or_else(|| ParamError::BadValue {
+                key: "rexmit_cnt_option".into(),
+                value: format!("{:?}", param("rexmit_cnt_option")),
+                expected: "an option number 0-65535".into(),
+            })?;
+            Marking::RexmitCnt { option }
+        }
+        Some(other) => {
             return Err(ParamError::BadValue {
                 key: "token_mode".into(),
                 value: other.to_string(),
-                expected: "off or token (the endpoint does not implement rexmit_cnt)".into(),
+                expected: "off, token or rexmit_cnt".into(),
             })
         }
     };
@@ -60,7 +89,7 @@ pub fn registry_factory(
     Ok(Box::new(move |dest, now| Controller {
         algorithm: build(&params, now),
         rng: Box::new(SeededRandom::new(destination_seed(seed, dest))),
-        token_mode,
+        marking,
     }))
 }
 
@@ -92,19 +121,24 @@ mod tests {
     #[test]
     fn registry_factory_reads_token_mode() {
         let s = Settings::new();
-        let mut f = registry_factory("fasor-token", &s, 1).unwrap();
         let dest: SocketAddr = "198.18.1.1:5683".parse().unwrap();
-        assert!(f(dest, Instant::ZERO).token_mode);
-        let mut f = registry_factory("fasor", &s, 1).unwrap();
-        assert!(!f(dest, Instant::ZERO).token_mode);
-        let mut f = registry_factory("default", &s, 1).unwrap();
-        assert!(!f(dest, Instant::ZERO).token_mode);
+        let marking = |name: &str, s: &Settings| {
+            registry_factory(name, s, 1).unwrap()(dest, Instant::ZERO).marking
+        };
+        assert_eq!(marking("fasor-token", &s), Marking::Token);
+        assert_eq!(marking("fasor", &s), Marking::Off);
+        assert_eq!(marking("default", &s), Marking::Off);
         let mut rexmit = Settings::new();
         rexmit.set("token_mode", "rexmit_cnt");
-        assert!(matches!(
-            registry_factory("fasor", &rexmit, 1),
-            Err(ParamError::BadValue { .. })
-        ));
+        assert_eq!(
+            marking("fasor", &rexmit),
+            Marking::RexmitCnt { option: 65020 }
+        );
+        rexmit.set("rexmit_cnt_option", "65000");
+        assert_eq!(
+            marking("fasor", &rexmit),
+            Marking::RexmitCnt { option: 65000 }
+        );
         assert!(registry_factory("nope", &s, 1).is_err());
     }
 

@@ -10,6 +10,7 @@ use coaplab_wire::{Block, Code, Token};
 
 use crate::controller::Controller;
 use crate::event::ExchangeId;
+use crate::marking::{RexmitLayout, RexmitPeer};
 
 /// One destination: its congestion control and its NSTART gate (RFC 7252 §4.7).
 #[derive(Debug)]
@@ -21,6 +22,8 @@ pub(crate) struct Peer {
     pub(crate) in_flight: u32,
     /// Exchange slots waiting for the gate, first in first out.
     pub(crate) queue: VecDeque<usize>,
+    /// Whether it echoes Rexmit-Cnt (only used with that marking).
+    pub(crate) rexmit: RexmitPeer,
 }
 
 impl Peer {
@@ -30,6 +33,7 @@ impl Peer {
             ctl: None,
             in_flight: 0,
             queue: VecDeque::new(),
+            rexmit: RexmitPeer::Unknown,
         }
     }
 }
@@ -69,6 +73,8 @@ pub(crate) struct Exch {
     /// The token of the original (in token mode: `base ‖ 0`).
     pub(crate) token: Token,
     pub(crate) token_mode: bool,
+    /// Rexmit-Cnt marking: where each copy gets its option.
+    pub(crate) rexmit: Option<RexmitLayout>,
     pub(crate) confirmable: bool,
     /// Goes through the NSTART gate (requests do; separate responses do not).
     pub(crate) gated: bool,
@@ -94,6 +100,7 @@ impl Exch {
             message_id: 0,
             token: Token::EMPTY,
             token_mode: false,
+            rexmit: None,
             confirmable: true,
             gated: false,
             holds_slot: false,

@@ -10,7 +10,8 @@
 //!   destination, built lazily by a [`ControllerFactory`], e.g. [`registry_factory`].
 //! - `client` (private): requests and exchanges, the NSTART gate and FIFO queue, Message-ID
 //!   and token allocation, retransmission under the algorithm (`start` → `expired`* →
-//!   `completed` | `failed`), ACK/RST/response matching, FASOR+token marking.
+//!   `completed` | `failed`), ACK/RST/response matching.
+//! - `marking` (private): FASOR+token and Rexmit-Cnt marking of copies (spec §7.6).
 //! - `blockwise` (private): Block2 follow-ups and Block1 uploads on the client.
 //! - `server` (private) and [`resource`]: deduplicated request handling, piggybacked, NON and
 //!   separate responses, Block1 reassembly, Block2 serving, the `data/N` and `echo`
@@ -29,10 +30,11 @@ mod blockwise;
 mod client;
 mod dedup;
 mod exchange;
+mod marking;
 mod server;
 
 pub use config::{Config, ConfigError, EXCHANGE_LIFETIME};
-pub use controller::{registry_factory, Controller, ControllerFactory};
+pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
 pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,

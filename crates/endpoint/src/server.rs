@@ -34,20 +34,23 @@ fn known_critical(n: u16) -> bool {
 }
 
 /// The head of a response: everything but the payload bytes.
-struct Head {
+struct Head<'a> {
     code: Code,
     block2: Option<Block>,
     block1: Option<Block>,
     size2: Option<u32>,
+    /// The Rexmit-Cnt option echoed (number, value), always the last option.
+    echo: Option<(u16, &'a [u8])>,
 }
 
-impl Head {
-    fn code(code: Code) -> Head {
+impl Head<'_> {
+    fn code(code: Code) -> Self {
         Head {
             code,
             block2: None,
             block1: None,
             size2: None,
+            echo: None,
         }
     }
 }
@@ -163,6 +166,13 @@ impl Endpoint {
         };
         let action = resource.action(msg.code);
         let wants_size2 = msg.has(number::SIZE2);
+        // spec/algorithms.md §7.6: Rexmit-Cnt comes back unmodified, in piggybacked responses
+        // only (never in an empty ACK's later separate response).
+        let echo = self
+            .config
+            .rexmit_cnt_echo
+            .filter(|_| reply_type == MessageType::Ack)
+            .and_then(|n| msg.first(n).map(|v| (n, v)));
         let server_szx = szx_of(self.config.block_size_bytes).unwrap_or(6);
         let key = || (from, path.clone().collect::<Vec<_>>().join(&b'/'));
 
@@ -192,6 +202,7 @@ impl Endpoint {
             if b1.more {
                 let head = Head {
                     block1: Some(b1),
+                    echo,
                     ..Head::code(Code::CONTINUE)
                 };
                 return write(
@@ -239,6 +250,7 @@ impl Endpoint {
             block2: None,
             block1: head_b1,
             size2: wants_size2.then_some(len as u32),
+            echo,
         };
         let (start, n) = match b2 {
             Some(b) => {
@@ -292,7 +304,7 @@ fn write(
     mtype: MessageType,
     mid: u16,
     token: Token,
-    head: Head,
+    head: Head<'_>,
     body: Body<'_>,
     start: usize,
     n: usize,
@@ -310,6 +322,9 @@ fn write(
         }
         if let Some(s) = head.size2 {
             w.option_uint(number::SIZE2, s)?;
+        }
+        if let Some((n, v)) = head.echo {
+            w.option(n, v)?;
         }
         Ok::<usize, coaplab_wire::EncodeError>(w.finish())
     })();

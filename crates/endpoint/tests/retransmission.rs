@@ -88,10 +88,16 @@ fn default_fasor18_caps_timers_at_60s() {
 /// FASOR (spec §7): a clean exchange seeds FastRTO = 1.5 R, an ambiguous one sets SlowRTO =
 /// 1.5 R0 and FAST_SLOW_FAST, whose k = 1 timer is max(SlowRTO, 2F).
 fn fasor_trace(name: &str) -> Pair {
+    fasor_trace_with(name, &[], Config::default())
+}
+
+fn fasor_trace_with(name: &str, extra: &[&str], server: Config) -> Pair {
+    let mut settings = vec!["preset=fasor18"];
+    settings.extend_from_slice(extra);
     let mut pair = Pair::with(
         Config::default(),
-        factory(name, &["preset=fasor18"], 0.5),
-        Config::default(),
+        factory(name, &settings, 0.5),
+        server,
         post_router(),
     );
     // Up packets: #0 ex1; #1,#2 ex2 (original lost); #3,#4,#5 ex3 (two lost).
@@ -239,4 +245,53 @@ fn lost_response_is_replayed_from_the_cache() {
     });
     assert_eq!(done, [(Code::CHANGED, 53, ms(0), ms(2200))]);
     assert_eq!(pair.expired_timers(), [Duration::from_secs(2)]);
+}
+
+fn answered_and_sizes(pair: &Pair) -> (Vec<(u32, Option<u32>)>, Vec<usize>) {
+    let done = pair.client(|e| match e {
+        Event::ExchangeCompleted {
+            transmissions,
+            answered,
+            ..
+        } => Some((*transmissions, *answered)),
+        _ => None,
+    });
+    let sizes = pair
+        .wire
+        .iter()
+        .filter(|w| w.up)
+        .map(|w| w.bytes.len())
+        .collect();
+    (done, sizes)
+}
+
+/// Rexmit-Cnt (spec §7.6): the first original probes with 255 (4 more bytes: extended delta
+/// to 65020 + value); the echo enables the option, so later originals carry it empty (3 B)
+/// and copy j carries j. The answers and timers equal the token variant's.
+#[test]
+fn fasor_rexmit_cnt_probes_then_marks_copies() {
+    let pair = fasor_trace_with("fasor", &["token_mode=rexmit_cnt"], Config::default());
+    let (done, sizes) = answered_and_sizes(&pair);
+    assert_eq!(done, [(1, Some(0)), (2, Some(1)), (3, Some(2))]);
+    assert_eq!(sizes, [64, 63, 64, 63, 64, 64]);
+    let token = fasor_trace("fasor-token");
+    assert_eq!(pair.up_times(), token.up_times());
+    assert_eq!(pair.expired_timers(), token.expired_timers());
+    let last =
+        coaplab_wire::Message::decode(&pair.wire.iter().rfind(|w| !w.up).unwrap().bytes).unwrap();
+    assert_eq!(last.options.iter().last(), Some((65020, &[2u8][..])));
+}
+
+/// A server that does not echo Rexmit-Cnt turns the option off: plain FASOR.
+#[test]
+fn fasor_rexmit_cnt_falls_back_without_echo() {
+    let server = Config {
+        rexmit_cnt_echo: None,
+        ..Config::default()
+    };
+    let pair = fasor_trace_with("fasor", &["token_mode=rexmit_cnt"], server);
+    let (done, sizes) = answered_and_sizes(&pair);
+    assert_eq!(done, [(1, None), (2, None), (3, None)]);
+    assert_eq!(sizes, [64, 60, 60, 60, 60, 60]);
+    assert_eq!(pair.up_times(), fasor_trace("fasor").up_times());
 }

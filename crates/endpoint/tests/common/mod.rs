@@ -30,13 +30,12 @@ pub fn us(v: i64) -> Instant {
 pub fn factory(name: &str, settings: &[&str], u: f64) -> ControllerFactory {
     let s = Settings::parse(settings.iter().copied()).unwrap();
     let (info, params) = registry::resolve(name, &s).unwrap();
-    let token_mode = params
-        .iter()
-        .any(|(k, v)| k == "token_mode" && v.to_string() == "token");
+    let mut probe = coaplab_endpoint::registry_factory(name, &s, 0).unwrap();
+    let marking = probe(addr(SERVER), Instant::ZERO).marking;
     Box::new(move |_, now| Controller {
         algorithm: (info.build)(&params, now),
         rng: Box::new(ConstantRandom(u)),
-        token_mode,
+        marking,
     })
 }
 
