@@ -11,12 +11,12 @@ use coaplab_wire::{Code, DecodeError};
 
 /// One message-layer exchange: a CON or NON message this endpoint sent and its copies
 /// (a request, one block of a block-wise transfer, or a separate response).
-/// Unique within the endpoint, increasing in creation order.
+/// Numbered 0, 1, 2, … per endpoint in creation order, with no gaps (usable as an index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ExchangeId(pub u64);
 
 /// One application request, possibly spanning several exchanges (block-wise).
-/// Unique within the endpoint, increasing in creation order.
+/// Numbered 0, 1, 2, … per endpoint in creation order, with no gaps (usable as an index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestId(pub u64);
 
