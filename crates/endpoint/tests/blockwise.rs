@@ -212,3 +212,32 @@ fn block2_beyond_the_end_is_bad_option() {
     let t = pair.server.poll_transmit(ms(0)).unwrap();
     assert_eq!(Message::decode(&t.contents).unwrap().code, Code::BAD_OPTION);
 }
+
+/// Size2 comes back only when the request asks for it (RFC 7959 §4), with the whole length.
+#[test]
+fn size2_is_sent_when_asked() {
+    let mut pair = Pair::with(
+        config(256),
+        factory("default", &[], 0.0),
+        config(256),
+        Router::new(),
+    );
+    let mut m = coaplab_wire::MessageBuf::new(
+        coaplab_wire::MessageType::Con,
+        Code::GET,
+        3,
+        coaplab_wire::Token::EMPTY,
+    );
+    m.options
+        .push(coaplab_wire::option::number::URI_PATH, "data");
+    m.options
+        .push(coaplab_wire::option::number::URI_PATH, "1000");
+    m.options.push_uint(coaplab_wire::option::number::SIZE2, 0);
+    pair.server
+        .handle_datagram(ms(0), addr(CLIENT), &m.to_bytes().unwrap());
+    let t = pair.server.poll_transmit(ms(0)).unwrap();
+    let r = Message::decode(&t.contents).unwrap();
+    assert_eq!(r.size2().unwrap(), Some(1000));
+    assert_eq!(r.block2().unwrap(), Block::with_size(0, true, 256));
+    assert_eq!(r.payload, &pattern(256)[..]);
+}

@@ -535,3 +535,24 @@ fn unencodable_request_fails_cleanly() {
     assert_eq!(pair.client.in_flight(addr(SERVER)), 0);
     assert_eq!(pair.client.poll_timeout(), None);
 }
+
+/// With `emit_snapshots`, every completed exchange is followed by the algorithm's view.
+#[test]
+fn snapshots_follow_completions_when_asked() {
+    let mut pair = Pair::with(
+        Config {
+            emit_snapshots: true,
+            ..Config::default()
+        },
+        factory("fasor", &["dither=false"], 0.0),
+        Config::default(),
+        router(),
+    );
+    pair.client.request(ms(0), addr(SERVER), &post());
+    pair.drive(100);
+    let snaps = pair.client(|e| match e {
+        Event::Snapshot { snapshot, at, .. } => Some((snapshot.state, snapshot.rto, *at)),
+        _ => None,
+    });
+    assert_eq!(snaps, [(Some("FAST"), Duration::from_millis(300), ms(200))]);
+}

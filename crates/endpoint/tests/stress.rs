@@ -65,7 +65,10 @@ fn run(seed: u64, name: &str, processing_ms: i64, nstart: u32) {
         assert_eq!(ends.get(id), Some(&1), "{name} seed {seed}: request {id:?}");
     }
     // 4.04s complete too; with 30 % loss each way most requests still get through.
-    assert!(completed >= 24, "{name} seed {seed}: only {completed} of 40 completed");
+    assert!(
+        completed >= 24,
+        "{name} seed {seed}: only {completed} of 40 completed"
+    );
     assert_eq!(pair.client.open_requests(), 0);
     assert_eq!(pair.client.in_flight(s), 0);
     assert_eq!(pair.client.poll_timeout(), None);
