@@ -1,1 +1,74 @@
+use super::run_one;
+use crate::results::FlowRecord;
+use crate::scenario::Scenario;
 
+fn run(text: &str) -> Vec<FlowRecord> {
+    let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+    run_one(&runs[0]).unwrap().flows
+}
+
+fn ns(seconds: Option<f64>) -> i64 {
+    (seconds.unwrap() * 1e9).round() as i64
+}
+
+#[test]
+fn one_long_transfer_is_400_stop_and_wait_round_trips() {
+    // spec §9.3: 400 × (0.6 s + 2 × 15 ms) + 15,582 B up at 60 kbit/s + 117,984 B down at
+    // 30 kbit/s = 252 + 2.0776 + 31.4624 = 285.54 s; the 133 ns are the serializer's
+    // per-packet rounding to whole nanoseconds (295-B responses take 78.6666… ms).
+    let f = run("name = \"t\"\n[[flows]]\ncc = \"default\"\nworkload = \"long-transfer\"\n");
+    assert_eq!(f.len(), 1);
+    let f = &f[0];
+    assert_eq!(ns(f.fct_s), 285_540_000_133);
+    assert_eq!(
+        (f.exchanges, f.transmissions, f.retransmissions),
+        (400, 400, 0)
+    );
+    // §4.1: requests 36 + 15 × 38 + 384 × 39 B; responses 16 × 294 + 384 × 295 B.
+    assert_eq!((f.bytes_up, f.bytes_down), (15_582, 117_984));
+    assert_eq!((f.timeouts, f.rto_max_s), (0, None));
+    assert!(f.completed);
+}
+
+#[test]
+fn a_continuous_flow_of_60_byte_exchanges() {
+    // Each exchange: 88 B up (11.7333… ms) + 88 B down (23.4666… ms) + 630 ms of delay.
+    let f = run("name = \"t\"\n[[flows]]\ncc = \"default\"\nexchanges = 3\nstart_jitter_s = 0\n");
+    let f = &f[0];
+    // 3 × 665.2 ms; each exchange gains 1 ns from the serializers' rounding to whole ns.
+    assert_eq!(ns(f.fct_s), 1_995_600_003);
+    assert_eq!(ns(f.coap_rtt_median_s), 665_200_001);
+    assert_eq!((f.bytes_up, f.bytes_down), (3 * 88, 3 * 88));
+    assert_eq!((f.exchanges, f.transmissions), (3, 3));
+}
+
+#[test]
+fn a_reply_slower_than_the_timer_makes_the_retransmission_unnecessary() {
+    // 1.5 s of rest-of-path each way: RTT 3.6352 s > the undithered 2-s timer. Copy 0 reaches
+    // the server and its reply reaches the client, so copy 1 (sent at 2 s) was unnecessary.
+    let text = "name = \"t\"\n[network]\nrest_delay_ms = 1500\n[[flows]]\ncc = \"default\"\n\
+                exchanges = 1\nstart_jitter_s = 0\n[flows.params]\nack_random_factor = 1\n";
+    let f = &run(text)[0];
+    assert_eq!((f.transmissions, f.retransmissions), (2, 1));
+    assert_eq!((f.timeouts, f.unnecessary_retransmissions), (1, 1));
+    assert_eq!(f.rto_max_s, Some(2.0));
+    // The first answer is the reply to copy 0: RTT from the original.
+    assert_eq!(ns(f.fct_s), 3_635_200_001);
+    assert_eq!(f.bytes_up, 2 * 88);
+}
+
+#[test]
+fn runs_are_pure_functions_of_the_spec() {
+    let text = "name = \"t\"\n[network]\nloss = \"high\"\n[[flows]]\ncount = 5\n\
+                cc = \"cocoa\"\nworkload = \"random\"\nexchanges = 20\n";
+    let a = run(text);
+    let b = run(text);
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 5);
+    assert!(a.iter().all(|f| f.completed && f.exchanges == 20));
+    let rexmit: u64 = a.iter().map(|f| f.retransmissions).sum();
+    assert!(rexmit > 0, "18 % loss must cost retransmissions");
+    assert!(a
+        .iter()
+        .all(|f| f.unnecessary_retransmissions <= f.retransmissions));
+}

@@ -1,0 +1,54 @@
+//! Every file in scenarios/ parses, and the published matrices expand to their cell counts.
+
+use std::path::PathBuf;
+
+use coaplab_lab::scenario::Scenario;
+
+fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+#[test]
+fn every_ready_scenario_parses_and_names_its_source() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(scenarios_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let s = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with('#'),
+            "{}: header comment first",
+            path.display()
+        );
+        assert!(
+            text.contains("source") || text.contains("Quick start"),
+            "{}",
+            path.display()
+        );
+        assert!(!s.expand(None, None).is_empty());
+        count += 1;
+    }
+    assert!(count >= 8, "{count} scenarios");
+}
+
+fn cells_and_runs(name: &str) -> (usize, usize) {
+    let s = Scenario::load(&scenarios_dir().join(name)).unwrap();
+    (s.combinations(), s.expand(None, None).len())
+}
+
+#[test]
+fn the_published_matrices_have_their_cell_counts() {
+    // spec §8b: 150 cells x 20 error-free, 20 cells x 40 with link errors.
+    assert_eq!(cells_and_runs("fasor-globecom18.toml"), (150, 3000));
+    assert_eq!(cells_and_runs("fasor-globecom18-errors.toml"), (20, 800));
+    // spec §8a, UDP half: 4 buffers x 4 profiles x 2 client counts x 2 algorithms.
+    assert_eq!(cells_and_runs("pesola-long-lived.toml"), (64, 1280));
+    // spec §8c: 5 x (3 x 4 + 2 x 3) = 90 cells: simple 40, mixed 20, competing 30.
+    assert_eq!(cells_and_runs("kojo-zigbee-simple.toml"), (40, 800));
+    assert_eq!(cells_and_runs("kojo-zigbee-mixed.toml"), (20, 400));
+    assert_eq!(cells_and_runs("kojo-zigbee-competing.toml"), (30, 600));
+    assert_eq!(cells_and_runs("pesola-calibration.toml"), (2, 40));
+}
