@@ -8,15 +8,16 @@
 //! - [`endpoint`]: the [`Endpoint`] type, its call order and time rule, and [`Request`].
 //! - [`controller`]: one [`Controller`] (RTO algorithm + random stream + token mode) per
 //!   destination, built lazily by a [`ControllerFactory`], e.g. [`registry_factory`].
-//! - `client` (private): requests and exchanges, the NSTART gate and FIFO queue, Message-ID
-//!   and token allocation, retransmission under the algorithm (`start` → `expired`* →
-//!   `completed` | `failed`), ACK/RST/response matching.
+//! - `client` and `inbound` (private): requests and exchanges, the NSTART gate and FIFO
+//!   queue, Message-ID and token allocation, retransmission under the algorithm (`start` →
+//!   `expired`* → `completed` | `failed`); matching ACKs, RSTs and responses.
 //! - `marking` (private): FASOR+token and Rexmit-Cnt marking of copies (spec §7.6).
 //! - `blockwise` (private): Block2 follow-ups and Block1 uploads on the client.
 //! - `server` (private) and [`resource`]: deduplicated request handling, piggybacked, NON and
 //!   separate responses, Block1 reassembly, Block2 serving, the `data/N` and `echo`
 //!   resources.
-//! - `dedup` (private): the duplicate cache, bounded by lifetime and size.
+//! - `dedup` and `reply` (private): the duplicate cache, bounded by lifetime and size, and
+//!   the ACKs, RSTs and replays it feeds.
 //! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
 //! - [`config`]: [`Config`], the message-layer settings.
 
@@ -30,7 +31,9 @@ mod blockwise;
 mod client;
 mod dedup;
 mod exchange;
+mod inbound;
 mod marking;
+mod reply;
 mod server;
 
 pub use config::{Config, ConfigError, EXCHANGE_LIFETIME};

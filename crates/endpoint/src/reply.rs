@@ -1,0 +1,134 @@
+//! Answers to received messages: piggybacked and empty ACKs, RSTs, and replays of cached
+//! replies to duplicates (RFC 7252 §4.2–4.5), plus the datagram buffer pool they share.
+
+use std::net::SocketAddr;
+
+use coaplab_cc::time::Instant;
+use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
+
+use crate::dedup::Entry;
+use crate::endpoint::{Endpoint, POOL_MAX};
+use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
+
+impl Endpoint {
+    /// An empty buffer, from the pool when one is spare.
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Returns a buffer to the pool.
+    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
+        if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
+            self.pool.push(buf);
+        }
+    }
+
+    /// Queues an RST for Message ID `mid` of `from` and remembers it for duplicates.
+    pub(crate) fn reject(&mut self, now: Instant, from: SocketAddr, mid: u16) {
+        self.send_empty(now, from, MessageType::Rst, mid);
+        self.events.push_back(Event::Rejected {
+            from,
+            message_id: mid,
+            at: now,
+        });
+    }
+
+    /// Queues an empty ACK or RST for Message ID `mid` of `to`, cached for duplicates.
+    pub(crate) fn send_empty(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        mtype: MessageType,
+        mid: u16,
+    ) {
+        let mut buf = [0u8; 4];
+        let n = MessageWriter::new(&mut buf, mtype, Code::EMPTY, mid, Token::EMPTY)
+            .map(|w| w.finish())
+            .unwrap_or(0);
+        self.send_reply(now, to, mid, &buf[..n], false);
+    }
+
+    /// Queues `reply` (to the message `to` sent with `mid`) and, unless it is itself a
+    /// replay, caches it for duplicates.
+    pub(crate) fn send_reply(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        mid: u16,
+        reply: &[u8],
+        replayed: bool,
+    ) {
+        let reply_mid = if reply.len() >= 4 {
+            u16::from_be_bytes([reply[2], reply[3]])
+        } else {
+            mid
+        };
+        if !replayed {
+            self.dedup.insert(
+                now,
+                to,
+                mid,
+                Entry {
+                    reply: Some(reply.to_vec()),
+                },
+            );
+        }
+        let mut contents = self.buffer();
+        contents.extend_from_slice(reply);
+        self.transmits.push_back(Transmit {
+            destination: to,
+            contents,
+            meta: TransmitMeta::Reply {
+                message_id: reply_mid,
+                replayed,
+            },
+        });
+    }
+
+    /// Replays the cached reply to a duplicate CON/NON; true when `mid` was a duplicate.
+    pub(crate) fn replay_duplicate(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+    ) -> bool {
+        let Some(entry) = self.dedup.get(now, from, msg.message_id) else {
+            return false;
+        };
+        match (&entry.reply, msg.mtype) {
+            (Some(reply), MessageType::Con) => {
+                let mut contents = self.pool.pop().unwrap_or_default();
+                contents.clear();
+                contents.extend_from_slice(reply);
+                let reply_mid = u16::from_be_bytes([contents[2], contents[3]]);
+                self.transmits.push_back(Transmit {
+                    destination: from,
+                    contents,
+                    meta: TransmitMeta::Reply {
+                        message_id: reply_mid,
+                        replayed: true,
+                    },
+                });
+                if msg.code.is_request() {
+                    self.events.push_back(Event::DuplicateRequest {
+                        from,
+                        message_id: msg.message_id,
+                        at: now,
+                    });
+                }
+            }
+            _ => self.ignore(now, from, IgnoreReason::DuplicateNon),
+        }
+        true
+    }
+
+    pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
+        self.events.push_back(Event::Ignored {
+            from,
+            reason,
+            at: now,
+        });
+    }
+}
