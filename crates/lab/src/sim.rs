@@ -19,10 +19,10 @@ use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Resource, Router, TransmitMeta};
-use coaplab_netsim::{client_addr, rng, Delivery, Star, SERVER_ADDR};
+use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SERVER_ADDR};
 
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
-use crate::results::{RunError, RunResult};
+use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, Workload};
 use crate::workload::FlowDriver;
 
@@ -281,10 +281,27 @@ impl Sim {
                 c.metrics.record(i as u32, &c.cc, c.workload, done)
             })
             .collect();
+        let link = |d| {
+            let s: LinkStats = self.star.stats(d);
+            LinkRecord {
+                offered_packets: s.offered_packets,
+                overflow_drops: s.overflow_drops,
+                link_error_drops: s.link_error_drops,
+                sent_packets: s.sent_packets,
+                sent_bytes: s.sent_bytes,
+                busy_s: s.busy_time.as_secs_f64(),
+                queue_high_water_bytes: s.queue_high_water_bytes,
+            }
+        };
         RunResult {
             flows,
             events: self.events,
             sim_time_s: self.now.as_secs_f64(),
+            network: Some(NetworkRecord {
+                down: link(Direction::Down),
+                up: link(Direction::Up),
+                sim_time_s: self.now.as_secs_f64(),
+            }),
         }
     }
 }

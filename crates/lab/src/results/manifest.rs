@@ -81,6 +81,40 @@ pub struct ManifestRun {
     /// Simulator events processed.
     #[serde(default)]
     pub events: u64,
+    /// What the bottleneck saw (finished runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkRecord>,
+}
+
+/// Counters of one bottleneck direction over a run (spec §7: wire counts, drops by cause,
+/// utilisation).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LinkRecord {
+    /// Packets offered to the FIFO.
+    pub offered_packets: u64,
+    /// Packets dropped on enqueue (`buffer_overflow`).
+    pub overflow_drops: u64,
+    /// Packets lost after the serializer (`link_error`).
+    pub link_error_drops: u64,
+    /// Packets out of the serializer.
+    pub sent_packets: u64,
+    /// IP bytes out of the serializer.
+    pub sent_bytes: u64,
+    /// Serializer busy time, seconds.
+    pub busy_s: f64,
+    /// Largest FIFO backlog in charged bytes.
+    pub queue_high_water_bytes: u64,
+}
+
+/// The network side of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct NetworkRecord {
+    /// Server to clients.
+    pub down: LinkRecord,
+    /// Clients to server.
+    pub up: LinkRecord,
+    /// Virtual time when the run ended, seconds (utilisation = busy_s / sim_time_s).
+    pub sim_time_s: f64,
 }
 
 /// The code version string recorded in manifests.
@@ -133,6 +167,7 @@ impl Manifest {
                     error: None,
                     wall_s: 0.0,
                     events: 0,
+                    network: None,
                 })
                 .collect(),
             wall_s: 0.0,

@@ -8,7 +8,7 @@ mod record;
 pub mod store;
 pub mod summary;
 
-pub use manifest::{Manifest, ManifestRun, Status};
+pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
 pub use record::{FlowRecord, RunError, RunResult};
 pub use store::{ResultsDir, ResultsError};
 pub use summary::SummaryRow;

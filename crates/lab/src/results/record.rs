@@ -48,6 +48,8 @@ pub struct RunResult {
     pub events: u64,
     /// Virtual time at the end of the run, in seconds.
     pub sim_time_s: f64,
+    /// Bottleneck counters, when the runner measures them.
+    pub network: Option<super::NetworkRecord>,
 }
 
 /// Why a run produced no rows.

@@ -185,12 +185,14 @@ impl ResultsDir {
             error: None,
             wall_s,
             events: 0,
+            network: None,
         };
         match outcome {
             Ok(result) => {
                 let rows = flows::rows(spec, &result.flows);
                 write_atomic(&self.run_path(spec.run, "csv"), rows.as_bytes())?;
                 status.events = result.events;
+                status.network = result.network;
             }
             Err(e) => {
                 status.status = Status::Failed;

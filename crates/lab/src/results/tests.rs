@@ -39,6 +39,7 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
         flows,
         events: 100,
         sim_time_s: 1.0,
+        network: None,
     })
 }
 

@@ -72,3 +72,22 @@ fn runs_are_pure_functions_of_the_spec() {
         .iter()
         .all(|f| f.unnecessary_retransmissions <= f.retransmissions));
 }
+
+#[test]
+fn the_network_side_is_measured() {
+    let text = "name = \"t\"\n[[flows]]\ncc = \"default\"\nworkload = \"long-transfer\"\n";
+    let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+    let net = run_one(&runs[0]).unwrap().network.unwrap();
+    assert_eq!(
+        (net.down.offered_packets, net.down.sent_bytes),
+        (400, 117_984)
+    );
+    assert_eq!((net.up.sent_packets, net.up.sent_bytes), (400, 15_582));
+    assert_eq!(net.down.overflow_drops + net.down.link_error_drops, 0);
+    // 117,984 B at 30 kbit/s.
+    assert!(
+        (net.down.busy_s - 31.4624).abs() < 1e-6,
+        "{}",
+        net.down.busy_s
+    );
+}
