@@ -33,6 +33,7 @@ pub(super) fn read(
     r: &mut Reader<'_>,
     doc: &toml_edit::Table,
     protocol: &ProtocolConfig,
+    mtu_bytes: u32,
 ) -> Result<Vec<FlowConfig>, ScenarioError> {
     let Some(item) = doc.get("flows") else {
         return Err(ScenarioError::Missing {
@@ -51,7 +52,10 @@ pub(super) fn read(
     };
     let mut flows = Vec::with_capacity(tables.len());
     for (i, table) in tables.iter().enumerate() {
-        flows.push(read_one(r, table, &format!("flows[{i}]"), protocol)?);
+        let path = format!("flows[{i}]");
+        let flow = read_one(r, table, &path, protocol)?;
+        check_mtu(r, table, &path, &flow, mtu_bytes)?;
+        flows.push(flow);
     }
     Ok(flows)
 }
@@ -180,6 +184,63 @@ fn read_one(
         response_payload_bytes,
         start_jitter: Duration::from_secs_f64_round_us(start_jitter_s),
     })
+}
+
+/// CoAP bytes around a request payload: header 4, token 2, Uri-Path `f` 2, marker 1.
+const REQUEST_OVERHEAD_BYTES: u32 = 9;
+/// CoAP bytes around a piggybacked response payload: header 4, token 2, marker 1.
+const RESPONSE_OVERHEAD_BYTES: u32 = 7;
+/// CoAP bytes around a Block2 response: header 4, token 2, Block2 up to 5, marker 1.
+const BLOCK_OVERHEAD_BYTES: u32 = 12;
+/// IPv4 + UDP.
+const IP_UDP_BYTES: u32 = 28;
+
+/// Every message of the flow must fit the link MTU (the endpoint does not fragment).
+fn check_mtu(
+    r: &Reader<'_>,
+    t: &toml_edit::Table,
+    p: &str,
+    flow: &FlowConfig,
+    mtu_bytes: u32,
+) -> Result<(), ScenarioError> {
+    let (key, ip_bytes) = match flow.workload {
+        Workload::LongTransfer { block_bytes, .. } => (
+            "block_bytes",
+            block_bytes + BLOCK_OVERHEAD_BYTES + IP_UDP_BYTES,
+        ),
+        _ if flow.request_payload_bytes + REQUEST_OVERHEAD_BYTES
+            > flow.response_payload_bytes + RESPONSE_OVERHEAD_BYTES =>
+        {
+            (
+                "payload_bytes",
+                flow.request_payload_bytes + REQUEST_OVERHEAD_BYTES + IP_UDP_BYTES,
+            )
+        }
+        _ => (
+            "response_payload_bytes",
+            flow.response_payload_bytes + RESPONSE_OVERHEAD_BYTES + IP_UDP_BYTES,
+        ),
+    };
+    if ip_bytes <= mtu_bytes {
+        return Ok(());
+    }
+    let span = t
+        .get(key)
+        .or_else(|| t.get("workload"))
+        .and_then(Item::span);
+    let value = match flow.workload {
+        Workload::LongTransfer { block_bytes, .. } => block_bytes,
+        _ if key == "payload_bytes" => flow.request_payload_bytes,
+        _ => flow.response_payload_bytes,
+    };
+    Err(r.bad(
+        span.or_else(|| t.span()),
+        &format!("{p}.{key}"),
+        &value.to_string(),
+        format!(
+            "a size whose {ip_bytes}-byte IP packet fits the {mtu_bytes}-byte MTU of the network"
+        ),
+    ))
 }
 
 /// An algorithm parameter as the `key=value` text the registry parses.

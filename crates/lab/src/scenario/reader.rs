@@ -259,7 +259,7 @@ impl<'s> Reader<'s> {
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
         let protocol = self.protocol(doc)?;
-        let flows = super::flows::read(self, doc, &protocol)?;
+        let flows = super::flows::read(self, doc, &protocol, network.mtu_bytes)?;
         Ok(Top {
             name,
             seed: seed.unwrap_or(1),

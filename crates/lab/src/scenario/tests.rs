@@ -347,3 +347,25 @@ workload = "random"
         "{e}"
     );
 }
+
+#[test]
+fn messages_must_fit_the_mtu() {
+    // zigbee: MTU 128. A 128-B block needs 168 B of IP packet.
+    let text = "name = \"x\"\n[network]\npreset = \"zigbee\"\n[[flows]]\ncc = \"default\"\n\
+                workload = \"long-transfer\"\nblock_bytes = 128\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.toml:7: bad value 128 for 'flows[0].block_bytes': expected a size whose 168-byte IP \
+         packet fits the 128-byte MTU of the network"
+    );
+    // nbiot: 256-B blocks fit exactly (296 B); the 60-B exchanges fit both presets.
+    assert!(parse(
+        &text
+            .replace("preset = \"zigbee\"", "preset = \"nbiot\"")
+            .replace("128\n", "256\n")
+    )
+    .is_ok());
+    let e = parse("name = \"x\"\n[[flows]]\ncc = \"default\"\npayload_bytes = 300\n").unwrap_err();
+    assert_eq!((e.line(), e.key()), (4, Some("flows[0].payload_bytes")));
+}
