@@ -18,7 +18,9 @@ use std::net::SocketAddr;
 use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Resource, Router, TransmitMeta};
+use coaplab_endpoint::{
+    registry_factory, Config, Endpoint, Event, FailReason, Resource, Router, TransmitMeta,
+};
 use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SERVER_ADDR};
 
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
@@ -247,7 +249,17 @@ impl Sim {
                             self.remaining -= 1;
                         }
                     }
-                    Event::RequestFailed { .. } => {
+                    Event::RequestFailed { reason, .. } => {
+                        // Only network outcomes are retried; anything else would fail again at
+                        // once, forever.
+                        if !matches!(
+                            reason,
+                            FailReason::GiveUp | FailReason::Reset | FailReason::ResponseTimeout
+                        ) {
+                            return Err(RunError::Setup(format!(
+                                "flow {i}: a request failed with {reason:?}"
+                            )));
+                        }
                         c.metrics.failed_exchanges += 1;
                         c.driver.on_failed(now, &mut c.endpoint);
                         if c.driver.is_done() {
