@@ -26,6 +26,10 @@ pub struct Manifest {
     pub replications: u32,
     /// The sweep axes.
     pub axes: Vec<ManifestAxis>,
+    /// Every parameter combination, fully resolved: `{ combination, parameters, config }`.
+    pub combinations: Vec<serde_json::Value>,
+    /// The scenario file's text.
+    pub scenario_text: String,
     /// Every run, in run order.
     pub runs: Vec<ManifestRun>,
     /// Wall time of the last invocation, seconds.
@@ -155,6 +159,23 @@ impl Manifest {
                     values: a.values.clone(),
                 })
                 .collect(),
+            combinations: runs
+                .iter()
+                .filter(|r| r.replication == runs[0].replication)
+                .map(|r| {
+                    let parameters: BTreeMap<&str, &str> = r
+                        .sweep
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect();
+                    serde_json::json!({
+                        "combination": r.combination,
+                        "parameters": parameters,
+                        "config": super::expanded::config_json(&r.config),
+                    })
+                })
+                .collect(),
+            scenario_text: scenario.source().to_string(),
             runs: runs
                 .iter()
                 .map(|r| ManifestRun {

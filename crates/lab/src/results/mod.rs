@@ -2,6 +2,7 @@
 //! results directory that writes them atomically and resumes interrupted sweeps.
 
 pub mod csv;
+pub mod expanded;
 pub mod flows;
 pub mod manifest;
 mod record;

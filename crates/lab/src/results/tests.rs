@@ -157,3 +157,24 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
         Err(ResultsError::Mismatch { .. })
     ));
 }
+
+#[test]
+fn the_manifest_holds_every_resolved_parameter() {
+    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
+    let runs = scenario.expand(None, None);
+    let m = Manifest::new(&scenario, &runs, 2, 3);
+    assert_eq!(m.combinations.len(), 4);
+    assert_eq!(m.scenario_text, SCENARIO);
+    let c = &m.combinations[3];
+    assert_eq!(c["combination"], 3);
+    assert_eq!(c["parameters"]["buffer_bytes"], "28200");
+    assert_eq!(c["parameters"]["cc"], "cocoa");
+    let config = &c["config"];
+    assert_eq!(config["network"]["down"]["buffer_bytes"], 28200);
+    assert_eq!(config["network"]["down"]["delay_ms"], 400.0);
+    assert_eq!(config["network"]["up"]["rate_bps"], 60000);
+    assert_eq!(config["flows"][0]["cc"], "cocoa");
+    assert_eq!(config["flows"][0]["params"]["initial_rto_s"], "2");
+    assert_eq!(config["flows"][0]["params"]["max_retransmit"], "4");
+    assert_eq!(config["flows"][0]["workload"]["kind"], "continuous");
+}

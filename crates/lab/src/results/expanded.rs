@@ -1,0 +1,105 @@
+//! The fully resolved configuration of a parameter combination, as JSON for the manifest:
+//! every network value after preset and overrides, and every algorithm parameter after
+//! preset, protocol settings and `[flows.params]`.
+
+use serde_json::{json, Map, Value};
+
+use crate::scenario::{LinkConfig, LossModel, RunConfig, Workload};
+
+/// The configuration as JSON (durations in milliseconds).
+pub fn config_json(config: &RunConfig) -> Value {
+    let ms = |d: coaplab_cc::time::Duration| d.as_nanos() as f64 / 1e6;
+    let link = |l: &LinkConfig| {
+        json!({
+            "rate_bps": l.rate_bps,
+            "delay_ms": ms(l.delay),
+            "buffer_bytes": l.buffer_bytes,
+            "rest_delay_ms": ms(l.rest_delay),
+            "rest_jitter_ms": ms(l.rest_jitter),
+            "rest_jitter_mode": format!("{:?}", l.rest_jitter_mode).to_lowercase(),
+        })
+    };
+    let net = &config.network;
+    let loss = match net.loss {
+        LossModel::None => json!({ "model": "none" }),
+        LossModel::Bernoulli { p } => json!({ "model": "bernoulli", "p": p }),
+        LossModel::Ctmc {
+            good_mean,
+            burst_mean,
+            loss_good,
+            loss_burst,
+        } => json!({
+            "model": "ctmc",
+            "good_mean_s": good_mean.as_secs_f64(),
+            "burst_mean_s": burst_mean.as_secs_f64(),
+            "loss_good": loss_good,
+            "loss_burst": loss_burst,
+        }),
+        LossModel::GilbertElliott {
+            p,
+            r,
+            loss_good,
+            loss_bad,
+        } => json!({
+            "model": "gilbert-elliott", "p": p, "r": r, "loss_good": loss_good, "loss_bad": loss_bad,
+        }),
+    };
+    let flows: Vec<Value> = config
+        .flows
+        .iter()
+        .map(|f| {
+            let mut params = Map::new();
+            if let Ok((_, resolved)) = coaplab_cc::registry::resolve(&f.cc, &f.settings) {
+                for (k, v) in resolved.iter() {
+                    params.insert(k.to_string(), Value::String(v.to_string()));
+                }
+            }
+            let workload = match f.workload {
+                Workload::Continuous { exchanges } => {
+                    json!({ "kind": "continuous", "exchanges": exchanges })
+                }
+                Workload::Random {
+                    exchanges,
+                    batch_min,
+                    batch_max,
+                } => json!({
+                    "kind": "random", "exchanges": exchanges,
+                    "batch_min": batch_min, "batch_max": batch_max,
+                }),
+                Workload::LongTransfer {
+                    object_bytes,
+                    block_bytes,
+                } => json!({
+                    "kind": "long-transfer", "object_bytes": object_bytes, "block_bytes": block_bytes,
+                }),
+            };
+            json!({
+                "count": f.count,
+                "cc": f.cc,
+                "params": params,
+                "workload": workload,
+                "payload_bytes": f.request_payload_bytes,
+                "response_payload_bytes": f.response_payload_bytes,
+                "start_jitter_s": f.start_jitter.as_secs_f64(),
+            })
+        })
+        .collect();
+    json!({
+        "network": {
+            "preset": net.preset,
+            "down": link(&net.down),
+            "up": link(&net.up),
+            "mtu": net.mtu_bytes,
+            "overhead_bytes": net.overhead_bytes,
+            "loss": net.loss_label,
+            "loss_model": loss,
+        },
+        "protocol": {
+            "max_retransmit": config.protocol.max_retransmit,
+            "nstart": config.protocol.nstart,
+            "cc_preset": config.protocol.cc_preset,
+        },
+        "flows": flows,
+        "max_sim_time_s": config.max_sim_time.as_secs_f64(),
+    })
+}
