@@ -2,13 +2,21 @@
 //!
 //! The layers, in the order `coaplab run` uses them:
 //!
-//! - [`scenario`]: a TOML scenario file, checked key by key, expanded into [`scenario::RunSpec`]s
-//!   (cartesian sweep × replications, a derived seed per run).
-//! - [`sim`]: `run_one(&RunSpec)`, one simulated run in virtual time, a pure function of the
-//!   spec: per-flow [`results::FlowRecord`]s.
-//! - [`exec`]: runs in parallel across cores, each run's rows written atomically, `--resume`.
+//! - [`scenario`]: a TOML scenario file, checked key by key (errors name the file line, the
+//!   key and the allowed values), expanded into [`scenario::RunSpec`]s: the cartesian product
+//!   of every list, times the replications, each run with a seed derived by [`seed`].
+//! - [`sim`]: [`sim::run_one`], one run in virtual time — netsim's star topology, one
+//!   endpoint per flow and one server — a pure function of the spec.
+//!   [`workload`] drives each flow's requests; [`metrics`] turns endpoint events and packet
+//!   tags into per-flow [`results::FlowRecord`]s, with ground truth for unnecessary
+//!   retransmissions.
+//! - [`exec`]: runs in parallel across cores; each run's rows are written atomically as it
+//!   ends; failed or panicking runs are recorded with their error; `--resume` skips finished
+//!   runs.
 //! - [`results`]: `flows.csv`, `summary.csv` (type-7 percentiles, [`stats`]) and
 //!   `manifest.json`; [`report`] prints the percentile table.
+//!
+//! A run is a pure function of (scenario, seed): the same inputs give byte-identical rows.
 
 pub mod exec;
 pub mod metrics;
