@@ -29,6 +29,8 @@ RESULTS (in --out DIR):
   summary.csv    one row per (parameter combination, cc, workload), replications pooled:
                  FCT min, p10, p25, p50, p75, p90, p95, max (type-7 interpolation) and the
                  median retransmissions and unnecessary retransmissions per flow
+  runs.csv       one row per run: status, error, wall time, drops by cause and busy time of
+                 each bottleneck direction
   manifest.json  the expanded parameters, seeds, code version, status and wall time per run
   runs/          one file per finished run (what --resume reads)
 

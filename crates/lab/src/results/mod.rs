@@ -6,6 +6,7 @@ pub mod expanded;
 pub mod flows;
 pub mod manifest;
 mod record;
+pub mod runs;
 pub mod store;
 pub mod summary;
 

@@ -7,6 +7,7 @@
 //! DIR/manifest.json         the plan and every run's status
 //! DIR/flows.csv             one row per flow, finished runs in run order
 //! DIR/summary.csv           one row per (combination, cc, workload)
+//! DIR/runs.csv              one row per run: status, error, wall time, bottleneck counters
 //! DIR/runs/000042.csv       run 42's rows (no header)
 //! DIR/runs/000042.json      run 42's status: written last, it marks the run finished
 //! ```
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 use super::manifest::{Manifest, ManifestRun, Status};
 use super::record::{RunError, RunResult};
 use super::summary::{self, SummaryRow};
-use super::{csv, flows};
+use super::{csv, flows, runs};
 use crate::scenario::RunSpec;
 
 /// A results directory that cannot be used.
@@ -235,6 +236,11 @@ impl ResultsDir {
         write_atomic(
             &self.root.join("summary.csv"),
             summary::to_csv(&rows).as_bytes(),
+        )?;
+        let columns: Vec<String> = manifest.axes.iter().map(|a| a.column.clone()).collect();
+        write_atomic(
+            &self.root.join("runs.csv"),
+            runs::to_csv(&manifest.runs, &columns).as_bytes(),
         )?;
         self.write_manifest(manifest)?;
         Ok(rows)

@@ -134,6 +134,23 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
     );
     let flows = std::fs::read_to_string(tmp.path().join("flows.csv")).unwrap();
     assert_eq!(flows.lines().count(), 1 + 6 * 2);
+    let runs_csv = std::fs::read_to_string(tmp.path().join("runs.csv")).unwrap();
+    let runs_lines: Vec<&str> = runs_csv.lines().collect();
+    assert_eq!(runs_lines.len(), 1 + 8);
+    assert!(runs_lines[0].ends_with("up_queue_high_water_bytes,buffer_bytes,cc"));
+    assert!(
+        runs_lines[6].starts_with(&format!(
+            "5,2,1,{},failed,cannot set up the run: no route,",
+            runs[5].seed
+        )),
+        "{}",
+        runs_lines[6]
+    );
+    assert!(
+        runs_lines[6].ends_with(",0,,,,,,,,,,,,,,,,28200,default"),
+        "{}",
+        runs_lines[6]
+    );
 
     // Without --resume the directory is refused; with it only the two failed runs run again.
     let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();

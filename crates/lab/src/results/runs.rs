@@ -1,0 +1,84 @@
+//! `runs.csv`: one row per run with its status and what the bottleneck saw (spec §7: drops
+//! by cause, wire counts, utilisation = busy_s / sim_time_s).
+
+use super::csv;
+use super::manifest::{LinkRecord, ManifestRun, Status};
+
+/// The columns of `runs.csv` before the sweep columns.
+pub const RUN_COLUMNS: &[&str] = &[
+    "run",
+    "combination",
+    "replication",
+    "seed",
+    "status",
+    "error",
+    "wall_s",
+    "events",
+    "sim_time_s",
+    "down_offered_packets",
+    "down_overflow_drops",
+    "down_link_error_drops",
+    "down_sent_packets",
+    "down_sent_bytes",
+    "down_busy_s",
+    "down_queue_high_water_bytes",
+    "up_offered_packets",
+    "up_overflow_drops",
+    "up_link_error_drops",
+    "up_sent_packets",
+    "up_sent_bytes",
+    "up_busy_s",
+    "up_queue_high_water_bytes",
+];
+
+fn link_fields(l: Option<&LinkRecord>) -> [String; 7] {
+    match l {
+        None => Default::default(),
+        Some(l) => [
+            l.offered_packets.to_string(),
+            l.overflow_drops.to_string(),
+            l.link_error_drops.to_string(),
+            l.sent_packets.to_string(),
+            l.sent_bytes.to_string(),
+            csv::float(Some(l.busy_s)),
+            l.queue_high_water_bytes.to_string(),
+        ],
+    }
+}
+
+/// `runs.csv` text for `runs` (in run order); `columns` are the sweep columns.
+pub fn to_csv(runs: &[ManifestRun], columns: &[String]) -> String {
+    let mut out = csv::line(
+        RUN_COLUMNS
+            .iter()
+            .copied()
+            .chain(columns.iter().map(String::as_str)),
+    );
+    out.push('\n');
+    for r in runs {
+        let status = match r.status {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Pending => "pending",
+        };
+        let mut fields = vec![
+            r.run.to_string(),
+            r.combination.to_string(),
+            r.replication.to_string(),
+            r.seed.to_string(),
+            status.to_string(),
+            r.error.clone().unwrap_or_default(),
+            csv::float(Some(r.wall_s)),
+            r.events.to_string(),
+            csv::float(r.network.map(|n| n.sim_time_s)),
+        ];
+        fields.extend(link_fields(r.network.as_ref().map(|n| &n.down)));
+        fields.extend(link_fields(r.network.as_ref().map(|n| &n.up)));
+        for c in columns {
+            fields.push(r.parameters.get(c).cloned().unwrap_or_default());
+        }
+        out.push_str(&csv::line(fields.iter().map(String::as_str)));
+        out.push('\n');
+    }
+    out
+}
