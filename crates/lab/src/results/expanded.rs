@@ -13,6 +13,8 @@ pub fn config_json(config: &RunConfig) -> Value {
         json!({
             "rate_bps": l.rate_bps,
             "delay_ms": ms(l.delay),
+            "jitter_ms": ms(l.delay_jitter),
+            "jitter_mode": format!("{:?}", l.delay_jitter_mode).to_lowercase(),
             "buffer_bytes": l.buffer_bytes,
             "rest_delay_ms": ms(l.rest_delay),
             "rest_jitter_ms": ms(l.rest_jitter),

@@ -51,6 +51,10 @@ pub struct LinkConfig {
     pub rate_bps: u64,
     /// Propagation delay.
     pub delay: Duration,
+    /// Propagation jitter half-width (uniform on `[d - j, d + j)`).
+    pub delay_jitter: Duration,
+    /// How propagation jitter orders packets.
+    pub delay_jitter_mode: JitterMode,
     /// Drop-tail queue capacity in charged bytes (packet in service included).
     pub buffer_bytes: u64,
     /// Rest-of-path delay on the server side of the bottleneck.

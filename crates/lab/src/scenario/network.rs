@@ -17,6 +17,8 @@ const NETWORK_KEYS: &[&str] = &[
     "delay_ms",
     "down_delay_ms",
     "up_delay_ms",
+    "jitter_ms",
+    "jitter_mode",
     "mtu",
     "overhead_bytes",
     "buffer_bytes",
@@ -43,6 +45,8 @@ pub(super) fn preset(name: &str) -> NetworkConfig {
     let link = |rate_bps, delay_ms, buffer_bytes, rest_ms| LinkConfig {
         rate_bps,
         delay: Duration::from_millis(delay_ms),
+        delay_jitter: Duration::ZERO,
+        delay_jitter_mode: JitterMode::None,
         buffer_bytes,
         rest_delay: Duration::from_millis(rest_ms),
         rest_jitter: Duration::ZERO,
@@ -173,24 +177,46 @@ pub(super) fn read(
         }
     }
     let modes = &["none", "fifo", "reorder"];
+    let mode_of = |x: &str| match x {
+        "fifo" => JitterMode::Fifo,
+        "reorder" => JitterMode::Reorder,
+        _ => JitterMode::None,
+    };
     if let Some(x) = r.scalar(t, p, "rest_jitter_mode", |v| choice(v, modes))? {
-        let mode = match x.as_str() {
-            "fifo" => JitterMode::Fifo,
-            "reorder" => JitterMode::Reorder,
-            _ => JitterMode::None,
-        };
-        net.down.rest_jitter_mode = mode;
-        net.up.rest_jitter_mode = mode;
+        net.down.rest_jitter_mode = mode_of(&x);
+        net.up.rest_jitter_mode = mode_of(&x);
+    }
+    if let Some(x) = r.scalar(t, p, "jitter_ms", ms)? {
+        net.down.delay_jitter = millis(x);
+        net.up.delay_jitter = millis(x);
+        if x > 0.0 {
+            net.down.delay_jitter_mode = JitterMode::Fifo;
+            net.up.delay_jitter_mode = JitterMode::Fifo;
+        }
+    }
+    if let Some(x) = r.scalar(t, p, "jitter_mode", |v| choice(v, modes))? {
+        net.down.delay_jitter_mode = mode_of(&x);
+        net.up.delay_jitter_mode = mode_of(&x);
     }
     for link in [&net.down, &net.up] {
-        if link.rest_jitter > link.rest_delay {
-            let span = t.get("rest_jitter_ms").and_then(Item::span);
-            return Err(r.bad(
-                span,
-                "network.rest_jitter_ms",
-                &format!("{}", link.rest_jitter.as_secs_f64() * 1e3),
-                "at most rest_delay_ms (delays never go negative)",
-            ));
+        for (key, jitter, delay) in [
+            ("rest_jitter_ms", link.rest_jitter, link.rest_delay),
+            ("jitter_ms", link.delay_jitter, link.delay),
+        ] {
+            if jitter > delay {
+                let span = t.get(key).and_then(Item::span);
+                let hint = if key == "jitter_ms" {
+                    "at most the propagation delay of both directions (delays never go negative)"
+                } else {
+                    "at most rest_delay_ms (delays never go negative)"
+                };
+                return Err(r.bad(
+                    span,
+                    &format!("network.{key}"),
+                    &format!("{}", jitter.as_secs_f64() * 1e3),
+                    hint,
+                ));
+            }
         }
     }
     let model = r

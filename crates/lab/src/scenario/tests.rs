@@ -287,7 +287,8 @@ fn every_preset_value_can_be_overridden() {
     let text = "name = \"x\"\n[network]\ndown_rate_bps = 1000\nup_rate_bps = 2000\n\
                 down_delay_ms = 12.4\nup_delay_ms = 1\nmtu = 1280\noverhead_bytes = 14\n\
                 buffer_bytes = 100\nup_buffer_bytes = 200\nrest_delay_ms = 15.19\n\
-                rest_jitter_ms = 1\nrest_jitter_mode = \"reorder\"\n[[flows]]\ncc = \"default\"\n";
+                rest_jitter_ms = 1\nrest_jitter_mode = \"reorder\"\njitter_ms = 0.5\n\
+                [[flows]]\ncc = \"default\"\n";
     let n = parse(text).unwrap().config(0).unwrap().network;
     assert_eq!((n.down.rate_bps, n.up.rate_bps), (1000, 2000));
     assert_eq!(n.down.delay, Duration::from_micros(12_400));
@@ -297,6 +298,13 @@ fn every_preset_value_can_be_overridden() {
     assert_eq!(n.up.rest_delay, Duration::from_micros(15_190));
     assert_eq!(n.down.rest_jitter, Duration::from_millis(1));
     assert_eq!(n.down.rest_jitter_mode, JitterMode::Reorder);
+    assert_eq!(n.up.delay_jitter, Duration::from_micros(500));
+    assert_eq!(n.up.delay_jitter_mode, JitterMode::Fifo);
+    let e = parse(
+        "name = \"x\"\n[network]\ndelay_ms = 1\njitter_ms = 2\n[[flows]]\ncc = \"default\"\n",
+    )
+    .unwrap_err();
+    assert_eq!((e.line(), e.key()), (4, Some("network.jitter_ms")));
 }
 
 #[test]

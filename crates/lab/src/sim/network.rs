@@ -35,7 +35,11 @@ pub(super) fn netsim_config(net: &NetworkConfig) -> netsim::NetworkConfig {
     };
     let link = |l: &LinkConfig| netsim::LinkConfig {
         rate_bps: l.rate_bps,
-        propagation: DelayConfig::constant(l.delay),
+        propagation: DelayConfig {
+            delay: l.delay,
+            jitter: l.delay_jitter,
+            jitter_mode: mode(l.delay_jitter_mode),
+        },
         buffer_bytes: l.buffer_bytes,
         overhead_bytes: net.overhead_bytes,
         queue_counts_overhead: true,
@@ -46,11 +50,7 @@ pub(super) fn netsim_config(net: &NetworkConfig) -> netsim::NetworkConfig {
     let rest = |l: &LinkConfig| DelayConfig {
         delay: l.rest_delay,
         jitter: l.rest_jitter,
-        jitter_mode: match l.rest_jitter_mode {
-            crate::scenario::JitterMode::None => netsim::JitterMode::None,
-            crate::scenario::JitterMode::Fifo => netsim::JitterMode::Fifo,
-            crate::scenario::JitterMode::Reorder => netsim::JitterMode::Reorder,
-        },
+        jitter_mode: mode(l.rest_jitter_mode),
     };
     netsim::NetworkConfig {
         down: link(&net.down),
@@ -58,6 +58,14 @@ pub(super) fn netsim_config(net: &NetworkConfig) -> netsim::NetworkConfig {
         rest_down: rest(&net.down),
         rest_up: rest(&net.up),
         mtu_bytes: net.mtu_bytes,
+    }
+}
+
+fn mode(m: crate::scenario::JitterMode) -> netsim::JitterMode {
+    match m {
+        crate::scenario::JitterMode::None => netsim::JitterMode::None,
+        crate::scenario::JitterMode::Fifo => netsim::JitterMode::Fifo,
+        crate::scenario::JitterMode::Reorder => netsim::JitterMode::Reorder,
     }
 }
 

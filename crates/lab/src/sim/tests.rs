@@ -91,3 +91,13 @@ fn the_network_side_is_measured() {
         net.down.busy_s
     );
 }
+
+#[test]
+fn jittered_and_reordering_links_run() {
+    let text = "name = \"t\"\n[network]\njitter_ms = 50\njitter_mode = \"reorder\"\n\
+                rest_jitter_ms = 10\nrest_jitter_mode = \"reorder\"\n[[flows]]\ncount = 4\n\
+                cc = \"fasor\"\nexchanges = 10\n";
+    let a = run(text);
+    assert_eq!(a, run(text));
+    assert!(a.iter().all(|f| f.completed && f.exchanges == 10));
+}
