@@ -21,6 +21,8 @@ pub fn table(rows: &[SummaryRow]) -> String {
     ]
     .into_iter()
     .filter(|(_, f)| varies(*f))
+    // A sweep column already saying the same thing (e.g. `count` with one flow table).
+    .filter(|(_, f)| !(0..first.sweep.len()).any(|i| rows.iter().all(|r| r.sweep[i].1 == f(r))))
     .collect();
     let mut header: Vec<String> = first.sweep.iter().map(|(c, _)| c.clone()).collect();
     header.extend(shown.iter().map(|(name, _)| name.to_string()));
