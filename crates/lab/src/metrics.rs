@@ -47,6 +47,8 @@ pub struct FlowMetrics {
     pub bytes_up: u64,
     /// IP bytes the server sent to this client.
     pub bytes_down: u64,
+    /// Successful exchanges by transmissions needed (index = transmissions − 1).
+    pub transmission_counts: Vec<u32>,
     truth: Vec<ExchangeTruth>,
 }
 
@@ -72,7 +74,16 @@ impl FlowMetrics {
                 self.timeouts += 1;
                 self.rto_max = Some(self.rto_max.map_or(armed, |m| m.max(armed)));
             }
-            Event::ExchangeCompleted { rtt, .. } => self.rtts.push(rtt),
+            Event::ExchangeCompleted {
+                rtt, transmissions, ..
+            } => {
+                self.rtts.push(rtt);
+                let k = transmissions.max(1) as usize - 1;
+                if self.transmission_counts.len() <= k {
+                    self.transmission_counts.resize(k + 1, 0);
+                }
+                self.transmission_counts[k] += 1;
+            }
             _ => {}
         }
     }
@@ -125,6 +136,7 @@ impl FlowMetrics {
             bytes_up: self.bytes_up,
             bytes_down: self.bytes_down,
             completed,
+            transmission_counts: self.transmission_counts.clone(),
         }
     }
 }

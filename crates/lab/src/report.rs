@@ -90,6 +90,7 @@ mod tests {
             fct_s: fct,
             retransmissions_median: Some(1.5),
             unnecessary_retransmissions_median: Some(0.0),
+            transmission_counts: vec![20],
         }
     }
 

@@ -24,8 +24,9 @@ RESULTS (in --out DIR):
   flows.csv      one row per flow: run, combination, replication, seed, flow, cc, workload,
                  clients, buffer_bytes, loss, fct_s, exchanges, failed_exchanges,
                  transmissions, retransmissions, unnecessary_retransmissions, timeouts,
-                 rto_max_s, coap_rtt_median_s, bytes_up, bytes_down, completed, and one column
-                 per swept parameter
+                 rto_max_s, coap_rtt_median_s, bytes_up, bytes_down, completed,
+                 transmission_counts (exchanges that took 1, 2, ... transmissions), and one
+                 column per swept parameter
   summary.csv    one row per (parameter combination, cc, workload), replications pooled:
                  FCT min, p10, p25, p50, p75, p90, p95, max (type-7 interpolation) and the
                  median retransmissions and unnecessary retransmissions per flow

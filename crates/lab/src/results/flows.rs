@@ -28,7 +28,29 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "bytes_up",
     "bytes_down",
     "completed",
+    "transmission_counts",
 ];
+
+/// A histogram as space-separated counts (`"45 4 1"`: 45 exchanges took one transmission, 4
+/// took two, 1 took three).
+pub fn counts_text(counts: &[u32]) -> String {
+    counts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Adds the histogram written by [`counts_text`] into `into`; unreadable text adds nothing.
+pub fn add_counts(into: &mut Vec<u64>, text: &str) {
+    for (k, field) in text.split_whitespace().enumerate() {
+        let n: u64 = field.parse().unwrap_or(0);
+        if into.len() <= k {
+            into.resize(k + 1, 0);
+        }
+        into[k] += n;
+    }
+}
 
 /// The sweep columns that get a column of their own (those not already a fixed column).
 pub fn sweep_columns(spec: &RunSpec) -> Vec<&str> {
@@ -79,6 +101,7 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             f.bytes_up.to_string(),
             f.bytes_down.to_string(),
             f.completed.to_string(),
+            counts_text(&f.transmission_counts),
         ];
         out.push_str(&csv::line(
             fixed

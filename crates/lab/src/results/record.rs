@@ -37,6 +37,9 @@ pub struct FlowRecord {
     pub bytes_down: u64,
     /// Whether the flow met its quota of successful exchanges (or received the whole object).
     pub completed: bool,
+    /// Frequency of transmissions (spec §7): element k counts the successful exchanges that
+    /// needed k + 1 transmissions (failures are `failed_exchanges`).
+    pub transmission_counts: Vec<u32>,
 }
 
 /// A finished run.

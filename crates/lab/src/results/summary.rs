@@ -34,6 +34,8 @@ pub struct SummaryRow {
     pub retransmissions_median: Option<f64>,
     /// Median per flow of unnecessary retransmissions.
     pub unnecessary_retransmissions_median: Option<f64>,
+    /// Frequency of transmissions over every successful exchange of the group.
+    pub transmission_counts: Vec<u64>,
 }
 
 /// Groups the records of `flows.csv` (header first) into summary rows, ordered by
@@ -51,6 +53,7 @@ pub fn summarize(records: &[Vec<String>]) -> Vec<SummaryRow> {
         idx("retransmissions"),
         idx("unnecessary_retransmissions"),
     );
+    let counts = idx("transmission_counts");
     let (completed, clients, buffer, loss) = (
         idx("completed"),
         idx("clients"),
@@ -62,11 +65,11 @@ pub fn summarize(records: &[Vec<String>]) -> Vec<SummaryRow> {
         .collect();
     struct Acc {
         first: Vec<String>,
-        order: usize,
         flows: usize,
         fct: Vec<f64>,
         rexmit: Vec<f64>,
         unnec: Vec<f64>,
+        counts: Vec<u64>,
     }
     let mut groups: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
     let mut order: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -78,11 +81,11 @@ pub fn summarize(records: &[Vec<String>]) -> Vec<SummaryRow> {
             .or_insert(next);
         let acc = groups.entry((c, o)).or_insert_with(|| Acc {
             first: row.clone(),
-            order: o,
             flows: 0,
             fct: Vec::new(),
             rexmit: Vec::new(),
             unnec: Vec::new(),
+            counts: Vec::new(),
         });
         acc.flows += 1;
         let num = |i: usize| get(row, i).parse::<f64>().ok();
@@ -93,11 +96,11 @@ pub fn summarize(records: &[Vec<String>]) -> Vec<SummaryRow> {
         }
         acc.rexmit.extend(num(rexmit));
         acc.unnec.extend(num(unnec));
+        super::flows::add_counts(&mut acc.counts, &get(row, counts));
     }
     groups
         .into_iter()
         .map(|((c, _), mut acc)| {
-            let _ = acc.order;
             let first = &acc.first;
             SummaryRow {
                 combination: c,
@@ -115,6 +118,7 @@ pub fn summarize(records: &[Vec<String>]) -> Vec<SummaryRow> {
                 fct_s: stats::summary(&mut acc.fct),
                 retransmissions_median: stats::median(&mut acc.rexmit),
                 unnecessary_retransmissions_median: stats::median(&mut acc.unnec),
+                transmission_counts: acc.counts,
             }
         })
         .collect()
@@ -142,6 +146,7 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
     }
     header.push("retransmissions_median".to_string());
     header.push("unnecessary_retransmissions_median".to_string());
+    header.push("transmission_counts".to_string());
     let mut out = csv::line(header.iter().map(String::as_str));
     out.push('\n');
     for r in rows {
@@ -160,6 +165,13 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         }
         fields.push(csv::float(r.retransmissions_median));
         fields.push(csv::float(r.unnecessary_retransmissions_median));
+        fields.push(
+            r.transmission_counts
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
         out.push_str(&csv::line(fields.iter().map(String::as_str)));
         out.push('\n');
     }

@@ -33,6 +33,7 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
             bytes_up: 4400,
             bytes_down: 4400,
             completed: true,
+            transmission_counts: vec![50 - i, i],
         })
         .collect();
     Ok(RunResult {
@@ -69,13 +70,13 @@ fn flows_summary_and_manifest_round_trip() {
         lines[0],
         "run,combination,replication,seed,flow,cc,workload,clients,buffer_bytes,loss,fct_s,\
          exchanges,failed_exchanges,transmissions,retransmissions,unnecessary_retransmissions,\
-         timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed"
+         timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts"
     );
     let seed = runs[3].seed;
     assert_eq!(
         lines[8],
         format!(
-            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true"
+            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1"
         )
     );
     // Pooled over 2 replications × 2 flows: run 2 (rep 0) gives 30, 31; run 3 gives 40, 41.
@@ -85,11 +86,11 @@ fn flows_summary_and_manifest_round_trip() {
         s[0],
         "clients,buffer_bytes,loss,cc,workload,flows,n,fct_min_s,fct_p10_s,fct_p25_s,fct_p50_s,\
          fct_p75_s,fct_p90_s,fct_p95_s,fct_max_s,retransmissions_median,\
-         unnecessary_retransmissions_median"
+         unnecessary_retransmissions_median,transmission_counts"
     );
     assert_eq!(
         s[2],
-        "2,2500,none,cocoa,continuous,4,4,30,30.3,30.75,35.5,40.25,40.7,40.85,41,0.5,0"
+        "2,2500,none,cocoa,continuous,4,4,30,30.3,30.75,35.5,40.25,40.7,40.85,41,0.5,0,198 2"
     );
     assert_eq!(s.len(), 1 + 4);
     let text = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();

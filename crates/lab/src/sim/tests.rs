@@ -27,6 +27,7 @@ fn one_long_transfer_is_400_stop_and_wait_round_trips() {
     // §4.1: requests 36 + 15 × 38 + 384 × 39 B; responses 16 × 294 + 384 × 295 B.
     assert_eq!((f.bytes_up, f.bytes_down), (15_582, 117_984));
     assert_eq!((f.timeouts, f.rto_max_s), (0, None));
+    assert_eq!(f.transmission_counts, [400]);
     assert!(f.completed);
 }
 
@@ -52,6 +53,7 @@ fn a_reply_slower_than_the_timer_makes_the_retransmission_unnecessary() {
     assert_eq!((f.transmissions, f.retransmissions), (2, 1));
     assert_eq!((f.timeouts, f.unnecessary_retransmissions), (1, 1));
     assert_eq!(f.rto_max_s, Some(2.0));
+    assert_eq!(f.transmission_counts, [0, 1]);
     // The first answer is the reply to copy 0: RTT from the original.
     assert_eq!(ns(f.fct_s), 3_635_200_001);
     assert_eq!(f.bytes_up, 2 * 88);
