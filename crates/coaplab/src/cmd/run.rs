@@ -114,6 +114,11 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     bar.finish();
     print!("{}", report::table(&outcome.summary));
     eprintln!(
+        "(n: flows completed; min..max: flow completion time in s, replications pooled, \
+         type-7 percentiles; rexmit, unnec: median retransmissions and unnecessary \
+         retransmissions per flow)"
+    );
+    eprintln!(
         "coaplab run: {} finished, {} skipped (already finished), {} failed in {:.1} s; results in {}",
         outcome.ok,
         outcome.skipped,
