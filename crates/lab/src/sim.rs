@@ -72,8 +72,8 @@ struct Sim {
 impl Sim {
     fn build(spec: &RunSpec) -> Result<Sim, RunError> {
         let config = &spec.config;
-        let net = network::netsim_config(&config.network);
-        let star = Star::new(&net, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+        let star =
+            Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
         let paths = network::paths(&config.flows);
         let mut router = Router::new();
         for (path, resource) in &paths.routes {

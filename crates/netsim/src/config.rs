@@ -39,6 +39,14 @@ impl Preset {
             _ => None,
         }
     }
+
+    /// The preset's name, as [`Preset::from_name`] accepts it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Nbiot => "nbiot",
+            Preset::Zigbee => "zigbee",
+        }
+    }
 }
 
 /// Everything that defines the star network.
@@ -226,6 +234,14 @@ mod tests {
         assert_eq!(z.rest_down.delay, Duration::ZERO);
         assert_eq!(n.validate(), Ok(()));
         assert_eq!(z.validate(), Ok(()));
+    }
+
+    #[test]
+    fn preset_names_round_trip() {
+        for name in PRESET_NAMES {
+            assert_eq!(Preset::from_name(name).map(Preset::name), Some(name));
+        }
+        assert_eq!(Preset::from_name("lora"), None);
     }
 
     #[test]

@@ -27,10 +27,10 @@ pub mod record;
 pub mod rng;
 pub mod topology;
 
-pub use config::{ConfigError, NetworkConfig, Preset};
+pub use config::{ConfigError, NetworkConfig, Preset, PRESET_NAMES};
 pub use engine::EventQueue;
 pub use link::delay::{DelayConfig, JitterMode};
-pub use link::loss::{CtmcParams, GeParams, LossModel};
+pub use link::loss::{CtmcParams, GeParams, LossModel, PROFILE_NAMES};
 pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};
 pub use record::{Delivery, Direction, Fate, PacketId, PacketRecord};
 pub use topology::{client_addr, SendError, Star, SERVER_ADDR};

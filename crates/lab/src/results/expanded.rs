@@ -4,45 +4,49 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::scenario::{LinkConfig, LossModel, RunConfig, Workload};
+use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
+
+use crate::scenario::{RunConfig, Workload};
 
 /// The configuration as JSON (durations in milliseconds).
 pub fn config_json(config: &RunConfig) -> Value {
     let ms = |d: coaplab_cc::time::Duration| d.as_nanos() as f64 / 1e6;
-    let link = |l: &LinkConfig| {
+    // A bottleneck direction with the rest-of-path stage on its server side.
+    let link = |l: &LinkConfig, rest: &DelayConfig| {
         json!({
             "rate_bps": l.rate_bps,
-            "delay_ms": ms(l.delay),
-            "jitter_ms": ms(l.delay_jitter),
-            "jitter_mode": format!("{:?}", l.delay_jitter_mode).to_lowercase(),
+            "delay_ms": ms(l.propagation.delay),
+            "jitter_ms": ms(l.propagation.jitter),
+            "jitter_mode": format!("{:?}", l.propagation.jitter_mode).to_lowercase(),
             "buffer_bytes": l.buffer_bytes,
-            "rest_delay_ms": ms(l.rest_delay),
-            "rest_jitter_ms": ms(l.rest_jitter),
-            "rest_jitter_mode": format!("{:?}", l.rest_jitter_mode).to_lowercase(),
+            "rest_delay_ms": ms(rest.delay),
+            "rest_jitter_ms": ms(rest.jitter),
+            "rest_jitter_mode": format!("{:?}", rest.jitter_mode).to_lowercase(),
         })
     };
     let net = &config.network;
-    let loss = match net.loss {
+    // Scenarios set one loss model and one overhead for both directions.
+    let loss = match net.down.loss {
         LossModel::None => json!({ "model": "none" }),
         LossModel::Bernoulli { p } => json!({ "model": "bernoulli", "p": p }),
-        LossModel::Ctmc {
+        LossModel::Ctmc(CtmcParams {
             good_mean,
             burst_mean,
             loss_good,
             loss_burst,
-        } => json!({
+        }) => json!({
             "model": "ctmc",
             "good_mean_s": good_mean.as_secs_f64(),
             "burst_mean_s": burst_mean.as_secs_f64(),
             "loss_good": loss_good,
             "loss_burst": loss_burst,
         }),
-        LossModel::GilbertElliott {
+        LossModel::GilbertElliott(GeParams {
             p,
             r,
             loss_good,
             loss_bad,
-        } => json!({
+        }) => json!({
             "model": "gilbert-elliott", "p": p, "r": r, "loss_good": loss_good, "loss_bad": loss_bad,
         }),
     };
@@ -88,12 +92,12 @@ pub fn config_json(config: &RunConfig) -> Value {
         .collect();
     json!({
         "network": {
-            "preset": net.preset,
-            "down": link(&net.down),
-            "up": link(&net.up),
+            "preset": config.preset.name(),
+            "down": link(&net.down, &net.rest_down),
+            "up": link(&net.up, &net.rest_up),
             "mtu": net.mtu_bytes,
-            "overhead_bytes": net.overhead_bytes,
-            "loss": net.loss_label,
+            "overhead_bytes": net.down.overhead_bytes,
+            "loss": config.loss_label,
             "loss_model": loss,
         },
         "protocol": {

@@ -88,7 +88,7 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             f.workload.clone(),
             clients.clone(),
             buffer.clone(),
-            spec.config.network.loss_label.clone(),
+            spec.config.loss_label.clone(),
             csv::float(f.fct_s),
             f.exchanges.to_string(),
             f.failed_exchanges.to_string(),

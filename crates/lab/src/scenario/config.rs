@@ -1,14 +1,22 @@
 //! The concrete configuration of one run: what a scenario says once every sweep axis has a
-//! value. Plain data; the runner turns it into netsim and endpoint objects.
+//! value. Plain data; the network part is netsim's [`NetworkConfig`] itself (the link model and
+//! its presets exist once, in netsim), the rest the runner turns into endpoint objects.
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::time::Duration;
+use coaplab_netsim::{NetworkConfig, Preset};
 
 /// Everything one run needs besides its seed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
-    /// The shared star network.
+    /// The shared star network, in netsim's own terms: the preset's values with the
+    /// scenario's overrides applied (the same loss model on both directions).
     pub network: NetworkConfig,
+    /// The preset `network` started from (`nbiot`, `zigbee`), for results.
+    pub preset: Preset,
+    /// The label of the loss setting for results: the profile name (`none`, `medium`, ...)
+    /// or the loss table as written on one line.
+    pub loss_label: String,
     /// Protocol settings shared by every endpoint.
     pub protocol: ProtocolConfig,
     /// The flow groups, one per `[[flows]]` table, in file order.
@@ -21,110 +29,6 @@ impl RunConfig {
     /// The total number of flows (clients) in the run.
     pub fn total_flows(&self) -> u32 {
         self.flows.iter().map(|f| f.count).sum()
-    }
-}
-
-/// Which way a packet travels over the bottleneck.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Server to clients.
-    Down,
-    /// Clients to server.
-    Up,
-}
-
-/// How a jittered delay stage orders packets (spec §1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JitterMode {
-    /// No jitter.
-    None,
-    /// Jitter, but each delivery no earlier than the previous one.
-    Fifo,
-    /// Jitter; each packet is released at its own time (netem).
-    Reorder,
-}
-
-/// One direction of the bottleneck (spec §1.1).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LinkConfig {
-    /// Serializer rate in bit/s.
-    pub rate_bps: u64,
-    /// Propagation delay.
-    pub delay: Duration,
-    /// Propagation jitter half-width (uniform on `[d - j, d + j)`).
-    pub delay_jitter: Duration,
-    /// How propagation jitter orders packets.
-    pub delay_jitter_mode: JitterMode,
-    /// Drop-tail queue capacity in charged bytes (packet in service included).
-    pub buffer_bytes: u64,
-    /// Rest-of-path delay on the server side of the bottleneck.
-    pub rest_delay: Duration,
-    /// Rest-of-path jitter half-width (uniform on `[d - j, d + j)`).
-    pub rest_jitter: Duration,
-    /// How rest-of-path jitter orders packets.
-    pub rest_jitter_mode: JitterMode,
-}
-
-/// A link-error model (spec §3); one independent chain per direction.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LossModel {
-    /// Only congestion drops.
-    None,
-    /// Independent loss with probability `p` per packet.
-    Bernoulli {
-        /// Loss probability.
-        p: f64,
-    },
-    /// Time-based two-state Markov chain with exponential sojourns, stationary start.
-    Ctmc {
-        /// Mean sojourn in the low-error state.
-        good_mean: Duration,
-        /// Mean sojourn in the error-burst state.
-        burst_mean: Duration,
-        /// Loss probability in the low-error state.
-        loss_good: f64,
-        /// Loss probability in the error-burst state.
-        loss_burst: f64,
-    },
-    /// Packet-based Gilbert-Elliott with netem `gemodel` semantics, start GOOD.
-    GilbertElliott {
-        /// GOOD -> BAD transition probability per packet.
-        p: f64,
-        /// BAD -> GOOD transition probability per packet.
-        r: f64,
-        /// Loss probability in GOOD (netem `1-k`).
-        loss_good: f64,
-        /// Loss probability in BAD (netem `1-h`).
-        loss_bad: f64,
-    },
-}
-
-/// The star network: all clients share one uplink and one downlink to one server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NetworkConfig {
-    /// The preset the values started from (`nbiot`, `zigbee`).
-    pub preset: String,
-    /// Server to clients.
-    pub down: LinkConfig,
-    /// Clients to server.
-    pub up: LinkConfig,
-    /// Link MTU in bytes (IP packet size limit).
-    pub mtu_bytes: u32,
-    /// Bytes charged per packet on top of the IP length.
-    pub overhead_bytes: u32,
-    /// The link-error model of both directions.
-    pub loss: LossModel,
-    /// The label of the loss setting for results (`none`, `medium`, `gilbert-elliott`, ...).
-    pub loss_label: String,
-}
-
-impl NetworkConfig {
-    /// The link of direction `dir`.
-    pub fn link(&self, dir: Direction) -> &LinkConfig {
-        match dir {
-            Direction::Down => &self.down,
-            Direction::Up => &self.up,
-        }
     }
 }
 

@@ -15,10 +15,7 @@ mod flows;
 mod network;
 mod reader;
 
-pub use config::{
-    Direction, FlowConfig, JitterMode, LinkConfig, LossModel, NetworkConfig, ProtocolConfig,
-    RunConfig, Workload,
-};
+pub use config::{FlowConfig, ProtocolConfig, RunConfig, Workload};
 pub use error::ScenarioError;
 pub use expand::{Axis, RunSpec};
 

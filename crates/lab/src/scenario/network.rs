@@ -1,10 +1,13 @@
 //! `[network]`: a link preset (spec §2) and overrides of every preset value; the loss setting
-//! (spec §3).
+//! (spec §3). The presets, profiles and types are netsim's: this module only reads keys and
+//! applies them onto a [`NetworkConfig`].
 
 use coaplab_cc::time::Duration;
+use coaplab_netsim::{
+    CtmcParams, GeParams, JitterMode, LossModel, NetworkConfig, Preset, PRESET_NAMES,
+};
 use toml_edit::{Item, Value};
 
-use super::config::{JitterMode, LinkConfig, LossModel, NetworkConfig};
 use super::reader::{choice, float, millis, shown, uint, Reader, PROTOCOL_KEYS};
 use super::ScenarioError;
 
@@ -31,89 +34,35 @@ const NETWORK_KEYS: &[&str] = &[
     "error_model",
 ];
 
-/// The link presets.
-pub(super) const PRESETS: &[&str] = &["nbiot", "zigbee"];
-
-/// The loss profiles of spec §3.
-const PROFILES: &[&str] = &["none", "low", "medium", "high"];
-
-/// The error models a profile can be realised with.
+/// The error models a profile can be realised with: `ctmc` ([`LossModel::profile`]) or
+/// `gilbert-elliott` ([`LossModel::profile_gilbert_elliott`]).
 const ERROR_MODELS: &[&str] = &["ctmc", "gilbert-elliott"];
 
-/// The preset's network, before overrides (spec §2.1, §2.2).
-pub(super) fn preset(name: &str) -> NetworkConfig {
-    let link = |rate_bps, delay_ms, buffer_bytes, rest_ms| LinkConfig {
-        rate_bps,
-        delay: Duration::from_millis(delay_ms),
-        delay_jitter: Duration::ZERO,
-        delay_jitter_mode: JitterMode::None,
-        buffer_bytes,
-        rest_delay: Duration::from_millis(rest_ms),
-        rest_jitter: Duration::ZERO,
-        rest_jitter_mode: JitterMode::None,
-    };
-    match name {
-        "zigbee" => NetworkConfig {
-            preset: name.to_string(),
-            down: link(20_000, 20, 512, 0),
-            up: link(20_000, 20, 512, 0),
-            mtu_bytes: 128,
-            overhead_bytes: 14,
-            loss: LossModel::None,
-            loss_label: "none".to_string(),
-        },
-        _ => NetworkConfig {
-            preset: "nbiot".to_string(),
-            down: link(30_000, 400, 2_500, 15),
-            up: link(60_000, 200, 2_500, 15),
-            mtu_bytes: 296,
-            overhead_bytes: 0,
-            loss: LossModel::None,
-            loss_label: "none".to_string(),
-        },
-    }
+/// The network of `[network]`: netsim's configuration, its preset and the loss label.
+pub(super) struct Network {
+    /// netsim's configuration after the overrides.
+    pub(super) config: NetworkConfig,
+    /// The preset it started from.
+    pub(super) preset: Preset,
+    /// The loss label for results.
+    pub(super) loss_label: String,
 }
 
-/// The loss model of a profile (spec §3; the Gilbert-Elliott values use r = 0.1).
-pub(super) fn profile(name: &str, error_model: &str) -> LossModel {
-    let ge = error_model == "gilbert-elliott";
-    match name {
-        "low" => LossModel::Bernoulli { p: 0.02 },
-        "medium" if ge => LossModel::GilbertElliott {
-            p: 0.025,
-            r: 0.1,
-            loss_good: 0.0,
-            loss_bad: 0.5,
-        },
-        "medium" => LossModel::Ctmc {
-            good_mean: Duration::from_secs(4),
-            burst_mean: Duration::from_secs(1),
-            loss_good: 0.0,
-            loss_burst: 0.5,
-        },
-        "high" if ge => LossModel::GilbertElliott {
-            p: 0.02581,
-            r: 0.1,
-            loss_good: 0.02,
-            loss_bad: 0.8,
-        },
-        "high" => LossModel::Ctmc {
-            good_mean: Duration::from_millis(3_875),
-            burst_mean: Duration::from_secs(1),
-            loss_good: 0.02,
-            loss_burst: 0.8,
-        },
-        _ => LossModel::None,
+impl Network {
+    /// Preset `preset` as netsim defines it, no link errors.
+    fn preset(preset: Preset) -> Network {
+        Network {
+            config: NetworkConfig::preset(preset),
+            preset,
+            loss_label: "none".to_string(),
+        }
     }
 }
 
 /// Reads `[network]` (absent: the `nbiot` preset as is).
-pub(super) fn read(
-    r: &mut Reader<'_>,
-    doc: &toml_edit::Table,
-) -> Result<NetworkConfig, ScenarioError> {
+pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network, ScenarioError> {
     let Some(item) = doc.get("network") else {
-        return Ok(preset("nbiot"));
+        return Ok(Network::preset(Preset::Nbiot));
     };
     let t = item
         .as_table_like()
@@ -121,10 +70,12 @@ pub(super) fn read(
     let allowed: Vec<&str> = NETWORK_KEYS.iter().chain(PROTOCOL_KEYS).copied().collect();
     r.check_keys(t, "network", &allowed)?;
     let p = "network";
-    let name = r
-        .scalar(t, p, "preset", |v| choice(v, PRESETS))?
-        .unwrap_or_else(|| "nbiot".to_string());
-    let mut net = preset(&name);
+    let preset = r
+        .scalar(t, p, "preset", |v| choice(v, &PRESET_NAMES))?
+        .and_then(|name| Preset::from_name(&name))
+        .unwrap_or(Preset::Nbiot);
+    let mut out = Network::preset(preset);
+    let net = &mut out.config;
     let rate = |v: &Value| uint(v, 1, 100_000_000_000);
     let ms = |v: &Value| float(v, 0.0, 3_600_000.0);
     let bytes = |v: &Value| uint(v, 1, 1 << 40);
@@ -139,24 +90,23 @@ pub(super) fn read(
         net.up.rate_bps = x;
     }
     if let Some(x) = r.scalar(t, p, "delay_ms", ms)? {
-        net.down.delay = millis(x);
-        net.up.delay = millis(x);
+        net.down.propagation.delay = millis(x);
+        net.up.propagation.delay = millis(x);
     }
     if let Some(x) = r.scalar(t, p, "down_delay_ms", ms)? {
-        net.down.delay = millis(x);
+        net.down.propagation.delay = millis(x);
     }
     if let Some(x) = r.scalar(t, p, "up_delay_ms", ms)? {
-        net.up.delay = millis(x);
+        net.up.propagation.delay = millis(x);
     }
     if let Some(x) = r.scalar(t, p, "mtu", |v| uint(v, 68, 65_535))? {
         net.mtu_bytes = x as u32;
     }
     if let Some(x) = r.scalar(t, p, "overhead_bytes", |v| uint(v, 0, 10_000))? {
-        net.overhead_bytes = x as u32;
+        net.set_overhead_bytes(x as u32);
     }
     if let Some(x) = r.scalar(t, p, "buffer_bytes", bytes)? {
-        net.down.buffer_bytes = x;
-        net.up.buffer_bytes = x;
+        net.set_buffer_bytes(x);
     }
     if let Some(x) = r.scalar(t, p, "down_buffer_bytes", bytes)? {
         net.down.buffer_bytes = x;
@@ -165,58 +115,54 @@ pub(super) fn read(
         net.up.buffer_bytes = x;
     }
     if let Some(x) = r.scalar(t, p, "rest_delay_ms", ms)? {
-        net.down.rest_delay = millis(x);
-        net.up.rest_delay = millis(x);
+        net.rest_down.delay = millis(x);
+        net.rest_up.delay = millis(x);
     }
     if let Some(x) = r.scalar(t, p, "rest_jitter_ms", ms)? {
-        net.down.rest_jitter = millis(x);
-        net.up.rest_jitter = millis(x);
+        net.rest_down.jitter = millis(x);
+        net.rest_up.jitter = millis(x);
         if x > 0.0 {
-            net.down.rest_jitter_mode = JitterMode::Fifo;
-            net.up.rest_jitter_mode = JitterMode::Fifo;
+            net.rest_down.jitter_mode = JitterMode::Fifo;
+            net.rest_up.jitter_mode = JitterMode::Fifo;
         }
     }
     let modes = &["none", "fifo", "reorder"];
-    let mode_of = |x: &str| match x {
-        "fifo" => JitterMode::Fifo,
-        "reorder" => JitterMode::Reorder,
-        _ => JitterMode::None,
-    };
+    let mode_of = |x: &str| JitterMode::from_name(x).unwrap_or_default();
     if let Some(x) = r.scalar(t, p, "rest_jitter_mode", |v| choice(v, modes))? {
-        net.down.rest_jitter_mode = mode_of(&x);
-        net.up.rest_jitter_mode = mode_of(&x);
+        net.rest_down.jitter_mode = mode_of(&x);
+        net.rest_up.jitter_mode = mode_of(&x);
     }
     if let Some(x) = r.scalar(t, p, "jitter_ms", ms)? {
-        net.down.delay_jitter = millis(x);
-        net.up.delay_jitter = millis(x);
+        net.down.propagation.jitter = millis(x);
+        net.up.propagation.jitter = millis(x);
         if x > 0.0 {
-            net.down.delay_jitter_mode = JitterMode::Fifo;
-            net.up.delay_jitter_mode = JitterMode::Fifo;
+            net.down.propagation.jitter_mode = JitterMode::Fifo;
+            net.up.propagation.jitter_mode = JitterMode::Fifo;
         }
     }
     if let Some(x) = r.scalar(t, p, "jitter_mode", |v| choice(v, modes))? {
-        net.down.delay_jitter_mode = mode_of(&x);
-        net.up.delay_jitter_mode = mode_of(&x);
+        net.down.propagation.jitter_mode = mode_of(&x);
+        net.up.propagation.jitter_mode = mode_of(&x);
     }
-    for link in [&net.down, &net.up] {
-        for (key, jitter, delay) in [
-            ("rest_jitter_ms", link.rest_jitter, link.rest_delay),
-            ("jitter_ms", link.delay_jitter, link.delay),
-        ] {
-            if jitter > delay {
-                let span = t.get(key).and_then(Item::span);
-                let hint = if key == "jitter_ms" {
-                    "at most the propagation delay of both directions (delays never go negative)"
-                } else {
-                    "at most rest_delay_ms (delays never go negative)"
-                };
-                return Err(r.bad(
-                    span,
-                    &format!("network.{key}"),
-                    &format!("{}", jitter.as_secs_f64() * 1e3),
-                    hint,
-                ));
-            }
+    for (key, stage) in [
+        ("rest_jitter_ms", &net.rest_down),
+        ("jitter_ms", &net.down.propagation),
+        ("rest_jitter_ms", &net.rest_up),
+        ("jitter_ms", &net.up.propagation),
+    ] {
+        if stage.jitter > stage.delay {
+            let span = t.get(key).and_then(Item::span);
+            let hint = if key == "jitter_ms" {
+                "at most the propagation delay of both directions (delays never go negative)"
+            } else {
+                "at most rest_delay_ms (delays never go negative)"
+            };
+            return Err(r.bad(
+                span,
+                &format!("network.{key}"),
+                &format!("{}", stage.jitter.as_secs_f64() * 1e3),
+                hint,
+            ));
         }
     }
     let model = r
@@ -233,10 +179,10 @@ pub(super) fn read(
                 .scalar(t, p, "loss", |v| loss_value(v, &model))?
                 .unwrap_or((LossModel::None, "none".to_string())),
         };
-        net.loss = loss;
-        net.loss_label = label;
+        net.set_loss(loss);
+        out.loss_label = label;
     }
-    Ok(net)
+    Ok(out)
 }
 
 /// A loss setting: a profile name or a table `{ model = .., .. }`, with its results label.
@@ -246,11 +192,14 @@ fn loss_value(v: &Value, error_model: &str) -> Result<(LossModel, String), Strin
     match v {
         Value::String(s) => {
             let name = s.value().as_str();
-            if PROFILES.contains(&name) {
-                Ok((profile(name, error_model), name.to_string()))
+            let profile = if error_model == "gilbert-elliott" {
+                LossModel::profile_gilbert_elliott(name)
             } else {
-                Err(expected.to_string())
-            }
+                LossModel::profile(name)
+            };
+            profile
+                .map(|model| (model, name.to_string()))
+                .ok_or_else(|| expected.to_string())
         }
         Value::InlineTable(t) => loss_table(t).map(|m| (m, compact(v))),
         _ => Err(expected.to_string()),
@@ -303,17 +252,17 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
         "bernoulli" => LossModel::Bernoulli {
             p: num("p", 0.0, 1.0, None)?,
         },
-        "ctmc" => LossModel::Ctmc {
+        "ctmc" => LossModel::Ctmc(CtmcParams {
             good_mean: secs("good_mean_s")?,
             burst_mean: secs("burst_mean_s")?,
             loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
             loss_burst: num("loss_burst", 0.0, 1.0, Some(1.0))?,
-        },
-        _ => LossModel::GilbertElliott {
+        }),
+        _ => LossModel::GilbertElliott(GeParams {
             p: num("p", 0.0, 1.0, None)?,
             r: num("r", 0.0, 1.0, None)?,
             loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
             loss_bad: num("loss_bad", 0.0, 1.0, Some(1.0))?,
-        },
+        }),
     })
 }

@@ -259,13 +259,15 @@ impl<'s> Reader<'s> {
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
         let protocol = self.protocol(doc)?;
-        let flows = super::flows::read(self, doc, &protocol, network.mtu_bytes)?;
+        let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
         Ok(Top {
             name,
             seed: seed.unwrap_or(1),
             replications: replications.unwrap_or(1) as u32,
             config: RunConfig {
-                network,
+                network: network.config,
+                preset: network.preset,
+                loss_label: network.loss_label,
                 protocol,
                 flows,
                 max_sim_time: Duration::from_secs_f64_round_us(

@@ -1,4 +1,5 @@
 use coaplab_cc::time::Duration;
+use coaplab_netsim::{CtmcParams, GeParams, JitterMode, LossModel};
 
 use super::*;
 
@@ -39,10 +40,13 @@ fn the_issue_example_parses_as_written() {
     assert_eq!(c.network.up.buffer_bytes, 1_410_000);
     assert_eq!(c.network.down.rate_bps, 30_000);
     assert_eq!(c.network.up.rate_bps, 60_000);
-    assert_eq!(c.network.down.delay, Duration::from_millis(400));
-    assert_eq!(c.network.up.rest_delay, Duration::from_millis(15));
-    assert_eq!((c.network.mtu_bytes, c.network.overhead_bytes), (296, 0));
-    assert_eq!(c.network.loss, LossModel::None);
+    assert_eq!(c.network.down.propagation.delay, Duration::from_millis(400));
+    assert_eq!(c.network.rest_up.delay, Duration::from_millis(15));
+    assert_eq!(
+        (c.network.mtu_bytes, c.network.down.overhead_bytes),
+        (296, 0)
+    );
+    assert_eq!(c.network.down.loss, LossModel::None);
     assert_eq!(c.protocol.max_retransmit, Some(20));
     assert_eq!(c.protocol.nstart, 1);
     assert_eq!(c.flows.len(), 1);
@@ -252,29 +256,29 @@ fn loss_profiles_tables_and_sweeps() {
     );
     let c = s.config(1).unwrap();
     assert_eq!(c.network.mtu_bytes, 128);
-    assert_eq!(c.network.loss_label, "medium");
+    assert_eq!(c.loss_label, "medium");
     assert_eq!(
-        c.network.loss,
-        LossModel::GilbertElliott {
+        c.network.down.loss,
+        LossModel::GilbertElliott(GeParams {
             p: 0.025,
             r: 0.1,
             loss_good: 0.0,
             loss_bad: 0.5
-        }
+        })
     );
     assert_eq!(
-        s.config(2).unwrap().network.loss,
+        s.config(2).unwrap().network.down.loss,
         LossModel::Bernoulli { p: 0.1 }
     );
     let text = "name = \"x\"\n[network]\nloss = \"high\"\n[[flows]]\ncc = \"default\"\n";
     assert_eq!(
-        parse(text).unwrap().config(0).unwrap().network.loss,
-        LossModel::Ctmc {
+        parse(text).unwrap().config(0).unwrap().network.down.loss,
+        LossModel::Ctmc(CtmcParams {
             good_mean: Duration::from_millis(3875),
             burst_mean: Duration::from_secs(1),
             loss_good: 0.02,
             loss_burst: 0.8
-        }
+        })
     );
     let text = "name = \"x\"\n[network]\nloss = { model = \"ctmc\", p = 1 }\n\
                 [[flows]]\ncc = \"default\"\n";
@@ -291,15 +295,15 @@ fn every_preset_value_can_be_overridden() {
                 [[flows]]\ncc = \"default\"\n";
     let n = parse(text).unwrap().config(0).unwrap().network;
     assert_eq!((n.down.rate_bps, n.up.rate_bps), (1000, 2000));
-    assert_eq!(n.down.delay, Duration::from_micros(12_400));
-    assert_eq!(n.up.delay, Duration::from_millis(1));
-    assert_eq!((n.mtu_bytes, n.overhead_bytes), (1280, 14));
+    assert_eq!(n.down.propagation.delay, Duration::from_micros(12_400));
+    assert_eq!(n.up.propagation.delay, Duration::from_millis(1));
+    assert_eq!((n.mtu_bytes, n.down.overhead_bytes), (1280, 14));
     assert_eq!((n.down.buffer_bytes, n.up.buffer_bytes), (100, 200));
-    assert_eq!(n.up.rest_delay, Duration::from_micros(15_190));
-    assert_eq!(n.down.rest_jitter, Duration::from_millis(1));
-    assert_eq!(n.down.rest_jitter_mode, JitterMode::Reorder);
-    assert_eq!(n.up.delay_jitter, Duration::from_micros(500));
-    assert_eq!(n.up.delay_jitter_mode, JitterMode::Fifo);
+    assert_eq!(n.rest_up.delay, Duration::from_micros(15_190));
+    assert_eq!(n.rest_down.jitter, Duration::from_millis(1));
+    assert_eq!(n.rest_down.jitter_mode, JitterMode::Reorder);
+    assert_eq!(n.up.propagation.jitter, Duration::from_micros(500));
+    assert_eq!(n.up.propagation.jitter_mode, JitterMode::Fifo);
     let e = parse(
         "name = \"x\"\n[network]\ndelay_ms = 1\njitter_ms = 2\n[[flows]]\ncc = \"default\"\n",
     )

@@ -20,6 +20,24 @@ pub struct GeParams {
 }
 
 impl GeParams {
+    /// Profile `medium` realised per packet (spec §3, example `r = 0.1`): `p = 0.025`,
+    /// `1-h = 0.5`, `1-k = 0` (π_B = 0.2, ≈10 %, bursts of 10 packets on average).
+    pub const MEDIUM: GeParams = GeParams {
+        p: 0.025,
+        r: 0.1,
+        loss_bad: 0.5,
+        loss_good: 0.0,
+    };
+
+    /// Profile `high` realised per packet (spec §3, example `r = 0.1`): `p = 0.02581`,
+    /// `1-h = 0.8`, `1-k = 0.02` (π_B ≈ 0.2051, ≈18 %).
+    pub const HIGH: GeParams = GeParams {
+        p: 0.02581,
+        r: 0.1,
+        loss_bad: 0.8,
+        loss_good: 0.02,
+    };
+
     /// Stationary probability of BAD, `p/(p+r)` (0 when `p = r = 0`: the chain stays GOOD).
     pub fn bad_fraction(&self) -> f64 {
         if self.p + self.r == 0.0 {

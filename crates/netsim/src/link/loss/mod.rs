@@ -48,6 +48,19 @@ impl LossModel {
         }
     }
 
+    /// The error profile `name` with its bursty cases realised by the packet-based
+    /// Gilbert-Elliott chain of spec §3 (example `r = 0.1`, [`GeParams::MEDIUM`],
+    /// [`GeParams::HIGH`]) instead of the time-based chain. `none` and `low` are as in
+    /// [`LossModel::profile`]: the spec's Gilbert-Elliott form of `low` (`p = 0`, `1-k = 0.02`)
+    /// never leaves GOOD, so it is the same Bernoulli 2 % process.
+    pub fn profile_gilbert_elliott(name: &str) -> Option<LossModel> {
+        match name {
+            "medium" => Some(LossModel::GilbertElliott(GeParams::MEDIUM)),
+            "high" => Some(LossModel::GilbertElliott(GeParams::HIGH)),
+            _ => LossModel::profile(name),
+        }
+    }
+
     /// The long-run fraction of packets lost (for CTMC: of time in loss, i.e. of packets
     /// arriving independently of the chain).
     pub fn mean_loss(&self) -> f64 {
@@ -124,6 +137,31 @@ mod tests {
         // π_B = 1/4.875; 0.02 + π_B · 0.78 = 0.18
         assert!((LossModel::profile("high").unwrap().mean_loss() - 0.18).abs() < 1e-12);
         assert_eq!(LossModel::profile("severe"), None);
+        // The packet-based realisation: same means, r = 0.1, low and none unchanged.
+        for name in PROFILE_NAMES {
+            let ge = LossModel::profile_gilbert_elliott(name).unwrap();
+            let ctmc = LossModel::profile(name).unwrap();
+            assert!((ge.mean_loss() - ctmc.mean_loss()).abs() < 1e-4, "{name}");
+        }
+        assert_eq!(
+            LossModel::profile_gilbert_elliott("medium"),
+            Some(LossModel::GilbertElliott(GeParams {
+                p: 0.025,
+                r: 0.1,
+                loss_bad: 0.5,
+                loss_good: 0.0
+            }))
+        );
+        assert!(matches!(
+            LossModel::profile_gilbert_elliott("high"),
+            Some(LossModel::GilbertElliott(GeParams { p, r, loss_bad, loss_good }))
+                if (p, r, loss_bad, loss_good) == (0.02581, 0.1, 0.8, 0.02)
+        ));
+        assert_eq!(
+            LossModel::profile_gilbert_elliott("low"),
+            Some(LossModel::Bernoulli { p: 0.02 })
+        );
+        assert_eq!(LossModel::profile_gilbert_elliott("severe"), None);
         assert_eq!(
             LossModel::Bernoulli { p: 1.5 }.invalid_parameter(),
             Some("p")
