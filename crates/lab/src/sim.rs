@@ -66,7 +66,11 @@ struct Sim {
     end: Instant,
     now: Instant,
     events: u64,
+    /// The datagram being delivered (reused).
     buf: Vec<u8>,
+    /// The datagram being sent, swapped with the endpoint's queued buffer by
+    /// `poll_transmit_into` (reused, so sending allocates nothing per datagram).
+    tx_buf: Vec<u8>,
 }
 
 impl Sim {
@@ -118,6 +122,7 @@ impl Sim {
             now: Instant::ZERO,
             events: 0,
             buf: Vec::with_capacity(2048),
+            tx_buf: Vec::with_capacity(2048),
         })
     }
 
@@ -193,16 +198,16 @@ impl Sim {
     /// Sends what the server queued (replies tagged after `rx_tag`) and re-arms its timer.
     fn drain_server(&mut self, rx_tag: u64) -> Result<(), RunError> {
         let now = self.now;
-        while let Some(tx) = self.server.poll_transmit(now) {
+        while let Some(tx) = self.server.poll_transmit_into(now, &mut self.tx_buf) {
             let tag = match tx.meta {
                 TransmitMeta::Reply { .. } => tag::reply(rx_tag),
                 TransmitMeta::Exchange { .. } => tag::from_server(flow_of(tx.destination)),
             };
             if let Some(c) = self.clients.get_mut(tag::flow(tag) as usize) {
-                c.metrics.bytes_down += tx.contents.len() as u64 + IP_UDP_HEADER_BYTES;
+                c.metrics.bytes_down += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
             }
             self.star
-                .send(now, SERVER_ADDR, tx.destination, &tx.contents, tag)
+                .send(now, SERVER_ADDR, tx.destination, &self.tx_buf, tag)
                 .map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
         while self.server.poll_event().is_some() {}
@@ -222,7 +227,7 @@ impl Sim {
         let c = &mut self.clients[i as usize];
         loop {
             let mut progressed = false;
-            while let Some(tx) = c.endpoint.poll_transmit(now) {
+            while let Some(tx) = c.endpoint.poll_transmit_into(now, &mut self.tx_buf) {
                 progressed = true;
                 let tag = match tx.meta {
                     TransmitMeta::Exchange { exchange, ordinal } => {
@@ -230,9 +235,9 @@ impl Sim {
                     }
                     TransmitMeta::Reply { .. } => tag::from_client(i),
                 };
-                c.metrics.bytes_up += tx.contents.len() as u64 + IP_UDP_HEADER_BYTES;
+                c.metrics.bytes_up += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
                 self.star
-                    .send(now, c.addr, tx.destination, &tx.contents, tag)
+                    .send(now, c.addr, tx.destination, &self.tx_buf, tag)
                     .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
             }
             while let Some(event) = c.endpoint.poll_event() {
