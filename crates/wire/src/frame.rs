@@ -25,7 +25,7 @@
 
 use crate::code::Code;
 use crate::error::{DecodeError, EncodeError};
-use crate::option::codec::{self, PAYLOAD_MARKER};
+use crate::option::codec::{self, BodyCursor};
 use crate::option::{OptionList, Options, ReadOptions};
 use crate::token::Token;
 
@@ -230,8 +230,7 @@ pub struct FrameWriter<'b> {
     code: Code,
     token: Token,
     body_start: usize,
-    pos: usize,
-    last_number: u16,
+    cur: BodyCursor,
 }
 
 impl<'b> FrameWriter<'b> {
@@ -249,23 +248,20 @@ impl<'b> FrameWriter<'b> {
             code,
             token,
             body_start,
-            pos: body_start,
-            last_number: 0,
+            cur: BodyCursor::new(body_start),
         })
     }
 
     /// Appends an option; numbers must not decrease.
     pub fn option(&mut self, number: u16, value: &[u8]) -> Result<&mut Self, EncodeError> {
-        codec::write_option(self.out, &mut self.pos, self.last_number, number, value)?;
-        self.last_number = number;
+        self.cur.option(self.out, number, value)?;
         Ok(self)
     }
 
     /// Appends a uint option in minimal form.
     pub fn option_uint(&mut self, number: u16, v: u32) -> Result<&mut Self, EncodeError> {
-        let mut b = [0; 4];
-        let n = crate::option::uint::encode(v, &mut b);
-        self.option(number, &b[..n])
+        self.cur.option_uint(self.out, number, v)?;
+        Ok(self)
     }
 
     /// Appends every option of a list.
@@ -279,27 +275,17 @@ impl<'b> FrameWriter<'b> {
     /// Appends the payload, writes the header and returns the frame's length, which now
     /// starts at the beginning of the buffer.
     pub fn payload(mut self, payload: &[u8]) -> Result<usize, EncodeError> {
-        if !payload.is_empty() {
-            let end = self.pos + 1 + payload.len();
-            if end > self.out.len() {
-                return Err(EncodeError::BufferTooSmall {
-                    needed: end,
-                    available: self.out.len(),
-                });
-            }
-            self.out[self.pos] = PAYLOAD_MARKER;
-            self.out[self.pos + 1..end].copy_from_slice(payload);
-            self.pos = end;
-        }
-        let body_len = self.pos - self.body_start;
+        self.cur.payload(self.out, payload)?;
+        let pos = self.cur.pos;
+        let body_len = pos - self.body_start;
         let lf = length_field_len(body_len);
         let head_len = lf + 1 + self.token.len();
         let start = self.body_start - head_len;
         write_length_field(&mut self.out[start..], body_len, self.token.len() as u8)?;
         self.out[start + lf] = self.code.0;
         self.out[start + lf + 1..self.body_start].copy_from_slice(self.token.as_bytes());
-        self.out.copy_within(start..self.pos, 0);
-        Ok(self.pos - start)
+        self.out.copy_within(start..pos, 0);
+        Ok(pos - start)
     }
 
     /// Ends a frame without payload.

@@ -22,7 +22,7 @@
 
 use crate::code::{Code, MessageType};
 use crate::error::{DecodeError, EncodeError};
-use crate::option::codec::{self, PAYLOAD_MARKER};
+use crate::option::codec::{self, BodyCursor};
 use crate::option::{OptionList, Options, ReadOptions};
 use crate::token::Token;
 
@@ -111,7 +111,7 @@ impl<'a> Message<'a> {
     /// Re-encodes this view into `out` (a copy of the validated regions); returns the length.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
         let mut w = MessageWriter::new(out, self.mtype, self.code, self.message_id, self.token())?;
-        w.raw_options(self.options.as_bytes())?;
+        w.cur.raw(w.out, self.options.as_bytes())?;
         w.payload(self.payload)
     }
 }
@@ -135,8 +135,7 @@ impl ReadOptions for Message<'_> {
 #[derive(Debug)]
 pub struct MessageWriter<'b> {
     out: &'b mut [u8],
-    pos: usize,
-    last_number: u16,
+    cur: BodyCursor,
     empty: bool,
 }
 
@@ -165,8 +164,7 @@ impl<'b> MessageWriter<'b> {
         out[4..need].copy_from_slice(token.as_bytes());
         Ok(MessageWriter {
             out,
-            pos: need,
-            last_number: 0,
+            cur: BodyCursor::new(need),
             empty: code.is_empty(),
         })
     }
@@ -176,16 +174,17 @@ impl<'b> MessageWriter<'b> {
         if self.empty {
             return Err(EncodeError::NonEmptyEmptyMessage);
         }
-        codec::write_option(self.out, &mut self.pos, self.last_number, number, value)?;
-        self.last_number = number;
+        self.cur.option(self.out, number, value)?;
         Ok(self)
     }
 
     /// Appends a uint option in minimal form.
     pub fn option_uint(&mut self, number: u16, v: u32) -> Result<&mut Self, EncodeError> {
-        let mut b = [0; 4];
-        let n = crate::option::uint::encode(v, &mut b);
-        self.option(number, &b[..n])
+        if self.empty {
+            return Err(EncodeError::NonEmptyEmptyMessage);
+        }
+        self.cur.option_uint(self.out, number, v)?;
+        Ok(self)
     }
 
     /// Appends every option of a list (which is kept in order).
@@ -196,47 +195,18 @@ impl<'b> MessageWriter<'b> {
         Ok(self)
     }
 
-    /// Copies an already-encoded options region from a decoded message (must come first).
-    fn raw_options(&mut self, encoded: &[u8]) -> Result<(), EncodeError> {
-        if encoded.is_empty() {
-            return Ok(());
-        }
-        let end = self.pos + encoded.len();
-        if end > self.out.len() {
-            return Err(EncodeError::BufferTooSmall {
-                needed: end,
-                available: self.out.len(),
-            });
-        }
-        self.out[self.pos..end].copy_from_slice(encoded);
-        self.pos = end;
-        self.last_number = u16::MAX;
-        Ok(())
-    }
-
     /// Appends the payload (with its marker when non-empty) and returns the message length.
-    pub fn payload(self, payload: &[u8]) -> Result<usize, EncodeError> {
-        if payload.is_empty() {
-            return Ok(self.pos);
-        }
-        if self.empty {
+    pub fn payload(mut self, payload: &[u8]) -> Result<usize, EncodeError> {
+        if self.empty && !payload.is_empty() {
             return Err(EncodeError::NonEmptyEmptyMessage);
         }
-        let end = self.pos + 1 + payload.len();
-        if end > self.out.len() {
-            return Err(EncodeError::BufferTooSmall {
-                needed: end,
-                available: self.out.len(),
-            });
-        }
-        self.out[self.pos] = PAYLOAD_MARKER;
-        self.out[self.pos + 1..end].copy_from_slice(payload);
-        Ok(end)
+        self.cur.payload(self.out, payload)?;
+        Ok(self.cur.pos)
     }
 
     /// Ends a message without payload; returns its length.
     pub fn finish(self) -> usize {
-        self.pos
+        self.cur.pos
     }
 }
 

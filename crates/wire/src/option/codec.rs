@@ -197,6 +197,79 @@ pub(crate) fn write_option(
     Ok(())
 }
 
+/// Where the next option or payload byte goes and the last option number written: the state
+/// the datagram writer and the frame writer share.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyCursor {
+    /// Offset of the next byte in the output buffer.
+    pub(crate) pos: usize,
+    last_number: u16,
+}
+
+impl BodyCursor {
+    /// A cursor whose body starts at `pos`.
+    pub(crate) fn new(pos: usize) -> Self {
+        BodyCursor {
+            pos,
+            last_number: 0,
+        }
+    }
+
+    /// Appends an option; numbers must not decrease.
+    pub(crate) fn option(
+        &mut self,
+        out: &mut [u8],
+        number: u16,
+        value: &[u8],
+    ) -> Result<(), EncodeError> {
+        write_option(out, &mut self.pos, self.last_number, number, value)?;
+        self.last_number = number;
+        Ok(())
+    }
+
+    /// Appends a uint option in its minimal encoding.
+    pub(crate) fn option_uint(
+        &mut self,
+        out: &mut [u8],
+        number: u16,
+        v: u32,
+    ) -> Result<(), EncodeError> {
+        let mut b = [0; 4];
+        let n = super::uint::encode(v, &mut b);
+        self.option(out, number, &b[..n])
+    }
+
+    /// Copies an options region that is already encoded; no option may follow it.
+    pub(crate) fn raw(&mut self, out: &mut [u8], encoded: &[u8]) -> Result<(), EncodeError> {
+        self.copy(out, encoded)?;
+        self.last_number = u16::MAX;
+        Ok(())
+    }
+
+    /// Appends the payload behind its marker; an empty payload writes nothing.
+    pub(crate) fn payload(&mut self, out: &mut [u8], payload: &[u8]) -> Result<(), EncodeError> {
+        if payload.is_empty() {
+            return Ok(());
+        }
+        self.copy(out, &[PAYLOAD_MARKER])?;
+        self.copy(out, payload)
+    }
+
+    fn copy(&mut self, out: &mut [u8], bytes: &[u8]) -> Result<(), EncodeError> {
+        let end = self.pos + bytes.len();
+        let available = out.len();
+        let dst = out
+            .get_mut(self.pos..end)
+            .ok_or(EncodeError::BufferTooSmall {
+                needed: end,
+                available,
+            })?;
+        dst.copy_from_slice(bytes);
+        self.pos = end;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
