@@ -50,6 +50,9 @@ pub struct FlowMetrics {
     /// Successful exchanges by transmissions needed (index = transmissions − 1).
     pub transmission_counts: Vec<u32>,
     truth: Vec<ExchangeTruth>,
+    /// Added to the current endpoint's exchange ids: a fresh short-lived client's endpoint
+    /// numbers its exchanges from 0 again ([`FlowMetrics::start_new_client`]).
+    exchange_base: u64,
 }
 
 impl FlowMetrics {
@@ -67,7 +70,7 @@ impl FlowMetrics {
                 if ordinal > 0 {
                     self.retransmissions += 1;
                 }
-                let t = self.truth_mut(exchange.0);
+                let t = self.truth_mut(self.exchange_base + exchange.0);
                 t.copies = t.copies.max(ordinal + 1);
             }
             Event::TimerExpired { armed, .. } => {
@@ -88,7 +91,20 @@ impl FlowMetrics {
         }
     }
 
-    /// A reply from the server to copy `ordinal` of `exchange` reached the client.
+    /// The flow's exchange id for exchange `local` of its current endpoint (the id packet tags
+    /// and [`FlowMetrics::on_reply_delivered`] use).
+    pub fn exchange_id(&self, local: u64) -> u64 {
+        self.exchange_base + local
+    }
+
+    /// The flow continues on a fresh endpoint whose exchange ids start from 0 again: map them
+    /// after every id seen so far.
+    pub fn start_new_client(&mut self) {
+        self.exchange_base = self.truth.len() as u64;
+    }
+
+    /// A reply from the server to copy `ordinal` of `exchange` (a flow exchange id, see
+    /// [`FlowMetrics::exchange_id`]) reached the client.
     pub fn on_reply_delivered(&mut self, exchange: u64, ordinal: u32) {
         let t = self.truth_mut(exchange);
         t.first_answered = Some(t.first_answered.map_or(ordinal, |o| o.min(ordinal)));

@@ -25,7 +25,7 @@ use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SER
 
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
-use crate::scenario::{FlowConfig, RunSpec, Workload};
+use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
 use crate::workload::FlowDriver;
 
 mod network;
@@ -46,6 +46,17 @@ struct Client {
     metrics: FlowMetrics,
     cc: String,
     workload: &'static str,
+    /// What a random flow with `random_source_port = "new"` needs to start its next
+    /// short-lived client on a fresh endpoint; `None` otherwise.
+    renewal: Option<Renewal>,
+}
+
+/// The state a flow needs to build fresh short-lived clients.
+struct Renewal {
+    /// The algorithm settings of the flow group.
+    settings: Settings,
+    /// Short-lived clients started after the first.
+    clients: u32,
 }
 
 /// Index of the server in the timer bookkeeping.
@@ -66,6 +77,10 @@ struct Sim {
     end: Instant,
     now: Instant,
     events: u64,
+    /// The run seed (fresh short-lived clients derive their algorithm's stream from it).
+    seed: u64,
+    /// Client ports per host taken by the flows' first clients ([`source_addr`]).
+    port_stride: u32,
     /// The datagram being delivered (reused).
     buf: Vec<u8>,
     /// The datagram being sent, swapped with the endpoint's queued buffer by
@@ -121,6 +136,8 @@ impl Sim {
             end: Instant::ZERO + config.max_sim_time,
             now: Instant::ZERO,
             events: 0,
+            seed: spec.seed,
+            port_stride: config.total_flows().div_ceil(254).max(1),
             buf: Vec::with_capacity(2048),
             tx_buf: Vec::with_capacity(2048),
         })
@@ -191,6 +208,10 @@ impl Sim {
         if let Some((exchange, ordinal)) = tag::answered(d.tag) {
             c.metrics.on_reply_delivered(exchange, ordinal);
         }
+        if d.dst != c.addr {
+            // Addressed to a former short-lived client of this flow: its socket is closed.
+            return Ok(());
+        }
         c.endpoint.handle_datagram(d.at, d.src, bytes);
         self.drain_client(flow)
     }
@@ -201,7 +222,9 @@ impl Sim {
         while let Some(tx) = self.server.poll_transmit_into(now, &mut self.tx_buf) {
             let tag = match tx.meta {
                 TransmitMeta::Reply { .. } => tag::reply(rx_tag),
-                TransmitMeta::Exchange { .. } => tag::from_server(flow_of(tx.destination)),
+                TransmitMeta::Exchange { .. } => {
+                    tag::from_server(flow_of(tx.destination, self.port_stride))
+                }
             };
             if let Some(c) = self.clients.get_mut(tag::flow(tag) as usize) {
                 c.metrics.bytes_down += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
@@ -231,7 +254,7 @@ impl Sim {
                 progressed = true;
                 let tag = match tx.meta {
                     TransmitMeta::Exchange { exchange, ordinal } => {
-                        tag::copy(i, exchange.0, ordinal)
+                        tag::copy(i, c.metrics.exchange_id(exchange.0), ordinal)
                     }
                     TransmitMeta::Reply { .. } => tag::from_client(i),
                 };
@@ -275,7 +298,12 @@ impl Sim {
                 }
             }
             if !progressed {
-                break;
+                if !c.driver.wants_new_client() {
+                    break;
+                }
+                // The old client is drained: its successor starts on a fresh endpoint.
+                renew(c, i, self.seed, self.port_stride)?;
+                c.driver.resume(now, &mut c.endpoint);
             }
         }
         let t = c.endpoint.poll_timeout();
@@ -347,6 +375,12 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
     };
     let endpoint = Endpoint::new(config, factory, Router::new())
         .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    let renewal = (matches!(flow.workload, Workload::Random { .. })
+        && flow.random_source_port == SourcePort::New)
+        .then(|| Renewal {
+            settings: flow.settings.clone(),
+            clients: 0,
+        });
     Ok(Client {
         addr: client_addr(i),
         endpoint,
@@ -355,19 +389,70 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
             flow.request_payload_bytes,
             path,
             rng::stream(seed, &format!("workload/flow{i}")),
-        ),
+        )
+        .new_client_per_batch(renewal.is_some()),
         metrics: FlowMetrics::default(),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),
+        renewal,
     })
 }
 
-/// The flow index of a client address ([`client_addr`] inverted).
-fn flow_of(addr: SocketAddr) -> u32 {
+/// Replaces client `i`'s endpoint by a fresh one on the flow's next source address
+/// (`random_source_port = "new"`): same settings, a fresh algorithm from the stream
+/// `cc/flow{i}/client{k}`, Message IDs and tokens continuing where the old endpoint stopped.
+fn renew(c: &mut Client, i: u32, seed: u64, port_stride: u32) -> Result<(), RunError> {
+    let Some(renewal) = c.renewal.as_mut() else {
+        return Ok(());
+    };
+    renewal.clients += 1;
+    let k = renewal.clients;
+    let factory = registry_factory(
+        &c.cc,
+        &renewal.settings,
+        rng::stream_seed(seed, &format!("cc/flow{i}/client{k}")),
+    )
+    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    let config = Config {
+        initial_message_id: c.endpoint.next_message_id(),
+        initial_token: c.endpoint.next_token(),
+        ..c.endpoint.config().clone()
+    };
+    c.endpoint = Endpoint::new(config, factory, Router::new())
+        .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    c.addr = source_addr(i, k, port_stride);
+    c.metrics.start_new_client();
+    Ok(())
+}
+
+/// First client port of every host.
+const FIRST_PORT: u16 = 10_000;
+
+/// The source address of short-lived client `k` of flow `i` (`k = 0`: the flow's first
+/// client, [`client_addr`]). The host stays the flow's; the port moves on by `k · stride`,
+/// where `stride` is the number of ports the flows' first clients take per host, so no two
+/// (flow, client) pairs share an address until the host's ports wrap around (then, like
+/// ephemeral ports, a port is reused long after its previous client ended).
+fn source_addr(i: u32, k: u32, stride: u32) -> SocketAddr {
+    let first = client_addr(i);
+    if k == 0 {
+        return first;
+    }
+    let stride = u64::from(stride.max(1));
+    let ports = u64::from(u16::MAX - FIRST_PORT) + 1;
+    let slots = (ports / stride).max(1) * stride;
+    let offset = (u64::from(first.port() - FIRST_PORT) + u64::from(k) * stride) % slots;
+    let port = u16::try_from(u64::from(FIRST_PORT) + offset).unwrap_or(u16::MAX);
+    SocketAddr::new(first.ip(), port)
+}
+
+/// The flow index of a client address ([`source_addr`] and [`client_addr`] inverted).
+fn flow_of(addr: SocketAddr, stride: u32) -> u32 {
     match addr {
         SocketAddr::V4(v4) => {
             let host = u32::from(v4.ip().octets()[3]);
-            u32::from(v4.port().saturating_sub(10_000)) * 254 + host.saturating_sub(1)
+            let slot = u32::from(v4.port().saturating_sub(FIRST_PORT)) % stride.max(1);
+            slot * 254 + host.saturating_sub(1)
         }
         SocketAddr::V6(_) => u32::MAX,
     }

@@ -5,7 +5,10 @@
 //! per flow; NSTART governs only what the endpoint lets out). Random flows are series of
 //! short-lived clients of U{batch_min..=batch_max} exchanges; between two of them the
 //! algorithm's state for the server is reset, while the socket, Message IDs and tokens
-//! continue (spec §6.1 and §10 #21).
+//! continue (spec §6.1 and §10 #21). With [`FlowDriver::new_client_per_batch`]
+//! (`random_source_port = "new"`) the driver instead asks its runner for a fresh client
+//! endpoint on a fresh port ([`FlowDriver::wants_new_client`]) and sends the batch's first
+//! request on it ([`FlowDriver::resume`]).
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::Instant;
@@ -30,6 +33,10 @@ pub struct FlowDriver {
     /// Successful requests so far.
     succeeded: u32,
     done: bool,
+    /// Each short-lived client after the first is a fresh endpoint (`random_source_port`).
+    new_client_per_batch: bool,
+    /// A new short-lived client is due: its first request waits for [`FlowDriver::resume`].
+    wants_new_client: bool,
 }
 
 impl FlowDriver {
@@ -52,6 +59,29 @@ impl FlowDriver {
             batches: 0,
             succeeded: 0,
             done: false,
+            new_client_per_batch: false,
+            wants_new_client: false,
+        }
+    }
+
+    /// Random workload: each short-lived client after the first runs on a fresh endpoint
+    /// (fresh source port) that the runner provides, instead of resetting the algorithm's
+    /// state on the same endpoint. No effect on other workloads.
+    pub fn new_client_per_batch(mut self, on: bool) -> Self {
+        self.new_client_per_batch = on;
+        self
+    }
+
+    /// Whether a new short-lived client is due: the runner replaces the flow's endpoint by a
+    /// fresh one (Message IDs and tokens continuing) and calls [`FlowDriver::resume`] with it.
+    pub fn wants_new_client(&self) -> bool {
+        self.wants_new_client
+    }
+
+    /// Sends the first request of the new short-lived client on its fresh endpoint `ep`.
+    pub fn resume(&mut self, now: Instant, ep: &mut Endpoint) {
+        if std::mem::take(&mut self.wants_new_client) {
+            let _ = ep.request(now, SERVER_ADDR, &self.request);
         }
     }
 
@@ -107,14 +137,22 @@ impl FlowDriver {
         {
             if self.batch_left == 0 {
                 if self.batches > 0 {
-                    // A new short-lived client: fresh congestion-control state.
-                    ep.reset_destination(now, SERVER_ADDR);
+                    // A new short-lived client: fresh congestion-control state, on this
+                    // endpoint or on the fresh one the runner provides.
+                    if self.new_client_per_batch {
+                        self.wants_new_client = true;
+                    } else {
+                        ep.reset_destination(now, SERVER_ADDR);
+                    }
                 }
                 let span = u64::from(batch_max - batch_min) + 1;
                 self.batch_left = batch_min + self.rng.below(span) as u32;
                 self.batches += 1;
             }
             self.batch_left -= 1;
+            if self.wants_new_client {
+                return;
+            }
         }
         let _ = ep.request(now, SERVER_ADDR, &self.request);
     }

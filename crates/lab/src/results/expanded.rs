@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
 
-use crate::scenario::{RunConfig, Workload};
+use crate::scenario::{RunConfig, SourcePort, Workload};
 
 /// The configuration as JSON (durations in milliseconds).
 pub fn config_json(config: &RunConfig) -> Value {
@@ -68,10 +68,18 @@ pub fn config_json(config: &RunConfig) -> Value {
                     exchanges,
                     batch_min,
                     batch_max,
-                } => json!({
-                    "kind": "random", "exchanges": exchanges,
-                    "batch_min": batch_min, "batch_max": batch_max,
-                }),
+                } => {
+                    let mut w = json!({
+                        "kind": "random", "exchanges": exchanges,
+                        "batch_min": batch_min, "batch_max": batch_max,
+                    });
+                    // Only when not the default, so manifests of existing scenarios keep
+                    // their exact form.
+                    if f.random_source_port != SourcePort::Keep {
+                        w["random_source_port"] = json!(f.random_source_port.name());
+                    }
+                    w
+                }
                 Workload::LongTransfer {
                     object_bytes,
                     block_bytes,

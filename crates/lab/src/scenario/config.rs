@@ -82,10 +82,38 @@ impl Workload {
     }
 }
 
+/// Which source address a random flow's short-lived clients use (`random_source_port`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SourcePort {
+    /// One socket for the whole flow: between short-lived clients only the algorithm state
+    /// is reset (spec/experiments.md §6.1 RESOLVED).
+    #[default]
+    Keep,
+    /// Every short-lived client after the first is a fresh endpoint on a fresh source port of
+    /// the flow's host, so the server sees a new peer; Message IDs and tokens continue from the
+    /// previous client so replies cannot be confused. Replies that reach a former client's
+    /// port are dropped (its socket is closed).
+    New,
+}
+
+impl SourcePort {
+    /// The names accepted in scenario files, in [`SourcePort`] order.
+    pub const NAMES: [&'static str; 2] = ["keep", "new"];
+
+    /// The name used in scenario files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SourcePort::Keep => "keep",
+            SourcePort::New => "new",
+        }
+    }
+}
+
 /// One `[[flows]]` table: `count` identical flows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowConfig {
-    /// Number of flows (one client each; random flows reuse their socket).
+    /// Number of flows (one client each; random flows reuse their socket unless
+    /// `random_source_port` is [`SourcePort::New`]).
     pub count: u32,
     /// The algorithm's registry name.
     pub cc: String,
@@ -100,4 +128,7 @@ pub struct FlowConfig {
     pub response_payload_bytes: u32,
     /// Each client starts after U[0, start_jitter] (spec §6.3).
     pub start_jitter: Duration,
+    /// Random workload: whether each short-lived client keeps the flow's socket (default) or
+    /// gets a fresh source port.
+    pub random_source_port: SourcePort,
 }

@@ -5,7 +5,7 @@ use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
 use toml_edit::{Item, Value};
 
-use super::config::{FlowConfig, ProtocolConfig, Workload};
+use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload};
 use super::reader::{choice, float, shown, uint, Reader};
 use super::ScenarioError;
 
@@ -23,6 +23,7 @@ const FLOW_KEYS: &[&str] = &[
     "payload_bytes",
     "response_payload_bytes",
     "start_jitter_s",
+    "random_source_port",
 ];
 
 /// The workloads.
@@ -152,6 +153,17 @@ fn read_one(
     let start_jitter_s = r
         .scalar(t, p, "start_jitter_s", |v| float(v, 0.0, 1e6))?
         .unwrap_or(1.0);
+    let random_source_port = r
+        .scalar(t, p, "random_source_port", |v| {
+            choice(v, &SourcePort::NAMES)
+        })?
+        .map_or(SourcePort::Keep, |name| {
+            if name == "new" {
+                SourcePort::New
+            } else {
+                SourcePort::Keep
+            }
+        });
     let workload = match workload.as_str() {
         "random" => {
             if batch_min > batch_max {
@@ -183,6 +195,7 @@ fn read_one(
         request_payload_bytes,
         response_payload_bytes,
         start_jitter: Duration::from_secs_f64_round_us(start_jitter_s),
+        random_source_port,
     })
 }
 
@@ -249,5 +262,34 @@ fn param_text(v: &Value) -> Result<String, String> {
         Value::String(s) => Ok(s.value().clone()),
         Value::Integer(_) | Value::Float(_) | Value::Boolean(_) => Ok(shown(v)),
         _ => Err("a string, number or boolean".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{Scenario, SourcePort};
+
+    #[test]
+    fn random_source_port_is_keep_by_default_and_checked() {
+        let text = "name = \"x\"\n[[flows]]\ncc = \"default\"\nworkload = \"random\"\n";
+        let flow = |text: &str| Scenario::parse(text, "t.toml").map(|s| s.config(0).unwrap());
+        let c = flow(text).unwrap();
+        assert_eq!(c.flows[0].random_source_port, SourcePort::Keep);
+        let c = flow(&format!("{text}random_source_port = \"new\"\n")).unwrap();
+        assert_eq!(c.flows[0].random_source_port, SourcePort::New);
+        let e = flow(&format!("{text}random_source_port = \"fresh\"\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:5: bad value \"fresh\" for 'flows[0].random_source_port': expected one of \
+             keep, new"
+        );
+        // A sweep axis like any other key.
+        let s = Scenario::parse(
+            &format!("{text}random_source_port = [\"keep\", \"new\"]\n"),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.axes[0].column, "random_source_port");
+        assert_eq!(s.combinations(), 2);
     }
 }

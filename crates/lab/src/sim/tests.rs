@@ -1,4 +1,8 @@
-use super::run_one;
+use std::collections::BTreeSet;
+
+use coaplab_netsim::{Direction, SERVER_ADDR};
+
+use super::{flow_of, run_one, source_addr, Sim};
 use crate::results::FlowRecord;
 use crate::scenario::Scenario;
 
@@ -102,4 +106,94 @@ fn jittered_and_reordering_links_run() {
     let a = run(text);
     assert_eq!(a, run(text));
     assert!(a.iter().all(|f| f.completed && f.exchanges == 10));
+}
+
+/// Runs `text` with the packet log on; the flows and the client addresses the server saw.
+fn run_logged(text: &str) -> (Vec<FlowRecord>, BTreeSet<std::net::SocketAddr>, Sim) {
+    let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+    let mut sim = Sim::build(&runs[0]).unwrap();
+    sim.star.record_packets(true);
+    sim.run().unwrap();
+    let peers = sim
+        .star
+        .take_records()
+        .iter()
+        .filter(|r| r.direction == Direction::Up && r.dst == SERVER_ADDR)
+        .map(|r| r.src)
+        .collect();
+    let flows = sim
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            c.metrics
+                .record(i as u32, &c.cc, c.workload, c.driver.is_done())
+        })
+        .collect();
+    (flows, peers, sim)
+}
+
+#[test]
+fn a_new_source_port_per_short_lived_client_gives_the_server_new_peers() {
+    let keep = "name = \"t\"\n[[flows]]\ncc = \"cocoa\"\nworkload = \"random\"\n\
+                exchanges = 30\nbatch_max = 5\n";
+    let new = keep.replace(
+        "batch_max = 5\n",
+        "batch_max = 5\nrandom_source_port = \"new\"\n",
+    );
+    let (kept, kept_peers, kept_sim) = run_logged(keep);
+    let (renewed, peers, sim) = run_logged(&new);
+    // The spec's default: one socket for the whole flow.
+    assert_eq!(kept_peers.len(), 1);
+    // "new": one peer per short-lived client (30 exchanges in batches of 1..=5: at least 6).
+    assert!(peers.len() >= 6, "{peers:?}");
+    assert!(peers.contains(&coaplab_netsim::client_addr(0)));
+    assert!(peers
+        .iter()
+        .all(|p| p.ip() == coaplab_netsim::client_addr(0).ip()));
+    assert!(peers.iter().all(|&p| flow_of(p, 1) == 0));
+    // The flow still completes all its exchanges, each answered at once (no loss).
+    let f = &renewed[0];
+    assert!(f.completed);
+    assert_eq!(
+        (f.exchanges, f.transmissions, f.retransmissions),
+        (30, 30, 0)
+    );
+    assert_eq!(f.transmission_counts, [30]);
+    assert_eq!(kept[0].exchanges, 30);
+    // Message IDs and tokens continued across the clients: the last one ends where the
+    // single socket ends.
+    let (a, b) = (&kept_sim.clients[0].endpoint, &sim.clients[0].endpoint);
+    assert_eq!(
+        (a.next_message_id(), a.next_token()),
+        (b.next_message_id(), b.next_token())
+    );
+}
+
+#[test]
+fn new_source_ports_under_loss_still_complete_and_stay_deterministic() {
+    // Late replies can reach a former client's closed port; the flows still finish.
+    let text = "name = \"t\"\n[network]\nloss = \"high\"\n[[flows]]\ncount = 5\n\
+                cc = \"cocoa\"\nworkload = \"random\"\nexchanges = 20\n\
+                random_source_port = \"new\"\n";
+    let a = run(text);
+    assert_eq!(a, run(text));
+    assert!(a.iter().all(|f| f.completed && f.exchanges == 20));
+    assert!(a
+        .iter()
+        .all(|f| f.unnecessary_retransmissions <= f.retransmissions));
+}
+
+#[test]
+fn short_lived_client_addresses_are_distinct_and_invertible() {
+    // 600 flows take 3 ports per host; flows 1, 255 and 509 share host .2.
+    let mut seen = BTreeSet::new();
+    for i in [1, 255, 509, 599] {
+        for k in 0..1000 {
+            let a = source_addr(i, k, 3);
+            assert!(seen.insert(a), "{a} twice");
+            assert_eq!(flow_of(a, 3), i);
+        }
+    }
+    assert_eq!(source_addr(509, 0, 3), coaplab_netsim::client_addr(509));
 }
