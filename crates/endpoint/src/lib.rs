@@ -16,12 +16,15 @@
 //! - `server` (private) and [`resource`]: deduplicated request handling, piggybacked, NON and
 //!   separate responses, Block1 reassembly, Block2 serving, the `data/N` and `echo`
 //!   resources.
+//! - [`content`]: GET-only content resources with a Content-Format (`/.well-known/core`,
+//!   `/time`), added with [`Router::content`] and [`Router::clock`].
 //! - `dedup` and `reply` (private): the duplicate cache, bounded by lifetime and size, and
 //!   the ACKs, RSTs and replays it feeds.
 //! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
 //! - [`config`]: [`Config`], the message-layer settings.
 
 pub mod config;
+pub mod content;
 pub mod controller;
 pub mod endpoint;
 pub mod event;
@@ -37,6 +40,7 @@ mod reply;
 mod server;
 
 pub use config::{Config, ConfigError, EXCHANGE_LIFETIME};
+pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
 pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
 pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{

@@ -107,6 +107,8 @@ impl Resource {
 #[derive(Debug, Clone, Default)]
 pub struct Router {
     routes: Vec<(Vec<String>, Resource)>,
+    /// GET-only content routes (see `crate::content`), checked before `routes`.
+    pub(crate) contents: Vec<(Vec<String>, crate::content::Content)>,
 }
 
 impl Router {

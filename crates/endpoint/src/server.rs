@@ -36,6 +36,8 @@ fn known_critical(n: u16) -> bool {
 /// The head of a response: everything but the payload bytes.
 struct Head<'a> {
     code: Code,
+    /// Content-Format (RFC 7252 §5.10.3), when the resource names one.
+    content_format: Option<u16>,
     block2: Option<Block>,
     block1: Option<Block>,
     size2: Option<u32>,
@@ -47,6 +49,7 @@ impl Head<'_> {
     fn code(code: Code) -> Self {
         Head {
             code,
+            content_format: None,
             block2: None,
             block1: None,
             size2: None,
@@ -69,7 +72,7 @@ impl Endpoint {
             (true, true) => (MessageType::Con, self.alloc_message_id()),
             (false, _) => (MessageType::Non, self.alloc_message_id()),
         };
-        let code = self.respond(from, msg, reply_type, reply_mid, &mut out);
+        let code = self.respond(now, from, msg, reply_type, reply_mid, &mut out);
         self.events.push_back(Event::Served {
             from,
             message_id: msg.message_id,
@@ -109,6 +112,7 @@ impl Endpoint {
     /// Runs the resource and encodes the reply into `out`; returns the response code.
     fn respond(
         &mut self,
+        now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
         reply_type: MessageType,
@@ -150,6 +154,24 @@ impl Endpoint {
                 Body::Zeros(0),
                 0,
                 0,
+            );
+        }
+        if let Some(content) = self.router.find_content(path.clone()) {
+            let (code, format, body) = content.answer(msg.code, now);
+            let head = Head {
+                content_format: format,
+                ..Head::code(code)
+            };
+            let n = body.len();
+            return write(
+                out,
+                reply_type,
+                reply_mid,
+                token,
+                head,
+                Body::Bytes(&body),
+                0,
+                n,
             );
         }
         let Some(resource) = self.router.find(path.clone()) else {
@@ -247,6 +269,7 @@ impl Endpoint {
         let len = body.len();
         let mut head = Head {
             code,
+            content_format: None,
             block2: None,
             block1: head_b1,
             size2: wants_size2.then_some(len as u32),
@@ -309,11 +332,14 @@ fn write(
     start: usize,
     n: usize,
 ) -> Code {
-    // Header 4 + token 8 + Block2/Block1 (≤ 4 B each) + Size2 (≤ 5 B) + marker.
+    // Header 4 + token 8 + Content-Format (≤ 3 B) + Block2/Block1 (≤ 4 B each) + Size2 (≤ 5 B) + marker.
     out.clear();
-    out.resize(4 + 8 + 4 + 4 + 5 + 1 + n, 0);
+    out.resize(4 + 8 + 3 + 4 + 4 + 5 + 1 + n, 0);
     let written = (|| {
         let mut w = MessageWriter::new(out, mtype, head.code, mid, token)?;
+        if let Some(f) = head.content_format {
+            w.option_uint(number::CONTENT_FORMAT, u32::from(f))?;
+        }
         if let Some(b) = head.block2 {
             w.option_uint(number::BLOCK2, b.to_uint())?;
         }

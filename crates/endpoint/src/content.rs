@@ -1,0 +1,151 @@
+//! GET-only content resources that carry a Content-Format: a fixed document (e.g. the
+//! RFC 6690 `/.well-known/core` listing) and a clock (`/time`). They are answered in one
+//! message (no Block2), so keep them under a block; other methods get 4.05.
+//!
+//! The clock reads no clock: the Unix time it answers is the epoch the driver gave
+//! ([`Router::clock`]) plus the endpoint time of the request (sans-IO).
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_wire::Code;
+
+use crate::resource::{segments, Router};
+
+/// Content-Format `text/plain; charset=utf-8` (RFC 7252 §12.3).
+pub const CONTENT_FORMAT_TEXT: u16 = 0;
+/// Content-Format `application/link-format` (RFC 6690 §7.2).
+pub const CONTENT_FORMAT_LINK: u16 = 40;
+
+/// A GET-only resource answered with 2.05 Content and a Content-Format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// A fixed document.
+    Fixed {
+        /// Its Content-Format.
+        content_format: u16,
+        /// Its bytes.
+        body: Vec<u8>,
+    },
+    /// The Unix time of the request in whole seconds, as decimal text/plain.
+    Clock {
+        /// The Unix time at endpoint time [`Instant::ZERO`].
+        unix_at_zero: Duration,
+    },
+}
+
+impl Content {
+    /// The answer to `method` at `now`: code, Content-Format and payload.
+    pub(crate) fn answer(&self, method: Code, now: Instant) -> (Code, Option<u16>, Vec<u8>) {
+        if method != Code::GET {
+            return (Code::METHOD_NOT_ALLOWED, None, Vec::new());
+        }
+        match self {
+            Content::Fixed {
+                content_format,
+                body,
+            } => (Code::CONTENT, Some(*content_format), body.clone()),
+            Content::Clock { unix_at_zero } => {
+                let t = *unix_at_zero + now.saturating_since(Instant::ZERO);
+                let secs = t.as_nanos().div_euclid(1_000_000_000);
+                (
+                    Code::CONTENT,
+                    Some(CONTENT_FORMAT_TEXT),
+                    secs.to_string().into_bytes(),
+                )
+            }
+        }
+    }
+}
+
+impl Router {
+    /// GET of `path` answers `body` with `content_format`; other methods get 4.05.
+    pub fn content(&mut self, path: &str, content_format: u16, body: Vec<u8>) -> &mut Self {
+        self.add_content(
+            path,
+            Content::Fixed {
+                content_format,
+                body,
+            },
+        )
+    }
+
+    /// GET of `path` answers the Unix time in seconds (text/plain): `unix_at_zero` plus the
+    /// endpoint time of the request.
+    pub fn clock(&mut self, path: &str, unix_at_zero: Duration) -> &mut Self {
+        self.add_content(path, Content::Clock { unix_at_zero })
+    }
+
+    fn add_content(&mut self, path: &str, content: Content) -> &mut Self {
+        let segs: Vec<String> = segments(path).map(str::to_owned).collect();
+        match self.contents.iter_mut().find(|(p, _)| *p == segs) {
+            Some(slot) => slot.1 = content,
+            None => self.contents.push((segs, content)),
+        }
+        self
+    }
+
+    /// The content resource at the Uri-Path segments given.
+    pub(crate) fn find_content<'a, I>(&self, path: I) -> Option<&Content>
+    where
+        I: Iterator<Item = &'a [u8]> + Clone,
+    {
+        self.contents
+            .iter()
+            .find(|(segs, _)| path.clone().eq(segs.iter().map(|s| s.as_bytes())))
+            .map(|(_, c)| c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{registry_factory, Config, Endpoint, Request};
+    use coaplab_cc::Settings;
+    use coaplab_wire::Message;
+
+    fn server() -> Endpoint {
+        let mut router = Router::new();
+        router
+            .content(".well-known/core", CONTENT_FORMAT_LINK, b"</time>".to_vec())
+            .clock("time", Duration::from_secs(1_700_000_000));
+        let factory = registry_factory("default", &Settings::new(), 1).unwrap();
+        Endpoint::new(Config::default(), factory, router).unwrap()
+    }
+
+    fn ask(request: &Request, at: Instant) -> Vec<u8> {
+        let factory = registry_factory("default", &Settings::new(), 2).unwrap();
+        let mut client = Endpoint::new(Config::default(), factory, Router::new()).unwrap();
+        let mut s = server();
+        let (c_addr, s_addr) = (
+            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:2".parse().unwrap(),
+        );
+        let _ = client.request(at, s_addr, request);
+        let req = client.poll_transmit(at).unwrap();
+        s.handle_datagram(at, c_addr, &req.contents);
+        s.poll_transmit(at).unwrap().contents
+    }
+
+    #[test]
+    fn well_known_core_is_link_format() {
+        let bytes = ask(&Request::get(".well-known/core"), Instant::ZERO);
+        // ACK 2.05, MID 0, token 2 B; Content-Format 40 (delta 12, 1 B); payload.
+        assert_eq!(bytes[..2], [0x62, 0x45]);
+        assert_eq!(bytes[6..], *b"\xc1\x28\xff</time>");
+    }
+
+    #[test]
+    fn clock_adds_the_request_time_to_the_epoch() {
+        let bytes = ask(&Request::get("time"), Instant::from_millis(2_500));
+        let msg = Message::decode(&bytes).unwrap();
+        assert_eq!(msg.code, Code::CONTENT);
+        assert_eq!(msg.payload, b"1700000002");
+    }
+
+    #[test]
+    fn other_methods_are_not_allowed() {
+        let bytes = ask(&Request::post("time", vec![1]), Instant::ZERO);
+        let msg = Message::decode(&bytes).unwrap();
+        assert_eq!(msg.code, Code::METHOD_NOT_ALLOWED);
+        assert!(msg.payload.is_empty());
+    }
+}
