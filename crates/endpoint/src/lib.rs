@@ -22,6 +22,7 @@
 //!   the ACKs, RSTs and replays it feeds.
 //! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
 //! - [`config`]: [`Config`], the message-layer settings.
+//! - [`tcp`]: RFC 8323 sessions (CoAP over one TCP connection): [`tcp::Session`].
 
 pub mod config;
 pub mod content;
@@ -29,6 +30,7 @@ pub mod controller;
 pub mod endpoint;
 pub mod event;
 pub mod resource;
+pub mod tcp;
 
 mod blockwise;
 mod client;

@@ -1,0 +1,102 @@
+//! [`SessionConfig`]: the settings of one RFC 8323 session.
+
+use core::fmt;
+
+use coaplab_wire::signal::DEFAULT_MAX_MESSAGE_SIZE;
+
+/// Which end of the TCP connection this session is (RFC 8323 §5.3: both send a CSM as their
+/// first message; the initiator may send requests right after it, and the acceptor sends its
+/// CSM as soon as it accepts, independently of the initiator's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The connecting side (the client in the experiments).
+    Initiator,
+    /// The accepting side (the server in the experiments).
+    Acceptor,
+}
+
+/// Settings of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// Which end this is.
+    pub role: Role,
+    /// Max-Message-Size advertised in our CSM, in bytes of a whole frame; `None` sends a CSM
+    /// without options. It is also the largest frame we accept: without it, RFC 8323 §5.3.1's
+    /// default of 1,152 B.
+    pub max_message_size: Option<u32>,
+    /// Advertise Block-Wise-Transfer in our CSM (RFC 8323 §5.3.2). This session never splits
+    /// a body, so the default is off.
+    pub block_wise_transfer: bool,
+    /// Token length of our requests, 0–8 bytes (spec/experiments.md §5.1: 1 B for the long
+    /// transfer, §5.2: 2 B for the short exchanges).
+    pub token_len: usize,
+    /// The first token value; later requests count up from it (skipping tokens still in use).
+    /// Seed it from the run's random stream to mimic a real client.
+    pub first_token: u64,
+    /// Keep response bodies in [`crate::tcp::SessionEvent::RequestCompleted`] (off: only
+    /// their length, so a 100-kB transfer allocates nothing per run).
+    pub keep_bodies: bool,
+}
+
+/// Max-Message-Size of the experiments' client CSM (spec/experiments.md §5.1).
+pub const EXPERIMENT_MAX_MESSAGE_SIZE: u32 = 131_072;
+
+impl SessionConfig {
+    /// The experiments' client (spec/experiments.md §5.1): initiator, CSM with
+    /// Max-Message-Size 131,072 (6 B), 1-B tokens.
+    pub fn client() -> Self {
+        SessionConfig {
+            role: Role::Initiator,
+            max_message_size: Some(EXPERIMENT_MAX_MESSAGE_SIZE),
+            block_wise_transfer: false,
+            token_len: 1,
+            first_token: 0,
+            keep_bodies: false,
+        }
+    }
+
+    /// The experiments' server (spec/experiments.md §5.1): acceptor, CSM without options
+    /// (2 B).
+    pub fn server() -> Self {
+        SessionConfig {
+            role: Role::Acceptor,
+            max_message_size: None,
+            ..SessionConfig::client()
+        }
+    }
+
+    /// The largest frame we accept, in bytes.
+    pub fn receive_limit(&self) -> usize {
+        self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE) as usize
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), SessionConfigError> {
+        if self.token_len > 8 {
+            return Err(SessionConfigError::TokenLength(self.token_len));
+        }
+        Ok(())
+    }
+}
+
+/// A [`SessionConfig`] that cannot work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionConfigError {
+    /// `token_len` above 8 (RFC 7252 §5.3.1, RFC 8323 §3.2).
+    TokenLength(usize),
+}
+
+impl fmt::Display for SessionConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionConfigError::TokenLength(n) => {
+                write!(
+                    f,
+                    "token_len = {n}: a token has 0 to 8 bytes (RFC 8323 §3.2)"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SessionConfigError {}

@@ -1,0 +1,237 @@
+//! What a session hands out: writes for the TCP connection ([`Write`]) and typed events
+//! ([`SessionEvent`]): application results and the metric taps (request sent, response
+//! complete with its time and bytes), like the UDP endpoint's [`crate::Event`].
+
+use core::fmt;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_wire::{Code, DecodeError, Token};
+
+use crate::event::RequestId;
+
+/// Bytes for one `write()` on the TCP connection. Every message is its own write, so a CSM
+/// followed by a request is two writes (spec/experiments.md §5.1, `TCP_NODELAY`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// One encoded RFC 8323 frame.
+    pub bytes: Vec<u8>,
+    /// What it carries.
+    pub kind: WriteKind,
+}
+
+/// What a [`Write`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// A signalling message (CSM, Ping, Pong, Release, Abort).
+    Signal(Code),
+    /// One of our requests.
+    Request(RequestId),
+    /// A response to a request of the peer.
+    Response(Code),
+}
+
+/// Which end did something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// This session.
+    Local,
+    /// The peer.
+    Peer,
+}
+
+/// Why a request could not be sent ([`crate::tcp::Session::request`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestError {
+    /// The session is closing, closed or aborted, or the peer sent a Release.
+    NotOpen,
+    /// The frame is larger than the peer's Max-Message-Size (RFC 8323 §5.3.1; 1,152 B until
+    /// its CSM arrives).
+    TooLarge {
+        /// Encoded frame length.
+        len: usize,
+        /// The peer's limit.
+        max: u32,
+    },
+    /// Every token of the configured length is in use by an outstanding request.
+    TokensExhausted,
+    /// An option value longer than RFC 7252 §3.1 allows.
+    Unencodable,
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::NotOpen => write!(f, "the session does not accept new requests"),
+            RequestError::TooLarge { len, max } => write!(
+                f,
+                "a {len}-B message exceeds the peer's Max-Message-Size of {max} B (RFC 8323 §5.3.1)"
+            ),
+            RequestError::TokensExhausted => write!(f, "every token is in use"),
+            RequestError::Unencodable => write!(f, "the request cannot be encoded"),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// Why an outstanding request ended without a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionFailReason {
+    /// The session was aborted (by either side).
+    Aborted(Side),
+    /// The connection was closed (by either side) before the response arrived.
+    Closed(Side),
+}
+
+/// Why a received frame had no effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamIgnoreReason {
+    /// A response whose token matches no outstanding request.
+    UnmatchedToken,
+    /// A Pong whose token matches no Ping of ours.
+    UnmatchedPong,
+    /// A 7.xx code that is not one of RFC 8323's five signals.
+    UnknownSignal,
+    /// A code of a class reserved in RFC 7252 §12.1 (1, 3, 6).
+    ReservedCode,
+    /// A frame after the session was released by us (a request) or ended.
+    AfterEnd,
+}
+
+/// Everything observable, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// The peer's CSM was accepted; its values now apply to what we send.
+    CsmReceived {
+        /// The peer's Max-Message-Size now in force.
+        max_message_size: u32,
+        /// The peer supports block-wise transfers.
+        block_wise_transfer: bool,
+        /// When.
+        at: Instant,
+    },
+    /// A request was queued for writing (metric tap: transmissions).
+    RequestSent {
+        /// The request.
+        request: RequestId,
+        /// Its token.
+        token: Token,
+        /// Frame bytes.
+        bytes: usize,
+        /// When [`crate::tcp::Session::request`] was called.
+        at: Instant,
+    },
+    /// A response arrived (metric tap: FCT).
+    RequestCompleted {
+        /// The request.
+        request: RequestId,
+        /// The response code.
+        code: Code,
+        /// Payload length.
+        body_len: usize,
+        /// The payload (empty unless [`crate::tcp::SessionConfig::keep_bodies`]).
+        body: Vec<u8>,
+        /// Frame bytes of the response.
+        bytes: usize,
+        /// When the request was sent.
+        started: Instant,
+        /// When the response's last byte arrived.
+        at: Instant,
+    },
+    /// An outstanding request will get no response.
+    RequestFailed {
+        /// The request.
+        request: RequestId,
+        /// Why.
+        reason: SessionFailReason,
+        /// When.
+        at: Instant,
+    },
+    /// A request of the peer was answered (zero processing time).
+    Served {
+        /// The request's token.
+        token: Token,
+        /// The request's method.
+        method: Code,
+        /// The response code.
+        code: Code,
+        /// Frame bytes of the request.
+        request_bytes: usize,
+        /// Frame bytes of the response.
+        response_bytes: usize,
+        /// When.
+        at: Instant,
+    },
+    /// A response did not fit the peer's Max-Message-Size; 5.00 was sent instead.
+    ResponseRefused {
+        /// The request's token.
+        token: Token,
+        /// Length the response would have had.
+        len: usize,
+        /// The peer's limit.
+        max: u32,
+        /// When.
+        at: Instant,
+    },
+    /// A Ping arrived and was answered with a Pong echoing its token.
+    PingAnswered {
+        /// The token.
+        token: Token,
+        /// Custody requested (and echoed).
+        custody: bool,
+        /// When.
+        at: Instant,
+    },
+    /// A Pong answered one of our Pings.
+    PongReceived {
+        /// The token.
+        token: Token,
+        /// Custody echoed.
+        custody: bool,
+        /// From our Ping to this Pong.
+        rtt: Duration,
+        /// When.
+        at: Instant,
+    },
+    /// The peer sent Release (RFC 8323 §5.5): no new requests go out on this session.
+    ReleaseReceived {
+        /// Where to reconnect.
+        alternative_addresses: Vec<String>,
+        /// Seconds to wait before reconnecting.
+        hold_off_s: Option<u32>,
+        /// When.
+        at: Instant,
+    },
+    /// The session was aborted (RFC 8323 §5.6); the connection must be closed.
+    Aborted {
+        /// Who sent the Abort.
+        by: Side,
+        /// The Bad-CSM-Option carried.
+        bad_csm_option: Option<u16>,
+        /// The diagnostic payload.
+        diagnostic: String,
+        /// When.
+        at: Instant,
+    },
+    /// The session ended gracefully: [`crate::tcp::Session::close`] or the peer's FIN.
+    Closed {
+        /// Who closed.
+        by: Side,
+        /// When.
+        at: Instant,
+    },
+    /// A frame had no effect.
+    Ignored {
+        /// Why.
+        reason: StreamIgnoreReason,
+        /// When.
+        at: Instant,
+    },
+    /// Bytes that are not a frame; the session aborts right after (a stream cannot resync).
+    Malformed {
+        /// The broken rule.
+        error: DecodeError,
+        /// When.
+        at: Instant,
+    },
+}

@@ -1,0 +1,174 @@
+//! Received frames: the CSM rules of RFC 8323 §5.3, the other signals (§5.4–5.6) and
+//! responses matched by token. Requests go to `serve.rs`.
+
+use coaplab_cc::time::Instant;
+use coaplab_wire::frame::Frame;
+use coaplab_wire::signal::{Signal, SignalError, SignalMessage};
+use coaplab_wire::{Code, DecodeError};
+
+use crate::tcp::event::{SessionEvent, SessionFailReason, Side, StreamIgnoreReason};
+use crate::tcp::session::{Session, State};
+
+impl Session {
+    /// One complete frame of `len` bytes.
+    pub(crate) fn on_frame(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
+        if !self.csm_received && frame.code != Code::CSM {
+            // RFC 8323 §5.3: "Missing or invalid CSMs result in the connection being aborted."
+            return self.abort(now, None, "the first message must be a CSM");
+        }
+        let code = frame.code;
+        if code.is_signal() {
+            return self.on_signal(now, frame);
+        }
+        if code.is_empty() {
+            // RFC 8323 §3.3: an empty message (a keepalive) is ignored.
+            return;
+        }
+        if code.is_request() {
+            if self.state != State::Open && self.state != State::Released {
+                return self.ignore(now, StreamIgnoreReason::AfterEnd);
+            }
+            return self.serve(now, frame, len);
+        }
+        if code.is_response() {
+            return self.on_response(now, frame, len);
+        }
+        self.ignore(now, StreamIgnoreReason::ReservedCode);
+    }
+
+    fn on_response(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
+        let token = frame.token();
+        let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
+            return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
+        };
+        let o = self.outstanding.remove(i);
+        let body = if self.config.keep_bodies {
+            frame.payload.to_vec()
+        } else {
+            Vec::new()
+        };
+        self.events.push_back(SessionEvent::RequestCompleted {
+            request: o.request,
+            code: frame.code,
+            body_len: frame.payload.len(),
+            body,
+            bytes: len,
+            started: o.started,
+            at: now,
+        });
+    }
+
+    fn on_signal(&mut self, now: Instant, frame: &Frame<'_>) {
+        let msg = match SignalMessage::from_frame(frame) {
+            Ok(m) => m,
+            Err(SignalError::UnknownSignal(_)) => {
+                return self.ignore(now, StreamIgnoreReason::UnknownSignal)
+            }
+            Err(SignalError::BadOption { number, .. }) if frame.code == Code::CSM => {
+                return self.abort(now, Some(number), "bad CSM option value");
+            }
+            Err(SignalError::BadOption { .. }) if frame.code == Code::ABORT => {
+                // An Abort ends the session whatever its options say.
+                return self.peer_abort(now, None, frame.payload);
+            }
+            Err(SignalError::BadOption { .. }) => {
+                return self.abort(now, None, "bad signalling option value");
+            }
+        };
+        if let (Some(n), Signal::Csm { .. }) = (msg.unknown_critical, &msg.signal) {
+            // RFC 8323 §5.3: an unknown critical CSM option aborts, naming it.
+            return self.abort(now, Some(n), "unknown critical CSM option");
+        }
+        if msg.unknown_critical.is_some() && !matches!(msg.signal, Signal::Abort { .. }) {
+            return self.abort(now, None, "unknown critical signalling option");
+        }
+        match msg.signal {
+            Signal::Csm {
+                max_message_size,
+                block_wise_transfer,
+            } => {
+                self.csm_received = true;
+                if let Some(m) = max_message_size {
+                    self.peer_max_message_size = m;
+                }
+                self.events.push_back(SessionEvent::CsmReceived {
+                    max_message_size: self.peer_max_message_size,
+                    block_wise_transfer,
+                    at: now,
+                });
+            }
+            Signal::Ping { custody } => {
+                // §5.4: the Pong echoes the token (and Custody); everything before the Ping
+                // is already processed, since handling takes no time.
+                let mut pong = SignalMessage::new(Signal::Pong { custody });
+                pong.token = msg.token;
+                self.queue_signal(&pong);
+                self.events.push_back(SessionEvent::PingAnswered {
+                    token: msg.token,
+                    custody,
+                    at: now,
+                });
+            }
+            Signal::Pong { custody } => {
+                let Some(i) = self.pings.iter().position(|(t, _)| *t == msg.token) else {
+                    return self.ignore(now, StreamIgnoreReason::UnmatchedPong);
+                };
+                let (token, sent) = self.pings.remove(i);
+                self.events.push_back(SessionEvent::PongReceived {
+                    token,
+                    custody,
+                    rtt: now - sent,
+                    at: now,
+                });
+            }
+            Signal::Release {
+                alternative_addresses,
+                hold_off_s,
+            } => {
+                self.peer_released = true;
+                self.events.push_back(SessionEvent::ReleaseReceived {
+                    alternative_addresses,
+                    hold_off_s,
+                    at: now,
+                });
+            }
+            Signal::Abort { bad_csm_option } => self.peer_abort(now, bad_csm_option, frame.payload),
+        }
+    }
+
+    fn peer_abort(&mut self, now: Instant, bad_csm_option: Option<u16>, diagnostic: &[u8]) {
+        self.end(now, SessionFailReason::Aborted(Side::Peer));
+        self.events.push_back(SessionEvent::Aborted {
+            by: Side::Peer,
+            bad_csm_option,
+            diagnostic: String::from_utf8_lossy(diagnostic).into_owned(),
+            at: now,
+        });
+    }
+
+    /// Sends Abort (RFC 8323 §5.6) and ends the session.
+    pub(crate) fn abort(&mut self, now: Instant, bad_csm_option: Option<u16>, diagnostic: &str) {
+        let mut msg = SignalMessage::new(Signal::Abort { bad_csm_option });
+        msg.diagnostic = diagnostic.as_bytes().to_vec();
+        self.queue_signal(&msg);
+        self.end(now, SessionFailReason::Aborted(Side::Local));
+        self.events.push_back(SessionEvent::Aborted {
+            by: Side::Local,
+            bad_csm_option,
+            diagnostic: diagnostic.to_owned(),
+            at: now,
+        });
+    }
+
+    /// Bytes that cannot be a frame: the stream cannot be resynchronised, so abort.
+    pub(crate) fn malformed(&mut self, now: Instant, error: DecodeError) {
+        self.events
+            .push_back(SessionEvent::Malformed { error, at: now });
+        self.abort(now, None, "malformed frame");
+    }
+
+    fn ignore(&mut self, now: Instant, reason: StreamIgnoreReason) {
+        self.events
+            .push_back(SessionEvent::Ignored { reason, at: now });
+    }
+}

@@ -1,0 +1,37 @@
+//! RFC 8323 sessions: CoAP over one reliable byte stream (a TCP connection), sans-IO.
+//! The TCP itself is not here (netsim models it; emu uses the kernel's): bytes come in
+//! through [`Session::handle_stream_bytes`] and go out as [`Write`]s.
+//!
+//! - `session` ([`Session`]): state, call order, the stream reader that parses frames in
+//!   place with [`coaplab_wire::frame::Frame::decode_stream`].
+//! - `inbound` (private): the CSM rules (§5.3: the first message must be a CSM; a bad one
+//!   aborts with Bad-CSM-Option), Ping/Pong (§5.4), Release (§5.5), Abort (§5.6), and
+//!   responses matched by token.
+//! - `serve` (private): requests answered by the UDP server's [`crate::Router`] resources, as
+//!   one frame each, however large.
+//! - [`config`]: [`SessionConfig`], with the experiments' client and server
+//!   (spec/experiments.md §5.1–5.2).
+//! - [`event`]: [`Write`] and [`SessionEvent`].
+//!
+//! Choices where RFC 8323 leaves room: every message is its own write (the experiments run
+//! with `TCP_NODELAY`, so the client's CSM and GET are two segments); Max-Message-Size counts
+//! the whole frame; a request too large for the peer is refused with
+//! [`RequestError::TooLarge`], a response too large is replaced by an empty 5.00; unknown
+//! signal codes are ignored, an unknown critical option in a CSM or any other signal
+//! aborts; an empty (0.00) message is ignored.
+
+pub mod config;
+pub mod event;
+
+mod inbound;
+mod serve;
+mod session;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{Role, SessionConfig, SessionConfigError, EXPERIMENT_MAX_MESSAGE_SIZE};
+pub use event::{
+    RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write, WriteKind,
+};
+pub use session::Session;

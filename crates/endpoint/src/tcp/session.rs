@@ -1,0 +1,371 @@
+//! The [`Session`] type: state, the public call surface and the stream reader.
+
+use std::collections::VecDeque;
+
+use coaplab_cc::time::Instant;
+use coaplab_wire::frame::{Decoded, Frame, FrameBuf};
+use coaplab_wire::option::number;
+use coaplab_wire::signal::{Signal, SignalMessage, DEFAULT_MAX_MESSAGE_SIZE};
+use coaplab_wire::Token;
+
+use crate::endpoint::Request;
+use crate::event::RequestId;
+use crate::resource::{segments, Router};
+use crate::tcp::config::{SessionConfig, SessionConfigError};
+use crate::tcp::event::{RequestError, SessionEvent, SessionFailReason, Side, Write, WriteKind};
+
+/// Where the session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Requests may go out.
+    Open,
+    /// We sent Release: no new requests; the peer's responses are still read.
+    Released,
+    /// Closed gracefully or aborted: input is ignored, the connection should be closed.
+    Ended,
+}
+
+/// A request waiting for its response.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outstanding {
+    pub(crate) token: Token,
+    pub(crate) request: RequestId,
+    pub(crate) started: Instant,
+}
+
+/// A sans-IO RFC 8323 session: CoAP over one reliable byte stream (one TCP connection),
+/// client and server at once. No message IDs, no ACKs, no retransmission: the stream is
+/// reliable, and any number of requests may be outstanding, matched by token.
+///
+/// # Call order
+///
+/// The driver owns the TCP connection:
+///
+/// 1. Create the session when the connection is set up ([`Session::new`] queues our CSM,
+///    RFC 8323 §5.3: the initiator at connect, the acceptor as soon as it accepts).
+/// 2. Feed inputs: [`Session::handle_stream_bytes`] with every chunk the stream delivers (any
+///    split), [`Session::handle_stream_end`] on the peer's FIN, and commands
+///    ([`Session::request`], [`Session::ping`], [`Session::release`], [`Session::close`]).
+/// 3. After every input drain [`Session::poll_write`] (one TCP write each, in order) and
+///    [`Session::poll_event`]. When [`Session::should_close`] turns true, write what is
+///    queued and close the connection.
+///
+/// The session has no timers: a stream never retransmits at this layer.
+///
+/// # Time
+///
+/// `now` must never decrease; it only stamps events.
+///
+/// # Example
+///
+/// The experiments' long transfer (spec/experiments.md §5.1), byte sizes included:
+///
+/// ```
+/// use coaplab_cc::time::Instant;
+/// use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
+/// use coaplab_endpoint::{Request, Resource, Router};
+///
+/// let mut router = Router::new();
+/// router.route("f", Resource::data(102_400));
+/// let mut client = Session::new(SessionConfig::client(), Router::new()).unwrap();
+/// let mut server = Session::new(SessionConfig::server(), router).unwrap();
+/// client.request(Instant::ZERO, &Request::get("f")).unwrap();
+/// let writes: Vec<_> = std::iter::from_fn(|| client.poll_write()).collect();
+/// assert_eq!(writes.iter().map(|w| w.bytes.len()).collect::<Vec<_>>(), [6, 5]);
+/// for w in &writes {
+///     server.handle_stream_bytes(Instant::from_millis(1), &w.bytes);
+/// }
+/// let writes: Vec<_> = std::iter::from_fn(|| server.poll_write()).collect();
+/// assert_eq!(writes.iter().map(|w| w.bytes.len()).collect::<Vec<_>>(), [2, 102_408]);
+/// for w in &writes {
+///     client.handle_stream_bytes(Instant::from_millis(2), &w.bytes);
+/// }
+/// let done = std::iter::from_fn(|| client.poll_event()).find_map(|e| match e {
+///     SessionEvent::RequestCompleted { body_len, at, .. } => Some((body_len, at)),
+///     _ => None,
+/// });
+/// assert_eq!(done, Some((102_400, Instant::from_millis(2))));
+/// ```
+#[derive(Debug)]
+pub struct Session {
+    pub(crate) config: SessionConfig,
+    pub(crate) router: Router,
+    pub(crate) state: State,
+    /// The peer's CSM arrived (RFC 8323 §5.3: it must be the first message).
+    pub(crate) csm_received: bool,
+    /// The peer's Max-Message-Size in force for what we send.
+    pub(crate) peer_max_message_size: u32,
+    /// The peer sent Release.
+    pub(crate) peer_released: bool,
+    /// The front of a frame not yet complete. Holds at most one frame: bytes are appended
+    /// only as far as the frame needs, and complete frames are parsed in place from the
+    /// caller's slice, so no frame is copied twice.
+    pub(crate) rx: Vec<u8>,
+    pub(crate) writes: VecDeque<Write>,
+    pub(crate) events: VecDeque<SessionEvent>,
+    pub(crate) outstanding: Vec<Outstanding>,
+    /// Our Pings awaiting a Pong: token and send time.
+    pub(crate) pings: Vec<(Token, Instant)>,
+    pub(crate) next_token: u64,
+    pub(crate) next_request_id: u64,
+}
+
+impl Session {
+    /// A session on a freshly set-up connection; our CSM is queued as the first write.
+    pub fn new(config: SessionConfig, router: Router) -> Result<Session, SessionConfigError> {
+        config.validate()?;
+        let mut s = Session {
+            next_token: config.first_token,
+            config,
+            router,
+            state: State::Open,
+            csm_received: false,
+            peer_max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            peer_released: false,
+            rx: Vec::new(),
+            writes: VecDeque::new(),
+            events: VecDeque::new(),
+            outstanding: Vec::new(),
+            pings: Vec::new(),
+            next_request_id: 0,
+        };
+        let csm = SignalMessage::new(Signal::Csm {
+            max_message_size: s.config.max_message_size,
+            block_wise_transfer: s.config.block_wise_transfer,
+        });
+        s.queue_signal(&csm);
+        Ok(s)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// The server's resources, to add routes.
+    pub fn router_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+
+    /// The peer's Max-Message-Size applied to what we send (1,152 B until its CSM).
+    pub fn peer_max_message_size(&self) -> u32 {
+        self.peer_max_message_size
+    }
+
+    /// True once the peer's CSM arrived.
+    pub fn csm_received(&self) -> bool {
+        self.csm_received
+    }
+
+    /// Requests waiting for a response.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding.len()
+    }
+
+    /// Bytes of an incomplete frame held in the receive buffer.
+    pub fn buffered_bytes(&self) -> usize {
+        self.rx.len()
+    }
+
+    /// True when the driver should close the connection once the queued writes are out
+    /// (after an Abort either way, [`Session::close`] or the peer's FIN).
+    pub fn should_close(&self) -> bool {
+        self.state == State::Ended
+    }
+
+    /// Sends a request now; there is no limit on outstanding requests (pipelining).
+    /// `request.confirmable` has no meaning over a reliable stream and is ignored.
+    pub fn request(&mut self, now: Instant, request: &Request) -> Result<RequestId, RequestError> {
+        if self.state != State::Open || self.peer_released {
+            return Err(RequestError::NotOpen);
+        }
+        let token = self.alloc_token()?;
+        let mut frame = FrameBuf::new(request.method, token);
+        for seg in segments(&request.path) {
+            if seg.len() > 255 {
+                return Err(RequestError::Unencodable);
+            }
+            frame.options.push(number::URI_PATH, seg.as_bytes());
+        }
+        frame.payload.clone_from(&request.payload);
+        let len = frame.encoded_len();
+        if len > self.peer_max_message_size as usize {
+            return Err(RequestError::TooLarge {
+                len,
+                max: self.peer_max_message_size,
+            });
+        }
+        let bytes = frame.to_bytes().map_err(|_| RequestError::Unencodable)?;
+        let request = RequestId(self.next_request_id);
+        self.next_request_id += 1;
+        self.next_token = self.next_token.wrapping_add(1);
+        self.outstanding.push(Outstanding {
+            token,
+            request,
+            started: now,
+        });
+        self.events.push_back(SessionEvent::RequestSent {
+            request,
+            token,
+            bytes: bytes.len(),
+            at: now,
+        });
+        self.writes.push_back(Write {
+            bytes,
+            kind: WriteKind::Request(request),
+        });
+        Ok(request)
+    }
+
+    /// Sends a Ping (RFC 8323 §5.4) with a fresh token; the Pong echoes it. Returns the
+    /// token, or `None` when the session has ended or every token is in use.
+    pub fn ping(&mut self, now: Instant, custody: bool) -> Option<Token> {
+        if self.state == State::Ended {
+            return None;
+        }
+        let token = self.alloc_token().ok()?;
+        self.next_token = self.next_token.wrapping_add(1);
+        self.pings.push((token, now));
+        let mut ping = SignalMessage::new(Signal::Ping { custody });
+        ping.token = token;
+        self.queue_signal(&ping);
+        Some(token)
+    }
+
+    /// Sends Release (RFC 8323 §5.5): we want to close gracefully. No new requests go out;
+    /// responses to outstanding ones are still read.
+    pub fn release(&mut self, _now: Instant, hold_off_s: Option<u32>) {
+        if self.state != State::Open {
+            return;
+        }
+        self.state = State::Released;
+        self.queue_signal(&SignalMessage::new(Signal::Release {
+            alternative_addresses: Vec::new(),
+            hold_off_s,
+        }));
+    }
+
+    /// Ends the session with a plain FIN (spec/experiments.md §5.1: no Release);
+    /// outstanding requests fail.
+    pub fn close(&mut self, now: Instant) {
+        self.end(now, SessionFailReason::Closed(Side::Local));
+    }
+
+    /// The peer closed its side of the stream (FIN): outstanding requests fail, and bytes of
+    /// an incomplete frame are dropped.
+    pub fn handle_stream_end(&mut self, now: Instant) {
+        self.end(now, SessionFailReason::Closed(Side::Peer));
+    }
+
+    /// Bytes the stream delivered, in order, split anywhere.
+    pub fn handle_stream_bytes(&mut self, now: Instant, mut bytes: &[u8]) {
+        // Complete the frame begun by an earlier call, taking only the bytes it needs.
+        while !self.rx.is_empty() && !bytes.is_empty() && self.state != State::Ended {
+            let limit = self.config.receive_limit();
+            let need = match Frame::decode_stream(&self.rx, limit) {
+                Ok(Decoded::NeedMore(n)) => n,
+                Ok(Decoded::Frame { .. }) => 0,
+                Err(e) => return self.malformed(now, e),
+            };
+            let take = need.min(bytes.len());
+            self.rx.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            let rx = std::mem::take(&mut self.rx);
+            let done = match Frame::decode_stream(&rx, limit) {
+                Ok(Decoded::Frame { frame, consumed }) => {
+                    self.on_frame(now, &frame, consumed);
+                    true
+                }
+                Ok(Decoded::NeedMore(_)) => false,
+                Err(e) => {
+                    self.rx = rx;
+                    return self.malformed(now, e);
+                }
+            };
+            self.rx = rx;
+            if done {
+                self.rx.clear();
+            }
+        }
+        // Whole frames straight from the caller's bytes; a partial tail is kept.
+        while !bytes.is_empty() && self.state != State::Ended {
+            match Frame::decode_stream(bytes, self.config.receive_limit()) {
+                Ok(Decoded::Frame { frame, consumed }) => {
+                    self.on_frame(now, &frame, consumed);
+                    bytes = &bytes[consumed..];
+                }
+                Ok(Decoded::NeedMore(_)) => {
+                    self.rx.extend_from_slice(bytes);
+                    return;
+                }
+                Err(e) => return self.malformed(now, e),
+            }
+        }
+    }
+
+    /// The next write for the connection, in order.
+    #[must_use]
+    pub fn poll_write(&mut self) -> Option<Write> {
+        self.writes.pop_front()
+    }
+
+    /// The next event.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<SessionEvent> {
+        self.events.pop_front()
+    }
+
+    /// A token of the configured length not used by an outstanding request or Ping.
+    fn alloc_token(&mut self) -> Result<Token, RequestError> {
+        let len = self.config.token_len;
+        let space = if len >= 8 {
+            u64::MAX
+        } else {
+            1u64 << (8 * len)
+        };
+        let in_use = self.outstanding.len() + self.pings.len();
+        if in_use as u64 >= space {
+            return Err(RequestError::TokensExhausted);
+        }
+        // At most `in_use` of any `in_use + 1` consecutive values are busy.
+        loop {
+            let t = Token::from_u64(self.next_token, len);
+            let busy = self.outstanding.iter().any(|o| o.token == t)
+                || self.pings.iter().any(|(p, _)| *p == t);
+            if !busy {
+                return Ok(t);
+            }
+            self.next_token = self.next_token.wrapping_add(1);
+        }
+    }
+
+    /// Queues a signalling message as one write.
+    pub(crate) fn queue_signal(&mut self, msg: &SignalMessage) {
+        // Our own signals always encode: options and diagnostics are bounded.
+        let bytes = msg.to_frame().to_bytes().unwrap_or_default();
+        self.writes.push_back(Write {
+            bytes,
+            kind: WriteKind::Signal(msg.code()),
+        });
+    }
+
+    /// Ends the session, failing every outstanding request.
+    pub(crate) fn end(&mut self, now: Instant, reason: SessionFailReason) {
+        if self.state == State::Ended {
+            return;
+        }
+        self.state = State::Ended;
+        self.rx.clear();
+        self.pings.clear();
+        for o in std::mem::take(&mut self.outstanding) {
+            self.events.push_back(SessionEvent::RequestFailed {
+                request: o.request,
+                reason,
+                at: now,
+            });
+        }
+        if let SessionFailReason::Closed(by) = reason {
+            self.events.push_back(SessionEvent::Closed { by, at: now });
+        }
+    }
+}

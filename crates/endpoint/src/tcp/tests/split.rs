@@ -1,0 +1,76 @@
+//! The stream fed at random split points gives the same events as whole writes.
+
+use proptest::prelude::*;
+
+use super::{client, events, server, t, writes};
+use crate::endpoint::Request;
+use crate::tcp::{Session, SessionEvent};
+
+/// Feeds `stream` to `s` cut at `cuts` (sorted, deduplicated, inside the stream).
+fn feed_split(s: &mut Session, stream: &[u8], cuts: &[usize]) -> Vec<SessionEvent> {
+    let mut start = 0;
+    for &c in cuts.iter().chain(std::iter::once(&stream.len())) {
+        s.handle_stream_bytes(t(1), &stream[start..c]);
+        start = c;
+    }
+    events(s)
+}
+
+/// The client's bytes (CSM 6 + GET 5 + GET 12 + POST 30 + Ping 3) and the server's answer
+/// (CSM 2 + 102,408 + 306 + 25 + Pong 3).
+fn transcript() -> (Vec<u8>, Vec<u8>) {
+    let mut c = client();
+    c.request(t(0), &Request::get("f")).unwrap();
+    c.request(t(0), &Request::get("data/300")).unwrap();
+    c.request(t(0), &Request::post("echo", vec![5; 20]))
+        .unwrap();
+    c.ping(t(0), false).unwrap();
+    let up: Vec<u8> = writes(&mut c).into_iter().flat_map(|w| w.bytes).collect();
+    let mut s = server();
+    s.handle_stream_bytes(t(1), &up);
+    let down: Vec<u8> = writes(&mut s).into_iter().flat_map(|w| w.bytes).collect();
+    (up, down)
+}
+
+fn cuts(len: usize) -> impl Strategy<Value = Vec<usize>> {
+    proptest::collection::vec(1..len, 0..40).prop_map(|mut v| {
+        v.sort_unstable();
+        v.dedup();
+        v
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn server_sees_the_same_events_at_any_split(c in cuts(56)) {
+        let (up, _) = transcript();
+        prop_assert_eq!(up.len(), 56);
+        let whole = feed_split(&mut server(), &up, &[]);
+        let mut s = server();
+        prop_assert_eq!(feed_split(&mut s, &up, &c), whole);
+        prop_assert_eq!(s.buffered_bytes(), 0);
+    }
+
+    #[test]
+    fn client_sees_the_same_events_at_any_split(c in cuts(102_744)) {
+        let (up, down) = transcript();
+        prop_assert_eq!(down.len(), 102_744);
+        let run = |cuts: &[usize]| {
+            let mut cl = client();
+            let mut s = server();
+            // Recreate the client's state: the same requests and Ping.
+            cl.request(t(0), &Request::get("f")).unwrap();
+            cl.request(t(0), &Request::get("data/300")).unwrap();
+            cl.request(t(0), &Request::post("echo", vec![5; 20])).unwrap();
+            cl.ping(t(0), false).unwrap();
+            let _ = (events(&mut cl), writes(&mut s), &up);
+            let ev = feed_split(&mut cl, &down, cuts);
+            (ev, cl.outstanding(), cl.buffered_bytes())
+        };
+        let whole = run(&[]);
+        prop_assert_eq!(whole.0.len(), 5);
+        prop_assert_eq!(run(&c), whole);
+    }
+}
