@@ -32,6 +32,18 @@ enum Command {
     /// List the RTO algorithms, or print every parameter of one (key, default, range, help,
     /// source).
     Algorithms(cmd::algorithms::Args),
+    /// Serve /data/N, /echo, /time and /.well-known/core over UDP until SIGINT/SIGTERM.
+    Server(cmd::server::Args),
+    /// GET a resource over UDP and print its payload.
+    Get(cmd::request::Args),
+    /// PUT a payload (Block1 when large) and print the response payload.
+    Put(cmd::request::Args),
+    /// POST a payload (Block1 when large) and print the response payload.
+    Post(cmd::request::Args),
+    /// DELETE a resource and print the response payload.
+    Delete(cmd::request::Args),
+    /// Closed-loop load generator: requests/s, losses, latency percentiles.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,5 +53,11 @@ fn main() -> ExitCode {
         Command::Decode(args) => cmd::decode::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Algorithms(args) => cmd::algorithms::run(args),
+        Command::Server(args) => cmd::server::run(args),
+        Command::Get(args) => cmd::request::run(coaplab_wire::Code::GET, args),
+        Command::Put(args) => cmd::request::run(coaplab_wire::Code::PUT, args),
+        Command::Post(args) => cmd::request::run(coaplab_wire::Code::POST, args),
+        Command::Delete(args) => cmd::request::run(coaplab_wire::Code::DELETE, args),
+        Command::Bench(args) => cmd::bench::run(args),
     }
 }

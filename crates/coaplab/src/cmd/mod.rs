@@ -1,6 +1,10 @@
 //! One module per subcommand; each exposes `Args` (clap) and `run(Args) -> ExitCode`.
 
 pub(crate) mod algorithms;
+pub(crate) mod bench;
 pub(crate) mod decode;
+pub(crate) mod net;
+pub(crate) mod request;
 pub(crate) mod run;
+pub(crate) mod server;
 pub(crate) mod trace;

@@ -211,3 +211,27 @@ fn one_byte_tokens_skip_outstanding_values_and_run_out_at_256() {
     assert_eq!(c.request(t(2), &Request::get("f")), Ok(RequestId(256)));
     assert_eq!(write_bytes(&mut c), [vec![0x21, 0x01, 0x05, 0xb1, b'f']]);
 }
+
+#[test]
+fn content_resources_carry_their_content_format() {
+    let mut router = Router::new();
+    router.content("c", crate::CONTENT_FORMAT_LINK, b"</f>".to_vec());
+    router.clock("time", coaplab_cc::time::Duration::from_secs(1_700_000_000));
+    let mut s = Session::new(SessionConfig::server(), router).unwrap();
+    let mut c = client();
+    c.request(t(0), &Request::get("c")).unwrap();
+    c.request(t(0), &Request::get("time")).unwrap();
+    c.request(t(0), &Request::post("time", Vec::new())).unwrap();
+    pump(&mut c, &mut s, t(2_500));
+    let mut time = vec![0xc1, 0x45, 0x01, 0xc0, 0xff];
+    time.extend_from_slice(b"1700000002");
+    assert_eq!(
+        write_bytes(&mut s),
+        [
+            vec![0x00, 0xe1],
+            vec![0x71, 0x45, 0x00, 0xc1, 0x28, 0xff, b'<', b'/', b'f', b'>'],
+            time,
+            vec![0x01, 0x85, 0x02],
+        ]
+    );
+}

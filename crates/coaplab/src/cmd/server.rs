@@ -1,0 +1,128 @@
+//! `coaplab server`: a CoAP-over-UDP server on a real socket, serving `/data/N` (N bytes,
+//! byte i = i mod 256, block-wise), `/echo` (POST/PUT echo the payload, Block1 accepted),
+//! `/time` (Unix seconds) and `/.well-known/core` (RFC 6690). It runs until SIGINT or SIGTERM,
+//! then prints its counters (requests served, datagrams rejected by cause) and exits 0.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use coaplab_cc::time::Duration;
+use coaplab_emu::UdpDriver;
+use coaplab_endpoint::{Event, Router, CONTENT_FORMAT_LINK};
+use tokio::signal::unix::{signal, SignalKind};
+
+use super::net::{self, EndpointOpts};
+
+/// The RFC 6690 listing of `/.well-known/core`.
+pub(crate) const CORE_LINKS: &str = "</data/1024>;title=\"N bytes at /data/N\",\
+</echo>;title=\"POST/PUT echo\",</time>;ct=0;title=\"Unix time in seconds\"";
+
+/// Arguments of `coaplab server`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Address and port to listen on (port 0: any free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:5683")]
+    bind: SocketAddr,
+    #[command(flatten)]
+    opts: EndpointOpts,
+    /// Print every malformed datagram to stderr.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// What the server counted (printed at exit).
+#[derive(Debug, Default)]
+struct Counters {
+    served: u64,
+    duplicates: u64,
+    rejected: u64,
+    ignored: u64,
+    malformed: BTreeMap<&'static str, u64>,
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    let rt = match net::runtime(1) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    ExitCode::from(rt.block_on(serve(&args)))
+}
+
+async fn serve(args: &Args) -> u8 {
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut router = Router::new();
+    router
+        .content(
+            ".well-known/core",
+            CONTENT_FORMAT_LINK,
+            CORE_LINKS.as_bytes().to_vec(),
+        )
+        .clock(
+            "time",
+            Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
+        );
+    let endpoint = match args.opts.build(router, 0, |c| c.keep_bodies = false) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("coaplab server: {e}");
+            return net::EXIT_BAD_ARGS;
+        }
+    };
+    let mut driver = match UdpDriver::bind(args.bind, endpoint).await {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("coaplab server: cannot bind {}: {e}", args.bind);
+            return net::EXIT_PROTOCOL;
+        }
+    };
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        eprintln!("coaplab server: cannot install signal handlers");
+        return net::EXIT_PROTOCOL;
+    };
+    match driver.local_addr() {
+        Ok(a) => eprintln!("coaplab server: listening on {a}"),
+        Err(e) => eprintln!("coaplab server: {e}"),
+    }
+    let mut c = Counters::default();
+    loop {
+        tokio::select! {
+            _ = int.recv() => break,
+            _ = term.recv() => break,
+            e = driver.next_event() => count(&mut c, &e, args.verbose),
+        }
+    }
+    let malformed: u64 = c.malformed.values().sum();
+    let stats = driver.stats();
+    eprintln!(
+        "coaplab server: served={} duplicates={} rejected={} ignored={} malformed={malformed} \
+datagrams_in={} datagrams_out={}",
+        c.served, c.duplicates, c.rejected, c.ignored, stats.datagrams_in, stats.datagrams_out
+    );
+    for (label, n) in &c.malformed {
+        eprintln!("coaplab server: malformed {label}={n}");
+    }
+    net::EXIT_OK
+}
+
+fn count(c: &mut Counters, event: &Event, verbose: bool) {
+    match event {
+        Event::Served { .. } => c.served += 1,
+        Event::DuplicateRequest { .. } => c.duplicates += 1,
+        Event::Rejected { .. } => c.rejected += 1,
+        Event::Ignored { .. } => c.ignored += 1,
+        Event::Malformed { from, error, .. } => {
+            *c.malformed.entry(error.label()).or_default() += 1;
+            if verbose {
+                eprintln!("coaplab server: malformed from {from}: {error}");
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,176 @@
+//! `coaplab server` and `coaplab get|put|post|delete|bench` against each other on loopback:
+//! exact bytes, exit codes, and a malformed burst plus a valid flood.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{coaplab, noise, pattern, run_bounded, OurServer};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn get_put_post_delete_against_our_server_with_each_algorithm() {
+    let server = OurServer::start(&[]);
+    for cc in ["default", "cocoa", "fasor"] {
+        let o = run_bounded(
+            coaplab().args(["get", &server.uri("data/102400"), "--cc", cc]),
+            None,
+            LIMIT,
+        );
+        assert_eq!(o.status.code(), Some(0), "{cc}: {:?}", o.stderr);
+        assert_eq!(o.stdout, pattern(102_400), "{cc}");
+
+        let body = noise(5000, 7);
+        for method in ["put", "post"] {
+            let o = run_bounded(
+                coaplab().args([
+                    method,
+                    &server.uri("echo"),
+                    "--cc",
+                    cc,
+                    "--payload-file",
+                    "-",
+                ]),
+                Some(&body),
+                LIMIT,
+            );
+            assert_eq!(o.status.code(), Some(0), "{cc} {method}: {:?}", o.stderr);
+            assert_eq!(o.stdout, body, "{cc} {method}");
+        }
+    }
+    let o = run_bounded(coaplab().args(["get", &server.uri("time")]), None, LIMIT);
+    assert_eq!(o.status.code(), Some(0));
+    let secs: u64 = String::from_utf8(o.stdout).unwrap().parse().unwrap();
+    assert!(secs > 1_700_000_000);
+    let o = run_bounded(
+        coaplab().args(["get", &server.uri(".well-known/core")]),
+        None,
+        LIMIT,
+    );
+    assert!(o.stdout.starts_with(b"</data/1024>;"), "{:?}", o.stdout);
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
+
+#[test]
+fn exit_codes_tell_outcomes_apart() {
+    let server = OurServer::start(&[]);
+    let code = |args: &[&str]| run_bounded(coaplab().args(args), None, LIMIT).status.code();
+    assert_eq!(code(&["get", &server.uri("data/5")]), Some(0));
+    assert_eq!(code(&["get", &server.uri("missing")]), Some(1));
+    assert_eq!(code(&["delete", &server.uri("echo")]), Some(1));
+    assert_eq!(code(&["get", "http://127.0.0.1/x"]), Some(2));
+    assert_eq!(
+        code(&["get", "coap://127.0.0.1/x", "--cc", "nope"]),
+        Some(2)
+    );
+    // Nobody listens on the freed port: MAX_RETRANSMIT = 1 with a 50-ms timer gives up fast.
+    let dead = format!("coaplab://127.0.0.1:{}/x", support::free_udp_port());
+    let dead = dead.replacen("coaplab", "coap", 1);
+    let o = run_bounded(
+        coaplab().args([
+            "get",
+            &dead,
+            "-v",
+            "--set",
+            "max_retransmit=1",
+            "--set",
+            "ack_timeout_s=0.05",
+            "--set",
+            "ack_random_factor=1",
+        ]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8(o.stderr).unwrap();
+    let kinds: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["send", "timer", "send", "timer", "fail", "rto", "timeout"]
+    );
+    server.stop();
+}
+
+#[test]
+fn bench_reports_completed_requests_and_no_losses_on_loopback() {
+    let server = OurServer::start(&[]);
+    let o = run_bounded(
+        coaplab().args([
+            "bench",
+            &server.uri("data/10"),
+            "--clients",
+            "3",
+            "--duration",
+            "500ms",
+        ]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let first: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert!(
+        first[0].starts_with("requests=") && first[0] != "requests=0",
+        "{out}"
+    );
+    assert_eq!(first[1], "failed=0");
+    assert!(out.lines().nth(1).unwrap().starts_with("latency_ms p50="));
+    server.stop();
+}
+
+#[test]
+fn malformed_burst_and_valid_flood_server_keeps_answering_and_counts() {
+    let server = OurServer::start(&[]);
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let to = format!("127.0.0.1:{}", server.port);
+    // One datagram per malformed class of the codec (crates/wire DecodeError).
+    let bad: [&[u8]; 8] = [
+        b"\x40",                 // shorter than the 4-byte header
+        b"\x80\x01\x00\x01",     // version 2
+        b"\x49\x01\x00\x01",     // token length 9
+        b"\x40\x00\x00\x01\xff", // empty message with bytes after the header
+        b"\x41\x01\x00\x01",     // token length 1 but no token byte
+        b"\x40\x01\x00\x01\xff", // payload marker with no payload
+        b"\x40\x01\x00\x01\xf0", // option delta nibble 15 that is not a payload marker
+        b"\x40\x01\x00\x01\xd0", // extended delta byte missing
+    ];
+    // 50 rounds of the 8 malformed classes then 10 valid CON GETs of /data/4 (distinct
+    // Message IDs), each answered before the next is sent, so the socket never overflows.
+    let mut answered = 0;
+    let mut buf = [0u8; 64];
+    for round in 0..50u16 {
+        for b in bad {
+            sock.send_to(b, &to).unwrap();
+        }
+        for i in 0..10 {
+            let [hi, lo] = (1000 + round * 10 + i).to_be_bytes();
+            let req = [0x40, 0x01, hi, lo, 0xb4, b'd', b'a', b't', b'a', 0x01, b'4'];
+            sock.send_to(&req, &to).unwrap();
+            // Skip the RSTs of the malformed CONs; find our piggybacked 2.05.
+            let got = loop {
+                let n = sock.recv(&mut buf).unwrap();
+                if buf[0] >> 4 != 0x7 {
+                    break &buf[..n];
+                }
+            };
+            assert_eq!(got, [0x60, 0x45, hi, lo, 0xff, 0, 1, 2, 3]);
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 500);
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains("served=500 "), "{stderr}");
+    assert!(stderr.contains(" malformed=400 "), "{stderr}");
+}

@@ -1,0 +1,175 @@
+//! Helpers for the real-socket tests: children killed on drop, bounded runs, free loopback
+//! ports, our server, and finding the interop peers (skipped with a reason only when absent
+//! and CI is not set).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The built `coaplab` binary.
+pub(crate) fn coaplab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_coaplab"))
+}
+
+/// A child process killed (and reaped) on drop.
+pub(crate) struct Guard(pub(crate) Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `cmd` to completion, killing it after `limit`; stdin is `input`.
+pub(crate) fn run_bounded(cmd: &mut Command, input: Option<&[u8]>, limit: Duration) -> Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.map(<[u8]>::to_vec);
+    let writer = std::thread::spawn(move || {
+        if let Some(b) = input {
+            let _ = std::io::Write::write_all(&mut stdin, &b);
+        }
+    });
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let r_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let r_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let s = child.wait().expect("wait");
+            eprintln!("killed after {limit:?}: {cmd:?}");
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = writer.join();
+    Output {
+        status,
+        stdout: r_out.join().unwrap(),
+        stderr: r_err.join().unwrap(),
+    }
+}
+
+/// A UDP port free on 127.0.0.1 at the time of the call.
+pub(crate) fn free_udp_port() -> u16 {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap().port()
+}
+
+/// Our `coaplab server` on a free loopback port.
+pub(crate) struct OurServer {
+    /// The child.
+    pub(crate) child: Guard,
+    /// Its port.
+    pub(crate) port: u16,
+    stderr: BufReader<ChildStderr>,
+}
+
+impl OurServer {
+    /// Starts `coaplab server --bind 127.0.0.1:0 EXTRA…` and reads the port it prints.
+    pub(crate) fn start(extra: &[&str]) -> OurServer {
+        let mut child = coaplab()
+            .args(["server", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn coaplab server");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let port = line
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        OurServer {
+            child: Guard(child),
+            port,
+            stderr,
+        }
+    }
+
+    /// `coap://127.0.0.1:PORT/path`.
+    pub(crate) fn uri(&self, path: &str) -> String {
+        format!("coap://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// Sends SIGTERM, waits (bounded) and returns the exit status and the rest of stderr.
+    pub(crate) fn stop(mut self) -> (std::process::ExitStatus, String) {
+        let pid = self.child.0.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.0.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "server ignored SIGTERM");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut rest = String::new();
+        self.stderr.read_to_string(&mut rest).unwrap();
+        (status, rest)
+    }
+}
+
+/// The path of peer program `name` (PATH, then the project's `.peers/venv/bin`), or `None`
+/// after printing why the test is skipped. Under `CI` a missing peer fails the test.
+pub(crate) fn peer(name: &str) -> Option<PathBuf> {
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/venv/bin");
+    let dirs = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&dirs)
+        .chain(std::iter::once(venv))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(
+            !ci,
+            "{name} is missing under CI: run ./scripts/test.sh to install it"
+        );
+        eprintln!("SKIPPED: {name} is not installed (./scripts/test.sh installs it)");
+    }
+    found
+}
+
+/// The body of `data/N`: byte i is i mod 256.
+pub(crate) fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i % 256) as u8).collect()
+}
+
+/// A deterministic pseudo-random payload of `n` bytes.
+pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
