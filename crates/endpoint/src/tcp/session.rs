@@ -167,6 +167,15 @@ impl Session {
         self.rx.len()
     }
 
+    /// True when nothing is pending: no outstanding request or Ping, no partial frame, no
+    /// queued write. After [`Session::release`], the moment to [`Session::close`].
+    pub fn is_idle(&self) -> bool {
+        self.outstanding.is_empty()
+            && self.pings.is_empty()
+            && self.rx.is_empty()
+            && self.writes.is_empty()
+    }
+
     /// True when the driver should close the connection once the queued writes are out
     /// (after an Abort either way, [`Session::close`] or the peer's FIN).
     pub fn should_close(&self) -> bool {

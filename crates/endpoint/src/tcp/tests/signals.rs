@@ -102,7 +102,7 @@ fn release_stops_new_requests_but_not_outstanding_responses() {
         c.request(t(3), &Request::get("f")),
         Err(RequestError::NotOpen)
     );
-    assert!(!c.should_close());
+    assert!(!c.should_close() && c.is_idle());
     c.close(t(4));
     assert_eq!(
         events(&mut c),

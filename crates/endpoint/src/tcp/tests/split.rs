@@ -74,3 +74,27 @@ proptest! {
         prop_assert_eq!(run(&c), whole);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any bytes after a valid CSM: no panic, the same events at any split, at most one
+    /// partial frame buffered, and nothing read after the session ends.
+    #[test]
+    fn arbitrary_bytes_never_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..300),
+        c in cuts(300),
+    ) {
+        let run = |cuts: &[usize]| {
+            let mut s = server();
+            s.handle_stream_bytes(t(0), &[0x00, 0xe1]);
+            let cuts: Vec<usize> = cuts.iter().copied().filter(|&x| x < bytes.len()).collect();
+            let ev = feed_split(&mut s, &bytes, &cuts);
+            prop_assert!(s.buffered_bytes() <= s.config().receive_limit());
+            let w: Vec<_> = writes(&mut s);
+            Ok((ev, w, s.should_close(), s.buffered_bytes()))
+        };
+        let whole = run(&[])?;
+        prop_assert_eq!(run(&c)?, whole);
+    }
+}
