@@ -15,6 +15,7 @@
 //! * [`topology`]: the star — all clients share the uplink towards one server and the downlink
 //!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
 //! * [`record`]: deliveries and the optional per-packet ground-truth log.
+//! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK) for CoAP over TCP.
 //!
 //! Time is [`coaplab_cc::time`] everywhere: integer nanoseconds.
 //!
@@ -25,6 +26,7 @@ pub mod engine;
 pub mod link;
 pub mod record;
 pub mod rng;
+pub mod tcp;
 pub mod topology;
 
 pub use config::{ConfigError, NetworkConfig, Preset, PRESET_NAMES};

@@ -1,0 +1,97 @@
+//! The three-way handshake's retransmission timer: SYN (client) or SYN-ACK (server), first
+//! timeout `rto_initial`, doubling per timeout up to `rto_max`, given up after `syn_retries` /
+//! `synack_retries` timeouts (Linux `tcp_retransmit_timer` in SYN-SENT, `reqsk_timer_handler`).
+
+use coaplab_cc::time::{Duration, Instant};
+
+/// What a handshake timeout asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandshakeTimeout {
+    /// Send the SYN / SYN-ACK again.
+    Retransmit,
+    /// The retry budget is spent: the connection fails.
+    GiveUp,
+}
+
+/// Timer and counters of the SYN or SYN-ACK.
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    rto: Duration,
+    rto_max: Duration,
+    max_timeouts: u32,
+    /// Timer expiries so far (drives the backoff).
+    pub timeouts: u32,
+    /// Retransmissions so far (timer-driven and, on the server, answers to duplicate SYNs).
+    pub retransmits: u32,
+    /// Copies of the SYN / SYN-ACK due now (a timeout and a duplicate SYN at the same instant
+    /// each ask for one).
+    pub pending: u32,
+    /// First transmission instant.
+    pub first_sent: Option<Instant>,
+    deadline: Option<Instant>,
+}
+
+impl Handshake {
+    /// A handshake whose first segment is due now.
+    pub fn new(rto_initial: Duration, rto_max: Duration, max_timeouts: u32) -> Self {
+        Handshake {
+            rto: rto_initial.min(rto_max),
+            rto_max,
+            max_timeouts,
+            timeouts: 0,
+            retransmits: 0,
+            pending: 1,
+            first_sent: None,
+            deadline: None,
+        }
+    }
+
+    /// The SYN / SYN-ACK went out at `now`; arms the timer unless it runs already.
+    pub fn on_sent(&mut self, now: Instant) {
+        self.pending = self.pending.saturating_sub(1);
+        self.first_sent.get_or_insert(now);
+        if self.deadline.is_none() {
+            self.deadline = Some(now + self.rto);
+        }
+    }
+
+    /// The timer's deadline.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The timer fired at `now` (caller checked the deadline).
+    pub fn on_timeout(&mut self, now: Instant) -> HandshakeTimeout {
+        if self.timeouts >= self.max_timeouts {
+            self.deadline = None;
+            return HandshakeTimeout::GiveUp;
+        }
+        self.timeouts += 1;
+        self.retransmits += 1;
+        self.rto = (self.rto * 2).min(self.rto_max);
+        self.deadline = Some(now + self.rto);
+        self.pending += 1;
+        HandshakeTimeout::Retransmit
+    }
+
+    /// A duplicate SYN arrived at the server: answer with the SYN-ACK at once; the timer keeps
+    /// running (Linux `inet_rtx_syn_ack`).
+    pub fn resend_now(&mut self) {
+        self.retransmits += 1;
+        self.pending += 1;
+    }
+
+    /// The handshake completed: the timer stops.
+    pub fn finish(&mut self) {
+        self.deadline = None;
+        self.pending = 0;
+    }
+
+    /// A valid RTT sample exists: the segment was never retransmitted.
+    pub fn rtt_sample(&self, now: Instant) -> Option<Duration> {
+        match (self.retransmits, self.first_sent) {
+            (0, Some(t)) => Some(now - t),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! A sans-IO TCP model for CoAP over TCP in simulation (spec/experiments.md §5): Linux `reno`
+//! semantics without SACK, timestamps, F-RTO, TLP or RACK.
+//!
+//! A tour, one concern per file:
+//!
+//! * [`segment`]: segments with real sizes — `ip_len` = 40 + payload (IPv4 20 + TCP 20, no
+//!   options), MSS = MTU − 40; 64-bit absolute sequence numbers, ISN 0.
+//! * [`config`]: every parameter of spec §5.3 by name, with its default.
+//! * [`handshake`]: SYN / SYN-ACK retransmission with exponential backoff.
+//! * [`rtt`]: Linux `tcp_rtt_estimator`, RTO bounds, Karn's backoff.
+//! * [`newreno`]: slow start, congestion avoidance (`cwnd_cnt`), PRR (RFC 6937).
+//! * [`sender`] / [`receiver`]: retransmission queue and scoreboard; reassembly and delayed ACK.
+//! * `recovery`: ACK processing, fast retransmit / New Reno partial ACKs, RTO.
+//! * [`connection`]: the [`Connection`] that ties them together — `handle_segment`,
+//!   `poll_transmit`, `poll_timeout`, `handle_timeout`, `write`, `read`.
+//!
+//! Not modelled yet: FIN / close, BBR, RFC 2861 cwnd validation when application-limited,
+//! reordering-driven dupthresh changes, jiffies rounding of the RTO.
+
+pub mod config;
+pub mod connection;
+pub mod handshake;
+pub mod newreno;
+pub mod receiver;
+mod recovery;
+pub mod rtt;
+pub mod segment;
+pub mod sender;
+pub mod stats;
+
+pub use config::{RecoveryMode, TcpConfig, TcpConfigError};
+pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};
+pub use segment::{Segment, HEADER_BYTES};
+pub use stats::TcpStats;

@@ -1,0 +1,181 @@
+//! The receiving half: reassembly and the delayed-ACK policy of spec §5.3.
+//!
+//! An ACK is due at once when more than one MSS of in-order data is unacknowledged (Linux
+//! `__tcp_ack_snd_check`: `rcv_nxt − rcv_wup > rcv_mss`, i.e. every second full-sized segment),
+//! when a segment arrives out of order or entirely duplicate, and when in-order data arrives
+//! while the out-of-order queue is non-empty (hole filling). Otherwise the delayed-ACK timer is
+//! armed at the first unacknowledged arrival, for a constant `delack`, and never pushed back.
+//! There is no quick-ACK phase.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use coaplab_cc::time::{Duration, Instant};
+
+/// Reassembly buffer and ACK policy.
+#[derive(Debug, Clone)]
+pub struct Receiver {
+    rcv_nxt: u64,
+    /// `rcv_nxt` carried by the last ACK sent.
+    rcv_wup: u64,
+    readable: VecDeque<u8>,
+    ooo: BTreeMap<u64, Vec<u8>>,
+    ack_now: bool,
+    delack_at: Option<Instant>,
+    mss: u64,
+    delack: Duration,
+}
+
+impl Receiver {
+    /// Expects `rcv_nxt` next.
+    pub fn new(rcv_nxt: u64, mss: u32, delack: Duration) -> Self {
+        Receiver {
+            rcv_nxt,
+            rcv_wup: rcv_nxt,
+            readable: VecDeque::new(),
+            ooo: BTreeMap::new(),
+            ack_now: false,
+            delack_at: None,
+            mss: u64::from(mss),
+            delack,
+        }
+    }
+
+    /// Next expected sequence number (the cumulative ACK to send).
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Takes in a data segment's payload at `seq`.
+    pub fn on_data(&mut self, now: Instant, seq: u64, payload: &[u8]) {
+        let end = seq + payload.len() as u64;
+        if payload.is_empty() {
+            return;
+        }
+        if end <= self.rcv_nxt || seq > self.rcv_nxt {
+            if seq > self.rcv_nxt {
+                self.ooo.entry(seq).or_insert_with(|| payload.to_vec());
+            }
+            self.ack_now = true; // duplicate or out of order: a dupack at once
+            return;
+        }
+        let hole_filled = !self.ooo.is_empty();
+        let skip = (self.rcv_nxt - seq) as usize;
+        self.readable.extend(&payload[skip..]);
+        self.rcv_nxt = end;
+        while let Some((&s, _)) = self.ooo.first_key_value() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            let (s, bytes) = self.ooo.pop_first().expect("peeked");
+            let e = s + bytes.len() as u64;
+            if e > self.rcv_nxt {
+                self.readable.extend(&bytes[(self.rcv_nxt - s) as usize..]);
+                self.rcv_nxt = e;
+            }
+        }
+        if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss {
+            self.ack_now = true;
+        } else if self.delack_at.is_none() {
+            self.delack_at = Some(now + self.delack);
+        }
+    }
+
+    /// A segment that needs an immediate ACK arrived (an old SYN-ACK, a duplicate SYN).
+    pub fn request_ack(&mut self) {
+        self.ack_now = true;
+    }
+
+    /// Whether a pure ACK should go out now.
+    pub fn ack_due(&self) -> bool {
+        self.ack_now
+    }
+
+    /// The delayed-ACK deadline, if armed.
+    pub fn delack_deadline(&self) -> Option<Instant> {
+        self.delack_at
+    }
+
+    /// The delayed-ACK timer fired: an ACK is due if data is unacknowledged.
+    pub fn on_delack_timeout(&mut self, now: Instant) {
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.delack_at = None;
+            if self.rcv_nxt > self.rcv_wup {
+                self.ack_now = true;
+            }
+        }
+    }
+
+    /// Any segment carrying the ACK field went out: nothing is pending any more.
+    pub fn on_ack_sent(&mut self) {
+        self.rcv_wup = self.rcv_nxt;
+        self.ack_now = false;
+        self.delack_at = None;
+    }
+
+    /// Moves up to `buf.len()` in-order bytes to `buf`; returns how many.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.readable.len());
+        for (dst, src) in buf.iter_mut().zip(self.readable.drain(..n)) {
+            *dst = src;
+        }
+        n
+    }
+
+    /// In-order bytes waiting to be read.
+    pub fn readable_len(&self) -> usize {
+        self.readable.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx() -> Receiver {
+        Receiver::new(1, 256, Duration::from_millis(200))
+    }
+
+    #[test]
+    fn second_full_segment_is_acked_at_once() {
+        let mut r = rx();
+        let t = Instant::from_millis(10);
+        r.on_data(t, 1, &[0; 256]);
+        assert!(!r.ack_due());
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(210)));
+        r.on_data(Instant::from_millis(90), 257, &[0; 256]);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        assert_eq!(r.delack_deadline(), None);
+        assert_eq!(r.rcv_nxt(), 513);
+    }
+
+    #[test]
+    fn delack_timer_is_not_pushed_back() {
+        let mut r = rx();
+        r.on_data(Instant::from_millis(0), 1, &[1; 6]);
+        r.on_data(Instant::from_millis(50), 7, &[2; 5]);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(200)));
+        r.on_delack_timeout(Instant::from_millis(199));
+        assert!(!r.ack_due());
+        r.on_delack_timeout(Instant::from_millis(200));
+        assert!(r.ack_due());
+        let mut buf = [0; 16];
+        assert_eq!(r.read(&mut buf), 11);
+        assert_eq!(&buf[..11], &[1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+    }
+
+    #[test]
+    fn out_of_order_and_hole_filling_are_acked_at_once() {
+        let mut r = rx();
+        r.on_data(Instant::ZERO, 257, &[0; 256]);
+        assert!(r.ack_due());
+        assert_eq!(r.rcv_nxt(), 1);
+        r.on_ack_sent();
+        r.on_data(Instant::ZERO, 1, &[0; 256]);
+        assert!(r.ack_due());
+        assert_eq!(r.rcv_nxt(), 513);
+        r.on_ack_sent();
+        r.on_data(Instant::ZERO, 1, &[0; 256]);
+        assert!(r.ack_due(), "an entirely old segment gets a dupack");
+    }
+}

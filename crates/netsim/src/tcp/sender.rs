@@ -1,0 +1,255 @@
+//! The sending half's data structures: the send buffer with write boundaries and the
+//! retransmission queue with Linux's scoreboard counters (`packets_out`, `sacked_out` as the
+//! Reno duplicate-ACK count, `lost_out`, `retrans_out`).
+//!
+//! Segments are cut at MSS and at the end of each application write (the connection runs with
+//! `TCP_NODELAY`, so a write is pushed as its own segment); a retransmission resends the same
+//! segment.
+
+use std::collections::VecDeque;
+
+use coaplab_cc::time::{Duration, Instant};
+
+/// One sent, not yet cumulatively acknowledged segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxSegment {
+    /// First sequence number.
+    pub seq: u64,
+    /// Payload length.
+    pub len: u32,
+    /// Last (re)transmission instant.
+    pub sent_at: Instant,
+    /// Ever retransmitted (Linux `TCPCB_EVER_RETRANS`): excluded from RTT samples (Karn).
+    pub ever_retrans: bool,
+    /// Marked lost (`TCPCB_LOST`).
+    pub lost: bool,
+    /// A retransmission is in flight (`TCPCB_SACKED_RETRANS`).
+    pub retrans_in_flight: bool,
+}
+
+/// What a cumulative ACK removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Acked {
+    /// Segments fully acknowledged.
+    pub segments: u32,
+    /// Some acknowledged segment had been retransmitted (`FLAG_RETRANS_DATA_ACKED`).
+    pub retrans_acked: bool,
+    /// RTT sample from the oldest acknowledged segment, if none was retransmitted.
+    pub rtt: Option<Duration>,
+}
+
+/// Send buffer and retransmission queue.
+#[derive(Debug, Clone)]
+pub struct Sender {
+    /// Bytes from `snd_una` on: sent-unacknowledged, then unsent.
+    buf: VecDeque<u8>,
+    /// Sequence number of `buf[0]`.
+    snd_una: u64,
+    /// Next new sequence number to send.
+    snd_nxt: u64,
+    /// Ends of application writes not yet sent (segment boundaries).
+    write_ends: VecDeque<u64>,
+    /// Sent segments, oldest first.
+    rtx: VecDeque<TxSegment>,
+    /// Reno duplicate-ACK count (`sacked_out`).
+    pub sacked_out: u32,
+    /// Segments marked lost.
+    pub lost_out: u32,
+    /// Retransmissions in flight.
+    pub retrans_out: u32,
+    mss: u32,
+}
+
+impl Sender {
+    /// Empty, first data byte at `isn + 1`.
+    pub fn new(first_seq: u64, mss: u32) -> Self {
+        Sender {
+            buf: VecDeque::new(),
+            snd_una: first_seq,
+            snd_nxt: first_seq,
+            write_ends: VecDeque::new(),
+            rtx: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            mss,
+        }
+    }
+
+    /// Oldest unacknowledged sequence number.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// Next new sequence number.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// Segments sent and not cumulatively acknowledged (`packets_out`).
+    pub fn packets_out(&self) -> u32 {
+        self.rtx.len() as u32
+    }
+
+    /// `tcp_packets_in_flight`: packets_out − (sacked_out + lost_out) + retrans_out.
+    pub fn in_flight(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// Whether unsent bytes are queued.
+    pub fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.snd_una + self.buf.len() as u64
+    }
+
+    /// Unsent bytes queued.
+    pub fn unsent_len(&self) -> u64 {
+        self.snd_una + self.buf.len() as u64 - self.snd_nxt
+    }
+
+    /// Appends one application write.
+    pub fn write(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.buf.extend(bytes);
+        self.write_ends
+            .push_back(self.snd_una + self.buf.len() as u64);
+    }
+
+    fn payload(&self, seq: u64, len: u32) -> Vec<u8> {
+        let off = (seq - self.snd_una) as usize;
+        self.buf.range(off..off + len as usize).copied().collect()
+    }
+
+    /// Cuts and records the next new segment; returns `(seq, payload)`.
+    pub fn send_new(&mut self, now: Instant) -> Option<(u64, Vec<u8>)> {
+        if !self.has_unsent() {
+            return None;
+        }
+        while self.write_ends.front().is_some_and(|&e| e <= self.snd_nxt) {
+            self.write_ends.pop_front();
+        }
+        let end_of_write = self.write_ends.front().copied().unwrap_or(u64::MAX);
+        let end = (self.snd_nxt + u64::from(self.mss)).min(end_of_write);
+        let len = (end - self.snd_nxt) as u32;
+        let seq = self.snd_nxt;
+        self.rtx.push_back(TxSegment {
+            seq,
+            len,
+            sent_at: now,
+            ever_retrans: false,
+            lost: false,
+            retrans_in_flight: false,
+        });
+        self.snd_nxt = end;
+        Some((seq, self.payload(seq, len)))
+    }
+
+    /// Retransmits the oldest segment marked lost and not yet retransmitted.
+    pub fn retransmit_lost(&mut self, now: Instant) -> Option<(u64, Vec<u8>, bool)> {
+        let i = self
+            .rtx
+            .iter()
+            .position(|s| s.lost && !s.retrans_in_flight)?;
+        let s = &mut self.rtx[i];
+        s.retrans_in_flight = true;
+        s.ever_retrans = true;
+        s.sent_at = now;
+        let (seq, len) = (s.seq, s.len);
+        self.retrans_out += 1;
+        Some((seq, self.payload(seq, len), i == 0))
+    }
+
+    /// Whether some segment is marked lost and waits for retransmission.
+    pub fn has_lost_to_send(&self) -> bool {
+        self.rtx.iter().any(|s| s.lost && !s.retrans_in_flight)
+    }
+
+    /// Marks the head segment lost (`tcp_mark_head_lost(sk, 1, 1)` for Reno).
+    pub fn mark_head_lost(&mut self) {
+        if let Some(s) = self.rtx.front_mut() {
+            if !s.lost {
+                s.lost = true;
+                self.lost_out += 1;
+            }
+        }
+    }
+
+    /// RTO (`tcp_enter_loss` without SACK): every outstanding segment lost, no retransmission
+    /// in flight, duplicate-ACK count cleared.
+    pub fn mark_all_lost(&mut self) {
+        for s in &mut self.rtx {
+            s.lost = true;
+            s.retrans_in_flight = false;
+        }
+        self.lost_out = self.rtx.len() as u32;
+        self.retrans_out = 0;
+        self.sacked_out = 0;
+    }
+
+    /// Removes the segments acknowledged by cumulative `ack` (`snd_una < ack ≤ snd_nxt`).
+    pub fn on_cumulative_ack(&mut self, now: Instant, ack: u64) -> Acked {
+        let mut out = Acked::default();
+        let mut first_sent: Option<Instant> = None;
+        while let Some(s) = self.rtx.front() {
+            if s.seq + u64::from(s.len) > ack {
+                break;
+            }
+            let s = self.rtx.pop_front().expect("peeked");
+            out.segments += 1;
+            if s.retrans_in_flight {
+                self.retrans_out -= 1;
+            }
+            if s.lost {
+                self.lost_out -= 1;
+            }
+            if s.ever_retrans {
+                out.retrans_acked = true;
+            } else if first_sent.is_none() {
+                first_sent = Some(s.sent_at);
+            }
+        }
+        if let Some(s) = self.rtx.front_mut() {
+            if s.seq < ack {
+                // A partial acknowledgement of a segment: trim its head (`tcp_trim_head`).
+                s.len -= (ack - s.seq) as u32;
+                s.seq = ack;
+            }
+        }
+        let drained = (ack - self.snd_una) as usize;
+        self.buf.drain(..drained);
+        self.snd_una = ack;
+        if !out.retrans_acked {
+            out.rtt = first_sent.map(|t| now - t);
+        }
+        out
+    }
+
+    /// `tcp_add_reno_sack` with `tcp_limit_reno_sacked`: counts a duplicate ACK; returns
+    /// whether the count grew (one more segment delivered).
+    pub fn add_reno_sack(&mut self) -> bool {
+        let prior = self.sacked_out;
+        self.sacked_out += 1;
+        let holes = self.lost_out.max(1).min(self.packets_out());
+        if self.sacked_out + holes > self.packets_out() {
+            self.sacked_out = self.packets_out() - holes;
+        }
+        self.sacked_out > prior
+    }
+
+    /// `tcp_remove_reno_sacks`: a cumulative ACK of `acked` segments; returns the segments
+    /// delivered by it (the hole plus ones not yet counted by duplicate ACKs).
+    pub fn remove_reno_sacks(&mut self, acked: u32) -> u32 {
+        if acked == 0 {
+            return 0;
+        }
+        let delivered = acked.saturating_sub(self.sacked_out).max(1);
+        self.sacked_out -= (acked - 1).min(self.sacked_out);
+        delivered
+    }
+
+    /// The retransmission queue, oldest first.
+    pub fn segments(&self) -> impl Iterator<Item = &TxSegment> {
+        self.rtx.iter()
+    }
+}

@@ -1,0 +1,22 @@
+//! Per-connection counters.
+
+/// Counters of one connection (the lab's `segments_sent`, `segments_retransmitted`,
+/// `rto_count` columns).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TcpStats {
+    /// Every segment sent (SYN, SYN-ACK, data, pure ACKs).
+    pub segments_sent: u64,
+    /// Segments received (accepted or not).
+    pub segments_received: u64,
+    /// Data segments sent, retransmissions included.
+    pub data_segments_sent: u64,
+    /// Data segments retransmitted (fast retransmits and after RTOs).
+    pub segments_retransmitted: u64,
+    /// SYN or SYN-ACK retransmissions (timer-driven or answering a duplicate SYN).
+    pub syn_retransmissions: u64,
+    /// Retransmission-timer expiries (handshake and data).
+    pub rto_count: u64,
+    /// Fast-recovery episodes entered.
+    pub fast_recoveries: u64,
+}

@@ -1,0 +1,118 @@
+//! Handshake timelines: clean, lost SYN (retry at 2 s), lost SYN-ACK, and the Linux rules on
+//! the initial cwnd and RTO after SYN retransmissions.
+
+mod tcp_util;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_netsim::tcp::{TcpConfig, TcpState};
+use tcp_util::{nbiot, Pair};
+
+fn established(p: &mut Pair) -> bool {
+    p.client.state() == TcpState::Established && p.server.state() == TcpState::Established
+}
+
+#[test]
+fn clean_handshake_samples_the_rtt_on_both_sides() {
+    let (up, down) = nbiot();
+    let mut p = Pair::new(TcpConfig::default(), up, down);
+    p.run(established);
+    // SYN 40 B at 60 kbit/s = 5.333 ms + 215 ms; SYN-ACK 40 B at 30 kbit/s = 10.667 ms + 415.
+    assert_eq!(
+        p.log,
+        [
+            "0 C SYN 0 - 0",
+            "220333 S SYNACK 0 1 0",
+            "646000 C ACK 1 1 0",
+        ]
+    );
+    assert_eq!(p.now, Instant::from_nanos(866_333_335));
+    // Client sample 646 ms: RTO = 646 + max(1292, 200) = 1938 ms; cwnd = iw.
+    assert_eq!(p.client.rto(), Duration::from_millis(1938));
+    assert_eq!(p.client.cwnd(), 4);
+    // Server sample 646 ms too (SYN-ACK sent at 220.333 ms, ACK in at 866.333 ms).
+    assert_eq!(p.server.rto(), Duration::from_millis(1938));
+    assert_eq!(p.server.cwnd(), 4);
+}
+
+#[test]
+fn lost_syn_is_retried_at_two_seconds_and_rto_falls_back_to_three() {
+    let (mut up, down) = nbiot();
+    up.drops = vec![0];
+    let mut p = Pair::new(TcpConfig::default(), up, down);
+    p.run(established);
+    assert_eq!(
+        p.log,
+        [
+            "0 C SYN 0 - 0 DROP",
+            "2000000 C SYN 0 - 0",
+            "2220333 S SYNACK 0 1 0",
+            "2646000 C ACK 1 1 0",
+        ]
+    );
+    // Karn: the SYN was retransmitted, no client sample → 3 s; one retransmission keeps iw.
+    assert_eq!(p.client.rto(), Duration::from_secs(3));
+    assert!(p.client.rtt().srtt().is_none());
+    assert_eq!(p.client.cwnd(), 4);
+    assert_eq!(p.client.stats().syn_retransmissions, 1);
+    // The server's SYN-ACK was sent once: a valid sample of 646 ms.
+    assert_eq!(p.server.rto(), Duration::from_millis(1938));
+}
+
+#[test]
+fn two_lost_syns_back_off_exponentially_and_start_with_cwnd_one() {
+    let (mut up, down) = nbiot();
+    up.drops = vec![0, 1];
+    let mut p = Pair::new(TcpConfig::default(), up, down);
+    p.run(established);
+    assert_eq!(
+        p.log[0..3],
+        [
+            "0 C SYN 0 - 0 DROP",
+            "2000000 C SYN 0 - 0 DROP",
+            "6000000 C SYN 0 - 0"
+        ]
+    );
+    assert_eq!(p.client.cwnd(), 1);
+    assert_eq!(p.client.stats().rto_count, 2);
+}
+
+#[test]
+fn lost_synack_is_retransmitted_by_the_server_timer_and_the_syn_retry() {
+    let (up, mut down) = nbiot();
+    down.drops = vec![0];
+    let mut p = Pair::new(TcpConfig::default(), up, down);
+    p.run(established);
+    // The client's SYN retry (2 s) reaches the server at 2.220333 s, the very instant its own
+    // SYN-ACK timer (2 s after 220.333 ms) fires: one SYN-ACK for each; the client ACKs the
+    // first and answers the second, old one, with a duplicate ACK.
+    assert_eq!(
+        p.log,
+        [
+            "0 C SYN 0 - 0",
+            "220333 S SYNACK 0 1 0 DROP",
+            "2000000 C SYN 0 - 0",
+            "2220333 S SYNACK 0 1 0",
+            "2220333 S SYNACK 0 1 0",
+            "2646000 C ACK 1 1 0",
+            "2656666 C ACK 1 1 0",
+        ]
+    );
+    assert_eq!(p.server.cwnd(), 1, "two SYN-ACK retransmissions");
+    assert_eq!(p.server.rto(), Duration::from_secs(3));
+}
+
+#[test]
+fn syn_retries_are_given_up_after_the_budget() {
+    let (mut up, down) = nbiot();
+    up.drops = (0..10).collect();
+    let cfg = TcpConfig {
+        syn_retries: 3,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::new(cfg, up, down);
+    p.run(|p| p.client.state() == TcpState::Failed);
+    // SYNs at 0, 2, 6, 14 s; given up at 30 s.
+    assert_eq!(p.log.len(), 4);
+    assert_eq!(p.log[3], "14000000 C SYN 0 - 0 DROP");
+    assert_eq!(p.now, Instant::from_secs(30));
+}

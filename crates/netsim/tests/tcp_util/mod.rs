@@ -1,0 +1,167 @@
+//! A two-endpoint virtual-time harness for the TCP model: each direction is a pure serializer
+//! (fixed rate, infinite buffer) followed by a constant delay, with scripted drops by the index
+//! of the packet offered to that direction. Every send and drop is logged as one line.
+
+#![allow(dead_code)]
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_netsim::link::serializer::Serializer;
+use coaplab_netsim::tcp::{Connection, Segment, TcpConfig};
+
+/// One direction: serializer → delay → scripted drops.
+pub(crate) struct Path {
+    ser: Serializer,
+    delay: Duration,
+    /// 0-based indices of the packets (offered to this direction) to drop.
+    pub(crate) drops: Vec<usize>,
+    offered: usize,
+}
+
+impl Path {
+    pub(crate) fn new(rate_bps: u64, delay: Duration) -> Self {
+        Path {
+            ser: Serializer::new(rate_bps, 0),
+            delay,
+            drops: Vec::new(),
+            offered: 0,
+        }
+    }
+
+    /// The arrival instant, or `None` when scripted to drop.
+    fn offer(&mut self, now: Instant, ip_len: u32) -> Option<Instant> {
+        let i = self.offered;
+        self.offered += 1;
+        let (_, end) = self.ser.transmit(now, ip_len);
+        (!self.drops.contains(&i)).then_some(end + self.delay)
+    }
+}
+
+/// Client, server, uplink (client → server) and downlink.
+pub(crate) struct Pair {
+    pub(crate) client: Connection,
+    pub(crate) server: Connection,
+    pub(crate) up: Path,
+    pub(crate) down: Path,
+    pub(crate) now: Instant,
+    /// (arrival, to_server, segment), kept in arrival order (ties in send order).
+    in_flight: Vec<(Instant, bool, Segment)>,
+    /// One line per send: "t_us C|S kind seq ack len" (+ " DROP").
+    pub(crate) log: Vec<String>,
+    /// Client-side receive instants of data segments (seq, len).
+    pub(crate) client_rx: Vec<(Instant, u64, usize)>,
+}
+
+pub(crate) fn describe(s: &Segment) -> String {
+    let kind = match (s.syn, s.ack.is_some(), s.payload.is_empty()) {
+        (true, false, _) => "SYN",
+        (true, true, _) => "SYNACK",
+        (false, true, true) => "ACK",
+        _ => "DATA",
+    };
+    let ack = s.ack.map_or("-".to_string(), |a| a.to_string());
+    format!("{kind} {} {ack} {}", s.seq, s.payload.len())
+}
+
+impl Pair {
+    pub(crate) fn new(cfg: TcpConfig, up: Path, down: Path) -> Self {
+        Pair {
+            client: Connection::connect(cfg.clone()),
+            server: Connection::listen(cfg),
+            up,
+            down,
+            now: Instant::ZERO,
+            in_flight: Vec::new(),
+            log: Vec::new(),
+            client_rx: Vec::new(),
+        }
+    }
+
+    fn flush(&mut self) {
+        let now = self.now;
+        for to_server in [true, false] {
+            loop {
+                let conn = if to_server {
+                    &mut self.client
+                } else {
+                    &mut self.server
+                };
+                let Some(seg) = conn.poll_transmit(now) else {
+                    break;
+                };
+                let path = if to_server {
+                    &mut self.up
+                } else {
+                    &mut self.down
+                };
+                let arrival = path.offer(now, seg.ip_len());
+                let who = if to_server { "C" } else { "S" };
+                let drop = if arrival.is_none() { " DROP" } else { "" };
+                self.log.push(format!(
+                    "{} {who} {}{drop}",
+                    now.as_micros(),
+                    describe(&seg)
+                ));
+                if let Some(at) = arrival {
+                    let pos = self.in_flight.partition_point(|(t, _, _)| *t <= at);
+                    self.in_flight.insert(pos, (at, to_server, seg));
+                }
+            }
+        }
+    }
+
+    /// Runs until `until` returns true or nothing is left to do; bounded.
+    pub(crate) fn run(&mut self, mut until: impl FnMut(&mut Pair) -> bool) {
+        for _ in 0..1_000_000 {
+            self.flush();
+            if until(self) {
+                return;
+            }
+            let next = [
+                self.in_flight.first().map(|(t, _, _)| *t),
+                self.client.poll_timeout(),
+                self.server.poll_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(next) = next else { return };
+            self.now = next.max(self.now);
+            while self
+                .in_flight
+                .first()
+                .is_some_and(|(t, _, _)| *t <= self.now)
+            {
+                let (_, to_server, seg) = self.in_flight.remove(0);
+                if to_server {
+                    self.server
+                        .handle_segment(self.now, seg)
+                        .expect("server accepts");
+                } else {
+                    if !seg.payload.is_empty() {
+                        self.client_rx.push((self.now, seg.seq, seg.payload.len()));
+                    }
+                    self.client
+                        .handle_segment(self.now, seg)
+                        .expect("client accepts");
+                }
+            }
+            let now = self.now;
+            if self.client.poll_timeout().is_some_and(|t| t <= now) {
+                self.client.handle_timeout(now);
+            }
+            if self.server.poll_timeout().is_some_and(|t| t <= now) {
+                self.server.handle_timeout(now);
+            }
+        }
+        panic!("harness did not settle");
+    }
+}
+
+/// The nbiot preset's links (spec §2.1) with the 15 ms rest-of-path folded into the delay and
+/// an infinite buffer: uplink 60 kbit/s + 215 ms, downlink 30 kbit/s + 415 ms.
+pub(crate) fn nbiot() -> (Path, Path) {
+    (
+        Path::new(60_000, Duration::from_millis(215)),
+        Path::new(30_000, Duration::from_millis(415)),
+    )
+}
