@@ -28,6 +28,28 @@ for component in rustfmt clippy; do
 done
 cargo --version
 
+step "interop peers (libcoap, aiocoap)"
+# Debian packages are installed as root only when missing, with one apt-get update.
+apt_updated=0
+apt_install() {
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "missing: install $* as root (the interop tests skip a missing peer outside CI)" >&2
+    return 0
+  fi
+  [ "$apt_updated" = 1 ] || { apt-get update; apt_updated=1; }
+  apt-get install -y "$@"
+}
+# libcoap's coap-client-notls / coap-server-notls.
+if ! command -v coap-client-notls >/dev/null || ! command -v coap-server-notls >/dev/null; then
+  apt_install libcoap3-bin
+fi
+# aiocoap 0.4.17 in a project-local venv (.peers/venv, git-ignored).
+if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fileserver ]; then
+  rm -rf .peers/venv
+  python3 -m venv .peers/venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/venv; }
+  .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
+fi
+
 step "format (cargo fmt --check)"
 cargo fmt --all -- --check
 

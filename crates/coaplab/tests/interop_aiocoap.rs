@@ -1,0 +1,128 @@
+//! Interop with aiocoap 0.4.17 (installed by scripts/test.sh into `.peers/venv`): our client
+//! against `aiocoap-fileserver --write`, and `aiocoap-client` against our server. Bytes are
+//! compared exactly. Skipped with a printed reason when aiocoap is absent, unless CI is set.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{coaplab, free_udp_port, noise, pattern, peer, run_bounded, Guard, OurServer};
+
+const LIMIT: Duration = Duration::from_secs(60);
+const ALGORITHMS: [&str; 3] = ["default", "cocoa", "fasor"];
+
+fn ok(o: &std::process::Output, what: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn our_client_against_aiocoap_fileserver() {
+    let Some(bin) = peer("aiocoap-fileserver") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("coaplab-aiocoap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = noise(102_400, 3);
+    std::fs::write(dir.join("big.bin"), &big).unwrap();
+    std::fs::write(dir.join("small.txt"), b"hello").unwrap();
+    let port = free_udp_port();
+    let _server = Guard(
+        Command::new(bin)
+            .args(["--write", "--bind", &format!("127.0.0.1:{port}")])
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn aiocoap-fileserver"),
+    );
+    let uri = |p: &str| format!("coap://127.0.0.1:{port}/{p}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let o = run_bounded(
+            coaplab().args(["get", &uri("small.txt"), "--set", "ack_timeout_s=0.2"]),
+            None,
+            LIMIT,
+        );
+        if o.status.success() {
+            assert_eq!(o.stdout, b"hello");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "aiocoap-fileserver did not answer"
+        );
+    }
+    for (i, cc) in ALGORITHMS.into_iter().enumerate() {
+        let o = run_bounded(
+            coaplab().args(["get", &uri("big.bin"), "--cc", cc]),
+            None,
+            LIMIT,
+        );
+        ok(&o, &format!("{cc} get big"));
+        assert!(o.stdout == big, "{cc}: GET big.bin differs");
+        let o = run_bounded(
+            coaplab().args(["get", &uri("small.txt"), "--cc", cc]),
+            None,
+            LIMIT,
+        );
+        assert_eq!(o.stdout, b"hello");
+        // PUT with Block1 writes the file; the fileserver allows no POST on files (4.05).
+        let body = noise(102_400, 10 + i as u64);
+        let name = format!("up-{cc}.bin");
+        let o = run_bounded(
+            coaplab().args(["put", &uri(&name), "--cc", cc, "--payload-file", "-"]),
+            Some(&body),
+            LIMIT,
+        );
+        ok(&o, &format!("{cc} put"));
+        assert!(
+            std::fs::read(dir.join(&name)).unwrap() == body,
+            "{cc}: file differs"
+        );
+        let o = run_bounded(
+            coaplab().args(["post", &uri(&name), "--cc", cc, "--payload-file", "-"]),
+            Some(&body),
+            LIMIT,
+        );
+        assert_eq!(o.status.code(), Some(1), "{cc}: POST to a file");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("4.05"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn aiocoap_client_against_our_server() {
+    let Some(client) = peer("aiocoap-client") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("coaplab-aiocoap-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = noise(102_400, 21);
+    let file = dir.join("in.bin");
+    std::fs::write(&file, &body).unwrap();
+    let at_file = format!("@{}", file.display());
+    for cc in ALGORITHMS {
+        let server = OurServer::start(&["--cc", cc]);
+        let fetch = |args: &[&str]| {
+            let o = run_bounded(Command::new(&client).args(args), None, LIMIT);
+            ok(&o, &format!("{cc} aiocoap-client {args:?}"));
+            o.stdout
+        };
+        assert_eq!(fetch(&[&server.uri("data/10")]), pattern(10));
+        assert!(fetch(&[&server.uri("data/102400")]) == pattern(102_400));
+        for method in ["PUT", "POST"] {
+            let got = fetch(&["-m", method, "--payload", &at_file, &server.uri("echo")]);
+            assert!(got == body, "{cc} {method} echo differs");
+        }
+        let (status, stderr) = server.stop();
+        assert!(status.success());
+        assert!(stderr.contains(" malformed=0 "), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

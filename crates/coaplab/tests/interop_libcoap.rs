@@ -1,0 +1,167 @@
+//! Interop with libcoap 4.3 (Debian `libcoap3-bin`): our client against `coap-server-notls`
+//! (with and without its `-l loss%`), and `coap-client-notls` against our server. Bytes are
+//! compared exactly. Skipped with a printed reason when libcoap is absent, unless CI is set.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::{coaplab, free_udp_port, noise, pattern, peer, run_bounded, Guard, OurServer};
+
+const LIMIT: Duration = Duration::from_secs(60);
+const ALGORITHMS: [&str; 3] = ["default", "cocoa", "fasor"];
+
+/// `coap-server-notls` on a free loopback port with dynamic resources, and `extra` flags.
+fn libcoap_server(bin: &Path, extra: &[&str]) -> (Guard, u16) {
+    let port = free_udp_port();
+    let child = Command::new(bin)
+        .args(["-A", "127.0.0.1", "-p", &port.to_string(), "-d", "50"])
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn coap-server-notls");
+    let guard = Guard(child);
+    // Ready when it answers a GET of / (bounded).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let uri = format!("coap://127.0.0.1:{port}/");
+    loop {
+        let o = run_bounded(
+            coaplab().args(["get", &uri, "--set", "ack_timeout_s=0.2"]),
+            None,
+            LIMIT,
+        );
+        if o.status.success() {
+            assert!(o
+                .stdout
+                .starts_with(b"This is a test server made with libcoap"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "coap-server-notls did not answer"
+        );
+    }
+    (guard, port)
+}
+
+fn ok(o: &std::process::Output, what: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn our_client_against_libcoap_server() {
+    let Some(bin) = peer("coap-server-notls") else {
+        return;
+    };
+    let (_server, port) = libcoap_server(&bin, &[]);
+    let uri = |p: &str| format!("coap://127.0.0.1:{port}/{p}");
+    for (i, cc) in ALGORITHMS.into_iter().enumerate() {
+        // PUT then POST a 102,400-B body with Block1, each read back with Block2.
+        for (j, method) in ["put", "post"].into_iter().enumerate() {
+            let body = noise(102_400, (10 * i + j) as u64 + 1);
+            let path = format!("{method}-{cc}");
+            let o = run_bounded(
+                coaplab().args([method, &uri(&path), "--cc", cc, "--payload-file", "-"]),
+                Some(&body),
+                LIMIT,
+            );
+            ok(&o, &format!("{cc} {method}"));
+            let o = run_bounded(
+                coaplab().args(["get", &uri(&path), "--cc", cc]),
+                None,
+                LIMIT,
+            );
+            ok(&o, &format!("{cc} get {path}"));
+            assert!(o.stdout == body, "{cc}: {path} differs");
+        }
+        // A small resource in one message.
+        let o = run_bounded(
+            coaplab().args(["get", &uri("time"), "--cc", cc]),
+            None,
+            LIMIT,
+        );
+        ok(&o, &format!("{cc} get time"));
+    }
+}
+
+#[test]
+fn our_client_completes_identical_transfers_through_libcoap_loss() {
+    let Some(bin) = peer("coap-server-notls") else {
+        return;
+    };
+    // libcoap drops 20% of what its server sends: our client must retransmit.
+    let (_server, port) = libcoap_server(&bin, &["-l", "20%"]);
+    let uri = format!("coap://127.0.0.1:{port}/lossy");
+    let body = noise(40_960, 99);
+    let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
+    let o = run_bounded(
+        coaplab()
+            .args(["put", &uri, "-v", "--payload-file", "-"])
+            .args(fast),
+        Some(&body),
+        LIMIT,
+    );
+    ok(&o, "lossy put");
+    let put_err = String::from_utf8(o.stderr).unwrap();
+    let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
+    ok(&o, "lossy get");
+    assert!(o.stdout == body, "lossy GET differs");
+    // 40 blocks each way: every exchange answered once, and with ~80 libcoap sends at 20%
+    // loss (P(no loss) ≈ 2e-8) some retransmission timer fired.
+    let err = String::from_utf8(o.stderr).unwrap();
+    let answers = |e: &str| e.lines().filter(|l| l.contains(" answer ")).count();
+    assert_eq!((answers(&put_err), answers(&err)), (40, 40));
+    let timers = format!("{put_err}{err}")
+        .lines()
+        .filter(|l| l.contains(" timer "))
+        .count();
+    assert!(timers > 0, "no retransmission at 20% loss");
+}
+
+#[test]
+fn libcoap_client_against_our_server() {
+    let Some(client) = peer("coap-client-notls") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("coaplab-libcoap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for cc in ALGORITHMS {
+        let server = OurServer::start(&["--cc", cc]);
+        let out = dir.join("out.bin");
+        let fetch = |args: &[&str]| {
+            let _ = std::fs::remove_file(&out);
+            let o = run_bounded(
+                Command::new(&client)
+                    .args(["-B", "20", "-o"])
+                    .arg(&out)
+                    .args(args),
+                None,
+                LIMIT,
+            );
+            ok(&o, &format!("{cc} coap-client {args:?}"));
+            std::fs::read(&out).unwrap_or_default()
+        };
+        assert_eq!(fetch(&[&server.uri("data/10")]), pattern(10));
+        assert_eq!(fetch(&[&server.uri("data/102400")]), pattern(102_400));
+        let body = noise(102_400, 5);
+        let file = dir.join("in.bin");
+        std::fs::write(&file, &body).unwrap();
+        let f = file.to_str().unwrap();
+        for method in ["put", "post"] {
+            let got = fetch(&["-m", method, "-f", f, &server.uri("echo")]);
+            assert!(got == body, "{cc} {method} echo differs");
+        }
+        let (status, stderr) = server.stop();
+        assert!(status.success());
+        assert!(stderr.contains(" malformed=0 "), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
