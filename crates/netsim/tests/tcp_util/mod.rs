@@ -6,7 +6,7 @@
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::link::serializer::Serializer;
-use coaplab_netsim::tcp::{Connection, Segment, TcpConfig};
+use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
 
 /// One direction: serializer → delay → scripted drops.
 pub(crate) struct Path {
@@ -49,6 +49,9 @@ pub(crate) struct Pair {
     pub(crate) log: Vec<String>,
     /// Client-side receive instants of data segments (seq, len).
     pub(crate) client_rx: Vec<(Instant, u64, usize)>,
+    /// The server's window after each segment or timeout it handled:
+    /// "t_us ack=A cwnd=C ssthresh=S pipe=P ca=X".
+    pub(crate) server_trace: Vec<String>,
 }
 
 pub(crate) fn describe(s: &Segment) -> String {
@@ -73,6 +76,7 @@ impl Pair {
             in_flight: Vec::new(),
             log: Vec::new(),
             client_rx: Vec::new(),
+            server_trace: Vec::new(),
         }
     }
 
@@ -113,7 +117,9 @@ impl Pair {
     pub(crate) fn run(&mut self, mut until: impl FnMut(&mut Pair) -> bool) {
         for _ in 0..1_000_000 {
             self.flush();
-            if until(self) {
+            let done = until(self);
+            self.flush(); // what `until` wrote, as an application would
+            if done {
                 return;
             }
             let next = [
@@ -133,9 +139,11 @@ impl Pair {
             {
                 let (_, to_server, seg) = self.in_flight.remove(0);
                 if to_server {
+                    let ack = seg.ack;
                     self.server
                         .handle_segment(self.now, seg)
                         .expect("server accepts");
+                    self.trace_server(&format!("ack={}", ack.unwrap_or(0)));
                 } else {
                     if !seg.payload.is_empty() {
                         self.client_rx.push((self.now, seg.seq, seg.payload.len()));
@@ -151,10 +159,71 @@ impl Pair {
             }
             if self.server.poll_timeout().is_some_and(|t| t <= now) {
                 self.server.handle_timeout(now);
+                self.trace_server("timeout");
             }
         }
         panic!("harness did not settle");
     }
+}
+
+impl Pair {
+    fn trace_server(&mut self, what: &str) {
+        let s = &self.server;
+        let ss = if s.ssthresh() > 1_000_000 {
+            "inf".to_string()
+        } else {
+            s.ssthresh().to_string()
+        };
+        self.server_trace.push(format!(
+            "{} {what} cwnd={} ssthresh={ss} pipe={} ca={:?}",
+            self.now.as_micros(),
+            s.cwnd(),
+            s.pipe(),
+            s.ca_state()
+        ));
+    }
+}
+
+/// Drives the §5.1 application (client CSM 6 B + GET 5 B, server CSM 2 B, one response of
+/// `object_bytes`) until the client has it all and the server is fully acknowledged; returns (GET sent, last byte received).
+pub(crate) fn transfer(p: &mut Pair, object_bytes: usize) -> (Instant, Instant) {
+    let mut client_wrote = false;
+    let mut server_csm = false;
+    let mut responded = false;
+    let mut got = 0usize;
+    let mut get_at = None;
+    let mut done_at = None;
+    let mut buf = vec![0u8; 4096];
+    p.run(|p| {
+        if p.client.state() == TcpState::Established && !client_wrote {
+            client_wrote = true;
+            p.client.write(&[0xd0; 6]).expect("open"); // client CSM
+            p.client.write(&[0x01; 5]).expect("open"); // GET
+            get_at = Some(p.now);
+        }
+        if p.server.state() == TcpState::Established && !server_csm {
+            server_csm = true;
+            p.server.write(&[0xe0; 2]).expect("open");
+        }
+        if !responded && p.server.readable_len() >= 11 {
+            responded = true;
+            let mut req = [0u8; 11];
+            assert_eq!(p.server.read(&mut req), 11);
+            p.server.write(&vec![0x45; object_bytes]).expect("open");
+        }
+        loop {
+            let n = p.client.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        if got == 2 + object_bytes && done_at.is_none() {
+            done_at = Some(p.now);
+        }
+        done_at.is_some() && p.server.all_acked()
+    });
+    (get_at.expect("GET"), done_at.expect("done"))
 }
 
 /// The nbiot preset's links (spec §2.1) with the 15 ms rest-of-path folded into the delay and
