@@ -30,7 +30,7 @@ impl Session {
     /// A request of `len` bytes arrived.
     pub(crate) fn serve(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
         let token = frame.token();
-        let mut bytes = Vec::new();
+        let mut bytes = self.buffer();
         let mut code = self.respond(now, frame, &mut bytes);
         let max = self.peer_max_message_size;
         if bytes.len() > max as usize {

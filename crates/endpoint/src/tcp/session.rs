@@ -108,7 +108,13 @@ pub struct Session {
     pub(crate) pings: Vec<(Token, Instant)>,
     pub(crate) next_token: u64,
     pub(crate) next_request_id: u64,
+    /// Spare write buffers: [`Session::poll_write_into`] swaps them with the caller's, so a
+    /// steady state allocates nothing per message.
+    pub(crate) pool: Vec<Vec<u8>>,
 }
+
+/// Spare buffers kept at most.
+const POOL_MAX: usize = 16;
 
 impl Session {
     /// A session on a freshly set-up connection; our CSM is queued as the first write.
@@ -128,6 +134,7 @@ impl Session {
             outstanding: Vec::new(),
             pings: Vec::new(),
             next_request_id: 0,
+            pool: Vec::new(),
         };
         let csm = SignalMessage::new(Signal::Csm {
             max_message_size: s.config.max_message_size,
@@ -204,7 +211,13 @@ impl Session {
                 max: self.peer_max_message_size,
             });
         }
-        let bytes = frame.to_bytes().map_err(|_| RequestError::Unencodable)?;
+        let mut bytes = self.buffer();
+        // Room for the frame plus the encoder's header slack (Len/TKL, 4-B length, code).
+        bytes.resize(len + 6, 0);
+        let n = frame
+            .encode(&mut bytes)
+            .map_err(|_| RequestError::Unencodable)?;
+        bytes.truncate(n);
         let request = RequestId(self.next_request_id);
         self.next_request_id += 1;
         self.next_token = self.next_token.wrapping_add(1);
@@ -316,6 +329,25 @@ impl Session {
     #[must_use]
     pub fn poll_write(&mut self) -> Option<Write> {
         self.writes.pop_front()
+    }
+
+    /// The next write, into `buf` (its previous contents are discarded): buffers are swapped
+    /// rather than copied and the session keeps the old one for reuse, so a driver passing the
+    /// same `buf` every time allocates nothing per message.
+    #[must_use]
+    pub fn poll_write_into(&mut self, buf: &mut Vec<u8>) -> Option<WriteKind> {
+        let mut w = self.writes.pop_front()?;
+        std::mem::swap(buf, &mut w.bytes);
+        if self.pool.len() < POOL_MAX {
+            w.bytes.clear();
+            self.pool.push(w.bytes);
+        }
+        Some(w.kind)
+    }
+
+    /// An empty buffer, from the pool when it has one.
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        self.pool.pop().unwrap_or_default()
     }
 
     /// The next event.

@@ -235,3 +235,33 @@ fn content_resources_carry_their_content_format() {
         ]
     );
 }
+
+#[test]
+fn poll_write_into_swaps_buffers_and_reuses_them() {
+    let (mut c, mut s) = (client(), server());
+    let mut buf = vec![1, 2, 3];
+    c.request(t(0), &Request::get("f")).unwrap();
+    assert_eq!(
+        c.poll_write_into(&mut buf),
+        Some(WriteKind::Signal(Code::CSM))
+    );
+    s.handle_stream_bytes(t(1), &buf);
+    assert_eq!(
+        c.poll_write_into(&mut buf),
+        Some(WriteKind::Request(RequestId(0)))
+    );
+    assert_eq!(buf, [0x21, 0x01, 0x00, 0xb1, b'f']);
+    s.handle_stream_bytes(t(1), &buf);
+    assert_eq!(c.poll_write_into(&mut buf), None);
+    let mut got = Vec::new();
+    while let Some(kind) = s.poll_write_into(&mut buf) {
+        got.push((kind, buf.len()));
+    }
+    assert_eq!(
+        got,
+        [
+            (WriteKind::Signal(Code::CSM), 2),
+            (WriteKind::Response(Code::CONTENT), 102_408)
+        ]
+    );
+}
