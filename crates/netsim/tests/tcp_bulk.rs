@@ -58,3 +58,39 @@ fn nbiot_infinite_buffer_transfer_timeline() {
         (402, 0, 0)
     );
 }
+
+/// The §5.1 transfer through netsim's own nbiot link (byte FIFO counting the packet in
+/// service, 15 ms rest-of-path) at the four buffers of [P] Table 6 — nothing tuned.
+/// FCT (s) ours vs the published New Reno median: 2,500 B 34.8252 vs 36.213 (−3.8 %);
+/// 14,100 B 57.6573 vs 58.235 (−1.0 %); 28,200 B 95.1355 vs 95.138; infinite 32.8728 vs
+/// 32.867. The 2,500-B gap is not yet explained (calibration work, lab issue).
+#[test]
+fn nbiot_buffer_sweep_against_table_6() {
+    let mut got = Vec::new();
+    for buffer in [2_500u64, 14_100, 28_200, 1_410_000] {
+        let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
+        net.set_buffer_bytes(buffer);
+        let rest = coaplab_cc::time::Duration::from_millis(15);
+        let up = tcp_util::Path::link(&net.up, rest);
+        let down = tcp_util::Path::link(&net.down, rest);
+        let mut p = Pair::new(TcpConfig::default(), up, down);
+        let (get_at, done_at) = transfer(&mut p, 102_408);
+        let s = p.server.stats();
+        got.push((
+            buffer,
+            (done_at - get_at).as_micros(),
+            s.segments_retransmitted,
+            s.fast_recoveries,
+            s.rto_count,
+        ));
+    }
+    assert_eq!(
+        got,
+        [
+            (2_500, 34_825_200, 12, 3, 0),
+            (14_100, 57_657_333, 55, 1, 0),
+            (28_200, 95_135_466, 99, 1, 0),
+            (1_410_000, 32_872_800, 0, 0, 0),
+        ]
+    );
+}

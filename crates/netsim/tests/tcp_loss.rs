@@ -143,3 +143,57 @@ fn at_us(line: &str) -> u64 {
         .and_then(|t| t.parse().ok())
         .expect("log line")
 }
+
+#[test]
+fn two_losses_in_one_window_partial_ack_retransmits_the_next_hole() {
+    let (up, mut down) = nbiot();
+    down.drops = vec![11, 13];
+    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let (_, done_at) = transfer(&mut p, 30 * 256);
+    let sends: Vec<&str> = p
+        .log
+        .iter()
+        .filter(|l| l.contains(" S DATA") && at_us(l) >= 3_000_000)
+        .map(String::as_str)
+        .collect();
+    // Fast retransmit of 2307; the ACK for it is partial (2819 < high_seq 6403): RFC 6582
+    // retransmits the next hole at once and recovery continues.
+    assert_eq!(
+        sends,
+        [
+            "3179133 S DATA 6147 12 256",
+            "3258066 S DATA 2307 12 256",
+            "3415933 S DATA 6403 12 256",
+            "3573800 S DATA 6659 12 256",
+            "3731666 S DATA 6915 12 256",
+            "3889533 S DATA 7171 12 256",
+            "4126333 S DATA 7427 12 256",
+            "4205266 S DATA 2819 12 256",
+        ]
+    );
+    let partial = p
+        .server_trace
+        .iter()
+        .position(|l| l.contains("ack=2819"))
+        .expect("partial");
+    assert_eq!(
+        p.server_trace[partial..],
+        [
+            // Partial ACK of retransmitted data: PRR-SSRB, cwnd = pipe 5 + min(2, …) = 7.
+            "4205266 ack=2819 cwnd=7 ssthresh=7 pipe=5 ca=Recovery",
+            "4284200 ack=2819 cwnd=6 ssthresh=7 pipe=5 ca=Recovery",
+            "4363133 ack=2819 cwnd=5 ssthresh=7 pipe=4 ca=Recovery",
+            "4445933 ack=2819 cwnd=4 ssthresh=7 pipe=3 ca=Recovery",
+            "4603800 ack=2819 cwnd=3 ssthresh=7 pipe=2 ca=Recovery",
+            "4840600 ack=2819 cwnd=2 ssthresh=7 pipe=1 ca=Recovery",
+            // Above high_seq: recovery ends with cwnd = ssthresh.
+            "4919533 ack=7683 cwnd=7 ssthresh=7 pipe=0 ca=Open",
+        ]
+    );
+    assert_eq!(done_at.as_nanos(), 4_699_200_005);
+    let s = p.server.stats();
+    assert_eq!(
+        (s.segments_retransmitted, s.fast_recoveries, s.rto_count),
+        (2, 1, 0)
+    );
+}

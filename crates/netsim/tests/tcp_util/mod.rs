@@ -7,10 +7,14 @@
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::link::serializer::Serializer;
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
+use coaplab_netsim::{Link, LinkConfig, LinkResult, LinkStreams};
 
 /// One direction: serializer → delay → scripted drops.
 pub(crate) struct Path {
     ser: Serializer,
+    /// When set, netsim's bottleneck link (FIFO → serializer → delay → loss) replaces the
+    /// ideal serializer; the `delay` is then the rest-of-path added after it.
+    link: Option<Link>,
     delay: Duration,
     /// 0-based indices of the packets (offered to this direction) to drop.
     pub(crate) drops: Vec<usize>,
@@ -21,16 +25,32 @@ impl Path {
     pub(crate) fn new(rate_bps: u64, delay: Duration) -> Self {
         Path {
             ser: Serializer::new(rate_bps, 0),
+            link: None,
             delay,
             drops: Vec::new(),
             offered: 0,
         }
     }
 
+    /// netsim's link for `config`, then a constant `rest` delay.
+    pub(crate) fn link(config: &LinkConfig, rest: Duration) -> Self {
+        let mut p = Path::new(1, rest);
+        p.link = Some(Link::new(config, LinkStreams::named(1, "test")));
+        p
+    }
+
     /// The arrival instant, or `None` when scripted to drop.
     fn offer(&mut self, now: Instant, ip_len: u32) -> Option<Instant> {
         let i = self.offered;
         self.offered += 1;
+        if let Some(link) = &mut self.link {
+            return match link.offer(now, ip_len).result {
+                LinkResult::Delivered { at, .. } if !self.drops.contains(&i) => {
+                    Some(at + self.delay)
+                }
+                _ => None,
+            };
+        }
         let (_, end) = self.ser.transmit(now, ip_len);
         (!self.drops.contains(&i)).then_some(end + self.delay)
     }
