@@ -265,3 +265,52 @@ fn poll_write_into_swaps_buffers_and_reuses_them() {
         ]
     );
 }
+
+#[test]
+fn a_continuous_client_runs_50_short_exchanges_on_one_session() {
+    let config = SessionConfig {
+        token_len: 2,
+        ..SessionConfig::client()
+    };
+    let mut c = Session::new(config, Router::new()).unwrap();
+    let mut s = server();
+    let (mut up, mut down) = (0, 0);
+    for i in 0..50i64 {
+        let id = c
+            .request(t(100 * i), &Request::post("f", vec![0; 51]))
+            .unwrap();
+        for w in writes(&mut c) {
+            up += w.bytes.len();
+            s.handle_stream_bytes(t(100 * i + 40), &w.bytes);
+        }
+        for w in writes(&mut s) {
+            down += w.bytes.len();
+            c.handle_stream_bytes(t(100 * i + 80), &w.bytes);
+        }
+        let done = events(&mut c).into_iter().find_map(|e| match e {
+            SessionEvent::RequestCompleted {
+                request,
+                code,
+                bytes,
+                started,
+                at,
+                ..
+            } => Some((request, code, bytes, at - started)),
+            _ => None,
+        });
+        assert_eq!(
+            done,
+            Some((
+                id,
+                Code::CHANGED,
+                59,
+                coaplab_cc::time::Duration::from_millis(80)
+            ))
+        );
+    }
+    // CSMs once, then 59 B each way per exchange; tokens 0x0000..0x0031.
+    assert_eq!((up, down), (6 + 50 * 59, 2 + 50 * 59));
+    assert_eq!(c.config().first_token, 0);
+    c.request(t(5_000), &Request::get("f")).unwrap();
+    assert_eq!(writes(&mut c)[0].bytes[..4], [0x22, 0x01, 0x00, 0x32]);
+}
