@@ -113,6 +113,13 @@ fn a_lost_retransmission_is_recovered_by_rto_with_karn() {
         (s.segments_retransmitted, s.fast_recoveries, s.rto_count),
         (2, 1, 1)
     );
+    // New, never-retransmitted data gives a fresh sample, and the RTO is recomputed.
+    p.server.write(&[9; 256]).expect("open");
+    let mut buf = [0u8; 512];
+    p.run(|p| p.client.read(&mut buf) == 256);
+    p.run(|p| p.server.all_acked());
+    assert_eq!(p.server.rto().as_micros(), 1_916_261);
+    assert_eq!(p.server.ca_state(), coaplab_netsim::tcp::CaState::Open);
 }
 
 #[test]
