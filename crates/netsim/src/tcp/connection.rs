@@ -7,7 +7,7 @@
 
 use coaplab_cc::time::Instant;
 
-use super::config::{RecoveryMode, TcpConfig};
+use super::config::TcpConfig;
 use super::handshake::{Handshake, HandshakeTimeout};
 use super::newreno::{Prr, Reno};
 use super::receiver::Receiver;
@@ -25,7 +25,8 @@ pub enum Role {
     Server,
 }
 
-/// Connection state (no FIN states: the model has no close yet).
+/// Connection state (RFC 9293 §3.3.2; TIME-WAIT has no 2MSL timer here: it is final and
+/// still answers a retransmitted FIN).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TcpState {
     /// Server waiting for a SYN.
@@ -36,6 +37,20 @@ pub enum TcpState {
     SynReceived,
     /// Handshake complete.
     Established,
+    /// Our FIN sent, not yet acknowledged; the peer's not received.
+    FinWait1,
+    /// Our FIN acknowledged; waiting for the peer's.
+    FinWait2,
+    /// Both FINs crossed; ours not yet acknowledged.
+    Closing,
+    /// Active close complete.
+    TimeWait,
+    /// The peer's FIN received; we have not closed.
+    CloseWait,
+    /// Passive close: our FIN sent after the peer's, not yet acknowledged.
+    LastAck,
+    /// Passive close complete.
+    Closed,
     /// SYN or SYN-ACK retries exhausted.
     Failed,
 }
@@ -117,6 +132,10 @@ pub struct Connection {
     pub(super) is_cwnd_limited: bool,
     /// Something was sent or acknowledged since the last cwnd validation.
     pub(super) burst_open: bool,
+    /// The application called `close`.
+    pub(super) closed_by_app: bool,
+    /// Our FIN went out before the peer's FIN arrived (active close).
+    pub(super) active_close: Option<bool>,
     pub(super) stats: TcpStats,
 }
 
@@ -146,6 +165,8 @@ impl Connection {
             max_packets_seq: 1,
             is_cwnd_limited: false,
             burst_open: false,
+            closed_by_app: false,
+            active_close: None,
             stats: TcpStats::default(),
             config,
         }
@@ -212,13 +233,27 @@ impl Connection {
     }
 
     /// Queues application bytes (one write = one push, `TCP_NODELAY`). Bytes written before
-    /// the handshake completes wait for it.
+    /// the handshake completes wait for it; bytes written after [`Connection::close`] are
+    /// refused.
     pub fn write(&mut self, bytes: &[u8]) -> Result<usize, ConnectionFailed> {
-        if self.state == TcpState::Failed {
+        if self.state == TcpState::Failed || self.closed_by_app {
             return Err(ConnectionFailed);
         }
         self.snd.write(bytes);
         Ok(bytes.len())
+    }
+
+    /// Closes the sending direction: a FIN follows the written data (a segment of its own).
+    pub fn close(&mut self) {
+        if !self.closed_by_app {
+            self.closed_by_app = true;
+            self.snd.close();
+        }
+    }
+
+    /// Whether the peer closed its direction (its FIN arrived in order).
+    pub fn peer_closed(&self) -> bool {
+        self.rcv.fin_received()
     }
 
     /// Moves received in-order bytes into `buf`; returns how many.
@@ -287,9 +322,45 @@ impl Connection {
                 self.establish(now);
                 self.on_established_segment(now, seg)
             }
-            TcpState::Established => self.on_established_segment(now, seg),
+            TcpState::Established
+            | TcpState::FinWait1
+            | TcpState::FinWait2
+            | TcpState::Closing
+            | TcpState::TimeWait
+            | TcpState::CloseWait
+            | TcpState::LastAck => {
+                let r = self.on_established_segment(now, seg);
+                self.update_close_state();
+                r
+            }
             s => Err(SegmentError::Unexpected(s)),
         }
+    }
+
+    /// Derives the closing states from the FINs sent, acknowledged and received.
+    pub(super) fn update_close_state(&mut self) {
+        if self.state == TcpState::Failed || self.state == TcpState::SynSent {
+            return;
+        }
+        let (sent, acked, got) = (
+            self.snd.fin_sent(),
+            self.snd.fin_acked(),
+            self.rcv.fin_received(),
+        );
+        if self.active_close.is_none() && (sent || got) {
+            self.active_close = Some(sent && !got);
+        }
+        let active = self.active_close == Some(true);
+        self.state = match (sent, acked, got) {
+            (false, _, false) => return,
+            (false, _, true) => TcpState::CloseWait,
+            (true, false, false) => TcpState::FinWait1,
+            (true, true, false) => TcpState::FinWait2,
+            (true, false, true) if active => TcpState::Closing,
+            (true, false, true) => TcpState::LastAck,
+            (true, true, true) if active => TcpState::TimeWait,
+            (true, true, true) => TcpState::Closed,
+        };
     }
 
     fn establish(&mut self, now: Instant) {
@@ -325,145 +396,11 @@ impl Connection {
             self.on_ack(now, ack, seg.payload.is_empty() && !seg.fin);
         }
         self.rcv.on_data(now, seg.seq, &seg.payload);
+        if seg.fin {
+            let closing = self.snd.fin_sent();
+            self.rcv
+                .on_fin(now, seg.seq + seg.payload.len() as u64, closing);
+        }
         Ok(())
-    }
-
-    /// The next segment to put on the wire, if any.
-    #[must_use]
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        let seg = self.next_segment(now);
-        match &seg {
-            Some(s) => {
-                self.stats.segments_sent += 1;
-                if s.ack.is_some() {
-                    self.rcv.on_ack_sent();
-                }
-            }
-            None if self.state == TcpState::Established => {
-                // The end of a `tcp_write_xmit` pass.
-                let limited = self.snd.in_flight() >= self.reno.cwnd;
-                if self.burst_open || limited {
-                    self.cwnd_validate(limited);
-                }
-                self.burst_open = false;
-            }
-            None => {}
-        }
-        seg
-    }
-
-    fn next_segment(&mut self, now: Instant) -> Option<Segment> {
-        let ack = Some(self.rcv.rcv_nxt());
-        if self.hs.pending > 0 {
-            self.hs.on_sent(now);
-            return Some(match self.role {
-                Role::Client => Segment {
-                    seq: 0,
-                    ack: None,
-                    syn: true,
-                    fin: false,
-                    payload: Vec::new(),
-                },
-                Role::Server => Segment {
-                    seq: 0,
-                    ack,
-                    syn: true,
-                    fin: false,
-                    payload: Vec::new(),
-                },
-            });
-        }
-        if self.state != TcpState::Established {
-            return None;
-        }
-        if let Some((seq, payload)) = self.next_data(now) {
-            return Some(Segment {
-                seq,
-                ack,
-                syn: false,
-                fin: false,
-                payload,
-            });
-        }
-        if self.rcv.ack_due() {
-            return Some(Segment {
-                seq: self.snd.snd_nxt(),
-                ack,
-                syn: false,
-                fin: false,
-                payload: Vec::new(),
-            });
-        }
-        None
-    }
-
-    /// A lost segment's retransmission or new data, as the window allows.
-    fn next_data(&mut self, now: Instant) -> Option<(u64, Vec<u8>)> {
-        let inflating =
-            self.config.recovery == RecoveryMode::Rfc6582 && self.ca == CaState::Recovery;
-        if self.snd.has_lost_to_send() && (inflating || self.snd.in_flight() < self.reno.cwnd) {
-            let (seq, payload, head) = self.snd.retransmit_lost(now)?;
-            self.stats.segments_retransmitted += 1;
-            self.stats.data_segments_sent += 1;
-            if self.ca == CaState::Recovery {
-                self.prr.out += 1;
-            }
-            if head {
-                self.rto_at = Some(now + self.rtt.rto());
-            }
-            self.burst_open = true;
-            return Some((seq, payload));
-        }
-        let gate = if inflating {
-            self.snd.packets_out()
-        } else {
-            self.snd.in_flight()
-        };
-        if !self.snd.has_unsent() || gate >= self.reno.cwnd {
-            return None;
-        }
-        let prior_packets = self.snd.packets_out();
-        if prior_packets == 0 && self.config.slow_start_after_idle {
-            let idle = now - self.lsndtime;
-            let rto = self.rtt.rto();
-            if idle > rto {
-                let idle_rtos = ((idle.as_nanos() - 1) / rto.as_nanos()) as u64;
-                self.reno.restart_after_idle(self.config.iw, idle_rtos);
-                if gate >= self.reno.cwnd {
-                    return None;
-                }
-            }
-        }
-        let (seq, payload) = self.snd.send_new(now)?;
-        self.stats.data_segments_sent += 1;
-        if self.ca == CaState::Recovery {
-            self.prr.out += 1;
-        }
-        if prior_packets == 0 {
-            self.rto_at = Some(now + self.rtt.rto());
-        }
-        self.lsndtime = now;
-        self.burst_open = true;
-        Some((seq, payload))
-    }
-
-    /// `tcp_cwnd_validate` (Linux ≥ 4.10): tracks the largest flight per window of data and
-    /// whether it was cwnd-limited.
-    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        let packets_out = self.snd.packets_out();
-        if self.snd.snd_una() >= self.max_packets_seq || packets_out > self.max_packets_out {
-            self.max_packets_out = packets_out;
-            self.max_packets_seq = self.snd.snd_nxt();
-            self.is_cwnd_limited = is_cwnd_limited;
-        }
-    }
-
-    /// `tcp_is_cwnd_limited`.
-    pub(super) fn cwnd_limited(&self) -> bool {
-        if self.reno.in_slow_start() {
-            self.reno.cwnd < 2 * self.max_packets_out
-        } else {
-            self.is_cwnd_limited
-        }
     }
 }

@@ -11,10 +11,14 @@
 //! * [`newreno`]: slow start, congestion avoidance (`cwnd_cnt`), PRR (RFC 6937).
 //! * [`sender`] / [`receiver`]: retransmission queue and scoreboard; reassembly and delayed ACK.
 //! * `recovery`: ACK processing, fast retransmit / New Reno partial ACKs, RTO.
+//! * `transmit`: what `poll_transmit` sends, and cwnd validation.
 //! * [`connection`]: the [`Connection`] that ties them together — `handle_segment`,
 //!   `poll_transmit`, `poll_timeout`, `handle_timeout`, `write`, `read`.
 //!
-//! Not modelled yet: FIN / close, BBR, RFC 2861 cwnd validation when application-limited,
+//! Closing: [`Connection::close`] queues a FIN after the data (a segment of its own); the
+//! states follow RFC 9293, TIME-WAIT without its 2MSL timer.
+//!
+//! Not modelled yet: BBR, RFC 2861 cwnd validation when application-limited,
 //! reordering-driven dupthresh changes, jiffies rounding of the RTO.
 
 pub mod config;
@@ -27,6 +31,7 @@ pub mod rtt;
 pub mod segment;
 pub mod sender;
 pub mod stats;
+mod transmit;
 
 pub use config::{RecoveryMode, TcpConfig, TcpConfigError};
 pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};

@@ -23,6 +23,10 @@ pub struct Receiver {
     delack_at: Option<Instant>,
     mss: u64,
     delack: Duration,
+    /// Sequence number of the peer's FIN, once seen.
+    fin_at: Option<u64>,
+    /// The FIN was reached in order (rcv_nxt counts it).
+    fin_received: bool,
 }
 
 impl Receiver {
@@ -37,6 +41,8 @@ impl Receiver {
             delack_at: None,
             mss: u64::from(mss),
             delack,
+            fin_at: None,
+            fin_received: false,
         }
     }
 
@@ -73,11 +79,46 @@ impl Receiver {
                 self.rcv_nxt = e;
             }
         }
+        // A FIN that waited behind a hole is reached by hole filling, which ACKs at once.
+        self.take_fin(now, true);
         if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss {
             self.ack_now = true;
         } else if self.delack_at.is_none() {
             self.delack_at = Some(now + self.delack);
         }
+    }
+
+    /// Takes in a segment's FIN at `seq` (after its payload). Reached in order, it is ACKed
+    /// at once when `closing` (our FIN is out: Linux `tcp_fin` in FIN-WAIT) and by the
+    /// delayed-ACK rule otherwise (ESTABLISHED → CLOSE-WAIT, so the application's FIN can
+    /// carry the ACK). Out of order or retransmitted: a duplicate ACK at once.
+    pub fn on_fin(&mut self, now: Instant, seq: u64, closing: bool) {
+        if self.fin_received {
+            self.ack_now = true;
+            return;
+        }
+        self.fin_at = Some(seq);
+        self.take_fin(now, closing);
+        if !self.fin_received {
+            self.ack_now = true;
+        }
+    }
+
+    fn take_fin(&mut self, now: Instant, closing: bool) {
+        if !self.fin_received && self.fin_at == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_received = true;
+            if closing {
+                self.ack_now = true;
+            } else if self.delack_at.is_none() {
+                self.delack_at = Some(now + self.delack);
+            }
+        }
+    }
+
+    /// Whether the peer's FIN was received in order (no more data will come).
+    pub fn fin_received(&self) -> bool {
+        self.fin_received
     }
 
     /// A segment that needs an immediate ACK arrived (an old SYN-ACK, a duplicate SYN).

@@ -25,6 +25,28 @@ pub struct TxSegment {
     pub lost: bool,
     /// A retransmission is in flight (`TCPCB_SACKED_RETRANS`).
     pub retrans_in_flight: bool,
+    /// Carries the FIN (a zero-length segment occupying one sequence number).
+    pub fin: bool,
+}
+
+impl TxSegment {
+    /// One past the last sequence number the segment occupies.
+    pub fn end(&self) -> u64 {
+        self.seq + u64::from(self.len) + u64::from(self.fin)
+    }
+}
+
+/// A segment's worth of data to put on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// First sequence number.
+    pub seq: u64,
+    /// Payload bytes.
+    pub payload: Vec<u8>,
+    /// FIN flag.
+    pub fin: bool,
+    /// It is the head of the retransmission queue (re-arms the RTO when retransmitted).
+    pub head: bool,
 }
 
 /// What a cumulative ACK removed.
@@ -41,8 +63,12 @@ pub struct Acked {
 /// Send buffer and retransmission queue.
 #[derive(Debug, Clone)]
 pub struct Sender {
-    /// Bytes from `snd_una` on: sent-unacknowledged, then unsent.
+    /// Bytes from `buf_start` on: sent-unacknowledged, then unsent.
     buf: VecDeque<u8>,
+    /// Sequence number of `buf[0]` (`snd_una`, except once the FIN is acknowledged).
+    buf_start: u64,
+    /// Sequence number of the FIN once sent.
+    fin_seq: Option<u64>,
     /// Sequence number of `buf[0]`.
     snd_una: u64,
     /// Next new sequence number to send.
@@ -51,6 +77,8 @@ pub struct Sender {
     write_ends: VecDeque<u64>,
     /// Sent segments, oldest first.
     rtx: VecDeque<TxSegment>,
+    /// The application closed: a FIN follows the data.
+    fin_queued: bool,
     /// Reno duplicate-ACK count (`sacked_out`).
     pub sacked_out: u32,
     /// Segments marked lost.
@@ -65,10 +93,13 @@ impl Sender {
     pub fn new(first_seq: u64, mss: u32) -> Self {
         Sender {
             buf: VecDeque::new(),
+            buf_start: first_seq,
+            fin_seq: None,
             snd_una: first_seq,
             snd_nxt: first_seq,
             write_ends: VecDeque::new(),
             rtx: VecDeque::new(),
+            fin_queued: false,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -96,35 +127,70 @@ impl Sender {
         (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
 
-    /// Whether unsent bytes are queued.
-    pub fn has_unsent(&self) -> bool {
-        self.snd_nxt < self.snd_una + self.buf.len() as u64
+    /// One past the last data byte written.
+    fn data_end(&self) -> u64 {
+        self.buf_start + self.buf.len() as u64
     }
 
-    /// Unsent bytes queued.
-    pub fn unsent_len(&self) -> u64 {
-        self.snd_una + self.buf.len() as u64 - self.snd_nxt
+    /// Whether unsent bytes (or the FIN) are queued.
+    pub fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.data_end() || (self.fin_queued && self.fin_seq.is_none())
+    }
+
+    /// Queues the FIN after every written byte.
+    pub fn close(&mut self) {
+        self.fin_queued = true;
+    }
+
+    /// Whether the FIN was sent.
+    pub fn fin_sent(&self) -> bool {
+        self.fin_seq.is_some()
+    }
+
+    /// Whether the FIN was sent and acknowledged.
+    pub fn fin_acked(&self) -> bool {
+        self.fin_sent() && self.snd_una == self.snd_nxt
     }
 
     /// Appends one application write.
     pub fn write(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
+        if bytes.is_empty() || self.fin_queued {
             return;
         }
         self.buf.extend(bytes);
-        self.write_ends
-            .push_back(self.snd_una + self.buf.len() as u64);
+        self.write_ends.push_back(self.data_end());
     }
 
     fn payload(&self, seq: u64, len: u32) -> Vec<u8> {
-        let off = (seq - self.snd_una) as usize;
+        let off = (seq - self.buf_start) as usize;
         self.buf.range(off..off + len as usize).copied().collect()
     }
 
-    /// Cuts and records the next new segment; returns `(seq, payload)`.
-    pub fn send_new(&mut self, now: Instant) -> Option<(u64, Vec<u8>)> {
+    /// Cuts and records the next new segment (the FIN alone once the data is all sent).
+    pub fn send_new(&mut self, now: Instant) -> Option<Outgoing> {
         if !self.has_unsent() {
             return None;
+        }
+        let head = self.rtx.is_empty();
+        if self.snd_nxt == self.data_end() {
+            let seq = self.snd_nxt;
+            self.rtx.push_back(TxSegment {
+                seq,
+                len: 0,
+                sent_at: now,
+                ever_retrans: false,
+                lost: false,
+                retrans_in_flight: false,
+                fin: true,
+            });
+            self.fin_seq = Some(seq);
+            self.snd_nxt += 1;
+            return Some(Outgoing {
+                seq,
+                payload: Vec::new(),
+                fin: true,
+                head,
+            });
         }
         while self.write_ends.front().is_some_and(|&e| e <= self.snd_nxt) {
             self.write_ends.pop_front();
@@ -140,13 +206,19 @@ impl Sender {
             ever_retrans: false,
             lost: false,
             retrans_in_flight: false,
+            fin: false,
         });
         self.snd_nxt = end;
-        Some((seq, self.payload(seq, len)))
+        Some(Outgoing {
+            seq,
+            payload: self.payload(seq, len),
+            fin: false,
+            head,
+        })
     }
 
     /// Retransmits the oldest segment marked lost and not yet retransmitted.
-    pub fn retransmit_lost(&mut self, now: Instant) -> Option<(u64, Vec<u8>, bool)> {
+    pub fn retransmit_lost(&mut self, now: Instant) -> Option<Outgoing> {
         let i = self
             .rtx
             .iter()
@@ -155,9 +227,14 @@ impl Sender {
         s.retrans_in_flight = true;
         s.ever_retrans = true;
         s.sent_at = now;
-        let (seq, len) = (s.seq, s.len);
+        let (seq, len, fin) = (s.seq, s.len, s.fin);
         self.retrans_out += 1;
-        Some((seq, self.payload(seq, len), i == 0))
+        Some(Outgoing {
+            seq,
+            payload: self.payload(seq, len),
+            fin,
+            head: i == 0,
+        })
     }
 
     /// Whether some segment is marked lost and waits for retransmission.
@@ -192,7 +269,7 @@ impl Sender {
         let mut out = Acked::default();
         let mut first_sent: Option<Instant> = None;
         while let Some(s) = self.rtx.front() {
-            if s.seq + u64::from(s.len) > ack {
+            if s.end() > ack {
                 break;
             }
             let s = self.rtx.pop_front().expect("peeked");
@@ -210,14 +287,15 @@ impl Sender {
             }
         }
         if let Some(s) = self.rtx.front_mut() {
-            if s.seq < ack {
+            if s.seq < ack && !s.fin {
                 // A partial acknowledgement of a segment: trim its head (`tcp_trim_head`).
                 s.len -= (ack - s.seq) as u32;
                 s.seq = ack;
             }
         }
-        let drained = (ack - self.snd_una) as usize;
-        self.buf.drain(..drained);
+        let new_start = ack.min(self.data_end());
+        self.buf.drain(..(new_start - self.buf_start) as usize);
+        self.buf_start = new_start;
         self.snd_una = ack;
         if !out.retrans_acked {
             out.rtt = first_sent.map(|t| now - t);

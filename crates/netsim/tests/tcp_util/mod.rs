@@ -78,6 +78,7 @@ pub(crate) fn describe(s: &Segment) -> String {
     let kind = match (s.syn, s.ack.is_some(), s.payload.is_empty()) {
         (true, false, _) => "SYN",
         (true, true, _) => "SYNACK",
+        _ if s.fin => "FIN",
         (false, true, true) => "ACK",
         _ => "DATA",
     };

@@ -1,0 +1,162 @@
+//! The transmit side of [`Connection`]: what `poll_transmit` puts on the wire — the
+//! SYN / SYN-ACK, lost segments and new data as the window allows (`tcp_xmit_retransmit_queue`
+//! then `tcp_write_xmit`), else a due pure ACK — and Linux's `tcp_cwnd_validate`.
+
+use coaplab_cc::time::Instant;
+
+use super::config::RecoveryMode;
+use super::connection::{CaState, Connection, Role, TcpState};
+use super::segment::Segment;
+use super::sender::Outgoing;
+
+impl Connection {
+    /// The next segment to put on the wire, if any.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        let seg = self.next_segment(now);
+        match &seg {
+            Some(s) => {
+                self.stats.segments_sent += 1;
+                if s.ack.is_some() {
+                    self.rcv.on_ack_sent();
+                }
+                if s.fin {
+                    self.update_close_state();
+                }
+            }
+            None if self.synchronized() => {
+                // The end of a `tcp_write_xmit` pass.
+                let limited = self.snd.in_flight() >= self.reno.cwnd;
+                if self.burst_open || limited {
+                    self.cwnd_validate(limited);
+                }
+                self.burst_open = false;
+            }
+            None => {}
+        }
+        seg
+    }
+
+    fn next_segment(&mut self, now: Instant) -> Option<Segment> {
+        let ack = Some(self.rcv.rcv_nxt());
+        if self.hs.pending > 0 {
+            self.hs.on_sent(now);
+            return Some(match self.role {
+                Role::Client => Segment {
+                    seq: 0,
+                    ack: None,
+                    syn: true,
+                    fin: false,
+                    payload: Vec::new(),
+                },
+                Role::Server => Segment {
+                    seq: 0,
+                    ack,
+                    syn: true,
+                    fin: false,
+                    payload: Vec::new(),
+                },
+            });
+        }
+        if !self.synchronized() {
+            return None;
+        }
+        if let Some(out) = self.next_data(now) {
+            return Some(Segment {
+                seq: out.seq,
+                ack,
+                syn: false,
+                fin: out.fin,
+                payload: out.payload,
+            });
+        }
+        if self.rcv.ack_due() {
+            return Some(Segment {
+                seq: self.snd.snd_nxt(),
+                ack,
+                syn: false,
+                fin: false,
+                payload: Vec::new(),
+            });
+        }
+        None
+    }
+
+    /// Past the handshake and not failed.
+    fn synchronized(&self) -> bool {
+        !matches!(
+            self.state,
+            TcpState::Listen | TcpState::SynSent | TcpState::SynReceived | TcpState::Failed
+        )
+    }
+
+    /// A lost segment's retransmission or new data, as the window allows.
+    fn next_data(&mut self, now: Instant) -> Option<Outgoing> {
+        let inflating =
+            self.config.recovery == RecoveryMode::Rfc6582 && self.ca == CaState::Recovery;
+        if self.snd.has_lost_to_send() && (inflating || self.snd.in_flight() < self.reno.cwnd) {
+            let out = self.snd.retransmit_lost(now)?;
+            self.stats.segments_retransmitted += 1;
+            self.stats.data_segments_sent += 1;
+            if self.ca == CaState::Recovery {
+                self.prr.out += 1;
+            }
+            if out.head {
+                self.rto_at = Some(now + self.rtt.rto());
+            }
+            self.burst_open = true;
+            return Some(out);
+        }
+        let gate = if inflating {
+            self.snd.packets_out()
+        } else {
+            self.snd.in_flight()
+        };
+        if !self.snd.has_unsent() || gate >= self.reno.cwnd {
+            return None;
+        }
+        let prior_packets = self.snd.packets_out();
+        if prior_packets == 0 && self.config.slow_start_after_idle {
+            let idle = now - self.lsndtime;
+            let rto = self.rtt.rto();
+            if idle > rto {
+                let idle_rtos = ((idle.as_nanos() - 1) / rto.as_nanos()) as u64;
+                self.reno.restart_after_idle(self.config.iw, idle_rtos);
+                if gate >= self.reno.cwnd {
+                    return None;
+                }
+            }
+        }
+        let out = self.snd.send_new(now)?;
+        self.stats.data_segments_sent += 1;
+        if self.ca == CaState::Recovery {
+            self.prr.out += 1;
+        }
+        if prior_packets == 0 {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        self.lsndtime = now;
+        self.burst_open = true;
+        Some(out)
+    }
+
+    /// `tcp_cwnd_validate` (Linux ≥ 4.10): tracks the largest flight per window of data and
+    /// whether it was cwnd-limited.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let packets_out = self.snd.packets_out();
+        if self.snd.snd_una() >= self.max_packets_seq || packets_out > self.max_packets_out {
+            self.max_packets_out = packets_out;
+            self.max_packets_seq = self.snd.snd_nxt();
+            self.is_cwnd_limited = is_cwnd_limited;
+        }
+    }
+
+    /// `tcp_is_cwnd_limited`.
+    pub(super) fn cwnd_limited(&self) -> bool {
+        if self.reno.in_slow_start() {
+            self.reno.cwnd < 2 * self.max_packets_out
+        } else {
+            self.is_cwnd_limited
+        }
+    }
+}
