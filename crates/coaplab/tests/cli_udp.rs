@@ -134,23 +134,26 @@ fn malformed_burst_and_valid_flood_server_keeps_answering_and_counts() {
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let to = format!("127.0.0.1:{}", server.port);
-    // One datagram per malformed class of the codec (crates/wire DecodeError).
-    let bad: [&[u8]; 8] = [
-        b"\x40",                 // shorter than the 4-byte header
-        b"\x80\x01\x00\x01",     // version 2
-        b"\x49\x01\x00\x01",     // token length 9
-        b"\x40\x00\x00\x01\xff", // empty message with bytes after the header
-        b"\x41\x01\x00\x01",     // token length 1 but no token byte
-        b"\x40\x01\x00\x01\xff", // payload marker with no payload
-        b"\x40\x01\x00\x01\xf0", // option delta nibble 15 that is not a payload marker
-        b"\x40\x01\x00\x01\xd0", // extended delta byte missing
+    // One datagram per malformed class of the codec (crates/wire DecodeError, UDP classes).
+    let bad: [(&[u8], &str); 10] = [
+        (b"\x40", "truncated-header"),
+        (b"\x80\x01\x00\x01", "unsupported-version"),
+        (b"\x49\x01\x00\x01", "invalid-token-length"),
+        (b"\x41\x01\x00\x01", "truncated-token"),
+        (b"\x40\x01\x00\x01\xf0", "reserved-option-delta"),
+        (b"\x40\x01\x00\x01\x0f", "reserved-option-length"),
+        (b"\x40\x01\x00\x01\xd0", "truncated-option"),
+        (b"\x40\x01\x00\x01\xe0\xff\xff", "option-number-overflow"),
+        (b"\x40\x01\x00\x01\xff", "payload-marker-without-payload"),
+        (b"\x40\x00\x00\x01\xff", "non-empty-empty-message"),
     ];
-    // 50 rounds of the 8 malformed classes then 10 valid CON GETs of /data/4 (distinct
+    // 50 rounds of the 10 malformed classes then 10 valid CON GETs of /data/4 (distinct
     // Message IDs), each answered before the next is sent, so the socket never overflows.
     let mut answered = 0;
     let mut buf = [0u8; 64];
+    let rss_before = rss_kib(server.child.0.id());
     for round in 0..50u16 {
-        for b in bad {
+        for (b, _) in bad {
             sock.send_to(b, &to).unwrap();
         }
         for i in 0..10 {
@@ -169,8 +172,26 @@ fn malformed_burst_and_valid_flood_server_keeps_answering_and_counts() {
         }
     }
     assert_eq!(answered, 500);
+    let rss_after = rss_kib(server.child.0.id());
+    assert!(
+        rss_after < rss_before + 16 * 1024,
+        "RSS grew from {rss_before} to {rss_after} KiB"
+    );
     let (status, stderr) = server.stop();
     assert!(status.success());
     assert!(stderr.contains("served=500 "), "{stderr}");
-    assert!(stderr.contains(" malformed=400 "), "{stderr}");
+    assert!(stderr.contains(" malformed=500 "), "{stderr}");
+    for (_, label) in bad {
+        assert!(
+            stderr.contains(&format!("malformed {label}=50\n")),
+            "{label}: {stderr}"
+        );
+    }
+}
+
+/// The resident set of process `pid` in KiB (Linux /proc).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
