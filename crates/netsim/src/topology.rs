@@ -209,14 +209,30 @@ impl Star {
         coap: &[u8],
         tag: u64,
     ) -> Result<PacketId, SendError> {
+        let ip_len = u32::try_from(coap.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(IP_UDP_HEADER_BYTES);
+        self.send_ip(now, src, dst, coap, ip_len, tag)
+    }
+
+    /// Like [`Star::send`], with the IP length given by the caller instead of `bytes + 28`:
+    /// for packets that are not UDP, e.g. a TCP model segment (`ip_len` = 40 + payload,
+    /// [`crate::tcp::Segment::ip_len`]). `bytes` travel as the opaque payload (possibly
+    /// empty; the caller may keep the packet in a table keyed by `tag` instead).
+    pub fn send_ip(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        ip_len: u32,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
         let up = match (src == self.server, dst == self.server) {
             (false, true) => true,
             (true, false) => false,
             _ => return Err(SendError::NotViaServer { src, dst }),
         };
-        let ip_len = u32::try_from(coap.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(IP_UDP_HEADER_BYTES);
         if ip_len > self.mtu_bytes {
             return Err(SendError::ExceedsMtu {
                 ip_len,
@@ -234,7 +250,7 @@ impl Star {
         p.dst = Some(dst);
         p.ip_len = ip_len;
         p.payload.clear();
-        p.payload.extend_from_slice(coap);
+        p.payload.extend_from_slice(bytes);
         p.sent_at = now;
         if up {
             self.enter_link(slot, now);
