@@ -49,3 +49,4 @@ pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
 };
 pub use resource::{Action, Resource, Router};
+pub use server::{MAX_PENDING_UPLOADS, MAX_UPLOAD_BYTES};

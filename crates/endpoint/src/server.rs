@@ -18,6 +18,14 @@ use crate::event::Event;
 use crate::exchange::{Owner, XState};
 use crate::resource::{Action, Body};
 
+/// Block1 uploads being reassembled at once, over all clients; one more is refused with 5.03
+/// (bounds the server's memory under a flood of first blocks).
+pub const MAX_PENDING_UPLOADS: usize = 1024;
+
+/// The largest body a Block1 upload may reach; beyond it the server answers 4.13 Request
+/// Entity Too Large (RFC 7959 §2.9.3) and forgets the upload.
+pub const MAX_UPLOAD_BYTES: usize = 1 << 20;
+
 /// Options a request may carry that this server understands (RFC 7252 §5.4.1).
 fn known_critical(n: u16) -> bool {
     matches!(
@@ -203,6 +211,31 @@ impl Endpoint {
         let mut uploaded = None;
         if let Some(b1) = b1 {
             let k = key();
+            if self.uploads.len() >= MAX_PENDING_UPLOADS && !self.uploads.contains_key(&k) {
+                return write(
+                    out,
+                    reply_type,
+                    reply_mid,
+                    token,
+                    Head::code(Code::SERVICE_UNAVAILABLE),
+                    Body::Zeros(0),
+                    0,
+                    0,
+                );
+            }
+            if b1.offset_bytes() + msg.payload.len() > MAX_UPLOAD_BYTES {
+                self.uploads.remove(&k);
+                return write(
+                    out,
+                    reply_type,
+                    reply_mid,
+                    token,
+                    Head::code(Code::REQUEST_ENTITY_TOO_LARGE),
+                    Body::Zeros(0),
+                    0,
+                    0,
+                );
+            }
             let buf = self.uploads.entry(k.clone()).or_default();
             if b1.num == 0 {
                 buf.clear();
@@ -312,7 +345,12 @@ impl Endpoint {
             }
             None => (0, len),
         };
-        if matches!(action, Action::Echo) && head.block2.is_some_and(|b| b.num == 0 && b.more) {
+        // Stored echo bodies are bounded like uploads: when full, later blocks are refused.
+        if matches!(action, Action::Echo)
+            && head.block2.is_some_and(|b| b.num == 0 && b.more)
+            && (self.pending_bodies.len() < MAX_PENDING_UPLOADS
+                || self.pending_bodies.contains_key(&key()))
+        {
             let body = request_body.to_vec();
             self.pending_bodies.insert(key(), body);
         }

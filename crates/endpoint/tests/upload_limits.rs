@@ -1,0 +1,87 @@
+//! The server's memory stays bounded under hostile Block1 uploads: at most
+//! `MAX_PENDING_UPLOADS` reassemblies at once (one more gets 5.03), and no upload beyond
+//! `MAX_UPLOAD_BYTES` (4.13, RFC 7959 §2.9.3).
+
+use std::net::SocketAddr;
+
+use coaplab_cc::{time::Instant, Settings};
+use coaplab_endpoint::{
+    registry_factory, Config, Endpoint, Router, MAX_PENDING_UPLOADS, MAX_UPLOAD_BYTES,
+};
+use coaplab_wire::option::number;
+use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, Token};
+
+fn server() -> Endpoint {
+    let factory = registry_factory("default", &Settings::new(), 1).unwrap();
+    Endpoint::new(Config::default(), factory, Router::new()).unwrap()
+}
+
+/// A CON PUT /echo carrying Block1 `num` (1024-B blocks, more = true) and 1024 bytes.
+fn block1(mid: u16, num: u32) -> Vec<u8> {
+    let mut out = vec![0; 1100];
+    let mut w = MessageWriter::new(
+        &mut out,
+        MessageType::Con,
+        Code::PUT,
+        mid,
+        Token::from_u64(7, 1),
+    )
+    .unwrap();
+    w.option(number::URI_PATH, b"echo").unwrap();
+    let b = Block {
+        num,
+        more: true,
+        szx: 6,
+    };
+    w.option_uint(number::BLOCK1, b.to_uint()).unwrap();
+    let n = w.payload(&[0x5a; 1024]).unwrap();
+    out.truncate(n);
+    out
+}
+
+/// The response code the server gives `bytes` from `from`.
+fn answer(s: &mut Endpoint, from: SocketAddr, bytes: &[u8]) -> Code {
+    s.handle_datagram(Instant::ZERO, from, bytes);
+    let t = s.poll_transmit(Instant::ZERO).unwrap();
+    Message::decode(&t.contents).unwrap().code
+}
+
+#[test]
+fn one_upload_more_than_the_limit_is_refused_with_5_03() {
+    let mut s = server();
+    for i in 0..MAX_PENDING_UPLOADS {
+        let from = SocketAddr::from(([127, 0, 0, 1], 10_000 + i as u16));
+        assert_eq!(answer(&mut s, from, &block1(1, 0)), Code::CONTINUE);
+    }
+    let late: SocketAddr = "127.0.0.2:9".parse().unwrap();
+    assert_eq!(
+        answer(&mut s, late, &block1(1, 0)),
+        Code::SERVICE_UNAVAILABLE
+    );
+    // A client already uploading continues.
+    let first: SocketAddr = "127.0.0.1:10000".parse().unwrap();
+    assert_eq!(answer(&mut s, first, &block1(2, 1)), Code::CONTINUE);
+}
+
+#[test]
+fn an_upload_past_the_size_limit_gets_4_13() {
+    let mut s = server();
+    let from: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+    let last = (MAX_UPLOAD_BYTES / 1024) as u32;
+    for num in 0..last {
+        assert_eq!(
+            answer(&mut s, from, &block1(num as u16, num)),
+            Code::CONTINUE
+        );
+    }
+    assert_eq!(
+        answer(&mut s, from, &block1(last as u16, last)),
+        Code::REQUEST_ENTITY_TOO_LARGE
+    );
+    // The upload is forgotten: block 1 no longer follows anything (4.08 Request Entity
+    // Incomplete).
+    assert_eq!(
+        answer(&mut s, from, &block1(60_000, 1)),
+        Code::REQUEST_ENTITY_INCOMPLETE
+    );
+}
