@@ -89,7 +89,7 @@ fn slow_start_restarts_after_idle_longer_than_the_rto() {
 
 #[test]
 fn bad_segments_are_refused_with_typed_errors() {
-    let mut listener = Connection::listen(TcpConfig::default());
+    let mut listener = Connection::listen(TcpConfig::default()).expect("valid");
     let data = Segment {
         seq: 1,
         ack: Some(1),
@@ -101,7 +101,7 @@ fn bad_segments_are_refused_with_typed_errors() {
         listener.handle_segment(Instant::ZERO, data.clone()),
         Err(SegmentError::Unexpected(TcpState::Listen))
     );
-    let mut client = Connection::connect(TcpConfig::default());
+    let mut client = Connection::connect(TcpConfig::default()).expect("valid");
     let syn = client.poll_transmit(Instant::ZERO).expect("SYN");
     let bad_synack = Segment {
         seq: 0,

@@ -9,8 +9,8 @@ use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, SERVER_ADDR};
 #[test]
 fn a_handshake_over_the_nbiot_star() {
     let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).expect("star");
-    let mut client = Connection::connect(TcpConfig::default());
-    let mut server = Connection::listen(TcpConfig::default());
+    let mut client = Connection::connect(TcpConfig::default()).expect("valid");
+    let mut server = Connection::listen(TcpConfig::default()).expect("valid");
     let mut segments: HashMap<u64, Segment> = HashMap::new();
     let mut tag = 0;
     let mut now = Instant::ZERO;

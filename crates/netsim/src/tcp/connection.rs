@@ -7,7 +7,7 @@
 
 use coaplab_cc::time::Instant;
 
-use super::config::TcpConfig;
+use super::config::{TcpConfig, TcpConfigError};
 use super::handshake::{Handshake, HandshakeTimeout};
 use super::newreno::{Prr, Reno};
 use super::receiver::Receiver;
@@ -81,6 +81,8 @@ pub enum SegmentError {
     /// The segment does not fit the handshake state (e.g. data to a listener, a SYN-ACK for
     /// another SYN).
     Unexpected(TcpState),
+    /// The segment's sequence range runs past the 64-bit sequence space.
+    SeqOverflow(u64),
 }
 
 impl core::fmt::Display for SegmentError {
@@ -90,6 +92,7 @@ impl core::fmt::Display for SegmentError {
                 write!(f, "ack {ack} beyond snd_nxt {snd_nxt}")
             }
             SegmentError::Unexpected(s) => write!(f, "unexpected segment in state {s:?}"),
+            SegmentError::SeqOverflow(seq) => write!(f, "sequence range from {seq} overflows"),
         }
     }
 }
@@ -173,13 +176,15 @@ impl Connection {
     }
 
     /// Active open: the SYN is the first thing [`Connection::poll_transmit`] returns.
-    pub fn connect(config: TcpConfig) -> Self {
-        Connection::new(config, Role::Client, TcpState::SynSent)
+    pub fn connect(config: TcpConfig) -> Result<Self, TcpConfigError> {
+        config.validate()?;
+        Ok(Connection::new(config, Role::Client, TcpState::SynSent))
     }
 
     /// Passive open: waits for a SYN.
-    pub fn listen(config: TcpConfig) -> Self {
-        Connection::new(config, Role::Server, TcpState::Listen)
+    pub fn listen(config: TcpConfig) -> Result<Self, TcpConfigError> {
+        config.validate()?;
+        Ok(Connection::new(config, Role::Server, TcpState::Listen))
     }
 
     /// Connection state.
@@ -300,6 +305,9 @@ impl Connection {
     /// Takes in one segment from the peer.
     pub fn handle_segment(&mut self, now: Instant, seg: Segment) -> Result<(), SegmentError> {
         self.stats.segments_received += 1;
+        if seg.seq.checked_add(seg.seq_len() + 1).is_none() {
+            return Err(SegmentError::SeqOverflow(seg.seq));
+        }
         match self.state {
             TcpState::Listen if seg.syn && seg.ack.is_none() => {
                 self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack);

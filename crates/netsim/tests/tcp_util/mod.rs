@@ -89,8 +89,8 @@ pub(crate) fn describe(s: &Segment) -> String {
 impl Pair {
     pub(crate) fn new(cfg: TcpConfig, up: Path, down: Path) -> Self {
         Pair {
-            client: Connection::connect(cfg.clone()),
-            server: Connection::listen(cfg),
+            client: Connection::connect(cfg.clone()).expect("valid"),
+            server: Connection::listen(cfg).expect("valid"),
             up,
             down,
             now: Instant::ZERO,
