@@ -120,6 +120,14 @@ impl UdpDriver {
             if let Some(e) = self.endpoint.poll_event() {
                 return e;
             }
+            // A due timer goes first, so a flood of datagrams cannot starve retransmissions.
+            if let Some(due) = self.endpoint.poll_timeout() {
+                let now = self.now();
+                if due <= now {
+                    self.endpoint.handle_timeout(now);
+                    continue;
+                }
+            }
             let deadline = self.endpoint.poll_timeout().map(|d| self.deadline(d));
             let sleep = async {
                 match deadline {
