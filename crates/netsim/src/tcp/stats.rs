@@ -9,7 +9,7 @@ pub struct TcpStats {
     pub segments_sent: u64,
     /// Segments received (accepted or not).
     pub segments_received: u64,
-    /// Data segments sent, retransmissions included.
+    /// Data segments sent (the FIN included), retransmissions included.
     pub data_segments_sent: u64,
     /// Data segments retransmitted (fast retransmits and after RTOs).
     pub segments_retransmitted: u64,
