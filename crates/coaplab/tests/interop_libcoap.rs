@@ -165,3 +165,49 @@ fn libcoap_client_against_our_server() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn libcoap_client_with_loss_against_our_server() {
+    let Some(client) = peer("coap-client-notls") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("coaplab-libcoap-loss-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = OurServer::start(&[]);
+    let out = dir.join("out.bin");
+    let body = noise(8192, 77);
+    let file = dir.join("in.bin");
+    std::fs::write(&file, &body).unwrap();
+    let f = file.to_str().unwrap();
+    let get = server.uri("data/8192");
+    let echo = server.uri("echo");
+    let cases: [(&[&str], Vec<u8>); 2] = [
+        (&[get.as_str()], pattern(8192)),
+        (&["-m", "put", "-f", f, echo.as_str()], body.clone()),
+    ];
+    for (args, expected) in cases {
+        let _ = std::fs::remove_file(&out);
+        // libcoap drops its own 1st and 3rd datagrams (`-l 1,3`): two retransmissions.
+        // `-B` bounds the whole operation, so it is generous.
+        let o = run_bounded(
+            Command::new(&client)
+                .args(["-v", "7", "-B", "60", "-l", "1,3", "-o"])
+                .arg(&out)
+                .args(args),
+            None,
+            LIMIT,
+        );
+        ok(&o, &format!("lossy coap-client {args:?}"));
+        let log =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert_eq!(log.matches("retransmission #").count(), 2, "{args:?}");
+        assert!(
+            std::fs::read(&out).unwrap() == expected,
+            "{args:?}: bytes differ"
+        );
+    }
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains(" malformed=0 "), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
