@@ -206,3 +206,41 @@ fn rss_kib(pid: u32) -> u64 {
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
+
+#[test]
+fn non_requests_and_non_bench() {
+    let server = OurServer::start(&[]);
+    let o = run_bounded(
+        coaplab().args(["get", "--non", &server.uri("data/3000")]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout, pattern(3000));
+    let o = run_bounded(
+        coaplab().args(["post", "--non", "--payload", "hi", &server.uri("echo")]),
+        None,
+        LIMIT,
+    );
+    assert_eq!((o.status.code(), o.stdout), (Some(0), b"hi".to_vec()));
+    let o = run_bounded(
+        coaplab().args([
+            "bench",
+            &server.uri("echo"),
+            "--non",
+            "--payload-bytes",
+            "100",
+            "--clients",
+            "2",
+            "--duration",
+            "300ms",
+        ]),
+        None,
+        LIMIT,
+    );
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains(" failed=0 retransmissions=0 "), "{out}");
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains(" malformed=0 "), "{stderr}");
+}
