@@ -92,13 +92,29 @@ fn our_client_against_libcoap_server() {
     }
 }
 
+/// Retransmission lines (`timer`) and first answers (`answer`) in a `-v` log.
+fn count(log: &str, what: &str) -> usize {
+    log.lines().filter(|l| l.contains(what)).count()
+}
+
+// Why two loss tests. libcoap 4.3 re-processes a retransmitted request whose answer it lost
+// (RFC 7252 §4.5 allows this for idempotent requests), even the last Block1 block of a PUT
+// it has already completed. It then treats that block as a fresh one-block upload and keeps
+// only its 1,024 bytes. With a random `-l 20%` this corrupted 5 of 12 block-wise uploads,
+// exactly the runs in which the final 2.04 was dropped, so bytes cannot be compared after a
+// randomly lossy Block1 upload. The block-wise test therefore drops a fixed list of libcoap's
+// sends, never the final 2.04. The random test keeps `-l 20%` on single-message exchanges,
+// where re-processing is harmless.
+
 #[test]
-fn our_client_completes_identical_transfers_through_libcoap_loss() {
+fn our_block_wise_transfers_survive_libcoap_dropping_listed_sends() {
     let Some(bin) = peer("coap-server-notls") else {
         return;
     };
-    // libcoap drops 20% of what its server sends: our client must retransmit.
-    let (_server, port) = libcoap_server(&bin, &["-l", "20%"]);
+    // libcoap's sends: #1 answers the readiness probe, about #2-#43 the 40 Block1 blocks
+    // (2 drops), #44 on the 40 Block2 blocks. Two drops land mid-upload, three mid-download
+    // (60 and 61 are one block's answer twice), with slack for a shifted count.
+    let (_server, port) = libcoap_server(&bin, &["-l", "10,20,60,61,70"]);
     let uri = format!("coap://127.0.0.1:{port}/lossy");
     let body = noise(40_960, 99);
     let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
@@ -113,16 +129,49 @@ fn our_client_completes_identical_transfers_through_libcoap_loss() {
     let put_err = String::from_utf8(o.stderr).unwrap();
     let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
     ok(&o, "lossy get");
-    assert!(o.stdout == body, "lossy GET differs");
-    // 40 blocks each way: every exchange answered once, and with ~80 libcoap sends at 20%
-    // loss (P(no loss) ≈ 2e-8) some retransmission timer fired.
-    let err = String::from_utf8(o.stderr).unwrap();
-    let answers = |e: &str| e.lines().filter(|l| l.contains(" answer ")).count();
-    assert_eq!((answers(&put_err), answers(&err)), (40, 40));
-    let timers = format!("{put_err}{err}")
-        .lines()
-        .filter(|l| l.contains(" timer "))
-        .count();
+    assert!(o.stdout == body, "GET after a lossy Block1 upload differs");
+    let get_err = String::from_utf8(o.stderr).unwrap();
+    // 40 blocks each way, each answered once; both directions retransmitted.
+    assert_eq!(
+        (count(&put_err, " answer "), count(&get_err, " answer ")),
+        (40, 40)
+    );
+    assert!(
+        count(&put_err, " timer ") >= 1,
+        "no Block1 retransmission:\n{put_err}"
+    );
+    assert!(
+        count(&get_err, " timer ") >= 1,
+        "no Block2 retransmission:\n{get_err}"
+    );
+}
+
+#[test]
+fn our_client_completes_identical_exchanges_through_libcoap_random_loss() {
+    let Some(bin) = peer("coap-server-notls") else {
+        return;
+    };
+    // libcoap drops 20% of what its server sends: our client must retransmit.
+    let (_server, port) = libcoap_server(&bin, &["-l", "20%"]);
+    let uri = format!("coap://127.0.0.1:{port}/lossy");
+    let body = noise(1_000, 7);
+    let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
+    let o = run_bounded(
+        coaplab()
+            .args(["put", &uri, "-v", "--payload-file", "-"])
+            .args(fast),
+        Some(&body),
+        LIMIT,
+    );
+    ok(&o, "lossy put");
+    let mut timers = count(&String::from_utf8(o.stderr).unwrap(), " timer ");
+    // 81 exchanges at 20% loss: P(no retransmission at all) = 0.8^81 ≈ 1.4e-8.
+    for i in 0..80 {
+        let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
+        ok(&o, &format!("lossy get #{i}"));
+        assert!(o.stdout == body, "lossy GET #{i} differs");
+        timers += count(&String::from_utf8(o.stderr).unwrap(), " timer ");
+    }
     assert!(timers > 0, "no retransmission at 20% loss");
 }
 
