@@ -89,6 +89,18 @@ fn our_client_against_libcoap_server() {
             LIMIT,
         );
         ok(&o, &format!("{cc} get time"));
+        // The URI's query reaches libcoap: /time?ticks answers Unix seconds, not a date.
+        let o = run_bounded(
+            coaplab().args(["get", &uri("time?ticks"), "--cc", cc]),
+            None,
+            LIMIT,
+        );
+        ok(&o, &format!("{cc} get time?ticks"));
+        assert!(
+            o.stdout.len() >= 10 && o.stdout.iter().all(u8::is_ascii_digit),
+            "{:?}",
+            String::from_utf8_lossy(&o.stdout)
+        );
     }
 }
 

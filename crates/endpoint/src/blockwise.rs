@@ -27,7 +27,8 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
     } else {
         &r.payload[..]
     };
-    let bound = 4 + 8 + r.path.len() + 5 * (r.path.len() + 1) + 24 + 1 + chunk.len();
+    let query_bytes: usize = r.query.iter().map(|q| q.len() + 5).sum();
+    let bound = 4 + 8 + r.path.len() + 5 * (r.path.len() + 1) + query_bytes + 24 + 1 + chunk.len();
     out.clear();
     out.resize(bound, 0);
     let mtype = if r.confirmable {
@@ -39,6 +40,9 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
         let mut w = MessageWriter::new(out, mtype, r.method, mid, token)?;
         for seg in segments(&r.path) {
             w.option(number::URI_PATH, seg.as_bytes())?;
+        }
+        for q in &r.query {
+            w.option(number::URI_QUERY, q.as_bytes())?;
         }
         if let Some(b2) = r.b2_next {
             w.option_uint(number::BLOCK2, b2.to_uint())?;

@@ -35,6 +35,7 @@ impl Endpoint {
         r.peer = p;
         r.method = request.method;
         r.path.clone_from(&request.path);
+        r.query.clone_from(&request.query);
         r.payload.clone_from(&request.payload);
         r.confirmable = request.confirmable;
         r.started = now;

@@ -124,6 +124,8 @@ pub struct Request {
     pub method: Code,
     /// Uri-Path segments separated by `/` (e.g. `"f"`, `"data/1000"`).
     pub path: String,
+    /// Uri-Query arguments (each `key=value` or a bare word), sent with every block.
+    pub query: Vec<String>,
     /// The body; sent block-wise (Block1) when larger than the block size.
     pub payload: Vec<u8>,
     /// CON (retransmitted under congestion control) or NON.
@@ -136,6 +138,7 @@ impl Request {
         Request {
             method: Code::GET,
             path: path.to_owned(),
+            query: Vec::new(),
             payload: Vec::new(),
             confirmable: true,
         }
@@ -146,6 +149,7 @@ impl Request {
         Request {
             method: Code::POST,
             path: path.to_owned(),
+            query: Vec::new(),
             payload,
             confirmable: true,
         }

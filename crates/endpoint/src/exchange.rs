@@ -129,6 +129,8 @@ pub(crate) struct Req {
     pub(crate) peer: usize,
     pub(crate) method: Code,
     pub(crate) path: String,
+    /// Uri-Query arguments, sent with every block.
+    pub(crate) query: Vec<String>,
     pub(crate) payload: Vec<u8>,
     pub(crate) confirmable: bool,
     pub(crate) started: Instant,
@@ -151,6 +153,7 @@ impl Req {
             peer: 0,
             method: Code::GET,
             path: String::new(),
+            query: Vec::new(),
             payload: Vec::new(),
             confirmable: true,
             started: Instant::ZERO,

@@ -81,6 +81,7 @@ async fn bench(args: &Args) -> u8 {
             Code::GET
         },
         path: target.path.clone(),
+        query: target.query.clone(),
         payload: (0..args.payload_bytes).map(|i| (i % 256) as u8).collect(),
         confirmable: !args.non,
     };

@@ -99,18 +99,17 @@ pub(crate) struct Target {
     pub(crate) addr: SocketAddr,
     /// Uri-Path segments joined by `/`.
     pub(crate) path: String,
+    /// Uri-Query arguments.
+    pub(crate) query: Vec<String>,
 }
 
-/// Parses and resolves `uri` (UDP only; no query yet).
+/// Parses and resolves `uri` (UDP only).
 pub(crate) async fn resolve(uri: &str) -> Result<Target, String> {
     let u = Uri::parse(uri).map_err(|e| format!("{uri}: {e}"))?;
     if u.scheme.is_tcp() || u.scheme.as_str() == "coaps" {
         return Err(format!(
             "{uri}: only coap:// (UDP without DTLS) is supported so far"
         ));
-    }
-    if !u.query.is_empty() {
-        return Err(format!("{uri}: Uri-Query is not supported yet"));
     }
     if u.path.iter().any(|s| s.contains('/') || s.is_empty()) {
         return Err(format!(
@@ -128,6 +127,7 @@ pub(crate) async fn resolve(uri: &str) -> Result<Target, String> {
     Ok(Target {
         addr,
         path: u.path.join("/"),
+        query: u.query,
     })
 }
 

@@ -85,6 +85,7 @@ async fn request(method: Code, args: &Args) -> u8 {
     let req = Request {
         method,
         path: target.path,
+        query: target.query,
         payload,
         confirmable: !args.non,
     };
