@@ -153,6 +153,7 @@ impl FlowMetrics {
             bytes_down: self.bytes_down,
             completed,
             transmission_counts: self.transmission_counts.clone(),
+            tcp: None,
         }
     }
 }

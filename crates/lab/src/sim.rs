@@ -10,6 +10,9 @@
 //! Every packet carries a tag (see [`tag`]) naming the flow and, for a client's CON copy, the
 //! exchange and copy; the server's reply inherits the tag of the packet it answers, which is
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
+//!
+//! A run whose flows all have a TCP `cc` (`tcp-newreno`) runs CoAP over TCP instead, in the
+//! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -30,9 +33,19 @@ use crate::workload::FlowDriver;
 
 mod network;
 pub mod tag;
+mod tcp;
 
 /// Simulates `spec` and returns one record per flow.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
+    let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
+    if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
+        return tcp::run(spec);
+    }
+    if tcp_flows > 0 {
+        return Err(RunError::NotAvailable(
+            "UDP and TCP flows in one run (issue 5)".to_string(),
+        ));
+    }
     let mut sim = Sim::build(spec)?;
     sim.run()?;
     Ok(sim.finish())
@@ -326,28 +339,33 @@ impl Sim {
                 c.metrics.record(i as u32, &c.cc, c.workload, done)
             })
             .collect();
-        let link = |d| {
-            let s: LinkStats = self.star.stats(d);
-            LinkRecord {
-                offered_packets: s.offered_packets,
-                overflow_drops: s.overflow_drops,
-                link_error_drops: s.link_error_drops,
-                sent_packets: s.sent_packets,
-                sent_bytes: s.sent_bytes,
-                busy_s: s.busy_time.as_secs_f64(),
-                queue_high_water_bytes: s.queue_high_water_bytes,
-            }
-        };
         RunResult {
             flows,
             events: self.events,
             sim_time_s: self.now.as_secs_f64(),
-            network: Some(NetworkRecord {
-                down: link(Direction::Down),
-                up: link(Direction::Up),
-                sim_time_s: self.now.as_secs_f64(),
-            }),
+            network: Some(network_record(&self.star, self.now)),
         }
+    }
+}
+
+/// The bottleneck counters of `star` at the end of a run.
+fn network_record(star: &Star, now: Instant) -> NetworkRecord {
+    let link = |d| {
+        let s: LinkStats = star.stats(d);
+        LinkRecord {
+            offered_packets: s.offered_packets,
+            overflow_drops: s.overflow_drops,
+            link_error_drops: s.link_error_drops,
+            sent_packets: s.sent_packets,
+            sent_bytes: s.sent_bytes,
+            busy_s: s.busy_time.as_secs_f64(),
+            queue_high_water_bytes: s.queue_high_water_bytes,
+        }
+    };
+    NetworkRecord {
+        down: link(Direction::Down),
+        up: link(Direction::Up),
+        sim_time_s: now.as_secs_f64(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `flows.csv`: one row per flow, the fixed columns of the issue plus one per sweep axis.
 
 use super::csv;
-use super::record::FlowRecord;
+use super::record::{FlowRecord, TcpFlowRecord};
 use crate::scenario::RunSpec;
 
 /// The fixed columns of `flows.csv`, in order.
@@ -29,6 +29,10 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "bytes_down",
     "completed",
     "transmission_counts",
+    "setup_s",
+    "segments_sent",
+    "segments_retransmitted",
+    "rto_count",
 ];
 
 /// A histogram as space-separated counts (`"45 4 1"`: 45 exchanges took one transmission, 4
@@ -64,6 +68,14 @@ pub fn sweep_columns(spec: &RunSpec) -> Vec<&str> {
 /// The header line (no newline).
 pub fn header(spec: &RunSpec) -> String {
     csv::line(FLOW_COLUMNS.iter().copied().chain(sweep_columns(spec)))
+}
+
+/// A TCP counter as text; empty for a UDP flow.
+fn tcp_count(f: &FlowRecord, get: impl Fn(&TcpFlowRecord) -> u64) -> String {
+    f.tcp
+        .as_ref()
+        .map(|t| get(t).to_string())
+        .unwrap_or_default()
 }
 
 /// One row per flow of a run, each ending in a newline.
@@ -102,6 +114,10 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             f.bytes_down.to_string(),
             f.completed.to_string(),
             counts_text(&f.transmission_counts),
+            csv::float(f.tcp.as_ref().and_then(|t| t.setup_s)),
+            tcp_count(f, |t| t.segments_sent),
+            tcp_count(f, |t| t.segments_retransmitted),
+            tcp_count(f, |t| t.rto_count),
         ];
         out.push_str(&csv::line(
             fixed

@@ -11,7 +11,7 @@ pub mod store;
 pub mod summary;
 
 pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
-pub use record::{FlowRecord, RunError, RunResult};
+pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord};
 pub use store::{ResultsDir, ResultsError};
 pub use summary::SummaryRow;
 

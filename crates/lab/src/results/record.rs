@@ -40,6 +40,22 @@ pub struct FlowRecord {
     /// Frequency of transmissions (spec §7): element k counts the successful exchanges that
     /// needed k + 1 transmissions (failures are `failed_exchanges`).
     pub transmission_counts: Vec<u32>,
+    /// TCP flows only: the connection counters (spec §7); `None` for UDP flows.
+    pub tcp: Option<TcpFlowRecord>,
+}
+
+/// What a CoAP-over-TCP flow adds to its record (spec §7, issue 5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpFlowRecord {
+    /// Connection setup time: first SYN sent → SYN-ACK received, in seconds; `None` when the
+    /// handshake did not complete. Not part of `fct_s`, which starts at the GET segment.
+    pub setup_s: Option<f64>,
+    /// Segments sent by both ends of the flow's connection (SYN, SYN-ACK, data, pure ACKs).
+    pub segments_sent: u64,
+    /// Data segments retransmitted by both ends (fast retransmits and after RTOs).
+    pub segments_retransmitted: u64,
+    /// Retransmission-timer expiries of both ends (handshake and data).
+    pub rto_count: u64,
 }
 
 /// A finished run.

@@ -34,6 +34,7 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
             bytes_down: 4400,
             completed: true,
             transmission_counts: vec![50 - i, i],
+            tcp: None,
         })
         .collect();
     Ok(RunResult {
@@ -70,13 +71,14 @@ fn flows_summary_and_manifest_round_trip() {
         lines[0],
         "run,combination,replication,seed,flow,cc,workload,clients,buffer_bytes,loss,fct_s,\
          exchanges,failed_exchanges,transmissions,retransmissions,unnecessary_retransmissions,\
-         timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts"
+         timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts,\
+         setup_s,segments_sent,segments_retransmitted,rto_count"
     );
     let seed = runs[3].seed;
     assert_eq!(
         lines[8],
         format!(
-            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1"
+            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1,,,,"
         )
     );
     // Pooled over 2 replications × 2 flows: run 2 (rep 0) gives 30, 31; run 3 gives 40, 41.

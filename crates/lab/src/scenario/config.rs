@@ -109,6 +109,10 @@ impl SourcePort {
     }
 }
 
+/// The `cc` names that run CoAP over TCP (RFC 8323) on the TCP model instead of CoAP over
+/// UDP with a registry algorithm (spec §5). Only `tcp-newreno` runs yet.
+pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
+
 /// One `[[flows]]` table: `count` identical flows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowConfig {
@@ -131,4 +135,11 @@ pub struct FlowConfig {
     /// Random workload: whether each short-lived client keeps the flow's socket (default) or
     /// gets a fresh source port.
     pub random_source_port: SourcePort,
+}
+
+impl FlowConfig {
+    /// Whether the flow runs CoAP over TCP (its `cc` is one of [`TCP_CCS`]).
+    pub fn is_tcp(&self) -> bool {
+        TCP_CCS.contains(&self.cc.as_str())
+    }
 }

@@ -5,7 +5,7 @@ use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
 use toml_edit::{Item, Value};
 
-use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload};
+use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, TCP_CCS};
 use super::reader::{choice, float, shown, uint, Reader};
 use super::ScenarioError;
 
@@ -71,9 +71,20 @@ fn read_one(
     let count = r
         .scalar(t, p, "count", |v| uint(v, 1, 1_000_000))?
         .unwrap_or(1) as u32;
-    let names = registry::names();
+    let mut names = registry::names();
+    names.extend(TCP_CCS);
     let cc = r.required(t, t.span(), p, "cc", |v| choice(v, &names))?;
     let cc_span = t.get("cc").and_then(Item::span);
+    if cc == "tcp-bbr" {
+        return Err(r.bad(
+            cc_span.clone(),
+            &format!("{p}.cc"),
+            "\"tcp-bbr\"",
+            "a cc that is implemented: tcp-bbr (BBR v1 over TCP) is not implemented yet; \
+             tcp-newreno is",
+        ));
+    }
+    let tcp = TCP_CCS.contains(&cc.as_str());
     let mut settings = Settings::new();
     if let Some(preset) = &protocol.cc_preset {
         settings.set(coaplab_cc::presets::PRESET_KEY, preset.clone());
@@ -101,7 +112,17 @@ fn read_one(
             }
         }
     }
-    if let Err(e) = registry::resolve(&cc, &settings) {
+    if tcp {
+        if let Some(params) = params {
+            let span = params.iter().next().and_then(|(_, item)| item.span());
+            return Err(r.bad(
+                span.or(cc_span.clone()),
+                &params_path,
+                "(a table)",
+                format!("no [flows.params] for cc = \"{cc}\" (the TCP model has none yet)"),
+            ));
+        }
+    } else if let Err(e) = registry::resolve(&cc, &settings) {
         let (key, line_span) = match &e {
             ParamError::UnknownKey { key, .. } | ParamError::BadValue { key, .. } => {
                 let span = params
@@ -187,6 +208,18 @@ fn read_one(
         },
         _ => Workload::Continuous { exchanges },
     };
+    if tcp && !matches!(workload, Workload::LongTransfer { .. }) {
+        let span = t.get("workload").and_then(Item::span).or(cc_span);
+        return Err(r.bad(
+            span,
+            &format!("{p}.workload"),
+            &format!("\"{}\"", workload.name()),
+            format!(
+                "\"long-transfer\" for cc = \"{cc}\": {} over TCP is not implemented yet",
+                workload.name()
+            ),
+        ));
+    }
     Ok(FlowConfig {
         count,
         cc,
@@ -216,6 +249,10 @@ fn check_mtu(
     flow: &FlowConfig,
     mtu_bytes: u32,
 ) -> Result<(), ScenarioError> {
+    if flow.is_tcp() {
+        // TCP cuts the stream into MSS-sized segments: any size fits.
+        return Ok(());
+    }
     let (key, ip_bytes) = match flow.workload {
         Workload::LongTransfer { block_bytes, .. } => (
             "block_bytes",
@@ -291,5 +328,37 @@ mod tests {
         .unwrap();
         assert_eq!(s.axes[0].column, "random_source_port");
         assert_eq!(s.combinations(), 2);
+    }
+
+    #[test]
+    fn tcp_ccs_are_checked() {
+        let parse = |text: &str| Scenario::parse(text, "t.toml").map(|s| s.config(0).unwrap());
+        let head = "name = \"x\"\n[[flows]]\n";
+        let c = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n"
+        ))
+        .unwrap();
+        assert!(c.flows[0].is_tcp());
+        let e = parse(&format!("{head}cc = \"tcp-bbr\"\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:3: bad value \"tcp-bbr\" for 'flows[0].cc': expected a cc that is \
+             implemented: tcp-bbr (BBR v1 over TCP) is not implemented yet; tcp-newreno is"
+        );
+        let e = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nworkload = \"random\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:4: bad value \"random\" for 'flows[0].workload': expected \
+             \"long-transfer\" for cc = \"tcp-newreno\": random over TCP is not implemented yet"
+        );
+        let e = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
+             [flows.params]\nalpha = 1\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line(), 6);
     }
 }

@@ -15,7 +15,7 @@ mod flows;
 mod network;
 mod reader;
 
-pub use config::{FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload};
+pub use config::{FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload, TCP_CCS};
 pub use error::ScenarioError;
 pub use expand::{Axis, RunSpec};
 
