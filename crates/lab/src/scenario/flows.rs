@@ -208,14 +208,15 @@ fn read_one(
         },
         _ => Workload::Continuous { exchanges },
     };
-    if tcp && !matches!(workload, Workload::LongTransfer { .. }) {
+    if tcp && matches!(workload, Workload::Random { .. }) {
         let span = t.get("workload").and_then(Item::span).or(cc_span);
         return Err(r.bad(
             span,
             &format!("{p}.workload"),
             &format!("\"{}\"", workload.name()),
             format!(
-                "\"long-transfer\" for cc = \"{cc}\": {} over TCP is not implemented yet",
+                "\"long-transfer\" or \"continuous\" for cc = \"{cc}\": {} over TCP is not \
+                 implemented yet",
                 workload.name()
             ),
         ));
@@ -352,7 +353,8 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "t.toml:4: bad value \"random\" for 'flows[0].workload': expected \
-             \"long-transfer\" for cc = \"tcp-newreno\": random over TCP is not implemented yet"
+             \"long-transfer\" or \"continuous\" for cc = \"tcp-newreno\": random over TCP is \
+             not implemented yet"
         );
         let e = parse(&format!(
             "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\

@@ -3,14 +3,19 @@
 //! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows.
 //!
 //! A flow's client connects after its start delay (first SYN); once its connection is
-//! established it writes its CSM and the GET (two writes, so two segments with
+//! established it writes its CSM and its first request (two writes, so two segments with
 //! `TCP_NODELAY`). The server accepts every flow on a listener of its own and, once
-//! established, writes its CSM, then the answer: one message of `object_bytes`. Segments travel
+//! established, writes its CSM, then the answers. Long transfer (spec §5.1): one GET (1-B
+//! token) answered by one message of `object_bytes`. Continuous (spec §5.2): `exchanges`
+//! POSTs of `payload_bytes` (2-B tokens) one after the other on the one connection, each
+//! answered by `response_payload_bytes`; the connection is not closed at the end (the run
+//! stops when every flow is done). Segments travel
 //! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself kept in a table keyed
 //! by the packet's tag.
 //!
-//! Measured (spec §7): FCT from the GET segment (the request is written at that instant) to
-//! the last byte of the response; setup time from the first SYN to the SYN-ACK received; the
+//! Measured (spec §7): FCT from the first request's segment (the request is written at that
+//! instant) to the last byte of the last response; CoAP RTT per exchange from writing the
+//! request to the response's last byte; setup time from the first SYN to the SYN-ACK received; the
 //! connection counters of both ends.
 //!
 //! The loop scans every flow's two timers for the next deadline: O(flows) per event, fine for
@@ -28,14 +33,20 @@ use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use crate::metrics::FlowMetrics;
 use crate::results::{FlowRecord, RunError, RunResult, TcpFlowRecord};
-use crate::scenario::RunSpec;
+use crate::scenario::{RunSpec, Workload};
 
 /// One flow: both ends of its connection and what was measured.
 struct Flow {
     addr: SocketAddr,
-    path: String,
     cc: String,
     workload: &'static str,
+    /// The request the client repeats (`GET` for the long transfer, a `POST` of
+    /// `payload_bytes` for short exchanges).
+    request: Request,
+    /// Token length of the client's session (spec §5.1: 1 B; §5.2: 2 B).
+    token_len: usize,
+    /// Exchanges to complete (1 for the long transfer).
+    quota: u32,
     start: Instant,
     /// `None` until the start delay has passed.
     client: Option<Connection>,
@@ -46,10 +57,14 @@ struct Flow {
     syn_at: Option<Instant>,
     /// SYN-ACK received (client established).
     established_at: Option<Instant>,
-    /// The GET was written (its segment leaves at this instant).
+    /// The first request was written (its segment leaves at this instant).
     get_at: Option<Instant>,
-    /// The response's last byte arrived.
+    /// The last response's last byte arrived.
     done_at: Option<Instant>,
+    /// Requests written.
+    requests: u32,
+    /// Request → response time of every completed exchange.
+    rtts: Vec<Duration>,
     /// The client connection gave up (SYN retries exhausted) or the session ended early.
     failed: bool,
     bytes_up: u64,
@@ -95,9 +110,25 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
                 Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
             flows.push(Flow {
                 addr: client_addr(i),
-                path: paths.path_of[group].clone(),
                 cc: fc.cc.clone(),
                 workload: fc.workload.name(),
+                request: match fc.workload {
+                    Workload::LongTransfer { .. } => Request::get(&paths.path_of[group]),
+                    _ => Request::post(
+                        &paths.path_of[group],
+                        vec![0; fc.request_payload_bytes as usize],
+                    ),
+                },
+                token_len: match fc.workload {
+                    Workload::LongTransfer { .. } => 1,
+                    _ => 2,
+                },
+                quota: match fc.workload {
+                    Workload::LongTransfer { .. } => 1,
+                    Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
+                        exchanges
+                    }
+                },
                 start,
                 client: None,
                 server: Connection::listen(tcp.clone())
@@ -108,6 +139,8 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
                 established_at: None,
                 get_at: None,
                 done_at: None,
+                requests: 0,
+                rtts: Vec::new(),
                 failed: false,
                 bytes_up: 0,
                 bytes_down: 0,
@@ -230,25 +263,43 @@ impl TcpSim {
             if client.state() == TcpState::Established && f.client_session.is_none() {
                 f.established_at = Some(now);
                 let config = SessionConfig {
-                    first_token: rng::stream(self.seed, &format!("ids/flow{i}")).below(256),
+                    token_len: f.token_len,
+                    first_token: rng::stream(self.seed, &format!("ids/flow{i}"))
+                        .below(1 << (8 * f.token_len)),
                     ..SessionConfig::client()
                 };
                 let mut session = Session::new(config, Router::new()).map_err(|e| setup(&e))?;
-                session
-                    .request(now, &Request::get(&f.path))
-                    .map_err(|e| setup(&e))?;
+                session.request(now, &f.request).map_err(|e| setup(&e))?;
+                f.requests += 1;
                 f.get_at = Some(now);
                 f.client_session = Some(session);
             }
             if let Some(session) = f.client_session.as_mut() {
-                pump(now, client, session, &mut self.buf).map_err(|e| setup(&e))?;
-                while let Some(event) = session.poll_event() {
-                    match event {
-                        SessionEvent::RequestCompleted { at, .. } => f.done_at = Some(at),
-                        SessionEvent::RequestFailed { .. } | SessionEvent::Aborted { .. } => {
-                            f.failed = true;
+                // One request outstanding at a time (spec §5.2): the next is written as soon
+                // as the previous response is complete.
+                loop {
+                    pump(now, client, session, &mut self.buf).map_err(|e| setup(&e))?;
+                    let mut wrote = false;
+                    while let Some(event) = session.poll_event() {
+                        match event {
+                            SessionEvent::RequestCompleted { at, started, .. } => {
+                                f.rtts.push(at - started);
+                                if f.rtts.len() as u32 >= f.quota {
+                                    f.done_at = Some(at);
+                                } else {
+                                    session.request(now, &f.request).map_err(|e| setup(&e))?;
+                                    f.requests += 1;
+                                    wrote = true;
+                                }
+                            }
+                            SessionEvent::RequestFailed { .. } | SessionEvent::Aborted { .. } => {
+                                f.failed = true;
+                            }
+                            _ => {}
                         }
-                        _ => {}
+                    }
+                    if !wrote {
+                        break;
                     }
                 }
             }
@@ -337,13 +388,14 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
     let mut metrics = FlowMetrics::default();
     metrics.first_sent = f.get_at;
     metrics.finished = f.done_at;
-    metrics.exchanges = u32::from(done);
-    metrics.transmissions = u64::from(f.get_at.is_some());
+    metrics.exchanges = f.rtts.len() as u32;
+    metrics.transmissions = u64::from(f.requests);
     metrics.bytes_up = f.bytes_up;
     metrics.bytes_down = f.bytes_down;
-    if let (Some(a), Some(b)) = (f.get_at, f.done_at) {
-        metrics.rtts.push(b - a);
-        metrics.transmission_counts.push(1);
+    metrics.rtts.clone_from(&f.rtts);
+    if !f.rtts.is_empty() {
+        // Over a stream every request is sent once: all exchanges needed one transmission.
+        metrics.transmission_counts.push(f.rtts.len() as u32);
     }
     let mut r = metrics.record(i, &f.cc, f.workload, done);
     let stats = |c: &Connection| {

@@ -252,3 +252,27 @@ fn tcp_buffer_sweep_is_the_models_table_6_sweep() {
         ]
     );
 }
+
+#[test]
+fn a_tcp_continuous_flow_is_50_round_trips_on_one_connection() {
+    let f = run("name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"continuous\"\n");
+    let f = &f[0];
+    // Each exchange (spec §5.2): 59-B messages in 99-B packets, 13.2 ms up + 26.4 ms down +
+    // 630 ms of delay = 669.6 ms; each response's ACK rides on the next request.
+    assert_eq!(ns(f.coap_rtt_median_s), 669_600_000);
+    // 50 × 669.6 ms + 11.4667 ms: the first POST waits behind the handshake's ACK (40 B) and
+    // the client CSM (46 B) on the uplink.
+    assert_eq!(ns(f.fct_s), 33_491_466_667);
+    assert_eq!((f.exchanges, f.transmissions, f.completed), (50, 50, true));
+    assert_eq!(f.transmission_counts, [50]);
+    // Up: SYN 40 + ACK 40 + CSM 46 + 50 × 99; down: SYN-ACK 40 + CSM 42 + 50 × 99.
+    assert_eq!((f.bytes_up, f.bytes_down), (5_076, 5_032));
+    // Client SYN, ACK, CSM, 50 POSTs; server SYN-ACK, CSM, 50 responses (the last
+    // response's delayed ACK is still pending when the run ends).
+    let tcp = f.tcp.clone().unwrap();
+    assert_eq!(
+        (tcp.segments_sent, tcp.segments_retransmitted, tcp.rto_count),
+        (105, 0, 0)
+    );
+    assert_eq!(ns(tcp.setup_s), 646_000_001);
+}
