@@ -51,4 +51,41 @@ fn the_published_matrices_have_their_cell_counts() {
     assert_eq!(cells_and_runs("kojo-zigbee-mixed.toml"), (20, 400));
     assert_eq!(cells_and_runs("kojo-zigbee-competing.toml"), (30, 600));
     assert_eq!(cells_and_runs("pesola-calibration.toml"), (2, 40));
+    // spec §8d: 5 x 3 x 2 x 3 error-free cells x 20; 2 x 2 x 3 with link errors x 40.
+    assert_eq!(cells_and_runs("pesola-short-tcp-vs-udp.toml"), (90, 1800));
+    assert_eq!(
+        cells_and_runs("pesola-short-tcp-vs-udp-errors.toml"),
+        (12, 480)
+    );
+}
+
+#[test]
+fn the_short_tcp_vs_udp_matrices_run_with_one_replication() {
+    // Every cell of the link-error file, and the 10-client cells of the error-free one (the
+    // others are the same code at more clients; `coaplab run --reps 1` runs all 90 in
+    // seconds in a release build).
+    for (name, max_clients, cells) in [
+        ("pesola-short-tcp-vs-udp-errors.toml", u32::MAX, 12),
+        ("pesola-short-tcp-vs-udp.toml", 10, 18),
+    ] {
+        let s = Scenario::load(&scenarios_dir().join(name)).unwrap();
+        let runs = s.expand(Some(1), None);
+        let mut ran = 0;
+        for spec in runs
+            .iter()
+            .filter(|r| r.config.total_flows() <= max_clients)
+        {
+            let result = coaplab_lab::sim::run_one(spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                result
+                    .flows
+                    .iter()
+                    .all(|f| f.completed && f.exchanges == 50),
+                "{name}: {:?}",
+                result.flows
+            );
+            ran += 1;
+        }
+        assert_eq!(ran, cells, "{name}");
+    }
 }

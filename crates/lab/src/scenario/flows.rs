@@ -208,19 +208,6 @@ fn read_one(
         },
         _ => Workload::Continuous { exchanges },
     };
-    if tcp && matches!(workload, Workload::Random { .. }) {
-        let span = t.get("workload").and_then(Item::span).or(cc_span);
-        return Err(r.bad(
-            span,
-            &format!("{p}.workload"),
-            &format!("\"{}\"", workload.name()),
-            format!(
-                "\"long-transfer\" or \"continuous\" for cc = \"{cc}\": {} over TCP is not \
-                 implemented yet",
-                workload.name()
-            ),
-        ));
-    }
     Ok(FlowConfig {
         count,
         cc,
@@ -305,7 +292,7 @@ fn param_text(v: &Value) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::{Scenario, SourcePort};
+    use crate::scenario::{Scenario, SourcePort, Workload};
 
     #[test]
     fn random_source_port_is_keep_by_default_and_checked() {
@@ -346,16 +333,12 @@ mod tests {
             "t.toml:3: bad value \"tcp-bbr\" for 'flows[0].cc': expected a cc that is \
              implemented: tcp-bbr (BBR v1 over TCP) is not implemented yet; tcp-newreno is"
         );
-        let e = parse(&format!(
+        // Every workload runs over TCP; random flows reconnect per short-lived client.
+        let c = parse(&format!(
             "{head}cc = \"tcp-newreno\"\nworkload = \"random\"\n"
         ))
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.toml:4: bad value \"random\" for 'flows[0].workload': expected \
-             \"long-transfer\" or \"continuous\" for cc = \"tcp-newreno\": random over TCP is \
-             not implemented yet"
-        );
+        .unwrap();
+        assert!(matches!(c.flows[0].workload, Workload::Random { .. }));
         let e = parse(&format!(
             "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
              [flows.params]\nalpha = 1\n"

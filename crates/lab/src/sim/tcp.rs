@@ -9,22 +9,29 @@
 //! token) answered by one message of `object_bytes`. Continuous (spec §5.2): `exchanges`
 //! POSTs of `payload_bytes` (2-B tokens) one after the other on the one connection, each
 //! answered by `response_payload_bytes`; the connection is not closed at the end (the run
-//! stops when every flow is done). Segments travel
+//! stops when every flow is done). Random (spec §5.2, §6.1): the same POSTs, but every
+//! short-lived client (U{batch_min..=batch_max} exchanges from the stream `workload/flow{i}`,
+//! as over UDP) runs on a new connection from a new port of the flow's host
+//! (`source_addr`): handshake, both CSMs, its exchanges; after its last response the
+//! client closes with a FIN (the server closes its side when it reads the end of the stream)
+//! and the next client connects at the same instant, its SYN queued behind that FIN. Former
+//! clients' connections live on until both ends have closed. Segments travel
 //! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself kept in a table keyed
 //! by the packet's tag.
 //!
-//! Measured (spec §7): FCT from the first request's segment (the request is written at that
-//! instant) to the last byte of the last response; CoAP RTT per exchange from writing the
-//! request to the response's last byte; setup time from the first SYN to the SYN-ACK received; the
-//! connection counters of both ends.
+//! Measured (spec §7): FCT from the flow's first request's segment (the request is written at
+//! that instant) to the last byte of the last response, later handshakes inside; CoAP RTT per
+//! exchange from writing the request to the response's last byte; setup time from the first SYN to the SYN-ACK received
+//! (first connection); the connection counters of both ends, summed over the flow's connections.
 //!
-//! The loop scans every flow's two timers for the next deadline: O(flows) per event, fine for
-//! the few long-lived flows of spec §5.
+//! The loop scans the timers of every flow's live connections for the next deadline:
+//! O(flows) per event, fine for spec §8d (its 90 cells at one replication, up to 400 random
+//! flows, run in about 15 s in a release build).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use coaplab_cc::rng::Random;
+use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::{Request, Router};
@@ -35,9 +42,8 @@ use crate::metrics::FlowMetrics;
 use crate::results::{FlowRecord, RunError, RunResult, TcpFlowRecord};
 use crate::scenario::{RunSpec, Workload};
 
-/// One flow: both ends of its connection and what was measured.
+/// One flow: its connections (one, or one per short-lived client) and what was measured.
 struct Flow {
-    addr: SocketAddr,
     cc: String,
     workload: &'static str,
     /// The request the client repeats (`GET` for the long transfer, a `POST` of
@@ -45,14 +51,24 @@ struct Flow {
     request: Request,
     /// Token length of the client's session (spec §5.1: 1 B; §5.2: 2 B).
     token_len: usize,
+    /// The first session's first token (stream `ids/flow{i}`); later sessions continue the
+    /// sequence.
+    first_token: u64,
     /// Exchanges to complete (1 for the long transfer).
     quota: u32,
+    /// Random workload: the batch sizes U{min..=max} drawn from the stream
+    /// `workload/flow{i}`, as the UDP flows' driver draws them.
+    batches: Option<(SeededRandom, u32, u32)>,
     start: Instant,
-    /// `None` until the start delay has passed.
-    client: Option<Connection>,
-    server: Connection,
-    client_session: Option<Session>,
-    server_session: Option<Session>,
+    /// Live connections, oldest first; the last is the current client's. Former clients'
+    /// connections stay until both ends have closed.
+    conns: Vec<Conn>,
+    /// Connections opened so far.
+    opened: u32,
+    /// Per connection opened: the client's address and the exchanges it completed.
+    clients: Vec<(SocketAddr, u32)>,
+    /// Segments sent, retransmitted and RTOs of the connections already dropped.
+    retired: (u64, u64, u64),
     /// First SYN sent.
     syn_at: Option<Instant>,
     /// SYN-ACK received (client established).
@@ -80,19 +96,93 @@ impl Flow {
         if self.finished() {
             return None;
         }
-        let client = match &self.client {
-            Some(c) => c.poll_timeout(),
-            None => Some(self.start),
-        };
-        [client, self.server.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        if self.opened == 0 {
+            return Some(self.start);
+        }
+        self.conns.iter().filter_map(Conn::next_timer).min()
+    }
+
+    /// The size of the next short-lived client's batch (the whole quota for the other
+    /// workloads).
+    fn draw_batch(&mut self) -> u32 {
+        match self.batches.as_mut() {
+            Some((rng, min, max)) => {
+                let span = u64::from(*max - *min) + 1;
+                *min + rng.below(span) as u32
+            }
+            None => self.quota,
+        }
     }
 }
 
-/// Runs `spec`, every flow of which is a TCP flow (`cc = "tcp-newreno"`).
-pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+/// One connection of a flow: both ends and their sessions.
+struct Conn {
+    /// The flow's `k`-th connection (the `k`-th short-lived client of a random flow).
+    k: u32,
+    /// The client's address (a new port per connection, `source_addr`).
+    addr: SocketAddr,
+    /// `None` until the flow's start delay has passed (first connection only).
+    client: Option<Connection>,
+    server: Connection,
+    client_session: Option<Session>,
+    server_session: Option<Session>,
+    /// Exchanges this connection still has to start (random workload: its short-lived
+    /// client's draw; otherwise the flow's quota).
+    batch_left: u32,
+}
+
+impl Conn {
+    fn new(k: u32, addr: SocketAddr, tcp: &TcpConfig, batch: u32) -> Result<Conn, RunError> {
+        Ok(Conn {
+            k,
+            addr,
+            client: None,
+            server: Connection::listen(tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?,
+            client_session: None,
+            server_session: None,
+            batch_left: batch,
+        })
+    }
+
+    fn next_timer(&self) -> Option<Instant> {
+        [
+            self.client.as_ref().and_then(Connection::poll_timeout),
+            self.server.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Both ends closed and nothing left to time: a former short-lived client's connection
+    /// can be dropped.
+    fn is_over(&self) -> bool {
+        let closed = |s: TcpState| matches!(s, TcpState::TimeWait | TcpState::Closed);
+        self.client
+            .as_ref()
+            .is_some_and(|c| closed(c.state()) && c.poll_timeout().is_none())
+            && closed(self.server.state())
+            && self.server.poll_timeout().is_none()
+    }
+
+    fn stats(&self) -> (u64, u64, u64) {
+        let s = |c: &Connection| {
+            let s = c.stats();
+            (s.segments_sent, s.segments_retransmitted, s.rto_count)
+        };
+        let (a, b, c) = s(&self.server);
+        match &self.client {
+            Some(client) => {
+                let (d, e, f) = s(client);
+                (a + d, b + e, c + f)
+            }
+            None => (a, b, c),
+        }
+    }
+}
+
+/// Builds and runs the simulation of `spec`.
+fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
     let config = &spec.config;
     let star = Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
     let paths = super::network::paths(&config.flows);
@@ -108,8 +198,11 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
             let jitter = fc.start_jitter.as_nanos() as f64;
             let start =
                 Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
-            flows.push(Flow {
-                addr: client_addr(i),
+            let token_len = match fc.workload {
+                Workload::LongTransfer { .. } => 1,
+                _ => 2,
+            };
+            let mut flow = Flow {
                 cc: fc.cc.clone(),
                 workload: fc.workload.name(),
                 request: match fc.workload {
@@ -119,22 +212,32 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
                         vec![0; fc.request_payload_bytes as usize],
                     ),
                 },
-                token_len: match fc.workload {
-                    Workload::LongTransfer { .. } => 1,
-                    _ => 2,
-                },
+                token_len,
+                first_token: rng::stream(spec.seed, &format!("ids/flow{i}"))
+                    .below(1 << (8 * token_len)),
                 quota: match fc.workload {
                     Workload::LongTransfer { .. } => 1,
                     Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
                         exchanges
                     }
                 },
+                batches: match fc.workload {
+                    Workload::Random {
+                        batch_min,
+                        batch_max,
+                        ..
+                    } => Some((
+                        rng::stream(spec.seed, &format!("workload/flow{i}")),
+                        batch_min,
+                        batch_max,
+                    )),
+                    _ => None,
+                },
                 start,
-                client: None,
-                server: Connection::listen(tcp.clone())
-                    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
-                client_session: None,
-                server_session: None,
+                conns: Vec::new(),
+                opened: 0,
+                clients: Vec::new(),
+                retired: (0, 0, 0),
                 syn_at: None,
                 established_at: None,
                 get_at: None,
@@ -144,7 +247,13 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
                 failed: false,
                 bytes_up: 0,
                 bytes_down: 0,
-            });
+            };
+            let batch = flow.draw_batch();
+            flow.conns.push(
+                Conn::new(0, client_addr(i), &tcp, batch)
+                    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
+            );
+            flows.push(flow);
         }
     }
     let mut sim = TcpSim {
@@ -154,25 +263,41 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         next_tag: 0,
         tcp,
         routes: paths.routes,
-        seed: spec.seed,
+        port_stride: config.total_flows().div_ceil(254).max(1),
         events: 0,
         now: Instant::ZERO,
         buf: Vec::with_capacity(64 * 1024),
     };
     let end = Instant::ZERO + config.max_sim_time;
     sim.run(end)?;
-    Ok(sim.finish())
+    Ok(sim)
+}
+
+/// Runs `spec`, every flow of which is a TCP flow (`cc = "tcp-newreno"`).
+pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+    Ok(simulate(spec)?.finish())
+}
+
+/// Per flow, per connection: the client's address and the exchanges done on it.
+#[cfg(test)]
+pub(super) fn connections(spec: &RunSpec) -> Result<Vec<Vec<(SocketAddr, u32)>>, RunError> {
+    Ok(simulate(spec)?
+        .flows
+        .into_iter()
+        .map(|f| f.clients)
+        .collect())
 }
 
 struct TcpSim {
     star: Star,
     flows: Vec<Flow>,
-    /// Segments in flight, by packet tag, with their flow.
-    segments: HashMap<u64, (u32, Segment)>,
+    /// Segments in flight, by packet tag, with their flow and connection.
+    segments: HashMap<u64, (u32, u32, Segment)>,
     next_tag: u64,
     tcp: TcpConfig,
     routes: Vec<(String, coaplab_endpoint::Resource)>,
-    seed: u64,
+    /// Client ports per host taken by the flows' first connections (`source_addr`).
+    port_stride: u32,
     events: u64,
     now: Instant,
     /// Bytes read from a connection (reused).
@@ -197,14 +322,18 @@ impl TcpSim {
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
             while let Some(d) = self.star.poll_delivery(now, &mut rx) {
                 self.events += 1;
-                let Some((i, seg)) = self.segments.remove(&d.tag) else {
+                let Some((i, k, seg)) = self.segments.remove(&d.tag) else {
                     continue;
                 };
                 let f = &mut self.flows[i as usize];
+                // A segment of a connection already dropped (both ends closed) is lost.
+                let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
+                    continue;
+                };
                 let to = if d.dst == SERVER_ADDR {
-                    Some(&mut f.server)
+                    Some(&mut c.server)
                 } else {
-                    f.client.as_mut()
+                    c.client.as_mut()
                 };
                 if let Some(conn) = to {
                     // A refused segment is the model's business (counted there), not an error
@@ -219,24 +348,30 @@ impl TcpSim {
                     continue;
                 }
                 let mut fired = false;
-                match f.client.as_mut() {
-                    None if f.start <= now => {
-                        f.client = Some(
+                if f.opened == 0 {
+                    if f.start <= now {
+                        f.conns[0].client = Some(
                             Connection::connect(self.tcp.clone())
                                 .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
                         );
+                        f.opened = 1;
+                        f.clients.push((f.conns[0].addr, 0));
                         f.syn_at = Some(now);
                         fired = true;
                     }
-                    Some(c) if c.poll_timeout().is_some_and(|t| t <= now) => {
-                        c.handle_timeout(now);
-                        fired = true;
+                } else {
+                    for c in &mut f.conns {
+                        if let Some(client) = c.client.as_mut() {
+                            if client.poll_timeout().is_some_and(|t| t <= now) {
+                                client.handle_timeout(now);
+                                fired = true;
+                            }
+                        }
+                        if c.server.poll_timeout().is_some_and(|t| t <= now) {
+                            c.server.handle_timeout(now);
+                            fired = true;
+                        }
                     }
-                    _ => {}
-                }
-                if f.server.poll_timeout().is_some_and(|t| t <= now) {
-                    f.server.handle_timeout(now);
-                    fired = true;
                 }
                 if fired {
                     self.events += 1;
@@ -254,93 +389,151 @@ impl TcpSim {
         // before what the applications write in answer, as from a kernel.
         self.transmit(i)?;
         let now = self.now;
-        let f = &mut self.flows[i as usize];
         let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
-        if let Some(client) = f.client.as_mut() {
-            if client.state() == TcpState::Failed {
-                f.failed = true;
-            }
-            if client.state() == TcpState::Established && f.client_session.is_none() {
-                f.established_at = Some(now);
-                let config = SessionConfig {
-                    token_len: f.token_len,
-                    first_token: rng::stream(self.seed, &format!("ids/flow{i}"))
-                        .below(1 << (8 * f.token_len)),
-                    ..SessionConfig::client()
-                };
-                let mut session = Session::new(config, Router::new()).map_err(|e| setup(&e))?;
-                session.request(now, &f.request).map_err(|e| setup(&e))?;
-                f.requests += 1;
-                f.get_at = Some(now);
-                f.client_session = Some(session);
-            }
-            if let Some(session) = f.client_session.as_mut() {
-                // One request outstanding at a time (spec §5.2): the next is written as soon
-                // as the previous response is complete.
-                loop {
-                    pump(now, client, session, &mut self.buf).map_err(|e| setup(&e))?;
-                    let mut wrote = false;
-                    while let Some(event) = session.poll_event() {
-                        match event {
-                            SessionEvent::RequestCompleted { at, started, .. } => {
-                                f.rtts.push(at - started);
-                                if f.rtts.len() as u32 >= f.quota {
-                                    f.done_at = Some(at);
-                                } else {
-                                    session.request(now, &f.request).map_err(|e| setup(&e))?;
-                                    f.requests += 1;
-                                    wrote = true;
-                                }
-                            }
-                            SessionEvent::RequestFailed { .. } | SessionEvent::Aborted { .. } => {
-                                f.failed = true;
-                            }
-                            _ => {}
-                        }
+        let f = &mut self.flows[i as usize];
+        let mut next_client = false;
+        let current = f.conns.len() - 1;
+        {
+            let c = &mut f.conns[current];
+            if let Some(client) = c.client.as_mut() {
+                if client.state() == TcpState::Failed {
+                    f.failed = true;
+                }
+                if client.state() == TcpState::Established && c.client_session.is_none() {
+                    if c.k == 0 {
+                        f.established_at = Some(now);
                     }
-                    if !wrote {
-                        break;
+                    let config = SessionConfig {
+                        token_len: f.token_len,
+                        // Tokens continue across a random flow's short-lived clients.
+                        first_token: (f.first_token + u64::from(f.requests))
+                            % (1 << (8 * f.token_len)),
+                        ..SessionConfig::client()
+                    };
+                    let mut session = Session::new(config, Router::new()).map_err(|e| setup(&e))?;
+                    session.request(now, &f.request).map_err(|e| setup(&e))?;
+                    f.requests += 1;
+                    c.batch_left -= 1;
+                    f.get_at.get_or_insert(now);
+                    c.client_session = Some(session);
+                }
+                if let Some(session) = c.client_session.as_mut() {
+                    // One request outstanding at a time (spec §5.2): the next is written as
+                    // soon as the previous response is complete.
+                    loop {
+                        pump(now, client, session, &mut self.buf).map_err(|e| setup(&e))?;
+                        let mut wrote = false;
+                        while let Some(event) = session.poll_event() {
+                            match event {
+                                SessionEvent::RequestCompleted { at, started, .. } => {
+                                    f.rtts.push(at - started);
+                                    if let Some(last) = f.clients.last_mut() {
+                                        last.1 += 1;
+                                    }
+                                    let done = f.rtts.len() as u32 >= f.quota;
+                                    if done {
+                                        f.done_at = Some(at);
+                                    }
+                                    if f.batches.is_some() && (done || c.batch_left == 0) {
+                                        // The short-lived client is done (spec §5.2): it
+                                        // closes with a FIN; the next one connects at once.
+                                        client.close();
+                                        next_client = !done;
+                                    } else if !done {
+                                        session.request(now, &f.request).map_err(|e| setup(&e))?;
+                                        f.requests += 1;
+                                        c.batch_left -= 1;
+                                        wrote = true;
+                                    }
+                                }
+                                SessionEvent::RequestFailed { .. }
+                                | SessionEvent::Aborted { .. } => {
+                                    f.failed = true;
+                                }
+                                _ => {}
+                            }
+                        }
+                        if !wrote {
+                            break;
+                        }
                     }
                 }
             }
         }
-        if f.server.state() == TcpState::Established && f.server_session.is_none() {
-            let mut router = Router::new();
-            for (path, resource) in &self.routes {
-                router.route(path, *resource);
+        for c in &mut f.conns {
+            if c.server.state() == TcpState::Established && c.server_session.is_none() {
+                let mut router = Router::new();
+                for (path, resource) in &self.routes {
+                    router.route(path, *resource);
+                }
+                c.server_session =
+                    Some(Session::new(SessionConfig::server(), router).map_err(|e| setup(&e))?);
             }
-            f.server_session =
-                Some(Session::new(SessionConfig::server(), router).map_err(|e| setup(&e))?);
+            if let Some(session) = c.server_session.as_mut() {
+                if c.server.state() == TcpState::CloseWait {
+                    // The client's FIN: the server reads the end of the stream and closes
+                    // its side (passive close).
+                    session.handle_stream_end(now);
+                    c.server.close();
+                } else if !matches!(c.server.state(), TcpState::LastAck | TcpState::Closed) {
+                    pump(now, &mut c.server, session, &mut self.buf).map_err(|e| setup(&e))?;
+                }
+                while session.poll_event().is_some() {}
+            }
         }
-        if let Some(session) = f.server_session.as_mut() {
-            pump(now, &mut f.server, session, &mut self.buf).map_err(|e| setup(&e))?;
-            while session.poll_event().is_some() {}
+        if next_client {
+            let k = f.opened;
+            f.opened += 1;
+            let batch = f.draw_batch();
+            let mut c = Conn::new(
+                k,
+                super::source_addr(i, k, self.port_stride),
+                &self.tcp,
+                batch,
+            )
+            .map_err(|e| setup(&e))?;
+            c.client = Some(Connection::connect(self.tcp.clone()).map_err(|e| setup(&e))?);
+            f.clients.push((c.addr, 0));
+            f.conns.push(c);
+        }
+        // Former clients' connections whose both ends have closed are dropped.
+        let last = f.conns.len() - 1;
+        let mut j = 0;
+        while j < last.min(f.conns.len() - 1) {
+            if f.conns[j].is_over() {
+                let (a, b, c) = f.conns.remove(j).stats();
+                f.retired = (f.retired.0 + a, f.retired.1 + b, f.retired.2 + c);
+            } else {
+                j += 1;
+            }
         }
         self.transmit(i)
     }
 
-    /// Sends what flow `i`'s connections queued.
+    /// Sends what flow `i`'s connections queued, oldest connection first.
     fn transmit(&mut self, i: u32) -> Result<(), RunError> {
         let now = self.now;
         let f = &mut self.flows[i as usize];
         let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
-        for (conn, src, dst, up) in [
-            (f.client.as_mut(), f.addr, SERVER_ADDR, true),
-            (Some(&mut f.server), SERVER_ADDR, f.addr, false),
-        ] {
-            let Some(conn) = conn else { continue };
-            while let Some(seg) = conn.poll_transmit(now) {
-                let len = seg.ip_len();
-                let tag = self.next_tag;
-                self.next_tag += 1;
-                self.star
-                    .send_ip(now, src, dst, &[], len, tag)
-                    .map_err(|e| setup(&e))?;
-                self.segments.insert(tag, (i, seg));
-                if up {
-                    f.bytes_up += u64::from(len);
-                } else {
-                    f.bytes_down += u64::from(len);
+        for c in &mut f.conns {
+            for (conn, src, dst, up) in [
+                (c.client.as_mut(), c.addr, SERVER_ADDR, true),
+                (Some(&mut c.server), SERVER_ADDR, c.addr, false),
+            ] {
+                let Some(conn) = conn else { continue };
+                while let Some(seg) = conn.poll_transmit(now) {
+                    let len = seg.ip_len();
+                    let tag = self.next_tag;
+                    self.next_tag += 1;
+                    self.star
+                        .send_ip(now, src, dst, &[], len, tag)
+                        .map_err(|e| setup(&e))?;
+                    self.segments.insert(tag, (i, c.k, seg));
+                    if up {
+                        f.bytes_up += u64::from(len);
+                    } else {
+                        f.bytes_down += u64::from(len);
+                    }
                 }
             }
         }
@@ -398,14 +591,10 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         metrics.transmission_counts.push(f.rtts.len() as u32);
     }
     let mut r = metrics.record(i, &f.cc, f.workload, done);
-    let stats = |c: &Connection| {
-        let s = c.stats();
-        (s.segments_sent, s.segments_retransmitted, s.rto_count)
-    };
-    let (mut sent, mut retx, mut rtos) = stats(&f.server);
-    if let Some(c) = &f.client {
-        let (a, b, c) = stats(c);
-        (sent, retx, rtos) = (sent + a, retx + b, rtos + c);
+    let (mut sent, mut retx, mut rtos) = f.retired;
+    for c in &f.conns {
+        let (a, b, d) = c.stats();
+        (sent, retx, rtos) = (sent + a, retx + b, rtos + d);
     }
     r.tcp = Some(TcpFlowRecord {
         setup_s: match (f.syn_at, f.established_at) {

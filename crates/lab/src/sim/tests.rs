@@ -276,3 +276,54 @@ fn a_tcp_continuous_flow_is_50_round_trips_on_one_connection() {
     );
     assert_eq!(ns(tcp.setup_s), 646_000_001);
 }
+
+#[test]
+fn a_tcp_random_flow_reconnects_for_every_short_lived_client() {
+    let text = "name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"random\"\n\
+                exchanges = 20\nstart_jitter_s = 0\n";
+    let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+    // The batch sizes come from the stream the UDP flows' driver uses, `workload/flow0`:
+    // U{1..10} draws 6, 8, 4, 9, …, so 20 exchanges take 4 clients: 6, 8, 4 and min(9, 2).
+    let mut rng = coaplab_netsim::rng::stream(runs[0].seed, "workload/flow0");
+    let draws: Vec<u64> = (0..4)
+        .map(|_| 1 + coaplab_cc::rng::Random::below(&mut rng, 10))
+        .collect();
+    assert_eq!(draws, [6, 8, 4, 9]);
+    let conns = super::tcp::connections(&runs[0]).unwrap().remove(0);
+    let first = coaplab_netsim::client_addr(0);
+    assert_eq!(
+        conns,
+        [
+            (first, 6),
+            (source_addr(0, 1, 1), 8),
+            (source_addr(0, 2, 1), 4),
+            (source_addr(0, 3, 1), 2),
+        ]
+    );
+    assert!(conns.iter().all(|(a, _)| a.ip() == first.ip()));
+    let f = run_one(&runs[0]).unwrap().flows.remove(0);
+    // Each exchange is the continuous flow's 669.6 ms (13.2 ms up + 26.4 ms down + 630 ms),
+    // and each client's first POST waits 11.4667 ms behind its handshake ACK (40 B) and CSM
+    // (46 B) on the uplink. Each later client's handshake lies inside the FCT: its SYN leaves
+    // behind the former client's FIN (40 B up: 5.3333 + 5.3333 ms, then 215 ms), and its
+    // SYN-ACK waits 5.3333 ms behind the server's FIN+ACK on the downlink (that left when the
+    // FIN arrived, 5.3333 ms earlier), then 10.6667 ms + 415 ms: 656.6667 ms from the last
+    // response to the SYN-ACK. 20 × 669.6 + 4 × 11.4667 + 3 × 656.6667 = 15,407.866667 ms
+    // (+5 ns of the serializers' rounding to whole ns).
+    assert_eq!(ns(f.fct_s), 15_407_866_672);
+    assert_eq!(ns(f.coap_rtt_median_s), 669_600_000);
+    assert_eq!((f.exchanges, f.transmissions, f.completed), (20, 20, true));
+    // Up per client: SYN, ACK, CSM 46 B, its POSTs (99 B), FIN, and the ACK of the server's
+    // FIN (the last client's FIN leaves as the flow ends, its handshake of the close not
+    // simulated): 4 × 166 + 20 × 99 + 3 × 40 = 2,764 B. Down per client: SYN-ACK, CSM
+    // 42 B, responses, FIN: 4 × 82 + 20 × 99 + 3 × 40 = 2,428 B.
+    assert_eq!((f.bytes_up, f.bytes_down), (2_764, 2_428));
+    let tcp = f.tcp.clone().unwrap();
+    // Segments: clients 4 × 4 + 20 + 3 (ACKs of the server's FIN), servers 4 × 2 + 20 + 3.
+    assert_eq!(
+        (tcp.segments_sent, tcp.segments_retransmitted, tcp.rto_count),
+        (70, 0, 0)
+    );
+    // Setup time is the first connection's.
+    assert_eq!(ns(tcp.setup_s), 646_000_001);
+}
