@@ -128,6 +128,11 @@ impl Endpoint {
         out: &mut Vec<u8>,
     ) -> Code {
         let token = msg.token();
+        let to = To {
+            mtype: reply_type,
+            mid: reply_mid,
+            token,
+        };
         let path = msg
             .options
             .iter()
@@ -139,30 +144,10 @@ impl Endpoint {
             {
                 (b1, b2)
             }
-            _ => {
-                return write(
-                    out,
-                    reply_type,
-                    reply_mid,
-                    token,
-                    Head::code(Code::BAD_OPTION),
-                    Body::Zeros(0),
-                    0,
-                    0,
-                )
-            }
+            _ => return bare(out, to, Code::BAD_OPTION),
         };
         if msg.first_unknown_critical(known_critical).is_some() {
-            return write(
-                out,
-                reply_type,
-                reply_mid,
-                token,
-                Head::code(Code::BAD_OPTION),
-                Body::Zeros(0),
-                0,
-                0,
-            );
+            return bare(out, to, Code::BAD_OPTION);
         }
         if let Some(content) = self.router.find_content(path.clone()) {
             let (code, format, body) = content.answer(msg.code, now);
@@ -171,28 +156,10 @@ impl Endpoint {
                 ..Head::code(code)
             };
             let n = body.len();
-            return write(
-                out,
-                reply_type,
-                reply_mid,
-                token,
-                head,
-                Body::Bytes(&body),
-                0,
-                n,
-            );
+            return write(out, to, head, Body::Bytes(&body), 0, n);
         }
         let Some(resource) = self.router.find(path.clone()) else {
-            return write(
-                out,
-                reply_type,
-                reply_mid,
-                token,
-                Head::code(Code::NOT_FOUND),
-                Body::Zeros(0),
-                0,
-                0,
-            );
+            return bare(out, to, Code::NOT_FOUND);
         };
         let action = resource.action(msg.code);
         let wants_size2 = msg.has(number::SIZE2);
@@ -212,29 +179,11 @@ impl Endpoint {
         if let Some(b1) = b1 {
             let k = key();
             if self.uploads.len() >= MAX_PENDING_UPLOADS && !self.uploads.contains_key(&k) {
-                return write(
-                    out,
-                    reply_type,
-                    reply_mid,
-                    token,
-                    Head::code(Code::SERVICE_UNAVAILABLE),
-                    Body::Zeros(0),
-                    0,
-                    0,
-                );
+                return bare(out, to, Code::SERVICE_UNAVAILABLE);
             }
             if b1.offset_bytes() + msg.payload.len() > MAX_UPLOAD_BYTES {
                 self.uploads.remove(&k);
-                return write(
-                    out,
-                    reply_type,
-                    reply_mid,
-                    token,
-                    Head::code(Code::REQUEST_ENTITY_TOO_LARGE),
-                    Body::Zeros(0),
-                    0,
-                    0,
-                );
+                return bare(out, to, Code::REQUEST_ENTITY_TOO_LARGE);
             }
             let buf = self.uploads.entry(k.clone()).or_default();
             if b1.num == 0 {
@@ -242,16 +191,7 @@ impl Endpoint {
             }
             if b1.offset_bytes() != buf.len() {
                 self.uploads.remove(&k);
-                return write(
-                    out,
-                    reply_type,
-                    reply_mid,
-                    token,
-                    Head::code(Code::REQUEST_ENTITY_INCOMPLETE),
-                    Body::Zeros(0),
-                    0,
-                    0,
-                );
+                return bare(out, to, Code::REQUEST_ENTITY_INCOMPLETE);
             }
             buf.extend_from_slice(msg.payload);
             if b1.more {
@@ -260,16 +200,7 @@ impl Endpoint {
                     echo,
                     ..Head::code(Code::CONTINUE)
                 };
-                return write(
-                    out,
-                    reply_type,
-                    reply_mid,
-                    token,
-                    head,
-                    Body::Zeros(0),
-                    0,
-                    0,
-                );
+                return write(out, to, head, Body::Zeros(0), 0, 0);
             }
             head_b1 = Some(b1);
             uploaded = self.uploads.remove(&k);
@@ -315,16 +246,7 @@ impl Endpoint {
                 let size = 1usize << (szx + 4);
                 let start = num as usize * size;
                 if start > len || (start == len && len > 0) {
-                    return write(
-                        out,
-                        reply_type,
-                        reply_mid,
-                        token,
-                        Head::code(Code::BAD_OPTION),
-                        Body::Zeros(0),
-                        0,
-                        0,
-                    );
+                    return bare(out, to, Code::BAD_OPTION);
                 }
                 let n = size.min(len - start);
                 head.block2 = Some(Block {
@@ -354,22 +276,33 @@ impl Endpoint {
             let body = request_body.to_vec();
             self.pending_bodies.insert(key(), body);
         }
-        write(out, reply_type, reply_mid, token, head, body, start, n)
+        write(out, to, head, body, start, n)
     }
 }
 
-/// Encodes a reply with `n` bytes of `body` from `start` into `out`; returns its code.
-#[allow(clippy::too_many_arguments)]
-fn write(
-    out: &mut Vec<u8>,
+/// Where a reply goes: its type, message ID and token.
+#[derive(Clone, Copy)]
+struct To {
     mtype: MessageType,
     mid: u16,
     token: Token,
+}
+
+/// Encodes a reply that is only a response code, e.g. 4.04; returns the code.
+fn bare(out: &mut Vec<u8>, to: To, code: Code) -> Code {
+    write(out, to, Head::code(code), Body::Zeros(0), 0, 0)
+}
+
+/// Encodes a reply with `n` bytes of `body` from `start` into `out`; returns its code.
+fn write(
+    out: &mut Vec<u8>,
+    to: To,
     head: Head<'_>,
     body: Body<'_>,
     start: usize,
     n: usize,
 ) -> Code {
+    let To { mtype, mid, token } = to;
     // Header 4 + token 8 + Content-Format (≤ 3 B) + Block2/Block1 (≤ 4 B each) + Size2 (≤ 5 B) + marker.
     out.clear();
     out.resize(4 + 8 + 3 + 4 + 4 + 5 + 1 + n, 0);
