@@ -14,8 +14,6 @@
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`) runs CoAP over TCP instead, in the
 //! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::SocketAddr;
 
 use coaplab_cc::params::Settings;
@@ -30,7 +28,9 @@ use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
 use crate::workload::FlowDriver;
+use deadlines::Deadlines;
 
+mod deadlines;
 mod network;
 pub mod tag;
 mod tcp;
@@ -72,17 +72,12 @@ struct Renewal {
     clients: u32,
 }
 
-/// Index of the server in the timer bookkeeping.
-const SERVER: u32 = u32::MAX;
-
 struct Sim {
     star: Star,
     server: Endpoint,
     clients: Vec<Client>,
-    /// (deadline, endpoint) — stale entries are skipped against `armed`.
-    timers: BinaryHeap<Reverse<(Instant, u32)>>,
-    armed: Vec<Option<Instant>>,
-    server_armed: Option<Instant>,
+    /// Client deadlines at their index; the server's after every client (`server_slot`).
+    timers: Deadlines,
     /// Flow start times, sorted.
     starts: Vec<(Instant, u32)>,
     next_start: usize,
@@ -136,14 +131,13 @@ impl Sim {
             }
         }
         starts.sort();
+        let n_clients = clients.len();
         Ok(Sim {
             star,
             server,
-            armed: vec![None; clients.len()],
             remaining: clients.len(),
             clients,
-            timers: BinaryHeap::new(),
-            server_armed: None,
+            timers: Deadlines::new(n_clients + 1),
             starts,
             next_start: 0,
             end: Instant::ZERO + config.max_sim_time,
@@ -160,7 +154,7 @@ impl Sim {
         while self.remaining > 0 {
             let next = [
                 self.star.poll_at(),
-                self.timers.peek().map(|Reverse((t, _))| *t),
+                self.timers.next_at(),
                 self.starts.get(self.next_start).map(|(t, _)| *t),
             ]
             .into_iter()
@@ -177,20 +171,15 @@ impl Sim {
                 self.deliver(&d, &buf)?;
             }
             self.buf = buf;
-            while let Some(&Reverse((t, who))) = self.timers.peek() {
-                if t > now {
-                    break;
-                }
-                self.timers.pop();
+            while let Some((who, live)) = self.timers.pop_due(now) {
                 self.events += 1;
-                if who == SERVER {
-                    if self.server_armed == Some(t) {
-                        self.server_armed = None;
-                        self.server.handle_timeout(now);
-                        self.drain_server(0)?;
-                    }
-                } else if self.armed[who as usize] == Some(t) {
-                    self.armed[who as usize] = None;
+                if !live {
+                    continue;
+                }
+                if who == self.server_slot() {
+                    self.server.handle_timeout(now);
+                    self.drain_server(0)?;
+                } else {
                     self.clients[who as usize].endpoint.handle_timeout(now);
                     self.drain_client(who)?;
                 }
@@ -230,6 +219,12 @@ impl Sim {
     }
 
     /// Sends what the server queued (replies tagged after `rx_tag`) and re-arms its timer.
+    /// The server's owner index in `timers`: after every client, so that at equal instants
+    /// client timers fire first.
+    fn server_slot(&self) -> u32 {
+        self.clients.len() as u32
+    }
+
     fn drain_server(&mut self, rx_tag: u64) -> Result<(), RunError> {
         let now = self.now;
         while let Some(tx) = self.server.poll_transmit_into(now, &mut self.tx_buf) {
@@ -248,12 +243,7 @@ impl Sim {
         }
         while self.server.poll_event().is_some() {}
         let t = self.server.poll_timeout();
-        if t != self.server_armed {
-            self.server_armed = t;
-            if let Some(t) = t {
-                self.timers.push(Reverse((t, SERVER)));
-            }
-        }
+        self.timers.arm(self.server_slot(), t);
         Ok(())
     }
 
@@ -320,12 +310,7 @@ impl Sim {
             }
         }
         let t = c.endpoint.poll_timeout();
-        if t != self.armed[i as usize] {
-            self.armed[i as usize] = t;
-            if let Some(t) = t {
-                self.timers.push(Reverse((t, i)));
-            }
-        }
+        self.timers.arm(i, t);
         Ok(())
     }
 
