@@ -38,6 +38,7 @@ use coaplab_endpoint::{Request, Router};
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
+use super::deadlines::Deadlines;
 use crate::metrics::FlowMetrics;
 use crate::results::{FlowRecord, RunError, RunResult, TcpFlowRecord};
 use crate::scenario::{RunSpec, Workload};
@@ -256,8 +257,15 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
             flows.push(flow);
         }
     }
+    let mut timers = Deadlines::new(flows.len());
+    for (i, f) in flows.iter().enumerate() {
+        timers.arm(i as u32, f.next_timer());
+    }
     let mut sim = TcpSim {
         star,
+        unfinished: flows.iter().filter(|f| !f.finished()).count(),
+        counted: flows.iter().map(Flow::finished).collect(),
+        timers,
         flows,
         segments: HashMap::new(),
         next_tag: 0,
@@ -291,6 +299,12 @@ pub(super) fn connections(spec: &RunSpec) -> Result<Vec<Vec<(SocketAddr, u32)>>,
 struct TcpSim {
     star: Star,
     flows: Vec<Flow>,
+    /// Each flow's next deadline (its start, then its connections' timers).
+    timers: Deadlines,
+    /// Flows not yet finished; the run ends when it reaches zero.
+    unfinished: usize,
+    /// Whether a flow's finish has been subtracted from `unfinished`.
+    counted: Vec<bool>,
     /// Segments in flight, by packet tag, with their flow and connection.
     segments: HashMap<u64, (u32, u32, Segment)>,
     next_tag: u64,
@@ -307,12 +321,10 @@ struct TcpSim {
 impl TcpSim {
     fn run(&mut self, end: Instant) -> Result<(), RunError> {
         let mut rx = Vec::new();
-        while self.flows.iter().any(|f| !f.finished()) {
-            let next = self
-                .flows
-                .iter()
-                .filter_map(Flow::next_timer)
-                .chain(self.star.poll_at())
+        while self.unfinished > 0 {
+            let next = [self.timers.next_at(), self.star.poll_at()]
+                .into_iter()
+                .flatten()
                 .min();
             let Some(now) = next else { break };
             if now > end {
@@ -341,24 +353,24 @@ impl TcpSim {
                     let _ = conn.handle_segment(d.at, seg);
                 }
                 self.service(i)?;
+                self.rearm(i);
             }
-            for i in 0..self.flows.len() as u32 {
-                let f = &mut self.flows[i as usize];
-                if f.finished() {
+            // Flows due now, in flow order.
+            while let Some((i, live)) = self.timers.pop_due(now) {
+                if !live {
                     continue;
                 }
+                let f = &mut self.flows[i as usize];
                 let mut fired = false;
                 if f.opened == 0 {
-                    if f.start <= now {
-                        f.conns[0].client = Some(
-                            Connection::connect(self.tcp.clone())
-                                .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
-                        );
-                        f.opened = 1;
-                        f.clients.push((f.conns[0].addr, 0));
-                        f.syn_at = Some(now);
-                        fired = true;
-                    }
+                    f.conns[0].client = Some(
+                        Connection::connect(self.tcp.clone())
+                            .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
+                    );
+                    f.opened = 1;
+                    f.clients.push((f.conns[0].addr, 0));
+                    f.syn_at = Some(now);
+                    fired = true;
                 } else {
                     for c in &mut f.conns {
                         if let Some(client) = c.client.as_mut() {
@@ -377,9 +389,21 @@ impl TcpSim {
                     self.events += 1;
                     self.service(i)?;
                 }
+                self.rearm(i);
             }
         }
         Ok(())
+    }
+
+    /// Re-arms flow `i`'s deadline after anything touched it, and counts it once when it
+    /// finishes.
+    fn rearm(&mut self, i: u32) {
+        let f = &self.flows[i as usize];
+        if f.finished() && !self.counted[i as usize] {
+            self.counted[i as usize] = true;
+            self.unfinished -= 1;
+        }
+        self.timers.arm(i, f.next_timer());
     }
 
     /// Moves bytes between flow `i`'s connections and sessions, then sends what the
