@@ -5,35 +5,9 @@
 mod common;
 
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_endpoint::{
-    AnswerKind, Config, Event, IgnoreReason, Request, Resource, Router, TransmitMeta,
-};
+use coaplab_endpoint::{AnswerKind, Config, Event, IgnoreReason, Router, TransmitMeta};
 use coaplab_wire::{Code, Message, MessageBuf, MessageType, Token};
 use common::*;
-
-fn router() -> Router {
-    let mut r = Router::new();
-    r.route("f", Resource::experiment(102_400, 53));
-    r
-}
-
-fn post() -> Request {
-    Request::post("f", vec![0; 51])
-}
-
-fn answers(pair: &Pair) -> Vec<(u32, Duration, Option<u32>, AnswerKind, Instant)> {
-    pair.client(|e| match e {
-        Event::ExchangeCompleted {
-            transmissions,
-            rtt,
-            answered,
-            kind,
-            at,
-            ..
-        } => Some((*transmissions, *rtt, *answered, *kind, *at)),
-        _ => None,
-    })
-}
 
 /// NSTART = 1: the second and third requests wait in FIFO order and start when the previous
 /// exchange is answered; NSTART = 2 lets two out at once.

@@ -3,34 +3,10 @@
 
 mod common;
 
-use coaplab_cc::time::{Duration, Instant};
-use coaplab_endpoint::{AnswerKind, Config, Event, Request, Resource, Router};
+use coaplab_cc::time::Duration;
+use coaplab_endpoint::{AnswerKind, Config, Event, Request, Router};
 use coaplab_wire::{Code, Message, MessageType};
 use common::*;
-
-fn router() -> Router {
-    let mut r = Router::new();
-    r.route("f", Resource::experiment(102_400, 53));
-    r
-}
-
-fn post() -> Request {
-    Request::post("f", vec![0; 51])
-}
-
-fn answers(pair: &Pair) -> Vec<(u32, Duration, Option<u32>, AnswerKind, Instant)> {
-    pair.client(|e| match e {
-        Event::ExchangeCompleted {
-            transmissions,
-            rtt,
-            answered,
-            kind,
-            at,
-            ..
-        } => Some((*transmissions, *rtt, *answered, *kind, *at)),
-        _ => None,
-    })
-}
 
 /// Separate response (server processing 1 s): the empty ACK is lost, so the CON response
 /// acknowledges the request; the client's ACK of it is lost too, so the server retransmits

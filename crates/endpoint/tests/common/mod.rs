@@ -9,10 +9,40 @@ use std::net::SocketAddr;
 use coaplab_cc::rng::ConstantRandom;
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_cc::{registry, Settings};
-use coaplab_endpoint::{Config, Controller, ControllerFactory, Endpoint, Event, Router, Transmit};
+use coaplab_endpoint::{
+    AnswerKind, Config, Controller, ControllerFactory, Endpoint, Event, Request, Resource, Router,
+    Transmit,
+};
 
 pub const CLIENT: &str = "198.18.0.1:40000";
 pub const SERVER: &str = "198.18.1.1:5683";
+
+/// The experiments' server: path "f" answers GET with 102,400 B and POST with 53 B (spec §4).
+pub fn router() -> Router {
+    let mut r = Router::new();
+    r.route("f", Resource::experiment(102_400, 53));
+    r
+}
+
+/// The 60-B CON POST of the short-lived workloads (spec §4.2).
+pub fn post() -> Request {
+    Request::post("f", vec![0; 51])
+}
+
+/// Every answered exchange of the client: transmissions, RTT, answered copy, kind, time.
+pub fn answers(pair: &Pair) -> Vec<(u32, Duration, Option<u32>, AnswerKind, Instant)> {
+    pair.client(|e| match e {
+        Event::ExchangeCompleted {
+            transmissions,
+            rtt,
+            answered,
+            kind,
+            at,
+            ..
+        } => Some((*transmissions, *rtt, *answered, *kind, *at)),
+        _ => None,
+    })
+}
 
 pub fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
