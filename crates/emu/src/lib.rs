@@ -5,9 +5,13 @@
 //!
 //! - [`udp`]: [`UdpDriver`], one endpoint (client, server or both) on one UDP socket; endpoint
 //!   time is the wall-clock time since the driver started, in integer nanoseconds.
+//! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`), and
+//!   [`serve_tcp`], an accept loop with one session per connection.
 //!
-//! Not yet: the RFC 8323 (CoAP over TCP) driver and the link emulator.
+//! Not yet: the link emulator.
 
+pub mod tcp;
 pub mod udp;
 
+pub use tcp::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink, TcpStats};
 pub use udp::{DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};
