@@ -37,6 +37,13 @@ pub struct TcpConfig {
     pub synack_retries: u32,
     /// Delayed-ACK timeout, a constant (`delack`). Default 200 ms.
     pub delack: Duration,
+    /// Linux quick-ACK budget (`quickack_segments`, spec §10 #15): when the first data
+    /// arrives, when in-order data arrives after more than an RTO without data, and when an
+    /// entirely old (retransmitted) segment arrives, the receiver ACKs every segment at
+    /// once for the next `quickack_segments` ACKs it sends (Linux `icsk_ack.quick`, capped
+    /// there at 16 and at half the receive window in MSS). Default 0: no quick-ACK phase
+    /// (spec §5.3 RESOLVED).
+    pub quickack_segments: u32,
     /// Duplicate ACKs that trigger fast retransmit (`dupthresh`, Linux `tcp_reordering`).
     /// Default 3.
     pub dupthresh: u32,
@@ -59,6 +66,7 @@ impl Default for TcpConfig {
             syn_retries: 40,
             synack_retries: 41,
             delack: Duration::from_millis(200),
+            quickack_segments: 0,
             dupthresh: 3,
             recovery: RecoveryMode::Prr,
             slow_start_after_idle: true,

@@ -155,7 +155,8 @@ impl Connection {
             role,
             state,
             snd: Sender::new(1, config.mss()),
-            rcv: Receiver::new(1, config.mss(), config.delack),
+            rcv: Receiver::new(1, config.mss(), config.delack)
+                .with_quickack(config.quickack_segments),
             reno: Reno::new(config.iw),
             prr: Prr::default(),
             ca: CaState::Open,
@@ -310,13 +311,15 @@ impl Connection {
         }
         match self.state {
             TcpState::Listen if seg.syn && seg.ack.is_none() => {
-                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack);
+                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
+                    .with_quickack(self.config.quickack_segments);
                 self.state = TcpState::SynReceived;
                 self.hs.pending = 1;
                 Ok(())
             }
             TcpState::SynSent if seg.syn && seg.ack == Some(1) => {
-                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack);
+                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
+                    .with_quickack(self.config.quickack_segments);
                 self.establish(now);
                 self.rcv.request_ack();
                 Ok(())
@@ -403,7 +406,7 @@ impl Connection {
             }
             self.on_ack(now, ack, seg.payload.is_empty() && !seg.fin);
         }
-        self.rcv.on_data(now, seg.seq, &seg.payload);
+        self.rcv.on_data(now, seg.seq, &seg.payload, self.rtt.rto());
         if seg.fin {
             let closing = self.snd.fin_sent();
             self.rcv

@@ -5,7 +5,16 @@
 //! when a segment arrives out of order or entirely duplicate, and when in-order data arrives
 //! while the out-of-order queue is non-empty (hole filling). Otherwise the delayed-ACK timer is
 //! armed at the first unacknowledged arrival, for a constant `delack`, and never pushed back.
-//! There is no quick-ACK phase.
+//!
+//! Quick-ACK (`quickack_segments`, default 0 = none, spec §10 #15): Linux's `icsk_ack.quick`.
+//! The budget is set to `quickack_segments` (never lowered) when the first in-order data
+//! arrives (`tcp_event_data_recv`, `ato == 0`), when in-order data arrives more than one RTO
+//! after the previous data (`tcp_event_data_recv`, idle), and when an entirely old segment
+//! arrives (`tcp_data_queue`, `tcp_enter_quickack_mode` for a retransmit). While it is
+//! positive every in-order segment is ACKed at once; every segment sent with the ACK field
+//! (pure ACK or data) spends one (`tcp_event_ack_sent` → `tcp_dec_quickack_mode`). Not
+//! modelled: Linux's cap (16, and half the receive window in MSS), the pingpong
+//! (interactive) mode that suspends quick-ACK, and the adaptive `ato` after the phase.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -27,6 +36,12 @@ pub struct Receiver {
     fin_at: Option<u64>,
     /// The FIN was reached in order (rcv_nxt counts it).
     fin_received: bool,
+    /// `quickack_segments`: the budget each quick-ACK trigger sets.
+    quickack_max: u32,
+    /// ACKs left to send at once (`icsk_ack.quick`).
+    quick: u32,
+    /// Arrival of the last in-order data (`icsk_ack.lrcvtime`); `None` before any.
+    last_data_at: Option<Instant>,
 }
 
 impl Receiver {
@@ -43,7 +58,26 @@ impl Receiver {
             delack,
             fin_at: None,
             fin_received: false,
+            quickack_max: 0,
+            quick: 0,
+            last_data_at: None,
         }
+    }
+
+    /// Sets the quick-ACK budget `quickack_segments` (0: no quick-ACK phase).
+    #[must_use]
+    pub fn with_quickack(mut self, segments: u32) -> Self {
+        self.quickack_max = segments;
+        self
+    }
+
+    fn enter_quickack(&mut self) {
+        self.quick = self.quick.max(self.quickack_max);
+    }
+
+    /// ACKs still to send at once in the current quick-ACK phase.
+    pub fn quickacks_left(&self) -> u32 {
+        self.quick
     }
 
     /// Next expected sequence number (the cumulative ACK to send).
@@ -51,8 +85,9 @@ impl Receiver {
         self.rcv_nxt
     }
 
-    /// Takes in a data segment's payload at `seq`.
-    pub fn on_data(&mut self, now: Instant, seq: u64, payload: &[u8]) {
+    /// Takes in a data segment's payload at `seq`; `rto` is this end's current RTO (the
+    /// idle gap after which quick-ACK is entered again).
+    pub fn on_data(&mut self, now: Instant, seq: u64, payload: &[u8], rto: Duration) {
         let end = seq + payload.len() as u64;
         if payload.is_empty() {
             return;
@@ -60,10 +95,18 @@ impl Receiver {
         if end <= self.rcv_nxt || seq > self.rcv_nxt {
             if seq > self.rcv_nxt {
                 self.ooo.entry(seq).or_insert_with(|| payload.to_vec());
+            } else {
+                self.enter_quickack(); // a retransmit of data we have
             }
             self.ack_now = true; // duplicate or out of order: a dupack at once
             return;
         }
+        match self.last_data_at {
+            None => self.enter_quickack(),
+            Some(t) if now - t > rto => self.enter_quickack(),
+            Some(_) => {}
+        }
+        self.last_data_at = Some(now);
         let hole_filled = !self.ooo.is_empty();
         let skip = (self.rcv_nxt - seq) as usize;
         self.readable.extend(&payload[skip..]);
@@ -81,7 +124,7 @@ impl Receiver {
         }
         // A FIN that waited behind a hole is reached by hole filling, which ACKs at once.
         self.take_fin(now, true);
-        if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss {
+        if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss || self.quick > 0 {
             self.ack_now = true;
         } else if self.delack_at.is_none() {
             self.delack_at = Some(now + self.delack);
@@ -148,6 +191,7 @@ impl Receiver {
 
     /// Any segment carrying the ACK field went out: nothing is pending any more.
     pub fn on_ack_sent(&mut self) {
+        self.quick = self.quick.saturating_sub(1);
         self.rcv_wup = self.rcv_nxt;
         self.ack_now = false;
         self.delack_at = None;
@@ -172,6 +216,8 @@ impl Receiver {
 mod tests {
     use super::*;
 
+    const RTO: Duration = Duration::from_secs(1);
+
     fn rx() -> Receiver {
         Receiver::new(1, 256, Duration::from_millis(200))
     }
@@ -180,10 +226,10 @@ mod tests {
     fn second_full_segment_is_acked_at_once() {
         let mut r = rx();
         let t = Instant::from_millis(10);
-        r.on_data(t, 1, &[0; 256]);
+        r.on_data(t, 1, &[0; 256], RTO);
         assert!(!r.ack_due());
         assert_eq!(r.delack_deadline(), Some(Instant::from_millis(210)));
-        r.on_data(Instant::from_millis(90), 257, &[0; 256]);
+        r.on_data(Instant::from_millis(90), 257, &[0; 256], RTO);
         assert!(r.ack_due());
         r.on_ack_sent();
         assert_eq!(r.delack_deadline(), None);
@@ -193,8 +239,8 @@ mod tests {
     #[test]
     fn delack_timer_is_not_pushed_back() {
         let mut r = rx();
-        r.on_data(Instant::from_millis(0), 1, &[1; 6]);
-        r.on_data(Instant::from_millis(50), 7, &[2; 5]);
+        r.on_data(Instant::from_millis(0), 1, &[1; 6], RTO);
+        r.on_data(Instant::from_millis(50), 7, &[2; 5], RTO);
         assert_eq!(r.delack_deadline(), Some(Instant::from_millis(200)));
         r.on_delack_timeout(Instant::from_millis(199));
         assert!(!r.ack_due());
@@ -208,15 +254,51 @@ mod tests {
     #[test]
     fn out_of_order_and_hole_filling_are_acked_at_once() {
         let mut r = rx();
-        r.on_data(Instant::ZERO, 257, &[0; 256]);
+        r.on_data(Instant::ZERO, 257, &[0; 256], RTO);
         assert!(r.ack_due());
         assert_eq!(r.rcv_nxt(), 1);
         r.on_ack_sent();
-        r.on_data(Instant::ZERO, 1, &[0; 256]);
+        r.on_data(Instant::ZERO, 1, &[0; 256], RTO);
         assert!(r.ack_due());
         assert_eq!(r.rcv_nxt(), 513);
         r.on_ack_sent();
-        r.on_data(Instant::ZERO, 1, &[0; 256]);
+        r.on_data(Instant::ZERO, 1, &[0; 256], RTO);
         assert!(r.ack_due(), "an entirely old segment gets a dupack");
+    }
+
+    #[test]
+    fn quickack_acks_the_first_segments_at_once_then_delays() {
+        let mut r = rx().with_quickack(2);
+        r.on_data(Instant::from_millis(0), 1, &[0; 256], RTO);
+        assert!(r.ack_due(), "first data: quick-ACK");
+        r.on_ack_sent();
+        r.on_data(Instant::from_millis(80), 257, &[0; 256], RTO);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        assert_eq!(r.quickacks_left(), 0);
+        r.on_data(Instant::from_millis(160), 513, &[0; 256], RTO);
+        assert!(!r.ack_due(), "budget spent: delayed ACK again");
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(360)));
+        r.on_ack_sent();
+        // More than an RTO without data: quick-ACK again.
+        r.on_data(Instant::from_millis(1200), 769, &[0; 256], RTO);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        r.on_data(Instant::from_millis(1300), 1025, &[0; 256], RTO);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        // A retransmit of old data re-enters quick-ACK.
+        r.on_data(Instant::from_millis(1400), 1, &[0; 256], RTO);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        assert_eq!(r.quickacks_left(), 1);
+    }
+
+    #[test]
+    fn no_quickack_by_default() {
+        let mut r = rx();
+        r.on_data(Instant::from_millis(0), 1, &[0; 256], RTO);
+        assert!(!r.ack_due());
+        assert_eq!(r.quickacks_left(), 0);
     }
 }
