@@ -1,4 +1,4 @@
-//! Real time: tokio socket drivers for `coaplab-endpoint`, and (later) the TUN/network-namespace
+//! Real time: tokio socket drivers for `coaplab-endpoint`, and the TUN/network-namespace
 //! link emulator that runs `coaplab-netsim`'s link model against the wall clock.
 //!
 //! Protocol logic never lives here: the drivers only move bytes and time. A tour:
@@ -7,9 +7,10 @@
 //!   time is the wall-clock time since the driver started, in integer nanoseconds.
 //! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`), and
 //!   [`serve_tcp`], an accept loop with one session per connection.
-//!
-//! Not yet: the link emulator.
+//! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's
+//!   link model running against the wall clock (spec/experiments.md §1.3).
 
+pub mod emulator;
 pub mod tcp;
 pub mod udp;
 

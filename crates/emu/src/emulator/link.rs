@@ -1,0 +1,263 @@
+//! The forwarding loop: packets read from one TUN device go through netsim's star topology —
+//! uplink: FIFO → serializer → propagation → loss → rest-of-path; downlink: rest-of-path →
+//! FIFO → serializer → propagation → loss — and are written to the other device at the
+//! delivery instant the model computed. Nothing here decides a packet's fate: that is
+//! [`coaplab_netsim::Star`] (and through it [`coaplab_netsim::Link::offer`]), the same code
+//! the simulator runs, fed with wall-clock [`Instant`]s.
+//!
+//! Time: an [`Instant`] is the nanoseconds elapsed on the monotonic clock since the emulator
+//! started. The loop sleeps in `ppoll(2)` on both devices until the model's next delivery
+//! (with 1 ns timer slack); each packet read is stamped when read, each write's lateness
+//! against its model instant is recorded.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_netsim::{client_addr, Direction, Fate, NetworkConfig, Star, SERVER_ADDR};
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+
+use super::pcap::PcapWriter;
+use super::stats::{EmulatorStats, PacketLog};
+use super::tun::Tun;
+
+/// Longest sleep between checks of the stop flag.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+/// Packets read from one device before the loop looks at due deliveries again.
+const READ_BATCH: usize = 32;
+/// Receive buffer: the largest IPv4 packet.
+const BUF_BYTES: usize = 65_535;
+
+/// The emulator's clock: monotonic time since start, as netsim instants.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: std::time::Instant,
+    origin_wall: SystemTime,
+}
+
+impl Clock {
+    /// A clock whose zero is now.
+    pub(crate) fn start() -> Clock {
+        Clock {
+            origin: std::time::Instant::now(),
+            origin_wall: SystemTime::now(),
+        }
+    }
+
+    /// Time since start.
+    pub(crate) fn now(&self) -> Instant {
+        let ns = self.origin.elapsed().as_nanos();
+        Instant::from_nanos(i64::try_from(ns).unwrap_or(i64::MAX))
+    }
+
+    /// The wall-clock time of `at`.
+    pub(crate) fn wall(&self, at: Instant) -> SystemTime {
+        self.origin_wall + std::time::Duration::from_nanos(at.as_nanos().max(0) as u64)
+    }
+}
+
+/// One emulator session's forwarding state. Owns both TUN devices.
+#[derive(Debug)]
+pub(crate) struct Forwarder {
+    client: Tun,
+    server: Tun,
+    star: Star,
+    clock: Clock,
+    pcap: Option<PcapWriter<BufWriter<File>>>,
+    log_packets: bool,
+    written: Vec<Option<Instant>>,
+    next_tag: u64,
+    stats: EmulatorStats,
+    buf: Vec<u8>,
+}
+
+impl Forwarder {
+    /// A forwarder between `client` and `server` through `network` (validated by `Star`),
+    /// with random streams from `seed`.
+    pub(crate) fn new(
+        client: Tun,
+        server: Tun,
+        network: &NetworkConfig,
+        seed: u64,
+        pcap: Option<PcapWriter<BufWriter<File>>>,
+        log_packets: bool,
+        clock: Clock,
+    ) -> io::Result<Forwarder> {
+        let mut star = Star::new(network, seed)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        star.record_packets(log_packets);
+        Ok(Forwarder {
+            client,
+            server,
+            star,
+            clock,
+            pcap,
+            log_packets,
+            written: Vec::new(),
+            next_tag: 0,
+            stats: EmulatorStats::default(),
+            buf: vec![0; BUF_BYTES],
+        })
+    }
+
+    /// Forwards until `stop` is set, then returns the counters. A device error (e.g. the
+    /// device vanished with its namespace) ends the loop with that error.
+    pub(crate) fn run(mut self, stop: &AtomicBool) -> io::Result<EmulatorStats> {
+        // The default 50 µs timer slack would be added to every wake-up.
+        let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+        let mut rx = vec![0u8; BUF_BYTES];
+        while !stop.load(Ordering::Relaxed) {
+            let now = self.clock.now();
+            self.deliver_due(now);
+            let now = self.clock.now();
+            let wait = self
+                .star
+                .poll_at()
+                .map_or(MAX_SLEEP, |t| (t - now).clamp(Duration::ZERO, MAX_SLEEP));
+            let timeout = Timespec {
+                tv_sec: wait.as_nanos() / 1_000_000_000,
+                tv_nsec: wait.as_nanos() % 1_000_000_000,
+            };
+            let mut fds = [
+                PollFd::new(&self.client, PollFlags::IN),
+                PollFd::new(&self.server, PollFlags::IN),
+            ];
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            let ready = [fds[0].revents(), fds[1].revents()];
+            for (i, revents) in ready.into_iter().enumerate() {
+                let up = i == 0;
+                if revents.intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL) {
+                    return Err(io::Error::other(format!(
+                        "TUN device {} failed ({revents:?})",
+                        self.tun(up).name()
+                    )));
+                }
+                if revents.contains(PollFlags::IN) {
+                    self.read_batch(up, &mut rx)?;
+                }
+            }
+        }
+        Ok(self.finish())
+    }
+
+    fn tun(&self, client_side: bool) -> &Tun {
+        if client_side {
+            &self.client
+        } else {
+            &self.server
+        }
+    }
+
+    /// Reads up to [`READ_BATCH`] packets from one device into the model.
+    fn read_batch(&mut self, up: bool, rx: &mut [u8]) -> io::Result<()> {
+        for _ in 0..READ_BATCH {
+            let n = match self.tun(up).recv(rx) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("reading {}: {e}", self.tun(up).name()),
+                    ))
+                }
+            };
+            let now = self.clock.now();
+            self.ingress(up, now, &rx[..n]);
+        }
+        Ok(())
+    }
+
+    /// Hands one packet read at `now` to the model.
+    fn ingress(&mut self, up: bool, now: Instant, packet: &[u8]) {
+        if packet.len() < 20 || packet[0] >> 4 != 4 {
+            self.stats.not_ipv4 += 1;
+            return;
+        }
+        let client = client_addr(0);
+        let (src, dst, d) = if up {
+            (client, SERVER_ADDR, &mut self.stats.up)
+        } else {
+            (SERVER_ADDR, client, &mut self.stats.down)
+        };
+        d.first_read.get_or_insert(now);
+        let tag = self.next_tag;
+        let ip_len = packet.len() as u32;
+        match self.star.send_ip(now, src, dst, packet, ip_len, tag) {
+            Ok(_) => {
+                self.next_tag += 1;
+                if self.log_packets {
+                    self.written.push(None);
+                }
+            }
+            Err(_) => d.exceeds_mtu += 1,
+        }
+    }
+
+    /// Writes every packet whose model delivery instant is at or before `now`.
+    fn deliver_due(&mut self, now: Instant) {
+        while let Some(delivery) = self.star.poll_delivery(now, &mut self.buf) {
+            let up = delivery.direction == Direction::Up;
+            let result = self.tun(!up).send(&self.buf);
+            let written = self.clock.now();
+            let d = if up {
+                &mut self.stats.up
+            } else {
+                &mut self.stats.down
+            };
+            if result.is_err() {
+                d.write_errors += 1;
+                continue;
+            }
+            d.written_packets += 1;
+            d.written_bytes += self.buf.len() as u64;
+            d.last_write = Some(written);
+            d.lateness.record(written - delivery.at);
+            if let Some(slot) = self.written.get_mut(delivery.tag as usize) {
+                *slot = Some(written);
+            }
+            if let Some(pcap) = &mut self.pcap {
+                if pcap.write(self.clock.wall(delivery.at), &self.buf).is_err() {
+                    self.pcap = None;
+                    eprintln!("coaplab emulator: writing the capture failed; capture stopped");
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> EmulatorStats {
+        if let Some(pcap) = &mut self.pcap {
+            let _ = pcap.flush();
+        }
+        let mut s = self.stats;
+        s.up.link = self.star.stats(Direction::Up);
+        s.down.link = self.star.stats(Direction::Down);
+        s.elapsed = self.clock.now() - Instant::ZERO;
+        let mut records = self.star.take_records();
+        records.sort_by_key(|r| r.tag);
+        s.packets = records
+            .into_iter()
+            .map(|r| PacketLog {
+                direction: r.direction,
+                ip_len: r.ip_len,
+                read_at: r.sent_at,
+                enqueued_at: r.enqueued_at,
+                backlog_bytes: r.backlog_bytes,
+                serialized: r.serialized,
+                fate: r.fate,
+                written_at: match r.fate {
+                    Fate::Delivered(_) => self.written.get(r.tag as usize).copied().flatten(),
+                    _ => None,
+                },
+            })
+            .collect();
+        s
+    }
+}

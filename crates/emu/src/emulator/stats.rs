@@ -1,0 +1,211 @@
+//! What the emulator measured: per-direction link counters (netsim's [`LinkStats`]) plus what
+//! only real time adds — packets written to the far TUN, the achieved rate, and how late each
+//! write was against the model's delivery instant.
+
+use std::fmt;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_netsim::{Direction, Fate, LinkStats};
+
+/// Lateness samples kept per direction; later writes are counted but not sampled.
+pub const MAX_LATENESS_SAMPLES: usize = 10_000_000;
+
+/// Scheduling lateness: actual write instant minus the model's delivery instant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lateness {
+    samples_ns: Vec<i64>,
+}
+
+impl Lateness {
+    /// Adds one sample.
+    pub fn record(&mut self, late: Duration) {
+        if self.samples_ns.len() < MAX_LATENESS_SAMPLES {
+            self.samples_ns.push(late.as_nanos());
+        }
+    }
+
+    /// The samples, in nanoseconds, in write order.
+    pub fn samples_ns(&self) -> &[i64] {
+        &self.samples_ns
+    }
+
+    /// The `q`-quantile (nearest rank, `q` in [0, 1]); `None` without samples.
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        quantile(&self.samples_ns, q).map(Duration::from_nanos)
+    }
+}
+
+/// The nearest-rank `q`-quantile of `values` (`None` when empty).
+pub fn quantile(values: &[i64], q: f64) -> Option<i64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
+    Some(v[rank.clamp(1, v.len()) - 1])
+}
+
+/// One direction of the emulated link.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DirectionStats {
+    /// netsim's counters: offered, overflow and link-error drops, sent, delivered, busy time,
+    /// queue high-water mark.
+    pub link: LinkStats,
+    /// Packets written to the far TUN device.
+    pub written_packets: u64,
+    /// IP bytes written.
+    pub written_bytes: u64,
+    /// Writes the kernel refused (the packet is lost; counted as cause `write_error`).
+    pub write_errors: u64,
+    /// Packets refused before the link because they exceed the MTU (`exceeds_mtu`).
+    pub exceeds_mtu: u64,
+    /// First packet read from the near TUN.
+    pub first_read: Option<Instant>,
+    /// Last packet written to the far TUN.
+    pub last_write: Option<Instant>,
+    /// Lateness of each write against the model's delivery instant.
+    pub lateness: Lateness,
+}
+
+impl DirectionStats {
+    /// IP bits delivered per second between the first read and the last write (`None`
+    /// before any delivery).
+    pub fn achieved_bps(&self) -> Option<f64> {
+        let span = self.last_write? - self.first_read?;
+        (span > Duration::ZERO).then(|| self.written_bytes as f64 * 8.0 / span.as_secs_f64())
+    }
+}
+
+/// One packet's journey, when the per-packet log is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketLog {
+    /// Direction.
+    pub direction: Direction,
+    /// IP length.
+    pub ip_len: u32,
+    /// When it was read from the near TUN (the model's send instant).
+    pub read_at: Instant,
+    /// When it reached the bottleneck FIFO (after the downlink rest-of-path).
+    pub enqueued_at: Instant,
+    /// FIFO backlog in bytes it found.
+    pub backlog_bytes: u64,
+    /// Serialization interval, unless dropped on enqueue.
+    pub serialized: Option<(Instant, Instant)>,
+    /// Its fate in the model (delivery instant, loss instant or overflow).
+    pub fate: Fate,
+    /// When it was actually written to the far TUN (delivered packets only).
+    pub written_at: Option<Instant>,
+}
+
+/// Everything the emulator counted in one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EmulatorStats {
+    /// Client → server.
+    pub up: DirectionStats,
+    /// Server → client.
+    pub down: DirectionStats,
+    /// Packets that were not IPv4 (dropped before the link, cause `not_ipv4`).
+    pub not_ipv4: u64,
+    /// Time from start to stop.
+    pub elapsed: Duration,
+    /// Per-packet log (empty unless asked for).
+    pub packets: Vec<PacketLog>,
+}
+
+impl EmulatorStats {
+    /// The counters of one direction.
+    pub fn direction(&self, d: Direction) -> &DirectionStats {
+        match d {
+            Direction::Up => &self.up,
+            Direction::Down => &self.down,
+        }
+    }
+}
+
+fn ms(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| format!("{:.3}", d.as_nanos() as f64 / 1e6))
+}
+
+impl fmt::Display for EmulatorStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "link statistics after {:.3} s",
+            self.elapsed.as_secs_f64()
+        )?;
+        writeln!(
+            f,
+            "{:<6} {:>8} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>9} {:>9} {:>9}",
+            "dir",
+            "in_pkts",
+            "in_bytes",
+            "out_pkts",
+            "out_bytes",
+            "overflow",
+            "link_err",
+            "too_big",
+            "wr_err",
+            "queue_hw_B",
+            "rate_bps",
+            "late_p50",
+            "late_p99",
+            "late_max"
+        )?;
+        for (name, d) in [("up", &self.up), ("down", &self.down)] {
+            let l = &d.link;
+            writeln!(
+                f,
+                "{:<6} {:>8} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>9} {:>9} {:>9}",
+                name,
+                l.offered_packets + d.exceeds_mtu,
+                l.offered_bytes,
+                d.written_packets,
+                d.written_bytes,
+                l.overflow_drops,
+                l.link_error_drops,
+                d.exceeds_mtu,
+                d.write_errors,
+                l.queue_high_water_bytes,
+                d.achieved_bps().map_or("-".into(), |r| format!("{r:.0}")),
+                ms(d.lateness.quantile(0.5)),
+                ms(d.lateness.quantile(0.99)),
+                ms(d.lateness.quantile(1.0)),
+            )?;
+        }
+        write!(
+            f,
+            "(late_* in ms: write instant minus model delivery instant; not IPv4: {})",
+            self.not_ipv4
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        let v: Vec<i64> = (1..=100).collect();
+        assert_eq!(quantile(&v, 0.5), Some(50));
+        assert_eq!(quantile(&v, 0.99), Some(99));
+        assert_eq!(quantile(&v, 1.0), Some(100));
+        assert_eq!(quantile(&v, 0.0), Some(1));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn achieved_rate_spans_first_read_to_last_write() {
+        let d = DirectionStats {
+            written_bytes: 1_000,
+            first_read: Some(Instant::ZERO),
+            last_write: Some(Instant::from_secs(2)),
+            ..DirectionStats::default()
+        };
+        assert_eq!(d.achieved_bps(), Some(4_000.0));
+        assert_eq!(DirectionStats::default().achieved_bps(), None);
+    }
+}
