@@ -24,8 +24,11 @@ pub struct SessionConfig {
     /// without options. It is also the largest frame we accept: without it, RFC 8323 §5.3.1's
     /// default of 1,152 B.
     pub max_message_size: Option<u32>,
-    /// Advertise Block-Wise-Transfer in our CSM (RFC 8323 §5.3.2). This session never splits
-    /// a body, so the default is off.
+    /// Advertise Block-Wise-Transfer in our CSM (RFC 8323 §5.3.2), and, as a client, follow a
+    /// response that comes block-wise (Block2, BERT included) to the whole body, keeping each
+    /// request's options for the follow-ups. The session never splits a body it sends, and
+    /// reassembles a Block1 upload whatever this says. Default off: the experiments' peers
+    /// send every body as one message.
     pub block_wise_transfer: bool,
     /// Token length of our requests, 0–8 bytes (spec/experiments.md §5.1: 1 B for the long
     /// transfer, §5.2: 2 B for the short exchanges).

@@ -1,12 +1,16 @@
 //! Received frames: the CSM rules of RFC 8323 §5.3, the other signals (§5.4–5.6) and
-//! responses matched by token. Requests go to `serve.rs`.
+//! responses matched by token (followed block by block when the peer sends Block2 and
+//! `block_wise_transfer` is on). Requests go to `serve.rs`.
 
 use coaplab_cc::time::Instant;
-use coaplab_wire::frame::Frame;
+use coaplab_wire::frame::{Frame, FrameBuf};
+use coaplab_wire::option::number;
 use coaplab_wire::signal::{Signal, SignalError, SignalMessage};
-use coaplab_wire::{Code, DecodeError};
+use coaplab_wire::{Block, Code, DecodeError};
 
-use crate::tcp::event::{SessionEvent, SessionFailReason, Side, StreamIgnoreReason};
+use crate::tcp::event::{
+    SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write, WriteKind,
+};
 use crate::tcp::session::{Session, State};
 
 impl Session {
@@ -41,6 +45,16 @@ impl Session {
         let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
             return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
         };
+        let block2 = frame
+            .options
+            .iter()
+            .find(|(n, _)| *n == number::BLOCK2)
+            .map(|(_, v)| v);
+        if let (Some(v), true) = (block2, frame.code.class() == 2) {
+            if self.outstanding[i].follow.is_some() {
+                return self.on_block2(now, frame, len, i, v);
+            }
+        }
         let o = self.outstanding.remove(i);
         let body = if self.config.keep_bodies {
             frame.payload.to_vec()
@@ -53,6 +67,67 @@ impl Session {
             body_len: frame.payload.len(),
             body,
             bytes: len,
+            started: o.started,
+            at: now,
+        });
+    }
+
+    /// One block of a block-wise response (RFC 7959 §2.4; BERT, RFC 8323 §6): appended to
+    /// the body, then the next block is asked for with the request's options and the same
+    /// token, or the request completes with the whole body.
+    fn on_block2(&mut self, now: Instant, frame: &Frame<'_>, len: usize, i: usize, value: &[u8]) {
+        let o = &mut self.outstanding[i];
+        let Some(f) = o.follow.as_mut() else {
+            return;
+        };
+        let block = match Block::decode(value) {
+            Ok(b) if b.offset_bytes() == f.body.len() => b,
+            // A block we did not ask for: the body cannot be put together.
+            _ => return self.abort(now, None, "Block2 out of sequence"),
+        };
+        f.body.extend_from_slice(frame.payload);
+        f.frame_bytes += len;
+        if block.more {
+            let next = Block {
+                num: (f.body.len() / block.size_bytes()) as u32,
+                more: false,
+                szx: block.szx,
+            };
+            let mut req = FrameBuf::new(f.method, o.token);
+            req.options = f.options.clone();
+            req.options.push_block(number::BLOCK2, next);
+            let (request, token) = (o.request, o.token);
+            let Ok(bytes) = req.to_bytes() else {
+                return self.abort(now, None, "Block2 follow-up unencodable");
+            };
+            self.events.push_back(SessionEvent::RequestSent {
+                request,
+                token,
+                bytes: bytes.len(),
+                at: now,
+            });
+            self.writes.push_back(Write {
+                bytes,
+                kind: WriteKind::Request(request),
+            });
+            return;
+        }
+        let o = self.outstanding.remove(i);
+        let Some(f) = o.follow else {
+            return;
+        };
+        let body_len = f.body.len();
+        let body = if self.config.keep_bodies {
+            f.body
+        } else {
+            Vec::new()
+        };
+        self.events.push_back(SessionEvent::RequestCompleted {
+            request: o.request,
+            code: frame.code,
+            body_len,
+            body,
+            bytes: f.frame_bytes,
             started: o.started,
             at: now,
         });

@@ -1,23 +1,27 @@
 //! The serving side of a session: a request is routed to a [`crate::Resource`] of the same
 //! [`crate::Router`] the UDP server uses and answered at once, as one frame however large
 //! (no block-wise: spec/experiments.md §5.1 sends the 102,400-B object as one 102,408-B
-//! message). The body is written straight into the frame, never materialised apart.
+//! message). The body is written straight into the frame, never materialised apart. A Block1
+//! upload (BERT included) is reassembled first.
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::Frame;
-use coaplab_wire::option::number;
-use coaplab_wire::{Code, ReadOptions, Token};
+use coaplab_wire::option::{number, uint};
+use coaplab_wire::{Block, Code, ReadOptions, Token};
 
 use crate::resource::{Action, Body};
+use crate::server::MAX_UPLOAD_BYTES;
 use crate::tcp::event::{SessionEvent, Write, WriteKind};
-use crate::tcp::session::Session;
+use crate::tcp::session::{Session, Upload, MAX_UPLOADS};
 
-/// Request options this server understands (RFC 7252 §5.4.1). Block1/Block2 are not among
-/// them: the session has no block-wise transfers, so a request carrying them gets 4.02.
+/// Request options this server understands (RFC 7252 §5.4.1). Block1 is reassembled
+/// (`Session::upload`); Block2 is not among them (every answer is one message), so a request
+/// carrying it gets 4.02.
 fn known_critical(n: u16) -> bool {
     matches!(
         n,
-        number::URI_HOST
+        number::BLOCK1
+            | number::URI_HOST
             | number::URI_PORT
             | number::URI_PATH
             | number::URI_QUERY
@@ -31,7 +35,15 @@ impl Session {
     pub(crate) fn serve(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
         let token = frame.token();
         let mut bytes = self.buffer();
-        let mut code = self.respond(now, frame, &mut bytes);
+        let block1 = frame
+            .options
+            .iter()
+            .find(|(n, _)| *n == number::BLOCK1)
+            .map(|(_, v)| v);
+        let mut code = match block1 {
+            Some(v) => self.upload(now, frame, v, &mut bytes),
+            None => self.respond(now, frame, frame.payload, None, &mut bytes),
+        };
         let max = self.peer_max_message_size;
         if bytes.len() > max as usize {
             // RFC 8323 §5.3.1: never send more than the peer's Max-Message-Size.
@@ -43,7 +55,7 @@ impl Session {
             });
             code = Code::INTERNAL_SERVER_ERROR;
             bytes.clear();
-            encode_response(&mut bytes, code, token, None, Body::Zeros(0));
+            encode_response(&mut bytes, code, token, None, None, Body::Zeros(0));
         }
         self.events.push_back(SessionEvent::Served {
             token,
@@ -59,8 +71,72 @@ impl Session {
         });
     }
 
-    /// Runs the resource and encodes the response into `out`; returns its code.
-    fn respond(&self, now: Instant, frame: &Frame<'_>, out: &mut Vec<u8>) -> Code {
+    /// One block of a Block1 upload (RFC 7959 §2.5; BERT, RFC 8323 §6): 2.31 Continue until
+    /// the last block, then the resource runs on the whole body and its answer carries the
+    /// last Block1. A block out of sequence gets 4.08, a body beyond [`MAX_UPLOAD_BYTES`]
+    /// 4.13.
+    fn upload(&mut self, now: Instant, frame: &Frame<'_>, value: &[u8], out: &mut Vec<u8>) -> Code {
+        let token = frame.token();
+        let bare = |out: &mut Vec<u8>, code| {
+            encode_response(out, code, token, None, None, Body::Zeros(0));
+            code
+        };
+        let Ok(block) = Block::decode(value) else {
+            return bare(out, Code::BAD_OPTION);
+        };
+        let mut key = vec![frame.code.0];
+        for (n, v) in frame.options.iter() {
+            if n == number::URI_PATH || n == number::URI_QUERY {
+                key.push(n as u8);
+                key.push(v.len() as u8);
+                key.extend_from_slice(v);
+            }
+        }
+        let at = self.uploads.iter().position(|u| u.key == key);
+        if block.num == 0 {
+            if let Some(i) = at {
+                self.uploads.remove(i);
+            }
+            if self.uploads.len() >= MAX_UPLOADS {
+                self.uploads.remove(0);
+            }
+            self.uploads.push(Upload {
+                key,
+                body: Vec::new(),
+            });
+        }
+        let i = if block.num == 0 {
+            self.uploads.len() - 1
+        } else {
+            match at {
+                Some(i) if self.uploads[i].body.len() == block.offset_bytes() => i,
+                _ => return bare(out, Code::REQUEST_ENTITY_INCOMPLETE),
+            }
+        };
+        if self.uploads[i].body.len() + frame.payload.len() > MAX_UPLOAD_BYTES {
+            self.uploads.remove(i);
+            return bare(out, Code::REQUEST_ENTITY_TOO_LARGE);
+        }
+        self.uploads[i].body.extend_from_slice(frame.payload);
+        if block.more {
+            let code = Code::CONTINUE;
+            encode_response(out, code, token, None, Some(block), Body::Zeros(0));
+            return code;
+        }
+        let body = self.uploads.remove(i).body;
+        self.respond(now, frame, &body, Some(block), out)
+    }
+
+    /// Runs the resource on `payload` and encodes the response into `out`, with `block1`
+    /// when it ends an upload; returns its code.
+    fn respond(
+        &self,
+        now: Instant,
+        frame: &Frame<'_>,
+        payload: &[u8],
+        block1: Option<Block>,
+        out: &mut Vec<u8>,
+    ) -> Code {
         let token = frame.token();
         let (code, body) = 'answer: {
             if frame.first_unknown_critical(known_critical).is_some() {
@@ -73,7 +149,7 @@ impl Session {
                 .map(|(_, v)| v);
             if let Some(content) = self.router.find_content(path.clone()) {
                 let (code, format, body) = content.answer(frame.code, now);
-                encode_response(out, code, token, format, Body::Bytes(&body));
+                encode_response(out, code, token, format, block1, Body::Bytes(&body));
                 return code;
             }
             let Some(resource) = self.router.find(path) else {
@@ -89,38 +165,52 @@ impl Session {
                     } else {
                         Code::CONTENT
                     };
-                    (code, Body::Bytes(frame.payload))
+                    (code, Body::Bytes(payload))
                 }
             }
         };
-        encode_response(out, code, token, None, body);
+        encode_response(out, code, token, None, block1, body);
         code
     }
 }
 
-/// Appends a response frame: `code`, `token`, an optional Content-Format (the only option a
-/// response carries here), and `body` after a marker when it is not empty (RFC 8323 §3.2).
-/// Bodies up to 4 GiB + 65,804 B fit the 32-bit length.
+/// Appends a response frame: `code`, `token`, an optional Content-Format and an optional
+/// Block1 (the only options a response carries here), and `body` after a marker when it is
+/// not empty (RFC 8323 §3.2). Bodies up to 4 GiB + 65,804 B fit the 32-bit length.
 pub(crate) fn encode_response(
     out: &mut Vec<u8>,
     code: Code,
     token: Token,
     content_format: Option<u16>,
+    block1: Option<Block>,
     body: Body<'_>,
 ) {
-    // Content-Format (12) as a minimal uint: delta 12 fits the option's first nibble.
-    let format = content_format.map(|f| {
-        let be = f.to_be_bytes();
-        let skip = if f == 0 {
-            2
-        } else if f < 256 {
-            1
+    // At most two options of at most 3 value bytes: deltas below 269, lengths below 13.
+    let mut opts = [0u8; 12];
+    let mut opt_len = 0;
+    let mut prev = 0;
+    let mut put = |number: u16, v: u32| {
+        let mut value = [0u8; 4];
+        let n = uint::encode(v, &mut value);
+        let delta = number - prev;
+        prev = number;
+        if delta < 13 {
+            opts[opt_len] = ((delta as u8) << 4) | n as u8;
+            opt_len += 1;
         } else {
-            0
-        };
-        (be, skip)
-    });
-    let opt_len = format.map_or(0, |(_, skip)| 1 + 2 - skip);
+            opts[opt_len] = (13 << 4) | n as u8;
+            opts[opt_len + 1] = (delta - 13) as u8;
+            opt_len += 2;
+        }
+        opts[opt_len..opt_len + n].copy_from_slice(&value[..n]);
+        opt_len += n;
+    };
+    if let Some(f) = content_format {
+        put(number::CONTENT_FORMAT, u32::from(f));
+    }
+    if let Some(b) = block1 {
+        put(number::BLOCK1, b.to_uint());
+    }
     let n = body.len();
     let body_len = opt_len + if n == 0 { 0 } else { n + 1 };
     let tkl = token.len() as u8;
@@ -139,10 +229,7 @@ pub(crate) fn encode_response(
     }
     out.push(code.0);
     out.extend_from_slice(token.as_bytes());
-    if let Some((be, skip)) = format {
-        out.push(((number::CONTENT_FORMAT as u8) << 4) | (2 - skip) as u8);
-        out.extend_from_slice(&be[skip..]);
-    }
+    out.extend_from_slice(&opts[..opt_len]);
     if n > 0 {
         out.push(0xff);
         let start = out.len();

@@ -26,11 +26,24 @@ pub(crate) enum State {
 }
 
 /// A request waiting for its response.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Outstanding {
     pub(crate) token: Token,
     pub(crate) request: RequestId,
     pub(crate) started: Instant,
+    /// What a Block2 follow-up needs (only with [`SessionConfig::block_wise_transfer`]).
+    pub(crate) follow: Option<Box<Follow>>,
+}
+
+/// A request whose response may come block-wise (RFC 7959 §2.4, BERT: RFC 8323 §6): its
+/// method and options, for the next block's request, and the body so far.
+#[derive(Debug, Clone)]
+pub(crate) struct Follow {
+    pub(crate) method: coaplab_wire::Code,
+    pub(crate) options: coaplab_wire::OptionList,
+    pub(crate) body: Vec<u8>,
+    /// Frame bytes of the responses so far.
+    pub(crate) frame_bytes: usize,
 }
 
 /// A sans-IO RFC 8323 session: CoAP over one reliable byte stream (one TCP connection),
@@ -108,10 +121,23 @@ pub struct Session {
     pub(crate) pings: Vec<(Token, Instant)>,
     pub(crate) next_token: u64,
     pub(crate) next_request_id: u64,
+    /// Block1 uploads being reassembled (at most [`MAX_UPLOADS`], oldest dropped first).
+    pub(crate) uploads: Vec<Upload>,
     /// Spare write buffers: [`Session::poll_write_into`] swaps them with the caller's, so a
     /// steady state allocates nothing per message.
     pub(crate) pool: Vec<Vec<u8>>,
 }
+
+/// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
+/// (its key) and the body so far.
+#[derive(Debug, Clone)]
+pub(crate) struct Upload {
+    pub(crate) key: Vec<u8>,
+    pub(crate) body: Vec<u8>,
+}
+
+/// Block1 uploads reassembled at once per session.
+pub(crate) const MAX_UPLOADS: usize = 4;
 
 /// Spare buffers kept at most.
 const POOL_MAX: usize = 16;
@@ -134,6 +160,7 @@ impl Session {
             outstanding: Vec::new(),
             pings: Vec::new(),
             next_request_id: 0,
+            uploads: Vec::new(),
             pool: Vec::new(),
         };
         let csm = SignalMessage::new(Signal::Csm {
@@ -189,8 +216,9 @@ impl Session {
         self.state == State::Ended
     }
 
-    /// Sends a request now; there is no limit on outstanding requests (pipelining).
-    /// `request.confirmable` has no meaning over a reliable stream and is ignored.
+    /// Sends a request now (Uri-Path and Uri-Query options, and the payload); there is no
+    /// limit on outstanding requests (pipelining). `request.confirmable` has no meaning over a
+    /// reliable stream and is ignored.
     pub fn request(&mut self, now: Instant, request: &Request) -> Result<RequestId, RequestError> {
         if self.state != State::Open || self.peer_released {
             return Err(RequestError::NotOpen);
@@ -202,6 +230,12 @@ impl Session {
                 return Err(RequestError::Unencodable);
             }
             frame.options.push(number::URI_PATH, seg.as_bytes());
+        }
+        for arg in &request.query {
+            if arg.len() > 255 {
+                return Err(RequestError::Unencodable);
+            }
+            frame.options.push(number::URI_QUERY, arg.as_bytes());
         }
         frame.payload.clone_from(&request.payload);
         let len = frame.encoded_len();
@@ -218,13 +252,23 @@ impl Session {
             .encode(&mut bytes)
             .map_err(|_| RequestError::Unencodable)?;
         bytes.truncate(n);
+        let request_method = request.method;
         let request = RequestId(self.next_request_id);
         self.next_request_id += 1;
         self.next_token = self.next_token.wrapping_add(1);
+        let follow = self.config.block_wise_transfer.then(|| {
+            Box::new(Follow {
+                method: request_method,
+                options: frame.options.clone(),
+                body: Vec::new(),
+                frame_bytes: 0,
+            })
+        });
         self.outstanding.push(Outstanding {
             token,
             request,
             started: now,
+            follow,
         });
         self.events.push_back(SessionEvent::RequestSent {
             request,

@@ -314,3 +314,21 @@ fn a_continuous_client_runs_50_short_exchanges_on_one_session() {
     c.request(t(5_000), &Request::get("f")).unwrap();
     assert_eq!(writes(&mut c)[0].bytes[..4], [0x22, 0x01, 0x00, 0x32]);
 }
+
+#[test]
+fn a_request_carries_its_query_after_its_path() {
+    let mut c = client();
+    let mut req = Request::get("time");
+    req.query = vec!["ticks".to_owned(), "a=1".to_owned()];
+    c.request(t(0), &req).unwrap();
+    let w = write_bytes(&mut c);
+    // 15 B of options only (Len 13 + 2), GET, token 0; Uri-Path "time" (delta 11),
+    // Uri-Query "ticks" (delta 4), Uri-Query "a=1" (delta 0).
+    let mut expected = vec![0xd1, 0x02, 0x01, 0x00, 0xb4];
+    expected.extend_from_slice(b"time");
+    expected.push(0x45);
+    expected.extend_from_slice(b"ticks");
+    expected.push(0x03);
+    expected.extend_from_slice(b"a=1");
+    assert_eq!(w[1], expected);
+}

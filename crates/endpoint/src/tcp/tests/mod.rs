@@ -1,5 +1,6 @@
 //! Session tests: scripted byte streams with exact bytes and events.
 
+mod blockwise;
 mod csm;
 mod exchange;
 mod signals;
