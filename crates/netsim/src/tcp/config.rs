@@ -2,6 +2,7 @@
 
 use coaplab_cc::time::Duration;
 
+use super::cc::CongestionControl;
 use super::segment::HEADER_BYTES;
 
 /// How fast recovery sets the congestion window after the third duplicate ACK.
@@ -52,6 +53,8 @@ pub struct TcpConfig {
     /// Restart from `min(cwnd, iw)` after an idle period longer than the RTO
     /// (`slow_start_after_idle`, Linux `tcp_slow_start_after_idle`). Default on.
     pub slow_start_after_idle: bool,
+    /// Congestion control (`cc`, spec §5.3 `newreno | bbr`). Default Linux `reno`.
+    pub cc: CongestionControl,
 }
 
 impl Default for TcpConfig {
@@ -70,6 +73,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             recovery: RecoveryMode::Prr,
             slow_start_after_idle: true,
+            cc: CongestionControl::Reno,
         }
     }
 }
@@ -83,6 +87,8 @@ pub enum TcpConfigError {
     ZeroCount(&'static str),
     /// A duration is not positive, or `rto_min > rto_max`.
     Duration(&'static str),
+    /// A BBR parameter is out of range.
+    Bbr(&'static str),
 }
 
 impl core::fmt::Display for TcpConfigError {
@@ -90,7 +96,9 @@ impl core::fmt::Display for TcpConfigError {
         match self {
             TcpConfigError::Mtu(m) => write!(f, "mtu_bytes {m} must be in 41..=65535"),
             TcpConfigError::ZeroCount(n) => write!(f, "{n} must be at least 1"),
-            TcpConfigError::Duration(n) => write!(f, "{n} is out of range"),
+            TcpConfigError::Duration(n) | TcpConfigError::Bbr(n) => {
+                write!(f, "{n} is out of range")
+            }
         }
     }
 }
@@ -128,6 +136,9 @@ impl TcpConfig {
         }
         if self.rto_min > self.rto_max {
             return Err(TcpConfigError::Duration("rto_min"));
+        }
+        if let CongestionControl::Bbr(b) = &self.cc {
+            b.validate().map_err(TcpConfigError::Bbr)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 
 use coaplab_cc::time::Instant;
 
+use super::cc::CcState;
 use super::config::{TcpConfig, TcpConfigError};
 use super::handshake::{Handshake, HandshakeTimeout};
 use super::newreno::{Prr, Reno};
@@ -140,6 +141,8 @@ pub struct Connection {
     /// Our FIN went out before the peer's FIN arrived (active close).
     pub(super) active_close: Option<bool>,
     pub(super) stats: TcpStats,
+    /// Delivery-rate sampling, pacing and BBR (`cc.rs`).
+    pub(super) cc: CcState,
 }
 
 impl Connection {
@@ -172,6 +175,7 @@ impl Connection {
             closed_by_app: false,
             active_close: None,
             stats: TcpStats::default(),
+            cc: CcState::new(),
             config,
         }
     }
@@ -245,6 +249,7 @@ impl Connection {
         if self.state == TcpState::Failed || self.closed_by_app {
             return Err(ConnectionFailed);
         }
+        self.cc_on_write();
         self.snd.write(bytes);
         Ok(bytes.len())
     }
@@ -280,10 +285,15 @@ impl Connection {
     /// The earliest instant [`Connection::handle_timeout`] must be called.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.hs.deadline(), self.rto_at, self.rcv.delack_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.hs.deadline(),
+            self.rto_at,
+            self.rcv.delack_deadline(),
+            self.cc.pacing.wait,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Runs every timer due at `now`.
@@ -301,6 +311,10 @@ impl Connection {
             self.on_rto(now);
         }
         self.rcv.on_delack_timeout(now);
+        if self.cc.pacing.wait.is_some_and(|t| t <= now) {
+            // The departure time came: the next `poll_transmit` sends.
+            self.cc.pacing.wait = None;
+        }
     }
 
     /// Takes in one segment from the peer.
@@ -377,7 +391,8 @@ impl Connection {
     fn establish(&mut self, now: Instant) {
         self.hs.finish();
         self.state = TcpState::Established;
-        match self.hs.rtt_sample(now) {
+        let sample = self.hs.rtt_sample(now);
+        match sample {
             Some(r) => self.rtt.sample(r, 1, 1),
             // RFC 6298 §5.7 / Linux tcp_init_metrics: no valid handshake sample → 3 s.
             None => self.rtt.fall_back(self.config.rto_fallback),
@@ -389,6 +404,7 @@ impl Connection {
             self.config.iw
         };
         self.lsndtime = now;
+        self.cc_establish(now, sample);
     }
 
     fn on_established_segment(&mut self, now: Instant, seg: Segment) -> Result<(), SegmentError> {

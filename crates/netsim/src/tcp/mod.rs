@@ -9,6 +9,9 @@
 //! * [`handshake`]: SYN / SYN-ACK retransmission with exponential backoff.
 //! * [`rtt`]: Linux `tcp_rtt_estimator`, RTO bounds, Karn's backoff.
 //! * [`newreno`]: slow start, congestion avoidance (`cwnd_cnt`), PRR (RFC 6937).
+//! * [`bbr`]: BBR v1 as in Linux `tcp_bbr.c`, fed by [`rate`] (delivery-rate samples,
+//!   `tcp_rate.c`) and paced by [`pacing`] (earliest departure times); `cc` chooses
+//!   ([`CongestionControl`]).
 //! * [`sender`] / [`receiver`]: retransmission queue and scoreboard; reassembly and delayed ACK.
 //! * `recovery`: ACK processing, fast retransmit / New Reno partial ACKs, RTO.
 //! * `transmit`: what `poll_transmit` sends, and cwnd validation.
@@ -18,13 +21,17 @@
 //! Closing: [`Connection::close`] queues a FIN after the data (a segment of its own); the
 //! states follow RFC 9293, TIME-WAIT without its 2MSL timer.
 //!
-//! Not modelled yet: BBR, RFC 2861 cwnd validation when application-limited,
+//! Not modelled yet: RFC 2861 cwnd validation when application-limited,
 //! reordering-driven dupthresh changes, jiffies rounding of the RTO.
 
+pub mod bbr;
+mod cc;
 pub mod config;
 pub mod connection;
 pub mod handshake;
 pub mod newreno;
+pub mod pacing;
+pub mod rate;
 pub mod receiver;
 mod recovery;
 pub mod rtt;
@@ -33,6 +40,8 @@ pub mod sender;
 pub mod stats;
 mod transmit;
 
+pub use bbr::{BbrConfig, Mode as BbrMode};
+pub use cc::CongestionControl;
 pub use config::{RecoveryMode, TcpConfig, TcpConfigError};
 pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};
 pub use segment::{Segment, HEADER_BYTES};

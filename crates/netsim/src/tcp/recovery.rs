@@ -7,6 +7,7 @@ use coaplab_cc::time::Instant;
 use super::config::RecoveryMode;
 use super::connection::{CaState, Connection};
 use super::newreno::Prr;
+use super::rate::RateSample;
 
 impl Connection {
     /// Processes cumulative `ack` (≤ snd_nxt, checked); `pure` when the segment carried no
@@ -25,13 +26,24 @@ impl Connection {
         let mut delivered = 0;
         let mut data_acked = false;
         let mut retrans_acked = false;
+        let mut rs = RateSample::new(self.snd.in_flight());
+        let (prior_lost, prior_sacked) = (self.snd.lost_total, self.snd.sacked_out);
+        let mut acked_segments = 0;
         if advanced {
             self.rto_retransmits = 0;
-            let acked = self.snd.on_cumulative_ack(now, ack);
+            let rate = &mut self.cc.rate;
+            let acked = self
+                .snd
+                .on_cumulative_ack(now, ack, |d| rate.on_delivered(&mut rs, d));
+            acked_segments = acked.segments;
             data_acked = acked.segments > 0;
             retrans_acked = acked.retrans_acked;
             if let Some(r) = acked.rtt {
                 self.rtt.sample(r, self.snd.snd_una(), self.snd.snd_nxt());
+            }
+            if let Some(r) = acked.newest_rtt {
+                rs.rtt_us = r.as_micros();
+                self.cc.rate.on_rtt(rs.rtt_us);
             }
             if self.config.recovery == RecoveryMode::Rfc6582 && self.ca == CaState::Recovery {
                 delivered = acked.segments;
@@ -47,7 +59,17 @@ impl Connection {
         if is_dupack || self.ca != CaState::Open {
             delivered += self.fastretrans_alert(advanced, is_dupack, delivered);
         }
-        self.cong_control(delivered, data_acked, retrans_acked);
+        self.cc.rate.delivered += u64::from(delivered);
+        // `FLAG_ACK_MAYBE_DELAYED`: a lone segment acknowledged, nothing else delivered since.
+        rs.is_ack_delayed = acked_segments == 1
+            && prior_sacked == 0
+            && rs.prior_at.is_some()
+            && rs.prior_delivered + 1 == self.cc.rate.delivered;
+        let lost = (self.snd.lost_total - prior_lost) as u32;
+        self.cc.rate.generate(now, delivered, lost, &mut rs);
+        if !self.bbr_on_ack(now, &rs) {
+            self.cong_control(delivered, data_acked, retrans_acked);
+        }
     }
 
     /// `tcp_fastretrans_alert` for Reno; returns segments delivered by a duplicate ACK.
@@ -63,7 +85,9 @@ impl Connection {
                 // Reno holds recovery until something above high_seq is acknowledged.
                 return 0;
             }
-            self.reno.cwnd = self.reno.ssthresh; // tcp_end_cwnd_reduction
+            if self.cc.bbr.is_none() {
+                self.reno.cwnd = self.reno.ssthresh; // tcp_end_cwnd_reduction
+            }
             self.ca = CaState::Open;
         }
         match self.ca {
@@ -144,6 +168,13 @@ impl Connection {
         self.high_seq = self.snd.snd_nxt();
         self.reno.cwnd_cnt = 0;
         self.prr = Prr::start(self.reno.cwnd);
+        if let Some(ssthresh) = self.bbr_ssthresh() {
+            // BBR keeps cwnd and ssthresh; it remembers cwnd (`bbr_save_cwnd`) and runs packet
+            // conservation itself.
+            self.reno.ssthresh = ssthresh;
+            self.ca = CaState::Recovery;
+            return;
+        }
         match self.config.recovery {
             RecoveryMode::Prr => self.reno.ssthresh = self.reno.loss_ssthresh(),
             RecoveryMode::Rfc6582 => {
@@ -187,13 +218,17 @@ impl Connection {
             || self.high_seq <= una
             || (self.ca == CaState::Loss && self.rto_retransmits == 0)
         {
-            self.reno.ssthresh = self.reno.loss_ssthresh();
+            self.reno.ssthresh = match self.bbr_ssthresh() {
+                Some(s) => s,
+                None => self.reno.loss_ssthresh(),
+            };
         }
         self.reno.cwnd = 1;
         self.reno.cwnd_cnt = 0;
         self.snd.mark_all_lost();
         self.high_seq = self.snd.snd_nxt();
         self.ca = CaState::Loss;
+        self.bbr_on_loss(now);
         self.rto_retransmits += 1;
         self.rtt.back_off();
         self.rto_at = Some(now + self.rtt.rto());

@@ -10,6 +10,8 @@ use std::collections::VecDeque;
 
 use coaplab_cc::time::{Duration, Instant};
 
+use super::rate::{DeliveredSegment, RateSnapshot};
+
 /// One sent, not yet cumulatively acknowledged segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxSegment {
@@ -27,6 +29,8 @@ pub struct TxSegment {
     pub retrans_in_flight: bool,
     /// Carries the FIN (a zero-length segment occupying one sequence number).
     pub fin: bool,
+    /// Delivery counters when last (re)transmitted (`TCP_SKB_CB(skb)->tx`, `tcp_rate.c`).
+    pub tx: RateSnapshot,
 }
 
 impl TxSegment {
@@ -58,6 +62,9 @@ pub struct Acked {
     pub retrans_acked: bool,
     /// RTT sample from the oldest acknowledged segment, if none was retransmitted.
     pub rtt: Option<Duration>,
+    /// RTT from the newest acknowledged segment (Linux `ca_rtt_us`, BBR's sample), under
+    /// the same condition.
+    pub newest_rtt: Option<Duration>,
 }
 
 /// Send buffer and retransmission queue.
@@ -85,6 +92,8 @@ pub struct Sender {
     pub lost_out: u32,
     /// Retransmissions in flight.
     pub retrans_out: u32,
+    /// Segments ever marked lost (`tp->lost`).
+    pub lost_total: u64,
     mss: u32,
 }
 
@@ -103,6 +112,7 @@ impl Sender {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
+            lost_total: 0,
             mss,
         }
     }
@@ -137,6 +147,11 @@ impl Sender {
         self.snd_nxt < self.data_end() || (self.fin_queued && self.fin_seq.is_none())
     }
 
+    /// Written bytes not yet sent (`write_seq − snd_nxt`).
+    pub fn unsent_bytes(&self) -> u64 {
+        self.data_end().saturating_sub(self.snd_nxt)
+    }
+
     /// Queues the FIN after every written byte.
     pub fn close(&mut self) {
         self.fin_queued = true;
@@ -166,8 +181,9 @@ impl Sender {
         self.buf.range(off..off + len as usize).copied().collect()
     }
 
-    /// Cuts and records the next new segment (the FIN alone once the data is all sent).
-    pub fn send_new(&mut self, now: Instant) -> Option<Outgoing> {
+    /// Cuts and records the next new segment (the FIN alone once the data is all sent), with
+    /// the delivery snapshot `tx`.
+    pub fn send_new(&mut self, now: Instant, tx: RateSnapshot) -> Option<Outgoing> {
         if !self.has_unsent() {
             return None;
         }
@@ -182,6 +198,7 @@ impl Sender {
                 lost: false,
                 retrans_in_flight: false,
                 fin: true,
+                tx,
             });
             self.fin_seq = Some(seq);
             self.snd_nxt += 1;
@@ -207,6 +224,7 @@ impl Sender {
             lost: false,
             retrans_in_flight: false,
             fin: false,
+            tx,
         });
         self.snd_nxt = end;
         Some(Outgoing {
@@ -217,8 +235,9 @@ impl Sender {
         })
     }
 
-    /// Retransmits the oldest segment marked lost and not yet retransmitted.
-    pub fn retransmit_lost(&mut self, now: Instant) -> Option<Outgoing> {
+    /// Retransmits the oldest segment marked lost and not yet retransmitted, with the
+    /// delivery snapshot `tx`.
+    pub fn retransmit_lost(&mut self, now: Instant, tx: RateSnapshot) -> Option<Outgoing> {
         let i = self
             .rtx
             .iter()
@@ -227,6 +246,7 @@ impl Sender {
         s.retrans_in_flight = true;
         s.ever_retrans = true;
         s.sent_at = now;
+        s.tx = tx;
         let (seq, len, fin) = (s.seq, s.len, s.fin);
         self.retrans_out += 1;
         Some(Outgoing {
@@ -248,6 +268,7 @@ impl Sender {
             if !s.lost {
                 s.lost = true;
                 self.lost_out += 1;
+                self.lost_total += 1;
             }
         }
     }
@@ -256,6 +277,9 @@ impl Sender {
     /// in flight, duplicate-ACK count cleared.
     pub fn mark_all_lost(&mut self) {
         for s in &mut self.rtx {
+            if !s.lost {
+                self.lost_total += 1;
+            }
             s.lost = true;
             s.retrans_in_flight = false;
         }
@@ -264,16 +288,28 @@ impl Sender {
         self.sacked_out = 0;
     }
 
-    /// Removes the segments acknowledged by cumulative `ack` (`snd_una < ack ≤ snd_nxt`).
-    pub fn on_cumulative_ack(&mut self, now: Instant, ack: u64) -> Acked {
+    /// Removes the segments acknowledged by cumulative `ack` (`snd_una < ack ≤ snd_nxt`),
+    /// handing each fully acknowledged one to `delivered` (`tcp_rate_skb_delivered`).
+    pub fn on_cumulative_ack(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        mut delivered: impl FnMut(&DeliveredSegment),
+    ) -> Acked {
         let mut out = Acked::default();
         let mut first_sent: Option<Instant> = None;
+        let mut last_sent: Option<Instant> = None;
         while let Some(s) = self.rtx.front() {
             if s.end() > ack {
                 break;
             }
             let s = self.rtx.pop_front().expect("peeked");
             out.segments += 1;
+            delivered(&DeliveredSegment {
+                tx: s.tx,
+                sent_at: s.sent_at,
+                retrans: s.ever_retrans,
+            });
             if s.retrans_in_flight {
                 self.retrans_out -= 1;
             }
@@ -282,8 +318,9 @@ impl Sender {
             }
             if s.ever_retrans {
                 out.retrans_acked = true;
-            } else if first_sent.is_none() {
-                first_sent = Some(s.sent_at);
+            } else {
+                first_sent.get_or_insert(s.sent_at);
+                last_sent = Some(s.sent_at);
             }
         }
         if let Some(s) = self.rtx.front_mut() {
@@ -299,6 +336,7 @@ impl Sender {
         self.snd_una = ack;
         if !out.retrans_acked {
             out.rtt = first_sent.map(|t| now - t);
+            out.newest_rtt = last_sent.map(|t| now - t);
         }
         out
     }

@@ -17,6 +17,7 @@ impl Connection {
         match &seg {
             Some(s) => {
                 self.stats.segments_sent += 1;
+                self.cc_after_send(now, s.payload.len() as u32);
                 if s.ack.is_some() {
                     self.rcv.on_ack_sent();
                 }
@@ -92,10 +93,17 @@ impl Connection {
 
     /// A lost segment's retransmission or new data, as the window allows.
     fn next_data(&mut self, now: Instant) -> Option<Outgoing> {
+        self.cc.pacing.wait = None;
         let inflating =
             self.config.recovery == RecoveryMode::Rfc6582 && self.ca == CaState::Recovery;
         if self.snd.has_lost_to_send() && (inflating || self.snd.in_flight() < self.reno.cwnd) {
-            let out = self.snd.retransmit_lost(now)?;
+            if self.pacing_blocks(now) {
+                return None;
+            }
+            self.cc_before_data_send(now);
+            let tx = self.cc.rate.on_send(now, self.snd.packets_out());
+            let out = self.snd.retransmit_lost(now, tx)?;
+            self.cc.rto_unpaced = false;
             self.stats.segments_retransmitted += 1;
             self.stats.data_segments_sent += 1;
             if self.ca == CaState::Recovery {
@@ -116,7 +124,8 @@ impl Connection {
             return None;
         }
         let prior_packets = self.snd.packets_out();
-        if prior_packets == 0 && self.config.slow_start_after_idle {
+        // BBR (a `cong_control` module) never restarts from idle (`tcp_slow_start_after_idle_check`).
+        if prior_packets == 0 && self.config.slow_start_after_idle && !self.paced() {
             let idle = now - self.lsndtime;
             let rto = self.rtt.rto();
             if idle > rto {
@@ -127,7 +136,12 @@ impl Connection {
                 }
             }
         }
-        let out = self.snd.send_new(now)?;
+        if self.pacing_blocks(now) {
+            return None;
+        }
+        self.cc_before_data_send(now);
+        let tx = self.cc.rate.on_send(now, prior_packets);
+        let out = self.snd.send_new(now, tx)?;
         self.stats.data_segments_sent += 1;
         if self.ca == CaState::Recovery {
             self.prr.out += 1;

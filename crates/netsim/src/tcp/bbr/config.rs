@@ -1,0 +1,147 @@
+//! Every constant of Linux BBR v1 (`net/ipv4/tcp_bbr.c`, 5.x with the 5.1 additions:
+//! quantization budget and ACK-aggregation cwnd) and of the kernel's pacing that BBR relies
+//! on, as named parameters with the kernel's defaults. Gains are in 1/256 units
+//! (`BBR_UNIT`), exactly the kernel's integers.
+
+use coaplab_cc::time::Duration;
+
+/// Gain unit: 256 = 1.0 (`BBR_UNIT`, `BBR_SCALE` = 8).
+pub const BBR_UNIT: u32 = 256;
+
+/// Phases of the PROBE_BW gain cycle (`CYCLE_LEN`).
+pub const CYCLE_LEN: usize = 8;
+
+/// BBR parameters. [`BbrConfig::default`] gives Linux's values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BbrConfig {
+    /// Window of the max-bandwidth filter in packet-timed rounds (`bbr_bw_rtts` =
+    /// `CYCLE_LEN + 2`). Default 10.
+    pub bw_window_rounds: u32,
+    /// Window of the min_rtt filter (`bbr_min_rtt_win_sec`). Default 10 s.
+    pub min_rtt_window: Duration,
+    /// Least time at `cwnd_min_target_segments` in PROBE_RTT (`bbr_probe_rtt_mode_ms`).
+    /// Default 200 ms.
+    pub probe_rtt_duration: Duration,
+    /// Below this pacing rate one segment per TSO burst (`bbr_min_tso_rate`). Default
+    /// 1,200,000 bit/s.
+    pub min_tso_rate_bps: u64,
+    /// Pacing rate this many percent below the estimate (`bbr_pacing_margin_percent`).
+    /// Default 1.
+    pub pacing_margin_percent: u32,
+    /// STARTUP pacing and cwnd gain, 2/ln 2 (`bbr_high_gain` = 256 × 2885 / 1000 + 1).
+    /// Default 739.
+    pub high_gain_256ths: u32,
+    /// DRAIN pacing gain, 1/high_gain (`bbr_drain_gain` = 256 × 1000 / 2885). Default 88.
+    pub drain_gain_256ths: u32,
+    /// PROBE_BW cwnd gain (`bbr_cwnd_gain`). Default 512 (2.0).
+    pub cwnd_gain_256ths: u32,
+    /// PROBE_BW pacing gain cycle (`bbr_pacing_gain[]`). Default 5/4, 3/4, then six 1.0.
+    pub pacing_gain_cycle_256ths: [u32; CYCLE_LEN],
+    /// The PROBE_BW start phase is drawn among this many phases, never the 3/4 one
+    /// (`bbr_cycle_rand`). Default 7.
+    pub cycle_rand: u32,
+    /// Least cwnd, and the cwnd of PROBE_RTT, in segments (`bbr_cwnd_min_target`). Default 4.
+    pub cwnd_min_target_segments: u32,
+    /// Bandwidth growth that counts as "still growing" in STARTUP (`bbr_full_bw_thresh`).
+    /// Default 320 (1.25).
+    pub full_bw_thresh_256ths: u32,
+    /// Rounds without that growth before the pipe is deemed full (`bbr_full_bw_cnt`).
+    /// Default 3.
+    pub full_bw_rounds: u32,
+    /// Least rounds of a long-term (policer) sampling interval (`bbr_lt_intvl_min_rtts`).
+    /// Default 4.
+    pub lt_intvl_min_rounds: u32,
+    /// Loss ratio (lost/delivered, 1/256 units) of a "lossy" interval (`bbr_lt_loss_thresh`).
+    /// Default 50 (≈ 20 %).
+    pub lt_loss_thresh_256ths: u32,
+    /// Two intervals' rates within this ratio are consistent (`bbr_lt_bw_ratio` = 1/8).
+    /// Default 32.
+    pub lt_bw_ratio_256ths: u32,
+    /// ... or within this difference (`bbr_lt_bw_diff` = 4000 / 8). Default 500 B/s.
+    pub lt_bw_diff_bytes_per_s: u64,
+    /// Rounds the policed rate is used before probing again (`bbr_lt_bw_max_rtts`).
+    /// Default 48.
+    pub lt_bw_max_rounds: u32,
+    /// Gain on the ACK-aggregation cwnd (`bbr_extra_acked_gain`; 0 = the pre-5.1 kernel).
+    /// Default 256 (1.0).
+    pub extra_acked_gain_256ths: u32,
+    /// Window of the extra-acked max filter in rounds (`bbr_extra_acked_win_rtts`). Default 5.
+    pub extra_acked_win_rounds: u32,
+    /// ACK-epoch size that resets the epoch (`bbr_ack_epoch_acked_reset_thresh`). Default
+    /// 2^20 segments.
+    pub ack_epoch_acked_reset_thresh: u32,
+    /// Cap of the aggregation cwnd as time at the estimated rate (`bbr_extra_acked_max_us`).
+    /// Default 100 ms.
+    pub extra_acked_max: Duration,
+    /// cwnd before any RTT sample (`TCP_INIT_CWND`). Default 10 segments.
+    pub init_cwnd_segments: u32,
+    /// RTT assumed for the initial pacing rate without a sample (`bbr_init_pacing_rate_from_rtt`,
+    /// `USEC_PER_MSEC`). Default 1 ms.
+    pub nominal_rtt: Duration,
+    /// TSO autosizing shift: bytes per burst = pacing rate >> shift (`sk_pacing_shift`).
+    /// Default 10 (~1 ms).
+    pub pacing_shift: u32,
+    /// Data segments sent before pacing starts (`tcp_update_skb_after_send`: "Original
+    /// sch_fq does not pace first 10 MSS", Linux ≥ 4.20). Default 10.
+    pub unpaced_segments: u64,
+}
+
+impl Default for BbrConfig {
+    fn default() -> Self {
+        let u = BBR_UNIT;
+        BbrConfig {
+            bw_window_rounds: CYCLE_LEN as u32 + 2,
+            min_rtt_window: Duration::from_secs(10),
+            probe_rtt_duration: Duration::from_millis(200),
+            min_tso_rate_bps: 1_200_000,
+            pacing_margin_percent: 1,
+            high_gain_256ths: u * 2885 / 1000 + 1,
+            drain_gain_256ths: u * 1000 / 2885,
+            cwnd_gain_256ths: u * 2,
+            pacing_gain_cycle_256ths: [u * 5 / 4, u * 3 / 4, u, u, u, u, u, u],
+            cycle_rand: 7,
+            cwnd_min_target_segments: 4,
+            full_bw_thresh_256ths: u * 5 / 4,
+            full_bw_rounds: 3,
+            lt_intvl_min_rounds: 4,
+            lt_loss_thresh_256ths: 50,
+            lt_bw_ratio_256ths: u / 8,
+            lt_bw_diff_bytes_per_s: 4000 / 8,
+            lt_bw_max_rounds: 48,
+            extra_acked_gain_256ths: u,
+            extra_acked_win_rounds: 5,
+            ack_epoch_acked_reset_thresh: 1 << 20,
+            extra_acked_max: Duration::from_millis(100),
+            init_cwnd_segments: 10,
+            nominal_rtt: Duration::from_millis(1),
+            pacing_shift: 10,
+            unpaced_segments: 10,
+        }
+    }
+}
+
+impl BbrConfig {
+    /// Checks the ranges the algorithm needs (non-zero windows and gains, a start phase
+    /// range inside the cycle).
+    pub fn validate(&self) -> Result<(), &'static str> {
+        if self.bw_window_rounds == 0 {
+            return Err("bbr.bw_window_rounds");
+        }
+        if self.min_rtt_window <= Duration::ZERO || self.nominal_rtt <= Duration::ZERO {
+            return Err("bbr.min_rtt_window");
+        }
+        if self.cycle_rand == 0 || self.cycle_rand as usize >= CYCLE_LEN {
+            return Err("bbr.cycle_rand");
+        }
+        if self.high_gain_256ths == 0 || self.cwnd_gain_256ths == 0 {
+            return Err("bbr.high_gain_256ths");
+        }
+        if self.cwnd_min_target_segments == 0 || self.full_bw_rounds == 0 {
+            return Err("bbr.cwnd_min_target_segments");
+        }
+        if self.pacing_margin_percent >= 100 {
+            return Err("bbr.pacing_margin_percent");
+        }
+        Ok(())
+    }
+}
