@@ -11,7 +11,7 @@
 //! exchange and copy; the server's reply inherits the tag of the packet it answers, which is
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
-//! A run whose flows all have a TCP `cc` (`tcp-newreno`) runs CoAP over TCP instead, in the
+//! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
 //! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
 
 use std::net::SocketAddr;

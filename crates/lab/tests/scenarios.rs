@@ -44,8 +44,9 @@ fn the_published_matrices_have_their_cell_counts() {
     // spec §8b: 150 cells x 20 error-free, 20 cells x 40 with link errors.
     assert_eq!(cells_and_runs("fasor-globecom18.toml"), (150, 3000));
     assert_eq!(cells_and_runs("fasor-globecom18-errors.toml"), (20, 800));
-    // spec §8a: 4 buffers x 4 profiles x 2 client counts x 3 stacks (default, cocoa, tcp-newreno).
-    assert_eq!(cells_and_runs("pesola-long-lived.toml"), (96, 1920));
+    // spec §8a: 4 buffers x 4 profiles x 2 client counts x 4 stacks (default, cocoa,
+    // tcp-newreno, tcp-bbr).
+    assert_eq!(cells_and_runs("pesola-long-lived.toml"), (128, 2560));
     // spec §8c: 5 x (3 x 4 + 2 x 3) = 90 cells: simple 40, mixed 20, competing 30.
     assert_eq!(cells_and_runs("kojo-zigbee-simple.toml"), (40, 800));
     assert_eq!(cells_and_runs("kojo-zigbee-mixed.toml"), (20, 400));

@@ -110,7 +110,7 @@ impl SourcePort {
 }
 
 /// The `cc` names that run CoAP over TCP (RFC 8323) on the TCP model instead of CoAP over
-/// UDP with a registry algorithm (spec §5). Only `tcp-newreno` runs yet.
+/// UDP with a registry algorithm (spec §5): Linux reno or BBR v1.
 pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
 
 /// One `[[flows]]` table: `count` identical flows.

@@ -75,15 +75,6 @@ fn read_one(
     names.extend(TCP_CCS);
     let cc = r.required(t, t.span(), p, "cc", |v| choice(v, &names))?;
     let cc_span = t.get("cc").and_then(Item::span);
-    if cc == "tcp-bbr" {
-        return Err(r.bad(
-            cc_span.clone(),
-            &format!("{p}.cc"),
-            "\"tcp-bbr\"",
-            "a cc that is implemented: tcp-bbr (BBR v1 over TCP) is not implemented yet; \
-             tcp-newreno is",
-        ));
-    }
     let tcp = TCP_CCS.contains(&cc.as_str());
     let mut settings = Settings::new();
     if let Some(preset) = &protocol.cc_preset {
@@ -327,12 +318,14 @@ mod tests {
         ))
         .unwrap();
         assert!(c.flows[0].is_tcp());
-        let e = parse(&format!("{head}cc = \"tcp-bbr\"\n")).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.toml:3: bad value \"tcp-bbr\" for 'flows[0].cc': expected a cc that is \
-             implemented: tcp-bbr (BBR v1 over TCP) is not implemented yet; tcp-newreno is"
-        );
+        let c = parse(&format!(
+            "{head}cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n"
+        ))
+        .unwrap();
+        assert!(c.flows[0].is_tcp());
+        assert_eq!(c.flows[0].cc, "tcp-bbr");
+        let e = parse(&format!("{head}cc = \"tcp-cubic\"\n")).unwrap_err();
+        assert!(e.to_string().contains("tcp-bbr"), "{e}");
         // Every workload runs over TCP; random flows reconnect per short-lived client.
         let c = parse(&format!(
             "{head}cc = \"tcp-newreno\"\nworkload = \"random\"\n"

@@ -19,6 +19,10 @@
 //! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself kept in a table keyed
 //! by the packet's tag.
 //!
+//! `cc = "tcp-bbr"` runs both ends' connections with BBR v1 (netsim's `tcp::bbr`, Linux
+//! defaults); each connection draws its PROBE_BW start phases from the stream
+//! `tcp/flow{i}/conn{k}/client|server`.
+//!
 //! Measured (spec §7): FCT from the flow's first request's segment (the request is written at
 //! that instant) to the last byte of the last response, later handshakes inside; CoAP RTT per
 //! exchange from writing the request to the response's last byte; setup time from the first SYN to the SYN-ACK received
@@ -35,7 +39,7 @@ use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::{Request, Router};
-use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
+use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, TcpConfig, TcpState};
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
@@ -46,6 +50,10 @@ use crate::scenario::{RunSpec, Workload};
 /// One flow: its connections (one, or one per short-lived client) and what was measured.
 struct Flow {
     cc: String,
+    /// The TCP model's configuration of this flow's connections (its `cc`).
+    tcp: TcpConfig,
+    /// The run's seed, for the connections' random streams.
+    seed: u64,
     workload: &'static str,
     /// The request the client repeats (`GET` for the long transfer, a `POST` of
     /// `payload_bytes` for short exchanges).
@@ -133,12 +141,18 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(k: u32, addr: SocketAddr, tcp: &TcpConfig, batch: u32) -> Result<Conn, RunError> {
+    fn new(k: u32, addr: SocketAddr, flow: &Flow, i: u32, batch: u32) -> Result<Conn, RunError> {
+        let mut server =
+            Connection::listen(flow.tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?;
+        server.set_random(rng::stream(
+            flow.seed,
+            &format!("tcp/flow{i}/conn{k}/server"),
+        ));
         Ok(Conn {
             k,
             addr,
             client: None,
-            server: Connection::listen(tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?,
+            server,
             client_session: None,
             server_session: None,
             batch_left: batch,
@@ -182,6 +196,17 @@ impl Conn {
     }
 }
 
+/// The client connection of flow `i`'s `k`-th connection.
+fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
+    let mut c = Connection::connect(flow.tcp.clone())
+        .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    c.set_random(rng::stream(
+        flow.seed,
+        &format!("tcp/flow{i}/conn{k}/client"),
+    ));
+    Ok(c)
+}
+
 /// Builds and runs the simulation of `spec`.
 fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
     let config = &spec.config;
@@ -205,6 +230,15 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
             };
             let mut flow = Flow {
                 cc: fc.cc.clone(),
+                tcp: TcpConfig {
+                    cc: if fc.cc == "tcp-bbr" {
+                        CongestionControl::Bbr(BbrConfig::default())
+                    } else {
+                        CongestionControl::Reno
+                    },
+                    ..tcp.clone()
+                },
+                seed: spec.seed,
                 workload: fc.workload.name(),
                 request: match fc.workload {
                     Workload::LongTransfer { .. } => Request::get(&paths.path_of[group]),
@@ -251,7 +285,7 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
             };
             let batch = flow.draw_batch();
             flow.conns.push(
-                Conn::new(0, client_addr(i), &tcp, batch)
+                Conn::new(0, client_addr(i), &flow, i, batch)
                     .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
             );
             flows.push(flow);
@@ -269,7 +303,6 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
         flows,
         segments: HashMap::new(),
         next_tag: 0,
-        tcp,
         routes: paths.routes,
         port_stride: config.total_flows().div_ceil(254).max(1),
         events: 0,
@@ -281,7 +314,7 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
     Ok(sim)
 }
 
-/// Runs `spec`, every flow of which is a TCP flow (`cc = "tcp-newreno"`).
+/// Runs `spec`, every flow of which is a TCP flow (`cc = "tcp-newreno"` or `"tcp-bbr"`).
 pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     Ok(simulate(spec)?.finish())
 }
@@ -308,7 +341,6 @@ struct TcpSim {
     /// Segments in flight, by packet tag, with their flow and connection.
     segments: HashMap<u64, (u32, u32, Segment)>,
     next_tag: u64,
-    tcp: TcpConfig,
     routes: Vec<(String, coaplab_endpoint::Resource)>,
     /// Client ports per host taken by the flows' first connections (`source_addr`).
     port_stride: u32,
@@ -363,10 +395,7 @@ impl TcpSim {
                 let f = &mut self.flows[i as usize];
                 let mut fired = false;
                 if f.opened == 0 {
-                    f.conns[0].client = Some(
-                        Connection::connect(self.tcp.clone())
-                            .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
-                    );
+                    f.conns[0].client = Some(connect(f, i, 0)?);
                     f.opened = 1;
                     f.clients.push((f.conns[0].addr, 0));
                     f.syn_at = Some(now);
@@ -509,14 +538,9 @@ impl TcpSim {
             let k = f.opened;
             f.opened += 1;
             let batch = f.draw_batch();
-            let mut c = Conn::new(
-                k,
-                super::source_addr(i, k, self.port_stride),
-                &self.tcp,
-                batch,
-            )
-            .map_err(|e| setup(&e))?;
-            c.client = Some(Connection::connect(self.tcp.clone()).map_err(|e| setup(&e))?);
+            let mut c = Conn::new(k, super::source_addr(i, k, self.port_stride), f, i, batch)
+                .map_err(|e| setup(&e))?;
+            c.client = Some(connect(f, i, k)?);
             f.clients.push((c.addr, 0));
             f.conns.push(c);
         }
