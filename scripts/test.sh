@@ -4,7 +4,8 @@
 # warnings as errors, the layer-direction check, and every test of the workspace.
 #
 #   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
-#   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests)
+#   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
+#                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,4 +65,9 @@ if [ "$long" = 1 ]; then
   cargo test --workspace --locked -- --include-ignored
 else
   cargo test --workspace --locked
+fi
+
+if [ "$long" = 1 ]; then
+  step "ns-3 oracle (TCP model vs ns-3 TcpLinuxReno/TcpNewReno/TcpBbr; installs .peers/ns3-venv)"
+  python3 scripts/ns3-oracle/oracle.py --markdown
 fi
