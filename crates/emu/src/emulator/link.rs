@@ -17,12 +17,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_netsim::{client_addr, Direction, Fate, NetworkConfig, Star, SERVER_ADDR};
+use coaplab_netsim::{client_addr, Direction, Fate, Star, SERVER_ADDR};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use super::pcap::PcapWriter;
 use super::stats::{EmulatorStats, PacketLog};
 use super::tun::Tun;
+use super::EmulatorConfig;
 
 /// Longest sleep between checks of the stop flag.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
@@ -53,9 +54,33 @@ impl Clock {
         Instant::from_nanos(i64::try_from(ns).unwrap_or(i64::MAX))
     }
 
+    /// The monotonic instant that is this clock's zero.
+    pub(crate) fn origin(&self) -> std::time::Instant {
+        self.origin
+    }
+
     /// The wall-clock time of `at`.
     pub(crate) fn wall(&self, at: Instant) -> SystemTime {
         self.origin_wall + std::time::Duration::from_nanos(at.as_nanos().max(0) as u64)
+    }
+}
+
+/// Puts the calling thread under `SCHED_FIFO` at `prio` (with `chrt`, so no unsafe code
+/// here); says what the thread runs under. Linux's real-time throttling
+/// (`kernel.sched_rt_runtime_us`, 95 % by default) still leaves the CPU to others.
+fn realtime(prio: u8) -> String {
+    let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
+    let out = std::process::Command::new("chrt")
+        .args(["-f", "-p", &prio.to_string(), &tid])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => format!("SCHED_FIFO {prio}"),
+        Ok(o) => format!(
+            "SCHED_OTHER (chrt refused: {})",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => format!("SCHED_OTHER (chrt: {e})"),
     }
 }
 
@@ -68,6 +93,7 @@ pub(crate) struct Forwarder {
     clock: Clock,
     pcap: Option<PcapWriter<BufWriter<File>>>,
     log_packets: bool,
+    realtime_priority: Option<u8>,
     written: Vec<Option<Instant>>,
     next_tag: u64,
     stats: EmulatorStats,
@@ -75,27 +101,26 @@ pub(crate) struct Forwarder {
 }
 
 impl Forwarder {
-    /// A forwarder between `client` and `server` through `network` (validated by `Star`),
-    /// with random streams from `seed`.
+    /// A forwarder between `client` and `server` through `config`'s network (validated by
+    /// `Star`), with random streams from `config.seed`.
     pub(crate) fn new(
         client: Tun,
         server: Tun,
-        network: &NetworkConfig,
-        seed: u64,
+        config: &EmulatorConfig,
         pcap: Option<PcapWriter<BufWriter<File>>>,
-        log_packets: bool,
         clock: Clock,
     ) -> io::Result<Forwarder> {
-        let mut star = Star::new(network, seed)
+        let mut star = Star::new(&config.network, config.seed)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        star.record_packets(log_packets);
+        star.record_packets(config.log_packets);
         Ok(Forwarder {
             client,
             server,
             star,
             clock,
             pcap,
-            log_packets,
+            log_packets: config.log_packets,
+            realtime_priority: config.realtime_priority,
             written: Vec::new(),
             next_tag: 0,
             stats: EmulatorStats::default(),
@@ -108,6 +133,10 @@ impl Forwarder {
     pub(crate) fn run(mut self, stop: &AtomicBool) -> io::Result<EmulatorStats> {
         // The default 50 µs timer slack would be added to every wake-up.
         let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+        self.stats.scheduling = match self.realtime_priority {
+            Some(prio) => realtime(prio),
+            None => "SCHED_OTHER (real-time priority not asked for)".to_owned(),
+        };
         let mut rx = vec![0u8; BUF_BYTES];
         while !stop.load(Ordering::Relaxed) {
             let now = self.clock.now();

@@ -60,10 +60,14 @@ pub struct EmulatorConfig {
     pub log_packets: bool,
     /// `net.ipv4.tcp_congestion_control` in both namespaces (e.g. `reno`, `bbr`).
     pub tcp_congestion_control: String,
+    /// Run the forwarding thread under `SCHED_FIFO` at this priority (1..=99), so that other
+    /// busy processes delay its wake-ups less; `None`: normal scheduling. If the kernel
+    /// refuses, the thread runs normally and [`EmulatorStats::scheduling`] says why.
+    pub realtime_priority: Option<u8>,
 }
 
 impl EmulatorConfig {
-    /// `network` with seed 1, no capture, no per-packet log, New Reno.
+    /// `network` with seed 1, no capture, no per-packet log, New Reno, `SCHED_FIFO` 10.
     pub fn new(network: NetworkConfig) -> Self {
         EmulatorConfig {
             network,
@@ -71,6 +75,7 @@ impl EmulatorConfig {
             pcap: None,
             log_packets: false,
             tcp_congestion_control: "reno".to_owned(),
+            realtime_priority: Some(10),
         }
     }
 }
@@ -104,6 +109,7 @@ pub struct Emulator {
     server: Namespace,
     settings: Vec<SettingOutcome>,
     mtu: u32,
+    origin: std::time::Instant,
 }
 
 /// Sessions started by this process (makes names unique within it).
@@ -157,15 +163,8 @@ impl Emulator {
             ),
             None => None,
         };
-        let forwarder = Forwarder::new(
-            client_tun,
-            server_tun,
-            &config.network,
-            config.seed,
-            pcap,
-            config.log_packets,
-            Clock::start(),
-        )?;
+        let clock = Clock::start();
+        let forwarder = Forwarder::new(client_tun, server_tun, &config, pcap, clock)?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -178,6 +177,7 @@ impl Emulator {
             server,
             settings,
             mtu,
+            origin: clock.origin(),
         })
     }
 
@@ -194,6 +194,12 @@ impl Emulator {
     /// The link MTU (both TUN devices).
     pub fn mtu(&self) -> u32 {
         self.mtu
+    }
+
+    /// The monotonic instant that is the emulator's time zero: a packet logged at
+    /// [`coaplab_cc::time::Instant`] `t` was handled at `origin + t`.
+    pub fn origin(&self) -> std::time::Instant {
+        self.origin
     }
 
     /// Each kernel setting asked for and what the kernel holds (both namespaces).

@@ -113,6 +113,8 @@ pub struct EmulatorStats {
     pub elapsed: Duration,
     /// Per-packet log (empty unless asked for).
     pub packets: Vec<PacketLog>,
+    /// The forwarding thread's scheduling policy, e.g. `SCHED_FIFO 10`.
+    pub scheduling: String,
 }
 
 impl EmulatorStats {
@@ -133,8 +135,9 @@ impl fmt::Display for EmulatorStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "link statistics after {:.3} s",
-            self.elapsed.as_secs_f64()
+            "link statistics after {:.3} s (forwarding thread: {})",
+            self.elapsed.as_secs_f64(),
+            self.scheduling
         )?;
         writeln!(
             f,
