@@ -44,6 +44,10 @@ apt_install() {
 if ! command -v coap-client-notls >/dev/null || ! command -v coap-server-notls >/dev/null; then
   apt_install libcoap3-bin
 fi
+# iproute2 (ip, ss) for the link emulator's namespaces and TUN devices (its tests run as root).
+if ! command -v ip >/dev/null || ! command -v ss >/dev/null; then
+  apt_install iproute2
+fi
 # aiocoap 0.4.17 in a project-local venv (.peers/venv, git-ignored).
 if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fileserver ]; then
   rm -rf .peers/venv
