@@ -26,6 +26,9 @@ const FLOW_KEYS: &[&str] = &[
     "random_source_port",
 ];
 
+/// The `[flows.params]` keys of TCP flows: `TcpConfig` fields (spec §10 #15).
+pub(super) const TCP_PARAMS: &[&str] = &["quickack_segments"];
+
 /// The workloads.
 const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer"];
 
@@ -105,13 +108,25 @@ fn read_one(
     }
     if tcp {
         if let Some(params) = params {
-            let span = params.iter().next().and_then(|(_, item)| item.span());
-            return Err(r.bad(
-                span.or(cc_span.clone()),
-                &params_path,
-                "(a table)",
-                format!("no [flows.params] for cc = \"{cc}\" (the TCP model has none yet)"),
-            ));
+            for (key, item) in params.iter() {
+                let value = settings.get(key).unwrap_or_default();
+                let why = if !TCP_PARAMS.contains(&key) {
+                    format!(
+                        "a TCP model parameter for cc = \"{cc}\": {}",
+                        TCP_PARAMS.join(", ")
+                    )
+                } else if value.parse::<u32>().is_err() {
+                    "a whole number of segments (0 = no quick-ACK phase)".to_string()
+                } else {
+                    continue;
+                };
+                return Err(r.bad(
+                    item.span().or(cc_span.clone()),
+                    &format!("{params_path}.{key}"),
+                    value,
+                    why,
+                ));
+            }
         }
     } else if let Err(e) = registry::resolve(&cc, &settings) {
         let (key, line_span) = match &e {
@@ -324,6 +339,26 @@ mod tests {
         .unwrap();
         assert!(c.flows[0].is_tcp());
         assert_eq!(c.flows[0].cc, "tcp-bbr");
+        let c = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
+             params = {{ quickack_segments = [0, 8] }}\n"
+        ))
+        .unwrap();
+        assert_eq!(c.flows[0].settings.get("quickack_segments"), Some("0"));
+        let e = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nparams = {{ quickack_segments = -1 }}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:4: bad value -1 for 'flows[0].params.quickack_segments': expected a \
+             whole number of segments (0 = no quick-ACK phase)"
+        );
+        let e = parse(&format!(
+            "{head}cc = \"tcp-bbr\"\nparams = {{ delack_ms = 40 }}\n"
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("quickack_segments"), "{e}");
         let e = parse(&format!("{head}cc = \"tcp-cubic\"\n")).unwrap_err();
         assert!(e.to_string().contains("tcp-bbr"), "{e}");
         // Every workload runs over TCP; random flows reconnect per short-lived client.

@@ -236,6 +236,12 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
                     } else {
                         CongestionControl::Reno
                     },
+                    // `[flows.params]`, checked by the scenario reader.
+                    quickack_segments: fc
+                        .settings
+                        .get("quickack_segments")
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0),
                     ..tcp.clone()
                 },
                 seed: spec.seed,
