@@ -208,6 +208,15 @@ impl Pair {
 /// Drives the §5.1 application (client CSM 6 B + GET 5 B, server CSM 2 B, one response of
 /// `object_bytes`) until the client has it all and the server is fully acknowledged; returns (GET sent, last byte received).
 pub(crate) fn transfer(p: &mut Pair, object_bytes: usize) -> (Instant, Instant) {
+    transfer_observed(p, object_bytes, |_| {})
+}
+
+/// [`transfer`], calling `observe` after every step of the harness.
+pub(crate) fn transfer_observed(
+    p: &mut Pair,
+    object_bytes: usize,
+    mut observe: impl FnMut(&Pair),
+) -> (Instant, Instant) {
     let mut client_wrote = false;
     let mut server_csm = false;
     let mut responded = false;
@@ -239,6 +248,7 @@ pub(crate) fn transfer(p: &mut Pair, object_bytes: usize) -> (Instant, Instant) 
             }
             got += n;
         }
+        observe(p);
         if got == 2 + object_bytes && done_at.is_none() {
             done_at = Some(p.now);
         }
