@@ -281,7 +281,7 @@ std::string RunCell(std::string cc, uint32_t buffer, int nflows, uint32_t object
     tch.Uninstall(dev); // no pfifo_fast: the byte-limited device queue is the only buffer
     g_server = ifs.GetAddress(0);
     Ptr<PointToPointNetDevice> down = DynamicCast<PointToPointNetDevice>(dev.Get(0));
-    down->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&Drop));
+    down->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&Drop));
     if (trace) {
         dev.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&DevTx, std::string("S")));
         dev.Get(1)->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&DevTx, std::string("C")));
