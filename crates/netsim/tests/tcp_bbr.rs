@@ -175,7 +175,8 @@ fn sensitivity_2500() {
         let mut fcts = Vec::new();
         for seed in 0..20 {
             let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
-            net.set_buffer_bytes(2500);
+            let buffer = std::env::var("BUF").map_or(2500, |b| b.parse().expect("BUF"));
+            net.set_buffer_bytes(buffer);
             let rest = Duration::from_millis(15);
             let up = tcp_util::Path::link(&net.up, rest);
             let down = tcp_util::Path::link(&net.down, rest);

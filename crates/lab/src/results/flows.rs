@@ -33,6 +33,7 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "segments_sent",
     "segments_retransmitted",
     "rto_count",
+    "syn_retransmissions",
 ];
 
 /// A histogram as space-separated counts (`"45 4 1"`: 45 exchanges took one transmission, 4
@@ -118,6 +119,7 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             tcp_count(f, |t| t.segments_sent),
             tcp_count(f, |t| t.segments_retransmitted),
             tcp_count(f, |t| t.rto_count),
+            tcp_count(f, |t| t.syn_retransmissions),
         ];
         out.push_str(&csv::line(
             fixed

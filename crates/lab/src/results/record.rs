@@ -56,6 +56,8 @@ pub struct TcpFlowRecord {
     pub segments_retransmitted: u64,
     /// Retransmission-timer expiries of both ends (handshake and data).
     pub rto_count: u64,
+    /// SYN and SYN-ACK retransmissions of both ends (spec §7: apart from data).
+    pub syn_retransmissions: u64,
 }
 
 /// A finished run.

@@ -26,7 +26,9 @@
 //! Measured (spec §7): FCT from the flow's first request's segment (the request is written at
 //! that instant) to the last byte of the last response, later handshakes inside; CoAP RTT per
 //! exchange from writing the request to the response's last byte; setup time from the first SYN to the SYN-ACK received
-//! (first connection); the connection counters of both ends, summed over the flow's connections.
+//! (first connection); the connection counters of both ends, summed over the flow's connections;
+//! `transmissions` / `retransmissions` = data segments sent / retransmitted by both ends, and a
+//! copy is an unnecessary retransmission when an earlier copy of the segment reached the receiver.
 //!
 //! The loop scans the timers of every flow's live connections for the next deadline:
 //! O(flows) per event, fine for spec §8d (its 90 cells at one replication, up to 400 random
@@ -76,8 +78,11 @@ struct Flow {
     opened: u32,
     /// Per connection opened: the client's address and the exchanges it completed.
     clients: Vec<(SocketAddr, u32)>,
-    /// Segments sent, retransmitted and RTOs of the connections already dropped.
-    retired: (u64, u64, u64),
+    /// Counters of the connections already dropped.
+    retired: Counts,
+    /// Per data segment (connection, upstream, first sequence number): copies sent, and the
+    /// first copy that reached the receiver (ground truth for unnecessary retransmissions).
+    copies: HashMap<(u32, bool, u64), (u32, Option<u32>)>,
     /// First SYN sent.
     syn_at: Option<Instant>,
     /// SYN-ACK received (client established).
@@ -180,18 +185,43 @@ impl Conn {
             && self.server.poll_timeout().is_none()
     }
 
-    fn stats(&self) -> (u64, u64, u64) {
-        let s = |c: &Connection| {
-            let s = c.stats();
-            (s.segments_sent, s.segments_retransmitted, s.rto_count)
-        };
-        let (a, b, c) = s(&self.server);
-        match &self.client {
-            Some(client) => {
-                let (d, e, f) = s(client);
-                (a + d, b + e, c + f)
-            }
-            None => (a, b, c),
+    fn stats(&self) -> Counts {
+        let mut n = Counts::default();
+        n.add(&self.server);
+        if let Some(client) = &self.client {
+            n.add(client);
+        }
+        n
+    }
+}
+
+/// Counters summed over both ends of a flow's connections.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    segments_sent: u64,
+    data_segments_sent: u64,
+    retransmitted: u64,
+    syn_retransmissions: u64,
+    rtos: u64,
+}
+
+impl Counts {
+    fn add(&mut self, c: &Connection) {
+        let s = c.stats();
+        self.segments_sent += s.segments_sent;
+        self.data_segments_sent += s.data_segments_sent;
+        self.retransmitted += s.segments_retransmitted;
+        self.syn_retransmissions += s.syn_retransmissions;
+        self.rtos += s.rto_count;
+    }
+
+    fn sum(self, o: Counts) -> Counts {
+        Counts {
+            segments_sent: self.segments_sent + o.segments_sent,
+            data_segments_sent: self.data_segments_sent + o.data_segments_sent,
+            retransmitted: self.retransmitted + o.retransmitted,
+            syn_retransmissions: self.syn_retransmissions + o.syn_retransmissions,
+            rtos: self.rtos + o.rtos,
         }
     }
 }
@@ -278,7 +308,8 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
                 conns: Vec::new(),
                 opened: 0,
                 clients: Vec::new(),
-                retired: (0, 0, 0),
+                retired: Counts::default(),
+                copies: HashMap::new(),
                 syn_at: None,
                 established_at: None,
                 get_at: None,
@@ -345,7 +376,8 @@ struct TcpSim {
     /// Whether a flow's finish has been subtracted from `unfinished`.
     counted: Vec<bool>,
     /// Segments in flight, by packet tag, with their flow and connection.
-    segments: HashMap<u64, (u32, u32, Segment)>,
+    /// Data segments also carry their copy number (1 = the original).
+    segments: HashMap<u64, (u32, u32, Segment, u32)>,
     next_tag: u64,
     routes: Vec<(String, coaplab_endpoint::Resource)>,
     /// Client ports per host taken by the flows' first connections (`source_addr`).
@@ -372,10 +404,16 @@ impl TcpSim {
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
             while let Some(d) = self.star.poll_delivery(now, &mut rx) {
                 self.events += 1;
-                let Some((i, k, seg)) = self.segments.remove(&d.tag) else {
+                let Some((i, k, seg, copy)) = self.segments.remove(&d.tag) else {
                     continue;
                 };
                 let f = &mut self.flows[i as usize];
+                if copy > 0 {
+                    let up = d.dst == SERVER_ADDR;
+                    if let Some((_, first)) = f.copies.get_mut(&(k, up, seg.seq)) {
+                        first.get_or_insert(copy);
+                    }
+                }
                 // A segment of a connection already dropped (both ends closed) is lost.
                 let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                     continue;
@@ -555,8 +593,7 @@ impl TcpSim {
         let mut j = 0;
         while j < last.min(f.conns.len() - 1) {
             if f.conns[j].is_over() {
-                let (a, b, c) = f.conns.remove(j).stats();
-                f.retired = (f.retired.0 + a, f.retired.1 + b, f.retired.2 + c);
+                f.retired = f.retired.sum(f.conns.remove(j).stats());
             } else {
                 j += 1;
             }
@@ -582,7 +619,15 @@ impl TcpSim {
                     self.star
                         .send_ip(now, src, dst, &[], len, tag)
                         .map_err(|e| setup(&e))?;
-                    self.segments.insert(tag, (i, c.k, seg));
+                    // Data segments (FIN included; not SYNs) are numbered per sequence number.
+                    let copy = if seg.seq_len() > 0 && !seg.syn {
+                        let e = f.copies.entry((c.k, up, seg.seq)).or_insert((0, None));
+                        e.0 += 1;
+                        e.0
+                    } else {
+                        0
+                    };
+                    self.segments.insert(tag, (i, c.k, seg, copy));
                     if up {
                         f.bytes_up += u64::from(len);
                     } else {
@@ -636,7 +681,14 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
     metrics.first_sent = f.get_at;
     metrics.finished = f.done_at;
     metrics.exchanges = f.rtts.len() as u32;
-    metrics.transmissions = u64::from(f.requests);
+    let mut n = f.retired;
+    for c in &f.conns {
+        n = n.sum(c.stats());
+    }
+    // Spec §7 for TCP: data segments sent and retransmitted by both ends of the flow's
+    // connections (FIN included, SYN and SYN-ACK apart in `syn_retransmissions`).
+    metrics.transmissions = n.data_segments_sent;
+    metrics.retransmissions = n.retransmitted;
     metrics.bytes_up = f.bytes_up;
     metrics.bytes_down = f.bytes_down;
     metrics.rtts.clone_from(&f.rtts);
@@ -645,19 +697,21 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         metrics.transmission_counts.push(f.rtts.len() as u32);
     }
     let mut r = metrics.record(i, &f.cc, f.workload, done);
-    let (mut sent, mut retx, mut rtos) = f.retired;
-    for c in &f.conns {
-        let (a, b, d) = c.stats();
-        (sent, retx, rtos) = (sent + a, retx + b, rtos + d);
-    }
+    // A copy is unnecessary when an earlier copy of the same segment reached the receiver.
+    r.unnecessary_retransmissions = f
+        .copies
+        .values()
+        .map(|&(sent, first)| first.map_or(0, |d| u64::from(sent - d)))
+        .sum();
     r.tcp = Some(TcpFlowRecord {
         setup_s: match (f.syn_at, f.established_at) {
             (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
             _ => None,
         },
-        segments_sent: sent,
-        segments_retransmitted: retx,
-        rto_count: rtos,
+        segments_sent: n.segments_sent,
+        segments_retransmitted: n.retransmitted,
+        syn_retransmissions: n.syn_retransmissions,
+        rto_count: n.rtos,
     });
     r
 }

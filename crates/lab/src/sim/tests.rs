@@ -224,7 +224,10 @@ fn a_tcp_long_transfer_over_nbiot_matches_the_tcp_model() {
         (tcp.segments_sent, tcp.segments_retransmitted, tcp.rto_count),
         (608, 0, 0)
     );
-    assert_eq!((f.exchanges, f.transmissions, f.completed), (1, 1, true));
+    // transmissions (spec §7, TCP): data segments of both ends — the client's CSM and GET,
+    // the server's CSM and 401 segments of the response.
+    assert_eq!((f.exchanges, f.transmissions, f.completed), (1, 404, true));
+    assert_eq!((f.retransmissions, f.unnecessary_retransmissions), (0, 0));
     // Down: 402 data segments (server CSM 2 B, the 102,408-B message in 401 segments) and
     // the handshake: 40 × 402 + 2 + 102,408 + 40 (SYN-ACK) = 118,530 B.
     assert_eq!((f.bytes_up, f.bytes_down), (8_211, 118_530));
@@ -269,6 +272,29 @@ fn a_tcp_bbr_long_transfer_over_nbiot_infinite_buffer_pins_the_fct() {
 }
 
 #[test]
+fn tcp_retransmissions_are_data_segments_and_go_back_n_copies_are_unnecessary() {
+    // spec §7 for TCP: retransmissions = data segments retransmitted by both ends; a copy is
+    // unnecessary when an earlier copy of the segment reached the receiver. BBR at 2,500 B
+    // ends in RTOs whose go-back-N resends segments the client already holds.
+    let text = "name = \"t\"\n[network]\nbuffer_bytes = 2500\n[[flows]]\n\
+                cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n";
+    let f = run(text).remove(0);
+    let tcp = f.tcp.clone().unwrap();
+    assert_eq!(f.retransmissions, tcp.segments_retransmitted);
+    assert_eq!(
+        (
+            f.transmissions,
+            f.retransmissions,
+            f.unnecessary_retransmissions
+        ),
+        (918, 514, 321)
+    );
+    // New Reno at 2,500 B: 12 retransmissions, each of a segment the buffer dropped.
+    let f = tcp_transfer(2_500);
+    assert_eq!((f.retransmissions, f.unnecessary_retransmissions), (12, 0));
+}
+
+#[test]
 fn a_tcp_continuous_flow_is_50_round_trips_on_one_connection() {
     let f = run("name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"continuous\"\n");
     let f = &f[0];
@@ -278,7 +304,8 @@ fn a_tcp_continuous_flow_is_50_round_trips_on_one_connection() {
     // 50 × 669.6 ms + 11.4667 ms: the first POST waits behind the handshake's ACK (40 B) and
     // the client CSM (46 B) on the uplink.
     assert_eq!(ns(f.fct_s), 33_491_466_667);
-    assert_eq!((f.exchanges, f.transmissions, f.completed), (50, 50, true));
+    // Data segments of both ends: two CSMs, 50 POSTs, 50 responses.
+    assert_eq!((f.exchanges, f.transmissions, f.completed), (50, 102, true));
     assert_eq!(f.transmission_counts, [50]);
     // Up: SYN 40 + ACK 40 + CSM 46 + 50 × 99; down: SYN-ACK 40 + CSM 42 + 50 × 99.
     assert_eq!((f.bytes_up, f.bytes_down), (5_076, 5_032));
@@ -327,7 +354,9 @@ fn a_tcp_random_flow_reconnects_for_every_short_lived_client() {
     // (+5 ns of the serializers' rounding to whole ns).
     assert_eq!(ns(f.fct_s), 15_407_866_672);
     assert_eq!(ns(f.coap_rtt_median_s), 669_600_000);
-    assert_eq!((f.exchanges, f.transmissions, f.completed), (20, 20, true));
+    // Data segments of both ends: 4 × 2 CSMs, 20 POSTs, 20 responses, 4 client FINs and the
+    // server's 3 (the FIN counts as a data segment).
+    assert_eq!((f.exchanges, f.transmissions, f.completed), (20, 55, true));
     // Up per client: SYN, ACK, CSM 46 B, its POSTs (99 B), FIN, and the ACK of the server's
     // FIN (the last client's FIN leaves as the flow ends, its handshake of the close not
     // simulated): 4 × 166 + 20 × 99 + 3 × 40 = 2,764 B. Down per client: SYN-ACK, CSM
