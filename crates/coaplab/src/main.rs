@@ -32,9 +32,10 @@ enum Command {
     /// List the RTO algorithms, or print every parameter of one (key, default, range, help,
     /// source).
     Algorithms(cmd::algorithms::Args),
-    /// Serve /data/N, /echo, /time and /.well-known/core over UDP until SIGINT/SIGTERM.
+    /// Serve /data/N, /echo, /time and /.well-known/core over UDP (and TCP with --tcp) until
+    /// SIGINT/SIGTERM.
     Server(cmd::server::Args),
-    /// GET a resource over UDP and print its payload.
+    /// GET a resource over UDP (coap://) or TCP (coap+tcp://) and print its payload.
     Get(cmd::request::Args),
     /// PUT a payload (Block1 when large) and print the response payload.
     Put(cmd::request::Args),

@@ -1,6 +1,7 @@
 //! `coaplab bench URI`: a closed-loop load generator. Each client has its own socket and
 //! endpoint and keeps one request outstanding (stop-and-wait) for the duration; the report
-//! gives requests/s, losses and latency p50/p90/p99/max. Works against any CoAP server.
+//! gives requests/s, losses and latency p50/p90/p99/max. Works against any CoAP server, over
+//! UDP (`coap://`) or TCP (`coap+tcp://`: one connection per client, retransmissions 0).
 
 use std::process::ExitCode;
 
@@ -9,6 +10,7 @@ use coaplab_endpoint::{Event, Request, Router};
 use coaplab_wire::Code;
 
 use super::net::{self, EndpointOpts};
+use super::tcp;
 
 /// Arguments of `coaplab bench`.
 #[derive(clap::Args, Debug)]
@@ -18,13 +20,18 @@ OUTPUT (one line each):
   latency_ms p50=.. p90=.. p99=.. max=..   (completed requests; nearest rank)
 A request still open when the duration ends is not counted.
 
+A coap+tcp:// URI runs each client on its own TCP connection (stop-and-wait; a connection
+refused, reset or closed counts one failure and the client connects again after 10 ms);
+--con/--non and --cc have no effect there.
+
 EXAMPLE:
-  coaplab bench coap://127.0.0.1:5683/data/10 --clients 20 --duration 10s")]
+  coaplab bench coap://127.0.0.1:5683/data/10 --clients 20 --duration 10s
+  coaplab bench coap+tcp://127.0.0.1:5683/data/10 --clients 20 --duration 10s")]
 pub(crate) struct Args {
     /// The resource: GET it, or POST `--payload-bytes` to it.
     #[arg(value_name = "URI")]
     uri: String,
-    /// Concurrent clients, each with its own socket.
+    /// Concurrent clients, each with its own socket (TCP: its own connection).
     #[arg(long, value_name = "C", default_value_t = 1)]
     clients: u32,
     /// How long to run: `10s`, `500ms`, `2m` or seconds.
@@ -85,6 +92,9 @@ async fn bench(args: &Args) -> u8 {
         payload: (0..args.payload_bytes).map(|i| (i % 256) as u8).collect(),
         confirmable: !args.non,
     };
+    if target.tcp {
+        return bench_tcp(args, target.addr, request).await;
+    }
     let mut drivers = Vec::new();
     for i in 0..args.clients {
         let endpoint = match args.opts.endpoint(Router::new(), u64::from(i)) {
@@ -114,6 +124,36 @@ async fn bench(args: &Args) -> u8 {
             all.latencies_ns.extend(t.latencies_ns);
             all.failed += t.failed;
             all.retransmissions += t.retransmissions;
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    print!("{}", report(&mut all, elapsed));
+    net::EXIT_OK
+}
+
+/// Over TCP: each client on its own connection (connected when the run starts, inside the
+/// duration, and again after a failure), stop-and-wait; `--con`/`--non` and the algorithm
+/// options have no effect.
+async fn bench_tcp(args: &Args, addr: std::net::SocketAddr, request: Request) -> u8 {
+    let seed = args.opts.seed();
+    let start = tokio::time::Instant::now();
+    let end = start + args.duration;
+    let tasks: Vec<_> = (0..args.clients)
+        .map(|i| {
+            let salt = u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            tokio::spawn(tcp::bench_client(
+                addr,
+                request.clone(),
+                seed.wrapping_add(salt),
+                end,
+            ))
+        })
+        .collect();
+    let mut all = Tally::default();
+    for t in tasks {
+        if let Ok(t) = t.await {
+            all.latencies_ns.extend(t.latencies_ns);
+            all.failed += t.failed;
         }
     }
     let elapsed = start.elapsed().as_secs_f64();

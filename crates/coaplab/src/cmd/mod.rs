@@ -7,4 +7,5 @@ pub(crate) mod net;
 pub(crate) mod request;
 pub(crate) mod run;
 pub(crate) mod server;
+pub(crate) mod tcp;
 pub(crate) mod trace;

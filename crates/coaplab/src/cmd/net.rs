@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use coaplab_cc::Settings;
 use coaplab_endpoint::{registry_factory, Config, Endpoint, Router};
-use coaplab_wire::uri::{Host, Uri};
+use coaplab_wire::uri::{Host, Scheme, Uri};
 
 /// Exit code: the request succeeded (2.xx).
 pub(crate) const EXIT_OK: u8 = 0;
@@ -17,7 +17,8 @@ pub(crate) const EXIT_ERROR_RESPONSE: u8 = 1;
 pub(crate) const EXIT_BAD_ARGS: u8 = 2;
 /// Exit code: no answer after MAX_RETRANSMIT retransmissions (or a NON's response timeout).
 pub(crate) const EXIT_TIMEOUT: u8 = 3;
-/// Exit code: a protocol or parse error (RST, broken block-wise transfer, local socket error).
+/// Exit code: a protocol or parse error (RST, broken block-wise transfer, local socket error;
+/// over TCP: an Abort, a bad CSM, a refused or lost connection).
 pub(crate) const EXIT_PROTOCOL: u8 = 4;
 
 /// The exit codes, for `--help`.
@@ -26,8 +27,17 @@ EXIT CODES:
   0  success (2.xx response)
   1  error response (4.xx or 5.xx); the diagnostic payload is still printed
   2  bad arguments
-  3  timeout: no answer after MAX_RETRANSMIT retransmissions (NON: no response in time)
-  4  protocol or parse error (RST, a broken block-wise transfer, a socket error)";
+  3  timeout: no answer after MAX_RETRANSMIT retransmissions (NON: no response in time;
+     coap+tcp://: no response within --timeout)
+  4  protocol or parse error (RST, a broken block-wise transfer, a socket error; coap+tcp://:
+     an Abort either way, e.g. a bad CSM, or a refused or closed connection)
+
+COAP OVER TCP (RFC 8323):
+  coap+tcp://HOST[:PORT]/path (default port 5683): one connection with TCP_NODELAY, our CSM
+  (Max-Message-Size 8 MiB, Block-Wise-Transfer), the request as one message however large
+  (sent after the peer's CSM when larger than 1,152 B), then a FIN. --cc, --set, --nstart and
+  --block-size have no effect over TCP: the kernel's TCP retransmits. -v prints every message
+  written and received.";
 
 /// Options of the endpoint and its algorithm, shared by the real-socket subcommands.
 #[derive(clap::Args, Debug, Clone)]
@@ -93,8 +103,10 @@ impl EndpointOpts {
     }
 }
 
-/// A parsed `coap://` URI and its resolved address.
+/// A parsed `coap://` or `coap+tcp://` URI and its resolved address.
 pub(crate) struct Target {
+    /// `coap+tcp://`: CoAP over TCP (RFC 8323).
+    pub(crate) tcp: bool,
     /// The address to send to.
     pub(crate) addr: SocketAddr,
     /// Uri-Path segments joined by `/`.
@@ -103,12 +115,12 @@ pub(crate) struct Target {
     pub(crate) query: Vec<String>,
 }
 
-/// Parses and resolves `uri` (UDP only).
+/// Parses and resolves `uri`: `coap://` (UDP) or `coap+tcp://` (TCP); default port 5683.
 pub(crate) async fn resolve(uri: &str) -> Result<Target, String> {
     let u = Uri::parse(uri).map_err(|e| format!("{uri}: {e}"))?;
-    if u.scheme.is_tcp() || u.scheme.as_str() == "coaps" {
+    if !matches!(u.scheme, Scheme::Coap | Scheme::CoapTcp) {
         return Err(format!(
-            "{uri}: only coap:// (UDP without DTLS) is supported so far"
+            "{uri}: only coap:// and coap+tcp:// (no DTLS or TLS) are supported"
         ));
     }
     if u.path.iter().any(|s| s.contains('/') || s.is_empty()) {
@@ -125,6 +137,7 @@ pub(crate) async fn resolve(uri: &str) -> Result<Target, String> {
             .ok_or_else(|| format!("{uri}: {name} has no address"))?,
     };
     Ok(Target {
+        tcp: u.scheme == Scheme::CoapTcp,
         addr,
         path: u.path.join("/"),
         query: u.query,

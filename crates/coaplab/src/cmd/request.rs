@@ -1,6 +1,7 @@
-//! `coaplab get|put|post|delete URI`: one request on a real UDP socket, the response payload
-//! on stdout; with `-v`, every transmission, timer expiry, RTT and the algorithm's RTO on
-//! stderr. The exit code tells success, error response, timeout and protocol error apart.
+//! `coaplab get|put|post|delete URI`: one request on a real UDP socket (`coap://`) or TCP
+//! connection (`coap+tcp://`, in `tcp.rs`), the response payload on stdout; with `-v`, every
+//! transmission, timer expiry, RTT and the algorithm's RTO on stderr (over TCP: every message).
+//! The exit code tells success, error response, timeout and protocol error apart.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,12 +12,13 @@ use coaplab_endpoint::{Event, FailReason, Request, Router};
 use coaplab_wire::Code;
 
 use super::net::{self, EndpointOpts, EXIT_CODES_HELP};
+use super::tcp;
 
 /// Arguments of `coaplab get|put|post|delete`.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = EXIT_CODES_HELP)]
 pub(crate) struct Args {
-    /// The resource, e.g. `coap://127.0.0.1:5683/data/1000`.
+    /// The resource, e.g. `coap://127.0.0.1:5683/data/1000` or `coap+tcp://127.0.0.1/echo`.
     #[arg(value_name = "URI")]
     uri: String,
     #[command(flatten)]
@@ -30,9 +32,13 @@ pub(crate) struct Args {
     /// Send the request as NON (no retransmission).
     #[arg(long)]
     non: bool,
-    /// Print each transmission, timer expiry, RTT and RTO to stderr.
+    /// Print each transmission, timer expiry, RTT and RTO to stderr (coap+tcp://: each
+    /// message written and received).
     #[arg(short, long)]
     verbose: bool,
+    /// coap+tcp:// only: give up (exit 3) when connecting and the response take longer.
+    #[arg(long, value_name = "D", default_value = "60s", value_parser = net::parse_duration)]
+    timeout: std::time::Duration,
 }
 
 /// Runs one request with `method`.
@@ -78,16 +84,26 @@ async fn request(method: Code, args: &Args) -> u8 {
         Ok(e) => e,
         Err(e) => return fail(net::EXIT_BAD_ARGS, e),
     };
-    let mut driver = match UdpDriver::bind(net::any_for(target.addr), endpoint).await {
-        Ok(d) => d,
-        Err(e) => return fail(net::EXIT_PROTOCOL, format!("cannot bind a socket: {e}")),
-    };
     let req = Request {
         method,
         path: target.path,
         query: target.query,
         payload,
         confirmable: !args.non,
+    };
+    if target.tcp {
+        return tcp::request(tcp::Call {
+            addr: target.addr,
+            request: req,
+            seed: args.opts.seed(),
+            timeout: args.timeout,
+            verbose,
+        })
+        .await;
+    }
+    let mut driver = match UdpDriver::bind(net::any_for(target.addr), endpoint).await {
+        Ok(d) => d,
+        Err(e) => return fail(net::EXIT_PROTOCOL, format!("cannot bind a socket: {e}")),
     };
     let now = driver.now();
     driver.endpoint_mut().request(now, target.addr, &req);

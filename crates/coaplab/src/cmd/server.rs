@@ -2,18 +2,23 @@
 //! byte i = i mod 256, block-wise), `/echo` (POST/PUT echo the payload, Block1 accepted),
 //! `/time` (Unix seconds) and `/.well-known/core` (RFC 6690). It runs until SIGINT or SIGTERM,
 //! then prints its counters (requests served, datagrams rejected by cause) and exits 0.
+//! With `--tcp` it also serves the same resources over TCP (RFC 8323) on the same port number,
+//! each answer one message (no block-wise), and prints a `tcp sessions= served= …` line.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{Event, Router, CONTENT_FORMAT_LINK};
+use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 
 use super::net::{self, EndpointOpts};
+use super::tcp;
 
 /// The RFC 6690 listing of `/.well-known/core`.
 pub(crate) const CORE_LINKS: &str = "</data/1024>;title=\"N bytes at /data/N\",\
@@ -27,7 +32,16 @@ pub(crate) struct Args {
     bind: SocketAddr,
     #[command(flatten)]
     opts: EndpointOpts,
-    /// Print every malformed datagram to stderr.
+    /// Also serve CoAP over TCP (RFC 8323, `coap+tcp://`) on the same address and port number
+    /// as UDP (with port 0, the free UDP port chosen): the same resources, each answer one
+    /// message however large (CSM: Max-Message-Size 8 MiB, Block-Wise-Transfer; Block1 uploads
+    /// are reassembled). --cc and --set apply to UDP only: the kernel's TCP retransmits.
+    #[arg(long)]
+    tcp: bool,
+    /// Serve TCP on this address instead of the UDP one (implies --tcp).
+    #[arg(long = "tcp-bind", value_name = "ADDR")]
+    tcp_bind: Option<SocketAddr>,
+    /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
 }
@@ -65,7 +79,10 @@ async fn serve(args: &Args) -> u8 {
             "time",
             Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
         );
-    let endpoint = match args.opts.build(router, 0, |c| c.keep_bodies = false) {
+    let endpoint = match args
+        .opts
+        .build(router.clone(), 0, |c| c.keep_bodies = false)
+    {
         Ok(e) => e,
         Err(e) => {
             eprintln!("coaplab server: {e}");
@@ -86,9 +103,35 @@ async fn serve(args: &Args) -> u8 {
         eprintln!("coaplab server: cannot install signal handlers");
         return net::EXIT_PROTOCOL;
     };
-    match driver.local_addr() {
-        Ok(a) => eprintln!("coaplab server: listening on {a}"),
-        Err(e) => eprintln!("coaplab server: {e}"),
+    let udp_addr = match driver.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("coaplab server: {e}");
+            return net::EXIT_PROTOCOL;
+        }
+    };
+    let tcp_counters = Arc::new(tcp::Counters::default());
+    let mut tcp_task = None;
+    if args.tcp || args.tcp_bind.is_some() {
+        let addr = args.tcp_bind.unwrap_or(udp_addr);
+        let listener = match TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("coaplab server: cannot bind TCP {addr}: {e}");
+                return net::EXIT_PROTOCOL;
+            }
+        };
+        // Both sockets are bound before either line is printed, so a reader of the first
+        // line can connect over both at once.
+        eprintln!("coaplab server: listening on {udp_addr}");
+        match listener.local_addr() {
+            Ok(a) => eprintln!("coaplab server: tcp listening on {a}"),
+            Err(e) => eprintln!("coaplab server: {e}"),
+        }
+        let serving = tcp::serve(listener, router, tcp_counters.clone(), args.verbose);
+        tcp_task = Some(tokio::spawn(serving));
+    } else {
+        eprintln!("coaplab server: listening on {udp_addr}");
     }
     let mut c = Counters::default();
     loop {
@@ -97,6 +140,9 @@ async fn serve(args: &Args) -> u8 {
             _ = term.recv() => break,
             e = driver.next_event() => count(&mut c, &e, args.verbose),
         }
+    }
+    if let Some(t) = &tcp_task {
+        t.abort();
     }
     let malformed: u64 = c.malformed.values().sum();
     let stats = driver.stats();
@@ -107,6 +153,12 @@ datagrams_in={} datagrams_out={}",
     );
     for (label, n) in &c.malformed {
         eprintln!("coaplab server: malformed {label}={n}");
+    }
+    if let Some(t) = tcp_task {
+        if let Ok(Ok(Err(e))) = tokio::time::timeout(std::time::Duration::from_secs(1), t).await {
+            eprintln!("coaplab server: tcp accept failed: {e}");
+        }
+        eprintln!("coaplab server: {}", tcp_counters.line());
     }
     net::EXIT_OK
 }

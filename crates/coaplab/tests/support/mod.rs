@@ -75,6 +75,17 @@ pub(crate) fn free_udp_port() -> u16 {
     s.local_addr().unwrap().port()
 }
 
+/// A port free on 127.0.0.1 for both TCP and UDP at the time of the call.
+pub(crate) fn free_tcp_udp_port() -> u16 {
+    loop {
+        let t = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = t.local_addr().unwrap().port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
 /// Our `coaplab server` on a free loopback port.
 pub(crate) struct OurServer {
     /// The child.
@@ -113,6 +124,11 @@ impl OurServer {
     /// `coap://127.0.0.1:PORT/path`.
     pub(crate) fn uri(&self, path: &str) -> String {
         format!("coap://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// `coap+tcp://127.0.0.1:PORT/path` (a server started with `--tcp`).
+    pub(crate) fn tcp_uri(&self, path: &str) -> String {
+        format!("coap+tcp://127.0.0.1:{}/{path}", self.port)
     }
 
     /// Sends SIGTERM, waits (bounded) and returns the exit status and the rest of stderr.

@@ -1,0 +1,370 @@
+//! CoAP over TCP (RFC 8323, `coap+tcp://`) for the real-socket subcommands: one request
+//! (`get|put|post|delete`), the server's TCP listener and the load generator's clients, all
+//! on `coaplab_emu::TcpDriver` and the sans-IO `coaplab_endpoint::tcp::Session`.
+//!
+//! The congestion-control options (`--cc`, `--set`, `--nstart`, `--block-size`) have no effect
+//! here: the kernel's TCP retransmits and controls congestion, and a session never splits a
+//! body.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use coaplab_emu::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink};
+use coaplab_endpoint::tcp::{
+    RequestError, Role, SessionConfig, SessionEvent, SessionFailReason, Side, WriteKind,
+};
+use coaplab_endpoint::{Request, Router};
+use tokio::net::TcpListener;
+
+use super::net;
+
+/// Max-Message-Size in our CSMs, client and server: the largest frame we send to a peer that
+/// allows it and the largest we accept (8 MiB; RFC 8323's default is 1,152 B).
+pub(crate) const MAX_MESSAGE_SIZE: u32 = 8 * 1024 * 1024;
+
+/// The note printed by `-v` and `--help`.
+pub(crate) const CC_NOTE: &str =
+    "--cc, --set, --nstart and --block-size have no effect over TCP: the kernel's TCP retransmits";
+
+/// Our session settings: `role`, an 8-MiB Max-Message-Size, Block-Wise-Transfer advertised
+/// (see docs/real-sockets.md: peers send a large body as one message only to a peer that
+/// advertises it), 2-B tokens from `seed`, bodies kept.
+pub(crate) fn config(role: Role, seed: u64) -> SessionConfig {
+    SessionConfig {
+        role,
+        max_message_size: Some(MAX_MESSAGE_SIZE),
+        block_wise_transfer: true,
+        token_len: 2,
+        first_token: seed & 0xffff,
+        keep_bodies: role == Role::Initiator,
+    }
+}
+
+/// What one request over TCP needs.
+pub(crate) struct Call {
+    pub(crate) addr: SocketAddr,
+    pub(crate) request: Request,
+    pub(crate) seed: u64,
+    pub(crate) timeout: Duration,
+    pub(crate) verbose: bool,
+}
+
+fn fail(code: u8, msg: impl std::fmt::Display) -> u8 {
+    eprintln!("coaplab: {msg}");
+    code
+}
+
+/// Connects, sends the CSM and the request (after the peer's CSM when the request is larger
+/// than RFC 8323's default 1,152 B), prints the response payload and closes with a FIN.
+/// Returns the exit code.
+pub(crate) async fn request(call: Call) -> u8 {
+    if call.verbose {
+        eprintln!("coaplab: {CC_NOTE}");
+    }
+    match tokio::time::timeout(call.timeout, exchange(&call)).await {
+        Ok(code) => code,
+        Err(_) => fail(
+            net::EXIT_TIMEOUT,
+            format!("timeout: no response within {:?}", call.timeout),
+        ),
+    }
+}
+
+async fn exchange(call: &Call) -> u8 {
+    let cfg = config(Role::Initiator, call.seed);
+    let mut d = match TcpDriver::connect(call.addr, cfg, Router::new()).await {
+        Ok(d) => d,
+        Err(e) => return fail(net::EXIT_PROTOCOL, format!("connect {}: {e}", call.addr)),
+    };
+    d.log_writes(call.verbose);
+    if call.verbose {
+        if let Ok(a) = d.local_addr() {
+            eprintln!("{} connected from={a} to={}", d.now(), call.addr);
+        }
+    }
+    let mut id = None;
+    loop {
+        if id.is_none() {
+            let now = d.now();
+            match d.session_mut().request(now, &call.request) {
+                Ok(r) => id = Some(r),
+                // RFC 8323 §5.3.1: 1,152 B until the peer's CSM says more; wait for it.
+                Err(RequestError::TooLarge { .. }) if !d.session().csm_received() => {}
+                Err(e) => {
+                    d.close().await;
+                    return fail(net::EXIT_BAD_ARGS, e);
+                }
+            }
+        }
+        let event = d.next_event().await;
+        if call.verbose {
+            trace(&event);
+        }
+        let TcpEvent::Session(e) = event else {
+            if event == TcpEvent::Ended {
+                return fail(net::EXIT_PROTOCOL, "connection ended without a response");
+            }
+            continue;
+        };
+        match e {
+            SessionEvent::RequestCompleted {
+                request,
+                code,
+                body,
+                ..
+            } if Some(request) == id => {
+                d.close().await;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&body).and_then(|()| out.flush());
+                if code.class() == 2 {
+                    return net::EXIT_OK;
+                }
+                return fail(net::EXIT_ERROR_RESPONSE, format!("{code:?}"));
+            }
+            SessionEvent::Aborted {
+                by,
+                bad_csm_option,
+                diagnostic,
+                ..
+            } => {
+                d.close().await;
+                let who = if by == Side::Local { "we" } else { "the peer" };
+                let opt =
+                    bad_csm_option.map_or(String::new(), |o| format!(" (bad CSM option {o})"));
+                return fail(
+                    net::EXIT_PROTOCOL,
+                    format!("{who} aborted the session{opt}: {diagnostic}"),
+                );
+            }
+            // The Aborted event that follows says who and why.
+            SessionEvent::RequestFailed {
+                reason: SessionFailReason::Aborted(_),
+                ..
+            } => {}
+            SessionEvent::RequestFailed { reason, .. } => {
+                let what = match reason {
+                    SessionFailReason::Closed(Side::Peer) => "the peer closed the connection",
+                    _ => "the connection was closed",
+                };
+                return fail(net::EXIT_PROTOCOL, format!("no response: {what}"));
+            }
+            SessionEvent::ReleaseReceived { .. } if id.is_none() => {
+                d.close().await;
+                return fail(net::EXIT_PROTOCOL, "the peer released the session");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One `-v` line per message written or received, and per session event.
+fn trace(event: &TcpEvent) {
+    match event {
+        TcpEvent::Wrote { kind, bytes, at } => match kind {
+            WriteKind::Signal(code) => eprintln!("{at} send signal={code:?} bytes={bytes}"),
+            WriteKind::Request(r) => eprintln!("{at} send request={} bytes={bytes}", r.0),
+            WriteKind::Response(code) => eprintln!("{at} send response={code:?} bytes={bytes}"),
+        },
+        TcpEvent::Ended => {}
+        TcpEvent::Session(e) => match e {
+            SessionEvent::CsmReceived {
+                max_message_size,
+                block_wise_transfer,
+                at,
+            } => eprintln!(
+                "{at} recv signal=7.01 CSM max_message_size={max_message_size} \
+block_wise_transfer={block_wise_transfer}"
+            ),
+            SessionEvent::RequestCompleted {
+                request,
+                code,
+                body_len,
+                bytes,
+                started,
+                at,
+                ..
+            } => eprintln!(
+                "{at} recv response={code:?} request={} bytes={bytes} payload={body_len} rtt={}",
+                request.0,
+                at.saturating_since(*started)
+            ),
+            SessionEvent::RequestFailed {
+                request,
+                reason,
+                at,
+            } => {
+                eprintln!("{at} fail request={} reason={reason:?}", request.0)
+            }
+            SessionEvent::PingAnswered { at, .. } => eprintln!("{at} recv signal=7.02 Ping"),
+            SessionEvent::PongReceived { rtt, at, .. } => {
+                eprintln!("{at} recv signal=7.03 Pong rtt={rtt}")
+            }
+            SessionEvent::ReleaseReceived { hold_off_s, at, .. } => {
+                eprintln!("{at} recv signal=7.04 Release hold_off_s={hold_off_s:?}")
+            }
+            SessionEvent::Aborted {
+                by,
+                bad_csm_option,
+                diagnostic,
+                at,
+            } => eprintln!(
+                "{at} abort by={by:?} bad_csm_option={bad_csm_option:?} diagnostic={diagnostic:?}"
+            ),
+            SessionEvent::Closed { by, at } => eprintln!("{at} closed by={by:?}"),
+            SessionEvent::Ignored { reason, at } => eprintln!("{at} ignored reason={reason:?}"),
+            SessionEvent::Malformed { error, at } => {
+                eprintln!("{at} malformed error={}", error.label())
+            }
+            _ => {}
+        },
+    }
+}
+
+/// What the TCP listener counted (printed at exit).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    sessions: AtomicU64,
+    served: AtomicU64,
+    aborted: AtomicU64,
+    malformed: AtomicU64,
+    ignored: AtomicU64,
+}
+
+impl Counters {
+    /// `tcp sessions= served= aborted= malformed= ignored=` (sessions: connections whose CSM
+    /// arrived).
+    pub(crate) fn line(&self) -> String {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "tcp sessions={} served={} aborted={} malformed={} ignored={}",
+            g(&self.sessions),
+            g(&self.served),
+            g(&self.aborted),
+            g(&self.malformed),
+            g(&self.ignored)
+        )
+    }
+}
+
+/// Serves `router` on `listener` until dropped, counting into `counters`; `verbose` prints
+/// connections, aborts and malformed frames.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    counters: Arc<Counters>,
+    verbose: bool,
+) -> std::io::Result<()> {
+    let c = counters.clone();
+    let sink: TcpEventSink = Arc::new(move |peer, e| {
+        let TcpEvent::Session(e) = e else {
+            return;
+        };
+        let n = match e {
+            SessionEvent::CsmReceived { .. } => &c.sessions,
+            SessionEvent::Served { .. } => &c.served,
+            SessionEvent::Aborted { .. } => &c.aborted,
+            SessionEvent::Malformed { .. } => &c.malformed,
+            SessionEvent::Ignored { .. } => &c.ignored,
+            _ => return,
+        };
+        n.fetch_add(1, Ordering::Relaxed);
+        if verbose && !matches!(e, SessionEvent::Served { .. }) {
+            eprintln!("coaplab server: tcp {peer}: {e:?}");
+        }
+    });
+    serve_tcp(
+        listener,
+        config(Role::Acceptor, 0),
+        router,
+        tokio::time::Instant::now(),
+        sink,
+    )
+    .await
+}
+
+/// One bench client's tallies: latencies of completed requests and failures.
+#[derive(Debug, Default)]
+pub(crate) struct BenchTally {
+    pub(crate) latencies_ns: Vec<i64>,
+    pub(crate) failed: u64,
+}
+
+/// A bench client on its own connection: stop-and-wait until `end`. A failed connection or
+/// request counts one failure, and the client connects again (after 10 ms).
+pub(crate) async fn bench_client(
+    addr: SocketAddr,
+    request: Request,
+    seed: u64,
+    end: tokio::time::Instant,
+) -> BenchTally {
+    let mut t = BenchTally::default();
+    let mut connection = 0u64;
+    while tokio::time::Instant::now() < end {
+        let cfg = config(Role::Initiator, seed.wrapping_add(connection << 16));
+        connection += 1;
+        let d = tokio::time::timeout_at(end, TcpDriver::connect(addr, cfg, Router::new())).await;
+        let failed = match d {
+            Ok(Ok(mut d)) => {
+                let failed = exchanges(&mut d, &request, end, &mut t.latencies_ns).await;
+                d.close().await;
+                failed
+            }
+            Ok(Err(_)) => true,
+            Err(_) => false,
+        };
+        if failed {
+            t.failed += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    t
+}
+
+/// Stop-and-wait on one connection until `end` (false) or a failure (true).
+async fn exchanges(
+    d: &mut TcpDriver,
+    request: &Request,
+    end: tokio::time::Instant,
+    latencies_ns: &mut Vec<i64>,
+) -> bool {
+    while tokio::time::Instant::now() < end {
+        let now = d.now();
+        let id = match d.session_mut().request(now, request) {
+            Ok(id) => Some(id),
+            Err(RequestError::TooLarge { .. }) if !d.session().csm_received() => None,
+            Err(_) => return true,
+        };
+        let done = tokio::time::timeout_at(end, async {
+            loop {
+                match d.next_event().await {
+                    TcpEvent::Session(SessionEvent::CsmReceived { .. }) if id.is_none() => {
+                        return Some(None)
+                    }
+                    TcpEvent::Session(SessionEvent::RequestCompleted {
+                        request,
+                        started,
+                        at,
+                        ..
+                    }) if Some(request) == id => {
+                        return Some(Some(at.saturating_since(started).as_nanos()))
+                    }
+                    TcpEvent::Session(SessionEvent::RequestFailed { .. }) | TcpEvent::Ended => {
+                        return None
+                    }
+                    _ => {}
+                }
+            }
+        })
+        .await;
+        match done {
+            Ok(Some(Some(ns))) => latencies_ns.push(ns),
+            Ok(Some(None)) => {}
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
+    false
+}
