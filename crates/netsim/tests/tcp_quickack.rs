@@ -27,24 +27,38 @@ fn run(buffer: u64, quickack: u32) -> (i64, u64, u64, u64, Pair) {
     (r.0, r.1, r.2, r.3, p)
 }
 
+/// With a budget of 4 each end ACKs its first four data segments at once: the server its
+/// peer's CSM and GET (two pure ACKs ahead of the response), the client the server's CSM and
+/// the first three segments of the response; then every second segment again.
 #[test]
-fn quickack_zero_is_the_default_model() {
-    for buffer in [2_500u64, 14_100] {
-        let a = run(buffer, 0);
-        let p = {
-            let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
-            net.set_buffer_bytes(buffer);
-            let rest = Duration::from_millis(15);
-            let mut p = Pair::new(
-                TcpConfig::default(),
-                Path::link(&net.up, rest),
-                Path::link(&net.down, rest),
-            );
-            transfer(&mut p, 102_408);
-            p
-        };
-        assert_eq!(a.4.log, p.log);
-    }
+fn quickack_acks_the_first_segments_one_by_one() {
+    let (.., p) = run(1_410_000, 4);
+    assert_eq!(
+        p.log[5..17],
+        [
+            "866333 S DATA 1 1 2",
+            "872466 S ACK 3 7 0",
+            "878466 S ACK 3 12 0",
+            "878466 S DATA 3 12 256",
+            "878466 S DATA 259 12 256",
+            "878466 S DATA 515 12 256",
+            "1292533 C ACK 12 3 0",
+            "1392800 C ACK 12 259 0",
+            "1471733 C ACK 12 515 0",
+            "1512866 S DATA 771 12 256",
+            "1512866 S DATA 1027 12 256",
+            "1550666 C ACK 12 771 0",
+        ]
+    );
+    // The budget is spent: the next ACK covers two segments.
+    let next_client_ack = p.log[17..]
+        .iter()
+        .find(|l| l.contains(" C ACK "))
+        .expect("an ACK");
+    assert!(
+        next_client_ack.ends_with("ACK 12 1283 0"),
+        "{next_client_ack}"
+    );
 }
 
 #[test]
