@@ -121,6 +121,97 @@ impl Default for BbrConfig {
 }
 
 impl BbrConfig {
+    /// The names [`BbrConfig::set`] accepts (scenario `[flows.params]` of `cc = "tcp-bbr"`):
+    /// the fields, durations in whole milliseconds (`_ms`), the gain cycle as eight
+    /// space-separated 1/256 gains.
+    pub const NAMES: &'static [&'static str] = &[
+        "bw_window_rounds",
+        "min_rtt_window_ms",
+        "probe_rtt_duration_ms",
+        "min_tso_rate_bps",
+        "pacing_margin_percent",
+        "high_gain_256ths",
+        "drain_gain_256ths",
+        "cwnd_gain_256ths",
+        "pacing_gain_cycle_256ths",
+        "cycle_rand",
+        "cwnd_min_target_segments",
+        "full_bw_thresh_256ths",
+        "full_bw_rounds",
+        "lt_intvl_min_rounds",
+        "lt_loss_thresh_256ths",
+        "lt_bw_ratio_256ths",
+        "lt_bw_diff_bytes_per_s",
+        "lt_bw_max_rounds",
+        "extra_acked_gain_256ths",
+        "extra_acked_win_rounds",
+        "ack_epoch_acked_reset_thresh",
+        "extra_acked_max_ms",
+        "init_cwnd_segments",
+        "nominal_rtt_ms",
+        "pacing_shift",
+        "unpaced_segments",
+    ];
+
+    /// Sets parameter `name` (one of [`BbrConfig::NAMES`]) from its text, then checks the
+    /// whole configuration.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let int = |v: &str| -> Result<u64, String> {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("a whole number for bbr parameter {name}"))
+        };
+        let small = |v: &str| -> Result<u32, String> {
+            u32::try_from(int(v)?).map_err(|_| format!("{name} below 2^32"))
+        };
+        let ms = |v: &str| -> Result<Duration, String> {
+            let n = int(v)?;
+            i64::try_from(n)
+                .ok()
+                .filter(|&n| n <= 1_000_000_000)
+                .map(Duration::from_millis)
+                .ok_or_else(|| format!("{name} at most 10^9 ms"))
+        };
+        match name {
+            "bw_window_rounds" => self.bw_window_rounds = small(value)?,
+            "min_rtt_window_ms" => self.min_rtt_window = ms(value)?,
+            "probe_rtt_duration_ms" => self.probe_rtt_duration = ms(value)?,
+            "min_tso_rate_bps" => self.min_tso_rate_bps = int(value)?,
+            "pacing_margin_percent" => self.pacing_margin_percent = small(value)?,
+            "high_gain_256ths" => self.high_gain_256ths = small(value)?,
+            "drain_gain_256ths" => self.drain_gain_256ths = small(value)?,
+            "cwnd_gain_256ths" => self.cwnd_gain_256ths = small(value)?,
+            "pacing_gain_cycle_256ths" => {
+                let gains = value
+                    .split_whitespace()
+                    .map(small)
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.pacing_gain_cycle_256ths = gains
+                    .try_into()
+                    .map_err(|_| format!("{CYCLE_LEN} space-separated gains for {name}"))?;
+            }
+            "cycle_rand" => self.cycle_rand = small(value)?,
+            "cwnd_min_target_segments" => self.cwnd_min_target_segments = small(value)?,
+            "full_bw_thresh_256ths" => self.full_bw_thresh_256ths = small(value)?,
+            "full_bw_rounds" => self.full_bw_rounds = small(value)?,
+            "lt_intvl_min_rounds" => self.lt_intvl_min_rounds = small(value)?,
+            "lt_loss_thresh_256ths" => self.lt_loss_thresh_256ths = small(value)?,
+            "lt_bw_ratio_256ths" => self.lt_bw_ratio_256ths = small(value)?,
+            "lt_bw_diff_bytes_per_s" => self.lt_bw_diff_bytes_per_s = int(value)?,
+            "lt_bw_max_rounds" => self.lt_bw_max_rounds = small(value)?,
+            "extra_acked_gain_256ths" => self.extra_acked_gain_256ths = small(value)?,
+            "extra_acked_win_rounds" => self.extra_acked_win_rounds = small(value)?,
+            "ack_epoch_acked_reset_thresh" => self.ack_epoch_acked_reset_thresh = small(value)?,
+            "extra_acked_max_ms" => self.extra_acked_max = ms(value)?,
+            "init_cwnd_segments" => self.init_cwnd_segments = small(value)?,
+            "nominal_rtt_ms" => self.nominal_rtt = ms(value)?,
+            "pacing_shift" => self.pacing_shift = small(value)?.min(63),
+            "unpaced_segments" => self.unpaced_segments = int(value)?,
+            _ => return Err(format!("a BBR parameter: {}", Self::NAMES.join(", "))),
+        }
+        self.validate().map_err(|field| format!("{field} in range"))
+    }
+
     /// Checks the ranges the algorithm needs (non-zero windows and gains, a start phase
     /// range inside the cycle).
     pub fn validate(&self) -> Result<(), &'static str> {
@@ -143,5 +234,35 @@ impl BbrConfig {
             return Err("bbr.pacing_margin_percent");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_settable_and_bad_values_are_refused() {
+        let d = BbrConfig::default();
+        for name in BbrConfig::NAMES {
+            let mut c = d.clone();
+            let value = match *name {
+                "pacing_gain_cycle_256ths" => "320 192 256 256 256 256 256 256",
+                "cycle_rand" => "7",
+                "pacing_margin_percent" => "1",
+                _ => "10",
+            };
+            assert_eq!(c.set(name, value), Ok(()), "{name}");
+        }
+        let mut c = d.clone();
+        c.set("probe_rtt_duration_ms", "0").unwrap();
+        assert_eq!(c.probe_rtt_duration, Duration::ZERO);
+        assert!(c.set("cycle_rand", "8").is_err());
+        assert!(c.set("pacing_gain_cycle_256ths", "320 192").is_err());
+        assert!(c
+            .set("high_gain", "739")
+            .unwrap_err()
+            .contains("high_gain_256ths"));
+        assert!(c.set("full_bw_rounds", "-1").is_err());
     }
 }
