@@ -75,10 +75,17 @@ def ensure_venv():
     py = os.path.join(VENV, "bin", "python")
     if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
         return
-    if not os.path.exists(py):
-        print(f"creating {VENV} (pip install ns3=={NS3_VERSION}) ...", file=sys.stderr)
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-        subprocess.check_call([py, "-m", "pip", "install", "-q", f"ns3=={NS3_VERSION}"])
+    have = os.path.exists(py) and subprocess.run(
+        [py, "-m", "pip", "show", "-q", "ns3"], capture_output=True
+    ).returncode == 0
+    if not have:
+        print(f"installing ns3=={NS3_VERSION} into {VENV} (a few minutes) ...", file=sys.stderr)
+        try:
+            if not os.path.exists(py):
+                subprocess.check_call([sys.executable, "-m", "venv", VENV])
+            subprocess.check_call([py, "-m", "pip", "install", "-q", f"ns3=={NS3_VERSION}"])
+        except (subprocess.CalledProcessError, OSError) as e:
+            sys.exit(f"ns3-oracle: cannot install ns3=={NS3_VERSION} from PyPI into {VENV}: {e}")
     os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
 
 
