@@ -45,6 +45,9 @@ enum Command {
     Delete(cmd::request::Args),
     /// Closed-loop load generator: requests/s, losses, latency percentiles.
     Bench(cmd::bench::Args),
+    /// Run a server and a client command in two network namespaces joined by the emulated
+    /// link (netsim's link model in real time, on TUN devices); print the link statistics.
+    Emulate(Box<cmd::emulate::Args>),
 }
 
 fn main() -> ExitCode {
@@ -60,5 +63,6 @@ fn main() -> ExitCode {
         Command::Post(args) => cmd::request::run(coaplab_wire::Code::POST, args),
         Command::Delete(args) => cmd::request::run(coaplab_wire::Code::DELETE, args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Emulate(args) => cmd::emulate::run(*args),
     }
 }

@@ -3,6 +3,8 @@
 pub(crate) mod algorithms;
 pub(crate) mod bench;
 pub(crate) mod decode;
+pub(crate) mod emulate;
+pub(crate) mod link_opts;
 pub(crate) mod net;
 pub(crate) mod request;
 pub(crate) mod run;

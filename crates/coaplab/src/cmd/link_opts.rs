@@ -1,0 +1,224 @@
+//! Link options of `coaplab emulate` (and any command that builds a network from the command
+//! line): a preset plus overrides with the names of the scenario file's `[network]` keys
+//! (`buffer_bytes` → `--buffer-bytes`), applied onto netsim's [`NetworkConfig`] in the same
+//! order and with the same meaning as docs/scenarios.md describes.
+
+use coaplab_cc::time::Duration;
+use coaplab_netsim::{JitterMode, LossModel, NetworkConfig};
+
+/// A preset and overrides of its values.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Link (names as in a scenario's [network])")]
+pub(crate) struct LinkOpts {
+    /// Link preset (spec §2); the options below override its values.
+    #[arg(long, value_name = "NAME", default_value = "nbiot", value_parser = ["nbiot", "zigbee"])]
+    preset: String,
+    /// Rate of both directions, bit/s.
+    #[arg(long, value_name = "BPS")]
+    rate_bps: Option<u64>,
+    /// Downlink (server → client) rate, bit/s.
+    #[arg(long, value_name = "BPS")]
+    down_rate_bps: Option<u64>,
+    /// Uplink (client → server) rate, bit/s.
+    #[arg(long, value_name = "BPS")]
+    up_rate_bps: Option<u64>,
+    /// One-way propagation delay of both directions, ms.
+    #[arg(long, value_name = "MS")]
+    delay_ms: Option<f64>,
+    /// Downlink propagation delay, ms.
+    #[arg(long, value_name = "MS")]
+    down_delay_ms: Option<f64>,
+    /// Uplink propagation delay, ms.
+    #[arg(long, value_name = "MS")]
+    up_delay_ms: Option<f64>,
+    /// Uniform propagation jitter ±MS (jitter mode becomes fifo unless given).
+    #[arg(long, value_name = "MS")]
+    jitter_ms: Option<f64>,
+    /// What jitter does to packet order.
+    #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
+    jitter_mode: Option<String>,
+    /// MTU of the link and of both TUN devices, bytes.
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<u32>,
+    /// Bytes charged per packet on top of the IP length.
+    #[arg(long, value_name = "BYTES")]
+    overhead_bytes: Option<u32>,
+    /// Bottleneck buffer of both directions, bytes.
+    #[arg(long, value_name = "BYTES")]
+    buffer_bytes: Option<u64>,
+    /// Downlink buffer, bytes.
+    #[arg(long, value_name = "BYTES")]
+    down_buffer_bytes: Option<u64>,
+    /// Uplink buffer, bytes.
+    #[arg(long, value_name = "BYTES")]
+    up_buffer_bytes: Option<u64>,
+    /// Rest-of-path delay (server side of the bottleneck), both directions, ms.
+    #[arg(long, value_name = "MS")]
+    rest_delay_ms: Option<f64>,
+    /// Uniform rest-of-path jitter ±MS (mode becomes fifo unless given).
+    #[arg(long, value_name = "MS")]
+    rest_jitter_ms: Option<f64>,
+    /// What rest-of-path jitter does to packet order.
+    #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
+    rest_jitter_mode: Option<String>,
+    /// Link errors (spec §3): none, low, medium, high, or bernoulli:P (drop probability P).
+    #[arg(long, value_name = "PROFILE")]
+    loss: Option<String>,
+    /// How the medium and high profiles are realised.
+    #[arg(long, value_name = "MODEL", default_value = "ctmc", value_parser = ["ctmc", "gilbert-elliott"])]
+    error_model: String,
+}
+
+fn millis(ms: f64) -> Result<Duration, String> {
+    if !(0.0..=3_600_000.0).contains(&ms) {
+        return Err(format!("{ms} ms is not a delay in [0, 3600000]"));
+    }
+    Ok(Duration::from_nanos((ms * 1e6).round() as i64))
+}
+
+fn mode(name: &str) -> JitterMode {
+    JitterMode::from_name(name).unwrap_or_default()
+}
+
+impl LinkOpts {
+    /// The network these options describe (validated).
+    pub(crate) fn network(&self) -> Result<NetworkConfig, String> {
+        let mut net = NetworkConfig::from_preset_name(&self.preset).map_err(|e| e.to_string())?;
+        if let Some(x) = self.rate_bps {
+            net.down.rate_bps = x;
+            net.up.rate_bps = x;
+        }
+        if let Some(x) = self.down_rate_bps {
+            net.down.rate_bps = x;
+        }
+        if let Some(x) = self.up_rate_bps {
+            net.up.rate_bps = x;
+        }
+        if let Some(x) = self.delay_ms {
+            net.down.propagation.delay = millis(x)?;
+            net.up.propagation.delay = millis(x)?;
+        }
+        if let Some(x) = self.down_delay_ms {
+            net.down.propagation.delay = millis(x)?;
+        }
+        if let Some(x) = self.up_delay_ms {
+            net.up.propagation.delay = millis(x)?;
+        }
+        if let Some(x) = self.mtu {
+            net.mtu_bytes = x;
+        }
+        if let Some(x) = self.overhead_bytes {
+            net.set_overhead_bytes(x);
+        }
+        if let Some(x) = self.buffer_bytes {
+            net.set_buffer_bytes(x);
+        }
+        if let Some(x) = self.down_buffer_bytes {
+            net.down.buffer_bytes = x;
+        }
+        if let Some(x) = self.up_buffer_bytes {
+            net.up.buffer_bytes = x;
+        }
+        if let Some(x) = self.rest_delay_ms {
+            net.rest_down.delay = millis(x)?;
+            net.rest_up.delay = millis(x)?;
+        }
+        if let Some(x) = self.rest_jitter_ms {
+            for stage in [&mut net.rest_down, &mut net.rest_up] {
+                stage.jitter = millis(x)?;
+                if x > 0.0 {
+                    stage.jitter_mode = JitterMode::Fifo;
+                }
+            }
+        }
+        if let Some(m) = &self.rest_jitter_mode {
+            net.rest_down.jitter_mode = mode(m);
+            net.rest_up.jitter_mode = mode(m);
+        }
+        if let Some(x) = self.jitter_ms {
+            for stage in [&mut net.down.propagation, &mut net.up.propagation] {
+                stage.jitter = millis(x)?;
+                if x > 0.0 {
+                    stage.jitter_mode = JitterMode::Fifo;
+                }
+            }
+        }
+        if let Some(m) = &self.jitter_mode {
+            net.down.propagation.jitter_mode = mode(m);
+            net.up.propagation.jitter_mode = mode(m);
+        }
+        if let Some(loss) = &self.loss {
+            net.set_loss(self.loss_model(loss)?);
+        }
+        if net.mtu_bytes > 65_535 {
+            return Err("--mtu must be at most 65535".into());
+        }
+        net.validate().map_err(|e| e.to_string())?;
+        Ok(net)
+    }
+
+    fn loss_model(&self, loss: &str) -> Result<LossModel, String> {
+        if let Some(p) = loss.strip_prefix("bernoulli:") {
+            let p: f64 = p
+                .parse()
+                .map_err(|_| format!("--loss {loss}: P must be a number in [0, 1]"))?;
+            return Ok(LossModel::Bernoulli { p });
+        }
+        let model = if self.error_model == "gilbert-elliott" {
+            LossModel::profile_gilbert_elliott(loss)
+        } else {
+            LossModel::profile(loss)
+        };
+        model
+            .ok_or_else(|| format!("--loss {loss}: one of none, low, medium, high, or bernoulli:P"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        link: LinkOpts,
+    }
+
+    fn parse(args: &[&str]) -> Result<NetworkConfig, String> {
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        t.link.network()
+    }
+
+    #[test]
+    fn overrides_apply_on_the_preset() {
+        let n = parse(&[
+            "--preset",
+            "zigbee",
+            "--buffer-bytes",
+            "900",
+            "--up-rate-bps",
+            "5000",
+        ])
+        .unwrap();
+        assert_eq!((n.up.buffer_bytes, n.down.buffer_bytes), (900, 900));
+        assert_eq!((n.up.rate_bps, n.down.rate_bps), (5_000, 20_000));
+        assert_eq!(n.mtu_bytes, 128);
+        let n = parse(&["--rest-jitter-ms", "2", "--loss", "bernoulli:0.25"]).unwrap();
+        assert_eq!(n.rest_up.jitter_mode, JitterMode::Fifo);
+        assert_eq!(n.down.loss, LossModel::Bernoulli { p: 0.25 });
+        assert_eq!(
+            parse(&[]).unwrap(),
+            NetworkConfig::from_preset_name("nbiot").unwrap()
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(parse(&["--loss", "bernoulli:2"]).is_err());
+        assert!(parse(&["--loss", "lots"]).is_err());
+        assert!(parse(&["--rate-bps", "0"]).is_err());
+        assert!(parse(&["--delay-ms", "-3"]).is_err());
+    }
+}

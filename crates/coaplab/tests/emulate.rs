@@ -1,0 +1,250 @@
+//! `coaplab emulate`: libcoap's client against our server and our client against libcoap's
+//! server through the emulated nbiot link (bytes compared), and removal of every namespace,
+//! device and process after a normal run, an error and SIGINT.
+//!
+//! Needs root and /dev/net/tun (skipped with a printed reason otherwise); the libcoap peers
+//! are installed by scripts/test.sh.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{coaplab, noise, pattern, peer, run_bounded, Guard};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+fn skip() -> bool {
+    match coaplab_emu::emulator::unavailable() {
+        Some(why) => {
+            eprintln!("SKIPPED: {why}");
+            true
+        }
+        None => false,
+    }
+}
+
+fn bin() -> String {
+    env!("CARGO_BIN_EXE_coaplab").to_owned()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("coaplab-emulate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn emulate(args: &[&str]) -> Output {
+    run_bounded(coaplab().arg("emulate").args(args), None, LIMIT)
+}
+
+/// The namespace names `coaplab emulate` announced on stderr.
+fn namespaces(stderr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for key in ["client namespace ", "server namespace "] {
+        let at = stderr
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key:?} in {stderr}"));
+        let rest = &stderr[at + key.len()..];
+        names.push(rest.split_whitespace().next().unwrap().to_owned());
+    }
+    names
+}
+
+fn text(cmd: &[&str]) -> String {
+    let o = Command::new(cmd[0]).args(&cmd[1..]).output().unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// No namespace, TUN device or process of this session is left.
+fn assert_all_removed(stderr: &str, pid_files: &[&Path]) {
+    let names = namespaces(stderr);
+    let list = text(&["ip", "netns", "list"]);
+    for n in &names {
+        assert!(!list.contains(n.as_str()), "namespace {n} left: {list}");
+    }
+    // Devices are named cl<pid>x<session><c|s> after namespaces cl-<pid>-<session>-<c|s>.
+    let pid = names[0].split('-').nth(1).unwrap();
+    let links = text(&["ip", "-o", "link"]);
+    assert!(!links.contains(&format!("cl{pid}x")), "TUN left: {links}");
+    for f in pid_files {
+        let pid = std::fs::read_to_string(f).unwrap_or_else(|_| panic!("{f:?} not written"));
+        let proc = PathBuf::from(format!("/proc/{}", pid.trim()));
+        assert!(!proc.exists(), "process {} still runs", pid.trim());
+    }
+}
+
+fn ok(o: &Output, what: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn libcoap_client_gets_from_our_server_over_nbiot() {
+    if skip() {
+        return;
+    }
+    let Some(client) = peer("coap-client-notls") else {
+        return;
+    };
+    let dir = scratch("libcoap-client");
+    let out = dir.join("out.bin");
+    let o = emulate(&[
+        "--preset",
+        "nbiot",
+        "--server",
+        &format!("{} server", bin()),
+        "--",
+        client.to_str().unwrap(),
+        "-B",
+        "30",
+        "-o",
+        out.to_str().unwrap(),
+        "coap://$COAPLAB_SERVER_ADDR/data/2048",
+    ]);
+    ok(&o, "coap-client-notls through nbiot");
+    assert!(
+        std::fs::read(&out).unwrap() == pattern(2048),
+        "bytes differ"
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("link statistics"), "{stderr}");
+    assert!(
+        stderr.contains("served="),
+        "server did not report: {stderr}"
+    );
+    assert_all_removed(&stderr, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn our_client_puts_and_gets_on_libcoap_server_over_nbiot() {
+    if skip() {
+        return;
+    }
+    let Some(server) = peer("coap-server-notls") else {
+        return;
+    };
+    let dir = scratch("libcoap-server");
+    let (input, out) = (dir.join("in.bin"), dir.join("out.bin"));
+    let body = noise(2048, 9);
+    std::fs::write(&input, &body).unwrap();
+    let uri = "coap://$COAPLAB_SERVER_ADDR/emulated";
+    let script = format!(
+        "{b} put \"{uri}\" --payload-file {i} >/dev/null && {b} get \"{uri}\" > {o}",
+        b = bin(),
+        i = input.display(),
+        o = out.display(),
+    );
+    let o = emulate(&[
+        "--preset",
+        "nbiot",
+        "--server",
+        &format!("{} -A 198.18.0.2 -d 10", server.display()),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    ok(&o, "coaplab put/get through nbiot");
+    assert!(std::fs::read(&out).unwrap() == body, "bytes differ");
+    assert_all_removed(&String::from_utf8_lossy(&o.stderr), &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn everything_is_removed_after_a_normal_run_and_after_errors() {
+    if skip() {
+        return;
+    }
+    let dir = scratch("cleanup");
+    let (spid, cpid) = (dir.join("server.pid"), dir.join("client.pid"));
+    // Normal run: the client's exit code is forwarded; the server is ended.
+    let o = emulate(&[
+        "--preset",
+        "zigbee",
+        "--server",
+        &format!("echo $$ > {}; exec {} server", spid.display(), bin()),
+        "--",
+        "sh",
+        "-c",
+        &format!("echo $$ > {}; exit 7", cpid.display()),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(7), "{stderr}");
+    assert_all_removed(&stderr, &[&spid, &cpid]);
+    // The server command fails before listening.
+    let o = emulate(&["--server", "exit 3", "--", "true"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{stderr}");
+    assert!(stderr.contains("ended before listening"), "{stderr}");
+    assert_all_removed(&stderr, &[]);
+    // The client program does not exist (ip netns exec fails).
+    let o = emulate(&["--", "/nonexistent/program"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{stderr}");
+    assert_all_removed(&stderr, &[]);
+    // Bad arguments never create anything.
+    let o = emulate(&["--loss", "lots", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn everything_is_removed_after_sigint() {
+    if skip() {
+        return;
+    }
+    let dir = scratch("sigint");
+    let (spid, cpid) = (dir.join("server.pid"), dir.join("client.pid"));
+    let child = coaplab()
+        .args([
+            "emulate",
+            "--preset",
+            "zigbee",
+            "--server",
+            &format!("echo $$ > {}; exec {} server", spid.display(), bin()),
+            "--",
+            "sh",
+            "-c",
+            &format!("echo $$ > {}; exec sleep 60", cpid.display()),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut guard = Guard(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cpid.exists() || std::fs::read_to_string(&cpid).unwrap().trim().is_empty() {
+        assert!(Instant::now() < deadline, "the client never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = guard.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = guard.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "coaplab emulate ignored SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_all_removed(&stderr, &[&spid, &cpid]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
