@@ -13,6 +13,9 @@
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
 //! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
+//!
+//! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
+//! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time.
 
 use std::net::SocketAddr;
 
@@ -31,6 +34,7 @@ use crate::workload::FlowDriver;
 use deadlines::Deadlines;
 
 mod deadlines;
+pub mod emulated;
 mod network;
 pub mod tag;
 mod tcp;
@@ -48,7 +52,63 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     }
     let mut sim = Sim::build(spec)?;
     sim.run()?;
-    Ok(sim.finish())
+    sim.finish()
+}
+
+/// What the run loop needs from the network between the endpoints.
+pub(crate) trait Network {
+    /// The instant the loop handles next, given `local`, the earliest endpoint timer or flow
+    /// start. In virtual time the earlier of `local` and the next delivery (`None`: nothing
+    /// left to happen); in real time it waits until a datagram arrives, `local` or `end`.
+    fn next_at(
+        &mut self,
+        local: Option<Instant>,
+        end: Instant,
+    ) -> Result<Option<Instant>, RunError>;
+    /// The next datagram arrived at or before `now`; its bytes replace `buf`'s.
+    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery>;
+    /// Sends a UDP payload from `src` to `dst` (one of them the server's) at `now`.
+    fn send(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        tag: u64,
+    ) -> Result<(), String>;
+    /// The bottleneck counters when the run ends at `now`.
+    fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError>;
+}
+
+impl Network for Star {
+    fn next_at(
+        &mut self,
+        local: Option<Instant>,
+        _end: Instant,
+    ) -> Result<Option<Instant>, RunError> {
+        Ok([self.poll_at(), local].into_iter().flatten().min())
+    }
+
+    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        Star::poll_delivery(self, now, buf)
+    }
+
+    fn send(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        tag: u64,
+    ) -> Result<(), String> {
+        Star::send(self, now, src, dst, bytes, tag)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
+        Ok(network_record(self, now))
+    }
 }
 
 /// One client: its endpoint, what it does, what was measured.
@@ -72,8 +132,9 @@ struct Renewal {
     clients: u32,
 }
 
-struct Sim {
-    star: Star,
+struct Sim<N: Network = Star> {
+    /// The network: netsim's star in virtual time (named after it), or the emulated one.
+    star: N,
     server: Endpoint,
     clients: Vec<Client>,
     /// Client deadlines at their index; the server's after every client (`server_slot`).
@@ -96,11 +157,18 @@ struct Sim {
     tx_buf: Vec<u8>,
 }
 
-impl Sim {
-    fn build(spec: &RunSpec) -> Result<Sim, RunError> {
+impl Sim<Star> {
+    /// A simulated run on netsim's star.
+    fn build(spec: &RunSpec) -> Result<Sim<Star>, RunError> {
+        let star = Star::new(&spec.config.network, spec.seed)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        Sim::with_network(spec, star)
+    }
+}
+
+impl<N: Network> Sim<N> {
+    fn with_network(spec: &RunSpec, net: N) -> Result<Sim<N>, RunError> {
         let config = &spec.config;
-        let star =
-            Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
         let paths = network::paths(&config.flows);
         let mut router = Router::new();
         for (path, resource) in &paths.routes {
@@ -133,7 +201,7 @@ impl Sim {
         starts.sort();
         let n_clients = clients.len();
         Ok(Sim {
-            star,
+            star: net,
             server,
             remaining: clients.len(),
             clients,
@@ -152,15 +220,16 @@ impl Sim {
 
     fn run(&mut self) -> Result<(), RunError> {
         while self.remaining > 0 {
-            let next = [
-                self.star.poll_at(),
+            let local = [
                 self.timers.next_at(),
                 self.starts.get(self.next_start).map(|(t, _)| *t),
             ]
             .into_iter()
             .flatten()
             .min();
-            let Some(now) = next else { break };
+            let Some(now) = self.star.next_at(local, self.end)? else {
+                break;
+            };
             if now > self.end {
                 break;
             }
@@ -314,7 +383,7 @@ impl Sim {
         Ok(())
     }
 
-    fn finish(self) -> RunResult {
+    fn finish(mut self) -> Result<RunResult, RunError> {
         let flows = self
             .clients
             .iter()
@@ -324,33 +393,34 @@ impl Sim {
                 c.metrics.record(i as u32, &c.cc, c.workload, done)
             })
             .collect();
-        RunResult {
+        Ok(RunResult {
             flows,
             events: self.events,
             sim_time_s: self.now.as_secs_f64(),
-            network: Some(network_record(&self.star, self.now)),
-        }
+            network: Some(self.star.record(self.now)?),
+        })
     }
 }
 
 /// The bottleneck counters of `star` at the end of a run.
 fn network_record(star: &Star, now: Instant) -> NetworkRecord {
-    let link = |d| {
-        let s: LinkStats = star.stats(d);
-        LinkRecord {
-            offered_packets: s.offered_packets,
-            overflow_drops: s.overflow_drops,
-            link_error_drops: s.link_error_drops,
-            sent_packets: s.sent_packets,
-            sent_bytes: s.sent_bytes,
-            busy_s: s.busy_time.as_secs_f64(),
-            queue_high_water_bytes: s.queue_high_water_bytes,
-        }
-    };
     NetworkRecord {
-        down: link(Direction::Down),
-        up: link(Direction::Up),
+        down: link_record(star.stats(Direction::Down)),
+        up: link_record(star.stats(Direction::Up)),
         sim_time_s: now.as_secs_f64(),
+    }
+}
+
+/// One direction's counters as the results record them.
+fn link_record(s: LinkStats) -> LinkRecord {
+    LinkRecord {
+        offered_packets: s.offered_packets,
+        overflow_drops: s.overflow_drops,
+        link_error_drops: s.link_error_drops,
+        sent_packets: s.sent_packets,
+        sent_bytes: s.sent_bytes,
+        busy_s: s.busy_time.as_secs_f64(),
+        queue_high_water_bytes: s.queue_high_water_bytes,
     }
 }
 

@@ -16,11 +16,14 @@
 //! namespaces, stops the thread, closes the devices and deletes the namespaces.
 //!
 //! Modules: [`tun`] (the device), [`netns`] (namespaces and kernel settings through
-//! iproute2), [`link`] (the loop), [`stats`] (counters, lateness), [`pcap`] (capture file).
+//! iproute2), [`link`] (the loop), [`stats`] (counters, lateness), [`pcap`] (capture file),
+//! [`sockets`] (UDP sockets created inside the namespaces, for programs that drive endpoints
+//! themselves).
 
 pub mod link;
 pub mod netns;
 pub mod pcap;
+pub mod sockets;
 pub mod stats;
 pub mod tun;
 
