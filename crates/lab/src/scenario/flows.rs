@@ -3,6 +3,7 @@
 use coaplab_cc::params::{ParamError, Settings};
 use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
+use coaplab_netsim::tcp::BbrConfig;
 use toml_edit::{Item, Value};
 
 use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, TCP_CCS};
@@ -108,11 +109,23 @@ fn read_one(
     }
     if tcp {
         if let Some(params) = params {
+            let mut bbr = BbrConfig::default();
             for (key, item) in params.iter() {
                 let value = settings.get(key).unwrap_or_default();
-                let why = if !TCP_PARAMS.contains(&key) {
+                let why = if cc == "tcp-bbr" && BbrConfig::NAMES.contains(&key) {
+                    // Every BBR constant (netsim's BbrConfig, Linux tcp_bbr.c defaults).
+                    match bbr.set(key, value) {
+                        Ok(()) => continue,
+                        Err(why) => why,
+                    }
+                } else if !TCP_PARAMS.contains(&key) {
+                    let bbr_names = if cc == "tcp-bbr" {
+                        format!(", {}", BbrConfig::NAMES.join(", "))
+                    } else {
+                        String::new()
+                    };
                     format!(
-                        "a TCP model parameter for cc = \"{cc}\": {}",
+                        "a TCP model parameter for cc = \"{cc}\": {}{bbr_names}",
                         TCP_PARAMS.join(", ")
                     )
                 } else if value.parse::<u32>().is_err() {
@@ -359,6 +372,21 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.to_string().contains("quickack_segments"), "{e}");
+        // BBR's constants are [flows.params] of tcp-bbr (not of tcp-newreno), checked.
+        let c = parse(&format!(
+            "{head}cc = \"tcp-bbr\"\nparams = {{ probe_rtt_duration_ms = 0 }}\n"
+        ))
+        .unwrap();
+        assert_eq!(c.flows[0].settings.get("probe_rtt_duration_ms"), Some("0"));
+        let e = parse(&format!(
+            "{head}cc = \"tcp-bbr\"\nparams = {{ cycle_rand = 9 }}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line(), 4);
+        assert!(parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nparams = {{ probe_rtt_duration_ms = 0 }}\n"
+        ))
+        .is_err());
         let e = parse(&format!("{head}cc = \"tcp-cubic\"\n")).unwrap_err();
         assert!(e.to_string().contains("tcp-bbr"), "{e}");
         // Every workload runs over TCP; random flows reconnect per short-lived client.

@@ -226,6 +226,18 @@ impl Counts {
     }
 }
 
+/// BBR's configuration: Linux's defaults with the flow's `[flows.params]` (checked by the
+/// scenario reader).
+fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrConfig, RunError> {
+    let mut c = BbrConfig::default();
+    for name in BbrConfig::NAMES {
+        if let Some(v) = settings.get(name) {
+            c.set(name, v).map_err(RunError::Setup)?;
+        }
+    }
+    Ok(c)
+}
+
 /// The client connection of flow `i`'s `k`-th connection.
 fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
     let mut c = Connection::connect(flow.tcp.clone())
@@ -262,7 +274,7 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
                 cc: fc.cc.clone(),
                 tcp: TcpConfig {
                     cc: if fc.cc == "tcp-bbr" {
-                        CongestionControl::Bbr(BbrConfig::default())
+                        CongestionControl::Bbr(bbr_config(&fc.settings)?)
                     } else {
                         CongestionControl::Reno
                     },

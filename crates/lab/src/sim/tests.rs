@@ -269,6 +269,12 @@ fn a_tcp_bbr_long_transfer_over_nbiot_infinite_buffer_pins_the_fct() {
         (ns(f.fct_s), tcp.segments_retransmitted, tcp.rto_count),
         (34_782_666_674, 0, 0)
     );
+    // BBR's constants are [flows.params]: without PROBE_RTT (a diagnosis, docs/calibration.md)
+    // the two dips to cwnd 4 are gone.
+    let f = run(&format!("{text}params = {{ probe_rtt_duration_ms = 0 }}\n")).remove(0);
+    // 32.872800003 s: New Reno's FCT to the nanosecond (both keep the downlink busy from the
+    // same segment on).
+    assert_eq!(ns(f.fct_s), 32_872_800_003);
 }
 
 #[test]
