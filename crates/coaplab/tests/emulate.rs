@@ -248,3 +248,122 @@ fn everything_is_removed_after_sigint() {
     assert_all_removed(&stderr, &[&spid, &cpid]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scenario small enough to run in real time: `count` zigbee clients, `n` exchanges each.
+fn tiny_scenario(dir: &Path, count: u32, n: u32) -> PathBuf {
+    let path = dir.join("tiny.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"tiny\"\nseed = 3\nreplications = 1\n[network]\npreset = \"zigbee\"\n\
+             [[flows]]\ncount = {count}\ncc = \"cocoa\"\nworkload = \"continuous\"\n\
+             exchanges = {n}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `(fct_s, completed)` of every row of `flows.csv` in `dir`.
+fn flows(dir: &Path) -> Vec<(f64, bool)> {
+    let text = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (fct, done) = (col("fct_s"), col("completed"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[fct].parse().unwrap_or(f64::NAN), f[done] == "true")
+        })
+        .collect()
+}
+
+#[test]
+fn run_mode_emulated_writes_the_same_result_files() {
+    if skip() {
+        return;
+    }
+    let dir = scratch("run-mode");
+    let scenario = tiny_scenario(&dir, 2, 5);
+    let (emu_out, sim_out) = (dir.join("emulated"), dir.join("simulated"));
+    for (out, mode) in [(&emu_out, "emulated"), (&sim_out, "simulated")] {
+        let o = run_bounded(
+            coaplab()
+                .args(["run", scenario.to_str().unwrap(), "--mode", mode, "--out"])
+                .arg(out),
+            None,
+            LIMIT,
+        );
+        ok(&o, mode);
+    }
+    for file in ["flows.csv", "summary.csv", "runs.csv", "manifest.json"] {
+        assert!(emu_out.join(file).is_file(), "{file} missing");
+    }
+    let (emulated, simulated) = (flows(&emu_out), flows(&sim_out));
+    assert_eq!(emulated.len(), 2);
+    for ((e, e_done), (s, _)) in emulated.iter().zip(&simulated) {
+        assert!(*e_done, "an emulated flow did not complete");
+        // Real time adds the endpoints' and the kernel's latencies; a generous bound.
+        assert!(
+            (e - s).abs() < 0.1 + 0.2 * s,
+            "emulated {e} s vs simulated {s} s"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_mode_emulated_cleans_up_after_sigint() {
+    if skip() {
+        return;
+    }
+    let dir = scratch("run-sigint");
+    let scenario = tiny_scenario(&dir, 2, 10_000); // far longer than the test waits
+    let child = coaplab()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--mode",
+            "emulated",
+            "--out",
+        ])
+        .arg(dir.join("out"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut guard = Guard(child);
+    let pid = guard.0.id().to_string();
+    let prefix = format!("cl-{pid}-");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !text(&["ip", "netns", "list"]).contains(&prefix) {
+        assert!(Instant::now() < deadline, "the emulated run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = guard.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "coaplab run ignored SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        !text(&["ip", "netns", "list"]).contains(&prefix),
+        "namespaces left"
+    );
+    assert!(!text(&["ip", "-o", "link"]).contains(&format!("cl{pid}x")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -40,6 +40,7 @@ EXAMPLES:
   coaplab run scenarios/fasor-globecom18.toml --reps 2 --jobs 2 --out results/fasor
   coaplab run scenarios/fasor-globecom18.toml --out results/fasor --resume
   coaplab run scenarios/pesola-long-lived.toml --dry-run
+  coaplab run scenarios/quickstart.toml --mode emulated --reps 1   (real time, as root)
 
 The scenario format is described in docs/scenarios.md.")]
 pub(crate) struct Args {
@@ -64,6 +65,11 @@ pub(crate) struct Args {
     /// Check the scenario and print the sweep axes and the number of runs, without running.
     #[arg(long)]
     dry_run: bool,
+    /// simulated: virtual time. emulated: real time, our endpoints on real UDP sockets in two
+    /// network namespaces joined by the link emulator (root; one run at a time; CoAP over UDP;
+    /// unnecessary retransmissions are not measured). See docs/emulation.md.
+    #[arg(long, value_name = "MODE", default_value = "simulated", value_parser = ["simulated", "emulated"])]
+    mode: String,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -74,6 +80,36 @@ pub(crate) fn run(args: Args) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// In emulated mode SIGINT, SIGTERM and SIGHUP end the running run through its normal
+/// teardown (namespaces and devices removed) instead of killing the process.
+fn interrupt_on_signals() {
+    std::thread::spawn(|| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            eprintln!("coaplab run: interrupted; ending the emulated run");
+            coaplab_lab::sim::emulated::interrupt();
+        });
+    });
 }
 
 fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -91,26 +127,38 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .unwrap_or_else(|| default_out(&scenario.name));
     let manifest = Manifest::new(&scenario, &runs, reps, seed);
     let dir = ResultsDir::open(&out, &manifest, args.resume)?;
-    let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let emulated = args.mode == "emulated";
+    let run_fn: exec::RunFn = if emulated {
+        if let Some(why) = coaplab_emu::emulator::unavailable() {
+            return Err(format!("--mode emulated: {why}").into());
+        }
+        interrupt_on_signals();
+        coaplab_lab::sim::emulated::run_one
+    } else {
+        coaplab_lab::sim::run_one
+    };
+    let jobs = if emulated {
+        1 // real time: parallel runs would compete for the CPUs and distort each other
+    } else {
+        args.jobs.map(|j| j as usize).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+    };
     eprintln!(
-        "coaplab run: {} runs ({} combinations x {reps} replications) on {jobs} threads -> {}",
+        "coaplab run: {} runs ({} combinations x {reps} replications) on {jobs} threads{} -> {}",
         runs.len(),
         scenario.combinations(),
+        if emulated {
+            ", emulated in real time"
+        } else {
+            ""
+        },
         out.display()
     );
     let mut bar = Bar::new(std::io::stderr().is_terminal());
-    let outcome = exec::execute(
-        &runs,
-        &dir,
-        manifest,
-        jobs,
-        coaplab_lab::sim::run_one,
-        &mut |p| bar.update(p),
-    )?;
+    let outcome = exec::execute(&runs, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?;
     bar.finish();
     print!("{}", report::table(&outcome.summary));
     eprintln!(

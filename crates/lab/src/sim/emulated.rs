@@ -14,6 +14,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
 
 use coaplab_cc::time::Instant;
@@ -29,9 +30,26 @@ use crate::scenario::RunSpec;
 /// Longest single wait for a datagram (the emulator's health is checked in between).
 const MAX_WAIT: StdDuration = StdDuration::from_millis(100);
 
+/// Set by [`interrupt`]: the running and every later emulated run fail at once.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Makes the running emulated run (within [`MAX_WAIT`]) and every later one fail with
+/// "interrupted", so that the emulator is torn down normally (for a SIGINT handler).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+fn interrupted() -> Result<(), RunError> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(RunError::Setup("interrupted".to_string()));
+    }
+    Ok(())
+}
+
 /// Runs `spec` in real time through the link emulator (needs root; see
 /// `coaplab_emu::emulator::unavailable`). CoAP over TCP is not supported here yet.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
+    interrupted()?;
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return Err(RunError::NotAvailable(
             "CoAP over TCP in emulated runs".to_string(),
@@ -172,6 +190,7 @@ impl Network for EmulatedNet {
             if now >= until {
                 return Ok(Some(now));
             }
+            interrupted()?;
             if self.emu.as_ref().is_some_and(Emulator::has_failed) {
                 return Err(RunError::Setup("the emulator stopped forwarding".into()));
             }
