@@ -298,7 +298,7 @@ std::string RunCell(std::string cc, uint32_t buffer, int nflows, uint32_t object
         Flow* f = new Flow();
         f->id = i;
         f->object = object;
-        f->tracing = trace && i == 0;
+        f->tracing = trace && i == nflows - 1; // the last flow (the only one with 1 flow)
         g_flows.push_back(f);
         f->listener = MakeSocket(nodes.Get(0), cc, rearm);
         f->listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), 5000 + i));
@@ -313,7 +313,7 @@ std::string RunCell(std::string cc, uint32_t buffer, int nflows, uint32_t object
         out << f->id << " " << f->get_at << " " << f->done_at << " " << f->data_sent << " "
             << f->retx << " " << f->rtos << "\n";
     }
-    if (trace && !g_flows.empty()) out << "TRACE\n" << g_flows[0]->trace.str();
+    if (trace && !g_flows.empty()) out << "TRACE\n" << g_flows.back()->trace.str();
     Simulator::Destroy();
     for (auto f : g_flows) delete f;
     g_flows.clear();
