@@ -177,3 +177,36 @@ fn exit_codes_over_tcp_tell_timeout_abort_and_refusal_apart() {
     let o = run_bounded(coaplab().args(["get", &uri]), None, LIMIT);
     assert_eq!(o.status.code(), Some(4));
 }
+
+#[test]
+fn a_malformed_frame_aborts_only_its_own_connection() {
+    let server = OurServer::start(&["--tcp"]);
+    let addr = format!("127.0.0.1:{}", server.port);
+    let mut good = std::net::TcpStream::connect(&addr).unwrap();
+    let mut bad = std::net::TcpStream::connect(&addr).unwrap();
+    // A CSM, then a frame with TKL 9 (RFC 8323 §3.2: 9-15 are reserved): malformed.
+    bad.write_all(&[0x00, 0xe1, 0x09, 0x01]).unwrap();
+    let mut got = Vec::new();
+    bad.read_to_end(&mut got).unwrap();
+    // The server's 7-B CSM, then its Abort (7.05), then FIN.
+    assert_eq!(got[1], 0xe1, "{got:?}");
+    assert!(got[7..].contains(&0xe5), "{got:?}");
+    // The other connection still works: CSM, GET /data/3 (token 0x01), the answer.
+    good.write_all(&[0x00, 0xe1]).unwrap();
+    good.write_all(&[0x71, 0x01, 0x01, 0xb4, b'd', b'a', b't', b'a', 0x01, b'3'])
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    while n < 7 + 7 {
+        n += good.read(&mut buf[n..]).unwrap();
+    }
+    // 2.05, token 0x01, payload 00 01 02.
+    assert_eq!(&buf[7..14], &[0x41, 0x45, 0x01, 0xff, 0, 1, 2]);
+    drop(good);
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(
+        stderr.contains("tcp sessions=2 served=1 aborted=1 malformed=1 ignored=0"),
+        "{stderr}"
+    );
+}

@@ -289,6 +289,10 @@ pub type TcpEventSink = Arc<dyn Fn(SocketAddr, &TcpEvent) + Send + Sync>;
 /// `start`. `sink` sees every event, [`TcpEvent::Ended`] last. Dropping the future (e.g. on
 /// SIGTERM) aborts every connection task.
 ///
+/// At most `max_connections` are served at once: beyond, accepting waits until one ends (new
+/// connections wait in the kernel's backlog). Memory is thus bounded by `max_connections` ×
+/// ([`READ_CHUNK_BYTES`] + the session's receive limit + its pending writes).
+///
 /// Returns only on an accept error that is not about one connection (e.g. no file descriptors
 /// left is retried after a pause).
 pub async fn serve_tcp(
@@ -296,6 +300,7 @@ pub async fn serve_tcp(
     config: SessionConfig,
     router: Router,
     start: tokio::time::Instant,
+    max_connections: usize,
     sink: TcpEventSink,
 ) -> io::Result<()> {
     config.validate().map_err(invalid)?;
@@ -303,6 +308,9 @@ pub async fn serve_tcp(
     loop {
         // Reap finished connections so the set stays as large as the live ones.
         while tasks.try_join_next().is_some() {}
+        while tasks.len() >= max_connections.max(1) {
+            let _ = tasks.join_next().await;
+        }
         let (stream, peer) = match listener.accept().await {
             Ok(a) => a,
             Err(e) if is_per_connection(&e) => continue,
@@ -366,6 +374,7 @@ mod tests {
             SessionConfig::server(),
             Router::new(),
             tokio::time::Instant::now(),
+            16,
             Arc::new(|_, _| {}),
         ));
         (addr, task)

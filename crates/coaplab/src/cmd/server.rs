@@ -34,8 +34,9 @@ pub(crate) struct Args {
     opts: EndpointOpts,
     /// Also serve CoAP over TCP (RFC 8323, `coap+tcp://`) on the same address and port number
     /// as UDP (with port 0, the free UDP port chosen): the same resources, each answer one
-    /// message however large (CSM: Max-Message-Size 8 MiB, Block-Wise-Transfer; Block1 uploads
-    /// are reassembled). --cc and --set apply to UDP only: the kernel's TCP retransmits.
+    /// message however large (CSM: Max-Message-Size 1 MiB + 1 KiB, Block-Wise-Transfer; Block1
+    /// uploads are reassembled; at most 256 connections at once). --cc and --set apply to UDP
+    /// only: the kernel's TCP retransmits.
     #[arg(long)]
     tcp: bool,
     /// Serve TCP on this address instead of the UDP one (implies --tcp).

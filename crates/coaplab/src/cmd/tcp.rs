@@ -21,21 +21,33 @@ use tokio::net::TcpListener;
 
 use super::net;
 
-/// Max-Message-Size in our CSMs, client and server: the largest frame we send to a peer that
-/// allows it and the largest we accept (8 MiB; RFC 8323's default is 1,152 B).
+/// Max-Message-Size in the client's CSM: the largest frame it accepts (8 MiB; RFC 8323's
+/// default is 1,152 B).
 pub(crate) const MAX_MESSAGE_SIZE: u32 = 8 * 1024 * 1024;
+
+/// Max-Message-Size in the server's CSM: a 1-MiB body (the upload limit,
+/// `coaplab_endpoint::MAX_UPLOAD_BYTES`) with its header fits.
+pub(crate) const SERVER_MAX_MESSAGE_SIZE: u32 = 1024 * 1024 + 1024;
+
+/// Connections the server serves at once; beyond, new ones wait in the kernel's backlog. With
+/// the 1-MiB frame limit, at most about 256 MiB of partial frames.
+pub(crate) const SERVER_MAX_CONNECTIONS: usize = 256;
 
 /// The note printed by `-v` and `--help`.
 pub(crate) const CC_NOTE: &str =
     "--cc, --set, --nstart and --block-size have no effect over TCP: the kernel's TCP retransmits";
 
-/// Our session settings: `role`, an 8-MiB Max-Message-Size, Block-Wise-Transfer advertised
-/// (see docs/real-sockets.md: peers send a large body as one message only to a peer that
-/// advertises it), 2-B tokens from `seed`, bodies kept.
+/// Our session settings: `role`, Max-Message-Size 8 MiB (client) or 1 MiB + 1 KiB (server),
+/// Block-Wise-Transfer advertised (see docs/real-sockets.md: aiocoap sends a large body as one
+/// message only to a peer that advertises it), 2-B tokens from `seed`, bodies kept (client).
 pub(crate) fn config(role: Role, seed: u64) -> SessionConfig {
+    let max = match role {
+        Role::Initiator => MAX_MESSAGE_SIZE,
+        Role::Acceptor => SERVER_MAX_MESSAGE_SIZE,
+    };
     SessionConfig {
         role,
-        max_message_size: Some(MAX_MESSAGE_SIZE),
+        max_message_size: Some(max),
         block_wise_transfer: true,
         token_len: 2,
         first_token: seed & 0xffff,
@@ -280,6 +292,7 @@ pub(crate) async fn serve(
         config(Role::Acceptor, 0),
         router,
         tokio::time::Instant::now(),
+        SERVER_MAX_CONNECTIONS,
         sink,
     )
     .await
