@@ -4,22 +4,16 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use support::{coaplab, free_udp_port, noise, pattern, peer, run_bounded, Guard, OurServer};
+use support::{
+    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_udp_port, noise, pattern, peer,
+    run_bounded, OurServer,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const ALGORITHMS: [&str; 3] = ["default", "cocoa", "fasor"];
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{what}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[test]
 fn our_client_against_aiocoap_fileserver() {
@@ -32,39 +26,21 @@ fn our_client_against_aiocoap_fileserver() {
     std::fs::write(dir.join("big.bin"), &big).unwrap();
     std::fs::write(dir.join("small.txt"), b"hello").unwrap();
     let port = free_udp_port();
-    let _server = Guard(
-        Command::new(bin)
-            .args(["--write", "--bind", &format!("127.0.0.1:{port}")])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn aiocoap-fileserver"),
-    );
+    let _server = aiocoap_fileserver(&bin, &dir, port);
     let uri = |p: &str| format!("coap://127.0.0.1:{port}/{p}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let o = run_bounded(
-            coaplab().args(["get", &uri("small.txt"), "--set", "ack_timeout_s=0.2"]),
-            None,
-            LIMIT,
-        );
-        if o.status.success() {
-            assert_eq!(o.stdout, b"hello");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "aiocoap-fileserver did not answer"
-        );
-    }
+    let o = first_answer(
+        &uri("small.txt"),
+        &["--set", "ack_timeout_s=0.2"],
+        "aiocoap-fileserver",
+    );
+    assert_eq!(o.stdout, b"hello");
     for (i, cc) in ALGORITHMS.into_iter().enumerate() {
         let o = run_bounded(
             coaplab().args(["get", &uri("big.bin"), "--cc", cc]),
             None,
             LIMIT,
         );
-        ok(&o, &format!("{cc} get big"));
+        assert_ok(&o, &format!("{cc} get big"));
         assert!(o.stdout == big, "{cc}: GET big.bin differs");
         let o = run_bounded(
             coaplab().args(["get", &uri("small.txt"), "--cc", cc]),
@@ -80,7 +56,7 @@ fn our_client_against_aiocoap_fileserver() {
             Some(&body),
             LIMIT,
         );
-        ok(&o, &format!("{cc} put"));
+        assert_ok(&o, &format!("{cc} put"));
         assert!(
             std::fs::read(dir.join(&name)).unwrap() == body,
             "{cc}: file differs"
@@ -111,7 +87,7 @@ fn aiocoap_client_against_our_server() {
         let server = OurServer::start(&["--cc", cc]);
         let fetch = |args: &[&str]| {
             let o = run_bounded(Command::new(&client).args(args), None, LIMIT);
-            ok(&o, &format!("{cc} aiocoap-client {args:?}"));
+            assert_ok(&o, &format!("{cc} aiocoap-client {args:?}"));
             o.stdout
         };
         assert_eq!(fetch(&[&server.uri("data/10")]), pattern(10));

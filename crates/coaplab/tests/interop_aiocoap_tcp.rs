@@ -6,21 +6,15 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use support::{coaplab, free_tcp_udp_port, noise, pattern, peer, run_bounded, Guard, OurServer};
+use support::{
+    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_tcp_udp_port, noise, pattern, peer,
+    run_bounded, OurServer,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{what}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[test]
 fn our_tcp_client_against_aiocoap_fileserver() {
@@ -33,37 +27,18 @@ fn our_tcp_client_against_aiocoap_fileserver() {
     std::fs::write(dir.join("big.bin"), &big).unwrap();
     std::fs::write(dir.join("small.txt"), b"hello").unwrap();
     let port = free_tcp_udp_port();
-    let _server = Guard(
-        Command::new(bin)
-            .args(["--write", "--bind", &format!("127.0.0.1:{port}")])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn aiocoap-fileserver"),
-    );
+    let _server = aiocoap_fileserver(&bin, &dir, port);
     let uri = |p: &str| format!("coap+tcp://127.0.0.1:{port}/{p}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let o = run_bounded(
-            coaplab().args(["get", &uri("small.txt"), "--timeout", "2s"]),
-            None,
-            LIMIT,
-        );
-        if o.status.success() {
-            assert_eq!(o.stdout, b"hello");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "aiocoap-fileserver did not answer over TCP"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let o = first_answer(
+        &uri("small.txt"),
+        &["--timeout", "2s"],
+        "aiocoap-fileserver",
+    );
+    assert_eq!(o.stdout, b"hello");
     // aiocoap's fileserver serves a file in 1,024-B Block2 blocks whatever the transport and
     // the CSMs (both advertise BERT): our client follows them, 100 requests on one connection.
     let o = run_bounded(coaplab().args(["get", &uri("big.bin"), "-v"]), None, LIMIT);
-    ok(&o, "get big");
+    assert_ok(&o, "get big");
     assert!(o.stdout == big, "GET big.bin differs");
     let log = String::from_utf8(o.stderr).unwrap();
     assert!(
@@ -79,7 +54,7 @@ fn our_tcp_client_against_aiocoap_fileserver() {
         Some(&body),
         LIMIT,
     );
-    ok(&o, "put");
+    assert_ok(&o, "put");
     let log = String::from_utf8(o.stderr).unwrap();
     assert_eq!(log.matches(" send request=").count(), 1, "{log}");
     assert!(
@@ -112,7 +87,7 @@ fn aiocoap_tcp_client_against_our_server() {
     let server = OurServer::start(&["--tcp"]);
     let fetch = |args: &[&str]| {
         let o = run_bounded(Command::new(&client).args(args), None, LIMIT);
-        ok(&o, &format!("aiocoap-client {args:?}"));
+        assert_ok(&o, &format!("aiocoap-client {args:?}"));
         o.stdout
     };
     assert_eq!(fetch(&[&server.tcp_uri("data/10")]), pattern(10));

@@ -4,64 +4,20 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::{coaplab, free_udp_port, noise, pattern, peer, run_bounded, Guard, OurServer};
+use support::{assert_ok, coaplab, libcoap_server, noise, pattern, peer, run_bounded, OurServer};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const ALGORITHMS: [&str; 3] = ["default", "cocoa", "fasor"];
-
-/// `coap-server-notls` on a free loopback port with dynamic resources, and `extra` flags.
-fn libcoap_server(bin: &Path, extra: &[&str]) -> (Guard, u16) {
-    let port = free_udp_port();
-    let child = Command::new(bin)
-        .args(["-A", "127.0.0.1", "-p", &port.to_string(), "-d", "50"])
-        .args(extra)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn coap-server-notls");
-    let guard = Guard(child);
-    // Ready when it answers a GET of / (bounded).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let uri = format!("coap://127.0.0.1:{port}/");
-    loop {
-        let o = run_bounded(
-            coaplab().args(["get", &uri, "--set", "ack_timeout_s=0.2"]),
-            None,
-            LIMIT,
-        );
-        if o.status.success() {
-            assert!(o
-                .stdout
-                .starts_with(b"This is a test server made with libcoap"));
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "coap-server-notls did not answer"
-        );
-    }
-    (guard, port)
-}
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{what}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[test]
 fn our_client_against_libcoap_server() {
     let Some(bin) = peer("coap-server-notls") else {
         return;
     };
-    let (_server, port) = libcoap_server(&bin, &[]);
+    let (_server, port) = libcoap_server(&bin, "coap", &[]);
     let uri = |p: &str| format!("coap://127.0.0.1:{port}/{p}");
     for (i, cc) in ALGORITHMS.into_iter().enumerate() {
         // PUT then POST a 102,400-B body with Block1, each read back with Block2.
@@ -73,13 +29,13 @@ fn our_client_against_libcoap_server() {
                 Some(&body),
                 LIMIT,
             );
-            ok(&o, &format!("{cc} {method}"));
+            assert_ok(&o, &format!("{cc} {method}"));
             let o = run_bounded(
                 coaplab().args(["get", &uri(&path), "--cc", cc]),
                 None,
                 LIMIT,
             );
-            ok(&o, &format!("{cc} get {path}"));
+            assert_ok(&o, &format!("{cc} get {path}"));
             assert!(o.stdout == body, "{cc}: {path} differs");
         }
         // A small resource in one message.
@@ -88,14 +44,14 @@ fn our_client_against_libcoap_server() {
             None,
             LIMIT,
         );
-        ok(&o, &format!("{cc} get time"));
+        assert_ok(&o, &format!("{cc} get time"));
         // The URI's query reaches libcoap: /time?ticks answers Unix seconds, not a date.
         let o = run_bounded(
             coaplab().args(["get", &uri("time?ticks"), "--cc", cc]),
             None,
             LIMIT,
         );
-        ok(&o, &format!("{cc} get time?ticks"));
+        assert_ok(&o, &format!("{cc} get time?ticks"));
         assert!(
             o.stdout.len() >= 10 && o.stdout.iter().all(u8::is_ascii_digit),
             "{:?}",
@@ -126,7 +82,7 @@ fn our_block_wise_transfers_survive_libcoap_dropping_listed_sends() {
     // libcoap's sends: #1 answers the readiness probe, about #2-#43 the 40 Block1 blocks
     // (2 drops), #44 on the 40 Block2 blocks. Two drops land mid-upload, three mid-download
     // (60 and 61 are one block's answer twice), with slack for a shifted count.
-    let (_server, port) = libcoap_server(&bin, &["-l", "10,20,60,61,70"]);
+    let (_server, port) = libcoap_server(&bin, "coap", &["-l", "10,20,60,61,70"]);
     let uri = format!("coap://127.0.0.1:{port}/lossy");
     let body = noise(40_960, 99);
     let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
@@ -137,10 +93,10 @@ fn our_block_wise_transfers_survive_libcoap_dropping_listed_sends() {
         Some(&body),
         LIMIT,
     );
-    ok(&o, "lossy put");
+    assert_ok(&o, "lossy put");
     let put_err = String::from_utf8(o.stderr).unwrap();
     let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
-    ok(&o, "lossy get");
+    assert_ok(&o, "lossy get");
     assert!(o.stdout == body, "GET after a lossy Block1 upload differs");
     let get_err = String::from_utf8(o.stderr).unwrap();
     // 40 blocks each way, each answered once; both directions retransmitted.
@@ -164,7 +120,7 @@ fn our_client_completes_identical_exchanges_through_libcoap_random_loss() {
         return;
     };
     // libcoap drops 20% of what its server sends: our client must retransmit.
-    let (_server, port) = libcoap_server(&bin, &["-l", "20%"]);
+    let (_server, port) = libcoap_server(&bin, "coap", &["-l", "20%"]);
     let uri = format!("coap://127.0.0.1:{port}/lossy");
     let body = noise(1_000, 7);
     let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
@@ -175,12 +131,12 @@ fn our_client_completes_identical_exchanges_through_libcoap_random_loss() {
         Some(&body),
         LIMIT,
     );
-    ok(&o, "lossy put");
+    assert_ok(&o, "lossy put");
     let mut timers = count(&String::from_utf8(o.stderr).unwrap(), " timer ");
     // 81 exchanges at 20% loss: P(no retransmission at all) = 0.8^81 ≈ 1.4e-8.
     for i in 0..80 {
         let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
-        ok(&o, &format!("lossy get #{i}"));
+        assert_ok(&o, &format!("lossy get #{i}"));
         assert!(o.stdout == body, "lossy GET #{i} differs");
         timers += count(&String::from_utf8(o.stderr).unwrap(), " timer ");
     }
@@ -207,7 +163,7 @@ fn libcoap_client_against_our_server() {
                 None,
                 LIMIT,
             );
-            ok(&o, &format!("{cc} coap-client {args:?}"));
+            assert_ok(&o, &format!("{cc} coap-client {args:?}"));
             std::fs::read(&out).unwrap_or_default()
         };
         assert_eq!(fetch(&[&server.uri("data/10")]), pattern(10));
@@ -258,7 +214,7 @@ fn libcoap_client_with_loss_against_our_server() {
             None,
             LIMIT,
         );
-        ok(&o, &format!("lossy coap-client {args:?}"));
+        assert_ok(&o, &format!("lossy coap-client {args:?}"));
         let log =
             String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
         assert_eq!(log.matches("retransmission #").count(), 2, "{args:?}");

@@ -6,63 +6,19 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use support::{coaplab, free_tcp_udp_port, noise, pattern, peer, run_bounded, Guard, OurServer};
+use support::{assert_ok, coaplab, libcoap_server, noise, pattern, peer, run_bounded, OurServer};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{what}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// `coap-server-notls` with dynamic resources on a free loopback port, ready over TCP.
-fn libcoap_server(bin: &Path) -> (Guard, u16) {
-    let port = free_tcp_udp_port();
-    let guard = Guard(
-        Command::new(bin)
-            .args(["-A", "127.0.0.1", "-p", &port.to_string(), "-d", "50"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn coap-server-notls"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let uri = format!("coap+tcp://127.0.0.1:{port}/");
-    loop {
-        let o = run_bounded(
-            coaplab().args(["get", &uri, "--timeout", "2s"]),
-            None,
-            LIMIT,
-        );
-        if o.status.success() {
-            assert!(o
-                .stdout
-                .starts_with(b"This is a test server made with libcoap"));
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "coap-server-notls did not answer over TCP"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (guard, port)
-}
 
 #[test]
 fn our_tcp_client_against_libcoap_server() {
     let Some(bin) = peer("coap-server-notls") else {
         return;
     };
-    let (_server, port) = libcoap_server(&bin);
+    let (_server, port) = libcoap_server(&bin, "coap+tcp", &[]);
     let uri = |p: &str| format!("coap+tcp://127.0.0.1:{port}/{p}");
     // PUT then POST 102,400 B, each read back: one message each way.
     for (j, method) in ["put", "post"].into_iter().enumerate() {
@@ -73,7 +29,7 @@ fn our_tcp_client_against_libcoap_server() {
             Some(&body),
             LIMIT,
         );
-        ok(&o, method);
+        assert_ok(&o, method);
         let log = String::from_utf8(o.stderr).unwrap();
         // libcoap's CSM: Max-Message-Size 8 MiB + 256, Block-Wise-Transfer.
         assert!(
@@ -82,7 +38,7 @@ fn our_tcp_client_against_libcoap_server() {
         );
         assert_eq!(log.matches(" send request=").count(), 1, "{log}");
         let o = run_bounded(coaplab().args(["get", &uri(&path), "-v"]), None, LIMIT);
-        ok(&o, &format!("get {path}"));
+        assert_ok(&o, &format!("get {path}"));
         assert!(o.stdout == body, "{path} differs");
         let log = String::from_utf8(o.stderr).unwrap();
         assert_eq!(log.matches(" send request=").count(), 1, "{log}");
@@ -90,7 +46,7 @@ fn our_tcp_client_against_libcoap_server() {
     }
     // Small: the query reaches libcoap (/time?ticks: Unix seconds).
     let o = run_bounded(coaplab().args(["get", &uri("time?ticks")]), None, LIMIT);
-    ok(&o, "get time?ticks");
+    assert_ok(&o, "get time?ticks");
     assert!(
         o.stdout.len() >= 10 && o.stdout.iter().all(u8::is_ascii_digit),
         "{:?}",
@@ -119,7 +75,7 @@ fn libcoap_tcp_client_against_our_server() {
             None,
             LIMIT,
         );
-        ok(&o, &format!("coap-client {args:?}"));
+        assert_ok(&o, &format!("coap-client {args:?}"));
         std::fs::read(&out).unwrap_or_default()
     };
     assert_eq!(fetch(&[&server.tcp_uri("data/10")]), pattern(10));

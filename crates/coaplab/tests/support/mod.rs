@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -188,4 +188,75 @@ pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
             (x >> 24) as u8
         })
         .collect()
+}
+
+/// Fails the test with the child's stderr unless it exited 0.
+pub(crate) fn assert_ok(o: &Output, what: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Starts `bin args` with its output discarded, killed when the guard drops.
+pub(crate) fn spawn_quiet(bin: &Path, args: &[&str]) -> Guard {
+    Guard(
+        Command::new(bin)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display())),
+    )
+}
+
+/// Repeats `coaplab get URI extra...` until it succeeds (a peer is ready when it answers)
+/// and returns that answer; fails after 20 s.
+pub(crate) fn first_answer(uri: &str, extra: &[&str], who: &str) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let o = run_bounded(
+            coaplab().arg("get").arg(uri).args(extra),
+            None,
+            Duration::from_secs(60),
+        );
+        if o.status.success() {
+            return o;
+        }
+        assert!(Instant::now() < deadline, "{who} did not answer {uri}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `coap-server-notls` with dynamic resources (`-d 50`) on a free loopback port (listening
+/// on UDP and TCP), and `extra` flags; returned once it answers a GET of / over `scheme`.
+pub(crate) fn libcoap_server(bin: &Path, scheme: &str, extra: &[&str]) -> (Guard, u16) {
+    let port = free_tcp_udp_port();
+    let port_arg = port.to_string();
+    let mut args = vec!["-A", "127.0.0.1", "-p", &port_arg, "-d", "50"];
+    args.extend_from_slice(extra);
+    let guard = spawn_quiet(bin, &args);
+    let retry: &[&str] = if scheme == "coap" {
+        &["--set", "ack_timeout_s=0.2"]
+    } else {
+        &["--timeout", "2s"]
+    };
+    let o = first_answer(
+        &format!("{scheme}://127.0.0.1:{port}/"),
+        retry,
+        "coap-server-notls",
+    );
+    assert!(o
+        .stdout
+        .starts_with(b"This is a test server made with libcoap"));
+    (guard, port)
+}
+
+/// `aiocoap-fileserver --write` serving `dir` on 127.0.0.1:`port` (UDP, and TCP by its
+/// default transports).
+pub(crate) fn aiocoap_fileserver(bin: &Path, dir: &Path, port: u16) -> Guard {
+    let bind = format!("127.0.0.1:{port}");
+    spawn_quiet(bin, &["--write", "--bind", &bind, &dir.to_string_lossy()])
 }
