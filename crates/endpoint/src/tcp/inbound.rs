@@ -8,9 +8,7 @@ use coaplab_wire::option::number;
 use coaplab_wire::signal::{Signal, SignalError, SignalMessage};
 use coaplab_wire::{Block, Code, DecodeError};
 
-use crate::tcp::event::{
-    SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write, WriteKind,
-};
+use crate::tcp::event::{SessionEvent, SessionFailReason, Side, StreamIgnoreReason};
 use crate::tcp::session::{Session, State};
 
 impl Session {
@@ -100,16 +98,7 @@ impl Session {
             let Ok(bytes) = req.to_bytes() else {
                 return self.abort(now, None, "Block2 follow-up unencodable");
             };
-            self.events.push_back(SessionEvent::RequestSent {
-                request,
-                token,
-                bytes: bytes.len(),
-                at: now,
-            });
-            self.writes.push_back(Write {
-                bytes,
-                kind: WriteKind::Request(request),
-            });
+            self.queue_request(now, request, token, bytes);
             return;
         }
         let o = self.outstanding.remove(i);

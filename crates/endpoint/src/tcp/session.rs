@@ -270,16 +270,7 @@ impl Session {
             started: now,
             follow,
         });
-        self.events.push_back(SessionEvent::RequestSent {
-            request,
-            token,
-            bytes: bytes.len(),
-            at: now,
-        });
-        self.writes.push_back(Write {
-            bytes,
-            kind: WriteKind::Request(request),
-        });
+        self.queue_request(now, request, token, bytes);
         Ok(request)
     }
 
@@ -425,6 +416,26 @@ impl Session {
     }
 
     /// Queues a signalling message as one write.
+    /// Queues the encoded request `bytes` for writing and reports it sent.
+    pub(crate) fn queue_request(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        token: Token,
+        bytes: Vec<u8>,
+    ) {
+        self.events.push_back(SessionEvent::RequestSent {
+            request,
+            token,
+            bytes: bytes.len(),
+            at: now,
+        });
+        self.writes.push_back(Write {
+            bytes,
+            kind: WriteKind::Request(request),
+        });
+    }
+
     pub(crate) fn queue_signal(&mut self, msg: &SignalMessage) {
         // Our own signals always encode: options and diagnostics are bounded.
         let bytes = msg.to_frame().to_bytes().unwrap_or_default();
