@@ -25,6 +25,7 @@ pub mod netns;
 pub mod pcap;
 pub mod sockets;
 pub mod stats;
+pub mod tcp_sockets;
 pub mod tun;
 
 use std::fs::File;

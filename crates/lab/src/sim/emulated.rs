@@ -27,6 +27,8 @@ use crate::metrics::IP_UDP_HEADER_BYTES;
 use crate::results::{NetworkRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
 
+mod tcp;
+
 /// Longest single wait for a datagram (the emulator's health is checked in between).
 const MAX_WAIT: StdDuration = StdDuration::from_millis(100);
 
@@ -47,12 +49,17 @@ fn interrupted() -> Result<(), RunError> {
 }
 
 /// Runs `spec` in real time through the link emulator (needs root; see
-/// `coaplab_emu::emulator::unavailable`). CoAP over TCP is not supported here yet.
+/// `coaplab_emu::emulator::unavailable`). A run whose flows are all CoAP over TCP runs on the
+/// kernel's TCP ([`tcp`]).
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     interrupted()?;
-    if spec.config.flows.iter().any(|f| f.is_tcp()) {
+    let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
+    if tcp_flows > 0 && tcp_flows == spec.config.flows.len() {
+        return tcp::run(spec);
+    }
+    if tcp_flows > 0 {
         return Err(RunError::NotAvailable(
-            "CoAP over TCP in emulated runs".to_string(),
+            "UDP and TCP flows in one run (issue 5)".to_string(),
         ));
     }
     let mut config = EmulatorConfig::new(spec.config.network.clone());

@@ -1,0 +1,778 @@
+//! CoAP over TCP flows in emulated runs: the simulator's TCP runner (`sim::tcp`) with the
+//! kernel's TCP on real sockets in the emulator's namespaces instead of netsim's TCP model,
+//! and the wall clock instead of virtual time.
+//!
+//! The RFC 8323 sessions ([`coaplab_endpoint::tcp::Session`]), the workloads (long transfer,
+//! continuous, random with one new connection per short-lived client), the random streams
+//! (start delays `start/flow{i}`, tokens `ids/flow{i}`, batch sizes `workload/flow{i}`) and the
+//! metrics are the simulator's; this loop only moves bytes between sockets and sessions and
+//! stamps them with the time they were read. One listener on 198.18.0.2:5683 in the server
+//! namespace; each connection from its own ephemeral port on 198.18.0.1 in the client
+//! namespace. Every socket is non-blocking with `TCP_NODELAY` (each session write is one
+//! `write(2)`, so the client's CSM and first request are two segments) and the flow's
+//! congestion control set with `TCP_CONGESTION` on the client socket and on the listener
+//! (accepted sockets inherit it; checked, and set again if a flow asks for another one):
+//! `tcp-newreno` → kernel `reno`, `tcp-bbr` → kernel `bbr`.
+//!
+//! Measured, per flow (spec §7), with the simulator's definitions where the kernel allows:
+//! * `fct_s`: the first request written → the last response's last byte read.
+//! * `setup_s`: `connect(2)` (the first SYN) → the socket became writable (SYN-ACK received),
+//!   first connection.
+//! * From `TCP_INFO` of both ends of every connection, read before the socket is closed
+//!   (a short-lived client's connection once both ends have read the other's FIN, the others
+//!   at the end of the run): `segments_sent` = Σ `tcpi_segs_out`; `transmissions` =
+//!   Σ `tcpi_data_segs_out` (segments with payload) + 1 per end that sent its FIN (a segment
+//!   of its own here; the simulator counts FINs as data segments); `syn_retransmissions` = `tcpi_total_retrans` of the client when the
+//!   handshake ends plus that of the server socket when accepted (the request's SYN-ACK
+//!   retransmissions); `retransmissions` = `segments_retransmitted` = Σ `tcpi_total_retrans`
+//!   minus those; `rto_count` = Σ `tcpi_total_rto` (kernel ≥ 6.7, else 0; the server's
+//!   SYN-ACK timer is the request socket's and not counted); `bytes_up`/`bytes_down` =
+//!   `tcpi_bytes_sent` + 40 B per segment of the client / server.
+//! * Not measured: `unnecessary_retransmissions` (0): no ground truth on real packets.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::time::Duration as StdDuration;
+
+use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_emu::emulator::tcp_sockets::{self, Ready, TcpInfo};
+use coaplab_emu::emulator::{Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER};
+use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
+use coaplab_endpoint::{Request, Router};
+use coaplab_netsim::tcp::BbrConfig;
+use coaplab_netsim::{rng, SERVER_ADDR};
+
+use super::MAX_WAIT;
+use crate::metrics::FlowMetrics;
+use crate::results::{FlowRecord, NetworkRecord, RunError, RunResult, TcpFlowRecord};
+use crate::scenario::{RunSpec, Workload};
+
+/// IPv4 + TCP header bytes of a segment without options (timestamps and SACK are off).
+const HEADER_BYTES: u64 = 40;
+
+/// The kernel congestion control standing for a flow's `cc`.
+pub(crate) fn kernel_cc(cc: &str) -> Result<&'static str, RunError> {
+    match cc {
+        "tcp-newreno" => Ok("reno"),
+        "tcp-bbr" => Ok("bbr"),
+        other => Err(RunError::NotAvailable(format!(
+            "{other} on the kernel's TCP in emulated runs"
+        ))),
+    }
+}
+
+/// One end of a connection: its socket and what is still to be written.
+#[derive(Debug)]
+struct End {
+    stream: TcpStream,
+    /// Session writes not yet (fully) written, one `write(2)` each; `off` into the first.
+    out: VecDeque<Vec<u8>>,
+    off: usize,
+    /// The peer's FIN (or an error) was read.
+    eof: bool,
+    /// Our FIN: the write half is shut down.
+    shut: bool,
+    /// `tcpi_total_retrans` at the end of the handshake (SYN / SYN-ACK retransmissions).
+    syn_retrans: u32,
+    /// What the last wait found it ready for.
+    ready: Ready,
+}
+
+impl End {
+    fn new(stream: TcpStream) -> End {
+        End {
+            stream,
+            out: VecDeque::new(),
+            off: 0,
+            eof: false,
+            shut: false,
+            syn_retrans: 0,
+            ready: Ready::default(),
+        }
+    }
+
+    /// What to wait for: readable until the peer's FIN, writable while writes wait.
+    fn interest(&self) -> Ready {
+        Ready {
+            read: !self.eof,
+            write: !self.out.is_empty(),
+            error: false,
+        }
+    }
+
+    /// Feeds everything readable to `session` at `now`; the end of the stream (or an error)
+    /// as [`Session::handle_stream_end`].
+    fn read_into(&mut self, now: Instant, session: &mut Session, buf: &mut [u8]) {
+        while !self.eof {
+            match self.stream.read(buf) {
+                Ok(0) => {
+                    self.eof = true;
+                    session.handle_stream_end(now);
+                }
+                Ok(n) => session.handle_stream_bytes(now, &buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.eof = true;
+                    self.out.clear();
+                    session.handle_stream_end(now);
+                }
+            }
+        }
+    }
+
+    /// Queues the session's writes and writes what the socket takes.
+    fn write_from(&mut self, session: &mut Session) {
+        while let Some(w) = session.poll_write() {
+            if !self.shut {
+                self.out.push_back(w.bytes);
+            }
+        }
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        while let Some(first) = self.out.front() {
+            match self.stream.write(&first[self.off..]) {
+                Ok(n) => {
+                    self.off += n;
+                    if self.off == first.len() {
+                        self.out.pop_front();
+                        self.off = 0;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    // A reset: nothing more can be written; the read side sees the end.
+                    self.out.clear();
+                    self.off = 0;
+                }
+            }
+        }
+    }
+
+    /// Sends our FIN once everything queued is written.
+    fn shut_down_when_flushed(&mut self) {
+        if !self.shut && self.out.is_empty() {
+            self.shut = true;
+            let _ = self.stream.shutdown(Shutdown::Write);
+        }
+    }
+
+    fn info(&self) -> TcpInfo {
+        tcp_sockets::tcp_info(&self.stream).unwrap_or_default()
+    }
+}
+
+/// One connection of a flow.
+struct Conn {
+    k: u32,
+    client: End,
+    /// The handshake has not ended yet (client side).
+    connecting: bool,
+    client_session: Option<Session>,
+    /// The short-lived client is done and closed its side.
+    closing: bool,
+    server: Option<(End, Session)>,
+    /// Exchanges this connection still has to start.
+    batch_left: u32,
+}
+
+/// Counters summed over the ends of a flow's connections.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    segments_sent: u64,
+    data_segments_sent: u64,
+    retransmitted: u64,
+    syn_retransmissions: u64,
+    rtos: u64,
+    bytes_up: u64,
+    bytes_down: u64,
+}
+
+impl Counts {
+    fn add(&mut self, end: &End, up: bool) {
+        let i = end.info();
+        self.segments_sent += u64::from(i.segs_out);
+        // `tcpi_data_segs_out` counts segments with payload; the simulator counts the FIN as
+        // a data segment too. Our FIN follows the last write, all of it already sent
+        // (`TCP_NODELAY`), so it leaves as a segment of its own: one per end that shut down
+        // (a retransmitted FIN is in `tcpi_total_retrans`).
+        self.data_segments_sent += u64::from(i.data_segs_out) + u64::from(end.shut);
+        let syn = end.syn_retrans.min(i.total_retrans);
+        self.syn_retransmissions += u64::from(syn);
+        self.retransmitted += u64::from(i.total_retrans - syn);
+        self.rtos += u64::from(i.total_rto.unwrap_or(0));
+        let bytes = i.bytes_sent + HEADER_BYTES * u64::from(i.segs_out);
+        if up {
+            self.bytes_up += bytes;
+        } else {
+            self.bytes_down += bytes;
+        }
+    }
+
+    fn add_conn(&mut self, c: &Conn) {
+        self.add(&c.client, true);
+        if let Some((s, _)) = &c.server {
+            self.add(s, false);
+        }
+    }
+}
+
+struct Flow {
+    cc: String,
+    kernel_cc: &'static str,
+    workload: &'static str,
+    request: Request,
+    token_len: usize,
+    first_token: u64,
+    quota: u32,
+    batches: Option<(SeededRandom, u32, u32)>,
+    start: Instant,
+    conns: Vec<Conn>,
+    opened: u32,
+    retired: Counts,
+    syn_at: Option<Instant>,
+    established_at: Option<Instant>,
+    get_at: Option<Instant>,
+    done_at: Option<Instant>,
+    requests: u32,
+    rtts: Vec<Duration>,
+    failed: bool,
+    counted: bool,
+}
+
+impl Flow {
+    fn finished(&self) -> bool {
+        self.done_at.is_some() || self.failed
+    }
+
+    fn draw_batch(&mut self) -> u32 {
+        match self.batches.as_mut() {
+            Some((rng, min, max)) => {
+                let span = u64::from(*max - *min) + 1;
+                *min + rng.below(span) as u32
+            }
+            None => self.quota,
+        }
+    }
+}
+
+/// Which socket a poll entry is.
+#[derive(Clone, Copy)]
+enum Slot {
+    Listener,
+    Client(usize, usize),
+    Server(usize, usize),
+}
+
+/// Runs `spec` (every flow a TCP flow) in real time through the emulator on kernel TCP.
+pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+    let config = &spec.config;
+    let mut cc_of_flow = Vec::new();
+    for fc in &config.flows {
+        let cc = kernel_cc(&fc.cc)?;
+        // The simulator's model constants do not reach the kernel's TCP.
+        if let Some(key) = fc
+            .settings
+            .iter()
+            .map(|(k, _)| k)
+            .find(|k| BbrConfig::NAMES.contains(k) || *k == "quickack_segments")
+        {
+            return Err(RunError::NotAvailable(format!(
+                "[flows.params] {key} of {} in emulated runs (the kernel's TCP has its own)",
+                fc.cc
+            )));
+        }
+        tcp_sockets::ensure_congestion_control(cc)
+            .map_err(|e| RunError::NotAvailable(format!("{}: {e}", fc.cc)))?;
+        cc_of_flow.push(cc);
+    }
+    let first_cc = cc_of_flow.first().copied().unwrap_or("reno");
+    let mut emu_config = EmulatorConfig::new(config.network.clone());
+    emu_config.seed = spec.seed;
+    emu_config.tcp_congestion_control = first_cc.to_owned();
+    let emu = Emulator::start(emu_config).map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
+    let server_addr = SocketAddr::new(IpAddr::V4(REAL_SERVER), SERVER_ADDR.port());
+    let listener = tcp_sockets::listen_in(emu.server_netns(), server_addr, first_cc)
+        .map_err(|e| RunError::Setup(format!("listener: {e}")))?;
+    let paths = super::super::network::paths(&config.flows);
+    let mut flows = Vec::new();
+    for (group, fc) in config.flows.iter().enumerate() {
+        for _ in 0..fc.count {
+            let i = flows.len() as u32;
+            let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
+            let jitter = fc.start_jitter.as_nanos() as f64;
+            let start =
+                Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
+            let token_len = match fc.workload {
+                Workload::LongTransfer { .. } => 1,
+                _ => 2,
+            };
+            flows.push(Flow {
+                cc: fc.cc.clone(),
+                kernel_cc: cc_of_flow[group],
+                workload: fc.workload.name(),
+                request: match fc.workload {
+                    Workload::LongTransfer { .. } => Request::get(&paths.path_of[group]),
+                    _ => Request::post(
+                        &paths.path_of[group],
+                        vec![0; fc.request_payload_bytes as usize],
+                    ),
+                },
+                token_len,
+                first_token: rng::stream(spec.seed, &format!("ids/flow{i}"))
+                    .below(1 << (8 * token_len)),
+                quota: match fc.workload {
+                    Workload::LongTransfer { .. } => 1,
+                    Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
+                        exchanges
+                    }
+                },
+                batches: match fc.workload {
+                    Workload::Random {
+                        batch_min,
+                        batch_max,
+                        ..
+                    } => Some((
+                        rng::stream(spec.seed, &format!("workload/flow{i}")),
+                        batch_min,
+                        batch_max,
+                    )),
+                    _ => None,
+                },
+                start,
+                conns: Vec::new(),
+                opened: 0,
+                retired: Counts::default(),
+                syn_at: None,
+                established_at: None,
+                get_at: None,
+                done_at: None,
+                requests: 0,
+                rtts: Vec::new(),
+                failed: false,
+                counted: false,
+            });
+        }
+    }
+    let mut run = Run {
+        origin: emu.origin(),
+        emu,
+        listener,
+        routes: paths.routes,
+        by_client: HashMap::new(),
+        unfinished: flows.len(),
+        flows,
+        buf: vec![0; 64 * 1024],
+        now: Instant::ZERO,
+    };
+    run.run(Instant::ZERO + config.max_sim_time)?;
+    run.finish()
+}
+
+struct Run {
+    emu: Emulator,
+    origin: std::time::Instant,
+    listener: TcpListener,
+    routes: Vec<(String, coaplab_endpoint::Resource)>,
+    /// A connection's client address → (flow, connection number).
+    by_client: HashMap<SocketAddr, (usize, u32)>,
+    flows: Vec<Flow>,
+    unfinished: usize,
+    buf: Vec<u8>,
+    now: Instant,
+}
+
+fn setup(i: usize) -> impl Fn(&dyn std::fmt::Display) -> RunError {
+    move |e| RunError::Setup(format!("flow {i}: {e}"))
+}
+
+impl Run {
+    fn clock(&self) -> Instant {
+        let ns = self.origin.elapsed().as_nanos();
+        Instant::from_nanos(i64::try_from(ns).unwrap_or(i64::MAX))
+    }
+
+    fn run(&mut self, end: Instant) -> Result<(), RunError> {
+        loop {
+            super::interrupted()?;
+            if self.emu.has_failed() {
+                return Err(RunError::Setup("the emulator stopped forwarding".into()));
+            }
+            self.now = self.clock();
+            if self.unfinished == 0 || self.now >= end {
+                return Ok(());
+            }
+            for i in 0..self.flows.len() {
+                if self.flows[i].opened == 0 && self.flows[i].start <= self.now {
+                    self.open(i)?;
+                    self.flows[i].syn_at = Some(self.now);
+                }
+            }
+            let next_start = self
+                .flows
+                .iter()
+                .filter(|f| f.opened == 0)
+                .map(|f| f.start)
+                .min();
+            let until = next_start.map_or(end, |s| s.min(end));
+            let wait = StdDuration::from_nanos((until - self.now).as_nanos().max(0) as u64);
+            self.wait(wait.min(MAX_WAIT))?;
+            self.now = self.clock();
+            self.accept()?;
+            for i in 0..self.flows.len() {
+                if !self.flows[i].conns.is_empty() {
+                    self.service(i)?;
+                }
+                let f = &mut self.flows[i];
+                if f.finished() && !f.counted {
+                    f.counted = true;
+                    self.unfinished -= 1;
+                }
+            }
+        }
+    }
+
+    /// Opens flow `i`'s next connection (the SYN leaves now).
+    fn open(&mut self, i: usize) -> Result<(), RunError> {
+        let f = &mut self.flows[i];
+        let k = f.opened;
+        let batch = if k == 0 { f.draw_batch() } else { 0 };
+        let to = SocketAddr::new(IpAddr::V4(REAL_SERVER), SERVER_ADDR.port());
+        let stream = tcp_sockets::connect_in(
+            self.emu.client_netns(),
+            SocketAddr::new(IpAddr::V4(CLIENT_ADDR), 0),
+            to,
+            f.kernel_cc,
+        )
+        .map_err(|e| setup(i)(&e))?;
+        let local = stream.local_addr().map_err(|e| setup(i)(&e))?;
+        self.by_client.insert(local, (i, k));
+        f.opened += 1;
+        f.conns.push(Conn {
+            k,
+            client: End::new(stream),
+            connecting: true,
+            client_session: None,
+            closing: false,
+            server: None,
+            batch_left: batch,
+        });
+        Ok(())
+    }
+
+    /// Waits until a socket is ready or `timeout` passes; records what each is ready for.
+    fn wait(&mut self, timeout: StdDuration) -> Result<(), RunError> {
+        let idle = Ready::default();
+        let mut slots = vec![Slot::Listener];
+        let read = Ready { read: true, ..idle };
+        let mut fds = vec![(self.listener.as_fd(), read)];
+        for (i, f) in self.flows.iter().enumerate() {
+            for (j, c) in f.conns.iter().enumerate() {
+                let want = if c.connecting {
+                    Ready {
+                        write: true,
+                        ..idle
+                    }
+                } else {
+                    c.client.interest()
+                };
+                if want != idle {
+                    slots.push(Slot::Client(i, j));
+                    fds.push((c.client.stream.as_fd(), want));
+                }
+                if let Some((s, _)) = &c.server {
+                    if s.interest() != idle {
+                        slots.push(Slot::Server(i, j));
+                        fds.push((s.stream.as_fd(), s.interest()));
+                    }
+                }
+            }
+        }
+        let ready = tcp_sockets::wait_ready(&fds, timeout)
+            .map_err(|e| RunError::Setup(format!("poll: {e}")))?;
+        drop(fds);
+        for (slot, r) in slots.into_iter().zip(ready) {
+            match slot {
+                Slot::Listener => {}
+                Slot::Client(i, j) => self.flows[i].conns[j].client.ready = r,
+                Slot::Server(i, j) => {
+                    if let Some((s, _)) = self.flows[i].conns[j].server.as_mut() {
+                        s.ready = r;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Accepts every waiting connection and starts its server session (its CSM goes out).
+    fn accept(&mut self) -> Result<(), RunError> {
+        loop {
+            let (stream, peer) = match self.listener.accept() {
+                Ok(x) => x,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // e.g. ECONNABORTED: the connection is gone already.
+                Err(_) => continue,
+            };
+            let Some(&(i, k)) = self.by_client.get(&peer) else {
+                continue;
+            };
+            let set = |e: std::io::Error| setup(i)(&e);
+            stream.set_nonblocking(true).map_err(set)?;
+            stream.set_nodelay(true).map_err(set)?;
+            let f = &mut self.flows[i];
+            if tcp_sockets::congestion(&stream).ok().as_deref() != Some(f.kernel_cc) {
+                tcp_sockets::set_congestion(&stream, f.kernel_cc).map_err(set)?;
+            }
+            let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
+                continue;
+            };
+            let mut end = End::new(stream);
+            end.syn_retrans = end.info().total_retrans;
+            let mut router = Router::new();
+            for (path, resource) in &self.routes {
+                router.route(path, *resource);
+            }
+            let mut session =
+                Session::new(SessionConfig::server(), router).map_err(|e| setup(i)(&e))?;
+            end.write_from(&mut session);
+            c.server = Some((end, session));
+        }
+    }
+
+    /// Moves bytes between flow `i`'s sockets and sessions.
+    fn service(&mut self, i: usize) -> Result<(), RunError> {
+        let now = self.now;
+        let err = setup(i);
+        let f = &mut self.flows[i];
+        let mut next_client = false;
+        let current = f.conns.len() - 1;
+        for (j, c) in f.conns.iter_mut().enumerate() {
+            if c.connecting {
+                let r = c.client.ready;
+                if !(r.write || r.error) {
+                    continue;
+                }
+                c.connecting = false;
+                if tcp_sockets::connect_result(&c.client.stream).is_err() {
+                    f.failed = true;
+                    continue;
+                }
+                c.client.syn_retrans = c.client.info().total_retrans;
+                if c.k == 0 {
+                    f.established_at = Some(now);
+                }
+                let config = SessionConfig {
+                    token_len: f.token_len,
+                    first_token: (f.first_token + u64::from(f.requests)) % (1 << (8 * f.token_len)),
+                    ..SessionConfig::client()
+                };
+                let mut session = Session::new(config, Router::new()).map_err(|e| err(&e))?;
+                session.request(now, &f.request).map_err(|e| err(&e))?;
+                f.requests += 1;
+                c.batch_left -= 1;
+                f.get_at.get_or_insert(now);
+                c.client_session = Some(session);
+            }
+            if let Some(session) = c.client_session.as_mut() {
+                c.client.read_into(now, session, &mut self.buf);
+                while let Some(event) = session.poll_event() {
+                    match event {
+                        SessionEvent::RequestCompleted { at, started, .. } => {
+                            f.rtts.push(at - started);
+                            let done = f.rtts.len() as u32 >= f.quota;
+                            if done {
+                                f.done_at = Some(at);
+                            }
+                            if f.batches.is_some() && (done || c.batch_left == 0) {
+                                // The short-lived client is done (spec §5.2): FIN; the next
+                                // one connects at once.
+                                c.closing = true;
+                                next_client = !done && j == current;
+                            } else if !done {
+                                session.request(now, &f.request).map_err(|e| err(&e))?;
+                                f.requests += 1;
+                                c.batch_left -= 1;
+                            }
+                        }
+                        SessionEvent::RequestFailed { .. } | SessionEvent::Aborted { .. }
+                            if f.done_at.is_none() && j == current =>
+                        {
+                            f.failed = true;
+                        }
+                        _ => {}
+                    }
+                }
+                c.client.write_from(session);
+                if c.closing {
+                    c.client.shut_down_when_flushed();
+                }
+            }
+            if let Some((s, session)) = c.server.as_mut() {
+                s.read_into(now, session, &mut self.buf);
+                s.write_from(session);
+                if s.eof {
+                    // The client's FIN: the server closes its side (passive close).
+                    s.shut_down_when_flushed();
+                }
+                while session.poll_event().is_some() {}
+            }
+        }
+        // A former short-lived client's connection goes once both ends have each other's FIN.
+        let mut j = 0;
+        while j + 1 < f.conns.len() {
+            let c = &f.conns[j];
+            let server_over = c.server.as_ref().is_some_and(|(s, _)| s.eof && s.shut);
+            if c.closing && c.client.eof && server_over {
+                let c = f.conns.remove(j);
+                f.retired.add_conn(&c);
+            } else {
+                j += 1;
+            }
+        }
+        if next_client {
+            let batch = f.draw_batch();
+            self.open(i)?;
+            let f = &mut self.flows[i];
+            if let Some(c) = f.conns.last_mut() {
+                c.batch_left = batch;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<RunResult, RunError> {
+        let records = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| record(i as u32, f))
+            .collect();
+        let now = self.clock();
+        // The link's counters; the sockets close after the emulator has stopped.
+        let stats = self
+            .emu
+            .finish()
+            .map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
+        Ok(RunResult {
+            flows: records,
+            events: 0,
+            sim_time_s: now.as_secs_f64(),
+            network: Some(NetworkRecord {
+                down: super::super::link_record(stats.down.link),
+                up: super::super::link_record(stats.up.link),
+                sim_time_s: now.as_secs_f64(),
+            }),
+        })
+    }
+}
+
+/// The record of flow `i`: the simulator's columns, the counters from `TCP_INFO`.
+fn record(i: u32, f: &Flow) -> FlowRecord {
+    let done = f.done_at.is_some();
+    let mut n = f.retired;
+    for c in &f.conns {
+        n.add_conn(c);
+    }
+    let mut metrics = FlowMetrics::default();
+    metrics.first_sent = f.get_at;
+    metrics.finished = f.done_at;
+    metrics.exchanges = f.rtts.len() as u32;
+    metrics.transmissions = n.data_segments_sent;
+    metrics.retransmissions = n.retransmitted;
+    metrics.bytes_up = n.bytes_up;
+    metrics.bytes_down = n.bytes_down;
+    metrics.rtts.clone_from(&f.rtts);
+    if !f.rtts.is_empty() {
+        metrics.transmission_counts.push(f.rtts.len() as u32);
+    }
+    let mut r = metrics.record(i, &f.cc, f.workload, done);
+    r.unnecessary_retransmissions = 0;
+    r.tcp = Some(TcpFlowRecord {
+        setup_s: match (f.syn_at, f.established_at) {
+            (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
+            _ => None,
+        },
+        segments_sent: n.segments_sent,
+        segments_retransmitted: n.retransmitted,
+        syn_retransmissions: n.syn_retransmissions,
+        rto_count: n.rtos,
+    });
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::RunError;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn tcp_flows_run_on_the_kernel_through_the_emulator() {
+        if let Some(why) = coaplab_emu::emulator::unavailable() {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+        // Over zigbee (20 ms each way): New Reno with short-lived clients (a connection each),
+        // BBR with one connection; about 2 s each.
+        let text = "name = \"t\"\nseed = 3\n[network]\npreset = \"zigbee\"\n[[flows]]\ncount = 2\n\
+                    cc = [\"tcp-newreno\", \"tcp-bbr\"]\nworkload = [\"random\", \"continuous\"]\n\
+                    exchanges = 6\nbatch_min = 1\nbatch_max = 3\n";
+        let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+        let mut ran = 0;
+        for spec in &runs {
+            let (cc, workload) = (
+                &spec.config.flows[0].cc,
+                spec.config.flows[0].workload.name(),
+            );
+            if cc == "tcp-bbr" && workload == "random" {
+                continue;
+            }
+            if !coaplab_emu::emulator::tcp_sockets::congestion_available(
+                super::kernel_cc(cc).unwrap(),
+            ) {
+                eprintln!("SKIPPED {cc}: not in the kernel");
+                continue;
+            }
+            let emulated = super::super::run_one(spec).unwrap();
+            let simulated = crate::sim::run_one(spec).unwrap();
+            assert_eq!(emulated.flows.len(), 2);
+            for (e, s) in emulated.flows.iter().zip(&simulated.flows) {
+                println!("{cc} {workload}: emulated {e:?}\n  simulated {s:?}");
+                assert!(e.completed && e.exchanges == 6, "{e:?}");
+                let (ef, sf) = (e.fct_s.unwrap(), s.fct_s.unwrap());
+                // Real time adds latencies and the kernel's quick-ACKs take uplink time
+                // (docs/cross-check.md); a generous bound.
+                assert!((ef - sf).abs() < 0.1 + 0.3 * sf, "FCT {ef} vs {sf}");
+                let (et, st) = (e.tcp.as_ref().unwrap(), s.tcp.as_ref().unwrap());
+                assert!(et.setup_s.is_some_and(|x| x > 0.04 && x < 1.0), "{et:?}");
+                assert!(et.segments_sent >= e.transmissions, "{et:?}");
+                if e.retransmissions == 0 && s.retransmissions == 0 {
+                    // Every write is a segment of its own (TCP_NODELAY), FINs included.
+                    assert_eq!(e.transmissions, s.transmissions, "{cc} {workload}");
+                }
+                assert_eq!(et.syn_retransmissions, st.syn_retransmissions);
+                assert!(e.bytes_up > 0 && e.bytes_down > 0);
+            }
+            ran += 1;
+        }
+        assert!(ran >= 1);
+    }
+
+    #[test]
+    fn model_constants_are_refused_for_the_kernel() {
+        let text = "name = \"t\"\n[network]\npreset = \"zigbee\"\n[[flows]]\ncount = 1\n\
+                    cc = \"tcp-newreno\"\nexchanges = 1\n[flows.params]\nquickack_segments = 4\n";
+        let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+        match super::super::run_one(&runs[0]) {
+            Err(RunError::NotAvailable(why)) => assert!(why.contains("quickack_segments"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
