@@ -192,3 +192,54 @@ fn sensitivity_2500() {
         println!("{name}: {fcts:?}");
     }
 }
+
+/// Time-sequence of the 2,500-B cell for diagnosis: every change of the server's
+/// (snd_una, cwnd, in-flight, CA state, BBR mode, max bw, RTO) and every segment.
+/// `TRACE_SEED=0 cargo test --release -p coaplab-netsim --test tcp_bbr print_trace_2500 --
+/// --ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_trace_2500() {
+    let seed = std::env::var("TRACE_SEED").map_or(0, |s| s.parse().expect("TRACE_SEED"));
+    let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
+    net.set_buffer_bytes(2_500);
+    let rest = Duration::from_millis(15);
+    let up = tcp_util::Path::link(&net.up, rest);
+    let down = tcp_util::Path::link(&net.down, rest);
+    let mut p = Pair::new(bbr(), up, down);
+    p.server
+        .set_random(coaplab_netsim::rng::stream(seed, "bbr"));
+    let mut last = String::new();
+    let mut lines = Vec::new();
+    let mut logged = 0;
+    let (g, d) = tcp_util::transfer_observed(&mut p, 102_408, |p| {
+        while logged < p.log.len() {
+            lines.push(p.log[logged].clone());
+            logged += 1;
+        }
+        let s = &p.server;
+        if let Some(b) = s.bbr() {
+            let now = format!(
+                "una={} cwnd={} pipe={} ca={:?} mode={:?} bw={:.1} lt={} minrtt={} rto={} rtos={}",
+                s.snd_una(),
+                s.cwnd(),
+                s.pipe(),
+                s.ca_state(),
+                b.mode(),
+                b.max_bw_segments_per_s(),
+                b.lt_use_bw(),
+                b.min_rtt_us(),
+                s.rto().as_millis(),
+                s.stats().rto_count
+            );
+            if now != last {
+                lines.push(format!("{} ST {now}", p.now.as_micros()));
+                last = now;
+            }
+        }
+    });
+    for l in &lines {
+        println!("{l}");
+    }
+    println!("FCT {:?}", d - g);
+}

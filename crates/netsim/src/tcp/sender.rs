@@ -274,10 +274,13 @@ impl Sender {
     }
 
     /// RTO (`tcp_enter_loss` without SACK): every outstanding segment lost, no retransmission
-    /// in flight, duplicate-ACK count cleared.
+    /// in flight, duplicate-ACK count cleared. `tp->lost` (`lost_total`) counts, as Linux's
+    /// `tcp_mark_skb_lost` (`tcp_sum_lost` before 5.10), each segment not yet marked lost and
+    /// each lost segment whose retransmission was in flight (a retransmission lost again); a
+    /// lost segment still waiting for its retransmission is not counted twice.
     pub fn mark_all_lost(&mut self) {
         for s in &mut self.rtx {
-            if !s.lost {
+            if !s.lost || s.retrans_in_flight {
                 self.lost_total += 1;
             }
             s.lost = true;
@@ -367,5 +370,39 @@ impl Sender {
     /// The retransmission queue, oldest first.
     pub fn segments(&self) -> impl Iterator<Item = &TxSegment> {
         self.rtx.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap() -> RateSnapshot {
+        RateSnapshot {
+            delivered: 0,
+            delivered_at: Instant::ZERO,
+            first_tx_at: Instant::ZERO,
+            app_limited: false,
+        }
+    }
+
+    #[test]
+    fn an_rto_counts_a_lost_retransmission_as_lost_again() {
+        let mut s = Sender::new(1, 256);
+        s.write(&[0u8; 768]);
+        for _ in 0..3 {
+            s.send_new(Instant::ZERO, snap()).expect("data");
+        }
+        // First RTO: the three segments are newly lost.
+        s.mark_all_lost();
+        assert_eq!((s.lost_total, s.lost_out, s.retrans_out), (3, 3, 0));
+        // The head is retransmitted; the other two still wait.
+        let t = Instant::ZERO + Duration::from_secs(1);
+        assert_eq!(s.retransmit_lost(t, snap()).map(|o| o.seq), Some(1));
+        assert_eq!(s.retrans_out, 1);
+        // Second RTO: the head's retransmission is lost again (counted: Linux
+        // `tcp_mark_skb_lost`, LOST|SACKED_RETRANS); the two never resent are not.
+        s.mark_all_lost();
+        assert_eq!((s.lost_total, s.lost_out, s.retrans_out), (4, 3, 0));
     }
 }
