@@ -18,7 +18,8 @@
 //! Modules: [`tun`] (the device), [`netns`] (namespaces and kernel settings through
 //! iproute2), [`link`] (the loop), [`stats`] (counters, lateness), [`pcap`] (capture file),
 //! [`sockets`] (UDP sockets created inside the namespaces, for programs that drive endpoints
-//! themselves).
+//! themselves), [`tcp_sockets`] (the same for kernel TCP: listener, non-blocking connects,
+//! `TCP_CONGESTION`, `TCP_INFO`).
 
 pub mod link;
 pub mod netns;

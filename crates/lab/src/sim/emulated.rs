@@ -9,6 +9,8 @@
 //! client namespace when it first sends; the server has one socket on 198.18.0.2:5683 in the
 //! server namespace. Runs take their simulated duration in real time, one at a time.
 //!
+//! A run whose flows are all CoAP over TCP runs in [`tcp`] on the kernel's TCP instead.
+//!
 //! What the simulator knows and an emulated run cannot: which copy of a request a delivered
 //! reply answers (real packets carry no tag), so `unnecessary_retransmissions` is always 0 here.
 
