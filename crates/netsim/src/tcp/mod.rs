@@ -21,8 +21,9 @@
 //! Closing: [`Connection::close`] queues a FIN after the data (a segment of its own); the
 //! states follow RFC 9293, TIME-WAIT without its 2MSL timer.
 //!
-//! Not modelled yet: RFC 2861 cwnd validation when application-limited,
-//! reordering-driven dupthresh changes, jiffies rounding of the RTO.
+//! Not modelled yet: RFC 2861 cwnd validation when application-limited, jiffies rounding
+//! of the RTO. (The dupthresh is raised by Reno's reordering detection,
+//! `tcp_check_reno_reordering`, in `sender`.)
 
 pub mod bbr;
 mod cc;

@@ -132,7 +132,9 @@ impl Connection {
                 if is_dupack && self.snd.add_reno_sack() {
                     extra = 1;
                 }
-                if self.snd.lost_out == 0 && self.snd.sacked_out < self.config.dupthresh {
+                // `tcp_time_to_recover` without RACK: `sacked_out + 1 > tp->reordering`.
+                let reordering = self.snd.reno_reordering.unwrap_or(self.config.dupthresh);
+                if self.snd.lost_out == 0 && self.snd.sacked_out < reordering {
                     self.try_keep_open();
                     return extra;
                 }

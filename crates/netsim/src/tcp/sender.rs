@@ -94,8 +94,14 @@ pub struct Sender {
     pub retrans_out: u32,
     /// Segments ever marked lost (`tp->lost`).
     pub lost_total: u64,
+    /// `tp->reordering` once `tcp_check_reno_reordering` set it: more duplicate ACKs than
+    /// segments the sender can account for. `None`: the sysctl value (`TcpConfig::dupthresh`).
+    pub reno_reordering: Option<u32>,
     mss: u32,
 }
+
+/// `net.ipv4.tcp_max_reordering` (Linux default).
+pub const MAX_REORDERING: u32 = 300;
 
 impl Sender {
     /// Empty, first data byte at `isn + 1`.
@@ -113,6 +119,7 @@ impl Sender {
             lost_out: 0,
             retrans_out: 0,
             lost_total: 0,
+            reno_reordering: None,
             mss,
         }
     }
@@ -344,15 +351,25 @@ impl Sender {
         out
     }
 
-    /// `tcp_add_reno_sack` with `tcp_limit_reno_sacked`: counts a duplicate ACK; returns
+    /// `tcp_check_reno_reordering` (Linux ≥ 4.16): `tcp_limit_reno_sacked` caps the duplicate
+    /// ACK count at `packets_out − max(lost_out, 1)`; when it had to, Linux reads the excess
+    /// as reordering and sets `tp->reordering = min(packets_out + addend,
+    /// tcp_max_reordering)`, the duplicate-ACK threshold from then on (without SACK nothing
+    /// lowers it again: `tcp_enter_loss` tests `sacked_out` after clearing it).
+    fn check_reno_reordering(&mut self, addend: u32) {
+        let holes = self.lost_out.max(1).min(self.packets_out());
+        if self.sacked_out + holes > self.packets_out() {
+            self.sacked_out = self.packets_out() - holes;
+            self.reno_reordering = Some((self.packets_out() + addend).min(MAX_REORDERING));
+        }
+    }
+
+    /// `tcp_add_reno_sack`: counts a duplicate ACK (`tcp_check_reno_reordering`); returns
     /// whether the count grew (one more segment delivered).
     pub fn add_reno_sack(&mut self) -> bool {
         let prior = self.sacked_out;
         self.sacked_out += 1;
-        let holes = self.lost_out.max(1).min(self.packets_out());
-        if self.sacked_out + holes > self.packets_out() {
-            self.sacked_out = self.packets_out() - holes;
-        }
+        self.check_reno_reordering(0);
         self.sacked_out > prior
     }
 
@@ -364,6 +381,7 @@ impl Sender {
         }
         let delivered = acked.saturating_sub(self.sacked_out).max(1);
         self.sacked_out -= (acked - 1).min(self.sacked_out);
+        self.check_reno_reordering(acked);
         delivered
     }
 
@@ -404,5 +422,26 @@ mod tests {
         // `tcp_mark_skb_lost`, LOST|SACKED_RETRANS); the two never resent are not.
         s.mark_all_lost();
         assert_eq!((s.lost_total, s.lost_out, s.retrans_out), (4, 3, 0));
+    }
+
+    #[test]
+    fn more_dupacks_than_segments_out_raise_the_reordering_threshold() {
+        let mut s = Sender::new(1, 256);
+        s.write(&[0u8; 1024]);
+        for _ in 0..4 {
+            s.send_new(Instant::ZERO, snap()).expect("data");
+        }
+        // Three dupacks fit (4 out, one hole): no reordering.
+        for _ in 0..3 {
+            assert!(s.add_reno_sack());
+        }
+        assert_eq!((s.sacked_out, s.reno_reordering), (3, None));
+        // A fourth cannot be accounted for: `tcp_limit_reno_sacked` caps it and
+        // `tcp_check_reno_reordering` sets tp->reordering = packets_out.
+        assert!(!s.add_reno_sack());
+        assert_eq!((s.sacked_out, s.reno_reordering), (3, Some(4)));
+        // An RTO clears the dupack count, not the raised threshold.
+        s.mark_all_lost();
+        assert_eq!((s.sacked_out, s.reno_reordering), (0, Some(4)));
     }
 }
