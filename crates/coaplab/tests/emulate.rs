@@ -472,3 +472,69 @@ fn run_mode_emulated_tcp_long_transfer_is_close_to_the_simulated_one() {
     assert!((0.6..0.75).contains(&setup), "setup_s {setup}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGINT during an emulated CoAP-over-TCP run: the run ends through its teardown (sockets
+/// closed, namespaces and TUN devices removed) and is recorded as interrupted.
+#[test]
+fn run_mode_emulated_tcp_cleans_up_after_sigint() {
+    if skip() {
+        return;
+    }
+    let dir = scratch("run-tcp-sigint");
+    let scenario = dir.join("tcp.toml");
+    // Far longer than the test waits: 102,400 B each over nbiot (≈ 60 s for two).
+    std::fs::write(
+        &scenario,
+        "name = \"tcp\"\nseed = 5\nreplications = 1\n[network]\npreset = \"nbiot\"\n\
+         [[flows]]\ncount = 2\ncc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
+         object_bytes = 102400\n",
+    )
+    .unwrap();
+    let child = coaplab()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--mode",
+            "emulated",
+            "--out",
+        ])
+        .arg(dir.join("out"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut guard = Guard(child);
+    let pid = guard.0.id().to_string();
+    let prefix = format!("cl-{pid}-");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !text(&["ip", "netns", "list"]).contains(&prefix) {
+        assert!(Instant::now() < deadline, "the emulated run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Past the handshakes (0.65 s after the start jitter of up to 1 s): data is flowing.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = guard.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "coaplab run ignored SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        !text(&["ip", "netns", "list"]).contains(&prefix),
+        "namespaces left"
+    );
+    assert!(!text(&["ip", "-o", "link"]).contains(&format!("cl{pid}x")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
