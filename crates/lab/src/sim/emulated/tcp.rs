@@ -104,15 +104,20 @@ impl End {
     }
 
     /// Feeds everything readable to `session` at `now`; the end of the stream (or an error)
-    /// as [`Session::handle_stream_end`].
-    fn read_into(&mut self, now: Instant, session: &mut Session, buf: &mut [u8]) {
+    /// as [`Session::handle_stream_end`]. Returns the reads that returned data or the end.
+    fn read_into(&mut self, now: Instant, session: &mut Session, buf: &mut [u8]) -> u64 {
+        let mut reads = 0;
         while !self.eof {
             match self.stream.read(buf) {
                 Ok(0) => {
+                    reads += 1;
                     self.eof = true;
                     session.handle_stream_end(now);
                 }
-                Ok(n) => session.handle_stream_bytes(now, &buf[..n]),
+                Ok(n) => {
+                    reads += 1;
+                    session.handle_stream_bytes(now, &buf[..n]);
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
@@ -122,6 +127,7 @@ impl End {
                 }
             }
         }
+        reads
     }
 
     /// Queues the session's writes and writes what the socket takes.
@@ -370,6 +376,7 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         flows,
         buf: vec![0; 64 * 1024],
         now: Instant::ZERO,
+        events: 0,
     };
     run.run(Instant::ZERO + config.max_sim_time)?;
     run.finish()
@@ -386,6 +393,8 @@ struct Run {
     unfinished: usize,
     buf: Vec<u8>,
     now: Instant,
+    /// Handshakes ended, connections accepted and reads that returned data or the end.
+    events: u64,
 }
 
 fn setup(i: usize) -> impl Fn(&dyn std::fmt::Display) -> RunError {
@@ -534,6 +543,7 @@ impl Run {
             let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                 continue;
             };
+            self.events += 1;
             let mut end = End::new(stream);
             end.syn_retrans = end.info().total_retrans;
             let mut router = Router::new();
@@ -561,6 +571,7 @@ impl Run {
                     continue;
                 }
                 c.connecting = false;
+                self.events += 1;
                 if tcp_sockets::connect_result(&c.client.stream).is_err() {
                     f.failed = true;
                     continue;
@@ -582,7 +593,7 @@ impl Run {
                 c.client_session = Some(session);
             }
             if let Some(session) = c.client_session.as_mut() {
-                c.client.read_into(now, session, &mut self.buf);
+                self.events += c.client.read_into(now, session, &mut self.buf);
                 while let Some(event) = session.poll_event() {
                     match event {
                         SessionEvent::RequestCompleted { at, started, .. } => {
@@ -616,7 +627,7 @@ impl Run {
                 }
             }
             if let Some((s, session)) = c.server.as_mut() {
-                s.read_into(now, session, &mut self.buf);
+                self.events += s.read_into(now, session, &mut self.buf);
                 s.write_from(session);
                 if s.eof {
                     // The client's FIN: the server closes its side (passive close).
@@ -663,7 +674,7 @@ impl Run {
             .map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
         Ok(RunResult {
             flows: records,
-            events: 0,
+            events: self.events,
             sim_time_s: now.as_secs_f64(),
             network: Some(NetworkRecord {
                 down: super::super::link_record(stats.down.link),
