@@ -65,9 +65,10 @@ pub(crate) struct Args {
     /// Check the scenario and print the sweep axes and the number of runs, without running.
     #[arg(long)]
     dry_run: bool,
-    /// simulated: virtual time. emulated: real time, our endpoints on real UDP sockets in two
-    /// network namespaces joined by the link emulator (root; one run at a time; CoAP over UDP;
-    /// unnecessary retransmissions are not measured). See docs/emulation.md.
+    /// simulated: virtual time. emulated: real time, our endpoints on real sockets in two
+    /// network namespaces joined by the link emulator (root; one run at a time; CoAP over TCP
+    /// on the kernel's reno / bbr; unnecessary retransmissions are not measured). See
+    /// docs/emulation.md.
     #[arg(long, value_name = "MODE", default_value = "simulated", value_parser = ["simulated", "emulated"])]
     mode: String,
 }
