@@ -419,8 +419,9 @@ impl Run {
             }
             for i in 0..self.flows.len() {
                 if self.flows[i].opened == 0 && self.flows[i].start <= self.now {
+                    let at = self.clock();
                     self.open(i)?;
-                    self.flows[i].syn_at = Some(self.now);
+                    self.flows[i].syn_at = Some(at);
                 }
             }
             let next_start = self
