@@ -42,7 +42,6 @@ use coaplab_emu::emulator::tcp_sockets::{self, Ready, TcpInfo};
 use coaplab_emu::emulator::{Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::{Request, Router};
-use coaplab_netsim::tcp::BbrConfig;
 use coaplab_netsim::{rng, SERVER_ADDR};
 
 use super::MAX_WAIT;
@@ -282,15 +281,18 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     let mut cc_of_flow = Vec::new();
     for fc in &config.flows {
         let cc = kernel_cc(&fc.cc)?;
-        // The simulator's model constants do not reach the kernel's TCP.
+        // Every `[flows.params]` key of a TCP flow is a parameter of the simulator's TCP model
+        // (BBR constants, `quickack_segments`, …): none reaches the kernel's TCP. Only the
+        // `[protocol]` keys copied into every flow's settings pass.
         if let Some(key) = fc
             .settings
             .iter()
             .map(|(k, _)| k)
-            .find(|k| BbrConfig::NAMES.contains(k) || *k == "quickack_segments")
+            .find(|k| *k != coaplab_cc::presets::PRESET_KEY && *k != "max_retransmit")
         {
             return Err(RunError::NotAvailable(format!(
-                "[flows.params] {key} of {} in emulated runs (the kernel's TCP has its own)",
+                "[flows.params] {key} of {} in emulated runs (a parameter of the simulator's \
+                 TCP model; the kernel's TCP has its own)",
                 fc.cc
             )));
         }
