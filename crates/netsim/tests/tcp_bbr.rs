@@ -141,8 +141,8 @@ fn one_bdp_buffer_probe_rtt_during_recovery_ends_in_an_rto() {
 }
 
 /// Diagnosis of the 2,500-B cell (docs/calibration.md), not a calibration: 20 seeds with
-/// the Linux receiver's quick-ACK budget, without ACK aggregation (a < 5.1 kernel), and
-/// without PROBE_RTT. `cargo test --release -p coaplab-netsim --test tcp_bbr -- --ignored
+/// the Linux receiver's quick-ACK budget, without ACK aggregation (a < 5.1 kernel), with
+/// ns-3's RTO-backoff rule (`rto_backoff_reset = "new-ack"`), and without PROBE_RTT. `cargo test --release -p coaplab-netsim --test tcp_bbr -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore]
@@ -160,6 +160,12 @@ fn sensitivity_2500() {
                 if let CongestionControl::Bbr(b) = &mut c.cc {
                     b.extra_acked_gain_256ths = 0;
                 }
+            }),
+        ),
+        (
+            "rto-new-ack",
+            Box::new(|c: &mut TcpConfig| {
+                c.rto_backoff_reset = coaplab_netsim::tcp::RtoBackoffReset::NewAck
             }),
         ),
         (

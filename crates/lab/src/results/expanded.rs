@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use coaplab_netsim::tcp::{BbrConfig, TcpConfig};
 use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
 
 use crate::scenario::{RunConfig, SourcePort, Workload};
@@ -55,7 +56,22 @@ pub fn config_json(config: &RunConfig) -> Value {
         .iter()
         .map(|f| {
             let mut params = Map::new();
-            if let Ok((_, resolved)) = coaplab_cc::registry::resolve(&f.cc, &f.settings) {
+            if f.is_tcp() {
+                // Every TCP model parameter (netsim's TCP_PARAMS), then the BBR constants
+                // the scenario sets.
+                if let Ok(resolved) = TcpConfig::resolve_params(&f.settings) {
+                    for (k, v) in resolved.iter() {
+                        params.insert(k.to_string(), Value::String(v.to_string()));
+                    }
+                }
+                if f.cc == "tcp-bbr" {
+                    for name in BbrConfig::NAMES {
+                        if let Some(v) = f.settings.get(name) {
+                            params.insert(name.to_string(), Value::String(v.to_string()));
+                        }
+                    }
+                }
+            } else if let Ok((_, resolved)) = coaplab_cc::registry::resolve(&f.cc, &f.settings) {
                 for (k, v) in resolved.iter() {
                     params.insert(k.to_string(), Value::String(v.to_string()));
                 }

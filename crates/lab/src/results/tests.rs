@@ -198,3 +198,25 @@ fn the_manifest_holds_every_resolved_parameter() {
     assert_eq!(config["flows"][0]["params"]["max_retransmit"], "4");
     assert_eq!(config["flows"][0]["workload"]["kind"], "continuous");
 }
+
+#[test]
+fn the_manifest_holds_every_tcp_parameter() {
+    let text = "name = \"t\"\n[[flows]]\ncc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n\
+                params = { rto_backoff_reset = [\"rtt-sample\", \"new-ack\"], \
+                cycle_rand = 3 }\n";
+    let scenario = Scenario::parse(text, "t.toml").unwrap();
+    let runs = scenario.expand(None, None);
+    let m = Manifest::new(&scenario, &runs, 1, 1);
+    let params = |c: usize| m.combinations[c]["config"]["flows"][0]["params"].clone();
+    assert_eq!(params(0)["rto_backoff_reset"], "rtt-sample");
+    assert_eq!(params(1)["rto_backoff_reset"], "new-ack");
+    // Every TCP key at its resolved value, and the BBR constants the scenario sets.
+    for spec in coaplab_netsim::tcp::TCP_PARAMS {
+        assert!(params(0).get(spec.key).is_some(), "{}", spec.key);
+    }
+    assert_eq!(params(0)["iw"], "4");
+    assert_eq!(params(0)["rto_initial_s"], "2");
+    assert_eq!(params(0)["recovery"], "prr");
+    assert_eq!(params(0)["slow_start_after_idle"], "true");
+    assert_eq!(params(0)["cycle_rand"], "3");
+}

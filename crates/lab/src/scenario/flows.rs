@@ -3,7 +3,7 @@
 use coaplab_cc::params::{ParamError, Settings};
 use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
-use coaplab_netsim::tcp::BbrConfig;
+use coaplab_netsim::tcp::{BbrConfig, TcpConfig, TCP_PARAMS};
 use toml_edit::{Item, Value};
 
 use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, TCP_CCS};
@@ -26,9 +26,6 @@ const FLOW_KEYS: &[&str] = &[
     "start_jitter_s",
     "random_source_port",
 ];
-
-/// The `[flows.params]` keys of TCP flows: `TcpConfig` fields (spec §10 #15).
-pub(super) const TCP_PARAMS: &[&str] = &["quickack_segments"];
 
 /// The workloads.
 const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer"];
@@ -109,37 +106,7 @@ fn read_one(
     }
     if tcp {
         if let Some(params) = params {
-            let mut bbr = BbrConfig::default();
-            for (key, item) in params.iter() {
-                let value = settings.get(key).unwrap_or_default();
-                let why = if cc == "tcp-bbr" && BbrConfig::NAMES.contains(&key) {
-                    // Every BBR constant (netsim's BbrConfig, Linux tcp_bbr.c defaults).
-                    match bbr.set(key, value) {
-                        Ok(()) => continue,
-                        Err(why) => why,
-                    }
-                } else if !TCP_PARAMS.contains(&key) {
-                    let bbr_names = if cc == "tcp-bbr" {
-                        format!(", {}", BbrConfig::NAMES.join(", "))
-                    } else {
-                        String::new()
-                    };
-                    format!(
-                        "a TCP model parameter for cc = \"{cc}\": {}{bbr_names}",
-                        TCP_PARAMS.join(", ")
-                    )
-                } else if value.parse::<u32>().is_err() {
-                    "a whole number of segments (0 = no quick-ACK phase)".to_string()
-                } else {
-                    continue;
-                };
-                return Err(r.bad(
-                    item.span().or(cc_span.clone()),
-                    &format!("{params_path}.{key}"),
-                    value,
-                    why,
-                ));
-            }
+            check_tcp_params(r, params, &params_path, &cc, &settings, cc_span.clone())?;
         }
     } else if let Err(e) = registry::resolve(&cc, &settings) {
         let (key, line_span) = match &e {
@@ -301,6 +268,75 @@ fn check_mtu(
 }
 
 /// An algorithm parameter as the `key=value` text the registry parses.
+/// Checks the `[flows.params]` of a TCP flow: netsim's [`TCP_PARAMS`] (every `TcpConfig`
+/// field but the MTU, which is the network's) and, for `tcp-bbr`, BBR's constants.
+fn check_tcp_params(
+    r: &Reader<'_>,
+    params: &dyn toml_edit::TableLike,
+    params_path: &str,
+    cc: &str,
+    settings: &Settings,
+    cc_span: Option<std::ops::Range<usize>>,
+) -> Result<(), ScenarioError> {
+    let mut bbr = BbrConfig::default();
+    let mut tcp = Settings::new();
+    for (key, item) in params.iter() {
+        let value = settings.get(key).unwrap_or_default();
+        let why = if cc == "tcp-bbr" && BbrConfig::NAMES.contains(&key) {
+            // Every BBR constant (netsim's BbrConfig, Linux tcp_bbr.c defaults).
+            match bbr.set(key, value) {
+                Ok(()) => continue,
+                Err(why) => why,
+            }
+        } else if TCP_PARAMS.iter().any(|p| p.key == key) {
+            tcp.set(key, value);
+            match TcpConfig::resolve_params(
+                &Settings::parse([format!("{key}={value}").as_str()]).unwrap_or_default(),
+            ) {
+                Ok(_) => continue,
+                Err(ParamError::BadValue { expected, .. }) => expected,
+                Err(e) => e.to_string(),
+            }
+        } else {
+            let names: Vec<&str> = TCP_PARAMS.iter().map(|p| p.key).collect();
+            let bbr_names = if cc == "tcp-bbr" {
+                format!(", {}", BbrConfig::NAMES.join(", "))
+            } else {
+                String::new()
+            };
+            format!(
+                "a TCP model parameter for cc = \"{cc}\": {}{bbr_names}",
+                names.join(", ")
+            )
+        };
+        // Strings quoted, as the reader shows them.
+        let quoted =
+            item.as_str().is_some() || item.as_array().is_some_and(|a| a.iter().any(Value::is_str));
+        let shown_value = if quoted {
+            format!("\"{value}\"")
+        } else {
+            value.to_string()
+        };
+        return Err(r.bad(
+            item.span().or(cc_span.clone()),
+            &format!("{params_path}.{key}"),
+            &shown_value,
+            why,
+        ));
+    }
+    // Ranges between keys (rto_min_s ≤ rto_max_s).
+    if let Err(ParamError::BadValue {
+        key,
+        value,
+        expected,
+    }) = TcpConfig::resolve_params(&tcp)
+    {
+        let span = params.get(&key).and_then(Item::span).or(cc_span);
+        return Err(r.bad(span, &format!("{params_path}.{key}"), &value, expected));
+    }
+    Ok(())
+}
+
 fn param_text(v: &Value) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.value().clone()),
@@ -364,8 +400,8 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "t.toml:4: bad value -1 for 'flows[0].params.quickack_segments': expected a \
-             whole number of segments (0 = no quick-ACK phase)"
+            "t.toml:4: bad value -1 for 'flows[0].params.quickack_segments': expected an \
+             integer in [0, 1000000]"
         );
         let e = parse(&format!(
             "{head}cc = \"tcp-bbr\"\nparams = {{ delack_ms = 40 }}\n"
@@ -387,6 +423,51 @@ mod tests {
             "{head}cc = \"tcp-newreno\"\nparams = {{ probe_rtt_duration_ms = 0 }}\n"
         ))
         .is_err());
+        // Every TcpConfig parameter but the MTU (netsim's TCP_PARAMS), checked and sweepable.
+        let c = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\n[flows.params]\niw = 10\nrto_initial_s = 1\n\
+             rto_fallback_s = 1.5\nrto_min_s = 0.05\nrto_max_s = 60\nsyn_retries = 6\n\
+             synack_retries = 5\ndelack_s = 0.04\ndupthresh = 5\nrecovery = \"rfc6582\"\n\
+             slow_start_after_idle = false\nrto_backoff_reset = \"new-ack\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            c.flows[0].settings.get("slow_start_after_idle"),
+            Some("false")
+        );
+        assert_eq!(
+            c.flows[0].settings.get("rto_backoff_reset"),
+            Some("new-ack")
+        );
+        let s = Scenario::parse(
+            &format!(
+                "{head}cc = \"tcp-bbr\"\n\
+                 params = {{ rto_backoff_reset = [\"rtt-sample\", \"new-ack\"], iw = [4, 10] }}\n"
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.combinations(), 4);
+        let e = parse(&format!(
+            "{head}cc = \"tcp-bbr\"\n[flows.params]\nrto_backoff_reset = \"never\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:5: bad value \"never\" for 'flows[0].params.rto_backoff_reset': expected \
+             one of rtt-sample, new-ack"
+        );
+        let e = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\n[flows.params]\nrto_max_s = 1\nrto_min_s = 2\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line(), 6, "{e}");
+        assert!(e.to_string().contains("at most rto_max_s"), "{e}");
+        let e = parse(&format!(
+            "{head}cc = \"tcp-newreno\"\nparams = {{ delack_s = 0 }}\n"
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("'flows[0].params.delack_s'"), "{e}");
         let e = parse(&format!("{head}cc = \"tcp-cubic\"\n")).unwrap_err();
         assert!(e.to_string().contains("tcp-bbr"), "{e}");
         // Every workload runs over TCP; random flows reconnect per short-lived client.

@@ -278,14 +278,11 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
                     } else {
                         CongestionControl::Reno
                     },
-                    // `[flows.params]`, checked by the scenario reader.
-                    quickack_segments: fc
-                        .settings
-                        .get("quickack_segments")
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0),
                     ..tcp.clone()
-                },
+                }
+                // `[flows.params]` (netsim's TCP_PARAMS), checked by the scenario reader.
+                .with_settings(&fc.settings)
+                .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
                 seed: spec.seed,
                 workload: fc.workload.name(),
                 request: match fc.workload {

@@ -1,5 +1,6 @@
 //! Parameters of the TCP model, named as in spec/experiments.md §5.3, with its defaults.
 
+use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
 use coaplab_cc::time::Duration;
 
 use super::cc::CongestionControl;
@@ -13,6 +14,17 @@ pub enum RecoveryMode {
     /// RFC 6582 window inflation: cwnd = ssthresh + 3, +1 per duplicate ACK, deflated on partial
     /// ACKs, set to ssthresh on the full ACK.
     Rfc6582,
+}
+
+/// When a backed-off RTO (after a timeout doubled it) returns to `srtt + rttvar`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtoBackoffReset {
+    /// Only on a fresh valid (Karn-clean) RTT sample: Linux, where only `tcp_ack_update_rtt`
+    /// calls `tcp_set_rto` and clears `icsk_backoff` (spec §5.3). The default.
+    RttSample,
+    /// On every ACK that advances snd_una, the RTO is recomputed from srtt and rttvar, so a
+    /// backoff never survives a new ACK (ns-3 `TcpSocketBase::NewAck`).
+    NewAck,
 }
 
 /// Every parameter of one TCP connection. [`TcpConfig::default`] gives the spec §5.3 values.
@@ -53,6 +65,9 @@ pub struct TcpConfig {
     /// Restart from `min(cwnd, iw)` after an idle period longer than the RTO
     /// (`slow_start_after_idle`, Linux `tcp_slow_start_after_idle`). Default on.
     pub slow_start_after_idle: bool,
+    /// When a backed-off RTO is recomputed (`rto_backoff_reset`). Default
+    /// [`RtoBackoffReset::RttSample`] (Linux, spec §5.3).
+    pub rto_backoff_reset: RtoBackoffReset,
     /// Congestion control (`cc`, spec §5.3 `newreno | bbr`). Default Linux `reno`.
     pub cc: CongestionControl,
 }
@@ -73,6 +88,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             recovery: RecoveryMode::Prr,
             slow_start_after_idle: true,
+            rto_backoff_reset: RtoBackoffReset::RttSample,
             cc: CongestionControl::Reno,
         }
     }
@@ -141,5 +157,238 @@ impl TcpConfig {
             b.validate().map_err(TcpConfigError::Bbr)?;
         }
         Ok(())
+    }
+}
+
+/// A duration in seconds, 1 ms to one hour.
+const SECS: Kind = Kind::Seconds {
+    min: 0.001,
+    max: 3600.0,
+};
+
+/// The [`TCP_PARAMS`] choices of `recovery`.
+const RECOVERY: &[&str] = &["prr", "rfc6582"];
+
+/// The [`TCP_PARAMS`] choices of `rto_backoff_reset`.
+const BACKOFF_RESET: &[&str] = &["rtt-sample", "new-ack"];
+
+/// Every settable [`TcpConfig`] parameter (scenario `[flows.params]` of `cc = "tcp-newreno"` /
+/// `"tcp-bbr"`), named as in spec/experiments.md §5.3 with `_s` for durations in seconds.
+/// The defaults are [`TcpConfig::default`]'s; `mtu_bytes` is not here (the network's MTU) and
+/// neither is `cc` (the flow's `cc`); BBR's constants are [`super::BbrConfig::NAMES`].
+pub const TCP_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "iw",
+        kind: Kind::Int { min: 1, max: 1000 },
+        default: Value::Int(4),
+        help: "initial congestion window in segments (1 after more than one SYN/SYN-ACK retransmission)",
+        source: "spec §5.3 (original hosts' initcwnd 4); Linux TCP_INIT_CWND 10",
+    },
+    ParamSpec {
+        key: "rto_initial_s",
+        kind: SECS,
+        default: Value::Float(2.0),
+        help: "RTO of the first SYN / SYN-ACK, before any RTT sample",
+        source: "spec §5.3 (original hosts 2 s); Linux TCP_TIMEOUT_INIT 1 s",
+    },
+    ParamSpec {
+        key: "rto_fallback_s",
+        kind: SECS,
+        default: Value::Float(3.0),
+        help: "RTO (and rttvar) when the handshake gave no valid RTT sample",
+        source: "RFC 6298 §5.7; Linux TCP_TIMEOUT_FALLBACK",
+    },
+    ParamSpec {
+        key: "rto_min_s",
+        kind: SECS,
+        default: Value::Float(0.2),
+        help: "lower bound of the RTO's variance term rttvar (at most rto_max_s)",
+        source: "spec §5.3; Linux TCP_RTO_MIN",
+    },
+    ParamSpec {
+        key: "rto_max_s",
+        kind: SECS,
+        default: Value::Float(120.0),
+        help: "upper bound of every RTO, backed-off ones included",
+        source: "spec §5.3; Linux TCP_RTO_MAX",
+    },
+    ParamSpec {
+        key: "syn_retries",
+        kind: Kind::Int { min: 0, max: 255 },
+        default: Value::Int(40),
+        help: "SYN retransmissions (exponential backoff) before the client gives up",
+        source: "spec §5.3 (original hosts); net.ipv4.tcp_syn_retries",
+    },
+    ParamSpec {
+        key: "synack_retries",
+        kind: Kind::Int { min: 0, max: 255 },
+        default: Value::Int(41),
+        help: "timer-driven SYN-ACK retransmissions before the server gives up",
+        source: "spec §5.3 (original hosts); net.ipv4.tcp_synack_retries",
+    },
+    ParamSpec {
+        key: "delack_s",
+        kind: SECS,
+        default: Value::Float(0.2),
+        help: "delayed-ACK timeout, a constant (every 2nd full segment is ACKed at once)",
+        source: "spec §5.3 RESOLVED; Linux TCP_DELACK_MAX (adaptive 40-200 ms there)",
+    },
+    ParamSpec {
+        key: "quickack_segments",
+        kind: Kind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: Value::Int(0),
+        help: "Linux quick-ACK budget: ACKs sent at once after first data, idle or old data (0 = none)",
+        source: "spec §5.3 RESOLVED, §10 #15; Linux icsk_ack.quick (at most 16 there)",
+    },
+    ParamSpec {
+        key: "dupthresh",
+        kind: Kind::Int { min: 1, max: 300 },
+        default: Value::Int(3),
+        help: "duplicate ACKs that trigger fast retransmit (raised by Reno reordering detection)",
+        source: "spec §5.3 (RACK off); net.ipv4.tcp_reordering",
+    },
+    ParamSpec {
+        key: "recovery",
+        kind: Kind::Choice(RECOVERY),
+        default: Value::Choice("prr"),
+        help: "fast-recovery window: prr = Proportional Rate Reduction, rfc6582 = NewReno inflation",
+        source: "spec §5.3; Linux tcp_cwnd_reduction (RFC 6937)",
+    },
+    ParamSpec {
+        key: "slow_start_after_idle",
+        kind: Kind::Bool,
+        default: Value::Bool(true),
+        help: "restart from min(cwnd, iw) after an idle period longer than the RTO",
+        source: "spec §5.3 (Linux default); net.ipv4.tcp_slow_start_after_idle",
+    },
+    ParamSpec {
+        key: "rto_backoff_reset",
+        kind: Kind::Choice(BACKOFF_RESET),
+        default: Value::Choice("rtt-sample"),
+        help: "when a backed-off RTO returns to srtt + rttvar: rtt-sample = on a fresh valid RTT \
+               sample (Linux), new-ack = on every ACK that advances snd_una (ns-3)",
+        source: "spec §5.3; Linux tcp_ack_update_rtt; ns-3 TcpSocketBase::NewAck",
+    },
+];
+
+impl TcpConfig {
+    /// Resolves the [`TCP_PARAMS`] keys of `settings` (other keys are ignored: BBR's
+    /// constants, CoAP settings) over the defaults, with every range checked, `rto_min_s ≤
+    /// rto_max_s` included.
+    pub fn resolve_params(settings: &Settings) -> Result<Params, ParamError> {
+        let mut own = Settings::new();
+        for (k, v) in settings.iter() {
+            if TCP_PARAMS.iter().any(|p| p.key == k) {
+                own.set(k, v);
+            }
+        }
+        let p = Params::resolve("tcp", &[TCP_PARAMS], &own)?;
+        if p.secs("rto_min_s") > p.secs("rto_max_s") {
+            return Err(ParamError::BadValue {
+                key: "rto_min_s".to_string(),
+                value: p.float("rto_min_s").to_string(),
+                expected: format!("at most rto_max_s ({})", p.float("rto_max_s")),
+            });
+        }
+        Ok(p)
+    }
+
+    /// This configuration with the [`TCP_PARAMS`] of `settings` applied (see
+    /// [`TcpConfig::resolve_params`]); `mtu_bytes` and `cc` are kept.
+    pub fn with_settings(mut self, settings: &Settings) -> Result<TcpConfig, ParamError> {
+        let p = Self::resolve_params(settings)?;
+        let count = |k: &str| p.int(k) as u32;
+        self.iw = count("iw");
+        self.rto_initial = p.secs("rto_initial_s");
+        self.rto_fallback = p.secs("rto_fallback_s");
+        self.rto_min = p.secs("rto_min_s");
+        self.rto_max = p.secs("rto_max_s");
+        self.syn_retries = count("syn_retries");
+        self.synack_retries = count("synack_retries");
+        self.delack = p.secs("delack_s");
+        self.quickack_segments = count("quickack_segments");
+        self.dupthresh = count("dupthresh");
+        self.recovery = match p.choice("recovery") {
+            "rfc6582" => RecoveryMode::Rfc6582,
+            _ => RecoveryMode::Prr,
+        };
+        self.slow_start_after_idle = p.flag("slow_start_after_idle");
+        self.rto_backoff_reset = match p.choice("rto_backoff_reset") {
+            "new-ack" => RtoBackoffReset::NewAck,
+            _ => RtoBackoffReset::RttSample,
+        };
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_defaults_are_the_config_defaults() {
+        let d = TcpConfig::default();
+        assert_eq!(d.clone().with_settings(&Settings::new()), Ok(d));
+    }
+
+    #[test]
+    fn every_key_is_applied_and_checked() {
+        let s = Settings::parse([
+            "iw=10",
+            "rto_initial_s=1",
+            "rto_fallback_s=1.5",
+            "rto_min_s=0.05",
+            "rto_max_s=60",
+            "syn_retries=6",
+            "synack_retries=5",
+            "delack_s=0.04",
+            "quickack_segments=16",
+            "dupthresh=5",
+            "recovery=rfc6582",
+            "slow_start_after_idle=false",
+            "rto_backoff_reset=new-ack",
+            "high_gain_256ths=700",
+        ])
+        .unwrap();
+        let c = TcpConfig::default().with_settings(&s).unwrap();
+        assert_eq!(
+            c,
+            TcpConfig {
+                iw: 10,
+                rto_initial: Duration::from_secs(1),
+                rto_fallback: Duration::from_millis(1500),
+                rto_min: Duration::from_millis(50),
+                rto_max: Duration::from_secs(60),
+                syn_retries: 6,
+                synack_retries: 5,
+                delack: Duration::from_millis(40),
+                quickack_segments: 16,
+                dupthresh: 5,
+                recovery: RecoveryMode::Rfc6582,
+                slow_start_after_idle: false,
+                rto_backoff_reset: RtoBackoffReset::NewAck,
+                ..TcpConfig::default()
+            }
+        );
+        assert!(c.validate().is_ok());
+        for bad in [
+            "iw=0",
+            "dupthresh=0",
+            "rto_min_s=0",
+            "delack_s=-1",
+            "recovery=sack",
+            "rto_backoff_reset=never",
+            "slow_start_after_idle=maybe",
+            "quickack_segments=-1",
+        ] {
+            let s = Settings::parse([bad]).unwrap();
+            assert!(TcpConfig::default().with_settings(&s).is_err(), "{bad}");
+        }
+        let s = Settings::parse(["rto_min_s=10", "rto_max_s=5"]).unwrap();
+        let e = TcpConfig::default().with_settings(&s).unwrap_err();
+        assert!(e.to_string().contains("rto_max_s"), "{e}");
     }
 }

@@ -43,7 +43,7 @@ mod transmit;
 
 pub use bbr::{BbrConfig, Mode as BbrMode};
 pub use cc::CongestionControl;
-pub use config::{RecoveryMode, TcpConfig, TcpConfigError};
+pub use config::{RecoveryMode, RtoBackoffReset, TcpConfig, TcpConfigError, TCP_PARAMS};
 pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};
 pub use segment::{Segment, HEADER_BYTES};
 pub use stats::TcpStats;

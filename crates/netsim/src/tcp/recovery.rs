@@ -4,7 +4,7 @@
 
 use coaplab_cc::time::Instant;
 
-use super::config::RecoveryMode;
+use super::config::{RecoveryMode, RtoBackoffReset};
 use super::connection::{CaState, Connection};
 use super::newreno::Prr;
 use super::rate::RateSample;
@@ -40,6 +40,10 @@ impl Connection {
             retrans_acked = acked.retrans_acked;
             if let Some(r) = acked.rtt {
                 self.rtt.sample(r, self.snd.snd_una(), self.snd.snd_nxt());
+            } else if self.config.rto_backoff_reset == RtoBackoffReset::NewAck {
+                // ns-3's rule: a new ACK recomputes the RTO from the estimator, so a backoff
+                // does not outlive it (Linux keeps it until a valid sample).
+                self.rtt.clear_backoff();
             }
             if let Some(r) = acked.newest_rtt {
                 rs.rtt_us = r.as_micros();

@@ -109,6 +109,16 @@ impl RttEstimator {
         self.rto = (self.rto * 2).min(self.rto_max);
     }
 
+    /// Drops any backoff: RTO = min(srtt + rttvar, rto_max) from the current estimator, without
+    /// a new sample (ns-3's rule, `rto_backoff_reset = "new-ack"`). No effect before the first
+    /// sample.
+    pub fn clear_backoff(&mut self) {
+        if self.has_sample() {
+            let rto = Duration::from_micros((self.srtt_us8 >> 3) + self.rttvar_us);
+            self.rto = rto.min(self.rto_max);
+        }
+    }
+
     /// No valid handshake sample (RFC 6298 §5.7, Linux `tcp_init_metrics`): variance terms and
     /// RTO set to `fallback`.
     pub fn fall_back(&mut self, fallback: Duration) {
@@ -171,6 +181,20 @@ mod tests {
         // srtt 100; mdev ×4: 200 + (0 − 50) = 150 < mdev_max; snd_una 2 > rtt_seq 1 → rttvar
         // decays toward mdev_max 200 (it is 200 already) → 200; RTO 300 ms.
         assert_eq!(e.rto(), Duration::from_millis(300));
+    }
+
+    #[test]
+    fn clear_backoff_recomputes_from_the_estimator_without_a_sample() {
+        let mut e = est();
+        e.clear_backoff();
+        assert_eq!(e.rto(), Duration::from_secs(2), "no sample: unchanged");
+        e.sample(Duration::from_millis(100), 1, 1);
+        e.back_off();
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_millis(1200));
+        e.clear_backoff();
+        assert_eq!(e.rto(), Duration::from_millis(300));
+        assert_eq!(e.srtt(), Some(Duration::from_millis(100)));
     }
 
     #[test]
