@@ -7,13 +7,32 @@ use std::process::ExitCode;
 
 use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::{presets, registry};
+use coaplab_netsim::tcp::{BbrConfig, TCP_PARAMS};
+
+/// The CoAP-over-TCP `cc` names of scenario files, with a summary: their parameters are the
+/// TCP model's ([`TCP_PARAMS`]), set in `[flows.params]`, not `--set`.
+const TCP_CCS: [(&str, &str); 2] = [
+    (
+        "tcp-newreno",
+        "CoAP over TCP (RFC 8323) on the TCP model with Linux reno congestion control (spec §5.3)",
+    ),
+    (
+        "tcp-bbr",
+        "CoAP over TCP (RFC 8323) on the TCP model with Linux BBR v1 (spec §5.3)",
+    ),
+];
+
+/// Where BBR's constants are documented (they are `[flows.params]` of `tcp-bbr` too).
+const BBR_NOTE: &str = "BBR v1 constants (Linux tcp_bbr.c defaults; names and sources in \
+    docs/tcp-model.md and crates/netsim/src/tcp/bbr/config.rs)";
 
 /// Arguments of `coaplab algorithms`.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "\
 Without NAME: every registered algorithm with a one-line summary, then the presets.
 With NAME: every parameter of that algorithm, with its default, accepted range, meaning and
-source. Set parameters with `--set KEY=VALUE` (e.g. in `coaplab trace`).
+source (for tcp-newreno / tcp-bbr: the TCP model's parameters, set in a scenario's
+[flows.params]). Set parameters with `--set KEY=VALUE` (e.g. in `coaplab trace`).
 With --markdown: the reference of every algorithm and preset as Markdown; docs/parameters.md is
 this output (regenerate it with `coaplab algorithms --markdown > docs/parameters.md`).")]
 pub(crate) struct Args {
@@ -59,6 +78,10 @@ fn list() -> String {
     for a in registry::ALGORITHMS {
         let _ = writeln!(out, "  {:width$}  {}", a.name, a.summary);
     }
+    out.push_str("\nCoAP over TCP (scenario files only; parameters in [flows.params]):\n");
+    for (name, summary) in TCP_CCS {
+        let _ = writeln!(out, "  {name:width$}  {summary}");
+    }
     out.push_str("\nPresets (--set preset=NAME, spec §0.5):\n");
     let width = presets::PRESETS
         .iter()
@@ -73,6 +96,22 @@ fn list() -> String {
 
 /// Every parameter of algorithm `name`.
 fn describe(name: &str) -> Result<String, String> {
+    if let Some((name, summary)) = TCP_CCS.iter().find(|(n, _)| *n == name) {
+        let mut out = format!(
+            "{name}: {summary}\n\nTCP model parameters (scenario [flows.params] of a \
+             cc = \"{name}\" flow; the MSS is the network's mtu_bytes - 40):\n"
+        );
+        for spec in TCP_PARAMS {
+            param(&mut out, spec);
+        }
+        if *name == "tcp-bbr" {
+            let _ = writeln!(out, "\n{BBR_NOTE}:");
+            for n in BbrConfig::NAMES {
+                let _ = writeln!(out, "  {n}");
+            }
+        }
+        return Ok(out);
+    }
     let info = registry::lookup(name).map_err(|e| e.to_string())?;
     let mut out = format!(
         "{}: {}\n\nParameters (--set KEY=VALUE):\n",
@@ -127,6 +166,13 @@ fn markdown() -> String {
     for a in registry::ALGORITHMS {
         let _ = writeln!(out, "| `{}` | {} |", a.name, cell(a.summary));
     }
+    for (name, summary) in TCP_CCS {
+        let _ = writeln!(
+            out,
+            "| `{name}` | {} (scenario files only) |",
+            cell(summary)
+        );
+    }
     out.push_str("\n## Presets\n\n");
     out.push_str(
         "A preset sets only the keys an algorithm has; the others are skipped for it.\n\n\
@@ -172,6 +218,30 @@ fn markdown() -> String {
                 cell(p.help),
                 cell(p.source)
             );
+        }
+    }
+    for (name, summary) in TCP_CCS {
+        let _ = write!(
+            out,
+            "\n## {name}\n\n{}. Scenario files only: the TCP model's parameters are keys of the \
+             flow's `[flows.params]` (any value may be a sweep list); the MSS is the network's \
+             `mtu_bytes` − 40.\n\n| key | default | range | help | source |\n|---|---|---|---|---|\n",
+            cell(summary)
+        );
+        for p in TCP_PARAMS {
+            let _ = writeln!(
+                out,
+                "| `{}` | `{}` | {} | {} | {} |",
+                p.key,
+                p.default,
+                cell(&md_range(p.kind)),
+                cell(p.help),
+                cell(p.source)
+            );
+        }
+        if name == "tcp-bbr" {
+            let names: Vec<String> = BbrConfig::NAMES.iter().map(|n| format!("`{n}`")).collect();
+            let _ = writeln!(out, "\nAlso every {BBR_NOTE}: {}.", names.join(", "));
         }
     }
     out
