@@ -38,6 +38,7 @@ pub mod emulated;
 mod network;
 pub mod tag;
 mod tcp;
+mod tcp_flow;
 
 /// Simulates `spec` and returns one record per flow.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {

@@ -37,17 +37,16 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
-use coaplab_endpoint::{Request, Router};
+use coaplab_endpoint::Router;
 use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, TcpConfig, TcpState};
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
-use crate::metrics::FlowMetrics;
-use crate::results::{FlowRecord, RunError, RunResult, TcpFlowRecord};
-use crate::scenario::{RunSpec, Workload};
+use super::tcp_flow::{draw_batch, flow_record, FlowPlan, FlowTimes, SegmentCounts};
+use crate::results::{FlowRecord, RunError, RunResult};
+use crate::scenario::RunSpec;
 
 /// One flow: its connections (one, or one per short-lived client) and what was measured.
 struct Flow {
@@ -56,21 +55,7 @@ struct Flow {
     tcp: TcpConfig,
     /// The run's seed, for the connections' random streams.
     seed: u64,
-    workload: &'static str,
-    /// The request the client repeats (`GET` for the long transfer, a `POST` of
-    /// `payload_bytes` for short exchanges).
-    request: Request,
-    /// Token length of the client's session (spec §5.1: 1 B; §5.2: 2 B).
-    token_len: usize,
-    /// The first session's first token (stream `ids/flow{i}`); later sessions continue the
-    /// sequence.
-    first_token: u64,
-    /// Exchanges to complete (1 for the long transfer).
-    quota: u32,
-    /// Random workload: the batch sizes U{min..=max} drawn from the stream
-    /// `workload/flow{i}`, as the UDP flows' driver draws them.
-    batches: Option<(SeededRandom, u32, u32)>,
-    start: Instant,
+    plan: FlowPlan,
     /// Live connections, oldest first; the last is the current client's. Former clients'
     /// connections stay until both ends have closed.
     conns: Vec<Conn>,
@@ -79,7 +64,7 @@ struct Flow {
     /// Per connection opened: the client's address and the exchanges it completed.
     clients: Vec<(SocketAddr, u32)>,
     /// Counters of the connections already dropped.
-    retired: Counts,
+    retired: SegmentCounts,
     /// Per data segment (connection, upstream, first sequence number): copies sent, and the
     /// first copy that reached the receiver (ground truth for unnecessary retransmissions).
     copies: HashMap<(u32, bool, u64), (u32, Option<u32>)>,
@@ -111,21 +96,13 @@ impl Flow {
             return None;
         }
         if self.opened == 0 {
-            return Some(self.start);
+            return Some(self.plan.start);
         }
         self.conns.iter().filter_map(Conn::next_timer).min()
     }
 
-    /// The size of the next short-lived client's batch (the whole quota for the other
-    /// workloads).
     fn draw_batch(&mut self) -> u32 {
-        match self.batches.as_mut() {
-            Some((rng, min, max)) => {
-                let span = u64::from(*max - *min) + 1;
-                *min + rng.below(span) as u32
-            }
-            None => self.quota,
-        }
+        draw_batch(&mut self.plan.batches, self.plan.quota)
     }
 }
 
@@ -185,45 +162,24 @@ impl Conn {
             && self.server.poll_timeout().is_none()
     }
 
-    fn stats(&self) -> Counts {
-        let mut n = Counts::default();
-        n.add(&self.server);
+    fn stats(&self) -> SegmentCounts {
+        let mut n = SegmentCounts::default();
+        add_stats(&mut n, &self.server);
         if let Some(client) = &self.client {
-            n.add(client);
+            add_stats(&mut n, client);
         }
         n
     }
 }
 
-/// Counters summed over both ends of a flow's connections.
-#[derive(Debug, Clone, Copy, Default)]
-struct Counts {
-    segments_sent: u64,
-    data_segments_sent: u64,
-    retransmitted: u64,
-    syn_retransmissions: u64,
-    rtos: u64,
-}
-
-impl Counts {
-    fn add(&mut self, c: &Connection) {
-        let s = c.stats();
-        self.segments_sent += s.segments_sent;
-        self.data_segments_sent += s.data_segments_sent;
-        self.retransmitted += s.segments_retransmitted;
-        self.syn_retransmissions += s.syn_retransmissions;
-        self.rtos += s.rto_count;
-    }
-
-    fn sum(self, o: Counts) -> Counts {
-        Counts {
-            segments_sent: self.segments_sent + o.segments_sent,
-            data_segments_sent: self.data_segments_sent + o.data_segments_sent,
-            retransmitted: self.retransmitted + o.retransmitted,
-            syn_retransmissions: self.syn_retransmissions + o.syn_retransmissions,
-            rtos: self.rtos + o.rtos,
-        }
-    }
+/// Adds one connection's model counters (both ends are counted by the caller).
+fn add_stats(n: &mut SegmentCounts, c: &Connection) {
+    let s = c.stats();
+    n.segments_sent += s.segments_sent;
+    n.data_segments_sent += s.data_segments_sent;
+    n.retransmitted += s.segments_retransmitted;
+    n.syn_retransmissions += s.syn_retransmissions;
+    n.rtos += s.rto_count;
 }
 
 /// BBR's configuration: Linux's defaults with the flow's `[flows.params]` (checked by the
@@ -262,14 +218,6 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
     for (group, fc) in config.flows.iter().enumerate() {
         for _ in 0..fc.count {
             let i = flows.len() as u32;
-            let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
-            let jitter = fc.start_jitter.as_nanos() as f64;
-            let start =
-                Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
-            let token_len = match fc.workload {
-                Workload::LongTransfer { .. } => 1,
-                _ => 2,
-            };
             let mut flow = Flow {
                 cc: fc.cc.clone(),
                 tcp: TcpConfig {
@@ -284,40 +232,11 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
                 .with_settings(&fc.settings)
                 .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
                 seed: spec.seed,
-                workload: fc.workload.name(),
-                request: match fc.workload {
-                    Workload::LongTransfer { .. } => Request::get(&paths.path_of[group]),
-                    _ => Request::post(
-                        &paths.path_of[group],
-                        vec![0; fc.request_payload_bytes as usize],
-                    ),
-                },
-                token_len,
-                first_token: rng::stream(spec.seed, &format!("ids/flow{i}"))
-                    .below(1 << (8 * token_len)),
-                quota: match fc.workload {
-                    Workload::LongTransfer { .. } => 1,
-                    Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
-                        exchanges
-                    }
-                },
-                batches: match fc.workload {
-                    Workload::Random {
-                        batch_min,
-                        batch_max,
-                        ..
-                    } => Some((
-                        rng::stream(spec.seed, &format!("workload/flow{i}")),
-                        batch_min,
-                        batch_max,
-                    )),
-                    _ => None,
-                },
-                start,
+                plan: FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]),
                 conns: Vec::new(),
                 opened: 0,
                 clients: Vec::new(),
-                retired: Counts::default(),
+                retired: SegmentCounts::default(),
                 copies: HashMap::new(),
                 syn_at: None,
                 established_at: None,
@@ -510,14 +429,16 @@ impl TcpSim {
                         f.established_at = Some(now);
                     }
                     let config = SessionConfig {
-                        token_len: f.token_len,
+                        token_len: f.plan.token_len,
                         // Tokens continue across a random flow's short-lived clients.
-                        first_token: (f.first_token + u64::from(f.requests))
-                            % (1 << (8 * f.token_len)),
+                        first_token: (f.plan.first_token + u64::from(f.requests))
+                            % (1 << (8 * f.plan.token_len)),
                         ..SessionConfig::client()
                     };
                     let mut session = Session::new(config, Router::new()).map_err(|e| setup(&e))?;
-                    session.request(now, &f.request).map_err(|e| setup(&e))?;
+                    session
+                        .request(now, &f.plan.request)
+                        .map_err(|e| setup(&e))?;
                     f.requests += 1;
                     c.batch_left -= 1;
                     f.get_at.get_or_insert(now);
@@ -536,17 +457,19 @@ impl TcpSim {
                                     if let Some(last) = f.clients.last_mut() {
                                         last.1 += 1;
                                     }
-                                    let done = f.rtts.len() as u32 >= f.quota;
+                                    let done = f.rtts.len() as u32 >= f.plan.quota;
                                     if done {
                                         f.done_at = Some(at);
                                     }
-                                    if f.batches.is_some() && (done || c.batch_left == 0) {
+                                    if f.plan.batches.is_some() && (done || c.batch_left == 0) {
                                         // The short-lived client is done (spec §5.2): it
                                         // closes with a FIN; the next one connects at once.
                                         client.close();
                                         next_client = !done;
                                     } else if !done {
-                                        session.request(now, &f.request).map_err(|e| setup(&e))?;
+                                        session
+                                            .request(now, &f.plan.request)
+                                            .map_err(|e| setup(&e))?;
                                         f.requests += 1;
                                         c.batch_left -= 1;
                                         wrote = true;
@@ -685,42 +608,30 @@ fn pump(
 
 /// The record of flow `i`.
 fn record(i: u32, f: &Flow) -> FlowRecord {
-    let done = f.done_at.is_some();
-    let mut metrics = FlowMetrics::default();
-    metrics.first_sent = f.get_at;
-    metrics.finished = f.done_at;
-    metrics.exchanges = f.rtts.len() as u32;
     let mut n = f.retired;
     for c in &f.conns {
         n = n.sum(c.stats());
     }
-    // Spec §7 for TCP: data segments sent and retransmitted by both ends of the flow's
-    // connections (FIN included, SYN and SYN-ACK apart in `syn_retransmissions`).
-    metrics.transmissions = n.data_segments_sent;
-    metrics.retransmissions = n.retransmitted;
-    metrics.bytes_up = f.bytes_up;
-    metrics.bytes_down = f.bytes_down;
-    metrics.rtts.clone_from(&f.rtts);
-    if !f.rtts.is_empty() {
-        // Over a stream every request is sent once: all exchanges needed one transmission.
-        metrics.transmission_counts.push(f.rtts.len() as u32);
-    }
-    let mut r = metrics.record(i, &f.cc, f.workload, done);
+    let times = FlowTimes {
+        syn_at: f.syn_at,
+        established_at: f.established_at,
+        get_at: f.get_at,
+        done_at: f.done_at,
+    };
+    let mut r = flow_record(
+        i,
+        &f.cc,
+        f.plan.workload,
+        times,
+        &f.rtts,
+        n,
+        (f.bytes_up, f.bytes_down),
+    );
     // A copy is unnecessary when an earlier copy of the same segment reached the receiver.
     r.unnecessary_retransmissions = f
         .copies
         .values()
         .map(|&(sent, first)| first.map_or(0, |d| u64::from(sent - d)))
         .sum();
-    r.tcp = Some(TcpFlowRecord {
-        setup_s: match (f.syn_at, f.established_at) {
-            (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
-            _ => None,
-        },
-        segments_sent: n.segments_sent,
-        segments_retransmitted: n.retransmitted,
-        syn_retransmissions: n.syn_retransmissions,
-        rto_count: n.rtos,
-    });
     r
 }

@@ -36,18 +36,17 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::time::Duration as StdDuration;
 
-use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_emu::emulator::tcp_sockets::{self, Ready, TcpInfo};
 use coaplab_emu::emulator::{Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
-use coaplab_endpoint::{Request, Router};
-use coaplab_netsim::{rng, SERVER_ADDR};
+use coaplab_endpoint::Router;
+use coaplab_netsim::SERVER_ADDR;
 
+use super::super::tcp_flow::{draw_batch, flow_record, FlowPlan, FlowTimes, SegmentCounts};
 use super::MAX_WAIT;
-use crate::metrics::FlowMetrics;
-use crate::results::{FlowRecord, NetworkRecord, RunError, RunResult, TcpFlowRecord};
-use crate::scenario::{RunSpec, Workload};
+use crate::results::{FlowRecord, NetworkRecord, RunError, RunResult};
+use crate::scenario::RunSpec;
 
 /// IPv4 + TCP header bytes of a segment without options (timestamps and SACK are off).
 const HEADER_BYTES: u64 = 40;
@@ -190,11 +189,7 @@ struct Conn {
 /// Counters summed over the ends of a flow's connections.
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {
-    segments_sent: u64,
-    data_segments_sent: u64,
-    retransmitted: u64,
-    syn_retransmissions: u64,
-    rtos: u64,
+    segments: SegmentCounts,
     bytes_up: u64,
     bytes_down: u64,
 }
@@ -202,16 +197,16 @@ struct Counts {
 impl Counts {
     fn add(&mut self, end: &End, up: bool) {
         let i = end.info();
-        self.segments_sent += u64::from(i.segs_out);
+        self.segments.segments_sent += u64::from(i.segs_out);
         // `tcpi_data_segs_out` counts segments with payload; the simulator counts the FIN as
         // a data segment too. Our FIN follows the last write, all of it already sent
         // (`TCP_NODELAY`), so it leaves as a segment of its own: one per end that shut down
         // (a retransmitted FIN is in `tcpi_total_retrans`).
-        self.data_segments_sent += u64::from(i.data_segs_out) + u64::from(end.shut);
+        self.segments.data_segments_sent += u64::from(i.data_segs_out) + u64::from(end.shut);
         let syn = end.syn_retrans.min(i.total_retrans);
-        self.syn_retransmissions += u64::from(syn);
-        self.retransmitted += u64::from(i.total_retrans - syn);
-        self.rtos += u64::from(i.total_rto.unwrap_or(0));
+        self.segments.syn_retransmissions += u64::from(syn);
+        self.segments.retransmitted += u64::from(i.total_retrans - syn);
+        self.segments.rtos += u64::from(i.total_rto.unwrap_or(0));
         let bytes = i.bytes_sent + HEADER_BYTES * u64::from(i.segs_out);
         if up {
             self.bytes_up += bytes;
@@ -231,13 +226,7 @@ impl Counts {
 struct Flow {
     cc: String,
     kernel_cc: &'static str,
-    workload: &'static str,
-    request: Request,
-    token_len: usize,
-    first_token: u64,
-    quota: u32,
-    batches: Option<(SeededRandom, u32, u32)>,
-    start: Instant,
+    plan: FlowPlan,
     conns: Vec<Conn>,
     opened: u32,
     retired: Counts,
@@ -257,13 +246,7 @@ impl Flow {
     }
 
     fn draw_batch(&mut self) -> u32 {
-        match self.batches.as_mut() {
-            Some((rng, min, max)) => {
-                let span = u64::from(*max - *min) + 1;
-                *min + rng.below(span) as u32
-            }
-            None => self.quota,
-        }
+        draw_batch(&mut self.plan.batches, self.plan.quota)
     }
 }
 
@@ -313,47 +296,10 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     for (group, fc) in config.flows.iter().enumerate() {
         for _ in 0..fc.count {
             let i = flows.len() as u32;
-            let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
-            let jitter = fc.start_jitter.as_nanos() as f64;
-            let start =
-                Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
-            let token_len = match fc.workload {
-                Workload::LongTransfer { .. } => 1,
-                _ => 2,
-            };
             flows.push(Flow {
                 cc: fc.cc.clone(),
                 kernel_cc: cc_of_flow[group],
-                workload: fc.workload.name(),
-                request: match fc.workload {
-                    Workload::LongTransfer { .. } => Request::get(&paths.path_of[group]),
-                    _ => Request::post(
-                        &paths.path_of[group],
-                        vec![0; fc.request_payload_bytes as usize],
-                    ),
-                },
-                token_len,
-                first_token: rng::stream(spec.seed, &format!("ids/flow{i}"))
-                    .below(1 << (8 * token_len)),
-                quota: match fc.workload {
-                    Workload::LongTransfer { .. } => 1,
-                    Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
-                        exchanges
-                    }
-                },
-                batches: match fc.workload {
-                    Workload::Random {
-                        batch_min,
-                        batch_max,
-                        ..
-                    } => Some((
-                        rng::stream(spec.seed, &format!("workload/flow{i}")),
-                        batch_min,
-                        batch_max,
-                    )),
-                    _ => None,
-                },
-                start,
+                plan: FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]),
                 conns: Vec::new(),
                 opened: 0,
                 retired: Counts::default(),
@@ -420,7 +366,7 @@ impl Run {
                 return Ok(());
             }
             for i in 0..self.flows.len() {
-                if self.flows[i].opened == 0 && self.flows[i].start <= self.now {
+                if self.flows[i].opened == 0 && self.flows[i].plan.start <= self.now {
                     let at = self.clock();
                     self.open(i)?;
                     self.flows[i].syn_at = Some(at);
@@ -430,7 +376,7 @@ impl Run {
                 .flows
                 .iter()
                 .filter(|f| f.opened == 0)
-                .map(|f| f.start)
+                .map(|f| f.plan.start)
                 .min();
             let until = next_start.map_or(end, |s| s.min(end));
             let wait = StdDuration::from_nanos((until - self.now).as_nanos().max(0) as u64);
@@ -584,12 +530,13 @@ impl Run {
                     f.established_at = Some(now);
                 }
                 let config = SessionConfig {
-                    token_len: f.token_len,
-                    first_token: (f.first_token + u64::from(f.requests)) % (1 << (8 * f.token_len)),
+                    token_len: f.plan.token_len,
+                    first_token: (f.plan.first_token + u64::from(f.requests))
+                        % (1 << (8 * f.plan.token_len)),
                     ..SessionConfig::client()
                 };
                 let mut session = Session::new(config, Router::new()).map_err(|e| err(&e))?;
-                session.request(now, &f.request).map_err(|e| err(&e))?;
+                session.request(now, &f.plan.request).map_err(|e| err(&e))?;
                 f.requests += 1;
                 c.batch_left -= 1;
                 f.get_at.get_or_insert(now);
@@ -601,17 +548,17 @@ impl Run {
                     match event {
                         SessionEvent::RequestCompleted { at, started, .. } => {
                             f.rtts.push(at - started);
-                            let done = f.rtts.len() as u32 >= f.quota;
+                            let done = f.rtts.len() as u32 >= f.plan.quota;
                             if done {
                                 f.done_at = Some(at);
                             }
-                            if f.batches.is_some() && (done || c.batch_left == 0) {
+                            if f.plan.batches.is_some() && (done || c.batch_left == 0) {
                                 // The short-lived client is done (spec §5.2): FIN; the next
                                 // one connects at once.
                                 c.closing = true;
                                 next_client = !done && j == current;
                             } else if !done {
-                                session.request(now, &f.request).map_err(|e| err(&e))?;
+                                session.request(now, &f.plan.request).map_err(|e| err(&e))?;
                                 f.requests += 1;
                                 c.batch_left -= 1;
                             }
@@ -690,36 +637,27 @@ impl Run {
 
 /// The record of flow `i`: the simulator's columns, the counters from `TCP_INFO`.
 fn record(i: u32, f: &Flow) -> FlowRecord {
-    let done = f.done_at.is_some();
     let mut n = f.retired;
     for c in &f.conns {
         n.add_conn(c);
     }
-    let mut metrics = FlowMetrics::default();
-    metrics.first_sent = f.get_at;
-    metrics.finished = f.done_at;
-    metrics.exchanges = f.rtts.len() as u32;
-    metrics.transmissions = n.data_segments_sent;
-    metrics.retransmissions = n.retransmitted;
-    metrics.bytes_up = n.bytes_up;
-    metrics.bytes_down = n.bytes_down;
-    metrics.rtts.clone_from(&f.rtts);
-    if !f.rtts.is_empty() {
-        metrics.transmission_counts.push(f.rtts.len() as u32);
-    }
-    let mut r = metrics.record(i, &f.cc, f.workload, done);
-    r.unnecessary_retransmissions = 0;
-    r.tcp = Some(TcpFlowRecord {
-        setup_s: match (f.syn_at, f.established_at) {
-            (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
-            _ => None,
-        },
-        segments_sent: n.segments_sent,
-        segments_retransmitted: n.retransmitted,
-        syn_retransmissions: n.syn_retransmissions,
-        rto_count: n.rtos,
-    });
-    r
+    let times = FlowTimes {
+        syn_at: f.syn_at,
+        established_at: f.established_at,
+        get_at: f.get_at,
+        done_at: f.done_at,
+    };
+    // Which copy of a segment reached the kernel's receiver is not observable here:
+    // unnecessary_retransmissions stays 0.
+    flow_record(
+        i,
+        &f.cc,
+        f.plan.workload,
+        times,
+        &f.rtts,
+        n.segments,
+        (n.bytes_up, n.bytes_down),
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,160 @@
+//! What the simulated (`tcp.rs`) and the emulated (`emulated/tcp.rs`) CoAP-over-TCP runners share
+//! about a flow: its plan, drawn from the same named streams in both modes so that a simulated
+//! and an emulated run of one scenario are paired, and the flow record its measurements make.
+
+use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_endpoint::Request;
+use coaplab_netsim::rng;
+
+use crate::metrics::FlowMetrics;
+use crate::results::{FlowRecord, TcpFlowRecord};
+use crate::scenario::{FlowConfig, Workload};
+
+/// What flow `i` will do, fixed before the run starts.
+pub(super) struct FlowPlan {
+    /// The flow's first connect (stream `start/flow{i}`, U[0, start_jitter]).
+    pub(super) start: Instant,
+    pub(super) workload: &'static str,
+    /// The request the client repeats (`GET` for the long transfer, a `POST` of
+    /// `request_payload_bytes` for short exchanges).
+    pub(super) request: Request,
+    /// Token length of the client's session (spec §5.1: 1 B; §5.2: 2 B).
+    pub(super) token_len: usize,
+    /// The first session's first token (stream `ids/flow{i}`); later sessions continue the
+    /// sequence.
+    pub(super) first_token: u64,
+    /// Exchanges to complete (1 for the long transfer).
+    pub(super) quota: u32,
+    /// Random workload: the batch sizes U{min..=max} drawn from the stream
+    /// `workload/flow{i}`, as the UDP flows' driver draws them.
+    pub(super) batches: Option<(SeededRandom, u32, u32)>,
+}
+
+impl FlowPlan {
+    /// The plan of flow `i` (of group `fc`, whose resource is `path`) in the run seeded `seed`.
+    pub(super) fn new(seed: u64, fc: &FlowConfig, i: u32, path: &str) -> FlowPlan {
+        let mut start_rng = rng::stream(seed, &format!("start/flow{i}"));
+        let jitter_ns = fc.start_jitter.as_nanos() as f64;
+        let start =
+            Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter_ns) as i64);
+        let token_len = match fc.workload {
+            Workload::LongTransfer { .. } => 1,
+            _ => 2,
+        };
+        FlowPlan {
+            start,
+            workload: fc.workload.name(),
+            request: match fc.workload {
+                Workload::LongTransfer { .. } => Request::get(path),
+                _ => Request::post(path, vec![0; fc.request_payload_bytes as usize]),
+            },
+            token_len,
+            first_token: rng::stream(seed, &format!("ids/flow{i}")).below(1 << (8 * token_len)),
+            quota: match fc.workload {
+                Workload::LongTransfer { .. } => 1,
+                Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
+                    exchanges
+                }
+            },
+            batches: match fc.workload {
+                Workload::Random {
+                    batch_min,
+                    batch_max,
+                    ..
+                } => Some((
+                    rng::stream(seed, &format!("workload/flow{i}")),
+                    batch_min,
+                    batch_max,
+                )),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The size of the next short-lived client's batch (the whole `quota` for the other
+/// workloads).
+pub(super) fn draw_batch(batches: &mut Option<(SeededRandom, u32, u32)>, quota: u32) -> u32 {
+    match batches.as_mut() {
+        Some((rng, min, max)) => {
+            let span = u64::from(*max - *min) + 1;
+            *min + rng.below(span) as u32
+        }
+        None => quota,
+    }
+}
+
+/// Segment counters over a flow's connections, both ends (spec §7 for TCP).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SegmentCounts {
+    pub(super) segments_sent: u64,
+    /// Segments carrying data, the FIN included.
+    pub(super) data_segments_sent: u64,
+    pub(super) retransmitted: u64,
+    pub(super) syn_retransmissions: u64,
+    pub(super) rtos: u64,
+}
+
+impl SegmentCounts {
+    /// Both counts added field by field.
+    pub(super) fn sum(self, o: SegmentCounts) -> SegmentCounts {
+        SegmentCounts {
+            segments_sent: self.segments_sent + o.segments_sent,
+            data_segments_sent: self.data_segments_sent + o.data_segments_sent,
+            retransmitted: self.retransmitted + o.retransmitted,
+            syn_retransmissions: self.syn_retransmissions + o.syn_retransmissions,
+            rtos: self.rtos + o.rtos,
+        }
+    }
+}
+
+/// The instants spec §7 measures a TCP flow by.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FlowTimes {
+    /// First SYN sent.
+    pub(super) syn_at: Option<Instant>,
+    /// SYN-ACK received (client established).
+    pub(super) established_at: Option<Instant>,
+    /// The first request was written.
+    pub(super) get_at: Option<Instant>,
+    /// The last response's last byte arrived.
+    pub(super) done_at: Option<Instant>,
+}
+
+/// The flows.csv row of TCP flow `i`: `transmissions`/`retransmissions` are its data segments
+/// (spec §7), every request over the stream counts as sent once, and `setup_s` runs from the
+/// first SYN to the SYN-ACK. `unnecessary_retransmissions` is left 0 for the caller.
+pub(super) fn flow_record(
+    i: u32,
+    cc: &str,
+    workload: &'static str,
+    times: FlowTimes,
+    rtts: &[Duration],
+    n: SegmentCounts,
+    bytes_up_down: (u64, u64),
+) -> FlowRecord {
+    let mut metrics = FlowMetrics::default();
+    metrics.first_sent = times.get_at;
+    metrics.finished = times.done_at;
+    metrics.exchanges = rtts.len() as u32;
+    metrics.transmissions = n.data_segments_sent;
+    metrics.retransmissions = n.retransmitted;
+    (metrics.bytes_up, metrics.bytes_down) = bytes_up_down;
+    metrics.rtts = rtts.to_vec();
+    if !rtts.is_empty() {
+        metrics.transmission_counts.push(rtts.len() as u32);
+    }
+    let mut r = metrics.record(i, cc, workload, times.done_at.is_some());
+    r.tcp = Some(TcpFlowRecord {
+        setup_s: match (times.syn_at, times.established_at) {
+            (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
+            _ => None,
+        },
+        segments_sent: n.segments_sent,
+        segments_retransmitted: n.retransmitted,
+        syn_retransmissions: n.syn_retransmissions,
+        rto_count: n.rtos,
+    });
+    r
+}
