@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
-use support::{coaplab, noise, pattern, run_bounded, OurServer};
+use support::{bench_500ms, coaplab, noise, pattern, run_bounded, OurServer};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -80,20 +80,7 @@ fn get_put_post_delete_over_tcp_against_our_server() {
 #[test]
 fn bench_over_tcp_counts_completed_requests() {
     let server = OurServer::start(&["--tcp"]);
-    let o = run_bounded(
-        coaplab().args([
-            "bench",
-            &server.tcp_uri("data/10"),
-            "--clients",
-            "4",
-            "--duration",
-            "500ms",
-        ]),
-        None,
-        LIMIT,
-    );
-    assert_eq!(o.status.code(), Some(0));
-    let out = String::from_utf8(o.stdout).unwrap();
+    let out = bench_500ms(&server.tcp_uri("data/10"), 4, LIMIT);
     let n: u64 = out
         .split_whitespace()
         .find_map(|w| w.strip_prefix("requests="))

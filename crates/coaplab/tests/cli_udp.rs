@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{coaplab, noise, pattern, run_bounded, OurServer};
+use support::{bench_500ms, coaplab, noise, pattern, run_bounded, OurServer};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -115,20 +115,7 @@ fn exit_codes_tell_outcomes_apart() {
 #[test]
 fn bench_reports_completed_requests_and_no_losses_on_loopback() {
     let server = OurServer::start(&[]);
-    let o = run_bounded(
-        coaplab().args([
-            "bench",
-            &server.uri("data/10"),
-            "--clients",
-            "3",
-            "--duration",
-            "500ms",
-        ]),
-        None,
-        LIMIT,
-    );
-    assert_eq!(o.status.code(), Some(0));
-    let out = String::from_utf8(o.stdout).unwrap();
+    let out = bench_500ms(&server.uri("data/10"), 3, LIMIT);
     let first: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
     assert!(
         first[0].starts_with("requests=") && first[0] != "requests=0",

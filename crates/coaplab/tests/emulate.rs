@@ -8,10 +8,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{coaplab, noise, pattern, peer, run_bounded, Guard};
+use support::{assert_ok as ok, coaplab, noise, pattern, peer, run_bounded, Guard};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
@@ -77,13 +77,58 @@ fn assert_all_removed(stderr: &str, pid_files: &[&Path]) {
     }
 }
 
-fn ok(o: &Output, what: &str) {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{what}: {}",
-        String::from_utf8_lossy(&o.stderr)
+/// No namespace or TUN device of the `coaplab` process `pid` is left.
+fn assert_pid_removed(pid: &str) {
+    assert!(
+        !text(&["ip", "netns", "list"]).contains(&format!("cl-{pid}-")),
+        "namespaces left"
     );
+    assert!(!text(&["ip", "-o", "link"]).contains(&format!("cl{pid}x")));
+}
+
+/// Starts `cmd` with stdin and stdout discarded and stderr piped; killed on drop.
+fn spawn_piped(cmd: &mut Command) -> Guard {
+    Guard(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Polls every 20 ms until `ready`, failing with `what` after 30 s.
+fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends SIGINT to process `pid`.
+fn interrupt(pid: &str) {
+    assert!(Command::new("kill")
+        .args(["-INT", pid])
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// Waits (at most `limit`, else fails with `what`) for the child to end: its status and
+/// its stderr.
+fn wait_end(guard: &mut Guard, limit: Duration, what: &str) -> (ExitStatus, String) {
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = guard.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status, stderr)
 }
 
 #[test]
@@ -204,79 +249,132 @@ fn everything_is_removed_after_sigint() {
     }
     let dir = scratch("sigint");
     let (spid, cpid) = (dir.join("server.pid"), dir.join("client.pid"));
-    let child = coaplab()
-        .args([
-            "emulate",
-            "--preset",
-            "zigbee",
-            "--server",
-            &format!("echo $$ > {}; exec {} server", spid.display(), bin()),
-            "--",
-            "sh",
-            "-c",
-            &format!("echo $$ > {}; exec sleep 60", cpid.display()),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut guard = Guard(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !cpid.exists() || std::fs::read_to_string(&cpid).unwrap().trim().is_empty() {
-        assert!(Instant::now() < deadline, "the client never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = guard.0.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = guard.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "coaplab emulate ignored SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    let mut guard = spawn_piped(coaplab().args([
+        "emulate",
+        "--preset",
+        "zigbee",
+        "--server",
+        &format!("echo $$ > {}; exec {} server", spid.display(), bin()),
+        "--",
+        "sh",
+        "-c",
+        &format!("echo $$ > {}; exec sleep 60", cpid.display()),
+    ]));
+    wait_until("the client never started", || {
+        cpid.exists() && !std::fs::read_to_string(&cpid).unwrap().trim().is_empty()
+    });
+    interrupt(&guard.0.id().to_string());
+    let (status, stderr) = wait_end(
+        &mut guard,
+        Duration::from_secs(30),
+        "coaplab emulate ignored SIGINT",
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_all_removed(&stderr, &[&spid, &cpid]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Writes `text` as `dir/file` and returns its path.
+fn write_scenario(dir: &Path, file: &str, text: &str) -> PathBuf {
+    let path = dir.join(file);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// A scenario small enough to run in real time: `count` zigbee clients, `n` exchanges each.
 fn tiny_scenario(dir: &Path, count: u32, n: u32) -> PathBuf {
-    let path = dir.join("tiny.toml");
-    std::fs::write(
-        &path,
-        format!(
+    write_scenario(
+        dir,
+        "tiny.toml",
+        &format!(
             "name = \"tiny\"\nseed = 3\nreplications = 1\n[network]\npreset = \"zigbee\"\n\
              [[flows]]\ncount = {count}\ncc = \"cocoa\"\nworkload = \"continuous\"\n\
              exchanges = {n}\n"
         ),
     )
-    .unwrap();
-    path
+}
+
+/// The fields `names` of every row of `flows.csv` in `dir`.
+fn flows_columns(dir: &Path, names: &[&str]) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cols: Vec<usize> = names
+        .iter()
+        .map(|name| header.iter().position(|h| h == name).unwrap())
+        .collect();
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            cols.iter().map(|&c| f[c].to_owned()).collect()
+        })
+        .collect()
 }
 
 /// `(fct_s, completed)` of every row of `flows.csv` in `dir`.
 fn flows(dir: &Path) -> Vec<(f64, bool)> {
-    let text = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (fct, done) = (col("fct_s"), col("completed"));
-    lines
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[fct].parse().unwrap_or(f64::NAN), f[done] == "true")
-        })
+    flows_columns(dir, &["fct_s", "completed"])
+        .into_iter()
+        .map(|f| (f[0].parse().unwrap_or(f64::NAN), f[1] == "true"))
         .collect()
+}
+
+/// Runs `coaplab run SCENARIO ARGS… --out OUT` to completion and checks that it exited 0.
+fn run_scenario(scenario: &Path, args: &[&str], out: &Path, what: &str) {
+    let o = run_bounded(
+        coaplab()
+            .args(["run", scenario.to_str().unwrap()])
+            .args(args)
+            .arg("--out")
+            .arg(out),
+        None,
+        LIMIT,
+    );
+    ok(&o, what);
+}
+
+/// Every result file is written in `out`.
+fn assert_result_files(out: &Path) {
+    for file in ["flows.csv", "summary.csv", "runs.csv", "manifest.json"] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+}
+
+/// Starts `coaplab run SCENARIO --mode emulated --out OUT`.
+fn spawn_emulated_run(scenario: &Path, out: &Path) -> Guard {
+    spawn_piped(
+        coaplab()
+            .args([
+                "run",
+                scenario.to_str().unwrap(),
+                "--mode",
+                "emulated",
+                "--out",
+            ])
+            .arg(out),
+    )
+}
+
+/// Starts an emulated run of `scenario`, waits until its namespaces exist and `settle`
+/// more, sends SIGINT and checks that the run ends as interrupted with nothing left.
+fn interrupt_emulated_run(scenario: &Path, out: &Path, settle: Duration) {
+    let mut guard = spawn_emulated_run(scenario, out);
+    let pid = guard.0.id().to_string();
+    let prefix = format!("cl-{pid}-");
+    wait_until("the emulated run never started", || {
+        text(&["ip", "netns", "list"]).contains(&prefix)
+    });
+    std::thread::sleep(settle);
+    interrupt(&pid);
+    let (status, stderr) = wait_end(
+        &mut guard,
+        Duration::from_secs(30),
+        "coaplab run ignored SIGINT",
+    );
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_pid_removed(&pid);
 }
 
 #[test]
@@ -288,18 +386,9 @@ fn run_mode_emulated_writes_the_same_result_files() {
     let scenario = tiny_scenario(&dir, 2, 5);
     let (emu_out, sim_out) = (dir.join("emulated"), dir.join("simulated"));
     for (out, mode) in [(&emu_out, "emulated"), (&sim_out, "simulated")] {
-        let o = run_bounded(
-            coaplab()
-                .args(["run", scenario.to_str().unwrap(), "--mode", mode, "--out"])
-                .arg(out),
-            None,
-            LIMIT,
-        );
-        ok(&o, mode);
+        run_scenario(&scenario, &["--mode", mode], out, mode);
     }
-    for file in ["flows.csv", "summary.csv", "runs.csv", "manifest.json"] {
-        assert!(emu_out.join(file).is_file(), "{file} missing");
-    }
+    assert_result_files(&emu_out);
     let (emulated, simulated) = (flows(&emu_out), flows(&sim_out));
     assert_eq!(emulated.len(), 2);
     for ((e, e_done), (s, _)) in emulated.iter().zip(&simulated) {
@@ -320,68 +409,19 @@ fn run_mode_emulated_cleans_up_after_sigint() {
     }
     let dir = scratch("run-sigint");
     let scenario = tiny_scenario(&dir, 2, 10_000); // far longer than the test waits
-    let child = coaplab()
-        .args([
-            "run",
-            scenario.to_str().unwrap(),
-            "--mode",
-            "emulated",
-            "--out",
-        ])
-        .arg(dir.join("out"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut guard = Guard(child);
-    let pid = guard.0.id().to_string();
-    let prefix = format!("cl-{pid}-");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !text(&["ip", "netns", "list"]).contains(&prefix) {
-        assert!(Instant::now() < deadline, "the emulated run never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = guard.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "coaplab run ignored SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(!status.success(), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
-    assert!(
-        !text(&["ip", "netns", "list"]).contains(&prefix),
-        "namespaces left"
-    );
-    assert!(!text(&["ip", "-o", "link"]).contains(&format!("cl{pid}x")));
+    interrupt_emulated_run(&scenario, &dir.join("out"), Duration::from_millis(500));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `fct_s` of every row of `flows.csv` in `dir` for TCP flows, with `transmissions`.
 fn tcp_flows(dir: &Path) -> Vec<(f64, u64, String)> {
-    let text = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (fct, tx, setup) = (col("fct_s"), col("transmissions"), col("setup_s"));
-    lines
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
+    flows_columns(dir, &["fct_s", "transmissions", "setup_s"])
+        .into_iter()
+        .map(|f| {
             (
-                f[fct].parse().unwrap_or(f64::NAN),
-                f[tx].parse().unwrap(),
-                f[setup].to_owned(),
+                f[0].parse().unwrap_or(f64::NAN),
+                f[1].parse().unwrap(),
+                f[2].clone(),
             )
         })
         .collect()
@@ -405,59 +445,22 @@ fn run_mode_emulated_tcp_long_transfer_is_close_to_the_simulated_one() {
         return;
     }
     let dir = scratch("run-tcp");
-    let scenario = dir.join("tcp.toml");
-    std::fs::write(
-        &scenario,
+    let scenario = write_scenario(
+        &dir,
+        "tcp.toml",
         "name = \"tcp\"\nseed = 5\nreplications = 1\n[network]\npreset = \"nbiot\"\n\
          buffer_bytes = 14100\n[[flows]]\ncount = 1\ncc = \"tcp-newreno\"\n\
          workload = \"long-transfer\"\nobject_bytes = 4096\n",
-    )
-    .unwrap();
+    );
     let (emu_out, sim_out) = (dir.join("emulated"), dir.join("simulated"));
-    let child = coaplab()
-        .args([
-            "run",
-            scenario.to_str().unwrap(),
-            "--mode",
-            "emulated",
-            "--out",
-        ])
-        .arg(&emu_out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut guard = Guard(child);
+    let mut guard = spawn_emulated_run(&scenario, &emu_out);
     let pid = guard.0.id().to_string();
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(s) = guard.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "coaplab run did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = wait_end(&mut guard, LIMIT, "coaplab run did not finish");
     assert!(status.success(), "{stderr}");
     // Cleanup: no namespace or TUN device of that process is left.
-    assert!(
-        !text(&["ip", "netns", "list"]).contains(&format!("cl-{pid}-")),
-        "namespaces left"
-    );
-    assert!(!text(&["ip", "-o", "link"]).contains(&format!("cl{pid}x")));
-    let o = run_bounded(
-        coaplab()
-            .args(["run", scenario.to_str().unwrap(), "--out"])
-            .arg(&sim_out),
-        None,
-        LIMIT,
-    );
-    ok(&o, "simulated");
-    for file in ["flows.csv", "summary.csv", "runs.csv", "manifest.json"] {
-        assert!(emu_out.join(file).is_file(), "{file} missing");
-    }
+    assert_pid_removed(&pid);
+    run_scenario(&scenario, &[], &sim_out, "simulated");
+    assert_result_files(&emu_out);
     let (e, s) = (tcp_flows(&emu_out), tcp_flows(&sim_out));
     assert_eq!((e.len(), s.len()), (1, 1));
     let ((ef, etx, esetup), (sf, stx, _)) = (&e[0], &s[0]);
@@ -481,60 +484,15 @@ fn run_mode_emulated_tcp_cleans_up_after_sigint() {
         return;
     }
     let dir = scratch("run-tcp-sigint");
-    let scenario = dir.join("tcp.toml");
     // Far longer than the test waits: 102,400 B each over nbiot (≈ 60 s for two).
-    std::fs::write(
-        &scenario,
+    let scenario = write_scenario(
+        &dir,
+        "tcp.toml",
         "name = \"tcp\"\nseed = 5\nreplications = 1\n[network]\npreset = \"nbiot\"\n\
          [[flows]]\ncount = 2\ncc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
          object_bytes = 102400\n",
-    )
-    .unwrap();
-    let child = coaplab()
-        .args([
-            "run",
-            scenario.to_str().unwrap(),
-            "--mode",
-            "emulated",
-            "--out",
-        ])
-        .arg(dir.join("out"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut guard = Guard(child);
-    let pid = guard.0.id().to_string();
-    let prefix = format!("cl-{pid}-");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !text(&["ip", "netns", "list"]).contains(&prefix) {
-        assert!(Instant::now() < deadline, "the emulated run never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Past the handshakes (0.65 s after the start jitter of up to 1 s): data is flowing.
-    std::thread::sleep(Duration::from_millis(2500));
-    assert!(Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = guard.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "coaplab run ignored SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(!status.success(), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
-    assert!(
-        !text(&["ip", "netns", "list"]).contains(&prefix),
-        "namespaces left"
     );
-    assert!(!text(&["ip", "-o", "link"]).contains(&format!("cl{pid}x")));
+    // Past the handshakes (0.65 s after the start jitter of up to 1 s): data is flowing.
+    interrupt_emulated_run(&scenario, &dir.join("out"), Duration::from_millis(2500));
     let _ = std::fs::remove_dir_all(&dir);
 }

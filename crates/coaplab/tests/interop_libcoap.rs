@@ -7,7 +7,9 @@ mod support;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{assert_ok, coaplab, libcoap_server, noise, pattern, peer, run_bounded, OurServer};
+use support::{
+    assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, run_bounded, OurServer,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const ALGORITHMS: [&str; 3] = ["default", "cocoa", "fasor"];
@@ -153,19 +155,8 @@ fn libcoap_client_against_our_server() {
     for cc in ALGORITHMS {
         let server = OurServer::start(&["--cc", cc]);
         let out = dir.join("out.bin");
-        let fetch = |args: &[&str]| {
-            let _ = std::fs::remove_file(&out);
-            let o = run_bounded(
-                Command::new(&client)
-                    .args(["-B", "20", "-o"])
-                    .arg(&out)
-                    .args(args),
-                None,
-                LIMIT,
-            );
-            assert_ok(&o, &format!("{cc} coap-client {args:?}"));
-            std::fs::read(&out).unwrap_or_default()
-        };
+        let who = format!("{cc} coap-client");
+        let fetch = |args: &[&str]| libcoap_fetch(&client, &out, args, &who, LIMIT);
         assert_eq!(fetch(&[&server.uri("data/10")]), pattern(10));
         assert_eq!(fetch(&[&server.uri("data/102400")]), pattern(102_400));
         let body = noise(102_400, 5);

@@ -6,10 +6,11 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
-use support::{assert_ok, coaplab, libcoap_server, noise, pattern, peer, run_bounded, OurServer};
+use support::{
+    assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, run_bounded, OurServer,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -65,19 +66,7 @@ fn libcoap_tcp_client_against_our_server() {
     std::fs::create_dir_all(&dir).unwrap();
     let server = OurServer::start(&["--tcp"]);
     let out = dir.join("out.bin");
-    let fetch = |args: &[&str]| {
-        let _ = std::fs::remove_file(&out);
-        let o = run_bounded(
-            Command::new(&client)
-                .args(["-B", "20", "-o"])
-                .arg(&out)
-                .args(args),
-            None,
-            LIMIT,
-        );
-        assert_ok(&o, &format!("coap-client {args:?}"));
-        std::fs::read(&out).unwrap_or_default()
-    };
+    let fetch = |args: &[&str]| libcoap_fetch(&client, &out, args, "coap-client", LIMIT);
     assert_eq!(fetch(&[&server.tcp_uri("data/10")]), pattern(10));
     assert!(fetch(&[&server.tcp_uri("data/102400")]) == pattern(102_400));
     let body = noise(102_400, 6);

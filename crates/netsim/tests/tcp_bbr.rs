@@ -13,29 +13,34 @@ fn bbr() -> TcpConfig {
     }
 }
 
-fn run(buffer: u64, seed: u64) -> (Pair, Duration) {
+/// A BBR pair over the nbiot links (`buffer` bytes, 15 ms rest of path), the server's
+/// randomness seeded with `seed`.
+fn pair(buffer: u64, seed: u64) -> Pair {
+    pair_with(bbr(), buffer, seed)
+}
+
+/// [`pair`] with the TCP configuration `cfg`.
+fn pair_with(cfg: TcpConfig, buffer: u64, seed: u64) -> Pair {
     let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
     net.set_buffer_bytes(buffer);
     let rest = Duration::from_millis(15);
     let up = tcp_util::Path::link(&net.up, rest);
     let down = tcp_util::Path::link(&net.down, rest);
-    let mut p = Pair::new(bbr(), up, down);
+    let mut p = Pair::new(cfg, up, down);
     p.server
         .set_random(coaplab_netsim::rng::stream(seed, "bbr"));
+    p
+}
+
+fn run(buffer: u64, seed: u64) -> (Pair, Duration) {
+    let mut p = pair(buffer, seed);
     let (get_at, done_at) = transfer(&mut p, 102_408);
     (p, done_at - get_at)
 }
 
 /// One line per change of BBR's (mode, cycle index): "t_us mode round cycle_idx cwnd".
 fn transitions(buffer: u64, seed: u64) -> (Vec<String>, Duration) {
-    let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
-    net.set_buffer_bytes(buffer);
-    let rest = Duration::from_millis(15);
-    let up = tcp_util::Path::link(&net.up, rest);
-    let down = tcp_util::Path::link(&net.down, rest);
-    let mut p = Pair::new(bbr(), up, down);
-    p.server
-        .set_random(coaplab_netsim::rng::stream(seed, "bbr"));
+    let mut p = pair(buffer, seed);
     let mut out = Vec::new();
     let mut last = None;
     let (get_at, done_at) = tcp_util::transfer_observed(&mut p, 102_408, |p| {
@@ -180,17 +185,10 @@ fn sensitivity_2500() {
     for (name, f) in &variants {
         let mut fcts = Vec::new();
         for seed in 0..20 {
-            let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
             let buffer = std::env::var("BUF").map_or(2500, |b| b.parse().expect("BUF"));
-            net.set_buffer_bytes(buffer);
-            let rest = Duration::from_millis(15);
-            let up = tcp_util::Path::link(&net.up, rest);
-            let down = tcp_util::Path::link(&net.down, rest);
             let mut cfg = bbr();
             f(&mut cfg);
-            let mut p = Pair::new(cfg, up, down);
-            p.server
-                .set_random(coaplab_netsim::rng::stream(seed, "bbr"));
+            let mut p = pair_with(cfg, buffer, seed);
             let (g, d) = transfer(&mut p, 102_408);
             fcts.push(((d - g).as_secs_f64() * 1000.0).round() / 1000.0);
         }
@@ -207,14 +205,7 @@ fn sensitivity_2500() {
 #[ignore]
 fn print_trace_2500() {
     let seed = std::env::var("TRACE_SEED").map_or(0, |s| s.parse().expect("TRACE_SEED"));
-    let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
-    net.set_buffer_bytes(2_500);
-    let rest = Duration::from_millis(15);
-    let up = tcp_util::Path::link(&net.up, rest);
-    let down = tcp_util::Path::link(&net.down, rest);
-    let mut p = Pair::new(bbr(), up, down);
-    p.server
-        .set_random(coaplab_netsim::rng::stream(seed, "bbr"));
+    let mut p = pair(2_500, seed);
     let mut last = String::new();
     let mut lines = Vec::new();
     let mut logged = 0;

@@ -61,6 +61,17 @@ struct Tally {
     retransmissions: u64,
 }
 
+/// A TCP client's tallies (TCP retransmissions are not counted: none).
+impl From<tcp::BenchTally> for Tally {
+    fn from(t: tcp::BenchTally) -> Tally {
+        Tally {
+            latencies_ns: t.latencies_ns,
+            failed: t.failed,
+            retransmissions: 0,
+        }
+    }
+}
+
 pub(crate) fn run(args: Args) -> ExitCode {
     let rt = match net::runtime(args.threads) {
         Ok(rt) => rt,
@@ -118,17 +129,7 @@ async fn bench(args: &Args) -> u8 {
         .into_iter()
         .map(|d| tokio::spawn(client(d, target.addr, request.clone(), end)))
         .collect();
-    let mut all = Tally::default();
-    for t in tasks {
-        if let Ok(t) = t.await {
-            all.latencies_ns.extend(t.latencies_ns);
-            all.failed += t.failed;
-            all.retransmissions += t.retransmissions;
-        }
-    }
-    let elapsed = start.elapsed().as_secs_f64();
-    print!("{}", report(&mut all, elapsed));
-    net::EXIT_OK
+    finish(tasks, start).await
 }
 
 /// Over TCP: each client on its own connection (connected when the run starts, inside the
@@ -149,11 +150,22 @@ async fn bench_tcp(args: &Args, addr: std::net::SocketAddr, request: Request) ->
             ))
         })
         .collect();
+    finish(tasks, start).await
+}
+
+/// Waits for every client, adds up their tallies and prints the report for the time since
+/// `start`.
+async fn finish<T: Into<Tally>>(
+    tasks: Vec<tokio::task::JoinHandle<T>>,
+    start: tokio::time::Instant,
+) -> u8 {
     let mut all = Tally::default();
     for t in tasks {
         if let Ok(t) = t.await {
+            let t: Tally = t.into();
             all.latencies_ns.extend(t.latencies_ns);
             all.failed += t.failed;
+            all.retransmissions += t.retransmissions;
         }
     }
     let elapsed = start.elapsed().as_secs_f64();

@@ -200,6 +200,41 @@ pub(crate) fn assert_ok(o: &Output, what: &str) {
     );
 }
 
+/// Runs `coaplab bench URI --clients N --duration 500ms` (bounded by `limit`), checks that it
+/// exited 0 and returns its stdout.
+pub(crate) fn bench_500ms(uri: &str, clients: u32, limit: Duration) -> String {
+    let clients = clients.to_string();
+    let o = run_bounded(
+        coaplab().args(["bench", uri, "--clients", &clients, "--duration", "500ms"]),
+        None,
+        limit,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Runs libcoap's `client -B 20 -o OUT ARGS…` (bounded by `limit`), fails with `who ARGS`
+/// unless it exited 0, and returns what it wrote to `out` (empty when nothing).
+pub(crate) fn libcoap_fetch(
+    client: &Path,
+    out: &Path,
+    args: &[&str],
+    who: &str,
+    limit: Duration,
+) -> Vec<u8> {
+    let _ = std::fs::remove_file(out);
+    let o = run_bounded(
+        Command::new(client)
+            .args(["-B", "20", "-o"])
+            .arg(out)
+            .args(args),
+        None,
+        limit,
+    );
+    assert_ok(&o, &format!("{who} {args:?}"));
+    std::fs::read(out).unwrap_or_default()
+}
+
 /// Starts `bin args` with its output discarded, killed when the guard drops.
 pub(crate) fn spawn_quiet(bin: &Path, args: &[&str]) -> Guard {
     Guard(
