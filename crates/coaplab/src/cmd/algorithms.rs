@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::{presets, registry};
-use coaplab_netsim::tcp::{BbrConfig, TCP_PARAMS};
+use coaplab_netsim::tcp::{BBR_PARAMS, TCP_PARAMS};
 
 /// The CoAP-over-TCP `cc` names of scenario files, with a summary: their parameters are the
 /// TCP model's ([`TCP_PARAMS`]), set in `[flows.params]`, not `--set`.
@@ -22,9 +22,9 @@ const TCP_CCS: [(&str, &str); 2] = [
     ),
 ];
 
-/// Where BBR's constants are documented (they are `[flows.params]` of `tcp-bbr` too).
-const BBR_NOTE: &str = "BBR v1 constants (Linux tcp_bbr.c defaults; names and sources in \
-    docs/tcp-model.md and crates/netsim/src/tcp/bbr/config.rs)";
+/// The heading of BBR's constants (netsim's `BBR_PARAMS`, `[flows.params]` of `tcp-bbr` too).
+const BBR_NOTE: &str = "BBR v1 constants (Linux tcp_bbr.c defaults; durations in whole \
+    milliseconds, gains in 1/256)";
 
 /// Arguments of `coaplab algorithms`.
 #[derive(clap::Args, Debug)]
@@ -106,8 +106,8 @@ fn describe(name: &str) -> Result<String, String> {
         }
         if *name == "tcp-bbr" {
             let _ = writeln!(out, "\n{BBR_NOTE}:");
-            for n in BbrConfig::NAMES {
-                let _ = writeln!(out, "  {n}");
+            for spec in BBR_PARAMS {
+                param(&mut out, spec);
             }
         }
         return Ok(out);
@@ -203,22 +203,13 @@ fn markdown() -> String {
             a.name,
             cell(a.summary)
         );
-        for p in a
-            .params
-            .iter()
-            .flat_map(|g| g.iter())
-            .chain([&presets::PRESET_PARAM])
-        {
-            let _ = writeln!(
-                out,
-                "| `{}` | `{}` | {} | {} | {} |",
-                p.key,
-                p.default,
-                cell(&md_range(p.kind)),
-                cell(p.help),
-                cell(p.source)
-            );
-        }
+        md_rows(
+            &mut out,
+            a.params
+                .iter()
+                .flat_map(|g| g.iter())
+                .chain([&presets::PRESET_PARAM]),
+        );
     }
     for (name, summary) in TCP_CCS {
         let _ = write!(
@@ -228,23 +219,32 @@ fn markdown() -> String {
              `mtu_bytes` − 40.\n\n| key | default | range | help | source |\n|---|---|---|---|---|\n",
             cell(summary)
         );
-        for p in TCP_PARAMS {
-            let _ = writeln!(
-                out,
-                "| `{}` | `{}` | {} | {} | {} |",
-                p.key,
-                p.default,
-                cell(&md_range(p.kind)),
-                cell(p.help),
-                cell(p.source)
-            );
-        }
+        md_rows(&mut out, TCP_PARAMS);
         if name == "tcp-bbr" {
-            let names: Vec<String> = BbrConfig::NAMES.iter().map(|n| format!("`{n}`")).collect();
-            let _ = writeln!(out, "\nAlso every {BBR_NOTE}: {}.", names.join(", "));
+            let _ = write!(
+                out,
+                "\nAlso the {BBR_NOTE}:\n\n| key | default | range | help | source |\n\
+                 |---|---|---|---|---|\n"
+            );
+            md_rows(&mut out, BBR_PARAMS);
         }
     }
     out
+}
+
+/// One Markdown table row per parameter: key, default, range, help, source.
+fn md_rows<'a>(out: &mut String, specs: impl IntoIterator<Item = &'a ParamSpec>) {
+    for p in specs {
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | {} |",
+            p.key,
+            p.default,
+            cell(&md_range(p.kind)),
+            cell(p.help),
+            cell(p.source)
+        );
+    }
 }
 
 /// The accepted values in Markdown: choices as code spans.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use coaplab_netsim::tcp::{BbrConfig, TcpConfig};
+use coaplab_netsim::tcp::{TcpConfig, BBR_PARAMS};
 use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
 
 use crate::scenario::{RunConfig, SourcePort, Workload};
@@ -65,7 +65,7 @@ pub fn config_json(config: &RunConfig) -> Value {
                     }
                 }
                 if f.cc == "tcp-bbr" {
-                    for name in BbrConfig::NAMES {
+                    for name in BBR_PARAMS.iter().map(|p| p.key) {
                         if let Some(v) = f.settings.get(name) {
                             params.insert(name.to_string(), Value::String(v.to_string()));
                         }

@@ -3,7 +3,7 @@
 use coaplab_cc::params::{ParamError, Settings};
 use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
-use coaplab_netsim::tcp::{BbrConfig, TcpConfig, TCP_PARAMS};
+use coaplab_netsim::tcp::{BbrConfig, TcpConfig, BBR_PARAMS, TCP_PARAMS};
 use toml_edit::{Item, Value};
 
 use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, TCP_CCS};
@@ -282,8 +282,9 @@ fn check_tcp_params(
     let mut tcp = Settings::new();
     for (key, item) in params.iter() {
         let value = settings.get(key).unwrap_or_default();
-        let why = if cc == "tcp-bbr" && BbrConfig::NAMES.contains(&key) {
-            // Every BBR constant (netsim's BbrConfig, Linux tcp_bbr.c defaults).
+        let why = if cc == "tcp-bbr" && BBR_PARAMS.iter().any(|p| p.key == key) {
+            // Every BBR constant (netsim's BBR_PARAMS, Linux tcp_bbr.c defaults), checked
+            // against that table's range by BbrConfig::set.
             match bbr.set(key, value) {
                 Ok(()) => continue,
                 Err(why) => why,
@@ -298,14 +299,10 @@ fn check_tcp_params(
                 Err(e) => e.to_string(),
             }
         } else {
-            let names: Vec<&str> = TCP_PARAMS.iter().map(|p| p.key).collect();
-            let bbr_names = if cc == "tcp-bbr" {
-                format!(", {}", BbrConfig::NAMES.join(", "))
-            } else {
-                String::new()
-            };
+            let bbr_keys: &[_] = if cc == "tcp-bbr" { BBR_PARAMS } else { &[] };
+            let names: Vec<&str> = TCP_PARAMS.iter().chain(bbr_keys).map(|p| p.key).collect();
             format!(
-                "a TCP model parameter for cc = \"{cc}\": {}{bbr_names}",
+                "a TCP model parameter for cc = \"{cc}\": {}",
                 names.join(", ")
             )
         };

@@ -175,7 +175,7 @@ const BACKOFF_RESET: &[&str] = &["rtt-sample", "new-ack"];
 /// Every settable [`TcpConfig`] parameter (scenario `[flows.params]` of `cc = "tcp-newreno"` /
 /// `"tcp-bbr"`), named as in spec/experiments.md §5.3 with `_s` for durations in seconds.
 /// The defaults are [`TcpConfig::default`]'s; `mtu_bytes` is not here (the network's MTU) and
-/// neither is `cc` (the flow's `cc`); BBR's constants are [`super::BbrConfig::NAMES`].
+/// neither is `cc` (the flow's `cc`); BBR's constants are [`super::BBR_PARAMS`].
 pub const TCP_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "iw",

@@ -41,7 +41,7 @@ pub mod sender;
 pub mod stats;
 mod transmit;
 
-pub use bbr::{BbrConfig, Mode as BbrMode};
+pub use bbr::{BbrConfig, Mode as BbrMode, BBR_PARAMS};
 pub use cc::CongestionControl;
 pub use config::{RecoveryMode, RtoBackoffReset, TcpConfig, TcpConfigError, TCP_PARAMS};
 pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};

@@ -3,6 +3,7 @@
 //! on, as named parameters with the kernel's defaults. Gains are in 1/256 units
 //! (`BBR_UNIT`), exactly the kernel's integers.
 
+use coaplab_cc::params::{Kind, ParamSpec, Value};
 use coaplab_cc::time::Duration;
 
 /// Gain unit: 256 = 1.0 (`BBR_UNIT`, `BBR_SCALE` = 8).
@@ -120,58 +121,268 @@ impl Default for BbrConfig {
     }
 }
 
-impl BbrConfig {
-    /// The names [`BbrConfig::set`] accepts (scenario `[flows.params]` of `cc = "tcp-bbr"`):
-    /// the fields, durations in whole milliseconds (`_ms`), the gain cycle as eight
-    /// space-separated 1/256 gains.
-    pub const NAMES: &'static [&'static str] = &[
-        "bw_window_rounds",
-        "min_rtt_window_ms",
-        "probe_rtt_duration_ms",
-        "min_tso_rate_bps",
-        "pacing_margin_percent",
-        "high_gain_256ths",
-        "drain_gain_256ths",
-        "cwnd_gain_256ths",
-        "pacing_gain_cycle_256ths",
-        "cycle_rand",
-        "cwnd_min_target_segments",
-        "full_bw_thresh_256ths",
-        "full_bw_rounds",
-        "lt_intvl_min_rounds",
-        "lt_loss_thresh_256ths",
-        "lt_bw_ratio_256ths",
-        "lt_bw_diff_bytes_per_s",
-        "lt_bw_max_rounds",
-        "extra_acked_gain_256ths",
-        "extra_acked_win_rounds",
-        "ack_epoch_acked_reset_thresh",
-        "extra_acked_max_ms",
-        "init_cwnd_segments",
-        "nominal_rtt_ms",
-        "pacing_shift",
-        "unpaced_segments",
-    ];
+/// Any `u32`.
+const U32: Kind = Kind::Int {
+    min: 0,
+    max: u32::MAX as i64,
+};
 
-    /// Sets parameter `name` (one of [`BbrConfig::NAMES`]) from its text, then checks the
-    /// whole configuration.
+/// A non-zero `u32`.
+const U32_NONZERO: Kind = Kind::Int {
+    min: 1,
+    max: u32::MAX as i64,
+};
+
+/// Any `u64` that is also an `i64`.
+const U64: Kind = Kind::Int {
+    min: 0,
+    max: i64::MAX,
+};
+
+/// A duration in whole milliseconds, at most 10^9.
+const MS: Kind = Kind::Int {
+    min: 0,
+    max: 1_000_000_000,
+};
+
+/// A non-zero duration in whole milliseconds, at most 10^9.
+const MS_NONZERO: Kind = Kind::Int {
+    min: 1,
+    max: 1_000_000_000,
+};
+
+/// Every BBR constant (scenario `[flows.params]` of `cc = "tcp-bbr"`), by the name
+/// [`BbrConfig::set`] accepts: the [`BbrConfig`] field, durations in whole milliseconds
+/// (`_ms`). The defaults are [`BbrConfig::default`]'s, Linux's; the ranges are what the
+/// algorithm accepts. `pacing_gain_cycle_256ths` is the one list: eight space-separated gains,
+/// each in its range, its default the text of the eight.
+pub const BBR_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "bw_window_rounds",
+        kind: U32_NONZERO,
+        default: Value::Int(10),
+        help: "window of the max-bandwidth filter in packet-timed rounds",
+        source: "tcp_bbr.c bbr_bw_rtts = CYCLE_LEN + 2",
+    },
+    ParamSpec {
+        key: "min_rtt_window_ms",
+        kind: MS_NONZERO,
+        default: Value::Int(10_000),
+        help: "window of the min_rtt filter",
+        source: "tcp_bbr.c bbr_min_rtt_win_sec = 10",
+    },
+    ParamSpec {
+        key: "probe_rtt_duration_ms",
+        kind: MS,
+        default: Value::Int(200),
+        help: "least time at cwnd_min_target_segments in PROBE_RTT",
+        source: "tcp_bbr.c bbr_probe_rtt_mode_ms = 200",
+    },
+    ParamSpec {
+        key: "min_tso_rate_bps",
+        kind: U64,
+        default: Value::Int(1_200_000),
+        help: "below this pacing rate (bit/s) one segment per TSO burst",
+        source: "tcp_bbr.c bbr_min_tso_rate = 1200000",
+    },
+    ParamSpec {
+        key: "pacing_margin_percent",
+        kind: Kind::Int { min: 0, max: 99 },
+        default: Value::Int(1),
+        help: "pacing rate this many percent below the bandwidth estimate",
+        source: "tcp_bbr.c bbr_pacing_margin_percent = 1",
+    },
+    ParamSpec {
+        key: "high_gain_256ths",
+        kind: U32_NONZERO,
+        default: Value::Int(739),
+        help: "STARTUP pacing and cwnd gain in 1/256 (2/ln 2)",
+        source: "tcp_bbr.c bbr_high_gain = BBR_UNIT * 2885 / 1000 + 1",
+    },
+    ParamSpec {
+        key: "drain_gain_256ths",
+        kind: U32,
+        default: Value::Int(88),
+        help: "DRAIN pacing gain in 1/256 (1/high_gain)",
+        source: "tcp_bbr.c bbr_drain_gain = BBR_UNIT * 1000 / 2885",
+    },
+    ParamSpec {
+        key: "cwnd_gain_256ths",
+        kind: U32_NONZERO,
+        default: Value::Int(512),
+        help: "PROBE_BW cwnd gain in 1/256 (2.0)",
+        source: "tcp_bbr.c bbr_cwnd_gain = BBR_UNIT * 2",
+    },
+    ParamSpec {
+        key: "pacing_gain_cycle_256ths",
+        kind: U32,
+        default: Value::Choice("320 192 256 256 256 256 256 256"),
+        help: "PROBE_BW pacing gain cycle: eight space-separated gains in 1/256 (5/4, 3/4, six 1.0), each in the range",
+        source: "tcp_bbr.c bbr_pacing_gain[] (CYCLE_LEN = 8)",
+    },
+    ParamSpec {
+        key: "cycle_rand",
+        kind: Kind::Int { min: 1, max: 7 },
+        default: Value::Int(7),
+        help: "the PROBE_BW start phase is drawn among this many phases, never the 3/4 one",
+        source: "tcp_bbr.c bbr_cycle_rand = 7",
+    },
+    ParamSpec {
+        key: "cwnd_min_target_segments",
+        kind: U32_NONZERO,
+        default: Value::Int(4),
+        help: "least cwnd, and the cwnd of PROBE_RTT, in segments",
+        source: "tcp_bbr.c bbr_cwnd_min_target = 4",
+    },
+    ParamSpec {
+        key: "full_bw_thresh_256ths",
+        kind: U32,
+        default: Value::Int(320),
+        help: "bandwidth growth in 1/256 that counts as still growing in STARTUP (1.25)",
+        source: "tcp_bbr.c bbr_full_bw_thresh = BBR_UNIT * 5 / 4",
+    },
+    ParamSpec {
+        key: "full_bw_rounds",
+        kind: U32_NONZERO,
+        default: Value::Int(3),
+        help: "rounds without that growth before the pipe is deemed full",
+        source: "tcp_bbr.c bbr_full_bw_cnt = 3",
+    },
+    ParamSpec {
+        key: "lt_intvl_min_rounds",
+        kind: U32,
+        default: Value::Int(4),
+        help: "least rounds of a long-term (policer) sampling interval",
+        source: "tcp_bbr.c bbr_lt_intvl_min_rtts = 4",
+    },
+    ParamSpec {
+        key: "lt_loss_thresh_256ths",
+        kind: U32,
+        default: Value::Int(50),
+        help: "loss ratio (lost/delivered, 1/256) of a lossy interval (about 20 %)",
+        source: "tcp_bbr.c bbr_lt_loss_thresh = 50",
+    },
+    ParamSpec {
+        key: "lt_bw_ratio_256ths",
+        kind: U32,
+        default: Value::Int(32),
+        help: "two intervals' rates within this ratio (1/256) are consistent (1/8)",
+        source: "tcp_bbr.c bbr_lt_bw_ratio = BBR_UNIT / 8",
+    },
+    ParamSpec {
+        key: "lt_bw_diff_bytes_per_s",
+        kind: U64,
+        default: Value::Int(500),
+        help: "... or within this difference in bytes/s",
+        source: "tcp_bbr.c bbr_lt_bw_diff = 4000 / 8",
+    },
+    ParamSpec {
+        key: "lt_bw_max_rounds",
+        kind: U32,
+        default: Value::Int(48),
+        help: "rounds the policed rate is used before probing again",
+        source: "tcp_bbr.c bbr_lt_bw_max_rtts = 48",
+    },
+    ParamSpec {
+        key: "extra_acked_gain_256ths",
+        kind: U32,
+        default: Value::Int(256),
+        help: "gain in 1/256 on the ACK-aggregation cwnd (0 = the pre-5.1 kernel)",
+        source: "tcp_bbr.c bbr_extra_acked_gain = BBR_UNIT",
+    },
+    ParamSpec {
+        key: "extra_acked_win_rounds",
+        kind: U32,
+        default: Value::Int(5),
+        help: "window of the extra-acked max filter in rounds",
+        source: "tcp_bbr.c bbr_extra_acked_win_rtts = 5",
+    },
+    ParamSpec {
+        key: "ack_epoch_acked_reset_thresh",
+        kind: U32,
+        default: Value::Int(1 << 20),
+        help: "ACK-epoch size in segments that resets the epoch",
+        source: "tcp_bbr.c bbr_ack_epoch_acked_reset_thresh = 1U << 20",
+    },
+    ParamSpec {
+        key: "extra_acked_max_ms",
+        kind: MS,
+        default: Value::Int(100),
+        help: "cap of the aggregation cwnd as time at the estimated rate",
+        source: "tcp_bbr.c bbr_extra_acked_max_us = 100 * 1000",
+    },
+    ParamSpec {
+        key: "init_cwnd_segments",
+        kind: U32,
+        default: Value::Int(10),
+        help: "cwnd before any RTT sample, in segments",
+        source: "include/net/tcp.h TCP_INIT_CWND = 10",
+    },
+    ParamSpec {
+        key: "nominal_rtt_ms",
+        kind: MS_NONZERO,
+        default: Value::Int(1),
+        help: "RTT assumed for the initial pacing rate without a sample",
+        source: "tcp_bbr.c bbr_init_pacing_rate_from_rtt (USEC_PER_MSEC)",
+    },
+    ParamSpec {
+        key: "pacing_shift",
+        kind: U32,
+        default: Value::Int(10),
+        help: "TSO autosizing: bytes per burst = pacing rate >> shift (about 1 ms; above 63 counts as 63)",
+        source: "sk_pacing_shift = 10 (include/net/sock.h)",
+    },
+    ParamSpec {
+        key: "unpaced_segments",
+        kind: U64,
+        default: Value::Int(10),
+        help: "data segments sent before pacing starts",
+        source: "tcp_output.c tcp_update_skb_after_send (sch_fq does not pace the first 10 MSS)",
+    },
+];
+
+/// How many [`BBR_PARAMS`] there are.
+const PARAM_COUNT: usize = BBR_PARAMS.len();
+
+/// The keys of [`BBR_PARAMS`], in order.
+const PARAM_KEYS: [&str; PARAM_COUNT] = {
+    let mut keys = [""; PARAM_COUNT];
+    let mut i = 0;
+    while i < PARAM_COUNT {
+        keys[i] = BBR_PARAMS[i].key;
+        i += 1;
+    }
+    keys
+};
+
+impl BbrConfig {
+    /// The names [`BbrConfig::set`] accepts: the keys of [`BBR_PARAMS`], in its order.
+    pub const NAMES: &'static [&'static str] = &PARAM_KEYS;
+
+    /// Sets parameter `name` (one of [`BBR_PARAMS`]) from its text, checked against the
+    /// table's range, then checks the whole configuration.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let spec = BBR_PARAMS
+            .iter()
+            .find(|p| p.key == name)
+            .ok_or_else(|| format!("a BBR parameter: {}", Self::NAMES.join(", ")))?;
+        let Kind::Int { min, max } = spec.kind else {
+            unreachable!("every BBR parameter is an integer");
+        };
         let int = |v: &str| -> Result<u64, String> {
-            v.trim()
+            let n = v
+                .trim()
                 .parse::<u64>()
-                .map_err(|_| format!("a whole number for bbr parameter {name}"))
-        };
-        let small = |v: &str| -> Result<u32, String> {
-            u32::try_from(int(v)?).map_err(|_| format!("{name} below 2^32"))
-        };
-        let ms = |v: &str| -> Result<Duration, String> {
-            let n = int(v)?;
+                .map_err(|_| format!("a whole number for bbr parameter {name}"))?;
             i64::try_from(n)
                 .ok()
-                .filter(|&n| n <= 1_000_000_000)
-                .map(Duration::from_millis)
-                .ok_or_else(|| format!("{name} at most 10^9 ms"))
+                .filter(|n| (min..=max).contains(n))
+                .map(|_| n)
+                .ok_or_else(|| format!("{name} in [{min}, {max}]"))
         };
+        // The range of every u32 field is within u32.
+        let small = |v: &str| int(v).map(|n| n as u32);
+        let ms = |v: &str| int(v).map(|n| Duration::from_millis(n as i64));
         match name {
             "bw_window_rounds" => self.bw_window_rounds = small(value)?,
             "min_rtt_window_ms" => self.min_rtt_window = ms(value)?,
@@ -207,7 +418,7 @@ impl BbrConfig {
             "nominal_rtt_ms" => self.nominal_rtt = ms(value)?,
             "pacing_shift" => self.pacing_shift = small(value)?.min(63),
             "unpaced_segments" => self.unpaced_segments = int(value)?,
-            _ => return Err(format!("a BBR parameter: {}", Self::NAMES.join(", "))),
+            _ => unreachable!("{name} is in BBR_PARAMS but not set"),
         }
         self.validate().map_err(|field| format!("{field} in range"))
     }
@@ -264,5 +475,53 @@ mod tests {
             .unwrap_err()
             .contains("high_gain_256ths"));
         assert!(c.set("full_bw_rounds", "-1").is_err());
+        assert!(c.set("full_bw_rounds", "0").is_err());
+        assert!(c.set("pacing_margin_percent", "100").is_err());
+        assert!(c.set("min_rtt_window_ms", "1000000001").is_err());
+    }
+
+    #[test]
+    fn the_table_defaults_are_the_config_defaults() {
+        let d = BbrConfig::default();
+        let mut c = BbrConfig {
+            bw_window_rounds: 1,
+            min_rtt_window: Duration::from_millis(1),
+            probe_rtt_duration: Duration::ZERO,
+            min_tso_rate_bps: 0,
+            pacing_margin_percent: 0,
+            high_gain_256ths: 1,
+            drain_gain_256ths: 0,
+            cwnd_gain_256ths: 1,
+            pacing_gain_cycle_256ths: [0; CYCLE_LEN],
+            cycle_rand: 1,
+            cwnd_min_target_segments: 1,
+            full_bw_thresh_256ths: 0,
+            full_bw_rounds: 1,
+            lt_intvl_min_rounds: 0,
+            lt_loss_thresh_256ths: 0,
+            lt_bw_ratio_256ths: 0,
+            lt_bw_diff_bytes_per_s: 0,
+            lt_bw_max_rounds: 0,
+            extra_acked_gain_256ths: 0,
+            extra_acked_win_rounds: 0,
+            ack_epoch_acked_reset_thresh: 0,
+            extra_acked_max: Duration::ZERO,
+            init_cwnd_segments: 0,
+            nominal_rtt: Duration::from_millis(1),
+            pacing_shift: 0,
+            unpaced_segments: 0,
+        };
+        for p in BBR_PARAMS {
+            c.set(p.key, &p.default.to_string()).unwrap();
+            let Kind::Int { min, max } = p.kind else {
+                panic!("{} is not an integer", p.key);
+            };
+            for n in p.default.to_string().split_whitespace() {
+                let n: i64 = n.parse().unwrap();
+                assert!((min..=max).contains(&n), "{} default out of range", p.key);
+            }
+        }
+        assert_eq!(c, d);
+        assert_eq!(BbrConfig::NAMES.len(), BBR_PARAMS.len());
     }
 }

@@ -24,7 +24,7 @@ mod model;
 use coaplab_cc::rng::SeededRandom;
 use coaplab_cc::time::Instant;
 
-pub use config::{BbrConfig, BBR_UNIT, CYCLE_LEN};
+pub use config::{BbrConfig, BBR_PARAMS, BBR_UNIT, CYCLE_LEN};
 
 use super::connection::CaState;
 use super::rate::RateSample;
