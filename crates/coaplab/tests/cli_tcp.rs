@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
-use support::{bench_500ms, coaplab, noise, pattern, run_bounded, OurServer};
+use support::{assert_time_and_core, bench_500ms, coaplab, noise, pattern, run_bounded, OurServer};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -43,19 +43,11 @@ fn get_put_post_delete_over_tcp_against_our_server() {
         assert_eq!(o.status.code(), Some(0), "{method}: {:?}", o.stderr);
         assert!(o.stdout == body, "{method} echo differs");
     }
-    let o = run_bounded(
-        coaplab().args(["get", &server.tcp_uri("time")]),
-        None,
+    assert_time_and_core(
+        &server.tcp_uri("time"),
+        &server.tcp_uri(".well-known/core"),
         LIMIT,
     );
-    let secs: u64 = String::from_utf8(o.stdout).unwrap().parse().unwrap();
-    assert!(secs > 1_700_000_000);
-    let o = run_bounded(
-        coaplab().args(["get", &server.tcp_uri(".well-known/core")]),
-        None,
-        LIMIT,
-    );
-    assert!(o.stdout.starts_with(b"</data/1024>;"), "{:?}", o.stdout);
     let code = |args: &[&str]| run_bounded(coaplab().args(args), None, LIMIT).status.code();
     assert_eq!(code(&["get", &server.tcp_uri("missing")]), Some(1));
     assert_eq!(code(&["delete", &server.tcp_uri("echo")]), Some(1));

@@ -131,29 +131,49 @@ fn wait_end(guard: &mut Guard, limit: Duration, what: &str) -> (ExitStatus, Stri
     (status, stderr)
 }
 
+/// For a test with peer program `name`: the peer and a fresh scratch directory `scratch_name`,
+/// or `None` (the reason printed) when the emulator or the peer is unavailable.
+fn with_peer(name: &str, scratch_name: &str) -> Option<(PathBuf, PathBuf)> {
+    if skip() {
+        return None;
+    }
+    let peer = peer(name)?;
+    Some((peer, scratch(scratch_name)))
+}
+
+/// For a test: a fresh scratch directory `name`, or `None` (the reason printed) when the
+/// emulator is unavailable.
+fn setup(name: &str) -> Option<PathBuf> {
+    if skip() {
+        return None;
+    }
+    Some(scratch(name))
+}
+
+/// `coaplab emulate --preset nbiot --server SERVER -- CLIENT…`.
+fn emulate_nbiot(server: &str, client: &[&str]) -> Output {
+    let mut args = vec!["--preset", "nbiot", "--server", server, "--"];
+    args.extend_from_slice(client);
+    emulate(&args)
+}
+
 #[test]
 fn libcoap_client_gets_from_our_server_over_nbiot() {
-    if skip() {
-        return;
-    }
-    let Some(client) = peer("coap-client-notls") else {
+    let Some((client, dir)) = with_peer("coap-client-notls", "libcoap-client") else {
         return;
     };
-    let dir = scratch("libcoap-client");
     let out = dir.join("out.bin");
-    let o = emulate(&[
-        "--preset",
-        "nbiot",
-        "--server",
+    let o = emulate_nbiot(
         &format!("{} server", bin()),
-        "--",
-        client.to_str().unwrap(),
-        "-B",
-        "30",
-        "-o",
-        out.to_str().unwrap(),
-        "coap://$COAPLAB_SERVER_ADDR/data/2048",
-    ]);
+        &[
+            client.to_str().unwrap(),
+            "-B",
+            "30",
+            "-o",
+            out.to_str().unwrap(),
+            "coap://$COAPLAB_SERVER_ADDR/data/2048",
+        ],
+    );
     ok(&o, "coap-client-notls through nbiot");
     assert!(
         std::fs::read(&out).unwrap() == pattern(2048),
@@ -171,13 +191,9 @@ fn libcoap_client_gets_from_our_server_over_nbiot() {
 
 #[test]
 fn our_client_puts_and_gets_on_libcoap_server_over_nbiot() {
-    if skip() {
-        return;
-    }
-    let Some(server) = peer("coap-server-notls") else {
+    let Some((server, dir)) = with_peer("coap-server-notls", "libcoap-server") else {
         return;
     };
-    let dir = scratch("libcoap-server");
     let (input, out) = (dir.join("in.bin"), dir.join("out.bin"));
     let body = noise(2048, 9);
     std::fs::write(&input, &body).unwrap();
@@ -188,40 +204,42 @@ fn our_client_puts_and_gets_on_libcoap_server_over_nbiot() {
         i = input.display(),
         o = out.display(),
     );
-    let o = emulate(&[
-        "--preset",
-        "nbiot",
-        "--server",
+    let o = emulate_nbiot(
         &format!("{} -A 198.18.0.2 -d 10", server.display()),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+        &["sh", "-c", &script],
+    );
     ok(&o, "coaplab put/get through nbiot");
     assert!(std::fs::read(&out).unwrap() == body, "bytes differ");
     assert_all_removed(&String::from_utf8_lossy(&o.stderr), &[]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `coaplab emulate` arguments over zigbee with our server and `sh -c CLIENT` as the client,
+/// each first writing its pid to a file in `dir`: (server pid file, client pid file, the
+/// arguments).
+fn zigbee_with_pid_files(dir: &Path, client: &str) -> (PathBuf, PathBuf, Vec<String>) {
+    let (spid, cpid) = (dir.join("server.pid"), dir.join("client.pid"));
+    let args = vec![
+        "--preset".to_owned(),
+        "zigbee".to_owned(),
+        "--server".to_owned(),
+        format!("echo $$ > {}; exec {} server", spid.display(), bin()),
+        "--".to_owned(),
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!("echo $$ > {}; {client}", cpid.display()),
+    ];
+    (spid, cpid, args)
+}
+
 #[test]
 fn everything_is_removed_after_a_normal_run_and_after_errors() {
-    if skip() {
+    let Some(dir) = setup("cleanup") else {
         return;
-    }
-    let dir = scratch("cleanup");
-    let (spid, cpid) = (dir.join("server.pid"), dir.join("client.pid"));
+    };
+    let (spid, cpid, args) = zigbee_with_pid_files(&dir, "exit 7");
     // Normal run: the client's exit code is forwarded; the server is ended.
-    let o = emulate(&[
-        "--preset",
-        "zigbee",
-        "--server",
-        &format!("echo $$ > {}; exec {} server", spid.display(), bin()),
-        "--",
-        "sh",
-        "-c",
-        &format!("echo $$ > {}; exit 7", cpid.display()),
-    ]);
+    let o = emulate(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(7), "{stderr}");
     assert_all_removed(&stderr, &[&spid, &cpid]);
@@ -244,22 +262,11 @@ fn everything_is_removed_after_a_normal_run_and_after_errors() {
 
 #[test]
 fn everything_is_removed_after_sigint() {
-    if skip() {
+    let Some(dir) = setup("sigint") else {
         return;
-    }
-    let dir = scratch("sigint");
-    let (spid, cpid) = (dir.join("server.pid"), dir.join("client.pid"));
-    let mut guard = spawn_piped(coaplab().args([
-        "emulate",
-        "--preset",
-        "zigbee",
-        "--server",
-        &format!("echo $$ > {}; exec {} server", spid.display(), bin()),
-        "--",
-        "sh",
-        "-c",
-        &format!("echo $$ > {}; exec sleep 60", cpid.display()),
-    ]));
+    };
+    let (spid, cpid, args) = zigbee_with_pid_files(&dir, "exec sleep 60");
+    let mut guard = spawn_piped(coaplab().arg("emulate").args(&args));
     wait_until("the client never started", || {
         cpid.exists() && !std::fs::read_to_string(&cpid).unwrap().trim().is_empty()
     });
@@ -291,6 +298,20 @@ fn tiny_scenario(dir: &Path, count: u32, n: u32) -> PathBuf {
             "name = \"tiny\"\nseed = 3\nreplications = 1\n[network]\npreset = \"zigbee\"\n\
              [[flows]]\ncount = {count}\ncc = \"cocoa\"\nworkload = \"continuous\"\n\
              exchanges = {n}\n"
+        ),
+    )
+}
+
+/// A CoAP-over-TCP scenario over nbiot (`network` added to its `[network]` table): `count`
+/// New Reno long transfers of `object_bytes`.
+fn tcp_scenario(dir: &Path, network: &str, count: u32, object_bytes: u32) -> PathBuf {
+    write_scenario(
+        dir,
+        "tcp.toml",
+        &format!(
+            "name = \"tcp\"\nseed = 5\nreplications = 1\n[network]\npreset = \"nbiot\"\n\
+             {network}[[flows]]\ncount = {count}\ncc = \"tcp-newreno\"\n\
+             workload = \"long-transfer\"\nobject_bytes = {object_bytes}\n"
         ),
     )
 }
@@ -379,10 +400,9 @@ fn interrupt_emulated_run(scenario: &Path, out: &Path, settle: Duration) {
 
 #[test]
 fn run_mode_emulated_writes_the_same_result_files() {
-    if skip() {
+    let Some(dir) = setup("run-mode") else {
         return;
-    }
-    let dir = scratch("run-mode");
+    };
     let scenario = tiny_scenario(&dir, 2, 5);
     let (emu_out, sim_out) = (dir.join("emulated"), dir.join("simulated"));
     for (out, mode) in [(&emu_out, "emulated"), (&sim_out, "simulated")] {
@@ -404,10 +424,9 @@ fn run_mode_emulated_writes_the_same_result_files() {
 
 #[test]
 fn run_mode_emulated_cleans_up_after_sigint() {
-    if skip() {
+    let Some(dir) = setup("run-sigint") else {
         return;
-    }
-    let dir = scratch("run-sigint");
+    };
     let scenario = tiny_scenario(&dir, 2, 10_000); // far longer than the test waits
     interrupt_emulated_run(&scenario, &dir.join("out"), Duration::from_millis(500));
     let _ = std::fs::remove_dir_all(&dir);
@@ -445,13 +464,7 @@ fn run_mode_emulated_tcp_long_transfer_is_close_to_the_simulated_one() {
         return;
     }
     let dir = scratch("run-tcp");
-    let scenario = write_scenario(
-        &dir,
-        "tcp.toml",
-        "name = \"tcp\"\nseed = 5\nreplications = 1\n[network]\npreset = \"nbiot\"\n\
-         buffer_bytes = 14100\n[[flows]]\ncount = 1\ncc = \"tcp-newreno\"\n\
-         workload = \"long-transfer\"\nobject_bytes = 4096\n",
-    );
+    let scenario = tcp_scenario(&dir, "buffer_bytes = 14100\n", 1, 4096);
     let (emu_out, sim_out) = (dir.join("emulated"), dir.join("simulated"));
     let mut guard = spawn_emulated_run(&scenario, &emu_out);
     let pid = guard.0.id().to_string();
@@ -480,18 +493,11 @@ fn run_mode_emulated_tcp_long_transfer_is_close_to_the_simulated_one() {
 /// closed, namespaces and TUN devices removed) and is recorded as interrupted.
 #[test]
 fn run_mode_emulated_tcp_cleans_up_after_sigint() {
-    if skip() {
+    let Some(dir) = setup("run-tcp-sigint") else {
         return;
-    }
-    let dir = scratch("run-tcp-sigint");
+    };
     // Far longer than the test waits: 102,400 B each over nbiot (≈ 60 s for two).
-    let scenario = write_scenario(
-        &dir,
-        "tcp.toml",
-        "name = \"tcp\"\nseed = 5\nreplications = 1\n[network]\npreset = \"nbiot\"\n\
-         [[flows]]\ncount = 2\ncc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
-         object_bytes = 102400\n",
-    );
+    let scenario = tcp_scenario(&dir, "", 2, 102_400);
     // Past the handshakes (0.65 s after the start jitter of up to 1 s): data is flowing.
     interrupt_emulated_run(&scenario, &dir.join("out"), Duration::from_millis(2500));
     let _ = std::fs::remove_dir_all(&dir);

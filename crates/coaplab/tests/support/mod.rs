@@ -200,6 +200,17 @@ pub(crate) fn assert_ok(o: &Output, what: &str) {
     );
 }
 
+/// `coaplab get` of our server's `time` (seconds since 1970, after 2023) and
+/// `.well-known/core` (starting with `</data/1024>;`) URIs, each bounded by `limit`.
+pub(crate) fn assert_time_and_core(time: &str, core: &str, limit: Duration) {
+    let o = run_bounded(coaplab().args(["get", time]), None, limit);
+    assert_eq!(o.status.code(), Some(0));
+    let secs: u64 = String::from_utf8(o.stdout).unwrap().parse().unwrap();
+    assert!(secs > 1_700_000_000);
+    let o = run_bounded(coaplab().args(["get", core]), None, limit);
+    assert!(o.stdout.starts_with(b"</data/1024>;"), "{:?}", o.stdout);
+}
+
 /// Runs `coaplab bench URI --clients N --duration 500ms` (bounded by `limit`), checks that it
 /// exited 0 and returns its stdout.
 pub(crate) fn bench_500ms(uri: &str, clients: u32, limit: Duration) -> String {
