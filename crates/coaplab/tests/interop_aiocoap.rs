@@ -8,8 +8,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_udp_port, noise, pattern, peer,
-    run_bounded, OurServer,
+    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_udp_port, noise, pattern,
+    peer_with_dir, run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -17,11 +17,9 @@ const ALGORITHMS: [&str; 3] = ["default", "cocoa", "fasor"];
 
 #[test]
 fn our_client_against_aiocoap_fileserver() {
-    let Some(bin) = peer("aiocoap-fileserver") else {
+    let Some((bin, dir)) = peer_with_dir("aiocoap-fileserver", "aiocoap") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-aiocoap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let big = noise(102_400, 3);
     std::fs::write(dir.join("big.bin"), &big).unwrap();
     std::fs::write(dir.join("small.txt"), b"hello").unwrap();
@@ -74,11 +72,9 @@ fn our_client_against_aiocoap_fileserver() {
 
 #[test]
 fn aiocoap_client_against_our_server() {
-    let Some(client) = peer("aiocoap-client") else {
+    let Some((client, dir)) = peer_with_dir("aiocoap-client", "aiocoap-c") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-aiocoap-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let body = noise(102_400, 21);
     let file = dir.join("in.bin");
     std::fs::write(&file, &body).unwrap();

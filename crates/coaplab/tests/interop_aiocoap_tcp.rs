@@ -10,19 +10,17 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_tcp_udp_port, noise, pattern, peer,
-    run_bounded, OurServer,
+    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_tcp_udp_port, noise, pattern,
+    peer_with_dir, run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn our_tcp_client_against_aiocoap_fileserver() {
-    let Some(bin) = peer("aiocoap-fileserver") else {
+    let Some((bin, dir)) = peer_with_dir("aiocoap-fileserver", "aiocoap-tcp") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-aiocoap-tcp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let big = noise(102_400, 30);
     std::fs::write(dir.join("big.bin"), &big).unwrap();
     std::fs::write(dir.join("small.txt"), b"hello").unwrap();
@@ -75,11 +73,9 @@ fn our_tcp_client_against_aiocoap_fileserver() {
 
 #[test]
 fn aiocoap_tcp_client_against_our_server() {
-    let Some(client) = peer("aiocoap-client") else {
+    let Some((client, dir)) = peer_with_dir("aiocoap-client", "aiocoap-tcp-c") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-aiocoap-tcp-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let body = noise(102_400, 32);
     let file = dir.join("in.bin");
     std::fs::write(&file, &body).unwrap();

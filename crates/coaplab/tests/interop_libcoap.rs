@@ -8,7 +8,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, run_bounded, OurServer,
+    assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, peer_with_dir,
+    run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -147,11 +148,9 @@ fn our_client_completes_identical_exchanges_through_libcoap_random_loss() {
 
 #[test]
 fn libcoap_client_against_our_server() {
-    let Some(client) = peer("coap-client-notls") else {
+    let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-libcoap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for cc in ALGORITHMS {
         let server = OurServer::start(&["--cc", cc]);
         let out = dir.join("out.bin");
@@ -176,11 +175,9 @@ fn libcoap_client_against_our_server() {
 
 #[test]
 fn libcoap_client_with_loss_against_our_server() {
-    let Some(client) = peer("coap-client-notls") else {
+    let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap-loss") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-libcoap-loss-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let server = OurServer::start(&[]);
     let out = dir.join("out.bin");
     let body = noise(8192, 77);

@@ -9,7 +9,8 @@ mod support;
 use std::time::Duration;
 
 use support::{
-    assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, run_bounded, OurServer,
+    assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, peer_with_dir,
+    run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -59,11 +60,9 @@ fn our_tcp_client_against_libcoap_server() {
 
 #[test]
 fn libcoap_tcp_client_against_our_server() {
-    let Some(client) = peer("coap-client-notls") else {
+    let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap-tcp") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("coaplab-libcoap-tcp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let server = OurServer::start(&["--tcp"]);
     let out = dir.join("out.bin");
     let fetch = |args: &[&str]| libcoap_fetch(&client, &out, args, "coap-client", LIMIT);

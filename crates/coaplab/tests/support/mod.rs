@@ -172,6 +172,15 @@ pub(crate) fn peer(name: &str) -> Option<PathBuf> {
     found
 }
 
+/// [`peer`] `name` and a scratch directory `coaplab-DIR-PID` in the temporary directory
+/// (created), or `None` when the peer is absent (see [`peer`]).
+pub(crate) fn peer_with_dir(name: &str, dir: &str) -> Option<(PathBuf, PathBuf)> {
+    let found = peer(name)?;
+    let dir = std::env::temp_dir().join(format!("coaplab-{dir}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    Some((found, dir))
+}
+
 /// The body of `data/N`: byte i is i mod 256.
 pub(crate) fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i % 256) as u8).collect()
