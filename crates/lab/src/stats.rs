@@ -1,6 +1,8 @@
 //! Percentiles by linear interpolation between order statistics (Hyndman–Fan type 7, numpy's
 //! default; spec §7).
 
+use std::collections::BTreeMap;
+
 /// The quantiles reported in `summary.csv` and the terminal table.
 pub const SUMMARY_QUANTILES: [(&str, f64); 8] = [
     ("min", 0.0),
@@ -16,14 +18,84 @@ pub const SUMMARY_QUANTILES: [(&str, f64); 8] = [
 /// Quantile `p` in `[0, 1]` of `sorted` (ascending, no NaN): with h = (n − 1)p, the value
 /// x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]) (0-based). `None` for an empty sample.
 pub fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
-    let n = sorted.len();
+    type7(sorted.len(), p, |i| sorted[i])
+}
+
+/// Quantile `p` of a sample of `n` values whose `i`-th smallest (0-based) is `at(i)`.
+fn type7(n: usize, p: f64, at: impl Fn(usize) -> f64) -> Option<f64> {
     if n == 0 {
         return None;
     }
     let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(n - 1);
-    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+    let (x_lo, x_hi) = (at(lo), at(hi));
+    Some(x_lo + (h - lo as f64) * (x_hi - x_lo))
+}
+
+/// The key of the value with bits `x`, unsigned order of keys = [`f64::total_cmp`] order.
+fn total_key(x: u64) -> u64 {
+    let bits = x as i64;
+    ((bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64) ^ (1 << 63)
+}
+
+/// The bits of the value whose key is `key` (inverse of [`total_key`]).
+fn from_key(key: u64) -> u64 {
+    let bits = (key ^ (1 << 63)) as i64;
+    (bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64
+}
+
+/// A sample kept as its distinct values and how often each occurs: the same quantiles as the
+/// sorted sample (same order statistics, same arithmetic), in memory bounded by the number of
+/// distinct values rather than of samples (e.g. retransmissions per flow).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    /// Occurrences by [`total_key`] of the value's bits.
+    counts: BTreeMap<u64, u64>,
+    /// Values held (NaN excluded).
+    n: usize,
+}
+
+impl Tally {
+    /// Adds one value; NaN is dropped, as by [`median`].
+    pub fn push(&mut self, x: f64) {
+        if !x.is_nan() {
+            *self.counts.entry(total_key(x.to_bits())).or_insert(0) += 1;
+            self.n += 1;
+        }
+    }
+
+    /// Values held.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether no value is held.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The `i`-th smallest value (0-based, `i < len`).
+    fn nth(&self, i: usize) -> f64 {
+        let mut seen = 0u64;
+        for (&key, &count) in &self.counts {
+            seen += count;
+            if (i as u64) < seen {
+                return f64::from_bits(from_key(key));
+            }
+        }
+        unreachable!("nth({i}) of a tally of {}", self.n)
+    }
+
+    /// Quantile `p` (type 7), `None` when empty.
+    pub fn quantile(&self, p: f64) -> Option<f64> {
+        type7(self.n, p, |i| self.nth(i))
+    }
+
+    /// The median (type 7), `None` when empty.
+    pub fn median(&self) -> Option<f64> {
+        self.quantile(0.5)
+    }
 }
 
 /// Sorts `values` (NaN dropped) and returns the quantiles of [`SUMMARY_QUANTILES`].
@@ -83,5 +155,39 @@ mod tests {
         assert_eq!(quantile_sorted(&[3.0], 0.9), Some(3.0));
         let mut v = vec![2.0, f64::NAN, 1.0];
         assert_eq!(median(&mut v), Some(1.5));
+        assert_eq!(Tally::default().median(), None);
+    }
+
+    #[test]
+    fn a_tally_has_the_quantiles_of_the_sorted_sample() {
+        let values = [
+            3.0,
+            0.0,
+            -0.0,
+            1.0,
+            3.0,
+            f64::NAN,
+            -2.5,
+            1.0,
+            1e300,
+            3.0,
+            0.1 + 0.2,
+            7.0,
+            f64::INFINITY,
+            0.0,
+            -f64::INFINITY,
+        ];
+        for n in 0..=values.len() {
+            let mut tally = Tally::default();
+            values[..n].iter().for_each(|&x| tally.push(x));
+            let mut sorted = values[..n].to_vec();
+            sorted.retain(|v| !v.is_nan());
+            sorted.sort_by(f64::total_cmp);
+            assert_eq!(tally.len(), sorted.len());
+            for p in [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0] {
+                let (a, b) = (tally.quantile(p), quantile_sorted(&sorted, p));
+                assert_eq!(a.map(f64::to_bits), b.map(f64::to_bits), "n = {n}, p = {p}");
+            }
+        }
     }
 }

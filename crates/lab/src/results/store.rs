@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::manifest::{Manifest, ManifestRun, Status};
 use super::record::{RunError, RunResult};
-use super::summary::{self, SummaryRow};
+use super::summary::{self, Summarizer, SummaryRow};
 use super::{csv, flows, runs};
 use crate::scenario::RunSpec;
 
@@ -91,14 +91,54 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
 /// Writes `bytes` to `path` so that readers see the old file or the whole new one, never a
 /// part: a temporary file in the same directory, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let mut file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    file.write_all(bytes).map_err(io(&tmp))?;
-    file.sync_all().map_err(io(&tmp))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(io(path))
+    let mut file = AtomicFile::create(path)?;
+    file.write(bytes)?;
+    file.commit()
+}
+
+/// A file written piece by piece that replaces `path` only when committed, as
+/// [`write_atomic`] does; dropped uncommitted (an error on the way), it removes its temporary.
+struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    out: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl AtomicFile {
+    fn create(path: &Path) -> Result<Self, ResultsError> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".tmp{}", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp,
+            out: Some(std::io::BufWriter::with_capacity(1 << 16, file)),
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), ResultsError> {
+        let out = self.out.as_mut().expect("an uncommitted file");
+        out.write_all(bytes).map_err(io(&self.tmp))
+    }
+
+    fn commit(mut self) -> Result<(), ResultsError> {
+        let out = self.out.take().expect("an uncommitted file");
+        let file = out
+            .into_inner()
+            .map_err(|e| io(&self.tmp)(e.into_error()))?;
+        file.sync_all().map_err(io(&self.tmp))?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.path).map_err(io(&self.path))
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// An open results directory.
@@ -217,22 +257,32 @@ impl ResultsDir {
         manifest: &mut Manifest,
         runs: &[RunSpec],
     ) -> Result<Vec<SummaryRow>, ResultsError> {
-        let mut text = runs.first().map(flows::header).unwrap_or_default();
-        text.push('\n');
+        // flows.csv is streamed to disk and summarized run by run: only one run's rows are
+        // in memory at a time, plus what each summary row needs (see `Summarizer`).
+        let mut header = runs.first().map(flows::header).unwrap_or_default();
+        header.push('\n');
+        let mut flows_csv = AtomicFile::create(&self.root.join("flows.csv"))?;
+        flows_csv.write(header.as_bytes())?;
+        let mut summarizer =
+            Summarizer::new(csv::parse(&header).into_iter().next().unwrap_or_default());
         for (spec, entry) in runs.iter().zip(manifest.runs.iter_mut()) {
             match self.status(spec.run)? {
                 Some(status) => {
                     if status.status == Status::Ok {
                         let path = self.run_path(spec.run, "csv");
-                        text.push_str(&std::fs::read_to_string(&path).map_err(io(&path))?);
+                        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+                        flows_csv.write(text.as_bytes())?;
+                        for row in csv::parse(&text) {
+                            summarizer.add(&row);
+                        }
                     }
                     *entry = status;
                 }
                 None => entry.status = Status::Pending,
             }
         }
-        write_atomic(&self.root.join("flows.csv"), text.as_bytes())?;
-        let rows = summary::summarize(&csv::parse(&text));
+        flows_csv.commit()?;
+        let rows = summarizer.finish();
         write_atomic(
             &self.root.join("summary.csv"),
             summary::to_csv(&rows).as_bytes(),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::csv;
 use super::flows::FLOW_COLUMNS;
-use crate::stats::{self, SUMMARY_QUANTILES};
+use crate::stats::{self, Tally, SUMMARY_QUANTILES};
 
 /// One row of `summary.csv`.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,84 +44,162 @@ pub fn summarize(records: &[Vec<String>]) -> Vec<SummaryRow> {
     let Some((header, rows)) = records.split_first() else {
         return Vec::new();
     };
-    let col = |name: &str| header.iter().position(|h| h == name);
-    let idx = |name: &str| col(name).unwrap_or(usize::MAX);
-    let get = |row: &Vec<String>, i: usize| row.get(i).cloned().unwrap_or_default();
-    let (combination, cc, workload) = (idx("combination"), idx("cc"), idx("workload"));
-    let (fct, rexmit, unnec) = (
-        idx("fct_s"),
-        idx("retransmissions"),
-        idx("unnecessary_retransmissions"),
-    );
-    let counts = idx("transmission_counts");
-    let (completed, clients, buffer, loss) = (
-        idx("completed"),
-        idx("clients"),
-        idx("buffer_bytes"),
-        idx("loss"),
-    );
-    let extra: Vec<usize> = (0..header.len())
-        .filter(|i| !FLOW_COLUMNS.contains(&header[*i].as_str()))
-        .collect();
-    struct Acc {
-        first: Vec<String>,
-        flows: usize,
-        fct: Vec<f64>,
-        rexmit: Vec<f64>,
-        unnec: Vec<f64>,
-        counts: Vec<u64>,
-    }
-    let mut groups: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
-    let mut order: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut summarizer = Summarizer::new(header.clone());
     for row in rows {
-        let c: usize = get(row, combination).parse().unwrap_or(0);
-        let next = order.len();
-        let o = *order
-            .entry((get(row, cc), get(row, workload)))
-            .or_insert(next);
-        let acc = groups.entry((c, o)).or_insert_with(|| Acc {
-            first: row.clone(),
+        summarizer.add(row);
+    }
+    summarizer.finish()
+}
+
+/// What one summary row needs of its flows, accumulated row by row.
+struct Acc {
+    /// The group's first row: the sweep values, clients, buffer, loss, cc and workload.
+    first: Vec<String>,
+    flows: usize,
+    /// FCT of each completed flow (all needed for the percentiles).
+    fct: Vec<f64>,
+    rexmit: Tally,
+    unnec: Tally,
+    counts: Vec<u64>,
+}
+
+/// [`summarize`] one row at a time, so that `flows.csv` need never be held whole: per group
+/// it keeps the first row, the FCT of each completed flow and two tallies of small integers.
+pub struct Summarizer {
+    header: Vec<String>,
+    /// Columns of combination, cc, workload, fct_s, retransmissions,
+    /// unnecessary_retransmissions, transmission_counts, completed, clients, buffer_bytes,
+    /// loss (`usize::MAX` when absent).
+    cols: [usize; 11],
+    /// The sweep columns that are not fixed columns.
+    extra: Vec<usize>,
+    groups: BTreeMap<(usize, usize), Acc>,
+    /// (cc, workload) in order of first appearance.
+    order: Vec<(String, String)>,
+}
+
+const COMBINATION: usize = 0;
+const CC: usize = 1;
+const WORKLOAD: usize = 2;
+const FCT: usize = 3;
+const REXMIT: usize = 4;
+const UNNEC: usize = 5;
+const COUNTS: usize = 6;
+const COMPLETED: usize = 7;
+const CLIENTS: usize = 8;
+const BUFFER: usize = 9;
+const LOSS: usize = 10;
+
+fn field(row: &[String], i: usize) -> &str {
+    row.get(i).map(String::as_str).unwrap_or("")
+}
+
+impl Summarizer {
+    /// A summarizer for rows under `header` (the fields of the header line of `flows.csv`).
+    pub fn new(header: Vec<String>) -> Self {
+        let idx = |name: &str| header.iter().position(|h| h == name).unwrap_or(usize::MAX);
+        let cols = [
+            "combination",
+            "cc",
+            "workload",
+            "fct_s",
+            "retransmissions",
+            "unnecessary_retransmissions",
+            "transmission_counts",
+            "completed",
+            "clients",
+            "buffer_bytes",
+            "loss",
+        ]
+        .map(idx);
+        let extra = (0..header.len())
+            .filter(|i| !FLOW_COLUMNS.contains(&header[*i].as_str()))
+            .collect();
+        Summarizer {
+            header,
+            cols,
+            extra,
+            groups: BTreeMap::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// Adds one row of `flows.csv`.
+    pub fn add(&mut self, row: &[String]) {
+        let get = |c: usize| field(row, self.cols[c]);
+        let c: usize = get(COMBINATION).parse().unwrap_or(0);
+        let (cc, workload) = (get(CC), get(WORKLOAD));
+        let o = match self
+            .order
+            .iter()
+            .position(|(a, b)| a == cc && b == workload)
+        {
+            Some(o) => o,
+            None => {
+                self.order.push((cc.to_string(), workload.to_string()));
+                self.order.len() - 1
+            }
+        };
+        let num = |i: usize| get(i).parse::<f64>().ok();
+        let (fct, rexmit, unnec) = (num(FCT), num(REXMIT), num(UNNEC));
+        let completed = get(COMPLETED) == "true";
+        let counts = get(COUNTS);
+        let acc = self.groups.entry((c, o)).or_insert_with(|| Acc {
+            first: row.to_vec(),
             flows: 0,
             fct: Vec::new(),
-            rexmit: Vec::new(),
-            unnec: Vec::new(),
+            rexmit: Tally::default(),
+            unnec: Tally::default(),
             counts: Vec::new(),
         });
         acc.flows += 1;
-        let num = |i: usize| get(row, i).parse::<f64>().ok();
-        if get(row, completed) == "true" {
-            if let Some(x) = num(fct) {
-                acc.fct.push(x);
-            }
+        if completed {
+            acc.fct.extend(fct);
         }
-        acc.rexmit.extend(num(rexmit));
-        acc.unnec.extend(num(unnec));
-        super::flows::add_counts(&mut acc.counts, &get(row, counts));
+        if let Some(x) = rexmit {
+            acc.rexmit.push(x);
+        }
+        if let Some(x) = unnec {
+            acc.unnec.push(x);
+        }
+        super::flows::add_counts(&mut acc.counts, counts);
     }
-    groups
-        .into_iter()
-        .map(|((c, _), mut acc)| {
-            let first = &acc.first;
-            SummaryRow {
-                combination: c,
-                sweep: extra
-                    .iter()
-                    .map(|&i| (header[i].clone(), get(first, i)))
-                    .collect(),
-                clients: get(first, clients),
-                buffer_bytes: get(first, buffer),
-                loss: get(first, loss),
-                cc: get(first, cc),
-                workload: get(first, workload),
-                flows: acc.flows,
-                n: acc.fct.len(),
-                fct_s: stats::summary(&mut acc.fct),
-                retransmissions_median: stats::median(&mut acc.rexmit),
-                unnecessary_retransmissions_median: stats::median(&mut acc.unnec),
-                transmission_counts: acc.counts,
-            }
-        })
-        .collect()
+
+    /// The summary rows, ordered by combination, then by first appearance of (cc, workload).
+    pub fn finish(self) -> Vec<SummaryRow> {
+        let Summarizer {
+            header,
+            cols,
+            extra,
+            groups,
+            ..
+        } = self;
+        groups
+            .into_iter()
+            .map(|((c, _), mut acc)| {
+                let first = &acc.first;
+                let get = |col: usize| field(first, cols[col]).to_string();
+                SummaryRow {
+                    combination: c,
+                    sweep: extra
+                        .iter()
+                        .map(|&i| (header[i].clone(), field(first, i).to_string()))
+                        .collect(),
+                    clients: get(CLIENTS),
+                    buffer_bytes: get(BUFFER),
+                    loss: get(LOSS),
+                    cc: get(CC),
+                    workload: get(WORKLOAD),
+                    flows: acc.flows,
+                    n: acc.fct.len(),
+                    fct_s: stats::summary(&mut acc.fct),
+                    retransmissions_median: acc.rexmit.median(),
+                    unnecessary_retransmissions_median: acc.unnec.median(),
+                    transmission_counts: acc.counts,
+                }
+            })
+            .collect()
+    }
 }
 
 /// `summary.csv` text.

@@ -95,6 +95,8 @@ fn flows_summary_and_manifest_round_trip() {
         "2,2500,none,cocoa,continuous,4,4,30,30.3,30.75,35.5,40.25,40.7,40.85,41,0.5,0,198 2"
     );
     assert_eq!(s.len(), 1 + 4);
+    // Summarized run by run as flows.csv is streamed out, the same as from the whole file.
+    assert_eq!(out.summary, summary::summarize(&csv::parse(&flows)));
     let text = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
     let back: Manifest = serde_json::from_str(&text).unwrap();
     assert_eq!(back, out.manifest);
