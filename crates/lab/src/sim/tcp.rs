@@ -428,16 +428,9 @@ impl TcpSim {
                     if c.k == 0 {
                         f.established_at = Some(now);
                     }
-                    let config = SessionConfig {
-                        token_len: f.plan.token_len,
-                        // Tokens continue across a random flow's short-lived clients.
-                        first_token: (f.plan.first_token + u64::from(f.requests))
-                            % (1 << (8 * f.plan.token_len)),
-                        ..SessionConfig::client()
-                    };
-                    let mut session = Session::new(config, Router::new()).map_err(|e| setup(&e))?;
-                    session
-                        .request(now, &f.plan.request)
+                    let session = f
+                        .plan
+                        .client_session(now, f.requests)
                         .map_err(|e| setup(&e))?;
                     f.requests += 1;
                     c.batch_left -= 1;

@@ -4,7 +4,8 @@
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_endpoint::Request;
+use coaplab_endpoint::tcp::{Session, SessionConfig};
+use coaplab_endpoint::{Request, Router};
 use coaplab_netsim::rng;
 
 use crate::metrics::FlowMetrics;
@@ -70,6 +71,22 @@ impl FlowPlan {
                 _ => None,
             },
         }
+    }
+
+    /// The client session of the flow's next connection, its first request already written.
+    /// `sent` requests went out on earlier connections: tokens continue across a random
+    /// flow's short-lived clients.
+    pub(super) fn client_session(&self, now: Instant, sent: u32) -> Result<Session, String> {
+        let config = SessionConfig {
+            token_len: self.token_len,
+            first_token: (self.first_token + u64::from(sent)) % (1 << (8 * self.token_len)),
+            ..SessionConfig::client()
+        };
+        let mut session = Session::new(config, Router::new()).map_err(|e| e.to_string())?;
+        session
+            .request(now, &self.request)
+            .map_err(|e| e.to_string())?;
+        Ok(session)
     }
 }
 

@@ -529,14 +529,10 @@ impl Run {
                 if c.k == 0 {
                     f.established_at = Some(now);
                 }
-                let config = SessionConfig {
-                    token_len: f.plan.token_len,
-                    first_token: (f.plan.first_token + u64::from(f.requests))
-                        % (1 << (8 * f.plan.token_len)),
-                    ..SessionConfig::client()
-                };
-                let mut session = Session::new(config, Router::new()).map_err(|e| err(&e))?;
-                session.request(now, &f.plan.request).map_err(|e| err(&e))?;
+                let session = f
+                    .plan
+                    .client_session(now, f.requests)
+                    .map_err(|e| err(&e))?;
                 f.requests += 1;
                 c.batch_left -= 1;
                 f.get_at.get_or_insert(now);
