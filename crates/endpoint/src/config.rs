@@ -48,6 +48,21 @@ pub struct Config {
     /// Emit [`crate::Event::Snapshot`] with the algorithm's estimator after every completed
     /// or failed exchange (allocates; off unless a sink wants it).
     pub emit_snapshots: bool,
+    /// How long a partial Block1 upload (RFC 7959 §2.5) is kept after its last block: at
+    /// last-block time + this lifetime the server forgets it (an [`crate::Event::UploadExpired`]
+    /// follows), and a later block of it gets 4.08 Request Entity Incomplete (§2.3). RFC 7959
+    /// lets a server drop partial-transfer state and names no time; the default is RFC 7252
+    /// §4.8.2 EXCHANGE_LIFETIME (247 s), by which time no retransmission of the client's next
+    /// block can still be on its way. `None` keeps partial uploads until completed, as the
+    /// simulator's server (spec §4.3 keeps its state for the whole run).
+    pub upload_lifetime: Option<Duration>,
+    /// Most partial Block1 uploads reassembled at once, over all clients. The first block of
+    /// one more is answered 5.03 Service Unavailable with Max-Age (RFC 7252 §5.9.3.4: the
+    /// server is temporarily out of resources; 4.13 would tell the client its body is too
+    /// large, RFC 7959 §2.9.3, which is not the case) and an [`crate::Event::UploadRefused`]
+    /// follows. Also bounds the stored echo bodies served block-wise. Default
+    /// [`crate::MAX_PENDING_UPLOADS`] (64: at most 64 MiB of partial bodies).
+    pub max_pending_uploads: usize,
 }
 
 impl Default for Config {
@@ -66,6 +81,8 @@ impl Default for Config {
             rexmit_cnt_echo: Some(65020),
             keep_bodies: true,
             emit_snapshots: false,
+            upload_lifetime: Some(EXCHANGE_LIFETIME),
+            max_pending_uploads: crate::server::MAX_PENDING_UPLOADS,
         }
     }
 }

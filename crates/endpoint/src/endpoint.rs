@@ -88,7 +88,8 @@ pub struct Endpoint {
     pub(crate) transmits: VecDeque<Transmit>,
     pub(crate) events: VecDeque<Event>,
     pub(crate) dedup: DedupCache,
-    pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+    /// Partial Block1 uploads by (client, path), each with its last block's arrival time.
+    pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), crate::server::Upload>,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
     /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
     /// so a steady state allocates nothing per datagram.
@@ -244,6 +245,11 @@ impl Endpoint {
         self.dedup.len()
     }
 
+    /// Partial Block1 uploads being reassembled (server side).
+    pub fn pending_uploads(&self) -> usize {
+        self.uploads.len()
+    }
+
     /// The Message ID the next exchange will use; a successor endpoint (a short-lived
     /// client on a new port) continues the sequence by starting there
     /// (spec/experiments.md §10 #21).
@@ -327,9 +333,10 @@ impl Endpoint {
         }
     }
 
-    /// The timer deadline was reached: retransmit, give up, or send a delayed response.
-    /// Calling it early does nothing.
+    /// The timer deadline was reached: retransmit, give up, send a delayed response, or
+    /// forget partial Block1 uploads whose lifetime ended. Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.expire_uploads(now);
         // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
         // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
         while let Some(slot) = self.next_due(now) {
@@ -368,11 +375,16 @@ impl Endpoint {
     /// When [`Endpoint::handle_timeout`] should be called next (a soft deadline).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.exchanges
+        let exchanges = self
+            .exchanges
             .iter()
             .filter(|x| x.live)
             .filter_map(|x| x.deadline)
-            .min()
+            .min();
+        match self.next_upload_expiry() {
+            Some(u) => Some(exchanges.map_or(u, |x| x.min(u))),
+            None => exchanges,
+        }
     }
 
     /// The next event.

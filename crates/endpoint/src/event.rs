@@ -255,4 +255,24 @@ pub enum Event {
         /// When.
         at: Instant,
     },
+    /// A partial Block1 upload was forgotten: no block arrived within
+    /// [`crate::Config::upload_lifetime`] of its last one. `at` is when it was dropped: the
+    /// deadline itself when [`crate::Endpoint::handle_timeout`] is called on time, else the
+    /// arrival of the datagram that found it stale.
+    UploadExpired {
+        /// The uploading client.
+        from: SocketAddr,
+        /// Bytes reassembled so far, now dropped.
+        received_bytes: usize,
+        /// When.
+        at: Instant,
+    },
+    /// The first block of a new Block1 upload was answered 5.03: already
+    /// [`crate::Config::max_pending_uploads`] partial uploads were being reassembled.
+    UploadRefused {
+        /// The client.
+        from: SocketAddr,
+        /// When.
+        at: Instant,
+    },
 }

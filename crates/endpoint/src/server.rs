@@ -18,13 +18,21 @@ use crate::event::Event;
 use crate::exchange::{Owner, XState};
 use crate::resource::{Action, Body};
 
-/// Block1 uploads being reassembled at once, over all clients; one more is refused with 5.03
-/// (bounds the server's memory under a flood of first blocks).
-pub const MAX_PENDING_UPLOADS: usize = 1024;
+/// The default [`crate::Config::max_pending_uploads`]: Block1 uploads being reassembled at
+/// once, over all clients; one more is refused with 5.03 (bounds the server's memory under a
+/// flood of first blocks: at most 64 × [`MAX_UPLOAD_BYTES`] = 64 MiB).
+pub const MAX_PENDING_UPLOADS: usize = 64;
 
 /// The largest body a Block1 upload may reach; beyond it the server answers 4.13 Request
 /// Entity Too Large (RFC 7959 §2.9.3) and forgets the upload.
 pub const MAX_UPLOAD_BYTES: usize = 1 << 20;
+
+/// A partial Block1 upload: the body so far and when its last block arrived.
+#[derive(Debug, Default)]
+pub(crate) struct Upload {
+    pub(crate) body: Vec<u8>,
+    pub(crate) last: Instant,
+}
 
 /// Options a request may carry that this server understands (RFC 7252 §5.4.1).
 fn known_critical(n: u16) -> bool {
@@ -49,6 +57,8 @@ struct Head<'a> {
     block2: Option<Block>,
     block1: Option<Block>,
     size2: Option<u32>,
+    /// Max-Age in seconds (RFC 7252 §5.10.5), on a 5.03 refusal: when to retry.
+    max_age: Option<u32>,
     /// The Rexmit-Cnt option echoed (number, value), always the last option.
     echo: Option<(u16, &'a [u8])>,
 }
@@ -61,12 +71,50 @@ impl Head<'_> {
             block2: None,
             block1: None,
             size2: None,
+            max_age: None,
             echo: None,
         }
     }
 }
 
 impl Endpoint {
+    /// When the earliest partial upload expires (`None` without a lifetime or uploads).
+    pub(crate) fn next_upload_expiry(&self) -> Option<Instant> {
+        let lifetime = self.config.upload_lifetime?;
+        self.uploads
+            .values()
+            .map(|u| u.last)
+            .min()
+            .map(|t| t + lifetime)
+    }
+
+    /// Forgets every partial upload whose lifetime ended at or before `now`, in deadline order.
+    pub(crate) fn expire_uploads(&mut self, now: Instant) {
+        let Some(lifetime) = self.config.upload_lifetime else {
+            return;
+        };
+        let mut due: Vec<_> = self
+            .uploads
+            .iter()
+            .filter(|(_, u)| u.last + lifetime <= now)
+            .map(|(k, u)| (u.last, k.clone()))
+            .collect();
+        due.sort();
+        for (_, k) in due {
+            self.expire_upload(now, &k);
+        }
+    }
+
+    fn expire_upload(&mut self, now: Instant, k: &(SocketAddr, Vec<u8>)) {
+        if let Some(u) = self.uploads.remove(k) {
+            self.events.push_back(Event::UploadExpired {
+                from: k.0,
+                received_bytes: u.body.len(),
+                at: now,
+            });
+        }
+    }
+
     /// A CON or NON request arrived.
     pub(crate) fn on_request(&mut self, now: Instant, from: SocketAddr, msg: &Message<'_>) {
         if self.replay_duplicate(now, from, msg) {
@@ -178,21 +226,56 @@ impl Endpoint {
         let mut uploaded = None;
         if let Some(b1) = b1 {
             let k = key();
-            if self.uploads.len() >= MAX_PENDING_UPLOADS && !self.uploads.contains_key(&k) {
-                return bare(out, to, Code::SERVICE_UNAVAILABLE);
+            // An upload past its lifetime is gone even if handle_timeout has not run yet.
+            let lifetime = self.config.upload_lifetime;
+            if self
+                .uploads
+                .get(&k)
+                .zip(lifetime)
+                .is_some_and(|(u, l)| u.last + l <= now)
+            {
+                self.expire_upload(now, &k);
+            }
+            let cap = self.config.max_pending_uploads;
+            // Only a first block that leaves a partial upload behind needs a slot.
+            if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads.len() >= cap
+            {
+                self.expire_uploads(now);
+                if self.uploads.len() >= cap {
+                    self.events
+                        .push_back(Event::UploadRefused { from, at: now });
+                    // Retry once the oldest partial upload has expired (whole seconds, up).
+                    let max_age = self.next_upload_expiry().map(|t| {
+                        let ns = (t - now).as_nanos().max(0);
+                        u32::try_from((ns + 999_999_999) / 1_000_000_000).unwrap_or(u32::MAX)
+                    });
+                    let head = Head {
+                        max_age,
+                        ..Head::code(Code::SERVICE_UNAVAILABLE)
+                    };
+                    return write(out, to, head, Body::Zeros(0), 0, 0);
+                }
             }
             if b1.offset_bytes() + msg.payload.len() > MAX_UPLOAD_BYTES {
                 self.uploads.remove(&k);
                 return bare(out, to, Code::REQUEST_ENTITY_TOO_LARGE);
             }
-            let buf = self.uploads.entry(k.clone()).or_default();
             if b1.num == 0 {
-                buf.clear();
+                let u = self.uploads.entry(k.clone()).or_default();
+                u.body.clear();
             }
-            if b1.offset_bytes() != buf.len() {
+            // A later block of an unknown (never started, expired, refused) upload, or one out
+            // of sequence: 4.08 Request Entity Incomplete (RFC 7959 §2.3).
+            let Some(u) = self
+                .uploads
+                .get_mut(&k)
+                .filter(|u| u.body.len() == b1.offset_bytes())
+            else {
                 self.uploads.remove(&k);
                 return bare(out, to, Code::REQUEST_ENTITY_INCOMPLETE);
-            }
+            };
+            u.last = now;
+            let buf = &mut u.body;
             buf.extend_from_slice(msg.payload);
             if b1.more {
                 let head = Head {
@@ -203,7 +286,7 @@ impl Endpoint {
                 return write(out, to, head, Body::Zeros(0), 0, 0);
             }
             head_b1 = Some(b1);
-            uploaded = self.uploads.remove(&k);
+            uploaded = self.uploads.remove(&k).map(|u| u.body);
         }
 
         // A later block of an echo's response comes from the stored body (RFC 7959 §2.4).
@@ -237,6 +320,7 @@ impl Endpoint {
             block2: None,
             block1: head_b1,
             size2: wants_size2.then_some(len as u32),
+            max_age: None,
             echo,
         };
         let (start, n) = match b2 {
@@ -270,7 +354,7 @@ impl Endpoint {
         // Stored echo bodies are bounded like uploads: when full, later blocks are refused.
         if matches!(action, Action::Echo)
             && head.block2.is_some_and(|b| b.num == 0 && b.more)
-            && (self.pending_bodies.len() < MAX_PENDING_UPLOADS
+            && (self.pending_bodies.len() < self.config.max_pending_uploads
                 || self.pending_bodies.contains_key(&key()))
         {
             let body = request_body.to_vec();
@@ -310,6 +394,9 @@ fn write(
         let mut w = MessageWriter::new(out, mtype, head.code, mid, token)?;
         if let Some(f) = head.content_format {
             w.option_uint(number::CONTENT_FORMAT, u32::from(f))?;
+        }
+        if let Some(a) = head.max_age {
+            w.option_uint(number::MAX_AGE, a)?;
         }
         if let Some(b) = head.block2 {
             w.option_uint(number::BLOCK2, b.to_uint())?;

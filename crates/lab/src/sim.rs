@@ -178,6 +178,10 @@ impl<N: Network> Sim<N> {
         let server_config = Config {
             block_size_bytes: paths.block_bytes,
             dedup_lifetime: None,
+            // Like the duplicate cache, partial uploads are kept for the whole run, and the
+            // server takes as many at once as before the limit became configurable.
+            upload_lifetime: None,
+            max_pending_uploads: 1024,
             keep_bodies: false,
             ..Config::default()
         };
