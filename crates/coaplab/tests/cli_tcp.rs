@@ -185,7 +185,44 @@ fn a_malformed_frame_aborts_only_its_own_connection() {
     let (status, stderr) = server.stop();
     assert!(status.success());
     assert!(
-        stderr.contains("tcp sessions=2 served=1 aborted=1 malformed=1 ignored=0"),
+        stderr.contains("tcp sessions=2 served=1 aborted=1 malformed=1 ignored=0 idle_closed=0"),
         "{stderr}"
     );
+}
+
+#[test]
+fn an_idle_connection_is_released_and_closed_after_tcp_idle_timeout() {
+    let help = run_bounded(coaplab().args(["server", "--help"]), None, LIMIT);
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("--tcp-idle-timeout <D>"), "{help}");
+    assert!(help.contains("[default: 300s]"), "{help}");
+    let server = OurServer::start(&["--tcp", "--tcp-idle-timeout", "200ms"]);
+    let addr = format!("127.0.0.1:{}", server.port);
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    silent.set_read_timeout(Some(LIMIT)).unwrap();
+    silent.write_all(&[0x00, 0xe1]).unwrap();
+    let t0 = std::time::Instant::now();
+    let mut got = Vec::new();
+    silent.read_to_end(&mut got).unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(190),
+        "{:?}",
+        t0.elapsed()
+    );
+    // The server's 7-B CSM, then Release (7.04, no options), then FIN.
+    assert_eq!(got.len(), 9, "{got:?}");
+    assert_eq!(got[7..], [0x00, 0xe4]);
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(
+        stderr.contains("tcp sessions=1 served=0 aborted=0 malformed=0 ignored=0 idle_closed=1"),
+        "{stderr}"
+    );
+    // 0 never times out; a bad duration is refused.
+    let o = run_bounded(
+        coaplab().args(["server", "--tcp", "--tcp-idle-timeout", "soon"]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -6,8 +6,9 @@
 //! [`Session::handle_stream_end`], and every [`Session::poll_write_into`] becomes one
 //! `write_all` on a socket with `TCP_NODELAY` set (so the client's CSM and its first request
 //! are two segments, spec/experiments.md §5.1). When [`Session::should_close`] turns true the
-//! queued writes go out and the write half is shut down (a FIN). A session has no timers.
-//! Protocol decisions all stay in the session.
+//! queued writes go out and the write half is shut down (a FIN). A session has no timers; with
+//! [`TcpDriver::idle_timeout`] the driver keeps the one clock it needs, and the session says
+//! whether it is idle ([`Session::idle_since`]). Protocol decisions all stay in the session.
 
 use std::io;
 use std::net::SocketAddr;
@@ -44,6 +45,14 @@ pub struct TcpStats {
 pub enum TcpEvent {
     /// Something the session emitted.
     Session(SessionEvent),
+    /// The connection was idle for [`TcpDriver::idle_timeout`]: Release (7.04) is queued and the
+    /// session closed; its `Closed` event and [`TcpEvent::Ended`] follow.
+    IdleClosed {
+        /// When it became idle ([`Session::idle_since`]).
+        idle_since: Instant,
+        /// When it was closed.
+        at: Instant,
+    },
     /// A message was written (only with [`TcpDriver::log_writes`]).
     Wrote {
         /// What it carried.
@@ -82,6 +91,12 @@ pub struct TcpDriver {
     peer_done: bool,
     /// A read or write failed: nothing more can be written.
     broken: bool,
+    /// Session time when the driver was created (the connection's set-up).
+    opened: Instant,
+    /// Close the session after this long idle (`None`: never).
+    idle_timeout: Option<std::time::Duration>,
+    /// An [`TcpEvent::IdleClosed`] to hand out.
+    idle_closed: Option<TcpEvent>,
 }
 
 impl TcpDriver {
@@ -105,6 +120,7 @@ impl TcpDriver {
         start: tokio::time::Instant,
     ) -> io::Result<TcpDriver> {
         stream.set_nodelay(true)?;
+        let opened = session_time(start);
         Ok(TcpDriver {
             stream,
             session,
@@ -117,7 +133,17 @@ impl TcpDriver {
             shut_down: false,
             peer_done: false,
             broken: false,
+            opened,
+            idle_timeout: None,
+            idle_closed: None,
         })
+    }
+
+    /// Closes the session the RFC 8323 §5.5 way (Release, then our FIN) once it has been idle
+    /// ([`Session::idle_since`]: nothing received and no request in progress) for `timeout`,
+    /// reported as [`TcpEvent::IdleClosed`]. `None` (the default) never times out.
+    pub fn idle_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.idle_timeout = timeout;
     }
 
     /// Also report every write as [`TcpEvent::Wrote`] (for `-v` traces).
@@ -153,8 +179,29 @@ impl TcpDriver {
 
     /// The current session time (wall clock since the start instant).
     pub fn now(&self) -> Instant {
-        let ns = i64::try_from(self.start.elapsed().as_nanos()).unwrap_or(i64::MAX);
-        Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
+        session_time(self.start)
+    }
+
+    /// When the session's idle timeout expires, as a tokio instant: `None` without a timeout
+    /// or while the session is not idle.
+    fn idle_deadline(&self) -> Option<tokio::time::Instant> {
+        let timeout = self.idle_timeout?;
+        let since = self.session.idle_since(self.opened)?;
+        let since = std::time::Duration::from_nanos(u64::try_from(since.as_nanos()).unwrap_or(0));
+        Some(self.start + since.saturating_add(timeout))
+    }
+
+    /// The idle timeout expired: Release, then close.
+    fn idle_close(&mut self) {
+        let now = self.now();
+        if let Some(idle_since) = self.session.idle_since(self.opened) {
+            self.session.release(now, None);
+            self.session.close(now);
+            self.idle_closed = Some(TcpEvent::IdleClosed {
+                idle_since,
+                at: now,
+            });
+        }
     }
 
     /// Writes every queued message, one `write_all` each. A write error ends the session as
@@ -205,7 +252,7 @@ impl TcpDriver {
 
     /// Writes what is queued, then reads until the session emits an event, and returns it;
     /// [`TcpEvent::Ended`] once the connection is finished. Pending while the session is idle
-    /// and the peer sends nothing.
+    /// and the peer sends nothing (with [`TcpDriver::idle_timeout`], until it expires).
     ///
     /// Cancel safety: bytes read are always handed to the session before the call can be
     /// cancelled; when cancelled while writing, part of a message may be on the wire, so the
@@ -213,6 +260,9 @@ impl TcpDriver {
     pub async fn next_event(&mut self) -> TcpEvent {
         loop {
             self.flush().await;
+            if let Some(e) = self.idle_closed.take() {
+                return e;
+            }
             if !self.wrote.is_empty() {
                 let (kind, bytes, at) = self.wrote.remove(0);
                 return TcpEvent::Wrote { kind, bytes, at };
@@ -227,7 +277,18 @@ impl TcpDriver {
             if self.peer_done {
                 return TcpEvent::Ended;
             }
-            match read(&self.stream, &mut self.recv_buf).await {
+            let got = match self.idle_deadline() {
+                None => Some(read(&self.stream, &mut self.recv_buf).await),
+                Some(deadline) => tokio::select! {
+                    r = read(&self.stream, &mut self.recv_buf) => Some(r),
+                    () = tokio::time::sleep_until(deadline) => None,
+                },
+            };
+            let Some(got) = got else {
+                self.idle_close();
+                continue;
+            };
+            match got {
                 Ok(0) => {
                     self.peer_done = true;
                     let now = self.now();
@@ -243,6 +304,12 @@ impl TcpDriver {
             }
         }
     }
+}
+
+/// Wall-clock time since `start` as session time.
+fn session_time(start: tokio::time::Instant) -> Instant {
+    let ns = i64::try_from(start.elapsed().as_nanos()).unwrap_or(i64::MAX);
+    Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
 }
 
 /// Writes all of `buf` (tokio's `io-util` extension traits are not needed for this).
@@ -293,6 +360,9 @@ pub type TcpEventSink = Arc<dyn Fn(SocketAddr, &TcpEvent) + Send + Sync>;
 /// connections wait in the kernel's backlog). Memory is thus bounded by `max_connections` ×
 /// ([`READ_CHUNK_BYTES`] + the session's receive limit + its pending writes).
 ///
+/// With `idle_timeout`, a connection idle that long ([`TcpDriver::idle_timeout`]: nothing
+/// received, no request in progress) is sent Release and closed, freeing its slot.
+///
 /// Returns only on an accept error that is not about one connection (e.g. no file descriptors
 /// left is retried after a pause).
 pub async fn serve_tcp(
@@ -301,6 +371,7 @@ pub async fn serve_tcp(
     router: Router,
     start: tokio::time::Instant,
     max_connections: usize,
+    idle_timeout: Option<std::time::Duration>,
     sink: TcpEventSink,
 ) -> io::Result<()> {
     config.validate().map_err(invalid)?;
@@ -324,6 +395,7 @@ pub async fn serve_tcp(
         let Ok(mut driver) = TcpDriver::new(stream, session, start) else {
             continue;
         };
+        driver.idle_timeout(idle_timeout);
         let sink = sink.clone();
         tasks.spawn(async move {
             loop {
@@ -375,6 +447,7 @@ mod tests {
             Router::new(),
             tokio::time::Instant::now(),
             16,
+            None,
             Arc::new(|_, _| {}),
         ));
         (addr, task)
@@ -507,5 +580,102 @@ mod tests {
         }
         accept.await.unwrap();
         assert!(failed);
+    }
+
+    /// A server with a 200-ms idle timeout; the sink collects every idle close.
+    async fn idle_server() -> (
+        SocketAddr,
+        tokio::task::JoinHandle<io::Result<()>>,
+        Arc<std::sync::Mutex<Vec<TcpEvent>>>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let idle = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = idle.clone();
+        let task = tokio::spawn(serve_tcp(
+            listener,
+            SessionConfig::server(),
+            Router::new(),
+            tokio::time::Instant::now(),
+            16,
+            Some(std::time::Duration::from_millis(200)),
+            Arc::new(move |_, e| {
+                if matches!(e, TcpEvent::IdleClosed { .. }) {
+                    seen.lock().unwrap().push(e.clone());
+                }
+            }),
+        ));
+        (addr, task, idle)
+    }
+
+    /// Reads until the peer's FIN.
+    async fn read_to_end(raw: &TcpStream) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match read(raw, &mut buf).await.unwrap() {
+                0 => return got,
+                n => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+
+    /// The server's CSM, then Release (7.04, no options).
+    const CSM_RELEASE: [u8; 4] = [0x00, 0xe1, 0x00, 0xe4];
+
+    #[tokio::test]
+    async fn a_silent_client_is_released_and_closed_after_the_idle_timeout() {
+        let (addr, task, idle) = idle_server().await;
+        let raw = TcpStream::connect(addr).await.unwrap();
+        write_all(&raw, &[0x00, 0xe1]).await.unwrap();
+        let t0 = tokio::time::Instant::now();
+        let got = read_to_end(&raw).await;
+        let waited = t0.elapsed();
+        assert_eq!(got, CSM_RELEASE);
+        assert!(
+            waited >= std::time::Duration::from_millis(190),
+            "{waited:?}"
+        );
+        assert!(waited < std::time::Duration::from_secs(5), "{waited:?}");
+        // A client that never sends anything is closed the same way.
+        let raw = TcpStream::connect(addr).await.unwrap();
+        assert_eq!(read_to_end(&raw).await, CSM_RELEASE);
+        task.abort();
+        let idle = idle.lock().unwrap();
+        assert_eq!(idle.len(), 2);
+        let TcpEvent::IdleClosed { idle_since, at } = idle[0] else {
+            panic!("{idle:?}");
+        };
+        assert!(at.saturating_since(idle_since) >= coaplab_cc::time::Duration::from_millis(200));
+    }
+
+    #[tokio::test]
+    async fn a_client_with_a_request_in_progress_is_not_timed_out() {
+        let (addr, task, idle) = idle_server().await;
+        let raw = TcpStream::connect(addr).await.unwrap();
+        // A CSM (Max-Message-Size 131,072) and the first 3 B of GET /data/3 (token 0x07).
+        let get = [0x71, 0x01, 0x07, 0xb4, b'd', b'a', b't', b'a', 0x01, b'3'];
+        write_all(&raw, &[0x40, 0xe1, 0x23, 0x02, 0x00, 0x00])
+            .await
+            .unwrap();
+        write_all(&raw, &get[..3]).await.unwrap();
+        let mut buf = [0u8; 64];
+        assert_eq!(read(&raw, &mut buf).await.unwrap(), 2); // the server's CSM
+                                                            // Three timeouts later the connection is still open and silent.
+        let quiet =
+            tokio::time::timeout(std::time::Duration::from_millis(600), read(&raw, &mut buf)).await;
+        assert!(quiet.is_err(), "{quiet:?}");
+        assert!(idle.lock().unwrap().is_empty());
+        // The rest of the request is answered; idle again, the session is released and closed.
+        write_all(&raw, &get[3..]).await.unwrap();
+        let got = read_to_end(&raw).await;
+        let Ok(Decoded::Frame { frame, consumed }) = Frame::decode_stream(&got, 1152) else {
+            panic!("{got:?}");
+        };
+        assert_eq!(frame.code, Code::CONTENT);
+        assert_eq!(frame.payload, [0, 1, 2]);
+        assert_eq!(got[consumed..], [0x00, 0xe4]);
+        task.abort();
+        assert_eq!(idle.lock().unwrap().len(), 1);
     }
 }

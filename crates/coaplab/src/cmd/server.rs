@@ -42,6 +42,10 @@ pub(crate) struct Args {
     /// Serve TCP on this address instead of the UDP one (implies --tcp).
     #[arg(long = "tcp-bind", value_name = "ADDR")]
     tcp_bind: Option<SocketAddr>,
+    /// Close a TCP connection idle this long (nothing received, no request in progress) the
+    /// RFC 8323 way: Release (7.04), then FIN. 0: never. E.g. 300s, 500ms, 5m.
+    #[arg(long = "tcp-idle-timeout", value_name = "D", default_value = "300s", value_parser = net::parse_duration)]
+    tcp_idle_timeout: std::time::Duration,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -129,7 +133,8 @@ async fn serve(args: &Args) -> u8 {
             Ok(a) => eprintln!("coaplab server: tcp listening on {a}"),
             Err(e) => eprintln!("coaplab server: {e}"),
         }
-        let serving = tcp::serve(listener, router, tcp_counters.clone(), args.verbose);
+        let idle = Some(args.tcp_idle_timeout).filter(|d| !d.is_zero());
+        let serving = tcp::serve(listener, router, idle, tcp_counters.clone(), args.verbose);
         tcp_task = Some(tokio::spawn(serving));
     } else {
         eprintln!("coaplab server: listening on {udp_addr}");

@@ -180,6 +180,9 @@ fn trace(event: &TcpEvent) {
             WriteKind::Request(r) => eprintln!("{at} send request={} bytes={bytes}", r.0),
             WriteKind::Response(code) => eprintln!("{at} send response={code:?} bytes={bytes}"),
         },
+        TcpEvent::IdleClosed { idle_since, at } => {
+            eprintln!("{at} idle since={idle_since}: release and close")
+        }
         TcpEvent::Ended => {}
         TcpEvent::Session(e) => match e {
             SessionEvent::CsmReceived {
@@ -243,36 +246,50 @@ pub(crate) struct Counters {
     aborted: AtomicU64,
     malformed: AtomicU64,
     ignored: AtomicU64,
+    idle_closed: AtomicU64,
 }
 
 impl Counters {
-    /// `tcp sessions= served= aborted= malformed= ignored=` (sessions: connections whose CSM
-    /// arrived).
+    /// `tcp sessions= served= aborted= malformed= ignored= idle_closed=` (sessions: connections
+    /// whose CSM arrived; idle_closed: connections released and closed by the idle timeout).
     pub(crate) fn line(&self) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "tcp sessions={} served={} aborted={} malformed={} ignored={}",
+            "tcp sessions={} served={} aborted={} malformed={} ignored={} idle_closed={}",
             g(&self.sessions),
             g(&self.served),
             g(&self.aborted),
             g(&self.malformed),
-            g(&self.ignored)
+            g(&self.ignored),
+            g(&self.idle_closed)
         )
     }
 }
 
 /// Serves `router` on `listener` until dropped, counting into `counters`; `verbose` prints
-/// connections, aborts and malformed frames.
+/// connections, aborts, malformed frames and idle closes. A connection idle for
+/// `idle_timeout` is released and closed.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    idle_timeout: Option<Duration>,
     counters: Arc<Counters>,
     verbose: bool,
 ) -> std::io::Result<()> {
     let c = counters.clone();
     let sink: TcpEventSink = Arc::new(move |peer, e| {
-        let TcpEvent::Session(e) = e else {
-            return;
+        let e = match e {
+            TcpEvent::Session(e) => e,
+            TcpEvent::IdleClosed { idle_since, at } => {
+                c.idle_closed.fetch_add(1, Ordering::Relaxed);
+                if verbose {
+                    eprintln!(
+                        "coaplab server: tcp {peer}: idle since {idle_since}, closed at {at}"
+                    );
+                }
+                return;
+            }
+            _ => return,
         };
         let n = match e {
             SessionEvent::CsmReceived { .. } => &c.sessions,
@@ -293,6 +310,7 @@ pub(crate) async fn serve(
         router,
         tokio::time::Instant::now(),
         SERVER_MAX_CONNECTIONS,
+        idle_timeout,
         sink,
     )
     .await

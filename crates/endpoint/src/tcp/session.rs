@@ -63,7 +63,8 @@ pub(crate) struct Follow {
 ///    [`Session::poll_event`]. When [`Session::should_close`] turns true, write what is
 ///    queued and close the connection.
 ///
-/// The session has no timers: a stream never retransmits at this layer.
+/// The session has no timers: a stream never retransmits at this layer. A driver that times
+/// out idle connections asks [`Session::idle_since`] and keeps the clock itself.
 ///
 /// # Time
 ///
@@ -126,6 +127,8 @@ pub struct Session {
     /// Spare write buffers: [`Session::poll_write_into`] swaps them with the caller's, so a
     /// steady state allocates nothing per message.
     pub(crate) pool: Vec<Vec<u8>>,
+    /// When the last bytes from the peer arrived.
+    pub(crate) heard_at: Option<Instant>,
 }
 
 /// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
@@ -162,6 +165,7 @@ impl Session {
             next_request_id: 0,
             uploads: Vec::new(),
             pool: Vec::new(),
+            heard_at: None,
         };
         let csm = SignalMessage::new(Signal::Csm {
             max_message_size: s.config.max_message_size,
@@ -208,6 +212,21 @@ impl Session {
             && self.pings.is_empty()
             && self.rx.is_empty()
             && self.writes.is_empty()
+    }
+
+    /// Since when the session has been idle, for an idle timeout: the time the peer's last
+    /// bytes arrived (`opened`, the connection's set-up time, when none has), or `None` while
+    /// the session is busy or closing: a request of ours or a Ping awaits its answer, the
+    /// peer's request is in progress (a frame partly received, or a Block1 upload not yet
+    /// complete), a write is queued, or we already sent Release or ended the session.
+    ///
+    /// A driver closing idle connections (RFC 8323 §5.5) calls [`Session::release`] then
+    /// [`Session::close`] once `idle_since + timeout` has passed with no input in between.
+    pub fn idle_since(&self, opened: Instant) -> Option<Instant> {
+        if self.state != State::Open || !self.is_idle() || !self.uploads.is_empty() {
+            return None;
+        }
+        Some(self.heard_at.unwrap_or(opened))
     }
 
     /// True when the driver should close the connection once the queued writes are out
@@ -316,6 +335,9 @@ impl Session {
 
     /// Bytes the stream delivered, in order, split anywhere.
     pub fn handle_stream_bytes(&mut self, now: Instant, mut bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.heard_at = Some(now);
+        }
         // Complete the frame begun by an earlier call, taking only the bytes it needs.
         while !self.rx.is_empty() && !bytes.is_empty() && self.state != State::Ended {
             let limit = self.config.receive_limit();

@@ -159,3 +159,60 @@ fn close_and_the_peers_fin_fail_outstanding_requests() {
     );
     assert_eq!(c.buffered_bytes(), 0);
 }
+
+#[test]
+fn idle_since_is_the_last_input_and_none_while_a_request_is_in_progress() {
+    use coaplab_wire::frame::FrameBuf;
+    use coaplab_wire::option::number;
+    use coaplab_wire::Block;
+
+    let mut s = server();
+    // Our CSM is queued: busy until it is written.
+    assert_eq!(s.idle_since(t(5)), None);
+    let _ = writes(&mut s);
+    // Nothing heard yet: idle since the connection was set up.
+    assert_eq!(s.idle_since(t(5)), Some(t(5)));
+    // The client's CSM (Max-Message-Size 131,072).
+    s.handle_stream_bytes(t(10), &[0x40, 0xe1, 0x23, 0x02, 0x00, 0x00]);
+    assert_eq!(s.idle_since(t(5)), Some(t(10)));
+    // Half a GET /f: the peer's request is in progress.
+    let get = [0x21, 0x01, 0x07, 0xb1, b'f'];
+    s.handle_stream_bytes(t(20), &get[..3]);
+    assert_eq!(s.idle_since(t(5)), None);
+    s.handle_stream_bytes(t(30), &get[3..]);
+    // Answered: busy until the response is written.
+    assert_eq!(s.idle_since(t(5)), None);
+    let _ = writes(&mut s);
+    assert_eq!(s.idle_since(t(5)), Some(t(30)));
+    // The first block of a Block1 upload: in progress until its last block.
+    let mut put = FrameBuf::new(Code::PUT, Token::new(&[8]).unwrap());
+    put.options.push(number::URI_PATH, &b"echo"[..]);
+    put.options.push_block(
+        number::BLOCK1,
+        Block {
+            num: 0,
+            more: true,
+            szx: 0,
+        },
+    );
+    put.payload = vec![1; 16];
+    s.handle_stream_bytes(t(40), &put.to_bytes().unwrap());
+    let _ = writes(&mut s);
+    assert_eq!(s.idle_since(t(5)), None);
+    // Idle again, then released: no longer idle, it is closing.
+    let mut s = server();
+    let _ = writes(&mut s);
+    s.release(t(50), None);
+    let _ = writes(&mut s);
+    assert_eq!(s.idle_since(t(5)), None);
+    // A client waiting for its response is busy; once answered, idle since the answer.
+    let mut c = client();
+    let mut s = server();
+    c.request(t(0), &Request::get("f")).unwrap();
+    pump(&mut c, &mut s, t(1));
+    assert_eq!(c.idle_since(t(0)), None);
+    pump(&mut s, &mut c, t(2));
+    assert_eq!(c.idle_since(t(0)), Some(t(2)));
+    c.close(t(3));
+    assert_eq!(c.idle_since(t(0)), None);
+}
