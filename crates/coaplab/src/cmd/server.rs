@@ -58,6 +58,10 @@ struct Counters {
     duplicates: u64,
     rejected: u64,
     ignored: u64,
+    /// Partial Block1 uploads dropped after their lifetime without a next block.
+    uploads_expired: u64,
+    /// First blocks refused (5.03) because the partial-upload table was full.
+    uploads_refused: u64,
     malformed: BTreeMap<&'static str, u64>,
 }
 
@@ -154,8 +158,15 @@ async fn serve(args: &Args) -> u8 {
     let stats = driver.stats();
     eprintln!(
         "coaplab server: served={} duplicates={} rejected={} ignored={} malformed={malformed} \
-datagrams_in={} datagrams_out={}",
-        c.served, c.duplicates, c.rejected, c.ignored, stats.datagrams_in, stats.datagrams_out
+uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={}",
+        c.served,
+        c.duplicates,
+        c.rejected,
+        c.ignored,
+        c.uploads_expired,
+        c.uploads_refused,
+        stats.datagrams_in,
+        stats.datagrams_out
     );
     for (label, n) in &c.malformed {
         eprintln!("coaplab server: malformed {label}={n}");
@@ -175,6 +186,24 @@ fn count(c: &mut Counters, event: &Event, verbose: bool) {
         Event::DuplicateRequest { .. } => c.duplicates += 1,
         Event::Rejected { .. } => c.rejected += 1,
         Event::Ignored { .. } => c.ignored += 1,
+        Event::UploadExpired {
+            from,
+            received_bytes,
+            ..
+        } => {
+            c.uploads_expired += 1;
+            if verbose {
+                eprintln!("coaplab server: upload from {from} expired after {received_bytes} B");
+            }
+        }
+        Event::UploadRefused { from, .. } => {
+            c.uploads_refused += 1;
+            if verbose {
+                eprintln!(
+                    "coaplab server: upload from {from} refused (5.03: too many partial uploads)"
+                );
+            }
+        }
         Event::Malformed { from, error, .. } => {
             *c.malformed.entry(error.label()).or_default() += 1;
             if verbose {
