@@ -79,6 +79,12 @@ pub(crate) trait Network {
     ) -> Result<(), String>;
     /// The bottleneck counters when the run ends at `now`.
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError>;
+    /// After [`Network::record`]: `(flow, exchange, ordinal)` of every client copy whose
+    /// reply reached the client, for a network whose packets cannot carry tags (the
+    /// emulated one derives them from its packet log). Tagged networks: none.
+    fn replies_delivered(&mut self) -> Vec<(u32, u64, u32)> {
+        Vec::new()
+    }
 }
 
 impl Network for Star {
@@ -388,7 +394,13 @@ impl<N: Network> Sim<N> {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<RunResult, RunError> {
+    fn finish(&mut self) -> Result<RunResult, RunError> {
+        let network = self.star.record(self.now)?;
+        for (flow, exchange, ordinal) in self.star.replies_delivered() {
+            if let Some(c) = self.clients.get_mut(flow as usize) {
+                c.metrics.on_reply_delivered(exchange, ordinal);
+            }
+        }
         let flows = self
             .clients
             .iter()
@@ -402,7 +414,7 @@ impl<N: Network> Sim<N> {
             flows,
             events: self.events,
             sim_time_s: self.now.as_secs_f64(),
-            network: Some(self.star.record(self.now)?),
+            network: Some(network),
         })
     }
 }

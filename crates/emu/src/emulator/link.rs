@@ -29,6 +29,8 @@ use super::EmulatorConfig;
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 /// Packets read from one device before the loop looks at due deliveries again.
 const READ_BATCH: usize = 32;
+/// Packets read from one device after the stop, at most.
+const FINAL_READS: usize = 4096;
 /// Receive buffer: the largest IPv4 packet.
 const BUF_BYTES: usize = 65_535;
 
@@ -93,8 +95,11 @@ pub(crate) struct Forwarder {
     clock: Clock,
     pcap: Option<PcapWriter<BufWriter<File>>>,
     log_packets: bool,
+    log_bytes: bool,
     realtime_priority: Option<u8>,
     written: Vec<Option<Instant>>,
+    /// Each logged packet's bytes, by tag (with `log_bytes`).
+    bytes: Vec<Vec<u8>>,
     next_tag: u64,
     stats: EmulatorStats,
     buf: Vec<u8>,
@@ -120,8 +125,10 @@ impl Forwarder {
             clock,
             pcap,
             log_packets: config.log_packets,
+            log_bytes: config.log_packets && config.log_bytes,
             realtime_priority: config.realtime_priority,
             written: Vec::new(),
+            bytes: Vec::new(),
             next_tag: 0,
             stats: EmulatorStats::default(),
             buf: vec![0; BUF_BYTES],
@@ -169,9 +176,14 @@ impl Forwarder {
                     )));
                 }
                 if revents.contains(PollFlags::IN) {
-                    self.read_batch(up, &mut rx)?;
+                    self.read_batch(up, &mut rx, READ_BATCH)?;
                 }
             }
+        }
+        // What the endpoints sent before the stop waits in the devices: read it into the
+        // model and the log (it is not delivered any more), so that every packet sent counts.
+        for up in [true, false] {
+            self.read_batch(up, &mut rx, FINAL_READS)?;
         }
         Ok(self.finish())
     }
@@ -184,9 +196,9 @@ impl Forwarder {
         }
     }
 
-    /// Reads up to [`READ_BATCH`] packets from one device into the model.
-    fn read_batch(&mut self, up: bool, rx: &mut [u8]) -> io::Result<()> {
-        for _ in 0..READ_BATCH {
+    /// Reads up to `limit` packets from one device into the model.
+    fn read_batch(&mut self, up: bool, rx: &mut [u8], limit: usize) -> io::Result<()> {
+        for _ in 0..limit {
             let n = match self.tun(up).recv(rx) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -224,6 +236,9 @@ impl Forwarder {
                 self.next_tag += 1;
                 if self.log_packets {
                     self.written.push(None);
+                }
+                if self.log_bytes {
+                    self.bytes.push(packet.to_vec());
                 }
             }
             Err(_) => d.exceeds_mtu += 1,
@@ -269,8 +284,27 @@ impl Forwarder {
         s.up.link = self.star.stats(Direction::Up);
         s.down.link = self.star.stats(Direction::Down);
         s.elapsed = self.clock.now() - Instant::ZERO;
+        // Packets still inside the model are recorded when their journey ends: end them all
+        // (nothing is written any more) so that the log holds every packet read.
+        let far = Instant::ZERO + Duration::from_secs(1 << 30);
+        while self.star.in_flight() > 0 {
+            if self.star.poll_delivery(far, &mut self.buf).is_none() {
+                break;
+            }
+        }
         let mut records = self.star.take_records();
         records.sort_by_key(|r| r.tag);
+        if self.log_bytes {
+            s.packet_bytes = records
+                .iter()
+                .map(|r| {
+                    self.bytes
+                        .get_mut(r.tag as usize)
+                        .map(std::mem::take)
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
         s.packets = records
             .into_iter()
             .map(|r| PacketLog {

@@ -63,6 +63,9 @@ pub struct EmulatorConfig {
     pub pcap: Option<PathBuf>,
     /// Keep a per-packet log in the final [`EmulatorStats::packets`].
     pub log_packets: bool,
+    /// With `log_packets`, also keep every logged packet's bytes (from its IP header on) in
+    /// [`EmulatorStats::packet_bytes`] (memory grows with the traffic).
+    pub log_bytes: bool,
     /// `net.ipv4.tcp_congestion_control` in both namespaces (e.g. `reno`, `bbr`).
     pub tcp_congestion_control: String,
     /// Run the forwarding thread under `SCHED_FIFO` at this priority (1..=99), so that other
@@ -72,13 +75,15 @@ pub struct EmulatorConfig {
 }
 
 impl EmulatorConfig {
-    /// `network` with seed 1, no capture, no per-packet log, New Reno, `SCHED_FIFO` 10.
+    /// `network` with seed 1, no capture, no per-packet log (nor bytes), New Reno,
+    /// `SCHED_FIFO` 10.
     pub fn new(network: NetworkConfig) -> Self {
         EmulatorConfig {
             network,
             seed: 1,
             pcap: None,
             log_packets: false,
+            log_bytes: false,
             tcp_congestion_control: "reno".to_owned(),
             realtime_priority: Some(10),
         }

@@ -111,8 +111,11 @@ pub struct EmulatorStats {
     pub not_ipv4: u64,
     /// Time from start to stop.
     pub elapsed: Duration,
-    /// Per-packet log (empty unless asked for).
+    /// Per-packet log (empty unless asked for), in the order the packets were read.
     pub packets: Vec<PacketLog>,
+    /// The bytes of each packet of `packets`, at the same index (empty unless
+    /// [`super::EmulatorConfig::log_bytes`]).
+    pub packet_bytes: Vec<Vec<u8>>,
     /// The forwarding thread's scheduling policy, e.g. `SCHED_FIFO 10`.
     pub scheduling: String,
 }

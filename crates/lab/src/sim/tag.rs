@@ -44,6 +44,11 @@ pub fn flow(tag: u64) -> u32 {
     ((tag >> FLOW_SHIFT) & FLOW_MASK) as u32
 }
 
+/// `(exchange, ordinal)` when `tag` names a client's CON copy (or a reply to one).
+pub fn copied(tag: u64) -> Option<(u64, u32)> {
+    (tag & COPY != 0).then_some(((tag >> 8) & EXCHANGE_MASK, (tag & 0xff) as u32))
+}
+
 /// `(exchange, ordinal)` when `tag` is a server reply to a client's CON copy.
 pub fn answered(tag: u64) -> Option<(u64, u32)> {
     (tag & REPLY != 0 && tag & COPY != 0)
@@ -59,6 +64,8 @@ mod tests {
         let t = copy(399, 123_456, 3);
         assert_eq!(flow(t), 399);
         assert_eq!(answered(t), None);
+        assert_eq!(copied(t), Some((123_456, 3)));
+        assert_eq!(copied(from_client(7)), None);
         assert_eq!(answered(reply(t)), Some((123_456, 3)));
         assert_eq!(flow(reply(t)), 399);
         assert_eq!(answered(reply(from_client(7))), None);
