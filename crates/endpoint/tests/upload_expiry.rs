@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::{Config, Endpoint, Event, FailReason, Request, Router, EXCHANGE_LIFETIME};
 use coaplab_wire::option::number;
-use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions, Token};
+use coaplab_wire::{Code, Message, ReadOptions};
 use common::*;
 
 fn config(block: usize) -> Config {
@@ -22,21 +22,7 @@ fn config(block: usize) -> Config {
 
 /// A CON PUT /echo carrying Block1 `num` of 256-B blocks with `more`, and `payload`.
 fn block1(mid: u16, num: u32, more: bool, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![0; 64 + payload.len()];
-    let mut w = MessageWriter::new(
-        &mut out,
-        MessageType::Con,
-        Code::PUT,
-        mid,
-        Token::from_u64(7, 1),
-    )
-    .unwrap();
-    w.option(number::URI_PATH, b"echo").unwrap();
-    let b = Block { num, more, szx: 4 };
-    w.option_uint(number::BLOCK1, b.to_uint()).unwrap();
-    let n = w.payload(payload).unwrap();
-    out.truncate(n);
-    out
+    block1_put(mid, num, more, 4, payload)
 }
 
 /// The server's answer to `bytes` from `from` at `now`.

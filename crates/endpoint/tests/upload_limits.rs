@@ -2,14 +2,16 @@
 //! `MAX_PENDING_UPLOADS` reassemblies at once (one more gets 5.03), and no upload beyond
 //! `MAX_UPLOAD_BYTES` (4.13, RFC 7959 §2.9.3).
 
+mod common;
+
 use std::net::SocketAddr;
 
 use coaplab_cc::{time::Instant, Settings};
 use coaplab_endpoint::{
     registry_factory, Config, Endpoint, Router, MAX_PENDING_UPLOADS, MAX_UPLOAD_BYTES,
 };
-use coaplab_wire::option::number;
-use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, Token};
+use coaplab_wire::{Code, Message};
+use common::block1_put;
 
 fn server() -> Endpoint {
     let factory = registry_factory("default", &Settings::new(), 1).unwrap();
@@ -18,25 +20,7 @@ fn server() -> Endpoint {
 
 /// A CON PUT /echo carrying Block1 `num` (1024-B blocks, more = true) and 1024 bytes.
 fn block1(mid: u16, num: u32) -> Vec<u8> {
-    let mut out = vec![0; 1100];
-    let mut w = MessageWriter::new(
-        &mut out,
-        MessageType::Con,
-        Code::PUT,
-        mid,
-        Token::from_u64(7, 1),
-    )
-    .unwrap();
-    w.option(number::URI_PATH, b"echo").unwrap();
-    let b = Block {
-        num,
-        more: true,
-        szx: 6,
-    };
-    w.option_uint(number::BLOCK1, b.to_uint()).unwrap();
-    let n = w.payload(&[0x5a; 1024]).unwrap();
-    out.truncate(n);
-    out
+    block1_put(mid, num, true, 6, &[0x5a; 1024])
 }
 
 /// The response code the server gives `bytes` from `from`.

@@ -283,3 +283,25 @@ impl Pair {
             .collect()
     }
 }
+
+/// A CON PUT /echo (token 7, 1 B) carrying Block1 `num` with `more`, block size 2^(szx+4),
+/// and `payload`: one block of an upload, built by hand so tests can send any block.
+pub fn block1_put(mid: u16, num: u32, more: bool, szx: u8, payload: &[u8]) -> Vec<u8> {
+    use coaplab_wire::option::number;
+    use coaplab_wire::{Block, Code, MessageType, MessageWriter, Token};
+    let mut out = vec![0; 64 + payload.len()];
+    let mut w = MessageWriter::new(
+        &mut out,
+        MessageType::Con,
+        Code::PUT,
+        mid,
+        Token::from_u64(7, 1),
+    )
+    .unwrap();
+    w.option(number::URI_PATH, b"echo").unwrap();
+    w.option_uint(number::BLOCK1, Block { num, more, szx }.to_uint())
+        .unwrap();
+    let n = w.payload(payload).unwrap();
+    out.truncate(n);
+    out
+}
