@@ -117,12 +117,7 @@ impl Endpoint {
                 // §4.2: a CON we cannot process (an unexpected response) is rejected.
                 self.reject(now, from, msg.message_id);
             } else {
-                self.dedup.insert(
-                    now,
-                    from,
-                    msg.message_id,
-                    crate::dedup::Entry { reply: None },
-                );
+                self.remember_unanswered(now, from, msg.message_id);
                 self.ignore(now, from, IgnoreReason::UnmatchedNon);
             }
             return;
@@ -130,12 +125,7 @@ impl Endpoint {
         if con {
             self.send_empty(now, from, MessageType::Ack, msg.message_id);
         } else {
-            self.dedup.insert(
-                now,
-                from,
-                msg.message_id,
-                crate::dedup::Entry { reply: None },
-            );
+            self.remember_unanswered(now, from, msg.message_id);
         }
         let x = &self.exchanges[slot];
         match (x.state, x.confirmable) {

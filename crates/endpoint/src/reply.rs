@@ -35,6 +35,12 @@ impl Endpoint {
         });
     }
 
+    /// Remembers Message ID `mid` of `from` as seen, with no reply to replay: a duplicate
+    /// of a NON is dropped, not answered again (RFC 7252 §4.5).
+    pub(crate) fn remember_unanswered(&mut self, now: Instant, from: SocketAddr, mid: u16) {
+        self.dedup.insert(now, from, mid, Entry { reply: None });
+    }
+
     /// Queues an empty ACK or RST for Message ID `mid` of `to`, cached for duplicates.
     pub(crate) fn send_empty(
         &mut self,

@@ -12,7 +12,6 @@ use coaplab_wire::option::number;
 use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions, Token};
 
 use crate::config::szx_of;
-use crate::dedup::Entry;
 use crate::endpoint::Endpoint;
 use crate::event::Event;
 use crate::exchange::{Owner, XState};
@@ -141,8 +140,7 @@ impl Endpoint {
                 self.recycle(out);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
-                self.dedup
-                    .insert(now, from, msg.message_id, Entry { reply: None });
+                self.remember_unanswered(now, from, msg.message_id);
                 self.transmits.push_back(crate::event::Transmit {
                     destination: from,
                     contents: out,
