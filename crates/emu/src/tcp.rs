@@ -438,7 +438,11 @@ mod tests {
         }
     }
 
-    async fn server() -> (SocketAddr, tokio::task::JoinHandle<io::Result<()>>) {
+    /// A server on a loopback port (16 connections at most, an empty router).
+    async fn serve(
+        idle_timeout: Option<std::time::Duration>,
+        sink: TcpEventSink,
+    ) -> (SocketAddr, tokio::task::JoinHandle<io::Result<()>>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let task = tokio::spawn(serve_tcp(
@@ -447,10 +451,14 @@ mod tests {
             Router::new(),
             tokio::time::Instant::now(),
             16,
-            None,
-            Arc::new(|_, _| {}),
+            idle_timeout,
+            sink,
         ));
         (addr, task)
+    }
+
+    async fn server() -> (SocketAddr, tokio::task::JoinHandle<io::Result<()>>) {
+        serve(None, Arc::new(|_, _| {})).await
     }
 
     async fn completed(d: &mut TcpDriver) -> (Code, Vec<u8>) {
@@ -588,23 +596,17 @@ mod tests {
         tokio::task::JoinHandle<io::Result<()>>,
         Arc<std::sync::Mutex<Vec<TcpEvent>>>,
     ) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let idle = Arc::new(std::sync::Mutex::new(Vec::new()));
         let seen = idle.clone();
-        let task = tokio::spawn(serve_tcp(
-            listener,
-            SessionConfig::server(),
-            Router::new(),
-            tokio::time::Instant::now(),
-            16,
+        let (addr, task) = serve(
             Some(std::time::Duration::from_millis(200)),
             Arc::new(move |_, e| {
                 if matches!(e, TcpEvent::IdleClosed { .. }) {
                     seen.lock().unwrap().push(e.clone());
                 }
             }),
-        ));
+        )
+        .await;
         (addr, task, idle)
     }
 
