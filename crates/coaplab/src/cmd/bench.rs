@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 
+use coaplab_emu::emulator::stats::quantile_sorted;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{Event, Request, Router};
 use coaplab_wire::Code;
@@ -215,12 +216,9 @@ async fn client(
 fn report(t: &mut Tally, elapsed_s: f64) -> String {
     t.latencies_ns.sort_unstable();
     let n = t.latencies_ns.len();
-    let pct = |p: usize| -> f64 {
-        if n == 0 {
-            return 0.0;
-        }
-        let rank = (p * n).div_ceil(100).max(1);
-        t.latencies_ns[rank - 1] as f64 / 1e6
+    let pct = |percent: u32| -> f64 {
+        quantile_sorted(&t.latencies_ns, f64::from(percent) / 100.0)
+            .map_or(0.0, |ns| ns as f64 / 1e6)
     };
     format!(
         "requests={n} failed={} retransmissions={} elapsed_s={elapsed_s:.3} requests_per_s={:.1}\n\

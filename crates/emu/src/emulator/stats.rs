@@ -37,13 +37,21 @@ impl Lateness {
 
 /// The nearest-rank `q`-quantile of `values` (`None` when empty).
 pub fn quantile(values: &[i64], q: f64) -> Option<i64> {
-    if values.is_empty() {
-        return None;
-    }
     let mut v = values.to_vec();
     v.sort_unstable();
-    let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
-    Some(v[rank.clamp(1, v.len()) - 1])
+    quantile_sorted(&v, q)
+}
+
+/// The nearest-rank `q`-quantile of the ascending `sorted`: the value of rank ⌈q·n⌉, at least
+/// 1 (`None` when empty). `q` is taken in parts per million and the rank computed in integers,
+/// so that 0.9 of 10 samples is rank 9 (in f64, 0.9 × 10 = 9.000000000000002 would ceil to 10).
+pub fn quantile_sorted(sorted: &[i64], q: f64) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let ppm = (q.clamp(0.0, 1.0) * 1e6).round() as u64;
+    let rank = (ppm * sorted.len() as u64).div_ceil(1_000_000).max(1);
+    Some(sorted[rank as usize - 1])
 }
 
 /// One direction of the emulated link.
@@ -201,6 +209,8 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), Some(100));
         assert_eq!(quantile(&v, 0.0), Some(1));
         assert_eq!(quantile(&[], 0.5), None);
+        let ten: Vec<i64> = (1..=10).collect();
+        assert_eq!(quantile_sorted(&ten, 0.9), Some(9));
     }
 
     #[test]
