@@ -13,12 +13,7 @@ use common::*;
 /// exchange is answered; NSTART = 2 lets two out at once.
 #[test]
 fn nstart_queues_requests_fifo() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::default_client(Config::default(), router());
     let s = addr(SERVER);
     let ids: Vec<_> = (0..3)
         .map(|_| pair.client.request(Instant::ZERO, s, &post()))
@@ -57,12 +52,7 @@ fn nstart_queues_requests_fifo() {
 /// counted and ignored.
 #[test]
 fn unexpected_con_response_gets_rst() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        Router::new(),
-    );
+    let mut pair = Pair::default_client(Config::default(), Router::new());
     let stray = MessageBuf::new(
         MessageType::Con,
         Code::CONTENT,
@@ -113,12 +103,7 @@ fn unexpected_con_response_gets_rst() {
 /// An RST answering our CON fails the exchange and the request.
 #[test]
 fn rst_fails_the_exchange() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        Router::new(),
-    );
+    let mut pair = Pair::default_client(Config::default(), Router::new());
     let r = pair.client.request(ms(0), addr(SERVER), &post());
     let t = pair.client.poll_transmit(ms(0)).unwrap();
     let mid = Message::decode(&t.contents).unwrap().message_id;
@@ -140,12 +125,7 @@ fn rst_fails_the_exchange() {
 /// header is rejected with RST.
 #[test]
 fn malformed_input_is_counted_without_panic() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::default_client(Config::default(), router());
     let server = &mut pair.server;
     server.handle_datagram(ms(1), addr(CLIENT), &[0x40]);
     // CON GET with TKL 9.
@@ -225,9 +205,7 @@ fn token_mode_replay_names_the_earlier_copy() {
 /// again.
 #[test]
 fn dedup_lifetime_bounds_the_cache() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
+    let mut pair = Pair::default_client(
         Config {
             dedup_lifetime: Some(Duration::from_secs(3)),
             ..Config::default()
@@ -244,9 +222,7 @@ fn dedup_lifetime_bounds_the_cache() {
     assert_eq!(served.len(), 1);
     assert_eq!(pair.server.dedup_entries(), 1);
 
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
+    let mut pair = Pair::default_client(
         Config {
             dedup_lifetime: Some(Duration::from_millis(1500)),
             ..Config::default()
@@ -294,12 +270,7 @@ fn reset_destination_forgets_the_estimator() {
 /// `poll_transmit_into` writes the same bytes as `poll_transmit`, swapping buffers.
 #[test]
 fn poll_transmit_into_reuses_the_callers_buffer() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::default_client(Config::default(), router());
     let s = addr(SERVER);
     pair.client.request(ms(0), s, &post());
     let mut buf = Vec::with_capacity(128);

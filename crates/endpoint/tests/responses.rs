@@ -13,9 +13,7 @@ use common::*;
 /// and the client answers the duplicate from its cache without a second delivery.
 #[test]
 fn separate_response_with_lost_acks() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
+    let mut pair = Pair::default_client(
         Config {
             processing_delay: Duration::from_secs(1),
             ..Config::default()
@@ -66,9 +64,7 @@ fn separate_response_with_lost_acks() {
 /// NSTART slot is free before the response arrives.
 #[test]
 fn empty_ack_is_the_sample_point() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
+    let mut pair = Pair::default_client(
         Config {
             processing_delay: Duration::from_secs(1),
             ..Config::default()
@@ -97,12 +93,7 @@ fn empty_ack_is_the_sample_point() {
 /// NON requests get NON responses and no congestion control.
 #[test]
 fn non_request_gets_non_response() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        Router::new(),
-    );
+    let mut pair = Pair::default_client(Config::default(), Router::new());
     pair.client
         .request(ms(0), addr(SERVER), &Request::get("data/10").non());
     pair.drive(1000);
@@ -128,12 +119,7 @@ fn non_request_gets_non_response() {
 /// Cancelling frees the NSTART slot or the queue place; the algorithm hears `failed`.
 #[test]
 fn cancel_frees_the_slot_and_the_queue_place() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::default_client(Config::default(), router());
     let s = addr(SERVER);
     let a = pair.client.request(ms(0), s, &post());
     let b = pair.client.request(ms(0), s, &post());

@@ -210,12 +210,7 @@ fn fasor_token_marks_copies_and_reads_the_echo() {
 /// not run again, and the replay is byte-identical.
 #[test]
 fn lost_response_is_replayed_from_the_cache() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.0),
-        Config::default(),
-        post_router(),
-    );
+    let mut pair = Pair::default_client(Config::default(), post_router());
     pair.drop_down = vec![0];
     pair.client
         .request(pair.now, addr(SERVER), &Request::post("f", vec![7; 51]));

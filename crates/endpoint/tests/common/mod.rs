@@ -132,6 +132,17 @@ impl Pair {
         Pair::new(client, server, Duration::from_millis(100))
     }
 
+    /// Client with the default config and the default algorithm (u = 0); server with
+    /// `server_config` and `router`.
+    pub fn default_client(server_config: Config, router: Router) -> Pair {
+        Pair::with(
+            Config::default(),
+            factory("default", &[], 0.0),
+            server_config,
+            router,
+        )
+    }
+
     /// Collects transmits and events of both endpoints at `now`.
     pub fn drain(&mut self) {
         while let Some(t) = self.client.poll_transmit(self.now) {
