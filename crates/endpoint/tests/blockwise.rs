@@ -51,18 +51,8 @@ fn long_transfer_layout_and_duration() {
     pair.client
         .request(pair.now, addr(SERVER), &Request::get("f"));
     pair.drive(10_000);
-    let up: Vec<usize> = pair
-        .wire
-        .iter()
-        .filter(|w| w.up)
-        .map(|w| w.bytes.len())
-        .collect();
-    let down: Vec<usize> = pair
-        .wire
-        .iter()
-        .filter(|w| !w.up)
-        .map(|w| w.bytes.len())
-        .collect();
+    let up: Vec<usize> = pair.up_bytes().iter().map(|b| b.len()).collect();
+    let down: Vec<usize> = pair.down_bytes().iter().map(|b| b.len()).collect();
     assert_eq!(up.len(), 400);
     assert_eq!(up[0], 8);
     assert!(up[1..16].iter().all(|&n| n == 10));
@@ -117,16 +107,9 @@ fn client_follows_the_servers_block_size() {
         .request(pair.now, addr(SERVER), &Request::get("data/200"));
     pair.drive(1000);
     let blocks: Vec<Block> = pair
-        .wire
+        .down_bytes()
         .iter()
-        .filter(|w| !w.up)
-        .map(|w| {
-            Message::decode(&w.bytes)
-                .unwrap()
-                .block2()
-                .unwrap()
-                .unwrap()
-        })
+        .map(|b| Message::decode(b).unwrap().block2().unwrap().unwrap())
         .collect();
     assert_eq!(
         blocks,
@@ -151,10 +134,9 @@ fn block1_upload_echoed_block_wise() {
         .request(pair.now, addr(SERVER), &Request::put("echo", body.clone()));
     pair.drive(1000);
     let codes: Vec<Code> = pair
-        .wire
+        .down_bytes()
         .iter()
-        .filter(|w| !w.up)
-        .map(|w| Message::decode(&w.bytes).unwrap().code)
+        .map(|b| Message::decode(b).unwrap().code)
         .collect();
     assert_eq!(
         codes,

@@ -182,12 +182,7 @@ fn token_mode_replay_names_the_earlier_copy() {
     pair.drive(1000);
     // FastRTO 2 s undithered: copy 1 at 2.0, replayed reply (token ‖ 0) at 2.2.
     assert_eq!(pair.up_times(), [ms(0), ms(2000)]);
-    let downs: Vec<&Vec<u8>> = pair
-        .wire
-        .iter()
-        .filter(|w| !w.up)
-        .map(|w| &w.bytes)
-        .collect();
+    let downs = pair.down_bytes();
     assert_eq!(downs[1][5], 0);
     assert_eq!(
         answers(&pair),
@@ -259,10 +254,9 @@ fn reset_destination_forgets_the_estimator() {
     pair.client.request(pair.now, s, &post());
     pair.drive(100);
     let mids: Vec<u16> = pair
-        .wire
+        .up_bytes()
         .iter()
-        .filter(|w| w.up)
-        .map(|w| Message::decode(&w.bytes).unwrap().message_id)
+        .map(|b| Message::decode(b).unwrap().message_id)
         .collect();
     assert_eq!(mids, [0, 1]);
 }

@@ -42,12 +42,7 @@ fn separate_response_with_lost_acks() {
         _ => None,
     });
     assert_eq!(done, [(Code::CHANGED, ms(1200))]);
-    let ups: Vec<&Vec<u8>> = pair
-        .wire
-        .iter()
-        .filter(|w| w.up)
-        .map(|w| &w.bytes)
-        .collect();
+    let ups = pair.up_bytes();
     assert_eq!(ups[1], ups[2]);
     assert_eq!(ups[1].len(), 4);
     // The server's own exchange completed on the second ACK.

@@ -177,12 +177,7 @@ fn fasor_token_marks_copies_and_reads_the_echo() {
     assert_eq!(done[0], (1, Some(0)));
     assert_eq!(done[1], (2, Some(1)));
     // Copies of ex2 differ only in the last token byte; the 2-byte token is base(1) ‖ j.
-    let ups: Vec<&Vec<u8>> = pair
-        .wire
-        .iter()
-        .filter(|w| w.up)
-        .map(|w| &w.bytes)
-        .collect();
+    let ups = pair.up_bytes();
     assert_eq!(ups[1][0] & 0x0f, 2);
     assert_eq!(ups[1][5], 0);
     assert_eq!(ups[2][5], 1);
@@ -217,10 +212,10 @@ fn lost_response_is_replayed_from_the_cache() {
     pair.drive(1000);
     assert_eq!(pair.up_times(), [ms(0), ms(2000)]);
     assert_eq!(pair.down_times(), [ms(100), ms(2100)]);
-    let downs: Vec<&Wire> = pair.wire.iter().filter(|w| !w.up).collect();
-    assert_eq!(downs[0].bytes, downs[1].bytes);
-    assert_eq!(downs[0].bytes.len(), 60);
-    assert_eq!(&downs[0].bytes[..2], [0x62, 0x44]); // ACK, TKL 2, 2.04 Changed
+    let downs = pair.down_bytes();
+    assert_eq!(downs[0], downs[1]);
+    assert_eq!(downs[0].len(), 60);
+    assert_eq!(&downs[0][..2], [0x62, 0x44]); // ACK, TKL 2, 2.04 Changed
     let served = pair.server(|e| matches!(e, Event::Served { .. }).then_some(()));
     let dups = pair.server(|e| match e {
         Event::DuplicateRequest { at, .. } => Some(*at),
@@ -251,12 +246,7 @@ fn answered_and_sizes(pair: &Pair) -> (Vec<(u32, Option<u32>)>, Vec<usize>) {
         } => Some((*transmissions, *answered)),
         _ => None,
     });
-    let sizes = pair
-        .wire
-        .iter()
-        .filter(|w| w.up)
-        .map(|w| w.bytes.len())
-        .collect();
+    let sizes = pair.up_bytes().iter().map(|b| b.len()).collect();
     (done, sizes)
 }
 

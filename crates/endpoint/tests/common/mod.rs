@@ -267,6 +267,24 @@ impl Pair {
         self.wire.iter().filter(|w| !w.up).map(|w| w.at).collect()
     }
 
+    /// The bytes of every client → server packet, in send order.
+    pub fn up_bytes(&self) -> Vec<&[u8]> {
+        self.wire
+            .iter()
+            .filter(|w| w.up)
+            .map(|w| &w.bytes[..])
+            .collect()
+    }
+
+    /// The bytes of every server → client packet, in send order.
+    pub fn down_bytes(&self) -> Vec<&[u8]> {
+        self.wire
+            .iter()
+            .filter(|w| !w.up)
+            .map(|w| &w.bytes[..])
+            .collect()
+    }
+
     /// The armed values of every client timer that expired, in order.
     pub fn expired_timers(&self) -> Vec<Duration> {
         self.client_events
