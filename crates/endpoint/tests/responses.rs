@@ -8,18 +8,20 @@ use coaplab_endpoint::{AnswerKind, Config, Event, Request, Router};
 use coaplab_wire::{Code, Message, MessageType};
 use common::*;
 
+/// A server that processes each request for 1 s, so it answers with separate responses.
+fn slow_server() -> Config {
+    Config {
+        processing_delay: Duration::from_secs(1),
+        ..Config::default()
+    }
+}
+
 /// Separate response (server processing 1 s): the empty ACK is lost, so the CON response
 /// acknowledges the request; the client's ACK of it is lost too, so the server retransmits
 /// and the client answers the duplicate from its cache without a second delivery.
 #[test]
 fn separate_response_with_lost_acks() {
-    let mut pair = Pair::default_client(
-        Config {
-            processing_delay: Duration::from_secs(1),
-            ..Config::default()
-        },
-        router(),
-    );
+    let mut pair = Pair::default_client(slow_server(), router());
     pair.drop_down = vec![0]; // the empty ACK
     pair.drop_up = vec![1]; // the client's first ACK of the separate response
     pair.client.request(ms(0), addr(SERVER), &post());
@@ -59,13 +61,7 @@ fn separate_response_with_lost_acks() {
 /// NSTART slot is free before the response arrives.
 #[test]
 fn empty_ack_is_the_sample_point() {
-    let mut pair = Pair::default_client(
-        Config {
-            processing_delay: Duration::from_secs(1),
-            ..Config::default()
-        },
-        router(),
-    );
+    let mut pair = Pair::default_client(slow_server(), router());
     let s = addr(SERVER);
     pair.client.request(ms(0), s, &post());
     pair.client.request(ms(0), s, &post());
