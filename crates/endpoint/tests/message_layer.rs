@@ -171,12 +171,7 @@ fn malformed_input_is_counted_without_panic() {
 /// sample is conservative (spec/algorithms.md §7.6).
 #[test]
 fn token_mode_replay_names_the_earlier_copy() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("fasor-token", &["dither=false"], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::with_factory(factory("fasor-token", &["dither=false"], 0.0));
     pair.drop_down = vec![0];
     pair.client.request(ms(0), addr(SERVER), &post());
     pair.drive(1000);
@@ -238,12 +233,7 @@ fn dedup_lifetime_bounds_the_cache() {
 /// Resetting a destination gives the algorithm fresh state; message IDs continue.
 #[test]
 fn reset_destination_forgets_the_estimator() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("fasor", &["dither=false"], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::with_factory(factory("fasor", &["dither=false"], 0.0));
     let s = addr(SERVER);
     pair.client.request(pair.now, s, &post());
     pair.drive(100);

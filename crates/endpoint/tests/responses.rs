@@ -146,12 +146,7 @@ fn cancel_frees_the_slot_and_the_queue_place() {
 /// A request that cannot be encoded fails with a typed reason instead of panicking.
 #[test]
 fn unencodable_request_fails_cleanly() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("fasor-token", &[], 0.0),
-        Config::default(),
-        router(),
-    );
+    let mut pair = Pair::with_factory(factory("fasor-token", &[], 0.0));
     // An option value longer than the 16-bit extended length can express (RFC 7252 §3.1).
     let long = "x".repeat(70_000);
     let r = pair

@@ -3,15 +3,9 @@
 mod common;
 
 use coaplab_cc::time::Duration;
-use coaplab_endpoint::{AnswerKind, Config, Event, FailReason, Request, Resource, Router};
+use coaplab_endpoint::{AnswerKind, Config, Event, FailReason, Request};
 use coaplab_wire::Code;
 use common::*;
-
-fn post_router() -> Router {
-    let mut r = Router::new();
-    r.route("f", Resource::experiment(102_400, 53));
-    r
-}
 
 fn secs(v: f64) -> Duration {
     Duration::from_secs_f64_round_us(v)
@@ -21,15 +15,9 @@ fn secs(v: f64) -> Duration {
 /// MAX_RETRANSMIT = 4 and every request lost, the exchange gives up at 74.4 s.
 #[test]
 fn default_gives_up_after_max_retransmit_with_exact_times() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &[], 0.4),
-        Config::default(),
-        post_router(),
-    );
+    let mut pair = Pair::with_factory(factory("default", &[], 0.4));
     pair.drop_up = (0..10).collect();
-    pair.client
-        .request(pair.now, addr(SERVER), &Request::post("f", vec![0; 51]));
+    pair.client.request(pair.now, addr(SERVER), &post());
     pair.drive(1000);
     assert_eq!(
         pair.up_times(),
@@ -57,15 +45,9 @@ fn default_gives_up_after_max_retransmit_with_exact_times() {
 /// The fasor18 preset caps the default series at 60 s (spec §0.5).
 #[test]
 fn default_fasor18_caps_timers_at_60s() {
-    let mut pair = Pair::with(
-        Config::default(),
-        factory("default", &["preset=fasor18"], 0.4),
-        Config::default(),
-        post_router(),
-    );
+    let mut pair = Pair::with_factory(factory("default", &["preset=fasor18"], 0.4));
     pair.drop_up = (0..7).collect();
-    pair.client
-        .request(pair.now, addr(SERVER), &Request::post("f", vec![0; 51]));
+    pair.client.request(pair.now, addr(SERVER), &post());
     pair.drive(1000);
     // Transmissions at 0, 2.4, 7.2, 16.8, 36.0, 74.4, 134.4, 194.4 (the 8th gets through).
     assert_eq!(
@@ -98,17 +80,17 @@ fn fasor_trace_with(name: &str, extra: &[&str], server: Config) -> Pair {
         Config::default(),
         factory(name, &settings, 0.5),
         server,
-        post_router(),
+        router(),
     );
     // Up packets: #0 ex1; #1,#2 ex2 (original lost); #3,#4,#5 ex3 (two lost).
     pair.drop_up = vec![1, 3, 4];
     let server = addr(SERVER);
-    let post = Request::post("f", vec![0; 51]);
-    pair.client.request(pair.now, server, &post);
+    let request = post();
+    pair.client.request(pair.now, server, &request);
     pair.drive(1000);
-    pair.client.request(pair.now, server, &post);
+    pair.client.request(pair.now, server, &request);
     pair.drive(1000);
-    pair.client.request(pair.now, server, &post);
+    pair.client.request(pair.now, server, &request);
     pair.drive(1000);
     pair
 }
@@ -205,7 +187,7 @@ fn fasor_token_marks_copies_and_reads_the_echo() {
 /// not run again, and the replay is byte-identical.
 #[test]
 fn lost_response_is_replayed_from_the_cache() {
-    let mut pair = Pair::default_client(Config::default(), post_router());
+    let mut pair = Pair::default_client(Config::default(), router());
     pair.drop_down = vec![0];
     pair.client
         .request(pair.now, addr(SERVER), &Request::post("f", vec![7; 51]));

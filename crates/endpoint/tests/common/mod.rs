@@ -132,6 +132,17 @@ impl Pair {
         Pair::new(client, server, Duration::from_millis(100))
     }
 
+    /// Default configs on both sides, the experiments' [`router`] on the server, and the
+    /// client on `client_factory`.
+    pub fn with_factory(client_factory: ControllerFactory) -> Pair {
+        Pair::with(
+            Config::default(),
+            client_factory,
+            Config::default(),
+            router(),
+        )
+    }
+
     /// Client with the default config and the default algorithm (u = 0); server with
     /// `server_config` and `router`.
     pub fn default_client(server_config: Config, router: Router) -> Pair {
