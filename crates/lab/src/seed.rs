@@ -4,31 +4,9 @@
 //! combination and the replication number, never from the run's position in the expansion, so
 //! adding a value to one axis leaves every other run's seed unchanged.
 
-/// FNV-1a 64 of `bytes`, continuing from `state` (start with [`FNV_OFFSET`]).
-pub fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
-    let mut h = state;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// The FNV-1a 64 offset basis.
-pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-/// The splitmix64 finalizer: spreads every input bit over the output.
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The seed of one named random stream of a run (`"start/17"`, `"loss/down"`, ...).
-pub fn stream_seed(run_seed: u64, name: &str) -> u64 {
-    splitmix64(fnv1a(FNV_OFFSET ^ run_seed, name.as_bytes()))
-}
+// The hash and the mixer are the simulator's, so a run's seed and its streams' seeds share
+// one definition (`coaplab_netsim::rng`); stream seeds come from `coaplab_netsim::rng::stream_seed`.
+pub use coaplab_netsim::rng::{fnv1a, splitmix64, FNV_OFFSET};
 
 /// The seed of one run: base seed, scenario name, the `key=value` pairs that select its
 /// parameter combination (algorithm axes excluded by the caller) and the replication.

@@ -9,15 +9,21 @@
 use coaplab_cc::rng::SeededRandom;
 
 /// FNV-1a 64-bit offset basis.
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 /// FNV-1a 64-bit prime.
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
-/// FNV-1a 64 of `bytes` (stable, platform-independent).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(FNV_OFFSET, |hash, &b| {
+/// FNV-1a 64 of `bytes`, continuing from `state` (start with [`FNV_OFFSET`]), so several
+/// byte strings can be hashed as one.
+pub fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(state, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(FNV_PRIME)
     })
+}
+
+/// FNV-1a 64 of `bytes` (stable, platform-independent).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    fnv1a(FNV_OFFSET, bytes)
 }
 
 /// One splitmix64 output for state `x` (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
