@@ -148,14 +148,7 @@ fn fasor_timeline_fast_then_fast_slow_fast() {
 fn fasor_token_marks_copies_and_reads_the_echo() {
     let pair = fasor_trace("fasor-token");
     // Same first two exchanges' timers; ex2's answer names copy 1 (R = 0.2).
-    let done = pair.client(|e| match e {
-        Event::ExchangeCompleted {
-            transmissions,
-            answered,
-            ..
-        } => Some((*transmissions, *answered)),
-        _ => None,
-    });
+    let done = answered(&pair);
     assert_eq!(done[0], (1, Some(0)));
     assert_eq!(done[1], (2, Some(1)));
     // Copies of ex2 differ only in the last token byte; the 2-byte token is base(1) ‖ j.
@@ -219,17 +212,21 @@ fn lost_response_is_replayed_from_the_cache() {
     assert_eq!(pair.expired_timers(), [Duration::from_secs(2)]);
 }
 
-fn answered_and_sizes(pair: &Pair) -> (Vec<(u32, Option<u32>)>, Vec<usize>) {
-    let done = pair.client(|e| match e {
+/// Transmissions and answered copy of every completed exchange of the client.
+fn answered(pair: &Pair) -> Vec<(u32, Option<u32>)> {
+    pair.client(|e| match e {
         Event::ExchangeCompleted {
             transmissions,
             answered,
             ..
         } => Some((*transmissions, *answered)),
         _ => None,
-    });
+    })
+}
+
+fn answered_and_sizes(pair: &Pair) -> (Vec<(u32, Option<u32>)>, Vec<usize>) {
     let sizes = pair.up_bytes().iter().map(|b| b.len()).collect();
-    (done, sizes)
+    (answered(pair), sizes)
 }
 
 /// Rexmit-Cnt (spec §7.6): the first original probes with 255 (4 more bytes: extended delta
