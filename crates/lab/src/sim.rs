@@ -139,9 +139,9 @@ struct Renewal {
     clients: u32,
 }
 
-struct Sim<N: Network = Star> {
-    /// The network: netsim's star in virtual time (named after it), or the emulated one.
-    star: N,
+struct Sim<N: Network> {
+    /// The network: netsim's star in virtual time, or the emulated one.
+    net: N,
     server: Endpoint,
     clients: Vec<Client>,
     /// Client deadlines at their index; the server's after every client (`server_slot`).
@@ -212,7 +212,7 @@ impl<N: Network> Sim<N> {
         starts.sort();
         let n_clients = clients.len();
         Ok(Sim {
-            star: net,
+            net,
             server,
             remaining: clients.len(),
             clients,
@@ -238,7 +238,7 @@ impl<N: Network> Sim<N> {
             .into_iter()
             .flatten()
             .min();
-            let Some(now) = self.star.next_at(local, self.end)? else {
+            let Some(now) = self.net.next_at(local, self.end)? else {
                 break;
             };
             if now > self.end {
@@ -246,7 +246,7 @@ impl<N: Network> Sim<N> {
             }
             self.now = now;
             let mut buf = std::mem::take(&mut self.buf);
-            while let Some(d) = self.star.poll_delivery(now, &mut buf) {
+            while let Some(d) = self.net.poll_delivery(now, &mut buf) {
                 self.events += 1;
                 self.deliver(&d, &buf)?;
             }
@@ -317,7 +317,7 @@ impl<N: Network> Sim<N> {
             if let Some(c) = self.clients.get_mut(tag::flow(tag) as usize) {
                 c.metrics.bytes_down += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
             }
-            self.star
+            self.net
                 .send(now, SERVER_ADDR, tx.destination, &self.tx_buf, tag)
                 .map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
@@ -342,7 +342,7 @@ impl<N: Network> Sim<N> {
                     TransmitMeta::Reply { .. } => tag::from_client(i),
                 };
                 c.metrics.bytes_up += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
-                self.star
+                self.net
                     .send(now, c.addr, tx.destination, &self.tx_buf, tag)
                     .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
             }
@@ -395,8 +395,8 @@ impl<N: Network> Sim<N> {
     }
 
     fn finish(&mut self) -> Result<RunResult, RunError> {
-        let network = self.star.record(self.now)?;
-        for (flow, exchange, ordinal) in self.star.replies_delivered() {
+        let network = self.net.record(self.now)?;
+        for (flow, exchange, ordinal) in self.net.replies_delivered() {
             if let Some(c) = self.clients.get_mut(flow as usize) {
                 c.metrics.on_reply_delivered(exchange, ordinal);
             }

@@ -88,7 +88,7 @@ fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunE
     let mut sim = Sim::with_network(spec, net)?;
     sim.run()?;
     let result = sim.finish()?;
-    Ok((result, sim.star.log.take()))
+    Ok((result, sim.net.log.take()))
 }
 
 /// The emulated network as the run loop sees it.

@@ -1,6 +1,6 @@
 use std::collections::BTreeSet;
 
-use coaplab_netsim::{Direction, SERVER_ADDR};
+use coaplab_netsim::{Direction, Star, SERVER_ADDR};
 
 use super::{flow_of, run_one, source_addr, Sim};
 use crate::results::FlowRecord;
@@ -109,13 +109,13 @@ fn jittered_and_reordering_links_run() {
 }
 
 /// Runs `text` with the packet log on; the flows and the client addresses the server saw.
-fn run_logged(text: &str) -> (Vec<FlowRecord>, BTreeSet<std::net::SocketAddr>, Sim) {
+fn run_logged(text: &str) -> (Vec<FlowRecord>, BTreeSet<std::net::SocketAddr>, Sim<Star>) {
     let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
     let mut sim = Sim::build(&runs[0]).unwrap();
-    sim.star.record_packets(true);
+    sim.net.record_packets(true);
     sim.run().unwrap();
     let peers = sim
-        .star
+        .net
         .take_records()
         .iter()
         .filter(|r| r.direction == Direction::Up && r.dst == SERVER_ADDR)
