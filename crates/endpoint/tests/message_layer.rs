@@ -195,34 +195,29 @@ fn token_mode_replay_names_the_earlier_copy() {
 /// again.
 #[test]
 fn dedup_lifetime_bounds_the_cache() {
-    let mut pair = Pair::default_client(
-        Config {
-            dedup_lifetime: Some(Duration::from_secs(3)),
-            ..Config::default()
-        },
-        router(),
-    );
-    pair.delay = Duration::from_millis(1500);
     // The response to the original is lost; copy 1 (sent at 2 s) reaches the server at
     // 3.5 s, 2 s after the original: remembered with a 3-s lifetime, forgotten with 1.5 s.
-    pair.drop_down = vec![0];
-    pair.client.request(ms(0), addr(SERVER), &post());
-    pair.drive(1000);
+    let lost_response = |dedup_lifetime: Duration| {
+        let mut pair = Pair::default_client(
+            Config {
+                dedup_lifetime: Some(dedup_lifetime),
+                ..Config::default()
+            },
+            router(),
+        );
+        pair.delay = Duration::from_millis(1500);
+        pair.drop_down = vec![0];
+        pair.client.request(ms(0), addr(SERVER), &post());
+        pair.drive(1000);
+        pair
+    };
+
+    let pair = lost_response(Duration::from_secs(3));
     let served = pair.server(|e| matches!(e, Event::Served { .. }).then_some(()));
     assert_eq!(served.len(), 1);
     assert_eq!(pair.server.dedup_entries(), 1);
 
-    let mut pair = Pair::default_client(
-        Config {
-            dedup_lifetime: Some(Duration::from_millis(1500)),
-            ..Config::default()
-        },
-        router(),
-    );
-    pair.delay = Duration::from_millis(1500);
-    pair.drop_down = vec![0];
-    pair.client.request(ms(0), addr(SERVER), &post());
-    pair.drive(1000);
+    let pair = lost_response(Duration::from_millis(1500));
     let served = pair.server(|e| match e {
         Event::Served { at, .. } => Some(*at),
         _ => None,
