@@ -256,15 +256,10 @@ mod tests {
     use crate::params::Settings;
     use crate::registry;
     use crate::rng::{ConstantRandom, ScriptedRandom};
-    use crate::testutil::{run_exchange, secs, us};
+    use crate::testutil::{self, run_exchange, secs, us};
 
     fn build(settings: &[&str]) -> Box<dyn RtoAlgorithm> {
-        registry::build(
-            "default",
-            &Settings::parse(settings.iter().copied()).unwrap(),
-            Instant::ZERO,
-        )
-        .unwrap()
+        testutil::build("default", settings)
     }
 
     #[test]

@@ -241,19 +241,8 @@ impl RtoAlgorithm for DefaultFb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::Settings;
-    use crate::registry;
     use crate::rng::ScriptedRandom;
-    use crate::testutil::{run_exchange, secs, Outcome};
-
-    fn build(name: &str, settings: &[&str]) -> Box<dyn RtoAlgorithm> {
-        registry::build(
-            name,
-            &Settings::parse(settings.iter().copied()).unwrap(),
-            Instant::ZERO,
-        )
-        .unwrap()
-    }
+    use crate::testutil::{build, run_exchange, secs, Outcome};
 
     /// Runs the exchanges of spec §2's table (RTT 6, 6, 1, 1, 1, 1 s), one every 100 s.
     fn table(a: &mut dyn RtoAlgorithm, rng: &mut ScriptedRandom) -> Vec<(Vec<f64>, f64)> {

@@ -1,8 +1,20 @@
 //! Test helpers: drive one exchange through an algorithm on a scripted timeline.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm};
+use crate::params::Settings;
+use crate::registry;
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
+
+/// Algorithm `name` of the registry with `settings` (`key=value`), created at time zero.
+pub(crate) fn build(name: &str, settings: &[&str]) -> Box<dyn RtoAlgorithm> {
+    registry::build(
+        name,
+        &Settings::parse(settings.iter().copied()).unwrap(),
+        Instant::ZERO,
+    )
+    .unwrap()
+}
 
 /// `s` seconds rounded to the microsecond.
 pub(crate) fn secs(s: f64) -> Duration {

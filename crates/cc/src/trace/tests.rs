@@ -1,32 +1,12 @@
 //! Tests of the trace engine: the spec §1 example as CSV, tie-breaking, resets and input errors.
 
 use super::*;
-use crate::params::Settings;
-use crate::registry;
 use crate::rng::ScriptedRandom;
+use crate::testutil::build;
 
-fn default_with(settings: &[&str]) -> Box<dyn RtoAlgorithm> {
-    registry::build(
-        "default",
-        &Settings::parse(settings.iter().copied()).unwrap(),
-        Instant::ZERO,
-    )
-    .unwrap()
-}
-
-#[test]
-fn rfc_example_with_60_s_cap_prints_every_transmission() {
-    // spec §1: u = 0.4, TIMER_MAX 60 s, MAX_RETRANSMIT 20; answered at 200 s.
-    let mut alg = default_with(&["timer_max_s=60", "max_retransmit=20"]);
-    let csv = run_text(
-        alg.as_mut(),
-        "# spec §1 example\n0 send\n200 ack   # after 7 retransmissions\n",
-        &mut ScriptedRandom::new(&[0.4]),
-    )
-    .unwrap();
-    assert_eq!(
-        csv,
-        "\
+/// The spec §1 schedule with u = 0.4 up to the fifth expiry (74.4 s), which the capped and
+/// the default configuration share: the first five timers stay below the 60 s cap.
+const RFC_FIRST_FIVE_TRANSMISSIONS: &str = "\
 time_s,event,exchange,transmission,timer_s,rto_s,state
 0.000000,transmit,1,1,2.400000,,
 2.400000,expire,1,1,,,
@@ -38,6 +18,22 @@ time_s,event,exchange,transmission,timer_s,rto_s,state
 36.000000,expire,1,4,,,
 36.000000,transmit,1,5,38.400000,,
 74.400000,expire,1,5,,,
+";
+
+#[test]
+fn rfc_example_with_60_s_cap_prints_every_transmission() {
+    // spec §1: u = 0.4, TIMER_MAX 60 s, MAX_RETRANSMIT 20; answered at 200 s.
+    let mut alg = build("default", &["timer_max_s=60", "max_retransmit=20"]);
+    let csv = run_text(
+        alg.as_mut(),
+        "# spec §1 example\n0 send\n200 ack   # after 7 retransmissions\n",
+        &mut ScriptedRandom::new(&[0.4]),
+    )
+    .unwrap();
+    assert_eq!(
+        csv,
+        RFC_FIRST_FIVE_TRANSMISSIONS.to_owned()
+            + "\
 74.400000,transmit,1,6,60.000000,,
 134.400000,expire,1,6,,,
 134.400000,transmit,1,7,60.000000,,
@@ -51,22 +47,12 @@ time_s,event,exchange,transmission,timer_s,rto_s,state
 #[test]
 fn rfc_defaults_give_up_at_74_4_s() {
     // spec §1: MAX_RETRANSMIT 4, no cap: the exchange gives up at 74.4 s.
-    let mut alg = default_with(&[]);
+    let mut alg = build("default", &[]);
     let csv = run_text(alg.as_mut(), "0 send\n", &mut ScriptedRandom::new(&[0.4])).unwrap();
     assert_eq!(
         csv,
-        "\
-time_s,event,exchange,transmission,timer_s,rto_s,state
-0.000000,transmit,1,1,2.400000,,
-2.400000,expire,1,1,,,
-2.400000,transmit,1,2,4.800000,,
-7.200000,expire,1,2,,,
-7.200000,transmit,1,3,9.600000,,
-16.800000,expire,1,3,,,
-16.800000,transmit,1,4,19.200000,,
-36.000000,expire,1,4,,,
-36.000000,transmit,1,5,38.400000,,
-74.400000,expire,1,5,,,
+        RFC_FIRST_FIVE_TRANSMISSIONS.to_owned()
+            + "\
 74.400000,giveup,1,5,,,
 "
     );
@@ -74,7 +60,7 @@ time_s,event,exchange,transmission,timer_s,rto_s,state
 
 #[test]
 fn ack_at_the_expiry_instant_is_processed_first() {
-    let mut alg = default_with(&[]);
+    let mut alg = build("default", &[]);
     let rows = run(
         alg.as_mut(),
         &parse("0 send\n2.4 ack 1\n").unwrap(),
@@ -88,7 +74,7 @@ fn ack_at_the_expiry_instant_is_processed_first() {
 
 #[test]
 fn fb1_carries_the_timer_in_force_across_a_reset() {
-    let mut alg = registry::build("default-fb1", &Settings::new(), Instant::ZERO).unwrap();
+    let mut alg = build("default-fb1", &[]);
     let csv = run_text(
         alg.as_mut(),
         "0 send\n6 ack 2\n10 send\n11 ack\n12 reset\n",
@@ -111,7 +97,7 @@ time_s,event,exchange,transmission,timer_s,rto_s,state
 }
 
 fn err(text: &str) -> String {
-    let mut alg = default_with(&[]);
+    let mut alg = build("default", &[]);
     run_text(alg.as_mut(), text, &mut ScriptedRandom::new(&[0.4, 0.4]))
         .unwrap_err()
         .to_string()
