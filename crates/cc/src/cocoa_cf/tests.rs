@@ -4,7 +4,7 @@
 use super::*;
 use crate::cocoa::harness::*;
 use crate::registry;
-use crate::rng::{ConstantRandom, ScriptedRandom};
+use crate::rng::{ConstantRandom, Random, ScriptedRandom};
 
 fn cf(settings: &[&str]) -> Box<dyn RtoAlgorithm> {
     let mut s = crate::params::Settings::parse(settings.iter().copied()).unwrap();
@@ -16,63 +16,39 @@ fn ms(v: i64) -> Duration {
     Duration::from_millis(v)
 }
 
+/// One exchange alone from `t` s, answered 100 ms after its first transmission (the RTT of the
+/// reference numbers, spec §4.6).
+fn answered_after_100_ms(alg: &mut dyn RtoAlgorithm, t: f64, rng: &mut dyn Random) -> Outcome {
+    exchange(alg, at(t), Admission::ALONE, Some(ms(100)), rng)
+}
+
 #[test]
 fn reference_numbers_1150_713_485() {
     // spec §4.6: RTT 100 ms from the start, u = 0.
     let mut alg = cf(&[]);
     assert_eq!(alg.name(), "cocoa");
     let mut rng = ConstantRandom(0.0);
-    let o = exchange(
-        &mut *alg,
-        Instant::ZERO,
-        Admission::ALONE,
-        Some(ms(100)),
-        &mut rng,
-    );
+    let o = answered_after_100_ms(&mut *alg, 0.0, &mut rng);
     assert_eq!(o.timers, [ms(2000)]);
     assert_eq!(var(&*alg, "strong_rto_ms"), 300.0);
     assert_eq!(alg.rto(), ms(1150));
-    let o = exchange(
-        &mut *alg,
-        at(1.0),
-        Admission::ALONE,
-        Some(ms(100)),
-        &mut rng,
-    );
+    let o = answered_after_100_ms(&mut *alg, 1.0, &mut rng);
     assert_eq!(o.timers, [ms(1150)]);
     assert_eq!(var(&*alg, "strong_rttvar_ms"), 44.0);
     assert_eq!(var(&*alg, "strong_rto_ms"), 276.0);
     assert_eq!(alg.rto(), ms(713));
-    let o = exchange(
-        &mut *alg,
-        at(2.0),
-        Admission::ALONE,
-        Some(ms(100)),
-        &mut rng,
-    );
+    let o = answered_after_100_ms(&mut *alg, 2.0, &mut rng);
     assert_eq!(o.timers, [ms(713)]);
     assert_eq!(var(&*alg, "strong_rttvar_ms"), 39.0);
     assert_eq!(var(&*alg, "strong_rto_ms"), 256.0);
     assert_eq!(alg.rto(), ms(485));
     // The clamp to 500 ms of the next first timer.
-    let o = exchange(
-        &mut *alg,
-        at(3.0),
-        Admission::ALONE,
-        Some(ms(100)),
-        &mut rng,
-    );
+    let o = answered_after_100_ms(&mut *alg, 3.0, &mut rng);
     assert_eq!(o.timers, [ms(500)]);
 }
 
 fn to_1150(alg: &mut dyn RtoAlgorithm) {
-    exchange(
-        alg,
-        Instant::ZERO,
-        Admission::ALONE,
-        Some(ms(100)),
-        &mut ConstantRandom(0.0),
-    );
+    answered_after_100_ms(alg, 0.0, &mut ConstantRandom(0.0));
     assert_eq!(alg.rto(), ms(1150));
 }
 
@@ -246,13 +222,7 @@ fn aging_runs_after_the_first_timer_one_step_with_last_update_now() {
     let mut alg = cf(&[]);
     let mut rng = ConstantRandom(0.0);
     for i in 0..3 {
-        exchange(
-            &mut *alg,
-            at(i as f64),
-            Admission::ALONE,
-            Some(ms(100)),
-            &mut rng,
-        );
+        answered_after_100_ms(&mut *alg, i as f64, &mut rng);
     }
     assert_eq!(alg.rto(), ms(485));
     let t = alg.start(
@@ -319,13 +289,7 @@ fn rfc_gains_on_the_same_trace_give_1150_700_456_25() {
     let mut rng = ConstantRandom(0.0);
     let mut rtos = vec![];
     for i in 0..3 {
-        exchange(
-            &mut *alg,
-            at(i as f64),
-            Admission::ALONE,
-            Some(ms(100)),
-            &mut rng,
-        );
+        answered_after_100_ms(&mut *alg, i as f64, &mut rng);
         rtos.push(alg.rto());
     }
     assert_eq!(rtos, [us(1_150_000), us(700_000), us(456_250)]);
@@ -339,22 +303,10 @@ fn first_timer_floor_can_be_switched_off() {
         let mut alg = cf(&[&format!("cf_first_timer_min_ms={floor}")]);
         let mut rng = ConstantRandom(0.0);
         for i in 0..3 {
-            exchange(
-                &mut *alg,
-                at(f64::from(i)),
-                Admission::ALONE,
-                Some(ms(100)),
-                &mut rng,
-            );
+            answered_after_100_ms(&mut *alg, f64::from(i), &mut rng);
         }
         assert_eq!(alg.rto(), ms(485));
-        let o = exchange(
-            &mut *alg,
-            at(3.0),
-            Admission::ALONE,
-            Some(ms(100)),
-            &mut rng,
-        );
+        let o = answered_after_100_ms(&mut *alg, 3.0, &mut rng);
         assert_eq!(o.timers, [ms(t0)], "cf_first_timer_min_ms={floor}");
     }
 }
