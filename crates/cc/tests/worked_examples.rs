@@ -54,15 +54,15 @@ const SECTION_2: &[(f64, f64)] = &[
     (50.0, 51.0),
 ];
 
+/// Algorithm `name`'s column of the spec §2 table: [`SECTION_2`] with TIMER_MAX 60 s.
+fn section_2(name: &str, rng: &mut dyn Random) -> Vec<String> {
+    run(name, &["timer_max_s=60"], &trace_of(SECTION_2), rng)
+}
+
 #[test]
 fn section_2_default_column() {
     let mut rng = ScriptedRandom::new(&[0.2, 0.6, 0.5, 0.5, 0.5, 0.5]);
-    let t = run(
-        "default",
-        &["timer_max_s=60"],
-        &trace_of(SECTION_2),
-        &mut rng,
-    );
+    let t = section_2("default", &mut rng);
     assert_eq!(
         t,
         [
@@ -81,12 +81,7 @@ fn section_2_default_column() {
 fn section_2_fb1_column() {
     // Draws only for exchanges 1, 4, 5 and 6; rto_s reports the carried timer.
     let mut rng = ScriptedRandom::new(&[0.2, 0.5, 0.5, 0.5]);
-    let t = run(
-        "default-fb1",
-        &["timer_max_s=60"],
-        &trace_of(SECTION_2),
-        &mut rng,
-    );
+    let t = section_2("default-fb1", &mut rng);
     assert_eq!(
         t,
         [
@@ -105,12 +100,7 @@ fn section_2_fb1_column() {
 fn section_2_fb2_column() {
     // Carried 4.4, 8.8, then halved per clean exchange: 4.4, 2.2, 1.1 < 2 -> fresh draw.
     let mut rng = ScriptedRandom::new(&[0.2, 0.5]);
-    let t = run(
-        "default-fb2",
-        &["timer_max_s=60"],
-        &trace_of(SECTION_2),
-        &mut rng,
-    );
+    let t = section_2("default-fb2", &mut rng);
     assert_eq!(
         t,
         [
@@ -129,7 +119,7 @@ fn section_2_fb2_column() {
 fn section_2_gst_column() {
     // count 1: 8.8/2 = 4.4; count 2: 4.4/4 = 1.1 < 2 -> fresh draws for exchanges 5 and 6.
     let mut rng = ScriptedRandom::new(&[0.2, 0.5, 0.5]);
-    let t = run("gst", &["timer_max_s=60"], &trace_of(SECTION_2), &mut rng);
+    let t = section_2("gst", &mut rng);
     assert_eq!(
         t,
         [
