@@ -4,7 +4,7 @@
 mod common;
 
 use coaplab_cc::time::Duration;
-use coaplab_endpoint::{Config, Event, Request, Resource, Router};
+use coaplab_endpoint::{Config, Event, Request, Router};
 use coaplab_wire::{Block, Code, Message, ReadOptions};
 use common::*;
 
@@ -12,11 +12,14 @@ fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i & 0xff) as u8).collect()
 }
 
-fn config(block: usize) -> Config {
-    Config {
-        block_size_bytes: block,
-        ..Config::default()
-    }
+/// A hand-made CON GET data/`len` with Message ID `mid` and `token`, for the server alone.
+fn get_data(mid: u16, token: coaplab_wire::Token, len: &str) -> coaplab_wire::MessageBuf {
+    let mut m =
+        coaplab_wire::MessageBuf::new(coaplab_wire::MessageType::Con, Code::GET, mid, token);
+    m.options
+        .push(coaplab_wire::option::number::URI_PATH, "data");
+    m.options.push(coaplab_wire::option::number::URI_PATH, len);
+    m
 }
 
 fn completed(pair: &Pair) -> Vec<(Code, usize, Vec<u8>, u32, coaplab_cc::time::Instant)> {
@@ -37,16 +40,14 @@ fn completed(pair: &Pair) -> Vec<(Code, usize, Vec<u8>, u32, coaplab_cc::time::I
 /// first GET has no Block2; requests are 8, 10 (NUM 1–15) and 11 bytes; responses 266 and 267.
 #[test]
 fn long_transfer_layout_and_duration() {
-    let mut router = Router::new();
-    router.route("f", Resource::experiment(102_400, 53));
     let mut pair = Pair::with(
         Config {
             keep_bodies: false,
-            ..config(256)
+            ..block_config(256)
         },
         factory("default", &[], 0.0),
-        config(256),
-        router,
+        block_config(256),
+        router(),
     );
     pair.client
         .request(pair.now, addr(SERVER), &Request::get("f"));
@@ -71,12 +72,7 @@ fn long_transfer_layout_and_duration() {
 /// A lost block is retransmitted under the algorithm; the body is assembled exactly once.
 #[test]
 fn lost_block_is_retransmitted_and_body_is_exact() {
-    let mut pair = Pair::with(
-        config(256),
-        factory("default", &[], 0.0),
-        config(256),
-        Router::new(),
-    );
+    let mut pair = Pair::blockwise(256);
     // Down packets: block 0, block 1 (lost), block 1 again, blocks 2 and 3.
     pair.drop_down = vec![1];
     pair.client
@@ -97,10 +93,10 @@ fn client_follows_the_servers_block_size() {
     let mut pair = Pair::with(
         Config {
             request_block2_size_bytes: Some(1024),
-            ..config(1024)
+            ..block_config(1024)
         },
         factory("default", &[], 0.0),
-        config(64),
+        block_config(64),
         Router::new(),
     );
     pair.client
@@ -123,12 +119,7 @@ fn client_follows_the_servers_block_size() {
 /// back in Block2 blocks from the stored body.
 #[test]
 fn block1_upload_echoed_block_wise() {
-    let mut pair = Pair::with(
-        config(256),
-        factory("default", &[], 0.0),
-        config(256),
-        Router::new(),
-    );
+    let mut pair = Pair::blockwise(256);
     let body: Vec<u8> = (0..600).map(|i| (i * 7 % 251) as u8).collect();
     pair.client
         .request(pair.now, addr(SERVER), &Request::put("echo", body.clone()));
@@ -168,23 +159,9 @@ fn block1_upload_echoed_block_wise() {
 /// A Block2 request beyond the end of the body gets 4.02 Bad Option.
 #[test]
 fn block2_beyond_the_end_is_bad_option() {
-    let mut pair = Pair::with(
-        config(256),
-        factory("default", &[], 0.0),
-        config(256),
-        Router::new(),
-    );
+    let mut pair = Pair::blockwise(256);
     // A hand-made GET data/100 asking for block 5.
-    let mut m = coaplab_wire::MessageBuf::new(
-        coaplab_wire::MessageType::Con,
-        Code::GET,
-        9,
-        coaplab_wire::Token::new(&[1]).unwrap(),
-    );
-    m.options
-        .push(coaplab_wire::option::number::URI_PATH, "data");
-    m.options
-        .push(coaplab_wire::option::number::URI_PATH, "100");
+    let mut m = get_data(9, coaplab_wire::Token::new(&[1]).unwrap(), "100");
     m.options.push_block(
         coaplab_wire::option::number::BLOCK2,
         Block::with_size(5, false, 256).unwrap(),
@@ -198,22 +175,8 @@ fn block2_beyond_the_end_is_bad_option() {
 /// Size2 comes back only when the request asks for it (RFC 7959 §4), with the whole length.
 #[test]
 fn size2_is_sent_when_asked() {
-    let mut pair = Pair::with(
-        config(256),
-        factory("default", &[], 0.0),
-        config(256),
-        Router::new(),
-    );
-    let mut m = coaplab_wire::MessageBuf::new(
-        coaplab_wire::MessageType::Con,
-        Code::GET,
-        3,
-        coaplab_wire::Token::EMPTY,
-    );
-    m.options
-        .push(coaplab_wire::option::number::URI_PATH, "data");
-    m.options
-        .push(coaplab_wire::option::number::URI_PATH, "1000");
+    let mut pair = Pair::blockwise(256);
+    let mut m = get_data(3, coaplab_wire::Token::EMPTY, "1000");
     m.options.push_uint(coaplab_wire::option::number::SIZE2, 0);
     pair.server
         .handle_datagram(ms(0), addr(CLIENT), &m.to_bytes().unwrap());

@@ -13,13 +13,6 @@ use coaplab_wire::option::number;
 use coaplab_wire::{Code, Message, ReadOptions};
 use common::*;
 
-fn config(block: usize) -> Config {
-    Config {
-        block_size_bytes: block,
-        ..Config::default()
-    }
-}
-
 /// A CON PUT /echo carrying Block1 `num` of 256-B blocks with `more`, and `payload`.
 fn block1(mid: u16, num: u32, more: bool, payload: &[u8]) -> Vec<u8> {
     block1_put(mid, num, more, 4, payload)
@@ -58,12 +51,7 @@ fn expired(events: &mut Vec<Event>, s: &mut Endpoint) -> Vec<(SocketAddr, usize,
 /// same client then comes back with exactly its own bytes.
 #[test]
 fn an_abandoned_upload_expires_at_last_block_plus_lifetime() {
-    let mut pair = Pair::with(
-        config(256),
-        factory("default", &[], 0.0),
-        config(256),
-        Router::new(),
-    );
+    let mut pair = Pair::blockwise(256);
     let stale: Vec<u8> = (0..1200).map(|i| (i * 7 % 251) as u8).collect();
     pair.drop_up = vec![2, 3, 4, 5, 6];
     pair.client

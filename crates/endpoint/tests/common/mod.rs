@@ -29,6 +29,14 @@ pub fn post() -> Request {
     Request::post("f", vec![0; 51])
 }
 
+/// The default config with `block`-byte blocks (RFC 7959).
+pub fn block_config(block: usize) -> Config {
+    Config {
+        block_size_bytes: block,
+        ..Config::default()
+    }
+}
+
 /// Every answered exchange of the client: transmissions, RTT, answered copy, kind, time.
 pub fn answers(pair: &Pair) -> Vec<(u32, Duration, Option<u32>, AnswerKind, Instant)> {
     pair.client(|e| match e {
@@ -140,6 +148,17 @@ impl Pair {
             client_factory,
             Config::default(),
             router(),
+        )
+    }
+
+    /// Both sides with `block`-byte blocks, the client on the default algorithm (u = 0), the
+    /// server with no routes but its built-in ones (`data/N`, `echo`).
+    pub fn blockwise(block: usize) -> Pair {
+        Pair::with(
+            block_config(block),
+            factory("default", &[], 0.0),
+            block_config(block),
+            Router::new(),
         )
     }
 
