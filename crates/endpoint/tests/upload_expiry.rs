@@ -30,19 +30,21 @@ fn code(bytes: &[u8]) -> Code {
     Message::decode(bytes).unwrap().code
 }
 
+/// Peer, bytes received and time of an `UploadExpired` event.
+fn upload_expired(e: &Event) -> Option<(SocketAddr, usize, Instant)> {
+    match e {
+        Event::UploadExpired {
+            from,
+            received_bytes,
+            at,
+        } => Some((*from, *received_bytes, *at)),
+        _ => None,
+    }
+}
+
 fn expired(events: &mut Vec<Event>, s: &mut Endpoint) -> Vec<(SocketAddr, usize, Instant)> {
     events.extend(std::iter::from_fn(|| s.poll_event()));
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::UploadExpired {
-                from,
-                received_bytes,
-                at,
-            } => Some((*from, *received_bytes, *at)),
-            _ => None,
-        })
-        .collect()
+    events.iter().filter_map(upload_expired).collect()
 }
 
 /// A client gives up after 2 of 5 blocks (block 2 and its four retransmissions are lost). The
@@ -87,14 +89,7 @@ fn an_abandoned_upload_expires_at_last_block_plus_lifetime() {
     assert_eq!(pair.now, deadline);
     assert_eq!(pair.server.pending_uploads(), 0);
     assert_eq!(pair.server.poll_timeout(), None);
-    let dropped = pair.server(|e| match e {
-        Event::UploadExpired {
-            from,
-            received_bytes,
-            at,
-        } => Some((*from, *received_bytes, *at)),
-        _ => None,
-    });
+    let dropped = pair.server(upload_expired);
     assert_eq!(dropped, [(addr(CLIENT), 512, deadline)]);
 
     // Block 2 of the forgotten upload: 4.08 Request Entity Incomplete, nothing kept.
