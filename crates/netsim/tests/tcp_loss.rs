@@ -17,11 +17,7 @@ fn one_lost_segment_is_recovered_by_fast_retransmit_with_prr() {
     // pipe 12 + 1 and the head is retransmitted; then one segment per two delivered (7/14)
     // until pipe reaches ssthresh, then PRR-CRB. The ACK of high_seq (6403) keeps Reno in
     // Recovery (PRR-SSRB: cwnd 5 + 2); the next ACK above it ends it with cwnd = ssthresh.
-    let first = p
-        .server_trace
-        .iter()
-        .position(|l| l.contains("Disorder"))
-        .expect("dupacks");
+    let first = p.server_trace_index("Disorder");
     assert_eq!(
         p.server_trace[first..],
         [
@@ -46,12 +42,7 @@ fn one_lost_segment_is_recovered_by_fast_retransmit_with_prr() {
             "4961666 ack=7683 cwnd=7 ssthresh=7 pipe=0 ca=Open",
         ]
     );
-    let server_sends: Vec<&str> = p
-        .log
-        .iter()
-        .filter(|l| l.contains(" S DATA") && at_us(l) >= 3_000_000)
-        .map(String::as_str)
-        .collect();
+    let server_sends = p.server_sends(3_000_000..);
     assert_eq!(
         server_sends,
         [
@@ -66,11 +57,7 @@ fn one_lost_segment_is_recovered_by_fast_retransmit_with_prr() {
     );
     assert_eq!(get_at.as_nanos(), 646_000_001);
     assert_eq!(done_at.as_nanos(), 4_541_333_339);
-    let s = p.server.stats();
-    assert_eq!(
-        (s.segments_retransmitted, s.fast_recoveries, s.rto_count),
-        (1, 1, 0)
-    );
+    assert_eq!(p.server_recoveries(), (1, 1, 0));
 }
 
 #[test]
@@ -86,11 +73,7 @@ fn a_lost_retransmission_is_recovered_by_rto_with_karn() {
     assert!(p
         .log
         .contains(&"3179133 S DATA 2307 12 256 DROP".to_string()));
-    let t = p
-        .server_trace
-        .iter()
-        .position(|l| l.contains("timeout"))
-        .expect("RTO");
+    let t = p.server_trace_index("timeout");
     assert_eq!(
         p.server_trace[t - 1..],
         [
@@ -108,11 +91,7 @@ fn a_lost_retransmission_is_recovered_by_rto_with_karn() {
     // Karn: the ACK covers a retransmitted segment, no sample; the backed-off RTO stays.
     assert_eq!(p.server.rto().as_micros(), 3_952_398);
     assert_eq!(done_at.as_nanos(), 5_649_265_672);
-    let s = p.server.stats();
-    assert_eq!(
-        (s.segments_retransmitted, s.fast_recoveries, s.rto_count),
-        (2, 1, 1)
-    );
+    assert_eq!(p.server_recoveries(), (2, 1, 1));
     // New, never-retransmitted data gives a fresh sample, and the RTO is recomputed.
     p.server.write(&[9; 256]).expect("open");
     let mut buf = [0u8; 512];
@@ -143,26 +122,13 @@ fn delayed_ack_timer_fires_exactly_200_ms_after_the_first_unacked_segment() {
     assert_eq!(p.client_rx[1].0.as_micros(), 1_330_800);
 }
 
-/// The send instant (µs) of a log line.
-fn at_us(line: &str) -> u64 {
-    line.split(' ')
-        .next()
-        .and_then(|t| t.parse().ok())
-        .expect("log line")
-}
-
 #[test]
 fn two_losses_in_one_window_partial_ack_retransmits_the_next_hole() {
     let (up, mut down) = nbiot();
     down.drops = vec![11, 13];
     let mut p = Pair::new(TcpConfig::default(), up, down);
     let (_, done_at) = transfer(&mut p, 30 * 256);
-    let sends: Vec<&str> = p
-        .log
-        .iter()
-        .filter(|l| l.contains(" S DATA") && at_us(l) >= 3_000_000)
-        .map(String::as_str)
-        .collect();
+    let sends = p.server_sends(3_000_000..);
     // Fast retransmit of 2307; the ACK for it is partial (2819 < high_seq 6403): RFC 6582
     // retransmits the next hole at once and recovery continues.
     assert_eq!(
@@ -178,11 +144,7 @@ fn two_losses_in_one_window_partial_ack_retransmits_the_next_hole() {
             "4205266 S DATA 2819 12 256",
         ]
     );
-    let partial = p
-        .server_trace
-        .iter()
-        .position(|l| l.contains("ack=2819"))
-        .expect("partial");
+    let partial = p.server_trace_index("ack=2819");
     assert_eq!(
         p.server_trace[partial..],
         [
@@ -198,9 +160,5 @@ fn two_losses_in_one_window_partial_ack_retransmits_the_next_hole() {
         ]
     );
     assert_eq!(done_at.as_nanos(), 4_699_200_005);
-    let s = p.server.stats();
-    assert_eq!(
-        (s.segments_retransmitted, s.fast_recoveries, s.rto_count),
-        (2, 1, 0)
-    );
+    assert_eq!(p.server_recoveries(), (2, 1, 0));
 }

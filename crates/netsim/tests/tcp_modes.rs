@@ -19,11 +19,7 @@ fn rfc6582_inflation_recovers_one_loss() {
     // RFC 6582 §3.2: ssthresh = FlightSize 16 / 2 = 8, cwnd = 8 + 3, +1 per further dupack;
     // new data once packets_out (16) < cwnd; the full ACK (6403 = recover + 1) deflates to
     // ssthresh at once (no Reno hold at high_seq in this mode).
-    let entry = p
-        .server_trace
-        .iter()
-        .position(|l| l.contains("Recovery"))
-        .expect("FR");
+    let entry = p.server_trace_index("Recovery");
     let cwnds: Vec<&str> = p.server_trace[entry..]
         .iter()
         .map(|l| l.split(' ').nth(2).expect("cwnd"))
@@ -40,12 +36,7 @@ fn rfc6582_inflation_recovers_one_loss() {
         p.server_trace[entry + 13],
         "4205266 ack=6403 cwnd=8 ssthresh=8 pipe=5 ca=Open"
     );
-    let sends: Vec<&str> = p
-        .log
-        .iter()
-        .filter(|l| l.contains(" S DATA") && (3_000_000..4_000_000).contains(&at_us(l)))
-        .map(String::as_str)
-        .collect();
+    let sends = p.server_sends(3_000_000..4_000_000);
     assert_eq!(
         sends,
         [
@@ -131,12 +122,4 @@ fn bad_segments_are_refused_with_typed_errors() {
         })
     );
     assert_eq!(client.state(), TcpState::Established);
-}
-
-/// The send instant (µs) of a log line.
-fn at_us(line: &str) -> u64 {
-    line.split(' ')
-        .next()
-        .and_then(|t| t.parse().ok())
-        .expect("log line")
 }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+use std::ops::RangeBounds;
+
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::link::serializer::Serializer;
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
@@ -188,6 +190,29 @@ impl Pair {
 }
 
 impl Pair {
+    /// The index of the server trace's first line containing `needle`.
+    pub(crate) fn server_trace_index(&self, needle: &str) -> usize {
+        self.server_trace
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no server trace line contains {needle:?}"))
+    }
+
+    /// The log lines of the server's data segments sent within `range` (µs).
+    pub(crate) fn server_sends(&self, range: impl RangeBounds<u64>) -> Vec<&str> {
+        self.log
+            .iter()
+            .filter(|l| l.contains(" S DATA") && range.contains(&at_us(l)))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// The server's (segments retransmitted, fast recoveries, RTO expiries).
+    pub(crate) fn server_recoveries(&self) -> (u64, u64, u64) {
+        let s = self.server.stats();
+        (s.segments_retransmitted, s.fast_recoveries, s.rto_count)
+    }
+
     fn trace_server(&mut self, what: &str) {
         let s = &self.server;
         let ss = if s.ssthresh() > 1_000_000 {
@@ -203,6 +228,14 @@ impl Pair {
             s.ca_state()
         ));
     }
+}
+
+/// The send instant (µs) of a log line.
+pub(crate) fn at_us(line: &str) -> u64 {
+    line.split(' ')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .expect("log line")
 }
 
 /// Drives the §5.1 application (client CSM 6 B + GET 5 B, server CSM 2 B, one response of
