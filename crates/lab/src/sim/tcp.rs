@@ -37,14 +37,14 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_cc::time::Instant;
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
 use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, TcpConfig, TcpState};
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
-use super::tcp_flow::{draw_batch, flow_record, FlowPlan, FlowTimes, SegmentCounts};
+use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
 
@@ -68,18 +68,8 @@ struct Flow {
     /// Per data segment (connection, upstream, first sequence number): copies sent, and the
     /// first copy that reached the receiver (ground truth for unnecessary retransmissions).
     copies: HashMap<(u32, bool, u64), (u32, Option<u32>)>,
-    /// First SYN sent.
-    syn_at: Option<Instant>,
-    /// SYN-ACK received (client established).
-    established_at: Option<Instant>,
-    /// The first request was written (its segment leaves at this instant).
-    get_at: Option<Instant>,
-    /// The last response's last byte arrived.
-    done_at: Option<Instant>,
-    /// Requests written.
-    requests: u32,
-    /// Request → response time of every completed exchange.
-    rtts: Vec<Duration>,
+    /// Its instants (the first request's segment leaves at `get_at`), requests and exchanges.
+    progress: Progress,
     /// The client connection gave up (SYN retries exhausted) or the session ended early.
     failed: bool,
     bytes_up: u64,
@@ -88,7 +78,7 @@ struct Flow {
 
 impl Flow {
     fn finished(&self) -> bool {
-        self.done_at.is_some() || self.failed
+        self.progress.times.done_at.is_some() || self.failed
     }
 
     fn next_timer(&self) -> Option<Instant> {
@@ -238,12 +228,7 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
                 clients: Vec::new(),
                 retired: SegmentCounts::default(),
                 copies: HashMap::new(),
-                syn_at: None,
-                established_at: None,
-                get_at: None,
-                done_at: None,
-                requests: 0,
-                rtts: Vec::new(),
+                progress: Progress::default(),
                 failed: false,
                 bytes_up: 0,
                 bytes_down: 0,
@@ -370,7 +355,7 @@ impl TcpSim {
                     f.conns[0].client = Some(connect(f, i, 0)?);
                     f.opened = 1;
                     f.clients.push((f.conns[0].addr, 0));
-                    f.syn_at = Some(now);
+                    f.progress.times.syn_at = Some(now);
                     fired = true;
                 } else {
                     for c in &mut f.conns {
@@ -425,16 +410,10 @@ impl TcpSim {
                     f.failed = true;
                 }
                 if client.state() == TcpState::Established && c.client_session.is_none() {
-                    if c.k == 0 {
-                        f.established_at = Some(now);
-                    }
                     let session = f
-                        .plan
-                        .client_session(now, f.requests)
+                        .progress
+                        .open_session(&f.plan, now, c.k, &mut c.batch_left)
                         .map_err(|e| setup(&e))?;
-                    f.requests += 1;
-                    c.batch_left -= 1;
-                    f.get_at.get_or_insert(now);
                     c.client_session = Some(session);
                 }
                 if let Some(session) = c.client_session.as_mut() {
@@ -446,13 +425,9 @@ impl TcpSim {
                         while let Some(event) = session.poll_event() {
                             match event {
                                 SessionEvent::RequestCompleted { at, started, .. } => {
-                                    f.rtts.push(at - started);
+                                    let done = f.progress.completed(at, started, f.plan.quota);
                                     if let Some(last) = f.clients.last_mut() {
                                         last.1 += 1;
-                                    }
-                                    let done = f.rtts.len() as u32 >= f.plan.quota;
-                                    if done {
-                                        f.done_at = Some(at);
                                     }
                                     if f.plan.batches.is_some() && (done || c.batch_left == 0) {
                                         // The short-lived client is done (spec §5.2): it
@@ -460,11 +435,9 @@ impl TcpSim {
                                         client.close();
                                         next_client = !done;
                                     } else if !done {
-                                        session
-                                            .request(now, &f.plan.request)
+                                        f.progress
+                                            .request(&f.plan, session, now, &mut c.batch_left)
                                             .map_err(|e| setup(&e))?;
-                                        f.requests += 1;
-                                        c.batch_left -= 1;
                                         wrote = true;
                                     }
                                 }
@@ -605,18 +578,12 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
     for c in &f.conns {
         n = n.sum(c.stats());
     }
-    let times = FlowTimes {
-        syn_at: f.syn_at,
-        established_at: f.established_at,
-        get_at: f.get_at,
-        done_at: f.done_at,
-    };
     let mut r = flow_record(
         i,
         &f.cc,
         f.plan.workload,
-        times,
-        &f.rtts,
+        f.progress.times,
+        &f.progress.rtts,
         n,
         (f.bytes_up, f.bytes_down),
     );

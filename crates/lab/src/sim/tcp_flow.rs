@@ -127,7 +127,7 @@ impl SegmentCounts {
 }
 
 /// The instants spec §7 measures a TCP flow by.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct FlowTimes {
     /// First SYN sent.
     pub(super) syn_at: Option<Instant>,
@@ -137,6 +137,65 @@ pub(super) struct FlowTimes {
     pub(super) get_at: Option<Instant>,
     /// The last response's last byte arrived.
     pub(super) done_at: Option<Instant>,
+}
+
+/// How far a TCP flow got, kept alike by both runners: its spec §7 instants, the requests
+/// written and the completed exchanges' times.
+#[derive(Debug, Default)]
+pub(super) struct Progress {
+    pub(super) times: FlowTimes,
+    /// Requests written.
+    pub(super) requests: u32,
+    /// Request → response time of every completed exchange.
+    pub(super) rtts: Vec<Duration>,
+}
+
+impl Progress {
+    /// Client connection `k` became established at `now`: its session, with the first request
+    /// of its batch written (`batch_left` counts it).
+    pub(super) fn open_session(
+        &mut self,
+        plan: &FlowPlan,
+        now: Instant,
+        k: u32,
+        batch_left: &mut u32,
+    ) -> Result<Session, String> {
+        if k == 0 {
+            self.times.established_at = Some(now);
+        }
+        let session = plan.client_session(now, self.requests)?;
+        self.requests += 1;
+        *batch_left -= 1;
+        self.times.get_at.get_or_insert(now);
+        Ok(session)
+    }
+
+    /// An exchange started at `started` completed at `at`; true if it was the flow's last
+    /// (`quota` reached).
+    pub(super) fn completed(&mut self, at: Instant, started: Instant, quota: u32) -> bool {
+        self.rtts.push(at - started);
+        let done = self.rtts.len() as u32 >= quota;
+        if done {
+            self.times.done_at = Some(at);
+        }
+        done
+    }
+
+    /// Writes the flow's next request on `session` at `now` (`batch_left` counts it).
+    pub(super) fn request(
+        &mut self,
+        plan: &FlowPlan,
+        session: &mut Session,
+        now: Instant,
+        batch_left: &mut u32,
+    ) -> Result<(), String> {
+        session
+            .request(now, &plan.request)
+            .map_err(|e| e.to_string())?;
+        self.requests += 1;
+        *batch_left -= 1;
+        Ok(())
+    }
 }
 
 /// The flows.csv row of TCP flow `i`: `transmissions`/`retransmissions` are its data segments

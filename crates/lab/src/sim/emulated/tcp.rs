@@ -36,14 +36,14 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::time::Duration as StdDuration;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_cc::time::Instant;
 use coaplab_emu::emulator::tcp_sockets::{self, Ready, TcpInfo};
 use coaplab_emu::emulator::{Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
 use coaplab_netsim::SERVER_ADDR;
 
-use super::super::tcp_flow::{draw_batch, flow_record, FlowPlan, FlowTimes, SegmentCounts};
+use super::super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use super::MAX_WAIT;
 use crate::results::{FlowRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
@@ -230,19 +230,14 @@ struct Flow {
     conns: Vec<Conn>,
     opened: u32,
     retired: Counts,
-    syn_at: Option<Instant>,
-    established_at: Option<Instant>,
-    get_at: Option<Instant>,
-    done_at: Option<Instant>,
-    requests: u32,
-    rtts: Vec<Duration>,
+    progress: Progress,
     failed: bool,
     counted: bool,
 }
 
 impl Flow {
     fn finished(&self) -> bool {
-        self.done_at.is_some() || self.failed
+        self.progress.times.done_at.is_some() || self.failed
     }
 
     fn draw_batch(&mut self) -> u32 {
@@ -303,12 +298,7 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
                 conns: Vec::new(),
                 opened: 0,
                 retired: Counts::default(),
-                syn_at: None,
-                established_at: None,
-                get_at: None,
-                done_at: None,
-                requests: 0,
-                rtts: Vec::new(),
+                progress: Progress::default(),
                 failed: false,
                 counted: false,
             });
@@ -369,7 +359,7 @@ impl Run {
                 if self.flows[i].opened == 0 && self.flows[i].plan.start <= self.now {
                     let at = self.clock();
                     self.open(i)?;
-                    self.flows[i].syn_at = Some(at);
+                    self.flows[i].progress.times.syn_at = Some(at);
                 }
             }
             let next_start = self
@@ -526,16 +516,10 @@ impl Run {
                     continue;
                 }
                 c.client.syn_retrans = c.client.info().total_retrans;
-                if c.k == 0 {
-                    f.established_at = Some(now);
-                }
                 let session = f
-                    .plan
-                    .client_session(now, f.requests)
+                    .progress
+                    .open_session(&f.plan, now, c.k, &mut c.batch_left)
                     .map_err(|e| err(&e))?;
-                f.requests += 1;
-                c.batch_left -= 1;
-                f.get_at.get_or_insert(now);
                 c.client_session = Some(session);
             }
             if let Some(session) = c.client_session.as_mut() {
@@ -543,24 +527,20 @@ impl Run {
                 while let Some(event) = session.poll_event() {
                     match event {
                         SessionEvent::RequestCompleted { at, started, .. } => {
-                            f.rtts.push(at - started);
-                            let done = f.rtts.len() as u32 >= f.plan.quota;
-                            if done {
-                                f.done_at = Some(at);
-                            }
+                            let done = f.progress.completed(at, started, f.plan.quota);
                             if f.plan.batches.is_some() && (done || c.batch_left == 0) {
                                 // The short-lived client is done (spec §5.2): FIN; the next
                                 // one connects at once.
                                 c.closing = true;
                                 next_client = !done && j == current;
                             } else if !done {
-                                session.request(now, &f.plan.request).map_err(|e| err(&e))?;
-                                f.requests += 1;
-                                c.batch_left -= 1;
+                                f.progress
+                                    .request(&f.plan, session, now, &mut c.batch_left)
+                                    .map_err(|e| err(&e))?;
                             }
                         }
                         SessionEvent::RequestFailed { .. } | SessionEvent::Aborted { .. }
-                            if f.done_at.is_none() && j == current =>
+                            if f.progress.times.done_at.is_none() && j == current =>
                         {
                             f.failed = true;
                         }
@@ -637,20 +617,14 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
     for c in &f.conns {
         n.add_conn(c);
     }
-    let times = FlowTimes {
-        syn_at: f.syn_at,
-        established_at: f.established_at,
-        get_at: f.get_at,
-        done_at: f.done_at,
-    };
     // Which copy of a segment reached the kernel's receiver is not observable here:
     // unnecessary_retransmissions stays 0.
     flow_record(
         i,
         &f.cc,
         f.plan.workload,
-        times,
-        &f.rtts,
+        f.progress.times,
+        &f.progress.rtts,
         n.segments,
         (n.bytes_up, n.bytes_down),
     )
