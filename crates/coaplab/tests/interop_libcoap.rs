@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use support::{
     assert_ok, coaplab, libcoap_fetch, libcoap_server, noise, pattern, peer, peer_with_dir,
-    run_bounded, OurServer,
+    run_bounded, verbose_get, verbose_put, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -88,20 +88,9 @@ fn our_block_wise_transfers_survive_libcoap_dropping_listed_sends() {
     let (_server, port) = libcoap_server(&bin, "coap", &["-l", "10,20,60,61,70"]);
     let uri = format!("coap://127.0.0.1:{port}/lossy");
     let body = noise(40_960, 99);
-    let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
-    let o = run_bounded(
-        coaplab()
-            .args(["put", &uri, "-v", "--payload-file", "-"])
-            .args(fast),
-        Some(&body),
-        LIMIT,
-    );
-    assert_ok(&o, "lossy put");
-    let put_err = String::from_utf8(o.stderr).unwrap();
-    let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
-    assert_ok(&o, "lossy get");
-    assert!(o.stdout == body, "GET after a lossy Block1 upload differs");
-    let get_err = String::from_utf8(o.stderr).unwrap();
+    let put_err = verbose_put(&uri, &body, "lossy put", LIMIT);
+    let (got, get_err) = verbose_get(&uri, "lossy get", LIMIT);
+    assert!(got == body, "GET after a lossy Block1 upload differs");
     // 40 blocks each way, each answered once; both directions retransmitted.
     assert_eq!(
         (count(&put_err, " answer "), count(&get_err, " answer ")),
@@ -126,22 +115,12 @@ fn our_client_completes_identical_exchanges_through_libcoap_random_loss() {
     let (_server, port) = libcoap_server(&bin, "coap", &["-l", "20%"]);
     let uri = format!("coap://127.0.0.1:{port}/lossy");
     let body = noise(1_000, 7);
-    let fast = ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
-    let o = run_bounded(
-        coaplab()
-            .args(["put", &uri, "-v", "--payload-file", "-"])
-            .args(fast),
-        Some(&body),
-        LIMIT,
-    );
-    assert_ok(&o, "lossy put");
-    let mut timers = count(&String::from_utf8(o.stderr).unwrap(), " timer ");
+    let mut timers = count(&verbose_put(&uri, &body, "lossy put", LIMIT), " timer ");
     // 81 exchanges at 20% loss: P(no retransmission at all) = 0.8^81 ≈ 1.4e-8.
     for i in 0..80 {
-        let o = run_bounded(coaplab().args(["get", &uri, "-v"]).args(fast), None, LIMIT);
-        assert_ok(&o, &format!("lossy get #{i}"));
-        assert!(o.stdout == body, "lossy GET #{i} differs");
-        timers += count(&String::from_utf8(o.stderr).unwrap(), " timer ");
+        let (got, log) = verbose_get(&uri, &format!("lossy get #{i}"), LIMIT);
+        assert!(got == body, "lossy GET #{i} differs");
+        timers += count(&log, " timer ");
     }
     assert!(timers > 0, "no retransmission at 20% loss");
 }

@@ -209,6 +209,36 @@ pub(crate) fn assert_ok(o: &Output, what: &str) {
     );
 }
 
+/// Client settings for exchanges through a lossy peer: short timers, many retries.
+pub(crate) const FAST_RETRIES: [&str; 4] =
+    ["--set", "ack_timeout_s=0.1", "--set", "max_retransmit=8"];
+
+/// `coaplab put -v` of `body` (from stdin) to `uri` with [`FAST_RETRIES`], asserted to exit 0
+/// (`what` names it on failure); returns the `-v` log.
+pub(crate) fn verbose_put(uri: &str, body: &[u8], what: &str, limit: Duration) -> String {
+    let o = run_bounded(
+        coaplab()
+            .args(["put", uri, "-v", "--payload-file", "-"])
+            .args(FAST_RETRIES),
+        Some(body),
+        limit,
+    );
+    assert_ok(&o, what);
+    String::from_utf8(o.stderr).unwrap()
+}
+
+/// `coaplab get -v` of `uri` with [`FAST_RETRIES`], asserted to exit 0 (`what` names it on
+/// failure); returns the body and the `-v` log.
+pub(crate) fn verbose_get(uri: &str, what: &str, limit: Duration) -> (Vec<u8>, String) {
+    let o = run_bounded(
+        coaplab().args(["get", uri, "-v"]).args(FAST_RETRIES),
+        None,
+        limit,
+    );
+    assert_ok(&o, what);
+    (o.stdout, String::from_utf8(o.stderr).unwrap())
+}
+
 /// `coaplab get` of our server's `time` (seconds since 1970, after 2023) and
 /// `.well-known/core` (starting with `</data/1024>;`) URIs, each bounded by `limit`.
 pub(crate) fn assert_time_and_core(time: &str, core: &str, limit: Duration) {
