@@ -19,15 +19,22 @@
 //! iproute2), [`link`] (the loop), [`stats`] (counters, lateness), [`pcap`] (capture file),
 //! [`sockets`] (UDP sockets created inside the namespaces, for programs that drive endpoints
 //! themselves), [`tcp_sockets`] (the same for kernel TCP: listener, non-blocking connects,
-//! `TCP_CONGESTION`, `TCP_INFO`).
+//! `TCP_CONGESTION`, `TCP_INFO`), [`watchdog`] (removes a session whose process was killed
+//! with SIGKILL), [`reap`] (removes leftovers of dead sessions whose watchdog died too).
+//!
+//! Names: namespaces `cl-<pid>-<start>-<n>-c|s` (pid and start time of the owning process,
+//! session number), TUN devices `cl<pid>x<n>c|s` ([`reap::NamespaceName`],
+//! [`reap::DeviceName`]).
 
 pub mod link;
 pub mod netns;
 pub mod pcap;
+pub mod reap;
 pub mod sockets;
 pub mod stats;
 pub mod tcp_sockets;
 pub mod tun;
+pub mod watchdog;
 
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -42,8 +49,10 @@ use coaplab_netsim::NetworkConfig;
 use self::link::{Clock, Forwarder};
 use self::netns::{Namespace, SettingOutcome, KERNEL_SETTINGS};
 use self::pcap::PcapWriter;
+use self::reap::{NamespaceName, Removed, Side};
 pub use self::stats::{DirectionStats, EmulatorStats, Lateness, PacketLog};
 use self::tun::Tun;
+use self::watchdog::Watchdog;
 
 /// The client namespace's address.
 pub const CLIENT_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
@@ -117,6 +126,9 @@ pub struct Emulator {
     stop: Arc<AtomicBool>,
     client: Namespace,
     server: Namespace,
+    // Last: woken after the namespaces are gone, it finds nothing to do.
+    watchdog: Watchdog,
+    reaped: Vec<Removed>,
     settings: Vec<SettingOutcome>,
     mtu: u32,
     origin: std::time::Instant,
@@ -126,7 +138,9 @@ pub struct Emulator {
 static SESSIONS: AtomicU32 = AtomicU32::new(0);
 
 impl Emulator {
-    /// Sets everything up and starts forwarding. On error, whatever was created is removed.
+    /// Removes the leftovers of dead sessions ([`reap::reap`]), sets everything up and starts
+    /// forwarding. On error, whatever was created is removed. A [`Watchdog`] removes the
+    /// namespaces if this process dies without dropping the emulator.
     pub fn start(config: EmulatorConfig) -> io::Result<Emulator> {
         config
             .network
@@ -142,13 +156,25 @@ impl Emulator {
                 format!("bad TCP congestion control name {cc:?}"),
             ));
         }
+        // A failure to look for leftovers does not stop the session.
+        let reaped = reap::reap().unwrap_or_default();
         let session = SESSIONS.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
-        let prefix = format!("cl-{pid}-{session}");
+        let netns_name = |side| NamespaceName {
+            pid,
+            start_ticks: reap::own_start_ticks(),
+            session,
+            side,
+        };
+        let names = [
+            netns_name(Side::Client).to_string(),
+            netns_name(Side::Server).to_string(),
+        ];
         // Interface names: at most 15 bytes ("cl" + pid ≤ 7 digits + session + side).
         let dev = format!("cl{pid}x{}", session % 100);
-        let client = Namespace::create(&format!("{prefix}-c"))?;
-        let server = Namespace::create(&format!("{prefix}-s"))?;
+        let watchdog = Watchdog::start(&[&names[0], &names[1]])?;
+        let client = Namespace::create(&names[0])?;
+        let server = Namespace::create(&names[1])?;
         let mut wanted: Vec<(&str, &str)> = KERNEL_SETTINGS.to_vec();
         wanted.push(("net.ipv4.tcp_congestion_control", cc));
         let mut settings = client.apply_settings(&wanted)?;
@@ -185,6 +211,8 @@ impl Emulator {
             stop,
             client,
             server,
+            watchdog,
+            reaped,
             settings,
             mtu,
             origin: clock.origin(),
@@ -199,6 +227,16 @@ impl Emulator {
     /// The server namespace's name.
     pub fn server_netns(&self) -> &Namespace {
         &self.server
+    }
+
+    /// The leftovers of dead sessions removed before this one started.
+    pub fn reaped(&self) -> &[Removed] {
+        &self.reaped
+    }
+
+    /// The process id of the session's [`Watchdog`].
+    pub fn watchdog_pid(&self) -> u32 {
+        self.watchdog.pid()
     }
 
     /// The link MTU (both TUN devices).

@@ -178,28 +178,12 @@ impl Namespace {
 
     /// The processes inside the namespace.
     pub fn pids(&self) -> Vec<i32> {
-        ip(&["netns", "pids", &self.name])
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .split_whitespace()
-                    .filter_map(|p| p.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default()
+        pids(&self.name)
     }
 
     /// Ends every process inside: SIGTERM, then SIGKILL for those left after `grace`.
     pub fn end_processes(&self, grace: Duration) {
-        let signal_all = |sig: Signal| {
-            let pids = self.pids();
-            for pid in &pids {
-                if let Some(pid) = Pid::from_raw(*pid) {
-                    let _ = kill_process(pid, sig);
-                }
-            }
-            pids.len()
-        };
-        if signal_all(Signal::TERM) == 0 {
+        if signal_all(&self.name, Signal::TERM) == 0 {
             return;
         }
         let deadline = Instant::now() + grace;
@@ -209,18 +193,56 @@ impl Namespace {
                 return;
             }
         }
-        signal_all(Signal::KILL);
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while !self.pids().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+        kill_all(&self.name);
+    }
+}
+
+/// The processes inside namespace `name` (none if it does not exist).
+fn pids(name: &str) -> Vec<i32> {
+    ip(&["netns", "pids", name])
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Sends `sig` to every process inside namespace `name`; how many there were.
+fn signal_all(name: &str, sig: Signal) -> usize {
+    let pids = pids(name);
+    for pid in &pids {
+        if let Some(pid) = Pid::from_raw(*pid) {
+            let _ = kill_process(pid, sig);
         }
     }
+    pids.len()
+}
+
+/// SIGKILLs every process inside namespace `name`, again for those forked meanwhile, until
+/// none is left or 2 s pass; how many processes were found at first.
+pub(crate) fn kill_all(name: &str) -> usize {
+    let found = signal_all(name, Signal::KILL);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while found > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        if signal_all(name, Signal::KILL) == 0 {
+            break;
+        }
+    }
+    found
+}
+
+/// `ip netns del NAME`.
+pub(crate) fn delete(name: &str) -> io::Result<()> {
+    ip(&["netns", "del", name]).map(drop)
 }
 
 impl Drop for Namespace {
     fn drop(&mut self) {
         self.end_processes(TERM_GRACE);
-        if let Err(e) = ip(&["netns", "del", &self.name]) {
+        if let Err(e) = delete(&self.name) {
             eprintln!(
                 "coaplab emulator: cannot remove namespace {}: {e}",
                 self.name
