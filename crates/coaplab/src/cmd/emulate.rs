@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use coaplab_emu::emulator::{self, Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR};
+use coaplab_emu::emulator::watchdog::tie_to_parent;
+use coaplab_emu::emulator::{self, reap, Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use super::link_opts::LinkOpts;
@@ -36,6 +37,13 @@ link statistics are printed, and the namespaces and devices are removed. The sam
 SIGINT, SIGTERM, SIGHUP or an error. Without a client command an interactive shell ($SHELL or
 /bin/sh) opens in the client namespace; leave it to end the session.
 
+If coaplab itself is killed with SIGKILL (kill -9, the OOM killer), the server and client
+commands get SIGKILL from the kernel (PR_SET_PDEATHSIG), and a watchdog process kills every
+process left in the two namespaces (their children too) and deletes the namespaces. Should
+the watchdog be killed as well, the next `coaplab emulate` or `coaplab run --mode emulated`
+removes the namespaces (cl-<pid>-…) and devices (cl<pid>x…) of processes that no longer run,
+and `coaplab emulate --cleanup` does so on demand.
+
 Needs root (namespaces and TUN devices) and iproute2.
 
 EXIT CODES:
@@ -48,7 +56,8 @@ EXAMPLES:
   coaplab emulate --server 'coaplab server' -- coaplab get 'coap://$COAPLAB_SERVER_ADDR/data/2048'
   coaplab emulate --preset nbiot --buffer-bytes 14100 --loss low --pcap link.pcap \\
       --server 'coap-server-notls -A 198.18.0.2' -- coap-client-notls 'coap://$COAPLAB_SERVER_ADDR/'
-  coaplab emulate --preset zigbee          (an interactive shell behind a zigbee link)")]
+  coaplab emulate --preset zigbee          (an interactive shell behind a zigbee link)
+  coaplab emulate --cleanup                (remove what crashed sessions left behind)")]
 pub(crate) struct Args {
     #[command(flatten)]
     link: LinkOpts,
@@ -70,6 +79,10 @@ pub(crate) struct Args {
     /// Also list the kernel settings that were applied, not only the refused ones.
     #[arg(short, long)]
     verbose: bool,
+    /// Only remove the namespaces, devices and processes that sessions whose coaplab process
+    /// no longer runs left behind (each listed on stdout), then exit.
+    #[arg(long, conflicts_with_all = ["server", "pcap", "client"])]
+    cleanup: bool,
     /// The client command and its arguments (after `--`); none: an interactive shell.
     #[arg(last = true, value_name = "CLIENT_CMD")]
     client: Vec<String>,
@@ -97,6 +110,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
         eprintln!("coaplab emulate: {why}");
         return ExitCode::from(EXIT_EMULATOR);
     }
+    if args.cleanup {
+        return cleanup();
+    }
     let rt = match net::runtime(1) {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -106,6 +122,26 @@ pub(crate) fn run(args: Args) -> ExitCode {
     config.pcap = args.pcap.clone();
     config.tcp_congestion_control = args.tcp_cc.clone();
     ExitCode::from(rt.block_on(session(&args, config)))
+}
+
+/// `--cleanup`: removes the leftovers of dead sessions and lists them.
+fn cleanup() -> ExitCode {
+    match reap::reap() {
+        Ok(removed) => {
+            for r in &removed {
+                println!("removed {r}");
+            }
+            eprintln!(
+                "coaplab emulate: {} leftovers of dead sessions removed",
+                removed.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("coaplab emulate: cannot look for leftovers: {e}");
+            ExitCode::from(EXIT_EMULATOR)
+        }
+    }
 }
 
 /// The signals that end a session.
@@ -179,6 +215,9 @@ async fn session(args: &Args, config: EmulatorConfig) -> u8 {
 }
 
 fn describe(emu: &Emulator, config: &EmulatorConfig, verbose: bool) {
+    for r in emu.reaped() {
+        eprintln!("coaplab emulate: removed the leftover {r}");
+    }
     let n = &config.network;
     eprintln!(
         "coaplab emulate: client namespace {} ({CLIENT_ADDR}), server namespace {} \
@@ -220,7 +259,11 @@ fn expand(arg: &str) -> String {
         .replace("$COAPLAB_SERVER_ADDR", &addr)
 }
 
+/// Sets the session's environment on `cmd` and ties it to this process: it gets SIGKILL if
+/// coaplab dies (the children are spawned from the main thread, on which the current-thread
+/// runtime runs the session, so the tie lasts as long as the process).
 fn with_env(cmd: &mut Command, emu: &Emulator) {
+    tie_to_parent(cmd);
     cmd.env("COAPLAB_SERVER_ADDR", SERVER_ADDR.to_string())
         .env("COAPLAB_CLIENT_ADDR", CLIENT_ADDR.to_string())
         .env("COAPLAB_SERVER_NETNS", emu.server_netns().name())
