@@ -198,20 +198,26 @@ fn kill_9_of_emulate_leaves_no_process_namespace_or_device() {
     assert!(!removed.contains(&format!("cl-{pid}-")), "{removed}");
 }
 
-/// The watchdog of the session (the child of `pid` running its script).
+/// The watchdog of the session (the child of `pid` running its script; any thread of `pid`
+/// may have started it).
 fn watchdog_of(pid: u32) -> u32 {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
-    let found = children.ok().and_then(|c| {
-        c.split_whitespace()
-            .filter_map(|p| p.parse::<u32>().ok())
-            .find(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
-                    c.split(|&b| b == 0)
-                        .any(|a| a == b"coaplab-emulator-watchdog")
-                })
-            })
-    });
-    found.unwrap_or_else(|| panic!("no watchdog among the children of {pid}"))
+    let is_watchdog = |p: &u32| {
+        std::fs::read(format!("/proc/{p}/cmdline"))
+            .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"coaplab-emulator-watchdog"))
+    };
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .filter_map(|t| {
+            let t = t.ok()?.file_name();
+            std::fs::read_to_string(format!("/proc/{pid}/task/{}/children", t.to_str()?)).ok()
+        })
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .find(is_watchdog)
+        .unwrap_or_else(|| panic!("no watchdog among the children of {pid}"))
 }
 
 #[test]
@@ -322,4 +328,79 @@ fn cleanup_removes_only_names_of_dead_owners() {
     assert!(links.contains(&live_device), "{links}");
     // Only the sleep in the live owner's namespace is left.
     assert_eq!(marked(&marker).len(), 1);
+}
+
+/// Starts `coaplab run --mode emulated` on a scenario far longer than the test (zigbee, two
+/// CoCoA clients of 10,000 exchanges), results in `dir/out`, and waits until its namespaces
+/// exist.
+fn emulated_run(dir: &std::path::Path, out: &str) -> Cleanup {
+    let scenario = dir.join("long.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"long\"\nseed = 3\nreplications = 1\n[network]\npreset = \"zigbee\"\n\
+         [[flows]]\ncount = 2\ncc = \"cocoa\"\nworkload = \"continuous\"\nexchanges = 10000\n",
+    )
+    .unwrap();
+    let child = coaplab()
+        .arg("run")
+        .arg(&scenario)
+        .args(["--mode", "emulated", "--out"])
+        .arg(dir.join(out))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("cl-{}-", child.id());
+    let guard = Cleanup {
+        child: Some(child),
+        children: Vec::new(),
+        marker: "-".to_owned(), // nothing of the run carries a marker
+        prefixes: vec![prefix.clone()],
+        devices: Vec::new(),
+    };
+    wait_until(Duration::from_secs(30), "the run never started", || {
+        namespaces(&prefix).len() == 2
+    });
+    guard
+}
+
+#[test]
+fn an_emulated_run_killed_with_sigkill_is_removed_by_its_watchdog_or_the_next_session() {
+    if skip() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("coaplab-crash-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The watchdog removes the namespaces.
+    let mut guard = emulated_run(&dir, "out-1");
+    let pid = kill_session(&mut guard);
+    wait_until(REMOVAL_LIMIT, "namespaces of the run are left", || {
+        namespaces(&format!("cl-{pid}-")).is_empty()
+    });
+    assert_nothing_of(pid);
+    // With the watchdog killed too, the next session removes them as it starts.
+    let mut guard = emulated_run(&dir, "out-2");
+    let pid = guard.child.as_ref().unwrap().id();
+    kill9(watchdog_of(pid));
+    kill_session(&mut guard);
+    let left = namespaces(&format!("cl-{pid}-"));
+    assert_eq!(left.len(), 2, "{left:?}");
+    let o = run_bounded(
+        coaplab().args(["emulate", "--preset", "zigbee", "--", "true"]),
+        None,
+        Duration::from_secs(30),
+    );
+    assert_ok(&o, "the next coaplab emulate");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    for ns in &left {
+        assert!(
+            stderr.contains(&format!("removed the leftover namespace {ns} ")),
+            "{stderr}"
+        );
+    }
+    assert_nothing_of(pid);
+    drop(guard);
+    let _ = std::fs::remove_dir_all(&dir);
 }
