@@ -202,8 +202,10 @@ fn kill_9_of_emulate_leaves_no_process_namespace_or_device() {
 /// may have started it).
 fn watchdog_of(pid: u32) -> u32 {
     let is_watchdog = |p: &u32| {
-        std::fs::read(format!("/proc/{p}/cmdline"))
-            .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"coaplab-emulator-watchdog"))
+        std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+            c.split(|&b| b == 0)
+                .any(|a| a == b"coaplab-emulator-watchdog")
+        })
     };
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
     tasks
@@ -308,7 +310,10 @@ fn cleanup_removes_only_names_of_dead_owners() {
         assert!(removed.contains(&format!("namespace {ns} ")), "{removed}");
     }
     assert!(
-        removed.contains(&format!("namespace {} (owner pid {dead} gone; 1 processes", reaped[0])),
+        removed.contains(&format!(
+            "namespace {} (owner pid {dead} gone; 1 processes",
+            reaped[0]
+        )),
         "{removed}"
     );
     assert!(

@@ -79,8 +79,9 @@ pub(crate) struct Args {
     /// Also list the kernel settings that were applied, not only the refused ones.
     #[arg(short, long)]
     verbose: bool,
-    /// Only remove the namespaces, devices and processes that sessions whose coaplab process
-    /// no longer runs left behind (each listed on stdout), then exit.
+    /// Remove what crashed sessions left behind (namespaces and devices named after a
+    /// coaplab process that no longer runs, and the processes inside), list each on stdout,
+    /// and exit.
     #[arg(long, conflicts_with_all = ["server", "pcap", "client"])]
     cleanup: bool,
     /// The client command and its arguments (after `--`); none: an interactive shell.

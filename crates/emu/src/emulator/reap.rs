@@ -341,7 +341,9 @@ mod tests {
         };
         assert_eq!(d.to_string(), "cl1234567x42c");
         assert_eq!(DeviceName::parse("cl1234567x42c"), Some(d));
-        for other in ["cl", "clx0c", "cl12x", "cl12xc", "cl12x0", "cl12x0q", "eth0", "cl0x1s"] {
+        for other in [
+            "cl", "clx0c", "cl12x", "cl12xc", "cl12x0", "cl12x0q", "eth0", "cl0x1s",
+        ] {
             assert_eq!(DeviceName::parse(other), None, "{other:?}");
         }
     }

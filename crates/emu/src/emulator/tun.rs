@@ -5,7 +5,7 @@
 //! into another network namespace (`ip link set DEV netns NS`) keeps the descriptor working,
 //! which is how one emulator process owns both ends of the emulated link (spec §1.3).
 //! Without `IFF_VNET_HDR` the kernel hands over MTU-sized packets (no GSO/GRO).
-#![allow(unsafe_code)] // TUNSETIFF, see `Tun::create` (the crate's other unsafe call is TCP_INFO in tcp_sockets.rs).
+#![allow(unsafe_code)] // TUNSETIFF, see `Tun::create` (the crate's other unsafe calls: TCP_INFO in tcp_sockets.rs, pre_exec in watchdog.rs).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
