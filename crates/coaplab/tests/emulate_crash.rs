@@ -116,7 +116,8 @@ impl Drop for Cleanup {
 }
 
 /// Processes a session started with [`crash_session`] runs with the marker: the server's
-/// inner `sh` and its three sleeps, the client's `sh` and its two sleeps.
+/// inner `sh` and its three sleeps, the client's `sh` and its two sleeps (each script ends in
+/// `wait`, so no shell execs its last command in its own place).
 const MARKED_PROCESSES: usize = 7;
 
 /// Starts `coaplab emulate` with a server process tree (one grandchild in a session of its
@@ -124,12 +125,12 @@ const MARKED_PROCESSES: usize = 7;
 /// run. The guard owns the child.
 fn crash_session(marker: &str) -> Cleanup {
     let server = format!(
-        "sh -c 'sleep {marker} & setsid sleep {marker} & sleep {marker}' {marker}; sleep {marker}"
+        "sh -c 'sleep {marker} & setsid sleep {marker} & sleep {marker}; wait' {marker}; sleep {marker}"
     );
     let child = coaplab()
         .args(["emulate", "--preset", "zigbee", "--ready-timeout", "100ms"])
         .args(["--server", &server, "--", "sh", "-c"])
-        .arg(format!("sleep {marker} & sleep {marker}"))
+        .arg(format!("sleep {marker} & sleep {marker}; wait"))
         .arg(marker)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
