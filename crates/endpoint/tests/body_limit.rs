@@ -86,12 +86,7 @@ fn a_size2_past_the_limit_fails_at_the_first_block() {
     client.request(Instant::ZERO, server, &Request::get("big"));
     let t = client.poll_transmit(Instant::ZERO).unwrap();
     let req = Message::decode(&t.contents).unwrap();
-    let mut ack = MessageBuf::new(
-        MessageType::Ack,
-        Code::CONTENT,
-        req.message_id,
-        req.token(),
-    );
+    let mut ack = MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
     let b2 = Block::with_size(0, true, 1024).unwrap();
     ack.options.push_uint(number::BLOCK2, b2.to_uint());
     ack.options.push_uint(number::SIZE2, 1_000_000);

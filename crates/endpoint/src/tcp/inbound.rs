@@ -45,7 +45,10 @@ impl Session {
         };
         // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
         let announced = frame.size2().ok().flatten().map_or(0, |n| n as usize);
-        let so_far = self.outstanding[i].follow.as_ref().map_or(0, |f| f.body.len());
+        let so_far = self.outstanding[i]
+            .follow
+            .as_ref()
+            .map_or(0, |f| f.body.len());
         let limit = self.config.max_body_bytes;
         if announced > limit || so_far + frame.payload.len() > limit {
             let o = self.outstanding.remove(i);
@@ -254,4 +257,3 @@ impl Session {
             .push_back(SessionEvent::Ignored { reason, at: now });
     }
 }
-
