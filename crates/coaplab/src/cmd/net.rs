@@ -34,7 +34,7 @@ pub(crate) const EXIT_CODES_HELP: &str = "\
 EXIT CODES:
   0  success (2.xx response)
   1  error response (4.xx or 5.xx); the diagnostic payload is still printed
-  2  bad arguments
+  2  bad arguments (also: a multicast or broadcast destination, a GET or DELETE payload)
   3  timeout: no answer after MAX_RETRANSMIT retransmissions, no response to a NON or no
      separate response within 93 s, or the whole request not done within --timeout
   4  protocol or parse error (RST, a broken block-wise transfer, a socket error; coap://:
@@ -45,10 +45,9 @@ EXIT CODES:
 COAP OVER TCP (RFC 8323):
   coap+tcp://HOST[:PORT]/path (default port 5683): one connection with TCP_NODELAY, our CSM
   (Max-Message-Size 8 MiB, or --max-body-bytes + 1 KiB when smaller; Block-Wise-Transfer),
-  the request as one message however large
-  (sent after the peer's CSM when larger than 1,152 B), then a FIN. --cc, --set, --nstart and
-  --block-size have no effect over TCP: the kernel's TCP retransmits. -v prints every message
-  written and received.";
+  the request as one message however large (sent after the peer's CSM when larger than
+  1,152 B), then a FIN. --cc, --set, --nstart and --block-size have no effect over TCP: the
+  kernel's TCP retransmits. -v prints every message written and received.";
 
 /// Options of the endpoint and its algorithm, shared by the real-socket subcommands.
 #[derive(clap::Args, Debug, Clone)]
