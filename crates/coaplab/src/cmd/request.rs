@@ -72,11 +72,16 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> u8 {
 /// one) read from `--payload-file`. Err: the exit code, its message printed.
 fn payload(method: Code, args: &Args) -> Result<Vec<u8>, u8> {
     let given = args.payload.is_some() || args.payload_file.is_some();
-    if given && (method == Code::GET || method == Code::DELETE) {
+    let bodiless = match method {
+        Code::GET => Some("GET"),
+        Code::DELETE => Some("DELETE"),
+        _ => None,
+    };
+    if let (true, Some(name)) = (given, bodiless) {
         // RFC 7252 §5.5: a method not defined to have a payload MUST NOT carry one.
         return Err(fail(
             net::EXIT_BAD_ARGS,
-            format!("a {method:?} request carries no payload (RFC 7252 §5.5); use put or post"),
+            format!("a {name} request carries no payload (RFC 7252 §5.5); use put or post"),
         ));
     }
     let max = args.max_body_bytes;
