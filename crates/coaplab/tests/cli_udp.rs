@@ -56,13 +56,14 @@ fn exit_codes_tell_outcomes_apart() {
         code(&["get", "coap://127.0.0.1/x", "--cc", "nope"]),
         Some(2)
     );
-    // Nobody listens on the freed port: MAX_RETRANSMIT = 1 with a 50-ms timer gives up fast.
-    let dead = format!("coaplab://127.0.0.1:{}/x", support::free_udp_port());
-    let dead = dead.replacen("coaplab", "coap", 1);
+    // A peer that never answers (a dead port would be refused at once, see cli_limits.rs):
+    // MAX_RETRANSMIT = 1 with a 50-ms timer gives up fast.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let silent_uri = format!("coap://{}/x", silent.local_addr().unwrap());
     let o = run_bounded(
         coaplab().args([
             "get",
-            &dead,
+            &silent_uri,
             "-v",
             "--set",
             "max_retransmit=1",

@@ -15,4 +15,4 @@ pub mod tcp;
 pub mod udp;
 
 pub use tcp::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink, TcpStats};
-pub use udp::{DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};
+pub use udp::{is_unreachable, DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};

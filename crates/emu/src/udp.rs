@@ -25,7 +25,8 @@ pub struct DriverStats {
     pub datagrams_out: u64,
     /// Sends the OS refused (the datagram is lost, as on a lossy link).
     pub send_errors: u64,
-    /// Receive errors ignored (e.g. an ICMP port unreachable reported by the OS).
+    /// Receive errors (e.g. an ICMP port unreachable reported by the OS on a connected
+    /// socket); ignored by [`UdpDriver::next_event`].
     pub recv_errors: u64,
 }
 
@@ -51,6 +52,21 @@ impl UdpDriver {
     /// Binds a UDP socket to `addr` and drives `endpoint` on it; time starts now.
     pub async fn bind(addr: SocketAddr, endpoint: Endpoint) -> io::Result<UdpDriver> {
         let socket = UdpSocket::bind(addr).await?;
+        Ok(UdpDriver::new(socket, endpoint))
+    }
+
+    /// Binds a UDP socket to the unspecified address of `peer`'s family and connects it to
+    /// `peer` (a client talking to one server); time starts now. The kernel then delivers only
+    /// `peer`'s datagrams, and reports an ICMP port, host or network unreachable from it as
+    /// an error on the socket (an unconnected socket never sees them), which
+    /// [`UdpDriver::try_next_event`] returns.
+    pub async fn connect(peer: SocketAddr, endpoint: Endpoint) -> io::Result<UdpDriver> {
+        let any: SocketAddr = match peer {
+            SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+            SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let socket = UdpSocket::bind(any).await?;
+        socket.connect(peer).await?;
         Ok(UdpDriver::new(socket, endpoint))
     }
 
@@ -100,25 +116,63 @@ impl UdpDriver {
 
     /// Sends every queued datagram.
     pub async fn flush(&mut self) {
+        let _ = self.send_queued().await;
+    }
+
+    /// Sends every queued datagram; returns the last error that says the destination is
+    /// unreachable ([`is_unreachable`]), if any. Every error is counted.
+    async fn send_queued(&mut self) -> Option<io::Error> {
         let now = self.now();
+        let mut unreachable = None;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
             match self.socket.send_to(&self.send_buf, h.destination).await {
                 Ok(_) => self.stats.datagrams_out += 1,
-                Err(_) => self.stats.send_errors += 1,
+                Err(e) => {
+                    self.stats.send_errors += 1;
+                    if is_unreachable(&e) {
+                        unreachable = Some(e);
+                    }
+                }
             }
         }
+        unreachable
     }
 
     /// Runs the endpoint (sending, receiving, firing timers) until it emits an event, and
-    /// returns it. Pending forever when the endpoint is idle and nothing arrives.
+    /// returns it. Pending forever when the endpoint is idle and nothing arrives. Socket
+    /// errors are counted and otherwise ignored, as losses (a server must not stop because
+    /// one client went away).
     ///
     /// Cancel safety: a datagram is never half-received; when cancelled while sending, the
     /// datagrams not yet sent are lost (as on a lossy link).
     pub async fn next_event(&mut self) -> Event {
         loop {
-            self.flush().await;
-            if let Some(e) = self.endpoint.poll_event() {
+            if let Ok(e) = self.run(false).await {
                 return e;
+            }
+        }
+    }
+
+    /// As [`UdpDriver::next_event`], but a send or receive error saying the destination is
+    /// unreachable ([`is_unreachable`]: on a socket from [`UdpDriver::connect`], an ICMP port
+    /// unreachable arrives as `ConnectionRefused`) is returned at once instead of being
+    /// waited out as a loss, so a client aimed at a dead port fails in one round trip rather
+    /// than after MAX_RETRANSMIT. The endpoint is left as it was; the caller decides.
+    pub async fn try_next_event(&mut self) -> io::Result<Event> {
+        self.run(true).await
+    }
+
+    /// The loop of [`UdpDriver::next_event`]; `unreachable_fails`: return an unreachable
+    /// error instead of counting it only.
+    async fn run(&mut self, unreachable_fails: bool) -> io::Result<Event> {
+        loop {
+            if let Some(e) = self.send_queued().await {
+                if unreachable_fails {
+                    return Err(e);
+                }
+            }
+            if let Some(e) = self.endpoint.poll_event() {
+                return Ok(e);
             }
             // A due timer goes first, so a flood of datagrams cannot starve retransmissions.
             if let Some(due) = self.endpoint.poll_timeout() {
@@ -143,7 +197,12 @@ impl UdpDriver {
                         let now = self.now();
                         self.endpoint.handle_datagram(now, from, &self.recv_buf[..n]);
                     }
-                    Err(_) => self.stats.recv_errors += 1,
+                    Err(e) => {
+                        self.stats.recv_errors += 1;
+                        if unreachable_fails && is_unreachable(&e) {
+                            return Err(e);
+                        }
+                    }
                 },
                 () = sleep => {
                     let now = self.now();
@@ -152,6 +211,17 @@ impl UdpDriver {
             }
         }
     }
+}
+
+/// Whether a socket error says the destination cannot be reached: a connected UDP socket
+/// reports an ICMP port unreachable as `ECONNREFUSED`, host and network unreachable as
+/// `EHOSTUNREACH` and `ENETUNREACH` (Linux `ip_icmp_error`, RFC 1122 §4.1.3.3).
+pub fn is_unreachable(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::ConnectionRefused
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::EHOSTUNREACH | libc::ENETUNREACH)
+        )
 }
 
 /// Endpoint time of a wall-clock span since the start.
@@ -208,5 +278,32 @@ mod tests {
         // 3000 B in 1024-B blocks: three exchanges, one datagram each way.
         assert_eq!(client.stats().datagrams_out, 3);
         assert_eq!(client.stats().datagrams_in, 3);
+    }
+
+    /// A connected client aimed at a port where nothing listens: the kernel's ICMP port
+    /// unreachable comes back as `ConnectionRefused` after the first copy, not as silence
+    /// until MAX_RETRANSMIT (bounded by a 10-s guard; it takes one loopback round trip).
+    #[tokio::test]
+    async fn a_connected_client_sees_a_dead_port_as_connection_refused() {
+        let dead = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let dead_addr = dead.local_addr().unwrap();
+        drop(dead);
+        let mut client = UdpDriver::connect(dead_addr, endpoint(1)).await.unwrap();
+        let now = client.now();
+        client
+            .endpoint_mut()
+            .request(now, dead_addr, &Request::get("x"));
+        let err = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            loop {
+                if let Err(e) = client.try_next_event().await {
+                    break e;
+                }
+            }
+        })
+        .await
+        .expect("refused within the guard");
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+        assert!(is_unreachable(&err));
+        assert_eq!(client.stats().datagrams_out, 1);
     }
 }

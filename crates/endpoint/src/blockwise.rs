@@ -100,6 +100,12 @@ impl Endpoint {
             }
             req.uploading = false;
         }
+        // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
+        let announced = msg.size2().ok().flatten().map_or(0, |n| n as usize);
+        let limit = self.config.max_body_bytes;
+        if announced > limit || req.body_len + msg.payload.len() > limit {
+            return self.fail_body_too_large(now, r);
+        }
         match b2 {
             Some(b) if !b.is_bert() => {
                 if b.offset_bytes() != req.body_len {
@@ -135,6 +141,13 @@ impl Endpoint {
             }
         }
         self.complete_request(now, r, msg.code);
+    }
+
+    /// Request `r`'s body would pass [`crate::Config::max_body_bytes`]: it fails, and the
+    /// bytes gathered so far are released at once rather than when the slot is reused.
+    fn fail_body_too_large(&mut self, now: Instant, r: usize) {
+        self.requests[r].body = Vec::new();
+        self.fail_request(now, r, FailReason::BodyTooLarge);
     }
 }
 

@@ -6,6 +6,10 @@ use coaplab_cc::time::Duration;
 /// RFC 7252 §4.8.2 EXCHANGE_LIFETIME with the default parameters: 247 s.
 pub const EXCHANGE_LIFETIME: Duration = Duration::from_secs(247);
 
+/// Default [`Config::max_body_bytes`]: 64 MiB, far above the experiments' largest transfer
+/// (1.41 MB) and small enough that a client following an endless Block2 stops in seconds.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
 /// Settings of one endpoint. Every field has the RFC's or the spec's default
 /// ([`Config::default`]); scenario files override them.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +67,13 @@ pub struct Config {
     /// follows. Also bounds the stored echo bodies served block-wise. Default
     /// [`crate::MAX_PENDING_UPLOADS`] (64: at most 64 MiB of partial bodies).
     pub max_pending_uploads: usize,
+    /// Largest response body a request accepts, in bytes over all its Block2 blocks. A
+    /// response whose body would grow past it, or whose Size2 (RFC 7959 §4) announces more,
+    /// fails the request with [`crate::FailReason::BodyTooLarge`] and no further block is
+    /// asked for: a server sending an endless Block2 (M=1 forever) cannot make the client
+    /// grow without bound. Counted whether or not [`Config::keep_bodies`] keeps the bytes.
+    /// Default [`MAX_BODY_BYTES`] (64 MiB).
+    pub max_body_bytes: usize,
 }
 
 impl Default for Config {
@@ -83,6 +94,7 @@ impl Default for Config {
             emit_snapshots: false,
             upload_lifetime: Some(EXCHANGE_LIFETIME),
             max_pending_uploads: crate::server::MAX_PENDING_UPLOADS,
+            max_body_bytes: MAX_BODY_BYTES,
         }
     }
 }

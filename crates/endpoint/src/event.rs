@@ -83,6 +83,9 @@ pub enum FailReason {
     Cancelled,
     /// The request cannot be encoded (an option value longer than RFC 7252 §3.1 allows).
     Unencodable,
+    /// The response body would exceed [`crate::Config::max_body_bytes`] (its blocks so far
+    /// plus this one, or the total its Size2 announces); no further block is asked for.
+    BodyTooLarge,
 }
 
 /// Why a received datagram was dropped without effect.

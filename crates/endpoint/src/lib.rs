@@ -41,7 +41,7 @@ mod marking;
 mod reply;
 mod server;
 
-pub use config::{Config, ConfigError, EXCHANGE_LIFETIME};
+pub use config::{Config, ConfigError, EXCHANGE_LIFETIME, MAX_BODY_BYTES};
 pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
 pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
 pub use endpoint::{Endpoint, Request, TransmitHeader};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use coaplab_emu::emulator::stats::quantile_sorted;
 use coaplab_emu::UdpDriver;
-use coaplab_endpoint::{Event, Request, Router};
+use coaplab_endpoint::{Event, Request, Router, MAX_BODY_BYTES};
 use coaplab_wire::Code;
 
 use super::net::{self, EndpointOpts};
@@ -47,6 +47,11 @@ pub(crate) struct Args {
     /// POST a payload of N bytes instead of a GET (0: GET).
     #[arg(long = "payload-bytes", value_name = "N", default_value_t = 0)]
     payload_bytes: usize,
+    /// Largest response body (over all Block2/BERT blocks) a request accepts, and largest
+    /// --payload-bytes, in bytes; a larger response counts as a failed request, a larger
+    /// payload exits 4.
+    #[arg(long = "max-body-bytes", value_name = "N", default_value_t = MAX_BODY_BYTES)]
+    max_body_bytes: usize,
     /// Worker threads of the load generator.
     #[arg(long, value_name = "T", default_value_t = 2)]
     threads: usize,
@@ -93,6 +98,13 @@ async fn bench(args: &Args) -> u8 {
             return net::EXIT_BAD_ARGS;
         }
     };
+    if args.payload_bytes > args.max_body_bytes {
+        eprintln!(
+            "coaplab bench: --payload-bytes is larger than --max-body-bytes ({} B)",
+            args.max_body_bytes
+        );
+        return net::EXIT_PROTOCOL;
+    }
     let request = Request {
         method: if args.payload_bytes > 0 {
             Code::POST
@@ -109,7 +121,11 @@ async fn bench(args: &Args) -> u8 {
     }
     let mut drivers = Vec::new();
     for i in 0..args.clients {
-        let endpoint = match args.opts.endpoint(Router::new(), u64::from(i)) {
+        let max = args.max_body_bytes;
+        let endpoint = match args
+            .opts
+            .build(Router::new(), u64::from(i), |c| c.max_body_bytes = max)
+        {
             Ok(e) => e,
             Err(e) => {
                 eprintln!("coaplab bench: {e}");
@@ -147,6 +163,7 @@ async fn bench_tcp(args: &Args, addr: std::net::SocketAddr, request: Request) ->
                 addr,
                 request.clone(),
                 seed.wrapping_add(salt),
+                args.max_body_bytes,
                 end,
             ))
         })

@@ -1,7 +1,7 @@
 //! What the real-socket subcommands (`server`, `get`/`put`/`post`/`delete`, `bench`) share:
 //! the algorithm and endpoint options, URI resolution, exit codes and the tokio runtime.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,27 +17,37 @@ pub(crate) const EXIT_ERROR_RESPONSE: u8 = 1;
 pub(crate) const EXIT_BAD_ARGS: u8 = 2;
 /// Exit code: no answer after MAX_RETRANSMIT retransmissions (or a NON's response timeout).
 pub(crate) const EXIT_TIMEOUT: u8 = 3;
-/// Exit code: a protocol or parse error (RST, broken block-wise transfer, local socket error;
-/// over TCP: an Abort, a bad CSM, a refused or lost connection).
+/// Exit code: a protocol or parse error (RST, broken block-wise transfer, local socket error,
+/// an ICMP port unreachable, a body past `--max-body-bytes`; over TCP: an Abort, a bad CSM, a
+/// refused or lost connection).
 pub(crate) const EXIT_PROTOCOL: u8 = 4;
+
+/// How long a coap:// request waits for the response to a NON request or for a separate
+/// response after an empty ACK, unless `--timeout` says otherwise: RFC 7252 §4.8.2
+/// MAX_TRANSMIT_WAIT (93 s), the longest a CON would be tried (the endpoint's own default,
+/// EXCHANGE_LIFETIME, is 247 s).
+pub(crate) const RESPONSE_WAIT: coaplab_cc::time::Duration =
+    coaplab_cc::time::Duration::from_secs(93);
 
 /// The exit codes, for `--help`.
 pub(crate) const EXIT_CODES_HELP: &str = "\
 EXIT CODES:
   0  success (2.xx response)
   1  error response (4.xx or 5.xx); the diagnostic payload is still printed
-  2  bad arguments
-  3  timeout: no answer after MAX_RETRANSMIT retransmissions (NON: no response in time;
-     coap+tcp://: no response within --timeout)
-  4  protocol or parse error (RST, a broken block-wise transfer, a socket error; coap+tcp://:
-     an Abort either way, e.g. a bad CSM, or a refused or closed connection)
+  2  bad arguments (also: a multicast or broadcast destination, a GET or DELETE payload)
+  3  timeout: no answer after MAX_RETRANSMIT retransmissions, no response to a NON or no
+     separate response within 93 s, or the whole request not done within --timeout
+  4  protocol or parse error (RST, a broken block-wise transfer, a socket error; coap://:
+     connection refused, i.e. an ICMP port unreachable; coap+tcp://: an Abort either way,
+     e.g. a bad CSM, or a refused or closed connection); a response body or a payload larger
+     than --max-body-bytes
 
 COAP OVER TCP (RFC 8323):
   coap+tcp://HOST[:PORT]/path (default port 5683): one connection with TCP_NODELAY, our CSM
-  (Max-Message-Size 8 MiB, Block-Wise-Transfer), the request as one message however large
-  (sent after the peer's CSM when larger than 1,152 B), then a FIN. --cc, --set, --nstart and
-  --block-size have no effect over TCP: the kernel's TCP retransmits. -v prints every message
-  written and received.";
+  (Max-Message-Size 8 MiB, or --max-body-bytes + 1 KiB when smaller; Block-Wise-Transfer),
+  the request as one message however large (sent after the peer's CSM when larger than
+  1,152 B), then a FIN. --cc, --set, --nstart and --block-size have no effect over TCP: the
+  kernel's TCP retransmits. -v prints every message written and received.";
 
 /// Options of the endpoint and its algorithm, shared by the real-socket subcommands.
 #[derive(clap::Args, Debug, Clone)]
@@ -70,12 +80,8 @@ impl EndpointOpts {
         })
     }
 
-    /// An endpoint with these options, serving `router`; `salt` varies the seed (per client).
-    pub(crate) fn endpoint(&self, router: Router, salt: u64) -> Result<Endpoint, String> {
-        self.build(router, salt, |_| {})
-    }
-
-    /// A client endpoint with these options and `config` adjusted by `tune`.
+    /// An endpoint with these options, serving `router`, with `config` adjusted by `tune`;
+    /// `salt` varies the seed (per client).
     pub(crate) fn build(
         &self,
         router: Router,
@@ -136,12 +142,29 @@ pub(crate) async fn resolve(uri: &str) -> Result<Target, String> {
             .next()
             .ok_or_else(|| format!("{uri}: {name} has no address"))?,
     };
+    if let Some(why) = group_address(addr.ip()) {
+        return Err(format!(
+            "{uri}: {} is {why}: group requests (RFC 7252 §8: NON only, answers from many \
+servers) are not supported; ask one server at its unicast address",
+            addr.ip()
+        ));
+    }
     Ok(Target {
         tcp: u.scheme == Scheme::CoapTcp,
         addr,
         path: u.path.join("/"),
         query: u.query,
     })
+}
+
+/// Why `ip` names a group rather than one host: multicast (224.0.0.0/4, ff00::/8) or the
+/// IPv4 limited broadcast; `None` for a unicast address.
+pub(crate) fn group_address(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) if v4.is_broadcast() => Some("the broadcast address"),
+        ip if ip.is_multicast() => Some("a multicast address"),
+        _ => None,
+    }
 }
 
 /// The unspecified address of `dest`'s family, port 0 (a client's local socket).
@@ -194,6 +217,18 @@ pub(crate) fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, ExitCod
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multicast_and_broadcast_are_groups() {
+        let group = |s: &str| group_address(s.parse().unwrap());
+        assert_eq!(group("224.0.1.187"), Some("a multicast address"));
+        assert_eq!(group("239.255.255.255"), Some("a multicast address"));
+        assert_eq!(group("ff02::fd"), Some("a multicast address"));
+        assert_eq!(group("255.255.255.255"), Some("the broadcast address"));
+        assert_eq!(group("223.255.255.255"), None);
+        assert_eq!(group("127.0.0.1"), None);
+        assert_eq!(group("::1"), None);
+    }
 
     #[test]
     fn durations_parse_with_units() {

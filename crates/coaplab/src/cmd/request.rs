@@ -3,12 +3,13 @@
 //! transmission, timer expiry, RTT and the algorithm's RTO on stderr (over TCP: every message).
 //! The exit code tells success, error response, timeout and protocol error apart.
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use coaplab_emu::UdpDriver;
-use coaplab_endpoint::{Event, FailReason, Request, Router};
+use coaplab_endpoint::{Endpoint, Event, FailReason, Request, Router, MAX_BODY_BYTES};
 use coaplab_wire::Code;
 
 use super::net::{self, EndpointOpts, EXIT_CODES_HELP};
@@ -23,10 +24,11 @@ pub(crate) struct Args {
     uri: String,
     #[command(flatten)]
     opts: EndpointOpts,
-    /// The request payload (PUT/POST; sent with Block1 when larger than a block).
+    /// The request payload (PUT/POST only; sent with Block1 when larger than a block).
     #[arg(long, value_name = "TEXT", conflicts_with = "payload_file")]
     payload: Option<String>,
-    /// Read the request payload from a file ('-': standard input).
+    /// Read the request payload from a file ('-': standard input); PUT/POST only. At most
+    /// --max-body-bytes are read: a larger file exits 4.
     #[arg(long = "payload-file", value_name = "F")]
     payload_file: Option<PathBuf>,
     /// Send the request as NON (no retransmission).
@@ -36,10 +38,20 @@ pub(crate) struct Args {
     /// message written and received).
     #[arg(short, long)]
     verbose: bool,
-    /// coap+tcp:// only: give up (exit 3) when connecting and the response take longer.
-    #[arg(long, value_name = "D", default_value = "60s", value_parser = net::parse_duration)]
-    timeout: std::time::Duration,
+    /// Give up (exit 3) when the whole request (every block; coap+tcp://: connecting too)
+    /// takes longer. Default: 60s for coap+tcp://; none for coap://, where a CON gives up
+    /// after MAX_RETRANSMIT and a NON's response or a separate response is awaited 93 s.
+    #[arg(long, value_name = "D", value_parser = net::parse_duration)]
+    timeout: Option<std::time::Duration>,
+    /// Largest response body (over all Block2/BERT blocks) and request payload, in bytes.
+    /// A larger one stops the transfer and exits 4, so an endless Block2 or a payload file
+    /// such as /dev/zero cannot exhaust memory.
+    #[arg(long = "max-body-bytes", value_name = "N", default_value_t = MAX_BODY_BYTES)]
+    max_body_bytes: usize,
 }
+
+/// coap+tcp://'s `--timeout` when none is given.
+const TCP_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Runs one request with `method`.
 pub(crate) fn run(method: Code, args: Args) -> ExitCode {
@@ -56,31 +68,70 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> u8 {
     code
 }
 
-async fn request(method: Code, args: &Args) -> u8 {
-    let payload = match (&args.payload, &args.payload_file) {
+/// The request payload: `--payload`, or at most `--max-body-bytes` (+ 1, to tell a larger
+/// one) read from `--payload-file`. Err: the exit code, its message printed.
+fn payload(method: Code, args: &Args) -> Result<Vec<u8>, u8> {
+    let given = args.payload.is_some() || args.payload_file.is_some();
+    let bodiless = match method {
+        Code::GET => Some("GET"),
+        Code::DELETE => Some("DELETE"),
+        _ => None,
+    };
+    if let (true, Some(name)) = (given, bodiless) {
+        // RFC 7252 §5.5: a method not defined to have a payload MUST NOT carry one.
+        return Err(fail(
+            net::EXIT_BAD_ARGS,
+            format!("a {name} request carries no payload (RFC 7252 §5.5); use put or post"),
+        ));
+    }
+    let max = args.max_body_bytes;
+    let bytes = match (&args.payload, &args.payload_file) {
         (Some(t), _) => t.as_bytes().to_vec(),
-        (None, Some(f)) if f.as_os_str() == "-" => {
+        (None, Some(f)) => {
+            let (name, file): (String, Box<dyn Read>) = if f.as_os_str() == "-" {
+                ("stdin".into(), Box::new(std::io::stdin()))
+            } else {
+                match std::fs::File::open(f) {
+                    Ok(file) => (f.display().to_string(), Box::new(file)),
+                    Err(e) => {
+                        return Err(fail(net::EXIT_BAD_ARGS, format!("{}: {e}", f.display())))
+                    }
+                }
+            };
             let mut b = Vec::new();
-            match std::io::Read::read_to_end(&mut std::io::stdin(), &mut b) {
-                Ok(_) => b,
-                Err(e) => return fail(net::EXIT_BAD_ARGS, format!("stdin: {e}")),
+            let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+            if let Err(e) = file.take(limit).read_to_end(&mut b) {
+                return Err(fail(net::EXIT_BAD_ARGS, format!("{name}: {e}")));
             }
+            b
         }
-        (None, Some(f)) => match std::fs::read(f) {
-            Ok(b) => b,
-            Err(e) => return fail(net::EXIT_BAD_ARGS, format!("{}: {e}", f.display())),
-        },
         (None, None) => Vec::new(),
+    };
+    if bytes.len() > max {
+        return Err(fail(
+            net::EXIT_PROTOCOL,
+            format!("the payload is larger than --max-body-bytes ({max} B)"),
+        ));
+    }
+    Ok(bytes)
+}
+
+async fn request(method: Code, args: &Args) -> u8 {
+    let payload = match payload(method, args) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     let target = match net::resolve(&args.uri).await {
         Ok(t) => t,
         Err(e) => return fail(net::EXIT_BAD_ARGS, e),
     };
     let verbose = args.verbose;
-    let endpoint = match args
-        .opts
-        .build(Router::new(), 0, |c| c.emit_snapshots = verbose)
-    {
+    let max_body_bytes = args.max_body_bytes;
+    let endpoint = match args.opts.build(Router::new(), 0, |c| {
+        c.emit_snapshots = verbose;
+        c.max_body_bytes = max_body_bytes;
+        c.response_timeout = net::RESPONSE_WAIT;
+    }) {
         Ok(e) => e,
         Err(e) => return fail(net::EXIT_BAD_ARGS, e),
     };
@@ -96,19 +147,52 @@ async fn request(method: Code, args: &Args) -> u8 {
             addr: target.addr,
             request: req,
             seed: args.opts.seed(),
-            timeout: args.timeout,
+            timeout: args.timeout.unwrap_or(TCP_DEFAULT_TIMEOUT),
+            max_body_bytes,
             verbose,
         })
         .await;
     }
-    let mut driver = match UdpDriver::bind(net::any_for(target.addr), endpoint).await {
+    let exchange = udp_request(target.addr, endpoint, &req, args);
+    let Some(limit) = args.timeout else {
+        return exchange.await;
+    };
+    match tokio::time::timeout(limit, exchange).await {
+        Ok(code) => code,
+        Err(_) => fail(
+            net::EXIT_TIMEOUT,
+            format!("timeout: no response within {limit:?}"),
+        ),
+    }
+}
+
+/// `req` on a UDP socket connected to `addr` (so an ICMP port unreachable is seen); the
+/// response payload on stdout. Returns the exit code.
+async fn udp_request(addr: SocketAddr, endpoint: Endpoint, req: &Request, args: &Args) -> u8 {
+    let mut driver = match UdpDriver::connect(addr, endpoint).await {
         Ok(d) => d,
-        Err(e) => return fail(net::EXIT_PROTOCOL, format!("cannot bind a socket: {e}")),
+        Err(e) => {
+            return fail(
+                net::EXIT_PROTOCOL,
+                format!("cannot open a socket to {addr}: {e}"),
+            )
+        }
     };
     let now = driver.now();
-    driver.endpoint_mut().request(now, target.addr, &req);
+    driver.endpoint_mut().request(now, addr, req);
     loop {
-        let event = driver.next_event().await;
+        let event = match driver.try_next_event().await {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return fail(
+                    net::EXIT_PROTOCOL,
+                    format!(
+                        "connection refused: nothing listens on {addr} (ICMP port unreachable)"
+                    ),
+                );
+            }
+            Err(e) => return fail(net::EXIT_PROTOCOL, format!("{addr}: {e}")),
+        };
         if args.verbose {
             trace(&event);
         }
@@ -126,6 +210,13 @@ async fn request(method: Code, args: &Args) -> u8 {
                     FailReason::GiveUp | FailReason::ResponseTimeout => {
                         fail(net::EXIT_TIMEOUT, format!("timeout ({reason:?})"))
                     }
+                    FailReason::BodyTooLarge => fail(
+                        net::EXIT_PROTOCOL,
+                        format!(
+                            "the response body is larger than --max-body-bytes ({} B)",
+                            args.max_body_bytes
+                        ),
+                    ),
                     _ => fail(net::EXIT_PROTOCOL, format!("request failed: {reason:?}")),
                 };
             }

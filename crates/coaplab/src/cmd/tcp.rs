@@ -22,8 +22,23 @@ use tokio::net::TcpListener;
 use super::net;
 
 /// Max-Message-Size in the client's CSM: the largest frame it accepts (8 MiB; RFC 8323's
-/// default is 1,152 B).
+/// default is 1,152 B), or [`client_max_message_size`] when `--max-body-bytes` is smaller.
 pub(crate) const MAX_MESSAGE_SIZE: u32 = 8 * 1024 * 1024;
+
+/// A frame's bytes beyond its payload that the client's Max-Message-Size allows for: the
+/// header (at most 6 B), the token (8 B) and the options (Block2, Size2, Content-Format, ETag
+/// and the like), with room to spare.
+pub(crate) const FRAME_HEADROOM_BYTES: u32 = 1024;
+
+/// The Max-Message-Size a client advertises for a `max_body_bytes` limit: no frame larger
+/// than the body limit and its header room is worth buffering, and never more than
+/// [`MAX_MESSAGE_SIZE`].
+pub(crate) fn client_max_message_size(max_body_bytes: usize) -> u32 {
+    u32::try_from(max_body_bytes)
+        .unwrap_or(u32::MAX)
+        .saturating_add(FRAME_HEADROOM_BYTES)
+        .min(MAX_MESSAGE_SIZE)
+}
 
 /// Max-Message-Size in the server's CSM: a 1-MiB body (the upload limit,
 /// `coaplab_endpoint::MAX_UPLOAD_BYTES`) with its header fits.
@@ -52,6 +67,17 @@ pub(crate) fn config(role: Role, seed: u64) -> SessionConfig {
         token_len: 2,
         first_token: seed & 0xffff,
         keep_bodies: role == Role::Initiator,
+        max_body_bytes: coaplab_endpoint::MAX_BODY_BYTES,
+    }
+}
+
+/// [`config`] of a client accepting response bodies of `max_body_bytes` at most, advertising
+/// [`client_max_message_size`] of it.
+pub(crate) fn client_config(seed: u64, max_body_bytes: usize) -> SessionConfig {
+    SessionConfig {
+        max_message_size: Some(client_max_message_size(max_body_bytes)),
+        max_body_bytes,
+        ..config(Role::Initiator, seed)
     }
 }
 
@@ -61,6 +87,8 @@ pub(crate) struct Call {
     pub(crate) request: Request,
     pub(crate) seed: u64,
     pub(crate) timeout: Duration,
+    /// `--max-body-bytes`: the response body limit, also bounding our Max-Message-Size.
+    pub(crate) max_body_bytes: usize,
     pub(crate) verbose: bool,
 }
 
@@ -86,7 +114,7 @@ pub(crate) async fn request(call: Call) -> u8 {
 }
 
 async fn exchange(call: &Call) -> u8 {
-    let cfg = config(Role::Initiator, call.seed);
+    let cfg = client_config(call.seed, call.max_body_bytes);
     let mut d = match TcpDriver::connect(call.addr, cfg, Router::new()).await {
         Ok(d) => d,
         Err(e) => return fail(net::EXIT_PROTOCOL, format!("connect {}: {e}", call.addr)),
@@ -146,9 +174,15 @@ async fn exchange(call: &Call) -> u8 {
                 let who = if by == Side::Local { "we" } else { "the peer" };
                 let opt =
                     bad_csm_option.map_or(String::new(), |o| format!(" (bad CSM option {o})"));
+                let hint = if by == Side::Local && diagnostic.contains("Max-Message-Size") {
+                    let max = client_max_message_size(call.max_body_bytes);
+                    format!(" ({max} B, from --max-body-bytes)")
+                } else {
+                    String::new()
+                };
                 return fail(
                     net::EXIT_PROTOCOL,
-                    format!("{who} aborted the session{opt}: {diagnostic}"),
+                    format!("{who} aborted the session{opt}: {diagnostic}{hint}"),
                 );
             }
             // The Aborted event that follows says who and why.
@@ -156,6 +190,19 @@ async fn exchange(call: &Call) -> u8 {
                 reason: SessionFailReason::Aborted(_),
                 ..
             } => {}
+            SessionEvent::RequestFailed {
+                reason: SessionFailReason::BodyTooLarge,
+                ..
+            } => {
+                d.close().await;
+                return fail(
+                    net::EXIT_PROTOCOL,
+                    format!(
+                        "the response body is larger than --max-body-bytes ({} B)",
+                        call.max_body_bytes
+                    ),
+                );
+            }
             SessionEvent::RequestFailed { reason, .. } => {
                 let what = match reason {
                     SessionFailReason::Closed(Side::Peer) => "the peer closed the connection",
@@ -323,18 +370,20 @@ pub(crate) struct BenchTally {
     pub(crate) failed: u64,
 }
 
-/// A bench client on its own connection: stop-and-wait until `end`. A failed connection or
-/// request counts one failure, and the client connects again (after 10 ms).
+/// A bench client on its own connection: stop-and-wait until `end`, accepting bodies of
+/// `max_body_bytes`. A failed connection or request counts one failure, and the client
+/// connects again (after 10 ms).
 pub(crate) async fn bench_client(
     addr: SocketAddr,
     request: Request,
     seed: u64,
+    max_body_bytes: usize,
     end: tokio::time::Instant,
 ) -> BenchTally {
     let mut t = BenchTally::default();
     let mut connection = 0u64;
     while tokio::time::Instant::now() < end {
-        let cfg = config(Role::Initiator, seed.wrapping_add(connection << 16));
+        let cfg = client_config(seed.wrapping_add(connection << 16), max_body_bytes);
         connection += 1;
         let d = tokio::time::timeout_at(end, TcpDriver::connect(addr, cfg, Router::new())).await;
         let failed = match d {

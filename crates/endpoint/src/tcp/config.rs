@@ -39,6 +39,13 @@ pub struct SessionConfig {
     /// Keep response bodies in [`crate::tcp::SessionEvent::RequestCompleted`] (off: only
     /// their length, so a 100-kB transfer allocates nothing per run).
     pub keep_bodies: bool,
+    /// Largest response body a request of ours accepts, in bytes: one message's payload, or
+    /// the sum over the blocks of a block-wise (BERT) response, or a total announced by Size2
+    /// (RFC 7959 §4). Beyond it the request fails with
+    /// [`crate::tcp::SessionFailReason::BodyTooLarge`] and no further block is asked for; the
+    /// session stays open. A single frame is bounded before that by
+    /// [`SessionConfig::max_message_size`]. Default [`crate::MAX_BODY_BYTES`] (64 MiB).
+    pub max_body_bytes: usize,
 }
 
 /// Max-Message-Size of the experiments' client CSM (spec/experiments.md §5.1).
@@ -55,6 +62,7 @@ impl SessionConfig {
             token_len: 1,
             first_token: 0,
             keep_bodies: false,
+            max_body_bytes: crate::MAX_BODY_BYTES,
         }
     }
 

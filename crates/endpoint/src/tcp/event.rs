@@ -81,6 +81,9 @@ pub enum SessionFailReason {
     Aborted(Side),
     /// The connection was closed (by either side) before the response arrived.
     Closed(Side),
+    /// The response body would exceed [`crate::tcp::SessionConfig::max_body_bytes`]; no
+    /// further block was asked for and the session stays open.
+    BodyTooLarge,
 }
 
 /// Why a received frame had no effect.

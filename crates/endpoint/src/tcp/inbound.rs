@@ -6,7 +6,7 @@ use coaplab_cc::time::Instant;
 use coaplab_wire::frame::{Frame, FrameBuf};
 use coaplab_wire::option::number;
 use coaplab_wire::signal::{Signal, SignalError, SignalMessage};
-use coaplab_wire::{Block, Code, DecodeError};
+use coaplab_wire::{Block, Code, DecodeError, ReadOptions};
 
 use crate::tcp::event::{SessionEvent, SessionFailReason, Side, StreamIgnoreReason};
 use crate::tcp::session::{Session, State};
@@ -43,6 +43,22 @@ impl Session {
         let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
             return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
         };
+        // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
+        let announced = frame.size2().ok().flatten().map_or(0, |n| n as usize);
+        let so_far = self.outstanding[i]
+            .follow
+            .as_ref()
+            .map_or(0, |f| f.body.len());
+        let limit = self.config.max_body_bytes;
+        if announced > limit || so_far + frame.payload.len() > limit {
+            let o = self.outstanding.remove(i);
+            self.events.push_back(SessionEvent::RequestFailed {
+                request: o.request,
+                reason: SessionFailReason::BodyTooLarge,
+                at: now,
+            });
+            return;
+        }
         let block2 = frame
             .options
             .iter()
@@ -228,7 +244,12 @@ impl Session {
     pub(crate) fn malformed(&mut self, now: Instant, error: DecodeError) {
         self.events
             .push_back(SessionEvent::Malformed { error, at: now });
-        self.abort(now, None, "malformed frame");
+        let diagnostic = match error {
+            // RFC 8323 §5.3.1: the peer ignored the Max-Message-Size of our CSM.
+            DecodeError::FrameTooLarge { .. } => "message larger than our Max-Message-Size",
+            _ => "malformed frame",
+        };
+        self.abort(now, None, diagnostic);
     }
 
     fn ignore(&mut self, now: Instant, reason: StreamIgnoreReason) {

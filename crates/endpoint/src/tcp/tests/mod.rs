@@ -1,6 +1,7 @@
 //! Session tests: scripted byte streams with exact bytes and events.
 
 mod blockwise;
+mod body_limit;
 mod csm;
 mod exchange;
 mod signals;
