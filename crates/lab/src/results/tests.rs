@@ -2,7 +2,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
 use crate::exec::{execute, Progress};
-use crate::scenario::{RunSpec, Scenario};
+use crate::scenario::{Plan, RunSpec, Scenario};
 
 const SCENARIO: &str = r#"name = "t"
 seed = 3
@@ -45,20 +45,25 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
     })
 }
 
-fn setup(dir: &std::path::Path, resume: bool) -> (Vec<RunSpec>, ResultsDir, Manifest) {
-    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let manifest = Manifest::new(&scenario, &runs, 2, 3);
+/// The plan of `text`, whose scenario lives as long as the test.
+fn plan_of(text: &str, reps: Option<u32>, seed: Option<u64>) -> Plan<'static> {
+    let scenario: &'static Scenario = Box::leak(Box::new(Scenario::parse(text, "t.toml").unwrap()));
+    scenario.plan(reps, seed)
+}
+
+fn setup(dir: &std::path::Path, resume: bool) -> (Plan<'static>, ResultsDir, Manifest) {
+    let plan = plan_of(SCENARIO, None, None);
+    let manifest = Manifest::new(&plan);
     let results = ResultsDir::open(dir, &manifest, resume).unwrap();
-    (runs, results, manifest)
+    (plan, results, manifest)
 }
 
 #[test]
 fn flows_summary_and_manifest_round_trip() {
     let tmp = tempfile::tempdir().unwrap();
-    let (runs, dir, manifest) = setup(tmp.path(), false);
+    let (plan, dir, manifest) = setup(tmp.path(), false);
     let mut seen = Vec::new();
-    let out = execute(&runs, &dir, manifest, 2, fake, &mut |p: &Progress| {
+    let out = execute(&plan, &dir, manifest, 2, fake, &mut |p: &Progress| {
         seen.push(p.done)
     })
     .unwrap();
@@ -74,7 +79,7 @@ fn flows_summary_and_manifest_round_trip() {
          timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts,\
          setup_s,segments_sent,segments_retransmitted,rto_count,syn_retransmissions"
     );
-    let seed = runs[3].seed;
+    let seed = plan.run_seed(3);
     assert_eq!(
         lines[8],
         format!(
@@ -125,8 +130,8 @@ fn flaky(spec: &RunSpec) -> Result<RunResult, RunError> {
 #[test]
 fn failures_are_recorded_and_resume_skips_finished_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let (runs, dir, manifest) = setup(tmp.path(), false);
-    let out = execute(&runs, &dir, manifest, 2, flaky, &mut |_: &Progress| {}).unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    let out = execute(&plan, &dir, manifest, 2, flaky, &mut |_: &Progress| {}).unwrap();
     assert_eq!((out.ok, out.failed), (6, 2));
     assert_eq!(out.manifest.runs[5].status, Status::Failed);
     assert_eq!(
@@ -146,7 +151,7 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
     assert!(
         runs_lines[6].starts_with(&format!(
             "5,2,1,{},failed,cannot set up the run: no route,",
-            runs[5].seed
+            plan.run_seed(5)
         )),
         "{}",
         runs_lines[6]
@@ -158,22 +163,23 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
     );
 
     // Without --resume the directory is refused; with it only the two failed runs run again.
-    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
-    let fresh = Manifest::new(&scenario, &runs, 2, 3);
+    drop(dir);
+    let fresh = Manifest::new(&plan);
     assert!(matches!(
         ResultsDir::open(tmp.path(), &fresh, false),
         Err(ResultsError::Exists(_))
     ));
     let before = CALLS.load(Ordering::SeqCst);
-    let (runs, dir, manifest) = setup(tmp.path(), true);
-    let out = execute(&runs, &dir, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), true);
+    let out = execute(&plan, &dir, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
     assert_eq!(CALLS.load(Ordering::SeqCst), before);
     assert_eq!((out.skipped, out.ok, out.failed), (6, 2, 0));
     let flows = std::fs::read_to_string(tmp.path().join("flows.csv")).unwrap();
     assert_eq!(flows.lines().count(), 1 + 8 * 2);
 
     // Another seed is another plan.
-    let other = Manifest::new(&scenario, &runs, 2, 4);
+    drop(dir);
+    let other = Manifest::new(&plan_of(SCENARIO, Some(2), Some(4)));
     assert!(matches!(
         ResultsDir::open(tmp.path(), &other, true),
         Err(ResultsError::Mismatch { .. })
@@ -182,9 +188,7 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
 
 #[test]
 fn the_manifest_holds_every_resolved_parameter() {
-    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let m = Manifest::new(&scenario, &runs, 2, 3);
+    let m = Manifest::new(&plan_of(SCENARIO, None, None));
     assert_eq!(m.combinations.len(), 4);
     assert_eq!(m.scenario_text, SCENARIO);
     let c = &m.combinations[3];
@@ -206,9 +210,7 @@ fn the_manifest_holds_every_tcp_parameter() {
     let text = "name = \"t\"\n[[flows]]\ncc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n\
                 params = { rto_backoff_reset = [\"rtt-sample\", \"new-ack\"], \
                 cycle_rand = 3 }\n";
-    let scenario = Scenario::parse(text, "t.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let m = Manifest::new(&scenario, &runs, 1, 1);
+    let m = Manifest::new(&plan_of(text, None, None));
     let params = |c: usize| m.combinations[c]["config"]["flows"][0]["params"].clone();
     assert_eq!(params(0)["rto_backoff_reset"], "rtt-sample");
     assert_eq!(params(1)["rto_backoff_reset"], "new-ack");

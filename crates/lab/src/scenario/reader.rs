@@ -254,8 +254,10 @@ impl<'s> Reader<'s> {
             ));
         }
         self.vars(doc)?;
-        let seed = self.scalar(doc, "", "seed", |v| uint(v, 0, i64::MAX as u64))?;
-        let replications = self.scalar(doc, "", "replications", |v| uint(v, 1, 1_000_000))?;
+        let seed = self.scalar(doc, "", "seed", |v| uint(v, 0, super::MAX_SEED))?;
+        let replications = self.scalar(doc, "", "replications", |v| {
+            uint(v, 1, u64::from(super::MAX_REPLICATIONS))
+        })?;
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
         let protocol = self.protocol(doc)?;
@@ -364,12 +366,11 @@ pub(super) fn plain(v: &Value) -> String {
 
 /// An integer in `[min, max]`.
 pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, String> {
-    let expected = || format!("an integer in [{min}, {max}]");
-    let n = v.as_integer().ok_or_else(expected)?;
-    u64::try_from(n)
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-        .ok_or_else(expected)
+    super::in_range(
+        v.as_integer().and_then(|n| u64::try_from(n).ok()),
+        min,
+        max,
+    )
 }
 
 /// A number (integer or float) in `[min, max]`.
