@@ -1,5 +1,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::store::Pending;
 use super::*;
 use crate::exec::{execute, Progress};
 use crate::scenario::{Plan, RunSpec, Scenario};
@@ -223,4 +224,152 @@ fn the_manifest_holds_every_tcp_parameter() {
     assert_eq!(params(0)["recovery"], "prr");
     assert_eq!(params(0)["slow_start_after_idle"], "true");
     assert_eq!(params(0)["cycle_rand"], "3");
+}
+
+/// Runs `plan` in a fresh directory under `root` with [`fake`]; returns `flows.csv` and
+/// `summary.csv`.
+fn fresh_results(plan: &Plan<'static>, root: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
+    let manifest = Manifest::new(plan);
+    let dir = ResultsDir::open(root, &manifest, false).unwrap();
+    execute(plan, &dir, manifest, 2, fake, &mut |_: &Progress| {}).unwrap();
+    let read = |f: &str| std::fs::read(root.join(f)).unwrap();
+    (read("flows.csv"), read("summary.csv"))
+}
+
+#[test]
+fn a_locked_directory_is_refused_until_its_holder_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    // A second invocation (here a second open file: flock(2) locks belong to open files)
+    // fails at once, with or without --resume.
+    let second = ResultsDir::open(tmp.path(), &manifest, true).unwrap_err();
+    assert!(matches!(&second, ResultsError::Locked(p) if p == tmp.path()));
+    assert_eq!(
+        second.to_string(),
+        format!(
+            "{} is in use by another coaplab run (it holds {}/.lock); wait for it to end or use \
+             another --out",
+            tmp.path().display(),
+            tmp.path().display()
+        )
+    );
+    let clone = dir.clone();
+    drop(dir);
+    assert!(
+        matches!(
+            ResultsDir::open(tmp.path(), &manifest, true),
+            Err(ResultsError::Locked(_))
+        ),
+        "every clone holds the lock"
+    );
+    drop(clone);
+    let again = ResultsDir::open(tmp.path(), &manifest, true).unwrap();
+    let out = execute(&plan, &again, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
+    assert_eq!(out.ok, 8);
+}
+
+#[test]
+fn resume_redoes_runs_whose_files_do_not_verify_and_removes_temporaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("a");
+    let plan = plan_of(SCENARIO, None, None);
+    let (flows, summary) = fresh_results(&plan, &root);
+    // Another plan's files for run 6 (another seed).
+    let other = tmp.path().join("b");
+    fresh_results(&plan_of(SCENARIO, None, Some(4)), &other);
+
+    let runs = root.join("runs");
+    let path = |run: usize, ext: &str| runs.join(format!("{run:06}.{ext}"));
+    // 0: one digit of the rows changed.
+    let text = std::fs::read_to_string(path(0, "csv")).unwrap();
+    std::fs::write(path(0, "csv"), text.replacen("4400", "4401", 1)).unwrap();
+    // 1: rows truncated.
+    let rows = std::fs::read(path(1, "csv")).unwrap();
+    std::fs::write(path(1, "csv"), &rows[..rows.len() / 2]).unwrap();
+    // 2: one digit of the status file changed.
+    let text = std::fs::read_to_string(path(2, "json")).unwrap();
+    std::fs::write(path(2, "json"), text.replacen("\"events\": 100", "\"events\": 900", 1)).unwrap();
+    // 3 and 4: rows swapped.
+    let (r3, r4) = (std::fs::read(path(3, "csv")).unwrap(), std::fs::read(path(4, "csv")).unwrap());
+    std::fs::write(path(3, "csv"), &r4).unwrap();
+    std::fs::write(path(4, "csv"), &r3).unwrap();
+    // 5: rows missing, status present.
+    std::fs::remove_file(path(5, "csv")).unwrap();
+    // 6: another plan's files.
+    for ext in ["csv", "json"] {
+        std::fs::copy(other.join(format!("runs/000006.{ext}")), path(6, ext)).unwrap();
+    }
+    // 7: run 0's status file under run 7's name.
+    std::fs::copy(path(0, "json"), path(7, "json")).unwrap();
+    // Temporaries of a killed invocation.
+    std::fs::write(runs.join("000000.csv.tmp4242"), "half a row").unwrap();
+    std::fs::write(root.join("flows.csv.tmp4242"), "").unwrap();
+
+    let manifest = Manifest::new(&plan);
+    let dir = ResultsDir::open(&root, &manifest, true).unwrap();
+    assert_eq!(dir.removed_temporaries(), 2);
+    assert!(!runs.join("000000.csv.tmp4242").exists());
+    assert!(!root.join("flows.csv.tmp4242").exists());
+    let mut reported = Vec::new();
+    let out = execute(&plan, &dir, manifest, 2, fake, &mut |p: &Progress| {
+        if !p.unverified.is_empty() {
+            reported = p.unverified.clone();
+        }
+    })
+    .unwrap();
+    let b_plan = fingerprint_of(&other);
+    let why: Vec<(usize, &str)> = reported.iter().map(|(r, w)| (*r, w.as_str())).collect();
+    assert_eq!(
+        why,
+        [
+            (0, "rows file checksum mismatch"),
+            (1, &*format!("rows file has {} bytes, its status file says {}", rows.len() / 2, rows.len())),
+            (2, "status file checksum mismatch (truncated or altered)"),
+            (3, &*format!("rows file has {} bytes, its status file says {}", r4.len(), r3.len())),
+            (4, &*format!("rows file has {} bytes, its status file says {}", r3.len(), r4.len())),
+            (5, "rows file missing"),
+            (6, &*format!("status file is of another plan ({b_plan})")),
+            (7, "status file is run 0's"),
+        ]
+    );
+    assert_eq!((out.skipped, out.unverified, out.ok, out.failed), (0, 8, 8, 0));
+    assert_eq!(std::fs::read(root.join("flows.csv")).unwrap(), flows);
+    assert_eq!(std::fs::read(root.join("summary.csv")).unwrap(), summary);
+    drop(dir);
+    // Everything verifies now.
+    let dir = ResultsDir::open(&root, &Manifest::new(&plan), true).unwrap();
+    assert_eq!(dir.pending(plan.len()).unwrap(), Pending::default());
+}
+
+fn fingerprint_of(root: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(root.join("manifest.json")).unwrap();
+    serde_json::from_str::<Manifest>(&text).unwrap().fingerprint
+}
+
+#[test]
+fn without_its_manifest_a_directory_of_another_plan_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = plan_of(SCENARIO, None, None);
+    let (flows, _) = fresh_results(&plan, tmp.path());
+    let found = fingerprint_of(tmp.path());
+    std::fs::remove_file(tmp.path().join("manifest.json")).unwrap();
+    // The runs are still there: not a fresh directory.
+    assert!(matches!(
+        ResultsDir::open(tmp.path(), &Manifest::new(&plan), false),
+        Err(ResultsError::Exists(_))
+    ));
+    // Another seed: refused, naming both plans.
+    let other = Manifest::new(&plan_of(SCENARIO, None, Some(4)));
+    match ResultsDir::open(tmp.path(), &other, true) {
+        Err(ResultsError::Mismatch { found: f, expected, .. }) => {
+            assert_eq!((f, expected), (found, other.fingerprint.clone()));
+        }
+        r => panic!("{r:?}"),
+    }
+    // The same plan adopts its own runs.
+    let manifest = Manifest::new(&plan);
+    let dir = ResultsDir::open(tmp.path(), &manifest, true).unwrap();
+    let out = execute(&plan, &dir, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
+    assert_eq!((out.skipped, out.ok), (8, 0));
+    assert_eq!(std::fs::read(tmp.path().join("flows.csv")).unwrap(), flows);
 }
