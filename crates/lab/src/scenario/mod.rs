@@ -78,8 +78,9 @@ impl Scenario {
         };
         // Build every combination once: cross-key checks (batch_min <= batch_max, algorithm
         // parameters) can depend on the values chosen on other axes.
+        // The document is parsed once for all of them.
         for combination in 0..scenario.combinations() {
-            scenario.config(combination)?;
+            scenario.config_of(&doc, combination)?;
         }
         Ok(scenario)
     }
@@ -102,7 +103,6 @@ impl Scenario {
     /// The configuration of parameter combination `combination` (mixed-radix over the axes,
     /// the last axis varying fastest).
     pub fn config(&self, combination: usize) -> Result<RunConfig, ScenarioError> {
-        let choice = self.choice(combination);
         let doc = toml_edit::Document::parse(self.source.as_str()).map_err(|e| {
             ScenarioError::Syntax {
                 file: self.file.clone(),
@@ -110,8 +110,18 @@ impl Scenario {
                 message: e.message().to_string(),
             }
         })?;
+        self.config_of(&doc, combination)
+    }
+
+    /// [`Scenario::config`] from the parsed document.
+    fn config_of(
+        &self,
+        doc: &toml_edit::Table,
+        combination: usize,
+    ) -> Result<RunConfig, ScenarioError> {
+        let choice = self.choice(combination);
         let mut reader = Reader::new(&self.source, &self.file, &choice);
-        reader.top(&doc).map(|t| t.config)
+        reader.top(doc).map(|t| t.config)
     }
 
     /// The index into each axis for `combination`.

@@ -151,6 +151,19 @@ impl<'s> Reader<'s> {
         }
         let mut chosen = None;
         let index = self.choice.get(self.axes.len()).copied().unwrap_or(0);
+        if let Some(element) = list.get(index).filter(|_| !self.choice.is_empty()) {
+            // A combination pass: the first pass checked every element and recorded the axis,
+            // so only the chosen element is read (a million combinations stay cheap).
+            let v = conv(element)
+                .map_err(|expected| self.bad(element.span(), &full, &shown(element), expected))?;
+            self.axes.push(Axis {
+                key: full,
+                line: 0,
+                values: Vec::new(),
+                column: String::new(),
+            });
+            return Ok(Some(v));
+        }
         let mut values = Vec::with_capacity(list.len());
         for (i, element) in list.iter().enumerate() {
             if matches!(element, Value::Array(_)) {
