@@ -224,7 +224,65 @@ fn dry_run_counts_a_huge_plan_without_expanding_it() {
     );
     let tiny = write(&tmp.0, "tiny.toml", TINY);
     let o = coaplab(&["run", &tiny, "--dry-run", "--reps", "500000"]);
-    assert!(text(&o.stdout).contains(" = 1000000 runs\n"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains(" = 1000000 runs\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    // 10^4 combinations, each checked when the scenario is read, x 100 replications.
+    let o = coaplab(&[
+        "run",
+        &axes_scenario(&tmp.0, 2),
+        "--dry-run",
+        "--reps",
+        "100",
+    ]);
+    assert!(
+        text(&o.stdout)
+            .contains(": seed 1, 10000 combinations x 100 replications = 1000000 runs\n"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// A scenario of `axes` sweep axes of 100 values each (10^(2·axes) combinations).
+fn axes_scenario(dir: &Path, axes: usize) -> String {
+    let list = |from: u32| {
+        let values: Vec<String> = (from..from + 100).map(|n| n.to_string()).collect();
+        format!("[{}]", values.join(", "))
+    };
+    let keys = ["buffer_bytes", "count", "exchanges"];
+    let value = |k: usize, key: &str| {
+        let from = if key == "buffer_bytes" { 2000 } else { 1 };
+        if k < axes {
+            list(from)
+        } else {
+            from.to_string()
+        }
+    };
+    let body = format!(
+        "name = \"axes\"\n[network]\nbuffer_bytes = {}\n[[flows]]\ncc = \"default\"\ncount = {}\n\
+         exchanges = {}\n",
+        value(0, keys[0]),
+        value(1, keys[1]),
+        value(2, keys[2])
+    );
+    write(dir, &format!("axes{axes}.toml"), &body)
+}
+
+/// A million combinations, each checked when the scenario is read (about 5 s in a release
+/// build, far longer in a debug one: run by `./scripts/test.sh --long`).
+#[test]
+#[ignore]
+fn dry_run_of_a_million_combinations() {
+    let tmp = TempDir::new("million");
+    let o = coaplab(&["run", &axes_scenario(&tmp.0, 3), "--dry-run"]);
+    assert!(
+        text(&o.stdout)
+            .contains(": seed 1, 1000000 combinations x 1 replications = 1000000 runs\n"),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 #[test]
@@ -234,7 +292,11 @@ fn reps_and_seed_have_the_limits_of_the_file() {
     for (flag, value, expected) in [
         ("--reps", "1000001", "an integer in [1, 1000000]"),
         ("--reps", "0", "an integer in [1, 1000000]"),
-        ("--seed", "9223372036854775808", "an integer in [0, 9223372036854775807]"),
+        (
+            "--seed",
+            "9223372036854775808",
+            "an integer in [0, 9223372036854775807]",
+        ),
     ] {
         let o = coaplab(&["run", &tiny, "--dry-run", flag, value]);
         assert_eq!(o.status.code(), Some(2), "{flag} {value}");
@@ -245,6 +307,14 @@ fn reps_and_seed_have_the_limits_of_the_file() {
         );
         assert!(text(&o.stderr).contains(expected), "{}", text(&o.stderr));
     }
-    let o = coaplab(&["run", &tiny, "--dry-run", "--reps", "1000000", "--seed", "9223372036854775807"]);
+    let o = coaplab(&[
+        "run",
+        &tiny,
+        "--dry-run",
+        "--reps",
+        "1000000",
+        "--seed",
+        "9223372036854775807",
+    ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
 }

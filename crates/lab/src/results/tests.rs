@@ -288,9 +288,16 @@ fn resume_redoes_runs_whose_files_do_not_verify_and_removes_temporaries() {
     std::fs::write(path(1, "csv"), &rows[..rows.len() / 2]).unwrap();
     // 2: one digit of the status file changed.
     let text = std::fs::read_to_string(path(2, "json")).unwrap();
-    std::fs::write(path(2, "json"), text.replacen("\"events\": 100", "\"events\": 900", 1)).unwrap();
+    std::fs::write(
+        path(2, "json"),
+        text.replacen("\"events\": 100", "\"events\": 900", 1),
+    )
+    .unwrap();
     // 3 and 4: rows swapped.
-    let (r3, r4) = (std::fs::read(path(3, "csv")).unwrap(), std::fs::read(path(4, "csv")).unwrap());
+    let (r3, r4) = (
+        std::fs::read(path(3, "csv")).unwrap(),
+        std::fs::read(path(4, "csv")).unwrap(),
+    );
     std::fs::write(path(3, "csv"), &r4).unwrap();
     std::fs::write(path(4, "csv"), &r3).unwrap();
     // 5: rows missing, status present.
@@ -323,16 +330,40 @@ fn resume_redoes_runs_whose_files_do_not_verify_and_removes_temporaries() {
         why,
         [
             (0, "rows file checksum mismatch"),
-            (1, &*format!("rows file has {} bytes, its status file says {}", rows.len() / 2, rows.len())),
+            (
+                1,
+                &*format!(
+                    "rows file has {} bytes, its status file says {}",
+                    rows.len() / 2,
+                    rows.len()
+                )
+            ),
             (2, "status file checksum mismatch (truncated or altered)"),
-            (3, &*format!("rows file has {} bytes, its status file says {}", r4.len(), r3.len())),
-            (4, &*format!("rows file has {} bytes, its status file says {}", r3.len(), r4.len())),
+            (
+                3,
+                &*format!(
+                    "rows file has {} bytes, its status file says {}",
+                    r4.len(),
+                    r3.len()
+                )
+            ),
+            (
+                4,
+                &*format!(
+                    "rows file has {} bytes, its status file says {}",
+                    r3.len(),
+                    r4.len()
+                )
+            ),
             (5, "rows file missing"),
             (6, &*format!("status file is of another plan ({b_plan})")),
             (7, "status file is run 0's"),
         ]
     );
-    assert_eq!((out.skipped, out.unverified, out.ok, out.failed), (0, 8, 8, 0));
+    assert_eq!(
+        (out.skipped, out.unverified, out.ok, out.failed),
+        (0, 8, 8, 0)
+    );
     assert_eq!(std::fs::read(root.join("flows.csv")).unwrap(), flows);
     assert_eq!(std::fs::read(root.join("summary.csv")).unwrap(), summary);
     drop(dir);
@@ -361,7 +392,9 @@ fn without_its_manifest_a_directory_of_another_plan_is_refused() {
     // Another seed: refused, naming both plans.
     let other = Manifest::new(&plan_of(SCENARIO, None, Some(4)));
     match ResultsDir::open(tmp.path(), &other, true) {
-        Err(ResultsError::Mismatch { found: f, expected, .. }) => {
+        Err(ResultsError::Mismatch {
+            found: f, expected, ..
+        }) => {
             assert_eq!((f, expected), (found, other.fingerprint.clone()));
         }
         r => panic!("{r:?}"),

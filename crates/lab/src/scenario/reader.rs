@@ -379,11 +379,7 @@ pub(super) fn plain(v: &Value) -> String {
 
 /// An integer in `[min, max]`.
 pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, String> {
-    super::in_range(
-        v.as_integer().and_then(|n| u64::try_from(n).ok()),
-        min,
-        max,
-    )
+    super::in_range(v.as_integer().and_then(|n| u64::try_from(n).ok()), min, max)
 }
 
 /// A number (integer or float) in `[min, max]`.

@@ -415,7 +415,13 @@ fn command_line_overrides_have_the_limits_of_the_file() {
                 other => panic!("{other:?}"),
             }
         };
-        let value = |v: &str| if v == "x" { "\"x\"".to_string() } else { v.to_string() };
+        let value = |v: &str| {
+            if v == "x" {
+                "\"x\"".to_string()
+            } else {
+                v.to_string()
+            }
+        };
         assert_eq!(
             check_replications(reps),
             Err(file_error("replications", &value(reps)))
