@@ -113,3 +113,208 @@ fn dry_run_prints_the_plan() {
         )
     );
 }
+
+/// 12 runs of about 0.2 s each (debug build): long enough to kill the sweep midway.
+const SLOW: &str = "name = \"slow\"\nseed = 9\nreplications = 6\n[[flows]]\ncount = 200\n\
+                    cc = [\"default\", \"fasor\"]\nexchanges = 50\n";
+
+/// The status files in `out/runs`.
+fn ended_runs(out: &Path) -> usize {
+    std::fs::read_dir(out.join("runs"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_locked_directory_a_kill_9_and_a_resume_give_the_same_files() {
+    let tmp = TempDir::new("kill");
+    let scenario = write(&tmp.0, "slow.toml", SLOW);
+    let whole = tmp.0.join("whole");
+    let o = coaplab(&["run", &scenario, "--out", &whole.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    let out = tmp.0.join("out");
+    let out_arg = out.display().to_string();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_coaplab"))
+        .args(["run", &scenario, "--out", &out_arg, "--jobs", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ended_runs(&out) < 2 {
+        assert!(std::time::Instant::now() < deadline, "no run ended");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // A second invocation into the same directory fails at once, while the first runs.
+    let second = coaplab(&["run", &scenario, "--out", &out_arg, "--resume"]);
+    assert_eq!(second.status.code(), Some(1));
+    assert_eq!(
+        text(&second.stderr),
+        format!(
+            "coaplab run: {out_arg} is in use by another coaplab run (it holds \
+             {out_arg}/.lock); wait for it to end or use another --out\n"
+        )
+    );
+    assert_eq!(
+        first.try_wait().unwrap(),
+        None,
+        "the first run ended too soon"
+    );
+    first.kill().unwrap(); // SIGKILL: the lock dies with the process
+    first.wait().unwrap();
+    let ended = ended_runs(&out);
+    assert!(ended < 12, "killed after {ended} runs of 12");
+
+    // What a kill in the middle of writing leaves, and a finished run's rows cut short.
+    std::fs::write(out.join("runs/000011.csv.tmp99999"), "1").unwrap();
+    let rows = std::fs::read(out.join("runs/000000.csv")).unwrap();
+    std::fs::write(out.join("runs/000000.csv"), &rows[..rows.len() - 1]).unwrap();
+
+    let resumed = coaplab(&["run", &scenario, "--out", &out_arg, "--resume"]);
+    let err = text(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(
+        err.contains("removed 1 temporary files of a killed invocation"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "redoing 1 runs whose files did not verify: run 0 (rows file has {} bytes, its \
+             status file says {})\n",
+            rows.len() - 1,
+            rows.len()
+        )),
+        "{err}"
+    );
+    assert!(!out.join("runs/000011.csv.tmp99999").exists());
+    assert_eq!(text(&resumed.stdout), text(&o.stdout));
+    for file in ["flows.csv", "summary.csv"] {
+        assert_eq!(
+            std::fs::read(out.join(file)).unwrap(),
+            std::fs::read(whole.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn dry_run_counts_a_huge_plan_without_expanding_it() {
+    let tmp = TempDir::new("huge");
+    // 100 combinations x a million replications: 10^8 runs, never built.
+    let counts: Vec<String> = (1..=100).map(|n| n.to_string()).collect();
+    let body = format!(
+        "name = \"huge\"\nreplications = 1000000\n[[flows]]\ncount = [{}]\ncc = \"default\"\n",
+        counts.join(", ")
+    );
+    let scenario = write(&tmp.0, "huge.toml", &body);
+    let o = coaplab(&["run", &scenario, "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with(&format!(
+            "scenario huge ({scenario}): seed 1, 100 combinations x 1000000 replications = \
+             100000000 runs\n"
+        )),
+        "{}",
+        text(&o.stdout)
+    );
+    let tiny = write(&tmp.0, "tiny.toml", TINY);
+    let o = coaplab(&["run", &tiny, "--dry-run", "--reps", "500000"]);
+    assert!(
+        text(&o.stdout).contains(" = 1000000 runs\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    // 10^4 combinations, each checked when the scenario is read, x 100 replications.
+    let o = coaplab(&[
+        "run",
+        &axes_scenario(&tmp.0, 2),
+        "--dry-run",
+        "--reps",
+        "100",
+    ]);
+    assert!(
+        text(&o.stdout)
+            .contains(": seed 1, 10000 combinations x 100 replications = 1000000 runs\n"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// A scenario of `axes` sweep axes of 100 values each (10^(2·axes) combinations).
+fn axes_scenario(dir: &Path, axes: usize) -> String {
+    let list = |from: u32| {
+        let values: Vec<String> = (from..from + 100).map(|n| n.to_string()).collect();
+        format!("[{}]", values.join(", "))
+    };
+    let keys = ["buffer_bytes", "count", "exchanges"];
+    let value = |k: usize, key: &str| {
+        let from = if key == "buffer_bytes" { 2000 } else { 1 };
+        if k < axes {
+            list(from)
+        } else {
+            from.to_string()
+        }
+    };
+    let body = format!(
+        "name = \"axes\"\n[network]\nbuffer_bytes = {}\n[[flows]]\ncc = \"default\"\ncount = {}\n\
+         exchanges = {}\n",
+        value(0, keys[0]),
+        value(1, keys[1]),
+        value(2, keys[2])
+    );
+    write(dir, &format!("axes{axes}.toml"), &body)
+}
+
+/// A million combinations, each checked when the scenario is read (about 5 s in a release
+/// build, far longer in a debug one: run by `./scripts/test.sh --long`).
+#[test]
+#[ignore]
+fn dry_run_of_a_million_combinations() {
+    let tmp = TempDir::new("million");
+    let o = coaplab(&["run", &axes_scenario(&tmp.0, 3), "--dry-run"]);
+    assert!(
+        text(&o.stdout)
+            .contains(": seed 1, 1000000 combinations x 1 replications = 1000000 runs\n"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn reps_and_seed_have_the_limits_of_the_file() {
+    let tmp = TempDir::new("limits");
+    let tiny = write(&tmp.0, "tiny.toml", TINY);
+    for (flag, value, expected) in [
+        ("--reps", "1000001", "an integer in [1, 1000000]"),
+        ("--reps", "0", "an integer in [1, 1000000]"),
+        (
+            "--seed",
+            "9223372036854775808",
+            "an integer in [0, 9223372036854775807]",
+        ),
+    ] {
+        let o = coaplab(&["run", &tiny, "--dry-run", flag, value]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        assert!(
+            text(&o.stderr).contains(&format!("invalid value '{value}' for '{flag} <")),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(text(&o.stderr).contains(expected), "{}", text(&o.stderr));
+    }
+    let o = coaplab(&[
+        "run",
+        &tiny,
+        "--dry-run",
+        "--reps",
+        "1000000",
+        "--seed",
+        "9223372036854775807",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

@@ -1,6 +1,7 @@
 //! Runs a plan in parallel across cores: a shared work queue over scoped threads, each run
 //! recorded atomically as it ends, a failing or panicking run recorded as failed with its
-//! error, finished runs skipped on `--resume`.
+//! error, finished runs skipped on `--resume` (runs whose files do not verify are run again).
+//! Each worker builds its runs' [`RunSpec`]s from the lazy [`Plan`] as it takes them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Instant as WallClock;
 
 use crate::results::{Manifest, ResultsDir, ResultsError, RunError, RunResult, SummaryRow};
-use crate::scenario::RunSpec;
+use crate::scenario::{Plan, RunSpec, SpecCache};
 
 /// Simulates one run. [`crate::sim::run_one`] in production; tests inject fakes.
 pub type RunFn = fn(&RunSpec) -> Result<RunResult, RunError>;
@@ -24,6 +25,9 @@ pub struct Progress {
     pub failed: usize,
     /// The error of the run that just failed, if it did.
     pub error: Option<(usize, String)>,
+    /// Set only in the one call made before any run starts, when some runs are run again
+    /// because their files in `runs/` did not verify: each such run and why.
+    pub unverified: Vec<(usize, String)>,
 }
 
 /// The outcome of [`execute`].
@@ -33,6 +37,8 @@ pub struct Outcome {
     pub total: usize,
     /// Runs skipped because an earlier invocation finished them.
     pub skipped: usize,
+    /// Runs run again because their files did not verify (counted in `ok` or `failed`).
+    pub unverified: usize,
     /// Runs finished in this invocation.
     pub ok: usize,
     /// Runs failed in this invocation.
@@ -43,10 +49,11 @@ pub struct Outcome {
     pub manifest: Manifest,
 }
 
-/// Runs every run of `runs` not yet finished in `dir` on `jobs` threads, then assembles the
-/// results files. `progress` is called on this thread after each run.
+/// Runs every run of `plan` not yet finished in `dir` on `jobs` threads, then assembles the
+/// results files. `progress` is called on this thread after each run, and once before any
+/// when some runs' files did not verify ([`Progress::unverified`]).
 pub fn execute(
-    runs: &[RunSpec],
+    plan: &Plan<'_>,
     dir: &ResultsDir,
     mut manifest: Manifest,
     jobs: usize,
@@ -54,26 +61,39 @@ pub fn execute(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ResultsError> {
     let started = WallClock::now();
-    let pending: Vec<&RunSpec> = runs.iter().filter(|r| !dir.is_finished(r.run)).collect();
-    let skipped = runs.len() - pending.len();
+    let crate::results::Pending {
+        runs: pending,
+        unverified,
+    } = dir.pending(plan.len())?;
+    let skipped = plan.len() - pending.len();
+    let mut state = Progress {
+        done: skipped,
+        total: plan.len(),
+        failed: 0,
+        error: None,
+        unverified,
+    };
+    let unverified = state.unverified.len();
+    if unverified > 0 {
+        progress(&state);
+        state.unverified.clear();
+    }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, Result<Option<String>, ResultsError>)>();
-    let mut state = Progress {
-        done: skipped,
-        total: runs.len(),
-        failed: 0,
-        error: None,
-    };
     let mut fatal = None;
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1).min(pending.len().max(1)) {
             let tx = tx.clone();
             let (pending, next, stop) = (&pending, &next, &stop);
             scope.spawn(move || {
+                // Workers take runs in order, so consecutive runs of one combination mostly
+                // land on one worker and its cache builds the configuration once.
+                let mut cache = SpecCache::default();
                 while !stop.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(spec) = pending.get(i) else { break };
+                    let Some(&run) = pending.get(i) else { break };
+                    let spec = &cache.spec(plan, run);
                     let t0 = WallClock::now();
                     let outcome = catch_unwind(AssertUnwindSafe(|| run_fn(spec)))
                         .unwrap_or_else(|payload| Err(RunError::Panicked(panic_text(payload))));
@@ -105,13 +125,14 @@ pub fn execute(
         }
     });
     manifest.wall_s = started.elapsed().as_secs_f64();
-    let summary = dir.assemble(&mut manifest, runs)?;
+    let summary = dir.assemble(&mut manifest, plan)?;
     if let Some(e) = fatal {
         return Err(e);
     }
     Ok(Outcome {
-        total: runs.len(),
+        total: plan.len(),
         skipped,
+        unverified,
         ok: state.done - skipped - state.failed,
         failed: state.failed,
         summary,

@@ -24,10 +24,10 @@ exchanges = 10
 fn results(jobs: usize) -> (String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = Scenario::parse(SCENARIO, "det.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let manifest = Manifest::new(&scenario, &runs, 3, 11);
+    let plan = scenario.plan(None, None);
+    let manifest = Manifest::new(&plan);
     let dir = ResultsDir::open(tmp.path(), &manifest, false).unwrap();
-    let out = execute(&runs, &dir, manifest, jobs, run_one, &mut |_: &Progress| {}).unwrap();
+    let out = execute(&plan, &dir, manifest, jobs, run_one, &mut |_: &Progress| {}).unwrap();
     assert_eq!((out.ok, out.failed), (12, 0));
     let read = |f: &str| std::fs::read_to_string(tmp.path().join(f)).unwrap();
     (read("flows.csv"), read("summary.csv"))

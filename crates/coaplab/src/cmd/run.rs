@@ -9,7 +9,7 @@ use std::time::{Instant as WallClock, SystemTime, UNIX_EPOCH};
 use coaplab_lab::exec::{self, Progress};
 use coaplab_lab::report;
 use coaplab_lab::results::{Manifest, ResultsDir};
-use coaplab_lab::scenario::Scenario;
+use coaplab_lab::scenario::{self, Scenario};
 
 /// Arguments of `coaplab run`.
 #[derive(clap::Args, Debug)]
@@ -19,6 +19,8 @@ axes times the replications, each with its own seed derived from the base seed, 
 values and the replication (runs that differ only in the algorithm share a seed, so algorithms
 are compared on the same start times and loss patterns). Runs execute in parallel; each one's
 rows are written as soon as it ends, so an interrupted sweep continues with --resume.
+One invocation at a time writes a results directory: it holds an flock(2) on DIR/.lock, and a
+second one into the same DIR fails at once (exit status 1).
 
 RESULTS (in --out DIR):
   flows.csv      one row per flow: run, combination, replication, seed, flow, cc, workload,
@@ -33,7 +35,8 @@ RESULTS (in --out DIR):
   runs.csv       one row per run: status, error, wall time, drops by cause and busy time of
                  each bottleneck direction
   manifest.json  the expanded parameters, seeds, code version, status and wall time per run
-  runs/          one file per finished run (what --resume reads)
+  runs/          two files per ended run, each checked by --resume (run id, plan fingerprint,
+                 CRC-32); a run whose files do not verify is run again
 
 EXAMPLES:
   coaplab run scenarios/quickstart.toml
@@ -50,16 +53,18 @@ pub(crate) struct Args {
     /// Results directory [default: results/<name>-<UTC timestamp>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Replications per parameter combination, instead of the file's `replications`.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Replications per parameter combination, instead of the file's `replications` (the same
+    /// limits: 1 to 1000000).
+    #[arg(long, value_name = "N", value_parser = scenario::check_replications)]
     reps: Option<u32>,
-    /// Base seed, instead of the file's `seed`.
-    #[arg(long, value_name = "S")]
+    /// Base seed, instead of the file's `seed` (the same limits: 0 to 2^63 - 1).
+    #[arg(long, value_name = "S", value_parser = scenario::check_seed)]
     seed: Option<u64>,
     /// Runs simulated at once [default: the number of cores].
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
-    /// Continue the sweep in --out DIR: finished runs are kept, the others run.
+    /// Continue the sweep in --out DIR: finished runs whose files verify are kept, the others
+    /// run (again), temporaries of killed invocations are removed.
     #[arg(long, requires = "out")]
     resume: bool,
     /// Check the scenario and print the sweep axes and the number of runs, without running.
@@ -117,17 +122,23 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let scenario = Scenario::load(&args.scenario)?;
     let reps = args.reps.unwrap_or(scenario.replications);
     let seed = args.seed.unwrap_or(scenario.seed);
-    let runs = scenario.expand(Some(reps), Some(seed));
+    let plan = scenario.plan(Some(reps), Some(seed));
     if args.dry_run {
-        print!("{}", plan_text(&scenario, runs.len(), reps, seed));
+        print!("{}", plan_text(&scenario, plan.len(), reps, seed));
         return Ok(ExitCode::SUCCESS);
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| default_out(&scenario.name));
-    let manifest = Manifest::new(&scenario, &runs, reps, seed);
+    let manifest = Manifest::new(&plan);
     let dir = ResultsDir::open(&out, &manifest, args.resume)?;
+    if dir.removed_temporaries() > 0 {
+        eprintln!(
+            "coaplab run: removed {} temporary files of a killed invocation",
+            dir.removed_temporaries()
+        );
+    }
     let emulated = args.mode == "emulated";
     let run_fn: exec::RunFn = if emulated {
         if let Some(why) = coaplab_emu::emulator::unavailable() {
@@ -149,7 +160,7 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     eprintln!(
         "coaplab run: {} runs ({} combinations x {reps} replications) on {jobs} threads{} -> {}",
-        runs.len(),
+        plan.len(),
         scenario.combinations(),
         if emulated {
             ", emulated in real time"
@@ -159,7 +170,7 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         out.display()
     );
     let mut bar = Bar::new(std::io::stderr().is_terminal());
-    let outcome = exec::execute(&runs, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?;
+    let outcome = exec::execute(&plan, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?;
     bar.finish();
     print!("{}", report::table(&outcome.summary));
     eprintln!(
@@ -255,6 +266,26 @@ impl Bar {
 
     fn update(&mut self, p: &Progress) {
         let mut err = std::io::stderr().lock();
+        if !p.unverified.is_empty() {
+            let list: Vec<String> = p
+                .unverified
+                .iter()
+                .take(10)
+                .map(|(run, why)| format!("run {run} ({why})"))
+                .collect();
+            let more = p.unverified.len().saturating_sub(list.len());
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                err,
+                "coaplab run: redoing {} runs whose files did not verify: {}{more}",
+                p.unverified.len(),
+                list.join(", ")
+            );
+        }
         if let Some((run, error)) = &p.error {
             // The first few errors in full; the rest are in manifest.json.
             if self.shown_errors < 3 {

@@ -57,18 +57,19 @@ pub fn add_counts(into: &mut Vec<u64>, text: &str) {
     }
 }
 
-/// The sweep columns that get a column of their own (those not already a fixed column).
-pub fn sweep_columns(spec: &RunSpec) -> Vec<&str> {
-    spec.sweep
+/// The sweep columns that get a column of their own (those not already a fixed column);
+/// `sweep` is a run's `(column, value)` per axis ([`RunSpec::sweep`]).
+pub fn sweep_columns(sweep: &[(String, String)]) -> Vec<&str> {
+    sweep
         .iter()
         .map(|(c, _)| c.as_str())
         .filter(|c| !FLOW_COLUMNS.contains(c))
         .collect()
 }
 
-/// The header line (no newline).
-pub fn header(spec: &RunSpec) -> String {
-    csv::line(FLOW_COLUMNS.iter().copied().chain(sweep_columns(spec)))
+/// The header line (no newline) of runs with `sweep` ([`RunSpec::sweep`]).
+pub fn header(sweep: &[(String, String)]) -> String {
+    csv::line(FLOW_COLUMNS.iter().copied().chain(sweep_columns(sweep)))
 }
 
 /// A TCP counter as text; empty for a UDP flow.

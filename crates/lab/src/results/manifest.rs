@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{RunSpec, Scenario};
+use crate::scenario::{Plan, Scenario};
 use crate::seed;
 
 /// The whole manifest.
@@ -140,8 +140,14 @@ pub fn fingerprint(scenario: &Scenario, replications: u32, base_seed: u64) -> St
 }
 
 impl Manifest {
-    /// A manifest with every run pending.
-    pub fn new(scenario: &Scenario, runs: &[RunSpec], replications: u32, base_seed: u64) -> Self {
+    /// A manifest with every run of `plan` pending.
+    pub fn new(plan: &Plan<'_>) -> Self {
+        let scenario = plan.scenario();
+        let (replications, base_seed) = (plan.replications(), plan.seed());
+        let combinations = scenario.combinations();
+        let sweeps: Vec<BTreeMap<String, String>> = (0..combinations)
+            .map(|c| plan.sweep(c).into_iter().collect())
+            .collect();
         Manifest {
             scenario: scenario.name.clone(),
             file: scenario.file().to_string(),
@@ -159,36 +165,33 @@ impl Manifest {
                     values: a.values.clone(),
                 })
                 .collect(),
-            combinations: runs
+            combinations: sweeps
                 .iter()
-                .filter(|r| r.replication == runs[0].replication)
-                .map(|r| {
-                    let parameters: BTreeMap<&str, &str> = r
-                        .sweep
-                        .iter()
-                        .map(|(k, v)| (k.as_str(), v.as_str()))
-                        .collect();
+                .enumerate()
+                .map(|(c, parameters)| {
                     serde_json::json!({
-                        "combination": r.combination,
+                        "combination": c,
                         "parameters": parameters,
-                        "config": super::expanded::config_json(&r.config),
+                        "config": super::expanded::config_json(&plan.config(c)),
                     })
                 })
                 .collect(),
             scenario_text: scenario.source().to_string(),
-            runs: runs
-                .iter()
-                .map(|r| ManifestRun {
-                    run: r.run,
-                    combination: r.combination,
-                    replication: r.replication,
-                    seed: r.seed,
-                    parameters: r.sweep.iter().cloned().collect(),
-                    status: Status::Pending,
-                    error: None,
-                    wall_s: 0.0,
-                    events: 0,
-                    network: None,
+            runs: (0..plan.len())
+                .map(|run| {
+                    let (combination, replication) = plan.position(run);
+                    ManifestRun {
+                        run,
+                        combination,
+                        replication,
+                        seed: plan.run_seed(run),
+                        parameters: sweeps[combination].clone(),
+                        status: Status::Pending,
+                        error: None,
+                        wall_s: 0.0,
+                        events: 0,
+                        network: None,
+                    }
                 })
                 .collect(),
             wall_s: 0.0,

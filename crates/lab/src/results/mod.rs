@@ -12,7 +12,7 @@ pub mod summary;
 
 pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
 pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord};
-pub use store::{ResultsDir, ResultsError};
+pub use store::{Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! at the end and by every `--resume`.
 //!
 //! ```text
+//! DIR/.lock                 flock(2)ed by the invocation writing DIR (released when it ends)
 //! DIR/manifest.json         the plan and every run's status
 //! DIR/flows.csv             one row per flow, finished runs in run order
 //! DIR/summary.csv           one row per (combination, cc, workload)
@@ -11,16 +12,24 @@
 //! DIR/runs/000042.csv       run 42's rows (no header)
 //! DIR/runs/000042.json      run 42's status: written last, it marks the run finished
 //! ```
+//!
+//! A status file names its run, the plan (the manifest's fingerprint), the length and CRC-32 of
+//! the rows file, and ends with the CRC-32 of its own text (see [`RunFiles`]); a run whose files
+//! do not verify is run again, so a truncated, garbled, swapped or foreign file never reaches
+//! `flows.csv`.
 
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 use super::manifest::{Manifest, ManifestRun, Status};
 use super::record::{RunError, RunResult};
 use super::summary::{self, Summarizer, SummaryRow};
 use super::{csv, flows, runs};
-use crate::scenario::RunSpec;
+use crate::scenario::{Plan, RunSpec};
 
 /// A results directory that cannot be used.
 #[derive(Debug)]
@@ -43,6 +52,8 @@ pub enum ResultsError {
         /// The fingerprint of this invocation.
         expected: String,
     },
+    /// Another invocation holds the directory's lock: it is writing there now.
+    Locked(PathBuf),
     /// A file in the directory is not what this program writes.
     Corrupt {
         /// The file.
@@ -71,6 +82,13 @@ impl fmt::Display for ResultsError {
                 "{} holds results of another plan (fingerprint {found}, this one is {expected}: \
                  scenario text, --reps or --seed differ); use another --out",
                 path.display()
+            ),
+            ResultsError::Locked(p) => write!(
+                f,
+                "{} is in use by another coaplab run (it holds {}); wait for it to end or use \
+                 another --out",
+                p.display(),
+                p.join(LOCK_FILE).display()
             ),
             ResultsError::Corrupt { path, message } => {
                 write!(f, "{}: {message}", path.display())
@@ -141,40 +159,194 @@ impl Drop for AtomicFile {
     }
 }
 
-/// An open results directory.
+/// The lock file inside a results directory.
+pub const LOCK_FILE: &str = ".lock";
+
+/// Takes the exclusive flock(2) on `root`/[`LOCK_FILE`] without waiting. The lock belongs to the
+/// open file: it is released when the file is closed, at the latest when the process ends
+/// however it ends (even by SIGKILL), so no stale lock can outlive its holder.
+fn lock(root: &Path) -> Result<std::fs::File, ResultsError> {
+    let path = root.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io(&path))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(ResultsError::Locked(root.to_path_buf())),
+        Err(e) => Err(io(&path)(e.into())),
+    }
+}
+
+/// Whether `name` is a temporary of [`write_atomic`] (`NAME.tmpPID`).
+fn is_temporary(name: &str) -> bool {
+    name.rsplit_once(".tmp")
+        .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes the temporaries of [`write_atomic`] in `dir`: under the lock no other invocation
+/// writes there, so every one is left by an invocation that was killed. Returns how many.
+fn remove_temporaries(dir: &Path) -> Result<usize, ResultsError> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        if entry.file_name().to_str().is_some_and(is_temporary) {
+            std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// The text of `runs/NNNNNN.json`: pretty JSON whose last field is the CRC-32 of the whole
+/// text with that field's value written as eight zeros.
+#[derive(Debug, Serialize, Deserialize)]
+struct StatusFile {
+    /// The run.
+    run: usize,
+    /// The plan's fingerprint ([`super::manifest::fingerprint`]).
+    plan: String,
+    /// Length of `runs/NNNNNN.csv` (0 for a failed run, which has none).
+    rows_bytes: u64,
+    /// CRC-32 of `runs/NNNNNN.csv`, eight hex digits.
+    rows_crc32: String,
+    /// The run's entry of the manifest.
+    status: ManifestRun,
+    /// CRC-32 of this file's text, eight hex digits (see above).
+    crc32: String,
+}
+
+/// The key of [`StatusFile::crc32`] as it appears in the text.
+const CRC_KEY: &str = "\"crc32\": \"";
+const CRC_ZERO: &str = "00000000";
+
+impl StatusFile {
+    fn to_text(&self) -> String {
+        let text = serde_json::to_string_pretty(self).expect("a run status serializes");
+        let at = text.rfind(CRC_KEY).expect("crc32 is a field") + CRC_KEY.len();
+        let crc = crc32fast::hash(text.as_bytes());
+        format!("{}{crc:08x}{}", &text[..at], &text[at + CRC_ZERO.len()..])
+    }
+
+    /// Parses and checks the text's own checksum; `Err` says why it does not verify.
+    fn from_text(text: &str) -> Result<StatusFile, String> {
+        let at = text
+            .rfind(CRC_KEY)
+            .map(|i| i + CRC_KEY.len())
+            .ok_or("status file has no checksum (truncated, or from an older coaplab)")?;
+        let written = text
+            .get(at..at + CRC_ZERO.len())
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .ok_or("status file checksum unreadable")?;
+        let zeroed = format!("{}{CRC_ZERO}{}", &text[..at], &text[at + CRC_ZERO.len()..]);
+        if crc32fast::hash(zeroed.as_bytes()) != written {
+            return Err("status file checksum mismatch (truncated or altered)".to_string());
+        }
+        serde_json::from_str(text).map_err(|e| format!("status file unreadable: {e}"))
+    }
+}
+
+/// What `runs/` holds for one run, after verification.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunFiles {
+    /// No status file: the run never ended (or its invocation was killed during it).
+    Missing,
+    /// Finished, and both files verify: its status and its rows.
+    Ok {
+        /// The run's manifest entry.
+        status: ManifestRun,
+        /// Its rows of `flows.csv`.
+        rows: String,
+    },
+    /// Failed, and its status file verifies: its status, with the error.
+    Failed(ManifestRun),
+    /// A file that does not verify, and why: the run is run again. A status file verifies
+    /// when its checksum matches its text, it names this run and this plan; a rows file when
+    /// its length and CRC-32 are those its status file gives.
+    Unverified(String),
+}
+
+/// The runs of a plan still to run ([`ResultsDir::pending`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pending {
+    /// Runs not finished, in run order: never run, failed, or with files that do not verify.
+    pub runs: Vec<usize>,
+    /// The runs among them whose files did not verify, and why.
+    pub unverified: Vec<(usize, String)>,
+}
+
+/// Reads `path`, or `None` when it does not exist.
+fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ResultsError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+/// An open results directory, locked for this invocation until the last clone is dropped.
 #[derive(Debug, Clone)]
 pub struct ResultsDir {
     root: PathBuf,
+    /// The plan's fingerprint, written into and expected in every status file.
+    plan: String,
+    /// Held for the flock(2) on [`LOCK_FILE`].
+    _lock: Arc<std::fs::File>,
+    removed_temporaries: usize,
 }
 
 impl ResultsDir {
     /// Opens `root` for `manifest`'s plan: a new directory, or with `resume` one holding
-    /// results of the same plan.
+    /// results of the same plan. Takes the directory's lock first ([`ResultsError::Locked`]
+    /// when another invocation holds it) and removes the temporaries of killed invocations.
+    ///
+    /// Without `manifest.json`, `resume` refuses a directory whose `runs/` holds a verified
+    /// status file of another plan ([`ResultsError::Mismatch`]).
     pub fn open(root: &Path, manifest: &Manifest, resume: bool) -> Result<Self, ResultsError> {
+        std::fs::create_dir_all(root).map_err(io(root))?;
+        let lock = lock(root)?;
         let existing = root.join("manifest.json");
-        if existing.exists() {
+        let runs = root.join("runs");
+        let has_runs = match std::fs::read_dir(&runs) {
+            Ok(mut entries) => entries.next().is_some(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(io(&runs)(e)),
+        };
+        let has_manifest = existing.exists();
+        if has_manifest || has_runs {
             if !resume {
                 return Err(ResultsError::Exists(root.to_path_buf()));
             }
-            let text = std::fs::read_to_string(&existing).map_err(io(&existing))?;
-            let old: Manifest = serde_json::from_str(&text).map_err(|e| ResultsError::Corrupt {
-                path: existing.clone(),
-                message: e.to_string(),
-            })?;
-            if old.fingerprint != manifest.fingerprint {
+            let found = if has_manifest {
+                let text = std::fs::read_to_string(&existing).map_err(io(&existing))?;
+                let old: Manifest =
+                    serde_json::from_str(&text).map_err(|e| ResultsError::Corrupt {
+                        path: existing.clone(),
+                        message: e.to_string(),
+                    })?;
+                Some(old.fingerprint).filter(|f| *f != manifest.fingerprint)
+            } else {
+                foreign_plan(&runs, &manifest.fingerprint)?
+            };
+            if let Some(found) = found {
                 return Err(ResultsError::Mismatch {
                     path: root.to_path_buf(),
-                    found: old.fingerprint,
+                    found,
                     expected: manifest.fingerprint.clone(),
                 });
             }
         }
-        let runs = root.join("runs");
         std::fs::create_dir_all(&runs).map_err(io(&runs))?;
+        let removed_temporaries = remove_temporaries(root)? + remove_temporaries(&runs)?;
         let dir = ResultsDir {
             root: root.to_path_buf(),
+            plan: manifest.fingerprint.clone(),
+            _lock: Arc::new(lock),
+            removed_temporaries,
         };
-        if !existing.exists() {
+        if !has_manifest {
             dir.write_manifest(manifest)?;
         }
         Ok(dir)
@@ -185,28 +357,82 @@ impl ResultsDir {
         &self.root
     }
 
+    /// How many temporaries of killed invocations [`ResultsDir::open`] removed.
+    pub fn removed_temporaries(&self) -> usize {
+        self.removed_temporaries
+    }
+
     fn run_path(&self, run: usize, ext: &str) -> PathBuf {
         self.root.join("runs").join(format!("{run:06}.{ext}"))
     }
 
-    /// The recorded status of `run`, if it ended.
-    pub fn status(&self, run: usize) -> Result<Option<ManifestRun>, ResultsError> {
+    /// What `runs/` holds for `run`, verified (see [`RunFiles`]). `Err` only when a file
+    /// exists but cannot be read.
+    pub fn check(&self, run: usize) -> Result<RunFiles, ResultsError> {
         let path = self.run_path(run, "json");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| ResultsError::Corrupt {
-                    path,
-                    message: e.to_string(),
-                }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(&path)(e)),
+        let Some(bytes) = read_optional(&path)? else {
+            return Ok(RunFiles::Missing);
+        };
+        let unverified = |why: String| Ok(RunFiles::Unverified(why));
+        let Ok(text) = String::from_utf8(bytes) else {
+            return unverified("status file is not text".to_string());
+        };
+        let file = match StatusFile::from_text(&text) {
+            Ok(file) => file,
+            Err(why) => return unverified(why),
+        };
+        if file.run != run || file.status.run != run {
+            return unverified(format!("status file is run {}'s", file.status.run));
+        }
+        if file.plan != self.plan {
+            return unverified(format!("status file is of another plan ({})", file.plan));
+        }
+        if file.status.status != Status::Ok {
+            return Ok(RunFiles::Failed(file.status));
+        }
+        let path = self.run_path(run, "csv");
+        let Some(rows) = read_optional(&path)? else {
+            return unverified("rows file missing".to_string());
+        };
+        if rows.len() as u64 != file.rows_bytes {
+            return unverified(format!(
+                "rows file has {} bytes, its status file says {}",
+                rows.len(),
+                file.rows_bytes
+            ));
+        }
+        if format!("{:08x}", crc32fast::hash(&rows)) != file.rows_crc32 {
+            return unverified("rows file checksum mismatch".to_string());
+        }
+        match String::from_utf8(rows) {
+            Ok(rows) => Ok(RunFiles::Ok {
+                status: file.status,
+                rows,
+            }),
+            Err(_) => unverified("rows file is not text".to_string()),
         }
     }
 
-    /// Whether `run` finished successfully (failed runs are run again by `--resume`).
+    /// Whether `run` finished successfully and its files verify (failed runs and runs whose
+    /// files do not verify are run again by `--resume`).
     pub fn is_finished(&self, run: usize) -> bool {
-        matches!(self.status(run), Ok(Some(r)) if r.status == Status::Ok)
+        matches!(self.check(run), Ok(RunFiles::Ok { .. }))
+    }
+
+    /// The runs of a plan of `total` runs that are still to run.
+    pub fn pending(&self, total: usize) -> Result<Pending, ResultsError> {
+        let mut pending = Pending::default();
+        for run in 0..total {
+            match self.check(run)? {
+                RunFiles::Ok { .. } => {}
+                RunFiles::Missing | RunFiles::Failed(_) => pending.runs.push(run),
+                RunFiles::Unverified(why) => {
+                    pending.runs.push(run);
+                    pending.unverified.push((run, why));
+                }
+            }
+        }
+        Ok(pending)
     }
 
     /// Records the outcome of one run: its rows first, then its status (the commit mark).
@@ -228,9 +454,10 @@ impl ResultsDir {
             events: 0,
             network: None,
         };
+        let mut rows = String::new();
         match outcome {
             Ok(result) => {
-                let rows = flows::rows(spec, &result.flows);
+                rows = flows::rows(spec, &result.flows);
                 write_atomic(&self.run_path(spec.run, "csv"), rows.as_bytes())?;
                 status.events = result.events;
                 status.network = result.network;
@@ -240,8 +467,15 @@ impl ResultsDir {
                 status.error = Some(e.to_string());
             }
         }
-        let json = serde_json::to_string_pretty(&status).expect("a run status serializes");
-        write_atomic(&self.run_path(spec.run, "json"), json.as_bytes())
+        let file = StatusFile {
+            run: spec.run,
+            plan: self.plan.clone(),
+            rows_bytes: rows.len() as u64,
+            rows_crc32: format!("{:08x}", crc32fast::hash(rows.as_bytes())),
+            status,
+            crc32: CRC_ZERO.to_string(),
+        };
+        write_atomic(&self.run_path(spec.run, "json"), file.to_text().as_bytes())
     }
 
     /// Writes `manifest.json`.
@@ -250,35 +484,33 @@ impl ResultsDir {
         write_atomic(&self.root.join("manifest.json"), json.as_bytes())
     }
 
-    /// Assembles `flows.csv`, `summary.csv` and `manifest.json` from `runs/`, filling each
-    /// run's status into `manifest`. Returns the summary rows.
+    /// Assembles `flows.csv`, `summary.csv` and `manifest.json` from the verified files of
+    /// `runs/`, filling each run's status into `manifest` (runs whose files do not verify are
+    /// pending). Returns the summary rows.
     pub fn assemble(
         &self,
         manifest: &mut Manifest,
-        runs: &[RunSpec],
+        plan: &Plan<'_>,
     ) -> Result<Vec<SummaryRow>, ResultsError> {
         // flows.csv is streamed to disk and summarized run by run: only one run's rows are
         // in memory at a time, plus what each summary row needs (see `Summarizer`).
-        let mut header = runs.first().map(flows::header).unwrap_or_default();
+        let mut header = flows::header(&plan.sweep(0));
         header.push('\n');
         let mut flows_csv = AtomicFile::create(&self.root.join("flows.csv"))?;
         flows_csv.write(header.as_bytes())?;
         let mut summarizer =
             Summarizer::new(csv::parse(&header).into_iter().next().unwrap_or_default());
-        for (spec, entry) in runs.iter().zip(manifest.runs.iter_mut()) {
-            match self.status(spec.run)? {
-                Some(status) => {
-                    if status.status == Status::Ok {
-                        let path = self.run_path(spec.run, "csv");
-                        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-                        flows_csv.write(text.as_bytes())?;
-                        for row in csv::parse(&text) {
-                            summarizer.add(&row);
-                        }
+        for (run, entry) in manifest.runs.iter_mut().enumerate().take(plan.len()) {
+            match self.check(run)? {
+                RunFiles::Ok { status, rows } => {
+                    flows_csv.write(rows.as_bytes())?;
+                    for row in csv::parse(&rows) {
+                        summarizer.add(&row);
                     }
                     *entry = status;
                 }
-                None => entry.status = Status::Pending,
+                RunFiles::Failed(status) => *entry = status,
+                RunFiles::Missing | RunFiles::Unverified(_) => entry.status = Status::Pending,
             }
         }
         flows_csv.commit()?;
@@ -295,4 +527,24 @@ impl ResultsDir {
         self.write_manifest(manifest)?;
         Ok(rows)
     }
+}
+
+/// The plan of a verified status file in `runs` other than `plan`, if there is one.
+fn foreign_plan(runs: &Path, plan: &str) -> Result<Option<String>, ResultsError> {
+    for entry in std::fs::read_dir(runs).map_err(io(runs))? {
+        let path = entry.map_err(io(runs))?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let Some(bytes) = read_optional(&path)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if let Ok(file) = StatusFile::from_text(&text) {
+            if file.plan != plan {
+                return Ok(Some(file.plan));
+            }
+        }
+    }
+    Ok(None)
 }

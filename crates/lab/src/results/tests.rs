@@ -1,8 +1,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::store::Pending;
 use super::*;
 use crate::exec::{execute, Progress};
-use crate::scenario::{RunSpec, Scenario};
+use crate::scenario::{Plan, RunSpec, Scenario};
 
 const SCENARIO: &str = r#"name = "t"
 seed = 3
@@ -45,20 +46,25 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
     })
 }
 
-fn setup(dir: &std::path::Path, resume: bool) -> (Vec<RunSpec>, ResultsDir, Manifest) {
-    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let manifest = Manifest::new(&scenario, &runs, 2, 3);
+/// The plan of `text`, whose scenario lives as long as the test.
+fn plan_of(text: &str, reps: Option<u32>, seed: Option<u64>) -> Plan<'static> {
+    let scenario: &'static Scenario = Box::leak(Box::new(Scenario::parse(text, "t.toml").unwrap()));
+    scenario.plan(reps, seed)
+}
+
+fn setup(dir: &std::path::Path, resume: bool) -> (Plan<'static>, ResultsDir, Manifest) {
+    let plan = plan_of(SCENARIO, None, None);
+    let manifest = Manifest::new(&plan);
     let results = ResultsDir::open(dir, &manifest, resume).unwrap();
-    (runs, results, manifest)
+    (plan, results, manifest)
 }
 
 #[test]
 fn flows_summary_and_manifest_round_trip() {
     let tmp = tempfile::tempdir().unwrap();
-    let (runs, dir, manifest) = setup(tmp.path(), false);
+    let (plan, dir, manifest) = setup(tmp.path(), false);
     let mut seen = Vec::new();
-    let out = execute(&runs, &dir, manifest, 2, fake, &mut |p: &Progress| {
+    let out = execute(&plan, &dir, manifest, 2, fake, &mut |p: &Progress| {
         seen.push(p.done)
     })
     .unwrap();
@@ -74,7 +80,7 @@ fn flows_summary_and_manifest_round_trip() {
          timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts,\
          setup_s,segments_sent,segments_retransmitted,rto_count,syn_retransmissions"
     );
-    let seed = runs[3].seed;
+    let seed = plan.run_seed(3);
     assert_eq!(
         lines[8],
         format!(
@@ -125,8 +131,8 @@ fn flaky(spec: &RunSpec) -> Result<RunResult, RunError> {
 #[test]
 fn failures_are_recorded_and_resume_skips_finished_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let (runs, dir, manifest) = setup(tmp.path(), false);
-    let out = execute(&runs, &dir, manifest, 2, flaky, &mut |_: &Progress| {}).unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    let out = execute(&plan, &dir, manifest, 2, flaky, &mut |_: &Progress| {}).unwrap();
     assert_eq!((out.ok, out.failed), (6, 2));
     assert_eq!(out.manifest.runs[5].status, Status::Failed);
     assert_eq!(
@@ -146,7 +152,7 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
     assert!(
         runs_lines[6].starts_with(&format!(
             "5,2,1,{},failed,cannot set up the run: no route,",
-            runs[5].seed
+            plan.run_seed(5)
         )),
         "{}",
         runs_lines[6]
@@ -158,22 +164,23 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
     );
 
     // Without --resume the directory is refused; with it only the two failed runs run again.
-    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
-    let fresh = Manifest::new(&scenario, &runs, 2, 3);
+    drop(dir);
+    let fresh = Manifest::new(&plan);
     assert!(matches!(
         ResultsDir::open(tmp.path(), &fresh, false),
         Err(ResultsError::Exists(_))
     ));
     let before = CALLS.load(Ordering::SeqCst);
-    let (runs, dir, manifest) = setup(tmp.path(), true);
-    let out = execute(&runs, &dir, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), true);
+    let out = execute(&plan, &dir, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
     assert_eq!(CALLS.load(Ordering::SeqCst), before);
     assert_eq!((out.skipped, out.ok, out.failed), (6, 2, 0));
     let flows = std::fs::read_to_string(tmp.path().join("flows.csv")).unwrap();
     assert_eq!(flows.lines().count(), 1 + 8 * 2);
 
     // Another seed is another plan.
-    let other = Manifest::new(&scenario, &runs, 2, 4);
+    drop(dir);
+    let other = Manifest::new(&plan_of(SCENARIO, Some(2), Some(4)));
     assert!(matches!(
         ResultsDir::open(tmp.path(), &other, true),
         Err(ResultsError::Mismatch { .. })
@@ -182,9 +189,7 @@ fn failures_are_recorded_and_resume_skips_finished_runs() {
 
 #[test]
 fn the_manifest_holds_every_resolved_parameter() {
-    let scenario = Scenario::parse(SCENARIO, "t.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let m = Manifest::new(&scenario, &runs, 2, 3);
+    let m = Manifest::new(&plan_of(SCENARIO, None, None));
     assert_eq!(m.combinations.len(), 4);
     assert_eq!(m.scenario_text, SCENARIO);
     let c = &m.combinations[3];
@@ -206,9 +211,7 @@ fn the_manifest_holds_every_tcp_parameter() {
     let text = "name = \"t\"\n[[flows]]\ncc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n\
                 params = { rto_backoff_reset = [\"rtt-sample\", \"new-ack\"], \
                 cycle_rand = 3 }\n";
-    let scenario = Scenario::parse(text, "t.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let m = Manifest::new(&scenario, &runs, 1, 1);
+    let m = Manifest::new(&plan_of(text, None, None));
     let params = |c: usize| m.combinations[c]["config"]["flows"][0]["params"].clone();
     assert_eq!(params(0)["rto_backoff_reset"], "rtt-sample");
     assert_eq!(params(1)["rto_backoff_reset"], "new-ack");
@@ -221,4 +224,185 @@ fn the_manifest_holds_every_tcp_parameter() {
     assert_eq!(params(0)["recovery"], "prr");
     assert_eq!(params(0)["slow_start_after_idle"], "true");
     assert_eq!(params(0)["cycle_rand"], "3");
+}
+
+/// Runs `plan` in a fresh directory under `root` with [`fake`]; returns `flows.csv` and
+/// `summary.csv`.
+fn fresh_results(plan: &Plan<'static>, root: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
+    let manifest = Manifest::new(plan);
+    let dir = ResultsDir::open(root, &manifest, false).unwrap();
+    execute(plan, &dir, manifest, 2, fake, &mut |_: &Progress| {}).unwrap();
+    let read = |f: &str| std::fs::read(root.join(f)).unwrap();
+    (read("flows.csv"), read("summary.csv"))
+}
+
+#[test]
+fn a_locked_directory_is_refused_until_its_holder_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    // A second invocation (here a second open file: flock(2) locks belong to open files)
+    // fails at once, with or without --resume.
+    let second = ResultsDir::open(tmp.path(), &manifest, true).unwrap_err();
+    assert!(matches!(&second, ResultsError::Locked(p) if p == tmp.path()));
+    assert_eq!(
+        second.to_string(),
+        format!(
+            "{} is in use by another coaplab run (it holds {}/.lock); wait for it to end or use \
+             another --out",
+            tmp.path().display(),
+            tmp.path().display()
+        )
+    );
+    let clone = dir.clone();
+    drop(dir);
+    assert!(
+        matches!(
+            ResultsDir::open(tmp.path(), &manifest, true),
+            Err(ResultsError::Locked(_))
+        ),
+        "every clone holds the lock"
+    );
+    drop(clone);
+    let again = ResultsDir::open(tmp.path(), &manifest, true).unwrap();
+    let out = execute(&plan, &again, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
+    assert_eq!(out.ok, 8);
+}
+
+#[test]
+fn resume_redoes_runs_whose_files_do_not_verify_and_removes_temporaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("a");
+    let plan = plan_of(SCENARIO, None, None);
+    let (flows, summary) = fresh_results(&plan, &root);
+    // Another plan's files for run 6 (another seed).
+    let other = tmp.path().join("b");
+    fresh_results(&plan_of(SCENARIO, None, Some(4)), &other);
+
+    let runs = root.join("runs");
+    let path = |run: usize, ext: &str| runs.join(format!("{run:06}.{ext}"));
+    // 0: one digit of the rows changed.
+    let text = std::fs::read_to_string(path(0, "csv")).unwrap();
+    std::fs::write(path(0, "csv"), text.replacen("4400", "4401", 1)).unwrap();
+    // 1: rows truncated.
+    let rows = std::fs::read(path(1, "csv")).unwrap();
+    std::fs::write(path(1, "csv"), &rows[..rows.len() / 2]).unwrap();
+    // 2: one digit of the status file changed.
+    let text = std::fs::read_to_string(path(2, "json")).unwrap();
+    std::fs::write(
+        path(2, "json"),
+        text.replacen("\"events\": 100", "\"events\": 900", 1),
+    )
+    .unwrap();
+    // 3 and 4: rows swapped.
+    let (r3, r4) = (
+        std::fs::read(path(3, "csv")).unwrap(),
+        std::fs::read(path(4, "csv")).unwrap(),
+    );
+    std::fs::write(path(3, "csv"), &r4).unwrap();
+    std::fs::write(path(4, "csv"), &r3).unwrap();
+    // 5: rows missing, status present.
+    std::fs::remove_file(path(5, "csv")).unwrap();
+    // 6: another plan's files.
+    for ext in ["csv", "json"] {
+        std::fs::copy(other.join(format!("runs/000006.{ext}")), path(6, ext)).unwrap();
+    }
+    // 7: run 0's status file under run 7's name.
+    std::fs::copy(path(0, "json"), path(7, "json")).unwrap();
+    // Temporaries of a killed invocation.
+    std::fs::write(runs.join("000000.csv.tmp4242"), "half a row").unwrap();
+    std::fs::write(root.join("flows.csv.tmp4242"), "").unwrap();
+
+    let manifest = Manifest::new(&plan);
+    let dir = ResultsDir::open(&root, &manifest, true).unwrap();
+    assert_eq!(dir.removed_temporaries(), 2);
+    assert!(!runs.join("000000.csv.tmp4242").exists());
+    assert!(!root.join("flows.csv.tmp4242").exists());
+    let mut reported = Vec::new();
+    let out = execute(&plan, &dir, manifest, 2, fake, &mut |p: &Progress| {
+        if !p.unverified.is_empty() {
+            reported = p.unverified.clone();
+        }
+    })
+    .unwrap();
+    let b_plan = fingerprint_of(&other);
+    let why: Vec<(usize, &str)> = reported.iter().map(|(r, w)| (*r, w.as_str())).collect();
+    assert_eq!(
+        why,
+        [
+            (0, "rows file checksum mismatch"),
+            (
+                1,
+                &*format!(
+                    "rows file has {} bytes, its status file says {}",
+                    rows.len() / 2,
+                    rows.len()
+                )
+            ),
+            (2, "status file checksum mismatch (truncated or altered)"),
+            (
+                3,
+                &*format!(
+                    "rows file has {} bytes, its status file says {}",
+                    r4.len(),
+                    r3.len()
+                )
+            ),
+            (
+                4,
+                &*format!(
+                    "rows file has {} bytes, its status file says {}",
+                    r3.len(),
+                    r4.len()
+                )
+            ),
+            (5, "rows file missing"),
+            (6, &*format!("status file is of another plan ({b_plan})")),
+            (7, "status file is run 0's"),
+        ]
+    );
+    assert_eq!(
+        (out.skipped, out.unverified, out.ok, out.failed),
+        (0, 8, 8, 0)
+    );
+    assert_eq!(std::fs::read(root.join("flows.csv")).unwrap(), flows);
+    assert_eq!(std::fs::read(root.join("summary.csv")).unwrap(), summary);
+    drop(dir);
+    // Everything verifies now.
+    let dir = ResultsDir::open(&root, &Manifest::new(&plan), true).unwrap();
+    assert_eq!(dir.pending(plan.len()).unwrap(), Pending::default());
+}
+
+fn fingerprint_of(root: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(root.join("manifest.json")).unwrap();
+    serde_json::from_str::<Manifest>(&text).unwrap().fingerprint
+}
+
+#[test]
+fn without_its_manifest_a_directory_of_another_plan_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = plan_of(SCENARIO, None, None);
+    let (flows, _) = fresh_results(&plan, tmp.path());
+    let found = fingerprint_of(tmp.path());
+    std::fs::remove_file(tmp.path().join("manifest.json")).unwrap();
+    // The runs are still there: not a fresh directory.
+    assert!(matches!(
+        ResultsDir::open(tmp.path(), &Manifest::new(&plan), false),
+        Err(ResultsError::Exists(_))
+    ));
+    // Another seed: refused, naming both plans.
+    let other = Manifest::new(&plan_of(SCENARIO, None, Some(4)));
+    match ResultsDir::open(tmp.path(), &other, true) {
+        Err(ResultsError::Mismatch {
+            found: f, expected, ..
+        }) => {
+            assert_eq!((f, expected), (found, other.fingerprint.clone()));
+        }
+        r => panic!("{r:?}"),
+    }
+    // The same plan adopts its own runs.
+    let manifest = Manifest::new(&plan);
+    let dir = ResultsDir::open(tmp.path(), &manifest, true).unwrap();
+    let out = execute(&plan, &dir, manifest, 1, fake, &mut |_: &Progress| {}).unwrap();
+    assert_eq!((out.skipped, out.ok), (8, 0));
+    assert_eq!(std::fs::read(tmp.path().join("flows.csv")).unwrap(), flows);
 }

@@ -49,41 +49,149 @@ pub struct RunSpec {
 }
 
 impl Scenario {
-    /// Every run: combinations × replications. `replications` and `seed` override the file's.
+    /// Every run: combinations × replications, built at once (tests and small plans; `coaplab
+    /// run` uses the lazy [`Plan`]). `replications` and `seed` override the file's.
     pub fn expand(&self, replications: Option<u32>, base_seed: Option<u64>) -> Vec<RunSpec> {
-        let reps = replications.unwrap_or(self.replications).max(1);
-        let base = base_seed.unwrap_or(self.seed);
-        let mut runs = Vec::with_capacity(self.combinations() * reps as usize);
-        for combination in 0..self.combinations() {
-            let choice = self.choice(combination);
-            let config = self
-                .config(combination)
-                .expect("every combination was checked when the scenario was parsed");
-            let sweep: Vec<(String, String)> = self
-                .axes
-                .iter()
-                .zip(&choice)
-                .map(|(a, &i)| (a.column.clone(), a.values[i].clone()))
-                .collect();
-            for replication in 0..reps {
-                let seeded = self
-                    .axes
-                    .iter()
-                    .zip(&choice)
-                    .filter(|(a, _)| !a.is_algorithm())
-                    .map(|(a, &i)| (a.key.as_str(), a.values[i].as_str()));
-                runs.push(RunSpec {
-                    run: runs.len(),
-                    combination,
-                    replication,
-                    seed: seed::run_seed(base, &self.name, seeded, replication),
-                    scenario: self.name.clone(),
-                    sweep: sweep.clone(),
-                    config: config.clone(),
-                });
-            }
+        self.plan(replications, base_seed).specs().collect()
+    }
+
+    /// The plan of runs, built lazily: nothing is expanded until asked for, so a plan of a
+    /// million runs costs nothing to count. `replications` and `seed` override the file's;
+    /// check command-line values with [`super::check_replications`] and
+    /// [`super::check_seed`] first (the limits of the file's keys).
+    pub fn plan(&self, replications: Option<u32>, base_seed: Option<u64>) -> Plan<'_> {
+        Plan {
+            scenario: self,
+            replications: replications.unwrap_or(self.replications).max(1),
+            seed: base_seed.unwrap_or(self.seed),
         }
-        runs
+    }
+}
+
+/// The runs of a scenario, combination-major with replications innermost: run `r` is
+/// replication `r % replications` of combination `r / replications`. Each [`RunSpec`] is
+/// built when asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'s> {
+    scenario: &'s Scenario,
+    replications: u32,
+    seed: u64,
+}
+
+impl<'s> Plan<'s> {
+    /// The scenario.
+    pub fn scenario(&self) -> &'s Scenario {
+        self.scenario
+    }
+
+    /// Replications per combination.
+    pub fn replications(&self) -> u32 {
+        self.replications
+    }
+
+    /// The base seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The number of runs (combinations × replications; at least 1).
+    pub fn len(&self) -> usize {
+        self.scenario
+            .combinations()
+            .saturating_mul(self.replications as usize)
+    }
+
+    /// Always false: a plan has at least one run.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `(column, value)` per sweep axis of `combination`, in axis order.
+    pub fn sweep(&self, combination: usize) -> Vec<(String, String)> {
+        let choice = self.scenario.choice(combination);
+        self.scenario
+            .axes
+            .iter()
+            .zip(&choice)
+            .map(|(a, &i)| (a.column.clone(), a.values[i].clone()))
+            .collect()
+    }
+
+    /// Run `run`'s combination and replication.
+    pub fn position(&self, run: usize) -> (usize, u32) {
+        let reps = self.replications as usize;
+        (run / reps, (run % reps) as u32)
+    }
+
+    /// Run `run`'s seed: derived from the base seed, the values of the axes that are not
+    /// algorithm choices ([`Axis::is_algorithm`]) and the replication.
+    pub fn run_seed(&self, run: usize) -> u64 {
+        let (combination, replication) = self.position(run);
+        let choice = self.scenario.choice(combination);
+        let seeded = self
+            .scenario
+            .axes
+            .iter()
+            .zip(&choice)
+            .filter(|(a, _)| !a.is_algorithm())
+            .map(|(a, &i)| (a.key.as_str(), a.values[i].as_str()));
+        seed::run_seed(self.seed, &self.scenario.name, seeded, replication)
+    }
+
+    /// The configuration of `combination`.
+    pub fn config(&self, combination: usize) -> RunConfig {
+        self.scenario
+            .config(combination)
+            .expect("every combination was checked when the scenario was parsed")
+    }
+
+    /// Run `run` with `config`, the configuration of its combination.
+    pub fn spec_with(&self, run: usize, config: RunConfig) -> RunSpec {
+        let (combination, replication) = self.position(run);
+        RunSpec {
+            run,
+            combination,
+            replication,
+            seed: self.run_seed(run),
+            scenario: self.scenario.name.clone(),
+            sweep: self.sweep(combination),
+            config,
+        }
+    }
+
+    /// Run `run` (builds its combination's configuration).
+    pub fn spec(&self, run: usize) -> RunSpec {
+        self.spec_with(run, self.config(self.position(run).0))
+    }
+
+    /// Every run in order, each combination's configuration built once.
+    pub fn specs(&self) -> impl Iterator<Item = RunSpec> + 's {
+        let plan = *self;
+        let mut cache = SpecCache::default();
+        (0..plan.len()).map(move |run| cache.spec(&plan, run))
+    }
+}
+
+/// The configuration of the last combination asked for, so that consecutive runs of one
+/// combination build it once.
+#[derive(Debug, Default)]
+pub struct SpecCache {
+    last: Option<(usize, RunConfig)>,
+}
+
+impl SpecCache {
+    /// `plan`'s run `run`.
+    pub fn spec(&mut self, plan: &Plan<'_>, run: usize) -> RunSpec {
+        let combination = plan.position(run).0;
+        let config = match &self.last {
+            Some((c, config)) if *c == combination => config.clone(),
+            _ => {
+                let config = plan.config(combination);
+                self.last = Some((combination, config.clone()));
+                config
+            }
+        };
+        plan.spec_with(run, config)
     }
 }
 

@@ -17,7 +17,7 @@ mod reader;
 
 pub use config::{FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload, TCP_CCS};
 pub use error::ScenarioError;
-pub use expand::{Axis, RunSpec};
+pub use expand::{Axis, Plan, RunSpec, SpecCache};
 
 use std::path::Path;
 
@@ -78,8 +78,9 @@ impl Scenario {
         };
         // Build every combination once: cross-key checks (batch_min <= batch_max, algorithm
         // parameters) can depend on the values chosen on other axes.
+        // The document is parsed once for all of them.
         for combination in 0..scenario.combinations() {
-            scenario.config(combination)?;
+            scenario.config_of(&doc, combination)?;
         }
         Ok(scenario)
     }
@@ -102,7 +103,6 @@ impl Scenario {
     /// The configuration of parameter combination `combination` (mixed-radix over the axes,
     /// the last axis varying fastest).
     pub fn config(&self, combination: usize) -> Result<RunConfig, ScenarioError> {
-        let choice = self.choice(combination);
         let doc = toml_edit::Document::parse(self.source.as_str()).map_err(|e| {
             ScenarioError::Syntax {
                 file: self.file.clone(),
@@ -110,8 +110,18 @@ impl Scenario {
                 message: e.message().to_string(),
             }
         })?;
+        self.config_of(&doc, combination)
+    }
+
+    /// [`Scenario::config`] from the parsed document.
+    fn config_of(
+        &self,
+        doc: &toml_edit::Table,
+        combination: usize,
+    ) -> Result<RunConfig, ScenarioError> {
+        let choice = self.choice(combination);
         let mut reader = Reader::new(&self.source, &self.file, &choice);
-        reader.top(&doc).map(|t| t.config)
+        reader.top(doc).map(|t| t.config)
     }
 
     /// The index into each axis for `combination`.
@@ -124,6 +134,32 @@ impl Scenario {
         }
         choice
     }
+}
+
+/// The largest `replications`, in the file or as `coaplab run --reps`.
+pub const MAX_REPLICATIONS: u32 = 1_000_000;
+
+/// The largest `seed`, in the file or as `coaplab run --seed`: TOML integers are signed 64-bit,
+/// so a larger seed could not be written back into a scenario file.
+pub const MAX_SEED: u64 = i64::MAX as u64;
+
+/// `n` if it lies in `[min, max]`, else what would be accepted: the one range check of the
+/// scenario reader and of the command-line overrides.
+pub(crate) fn in_range(n: Option<u64>, min: u64, max: u64) -> Result<u64, String> {
+    n.filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| format!("an integer in [{min}, {max}]"))
+}
+
+/// Checks a replication count from outside the file (`--reps`) against the limits of the
+/// file's `replications` key.
+pub fn check_replications(text: &str) -> Result<u32, String> {
+    in_range(text.parse().ok(), 1, u64::from(MAX_REPLICATIONS)).map(|n| n as u32)
+}
+
+/// Checks a base seed from outside the file (`--seed`) against the limits of the file's `seed`
+/// key.
+pub fn check_seed(text: &str) -> Result<u64, String> {
+    in_range(text.parse().ok(), 0, MAX_SEED)
 }
 
 /// The 1-based line of byte `offset` in `source`.

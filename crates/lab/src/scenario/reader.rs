@@ -151,6 +151,19 @@ impl<'s> Reader<'s> {
         }
         let mut chosen = None;
         let index = self.choice.get(self.axes.len()).copied().unwrap_or(0);
+        if let Some(element) = list.get(index).filter(|_| !self.choice.is_empty()) {
+            // A combination pass: the first pass checked every element and recorded the axis,
+            // so only the chosen element is read (a million combinations stay cheap).
+            let v = conv(element)
+                .map_err(|expected| self.bad(element.span(), &full, &shown(element), expected))?;
+            self.axes.push(Axis {
+                key: full,
+                line: 0,
+                values: Vec::new(),
+                column: String::new(),
+            });
+            return Ok(Some(v));
+        }
         let mut values = Vec::with_capacity(list.len());
         for (i, element) in list.iter().enumerate() {
             if matches!(element, Value::Array(_)) {
@@ -254,8 +267,10 @@ impl<'s> Reader<'s> {
             ));
         }
         self.vars(doc)?;
-        let seed = self.scalar(doc, "", "seed", |v| uint(v, 0, i64::MAX as u64))?;
-        let replications = self.scalar(doc, "", "replications", |v| uint(v, 1, 1_000_000))?;
+        let seed = self.scalar(doc, "", "seed", |v| uint(v, 0, super::MAX_SEED))?;
+        let replications = self.scalar(doc, "", "replications", |v| {
+            uint(v, 1, u64::from(super::MAX_REPLICATIONS))
+        })?;
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
         let protocol = self.protocol(doc)?;
@@ -364,12 +379,7 @@ pub(super) fn plain(v: &Value) -> String {
 
 /// An integer in `[min, max]`.
 pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, String> {
-    let expected = || format!("an integer in [{min}, {max}]");
-    let n = v.as_integer().ok_or_else(expected)?;
-    u64::try_from(n)
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-        .ok_or_else(expected)
+    super::in_range(v.as_integer().and_then(|n| u64::try_from(n).ok()), min, max)
 }
 
 /// A number (integer or float) in `[min, max]`.

@@ -381,3 +381,58 @@ fn messages_must_fit_the_mtu() {
     let e = parse("name = \"x\"\n[[flows]]\ncc = \"default\"\npayload_bytes = 300\n").unwrap_err();
     assert_eq!((e.line(), e.key()), (4, Some("flows[0].payload_bytes")));
 }
+
+#[test]
+fn a_plan_is_lazy_and_gives_the_runs_of_the_expansion() {
+    let s = parse(MATRIX).unwrap();
+    let runs = s.expand(None, None);
+    let plan = s.plan(None, None);
+    assert_eq!(plan.len(), runs.len());
+    for run in [0, 1, 61, 2999] {
+        assert_eq!(plan.spec(run), runs[run]);
+    }
+    // A plan of 150 combinations x a million replications costs nothing until asked for.
+    let huge = s.plan(Some(MAX_REPLICATIONS), Some(MAX_SEED));
+    assert_eq!(huge.len(), 150_000_000);
+    let last = huge.spec(huge.len() - 1);
+    assert_eq!(
+        (last.run, last.combination, last.replication),
+        (149_999_999, 149, 999_999)
+    );
+    assert_eq!(last.sweep, runs[2999].sweep);
+}
+
+#[test]
+fn command_line_overrides_have_the_limits_of_the_file() {
+    assert_eq!(check_replications("1000000"), Ok(1_000_000));
+    assert_eq!(check_seed("9223372036854775807"), Ok(i64::MAX as u64));
+    assert_eq!(check_seed("0"), Ok(0));
+    for (reps, seed) in [("1000001", "9223372036854775808"), ("0", "-1"), ("x", "x")] {
+        let file_error = |key: &str, value: &str| {
+            let text = format!("name = \"x\"\n{key} = {value}\n[[flows]]\ncc = \"default\"\n");
+            match parse(&text) {
+                Err(ScenarioError::BadValue { expected, .. }) => expected,
+                other => panic!("{other:?}"),
+            }
+        };
+        let value = |v: &str| {
+            if v == "x" {
+                "\"x\"".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        assert_eq!(
+            check_replications(reps),
+            Err(file_error("replications", &value(reps)))
+        );
+        if seed != "9223372036854775808" {
+            // (Not an integer TOML can hold.)
+            assert_eq!(check_seed(seed), Err(file_error("seed", &value(seed))));
+        }
+        assert_eq!(
+            check_seed(seed),
+            Err("an integer in [0, 9223372036854775807]".to_string())
+        );
+    }
+}
