@@ -3,10 +3,13 @@
 use coaplab_cc::params::{ParamError, Settings};
 use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
+use coaplab_endpoint::tcp::SessionConfig;
 use coaplab_netsim::tcp::{BbrConfig, TcpConfig, BBR_PARAMS, TCP_PARAMS};
 use toml_edit::{Item, Value};
 
-use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, TCP_CCS};
+use super::config::{
+    FlowConfig, ProtocolConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+};
 use super::reader::{choice, float, shown, uint, Reader};
 use super::ScenarioError;
 
@@ -57,6 +60,7 @@ pub(super) fn read(
         let path = format!("flows[{i}]");
         let flow = read_one(r, table, &path, protocol)?;
         check_mtu(r, table, &path, &flow, mtu_bytes)?;
+        check_object(r, table, &path, &flow)?;
         flows.push(flow);
     }
     Ok(flows)
@@ -264,6 +268,51 @@ fn check_mtu(
         format!(
             "a size whose {ip_bytes}-byte IP packet fits the {mtu_bytes}-byte MTU of the network"
         ),
+    ))
+}
+
+/// A long transfer's object must be able to arrive whole: over UDP in at most 2^20 Block2
+/// blocks (NUM has 20 bits, RFC 7959 §2.2), over TCP as one RFC 8323 message whose length a
+/// Max-Message-Size can admit (the client raises its limit to the object's frame, the server
+/// never splits a body).
+fn check_object(
+    r: &Reader<'_>,
+    t: &toml_edit::Table,
+    p: &str,
+    flow: &FlowConfig,
+) -> Result<(), ScenarioError> {
+    let Workload::LongTransfer {
+        object_bytes,
+        block_bytes,
+    } = flow.workload
+    else {
+        return Ok(());
+    };
+    let expected = if flow.is_tcp() {
+        let client = SessionConfig {
+            token_len: LONG_TRANSFER_TOKEN_BYTES,
+            ..SessionConfig::client()
+        };
+        match client.admitting_response(object_bytes) {
+            Ok(_) => return Ok(()),
+            Err(e) => format!("an object that fits one message over TCP: {e}"),
+        }
+    } else {
+        let max = u64::from(block_bytes) << 20;
+        if object_bytes <= max {
+            return Ok(());
+        }
+        format!(
+            "at most {max} B: 2^20 blocks of block_bytes = {block_bytes} (Block2 NUM has 20 \
+             bits, RFC 7959 §2.2)"
+        )
+    };
+    let span = t.get("object_bytes").and_then(Item::span);
+    Err(r.bad(
+        span.or_else(|| t.span()),
+        &format!("{p}.object_bytes"),
+        &object_bytes.to_string(),
+        expected,
     ))
 }
 

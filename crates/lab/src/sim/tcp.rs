@@ -424,6 +424,12 @@ impl TcpSim {
                         let mut wrote = false;
                         while let Some(event) = session.poll_event() {
                             match event {
+                                SessionEvent::RequestCompleted { code, body_len, .. }
+                                    if !f.plan.is_whole(code, body_len) =>
+                                {
+                                    f.progress.partial_answers += 1;
+                                    f.failed = true;
+                                }
                                 SessionEvent::RequestCompleted { at, started, .. } => {
                                     let done = f.progress.completed(at, started, f.plan.quota);
                                     if let Some(last) = f.clients.last_mut() {
@@ -582,8 +588,7 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         i,
         &f.cc,
         f.plan.workload,
-        f.progress.times,
-        &f.progress.rtts,
+        &f.progress,
         n,
         (f.bytes_up, f.bytes_down),
     );
