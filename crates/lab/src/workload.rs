@@ -181,3 +181,37 @@ impl FlowDriver {
         let _ = ep.request(now, SERVER_ADDR, &self.request);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver(workload: Workload) -> FlowDriver {
+        FlowDriver::new(workload, 51, 53, PATH, SeededRandom::new(1))
+    }
+
+    #[test]
+    fn only_a_success_with_the_whole_body_is_a_whole_answer() {
+        let long = driver(Workload::LongTransfer {
+            object_bytes: 200_000,
+            block_bytes: 256,
+        });
+        assert!(long.is_whole(Code::CONTENT, 200_000));
+        // A cut body, a body too long, an error with no body.
+        assert!(!long.is_whole(Code::CONTENT, 199_999));
+        assert!(!long.is_whole(Code::CONTENT, 200_001));
+        assert!(!long.is_whole(Code::INTERNAL_SERVER_ERROR, 0));
+        let short = driver(Workload::Continuous { exchanges: 5 });
+        assert!(short.is_whole(Code::CHANGED, 53));
+        assert!(!short.is_whole(Code::CHANGED, 52));
+        assert!(!short.is_whole(Code::NOT_FOUND, 53));
+    }
+
+    #[test]
+    fn a_partial_answer_ends_the_flow() {
+        let mut d = driver(Workload::Continuous { exchanges: 5 });
+        assert!(!d.is_done());
+        d.on_partial();
+        assert!(d.is_done());
+    }
+}

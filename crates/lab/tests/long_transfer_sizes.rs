@@ -27,7 +27,9 @@ fn transfer(cc: &str, object_bytes: u64) -> FlowRecord {
          cc = \"{cc}\"\nworkload = \"long-transfer\"\nobject_bytes = {object_bytes}\n\
          block_bytes = 1024\nstart_jitter_s = 0\n"
     );
-    let runs = Scenario::parse(&text, "sizes.toml").unwrap().expand(None, None);
+    let runs = Scenario::parse(&text, "sizes.toml")
+        .unwrap()
+        .expand(None, None);
     let mut flows = run_one(&runs[0]).unwrap().flows;
     assert_eq!(flows.len(), 1);
     flows.remove(0)
@@ -65,10 +67,7 @@ fn assert_whole(cc: &str, object_bytes: u64) {
         );
         // Each response carries its block plus at least the CoAP header; the sum of the
         // payloads is the object.
-        assert!(
-            f.bytes_down > object_bytes,
-            "{cc}, {object_bytes} B: {f:?}"
-        );
+        assert!(f.bytes_down > object_bytes, "{cc}, {object_bytes} B: {f:?}");
     }
 }
 
@@ -83,7 +82,7 @@ fn objects_around_the_old_131_064_byte_limit_and_of_8_mib_arrive_whole() {
 
 proptest! {
     // A few cases only: an 8-MiB object takes about 0.3 s per transport in a debug build.
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
 
     #[test]
     fn every_object_up_to_8_mib_arrives_whole(object_bytes in 1u64..=8 << 20) {

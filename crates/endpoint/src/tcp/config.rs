@@ -79,11 +79,11 @@ impl SessionConfig {
     /// Fails when the frame is longer than a Max-Message-Size can say (4 bytes, RFC 8323
     /// §5.3.1: 4,294,967,295 B).
     pub fn admitting_response(mut self, payload_bytes: u64) -> Result<Self, SessionConfigError> {
-        // Below u32::MAX − 16 the header (at most 14 B) and the marker cannot overflow.
-        let frame = u32::try_from(payload_bytes)
+        // The marker and the header (at most 14 B) must not overflow a 32-bit usize either.
+        let frame = usize::try_from(payload_bytes)
             .ok()
-            .filter(|&p| p < u32::MAX - 16)
-            .map(|p| frame_len(self.token_len, p as usize + 1))
+            .filter(|&p| p <= u32::MAX as usize && p.checked_add(1 + 14).is_some())
+            .map(|p| frame_len(self.token_len, p + 1))
             .and_then(|f| u32::try_from(f).ok())
             .ok_or(SessionConfigError::ResponseTooLarge(payload_bytes))?;
         let limit = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);

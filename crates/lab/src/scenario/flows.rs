@@ -420,6 +420,47 @@ mod tests {
     }
 
     #[test]
+    fn a_long_transfers_object_must_be_able_to_arrive_whole() {
+        let parse = |cc: &str, rest: &str| {
+            let text = format!(
+                "name = \"x\"\n[[flows]]\ncc = \"{cc}\"\nworkload = \"long-transfer\"\n{rest}"
+            );
+            Scenario::parse(&text, "t.toml").map(|s| s.config(0).unwrap())
+        };
+        // Over TCP: one message of 8 B of header and the object, at most u32::MAX B.
+        let max = u64::from(u32::MAX) - 8;
+        for cc in ["tcp-newreno", "tcp-bbr"] {
+            let c = parse(cc, &format!("object_bytes = {max}\n")).unwrap();
+            assert!(
+                matches!(c.flows[0].workload, Workload::LongTransfer { object_bytes, .. }
+                if object_bytes == max)
+            );
+            let e = parse(cc, &format!("object_bytes = {}\n", max + 1)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "t.toml:5: bad value {} for 'flows[0].object_bytes': expected an object \
+                     that fits one message over TCP: a {}-B response cannot come as one \
+                     message: RFC 8323's Max-Message-Size (4 bytes) admits frames of at most \
+                     4294967295 B",
+                    max + 1,
+                    max + 1
+                )
+            );
+        }
+        // Over UDP: at most 2^20 blocks (Block2 NUM).
+        assert!(parse("default", "object_bytes = 16777216\nblock_bytes = 16\n").is_ok());
+        let e = parse("default", "object_bytes = 16777217\nblock_bytes = 16\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:5: bad value 16777217 for 'flows[0].object_bytes': expected at most \
+             16777216 B: 2^20 blocks of block_bytes = 16 (Block2 NUM has 20 bits, RFC 7959 §2.2)"
+        );
+        assert!(parse("default", "object_bytes = 134217728\nblock_bytes = 128\n").is_ok());
+        assert!(parse("default", "object_bytes = 134217729\nblock_bytes = 128\n").is_err());
+    }
+
+    #[test]
     fn tcp_ccs_are_checked() {
         let parse = |text: &str| Scenario::parse(text, "t.toml").map(|s| s.config(0).unwrap());
         let head = "name = \"x\"\n[[flows]]\n";

@@ -258,3 +258,44 @@ pub(super) fn flow_record(
     });
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn plan(flows: &str) -> FlowPlan {
+        let text = format!("name = \"t\"\n[[flows]]\n{flows}");
+        let config = Scenario::parse(&text, "t.toml").unwrap().config(0).unwrap();
+        FlowPlan::new(1, &config.flows[0], 0, "f")
+    }
+
+    #[test]
+    fn the_client_admits_the_whole_object_as_one_message() {
+        let long = |n: u64| {
+            plan(&format!(
+                "cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\nobject_bytes = {n}\n"
+            ))
+        };
+        let limit = |p: &FlowPlan| {
+            p.client_session(Instant::ZERO, 0)
+                .unwrap()
+                .config()
+                .max_message_size
+        };
+        // spec §5.1's 131,072 B up to 131,064-B objects, then the response frame's length.
+        assert_eq!(limit(&long(102_400)), Some(131_072));
+        assert_eq!(limit(&long(131_064)), Some(131_072));
+        assert_eq!(limit(&long(131_065)), Some(131_073));
+        assert_eq!(limit(&long(8 << 20)), Some((8 << 20) + 8));
+        let p = long(200_000);
+        assert!(p.is_whole(Code::CONTENT, 200_000));
+        assert!(!p.is_whole(Code::CONTENT, 199_999));
+        // What the server answered a 200,000-B object before: 5.00 with no body.
+        assert!(!p.is_whole(Code::INTERNAL_SERVER_ERROR, 0));
+        let short = plan("cc = \"tcp-newreno\"\nresponse_payload_bytes = 60\n");
+        assert_eq!(limit(&short), Some(131_072));
+        assert!(short.is_whole(Code::CHANGED, 60));
+        assert!(!short.is_whole(Code::CHANGED, 53));
+    }
+}
