@@ -350,6 +350,16 @@ impl<N: Network> Sim<N> {
                 progressed = true;
                 c.metrics.on_event(&event);
                 match event {
+                    Event::RequestCompleted { code, body_len, .. }
+                        if !c.driver.is_whole(code, body_len) =>
+                    {
+                        // Not the whole object: the flow is not complete (and never will be).
+                        c.metrics.failed_exchanges += 1;
+                        if !c.driver.is_done() {
+                            c.driver.on_partial();
+                            self.remaining -= 1;
+                        }
+                    }
                     Event::RequestCompleted { exchanges, at, .. } => {
                         c.metrics.exchanges += match c.driver.workload() {
                             Workload::LongTransfer { .. } => exchanges,
@@ -480,6 +490,7 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
         driver: FlowDriver::new(
             flow.workload,
             flow.request_payload_bytes,
+            flow.response_payload_bytes,
             path,
             rng::stream(seed, &format!("workload/flow{i}")),
         )

@@ -14,6 +14,7 @@ use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::Instant;
 use coaplab_endpoint::{Endpoint, Request};
 use coaplab_netsim::SERVER_ADDR;
+use coaplab_wire::Code;
 
 use crate::scenario::Workload;
 
@@ -25,6 +26,9 @@ pub const PATH: &str = "f";
 pub struct FlowDriver {
     workload: Workload,
     request: Request,
+    /// Payload bytes of every whole answer: `object_bytes` for the long transfer, the
+    /// response payload for short exchanges.
+    response_bytes: u64,
     rng: SeededRandom,
     /// Requests left in the current short-lived client (random workload).
     batch_left: u32,
@@ -40,10 +44,12 @@ pub struct FlowDriver {
 }
 
 impl FlowDriver {
-    /// A driver for `workload`, drawing batch sizes from `rng`. Requests go to `path`.
+    /// A driver for `workload`, drawing batch sizes from `rng`. Requests go to `path`; a short
+    /// exchange's answer carries `response_payload_bytes`.
     pub fn new(
         workload: Workload,
         request_payload_bytes: u32,
+        response_payload_bytes: u32,
         path: &str,
         rng: SeededRandom,
     ) -> Self {
@@ -51,9 +57,14 @@ impl FlowDriver {
             Workload::LongTransfer { .. } => Request::get(path),
             _ => Request::post(path, vec![0; request_payload_bytes as usize]),
         };
+        let response_bytes = match workload {
+            Workload::LongTransfer { object_bytes, .. } => object_bytes,
+            _ => u64::from(response_payload_bytes),
+        };
         FlowDriver {
             workload,
             request,
+            response_bytes,
             rng,
             batch_left: 0,
             batches: 0,
@@ -119,6 +130,19 @@ impl FlowDriver {
         false
     }
 
+    /// Whether a completed request's response is the whole answer: a success (2.xx) whose
+    /// body, over all its blocks, is exactly the object (long transfer) or the response
+    /// payload (short exchanges).
+    pub fn is_whole(&self, code: Code, body_len: usize) -> bool {
+        code.class() == 2 && body_len as u64 == self.response_bytes
+    }
+
+    /// A request completed without the whole answer ([`FlowDriver::is_whole`]): the flow ends
+    /// incomplete, whatever its workload (asking again would get the same answer).
+    pub fn on_partial(&mut self) {
+        self.done = true;
+    }
+
     /// A request failed at `now`. Short-lived workloads go on until the quota of successes
     /// (spec §4.3); a failed long transfer ends the flow incomplete.
     pub fn on_failed(&mut self, now: Instant, ep: &mut Endpoint) {
@@ -155,5 +179,39 @@ impl FlowDriver {
             }
         }
         let _ = ep.request(now, SERVER_ADDR, &self.request);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver(workload: Workload) -> FlowDriver {
+        FlowDriver::new(workload, 51, 53, PATH, SeededRandom::new(1))
+    }
+
+    #[test]
+    fn only_a_success_with_the_whole_body_is_a_whole_answer() {
+        let long = driver(Workload::LongTransfer {
+            object_bytes: 200_000,
+            block_bytes: 256,
+        });
+        assert!(long.is_whole(Code::CONTENT, 200_000));
+        // A cut body, a body too long, an error with no body.
+        assert!(!long.is_whole(Code::CONTENT, 199_999));
+        assert!(!long.is_whole(Code::CONTENT, 200_001));
+        assert!(!long.is_whole(Code::INTERNAL_SERVER_ERROR, 0));
+        let short = driver(Workload::Continuous { exchanges: 5 });
+        assert!(short.is_whole(Code::CHANGED, 53));
+        assert!(!short.is_whole(Code::CHANGED, 52));
+        assert!(!short.is_whole(Code::NOT_FOUND, 53));
+    }
+
+    #[test]
+    fn a_partial_answer_ends_the_flow() {
+        let mut d = driver(Workload::Continuous { exchanges: 5 });
+        assert!(!d.is_done());
+        d.on_partial();
+        assert!(d.is_done());
     }
 }

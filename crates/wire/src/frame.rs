@@ -195,6 +195,18 @@ fn length_field_len(body_len: usize) -> usize {
     }
 }
 
+/// Encoded length of a whole frame with a `token_len`-B token and `body_len` bytes counted by
+/// the Len field (options, payload marker and payload; RFC 8323 §3.2), e.g. what a peer's
+/// Max-Message-Size must admit for a response of known size.
+///
+/// ```
+/// // spec/experiments.md §5.1: a 102,400-B payload behind a 1-B token is a 102,408-B frame.
+/// assert_eq!(coaplab_wire::frame::frame_len(1, 1 + 102_400), 102_408);
+/// ```
+pub fn frame_len(token_len: usize, body_len: usize) -> usize {
+    length_field_len(body_len) + 1 + token_len + body_len
+}
+
 /// Writes the Len/TKL byte and the extended length into `out` (sized by
 /// [`length_field_len`]).
 fn write_length_field(out: &mut [u8], body_len: usize, tkl: u8) -> Result<(), EncodeError> {
@@ -330,8 +342,7 @@ impl FrameBuf {
 
     /// Encoded length of the whole frame.
     pub fn encoded_len(&self) -> usize {
-        let body = self.body_len();
-        length_field_len(body) + 1 + self.token.len() + body
+        frame_len(self.token.len(), self.body_len())
     }
 
     /// Encodes into `out`; returns the length. Needs `encoded_len()` bytes plus up to 4 bytes

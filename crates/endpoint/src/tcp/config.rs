@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use coaplab_wire::frame::frame_len;
 use coaplab_wire::signal::DEFAULT_MAX_MESSAGE_SIZE;
 
 /// Which end of the TCP connection this session is (RFC 8323 §5.3: both send a CSM as their
@@ -76,6 +77,30 @@ impl SessionConfig {
         }
     }
 
+    /// These settings with Max-Message-Size raised, when needed, so that a response of
+    /// `payload_bytes` without options arrives as one message (the serving side never splits
+    /// a body: `serve.rs`): a frame of header, our token, marker and payload (RFC 8323 §3.2).
+    /// A smaller limit is kept as it is (spec §5.1's 131,072 B for every object up to
+    /// 131,064 B); a larger one is that frame's length. The peer answers a response over the
+    /// limit with 5.00 instead ([`crate::tcp::SessionEvent::ResponseRefused`]).
+    ///
+    /// Fails when the frame is longer than a Max-Message-Size can say (4 bytes, RFC 8323
+    /// §5.3.1: 4,294,967,295 B).
+    pub fn admitting_response(mut self, payload_bytes: u64) -> Result<Self, SessionConfigError> {
+        // The marker and the header (at most 14 B) must not overflow a 32-bit usize either.
+        let frame = usize::try_from(payload_bytes)
+            .ok()
+            .filter(|&p| p <= u32::MAX as usize && p.checked_add(1 + 14).is_some())
+            .map(|p| frame_len(self.token_len, p + 1))
+            .and_then(|f| u32::try_from(f).ok())
+            .ok_or(SessionConfigError::ResponseTooLarge(payload_bytes))?;
+        let limit = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);
+        if frame > limit {
+            self.max_message_size = Some(frame);
+        }
+        Ok(self)
+    }
+
     /// The largest frame we accept, in bytes.
     pub fn receive_limit(&self) -> usize {
         self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE) as usize
@@ -95,6 +120,9 @@ impl SessionConfig {
 pub enum SessionConfigError {
     /// `token_len` above 8 (RFC 7252 §5.3.1, RFC 8323 §3.2).
     TokenLength(usize),
+    /// A response payload of this many bytes does not fit any Max-Message-Size in one message
+    /// ([`SessionConfig::admitting_response`]).
+    ResponseTooLarge(u64),
 }
 
 impl fmt::Display for SessionConfigError {
@@ -106,6 +134,12 @@ impl fmt::Display for SessionConfigError {
                     "token_len = {n}: a token has 0 to 8 bytes (RFC 8323 §3.2)"
                 )
             }
+            SessionConfigError::ResponseTooLarge(n) => write!(
+                f,
+                "a {n}-B response cannot come as one message: RFC 8323's Max-Message-Size \
+                 (4 bytes) admits frames of at most {} B",
+                u32::MAX
+            ),
         }
     }
 }

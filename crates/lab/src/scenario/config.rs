@@ -113,6 +113,10 @@ impl SourcePort {
 /// UDP with a registry algorithm (spec §5): Linux reno or BBR v1.
 pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
 
+/// Token length of a CoAP-over-TCP long transfer's GET, bytes (spec §5.1: 1 B; short
+/// exchanges use 2 B, §5.2).
+pub const LONG_TRANSFER_TOKEN_BYTES: usize = 1;
+
 /// One `[[flows]]` table: `count` identical flows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowConfig {

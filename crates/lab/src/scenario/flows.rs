@@ -3,10 +3,13 @@
 use coaplab_cc::params::{ParamError, Settings};
 use coaplab_cc::registry;
 use coaplab_cc::time::Duration;
+use coaplab_endpoint::tcp::SessionConfig;
 use coaplab_netsim::tcp::{BbrConfig, TcpConfig, BBR_PARAMS, TCP_PARAMS};
 use toml_edit::{Item, Value};
 
-use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, TCP_CCS};
+use super::config::{
+    FlowConfig, ProtocolConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+};
 use super::reader::{choice, float, shown, uint, Reader};
 use super::ScenarioError;
 
@@ -57,6 +60,7 @@ pub(super) fn read(
         let path = format!("flows[{i}]");
         let flow = read_one(r, table, &path, protocol)?;
         check_mtu(r, table, &path, &flow, mtu_bytes)?;
+        check_object(r, table, &path, &flow)?;
         flows.push(flow);
     }
     Ok(flows)
@@ -267,6 +271,51 @@ fn check_mtu(
     ))
 }
 
+/// A long transfer's object must be able to arrive whole: over UDP in at most 2^20 Block2
+/// blocks (NUM has 20 bits, RFC 7959 §2.2), over TCP as one RFC 8323 message whose length a
+/// Max-Message-Size can admit (the client raises its limit to the object's frame, the server
+/// never splits a body).
+fn check_object(
+    r: &Reader<'_>,
+    t: &toml_edit::Table,
+    p: &str,
+    flow: &FlowConfig,
+) -> Result<(), ScenarioError> {
+    let Workload::LongTransfer {
+        object_bytes,
+        block_bytes,
+    } = flow.workload
+    else {
+        return Ok(());
+    };
+    let expected = if flow.is_tcp() {
+        let client = SessionConfig {
+            token_len: LONG_TRANSFER_TOKEN_BYTES,
+            ..SessionConfig::client()
+        };
+        match client.admitting_response(object_bytes) {
+            Ok(_) => return Ok(()),
+            Err(e) => format!("an object that fits one message over TCP: {e}"),
+        }
+    } else {
+        let max = u64::from(block_bytes) << 20;
+        if object_bytes <= max {
+            return Ok(());
+        }
+        format!(
+            "at most {max} B: 2^20 blocks of block_bytes = {block_bytes} (Block2 NUM has 20 \
+             bits, RFC 7959 §2.2)"
+        )
+    };
+    let span = t.get("object_bytes").and_then(Item::span);
+    Err(r.bad(
+        span.or_else(|| t.span()),
+        &format!("{p}.object_bytes"),
+        &object_bytes.to_string(),
+        expected,
+    ))
+}
+
 /// An algorithm parameter as the `key=value` text the registry parses.
 /// Checks the `[flows.params]` of a TCP flow: netsim's [`TCP_PARAMS`] (every `TcpConfig`
 /// field but the MTU, which is the network's) and, for `tcp-bbr`, BBR's constants.
@@ -368,6 +417,47 @@ mod tests {
         .unwrap();
         assert_eq!(s.axes[0].column, "random_source_port");
         assert_eq!(s.combinations(), 2);
+    }
+
+    #[test]
+    fn a_long_transfers_object_must_be_able_to_arrive_whole() {
+        let parse = |cc: &str, rest: &str| {
+            let text = format!(
+                "name = \"x\"\n[[flows]]\ncc = \"{cc}\"\nworkload = \"long-transfer\"\n{rest}"
+            );
+            Scenario::parse(&text, "t.toml").map(|s| s.config(0).unwrap())
+        };
+        // Over TCP: one message of 8 B of header and the object, at most u32::MAX B.
+        let max = u64::from(u32::MAX) - 8;
+        for cc in ["tcp-newreno", "tcp-bbr"] {
+            let c = parse(cc, &format!("object_bytes = {max}\n")).unwrap();
+            assert!(
+                matches!(c.flows[0].workload, Workload::LongTransfer { object_bytes, .. }
+                if object_bytes == max)
+            );
+            let e = parse(cc, &format!("object_bytes = {}\n", max + 1)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "t.toml:5: bad value {} for 'flows[0].object_bytes': expected an object \
+                     that fits one message over TCP: a {}-B response cannot come as one \
+                     message: RFC 8323's Max-Message-Size (4 bytes) admits frames of at most \
+                     4294967295 B",
+                    max + 1,
+                    max + 1
+                )
+            );
+        }
+        // Over UDP: at most 2^20 blocks (Block2 NUM).
+        assert!(parse("default", "object_bytes = 16777216\nblock_bytes = 16\n").is_ok());
+        let e = parse("default", "object_bytes = 16777217\nblock_bytes = 16\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml:5: bad value 16777217 for 'flows[0].object_bytes': expected at most \
+             16777216 B: 2^20 blocks of block_bytes = 16 (Block2 NUM has 20 bits, RFC 7959 §2.2)"
+        );
+        assert!(parse("default", "object_bytes = 134217728\nblock_bytes = 128\n").is_ok());
+        assert!(parse("default", "object_bytes = 134217729\nblock_bytes = 128\n").is_err());
     }
 
     #[test]

@@ -15,7 +15,9 @@ mod flows;
 mod network;
 mod reader;
 
-pub use config::{FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload, TCP_CCS};
+pub use config::{
+    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+};
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};
 

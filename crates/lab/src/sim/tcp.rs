@@ -6,7 +6,8 @@
 //! established it writes its CSM and its first request (two writes, so two segments with
 //! `TCP_NODELAY`). The server accepts every flow on a listener of its own and, once
 //! established, writes its CSM, then the answers. Long transfer (spec §5.1): one GET (1-B
-//! token) answered by one message of `object_bytes`. Continuous (spec §5.2): `exchanges`
+//! token) answered by one message of `object_bytes` (the client's Max-Message-Size, 131,072 B,
+//! is raised to that message for objects above 131,064 B). Continuous (spec §5.2): `exchanges`
 //! POSTs of `payload_bytes` (2-B tokens) one after the other on the one connection, each
 //! answered by `response_payload_bytes`; the connection is not closed at the end (the run
 //! stops when every flow is done). Random (spec §5.2, §6.1): the same POSTs, but every
@@ -424,6 +425,12 @@ impl TcpSim {
                         let mut wrote = false;
                         while let Some(event) = session.poll_event() {
                             match event {
+                                SessionEvent::RequestCompleted { code, body_len, .. }
+                                    if !f.plan.is_whole(code, body_len) =>
+                                {
+                                    f.progress.partial_answers += 1;
+                                    f.failed = true;
+                                }
                                 SessionEvent::RequestCompleted { at, started, .. } => {
                                     let done = f.progress.completed(at, started, f.plan.quota);
                                     if let Some(last) = f.clients.last_mut() {
@@ -582,8 +589,7 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         i,
         &f.cc,
         f.plan.workload,
-        f.progress.times,
-        &f.progress.rtts,
+        &f.progress,
         n,
         (f.bytes_up, f.bytes_down),
     );

@@ -7,10 +7,11 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::tcp::{Session, SessionConfig};
 use coaplab_endpoint::{Request, Router};
 use coaplab_netsim::rng;
+use coaplab_wire::Code;
 
 use crate::metrics::FlowMetrics;
 use crate::results::{FlowRecord, TcpFlowRecord};
-use crate::scenario::{FlowConfig, Workload};
+use crate::scenario::{FlowConfig, Workload, LONG_TRANSFER_TOKEN_BYTES};
 
 /// What flow `i` will do, fixed before the run starts.
 pub(super) struct FlowPlan {
@@ -20,6 +21,9 @@ pub(super) struct FlowPlan {
     /// The request the client repeats (`GET` for the long transfer, a `POST` of
     /// `request_payload_bytes` for short exchanges).
     pub(super) request: Request,
+    /// Payload bytes of every whole answer: `object_bytes` for the long transfer,
+    /// `response_payload_bytes` for short exchanges.
+    pub(super) response_bytes: u64,
     /// Token length of the client's session (spec §5.1: 1 B; §5.2: 2 B).
     pub(super) token_len: usize,
     /// The first session's first token (stream `ids/flow{i}`); later sessions continue the
@@ -40,7 +44,7 @@ impl FlowPlan {
         let start =
             Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter_ns) as i64);
         let token_len = match fc.workload {
-            Workload::LongTransfer { .. } => 1,
+            Workload::LongTransfer { .. } => LONG_TRANSFER_TOKEN_BYTES,
             _ => 2,
         };
         FlowPlan {
@@ -49,6 +53,10 @@ impl FlowPlan {
             request: match fc.workload {
                 Workload::LongTransfer { .. } => Request::get(path),
                 _ => Request::post(path, vec![0; fc.request_payload_bytes as usize]),
+            },
+            response_bytes: match fc.workload {
+                Workload::LongTransfer { object_bytes, .. } => object_bytes,
+                _ => u64::from(fc.response_payload_bytes),
             },
             token_len,
             first_token: rng::stream(seed, &format!("ids/flow{i}")).below(1 << (8 * token_len)),
@@ -75,18 +83,29 @@ impl FlowPlan {
 
     /// The client session of the flow's next connection, its first request already written.
     /// `sent` requests went out on earlier connections: tokens continue across a random
-    /// flow's short-lived clients.
+    /// flow's short-lived clients. Its Max-Message-Size admits the whole answer as one
+    /// message (spec §5.1's 131,072 B, raised for an object above 131,064 B).
     pub(super) fn client_session(&self, now: Instant, sent: u32) -> Result<Session, String> {
         let config = SessionConfig {
             token_len: self.token_len,
             first_token: (self.first_token + u64::from(sent)) % (1 << (8 * self.token_len)),
             ..SessionConfig::client()
-        };
+        }
+        .admitting_response(self.response_bytes)
+        .map_err(|e| e.to_string())?;
         let mut session = Session::new(config, Router::new()).map_err(|e| e.to_string())?;
         session
             .request(now, &self.request)
             .map_err(|e| e.to_string())?;
         Ok(session)
+    }
+
+    /// Whether a response is the whole answer the flow asked for: a success (2.xx) carrying
+    /// exactly [`FlowPlan::response_bytes`]. Anything else (the server's 5.00 for a message
+    /// over our Max-Message-Size, a cut body) ends the flow incomplete: a flow is complete only
+    /// when every answer arrived whole.
+    pub(super) fn is_whole(&self, code: Code, body_len: usize) -> bool {
+        code.class() == 2 && body_len as u64 == self.response_bytes
     }
 }
 
@@ -148,6 +167,9 @@ pub(super) struct Progress {
     pub(super) requests: u32,
     /// Request → response time of every completed exchange.
     pub(super) rtts: Vec<Duration>,
+    /// Responses that were not whole answers ([`FlowPlan::is_whole`]); each ends its flow
+    /// incomplete (the record's `failed_exchanges`).
+    pub(super) partial_answers: u32,
 }
 
 impl Progress {
@@ -199,18 +221,20 @@ impl Progress {
 }
 
 /// The flows.csv row of TCP flow `i`: `transmissions`/`retransmissions` are its data segments
-/// (spec §7), every request over the stream counts as sent once, and `setup_s` runs from the
-/// first SYN to the SYN-ACK. `unnecessary_retransmissions` is left 0 for the caller.
+/// (spec §7), every request over the stream counts as sent once, `failed_exchanges` counts
+/// the answers that were not whole, and `setup_s` runs from the first SYN to the SYN-ACK.
+/// `unnecessary_retransmissions` is left 0 for the caller.
 pub(super) fn flow_record(
     i: u32,
     cc: &str,
     workload: &'static str,
-    times: FlowTimes,
-    rtts: &[Duration],
+    progress: &Progress,
     n: SegmentCounts,
     bytes_up_down: (u64, u64),
 ) -> FlowRecord {
+    let (times, rtts) = (progress.times, &progress.rtts);
     let mut metrics = FlowMetrics::default();
+    metrics.failed_exchanges = progress.partial_answers;
     metrics.first_sent = times.get_at;
     metrics.finished = times.done_at;
     metrics.exchanges = rtts.len() as u32;
@@ -233,4 +257,45 @@ pub(super) fn flow_record(
         rto_count: n.rtos,
     });
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn plan(flows: &str) -> FlowPlan {
+        let text = format!("name = \"t\"\n[[flows]]\n{flows}");
+        let config = Scenario::parse(&text, "t.toml").unwrap().config(0).unwrap();
+        FlowPlan::new(1, &config.flows[0], 0, "f")
+    }
+
+    #[test]
+    fn the_client_admits_the_whole_object_as_one_message() {
+        let long = |n: u64| {
+            plan(&format!(
+                "cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\nobject_bytes = {n}\n"
+            ))
+        };
+        let limit = |p: &FlowPlan| {
+            p.client_session(Instant::ZERO, 0)
+                .unwrap()
+                .config()
+                .max_message_size
+        };
+        // spec §5.1's 131,072 B up to 131,064-B objects, then the response frame's length.
+        assert_eq!(limit(&long(102_400)), Some(131_072));
+        assert_eq!(limit(&long(131_064)), Some(131_072));
+        assert_eq!(limit(&long(131_065)), Some(131_073));
+        assert_eq!(limit(&long(8 << 20)), Some((8 << 20) + 8));
+        let p = long(200_000);
+        assert!(p.is_whole(Code::CONTENT, 200_000));
+        assert!(!p.is_whole(Code::CONTENT, 199_999));
+        // What the server answered a 200,000-B object before: 5.00 with no body.
+        assert!(!p.is_whole(Code::INTERNAL_SERVER_ERROR, 0));
+        let short = plan("cc = \"tcp-newreno\"\nresponse_payload_bytes = 60\n");
+        assert_eq!(limit(&short), Some(131_072));
+        assert!(short.is_whole(Code::CHANGED, 60));
+        assert!(!short.is_whole(Code::CHANGED, 53));
+    }
 }

@@ -7,7 +7,9 @@ use super::{client, events, pump, server, t, write_bytes, writes};
 use crate::endpoint::Request;
 use crate::event::RequestId;
 use crate::resource::Router;
-use crate::tcp::{RequestError, Session, SessionConfig, SessionEvent, WriteKind};
+use crate::tcp::{
+    RequestError, Session, SessionConfig, SessionConfigError, SessionEvent, WriteKind,
+};
 
 #[test]
 fn long_transfer_is_one_102408_byte_message_with_an_8_byte_header() {
@@ -331,4 +333,75 @@ fn a_request_carries_its_query_after_its_path() {
     expected.push(0x03);
     expected.extend_from_slice(b"a=1");
     assert_eq!(w[1], expected);
+}
+
+/// The body the experiments' client receives for `GET data/N` from the experiments' server
+/// (after both CSMs): the response code, payload length and frame bytes.
+fn get_data(client_config: SessionConfig, n: usize) -> (Code, usize, usize) {
+    let mut c = Session::new(client_config, Router::new()).unwrap();
+    let mut s = server();
+    c.request(t(0), &Request::get(&format!("data/{n}")))
+        .unwrap();
+    pump(&mut c, &mut s, t(1));
+    pump(&mut s, &mut c, t(2));
+    events(&mut c)
+        .into_iter()
+        .find_map(|e| match e {
+            SessionEvent::RequestCompleted {
+                code,
+                body_len,
+                bytes,
+                ..
+            } => Some((code, body_len, bytes)),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn spec_max_message_size_admits_objects_up_to_131_064_bytes() {
+    // 131,064 + 8 B of header = 131,072 B, spec §5.1's Max-Message-Size; one byte more is
+    // refused by the server with a 5.00 (a response of 3 B, not the object).
+    assert_eq!(
+        get_data(SessionConfig::client(), 131_064),
+        (Code::CONTENT, 131_064, 131_072)
+    );
+    assert_eq!(
+        get_data(SessionConfig::client(), 131_065),
+        (Code::INTERNAL_SERVER_ERROR, 0, 3)
+    );
+}
+
+#[test]
+fn admitting_response_raises_max_message_size_to_the_objects_frame() {
+    let admitting = |n| SessionConfig::client().admitting_response(n).unwrap();
+    // Up to 131,064 B spec §5.1's 131,072 B stays (so its CSM stays 6 B).
+    assert_eq!(admitting(131_064), SessionConfig::client());
+    assert_eq!(admitting(0), SessionConfig::client());
+    // Above, exactly the response frame: 8 B of header with a 1-B token.
+    assert_eq!(admitting(131_065).max_message_size, Some(131_073));
+    assert_eq!(admitting(8 << 20).max_message_size, Some((8 << 20) + 8));
+    for n in [131_065, 200_000, 8 << 20] {
+        assert_eq!(get_data(admitting(n as u64), n), (Code::CONTENT, n, n + 8));
+    }
+    // A 2-B token adds one byte of header.
+    let two = SessionConfig {
+        token_len: 2,
+        ..SessionConfig::client()
+    };
+    assert_eq!(
+        two.admitting_response(200_000).unwrap().max_message_size,
+        Some(200_009)
+    );
+    // The largest frame a 4-byte Max-Message-Size can say is u32::MAX bytes.
+    let max_payload = u64::from(u32::MAX) - 8;
+    assert_eq!(admitting(max_payload).max_message_size, Some(u32::MAX));
+    assert_eq!(
+        SessionConfig::client().admitting_response(max_payload + 1),
+        Err(SessionConfigError::ResponseTooLarge(max_payload + 1))
+    );
+    assert_eq!(
+        SessionConfig::client().admitting_response(u64::MAX),
+        Err(SessionConfigError::ResponseTooLarge(u64::MAX))
+    );
 }

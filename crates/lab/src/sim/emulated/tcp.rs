@@ -526,6 +526,13 @@ impl Run {
                 self.events += c.client.read_into(now, session, &mut self.buf);
                 while let Some(event) = session.poll_event() {
                     match event {
+                        SessionEvent::RequestCompleted { code, body_len, .. }
+                            if !f.plan.is_whole(code, body_len) =>
+                        {
+                            // Not the whole answer: the flow ends incomplete, as simulated.
+                            f.progress.partial_answers += 1;
+                            f.failed = true;
+                        }
                         SessionEvent::RequestCompleted { at, started, .. } => {
                             let done = f.progress.completed(at, started, f.plan.quota);
                             if f.plan.batches.is_some() && (done || c.batch_left == 0) {
@@ -623,8 +630,7 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         i,
         &f.cc,
         f.plan.workload,
-        f.progress.times,
-        &f.progress.rtts,
+        &f.progress,
         n.segments,
         (n.bytes_up, n.bytes_down),
     )
