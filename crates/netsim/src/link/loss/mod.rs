@@ -253,9 +253,7 @@ impl LossStage {
                 Kind::NetemRandom(NetemRandom::new(params, last, draws))
             }
             LossModel::NetemState(params) => Kind::NetemState(NetemState::new(params, draws)),
-            LossModel::NetemGemodel(params) => {
-                Kind::NetemGemodel(NetemGemodel::new(params, draws))
-            }
+            LossModel::NetemGemodel(params) => Kind::NetemGemodel(NetemGemodel::new(params, draws)),
         };
         LossStage { kind }
     }
@@ -337,7 +335,10 @@ mod tests {
         let LossModel::NetemGemodel(g) = high else {
             panic!("{high:?}")
         };
-        assert_eq!((g.p, g.r, g.one_minus_h(), g.k1), (f(0.016 / 0.62), f(0.1), f(0.8), f(0.02)));
+        assert_eq!(
+            (g.p, g.r, g.one_minus_h(), g.k1),
+            (f(0.016 / 0.62), f(0.1), f(0.8), f(0.02))
+        );
         // 4-state, 10-packet bursts (formulas on profile_netem_state).
         let LossModel::NetemState(s) = LossModel::profile_netem_state("medium", 10.0).unwrap()
         else {
@@ -348,7 +349,12 @@ mod tests {
             (f(0.025), f(0.2), f(0.5), f(0.5), 0)
         );
         // Every form delivers the Table 5 average per packet offered (to u32 rounding).
-        for (name, mean) in [("none", 0.0), ("low", 0.02), ("medium", 0.10), ("high", 0.18)] {
+        for (name, mean) in [
+            ("none", 0.0),
+            ("low", 0.02),
+            ("medium", 0.10),
+            ("high", 0.18),
+        ] {
             for burst in [1.0, 5.0, 10.0, 40.0] {
                 let ge = LossModel::profile_netem_gemodel(name, burst).unwrap();
                 assert!((ge.mean_loss() - mean).abs() < 1e-8, "{name} {burst}");

@@ -150,12 +150,18 @@ mod tests {
             k1: 500,
         };
         let words = [
-            999, 500, //    GOOD: 999 < p → BAD next; 500 < 1-k? no → kept
-            2000, 3001, //  BAD: 2000 < r? no, stays; 3001 > h → lost
-            1999, 3000, //  BAD: 1999 < r → GOOD next; 3000 > h? no → kept (BAD's chance)
-            1000, 499, //   GOOD: 1000 < p? no; 499 < 1-k → lost (GOOD's chance)
-            0, u32::MAX, // GOOD: 0 < p → BAD; u32::MAX < 1-k? no → kept
-            u32::MAX, u32::MAX, // BAD: stays; u32::MAX > h → lost
+            999,
+            500, //    GOOD: 999 < p → BAD next; 500 < 1-k? no → kept
+            2000,
+            3001, //  BAD: 2000 < r? no, stays; 3001 > h → lost
+            1999,
+            3000, //  BAD: 1999 < r → GOOD next; 3000 > h? no → kept (BAD's chance)
+            1000,
+            499, //   GOOD: 1000 < p? no; 499 < 1-k → lost (GOOD's chance)
+            0,
+            u32::MAX, // GOOD: 0 < p → BAD; u32::MAX < 1-k? no → kept
+            u32::MAX,
+            u32::MAX, // BAD: stays; u32::MAX > h → lost
         ];
         let mut m = NetemGemodel::new(params, script::words(&words));
         let mut got = Vec::new();

@@ -188,16 +188,16 @@ mod tests {
         };
         use GiState::*;
         let steps: [(u32, bool, GiState); 10] = [
-            (49, true, LostInGap),     // 1: 49 < p14 → 4, lost
-            (0, false, TxInGap),       // 4: → 1 whatever the draw
-            (50, true, LostInBurst),   // 1: 50 ≥ p14, 50 < p13 + p14 = 150 → 3, lost
-            (500, true, LostInBurst),  // 3: 500 ≥ p31 + p32 = 500 → stays 3, lost
-            (299, false, TxInBurst),   // 3: 299 < p32 → 2, sent
-            (400, false, TxInBurst),   // 2: 400 ≥ p23 → stays 2, sent
-            (399, true, LostInBurst),  // 2: 399 < p23 → 3, lost
-            (300, false, TxInGap),     // 3: 300 ≥ p32, 300 < 500 → 1, sent
-            (150, false, TxInGap),     // 1: 150 ≥ 150 → stays 1, sent
-            (149, true, LostInBurst),  // 1: 149 < 150 → 3, lost
+            (49, true, LostInGap),    // 1: 49 < p14 → 4, lost
+            (0, false, TxInGap),      // 4: → 1 whatever the draw
+            (50, true, LostInBurst),  // 1: 50 ≥ p14, 50 < p13 + p14 = 150 → 3, lost
+            (500, true, LostInBurst), // 3: 500 ≥ p31 + p32 = 500 → stays 3, lost
+            (299, false, TxInBurst),  // 3: 299 < p32 → 2, sent
+            (400, false, TxInBurst),  // 2: 400 ≥ p23 → stays 2, sent
+            (399, true, LostInBurst), // 2: 399 < p23 → 3, lost
+            (300, false, TxInGap),    // 3: 300 ≥ p32, 300 < 500 → 1, sent
+            (150, false, TxInGap),    // 1: 150 ≥ 150 → stays 1, sent
+            (149, true, LostInBurst), // 1: 149 < 150 → 3, lost
         ];
         let words: Vec<u32> = steps.iter().map(|s| s.0).collect();
         let mut m = NetemState::new(params, script::words(&words));
