@@ -383,6 +383,40 @@ mod tests {
     }
 
     #[test]
+    fn netem_stages_draw_per_packet_from_the_draws_stream() {
+        // The stage is the model on `draws`; the instants do not matter (per packet offered).
+        let LossModel::NetemGemodel(ge) = LossModel::profile_netem_gemodel("high", 10.0).unwrap()
+        else {
+            panic!()
+        };
+        let mut stage =
+            LossStage::new(&LossModel::NetemGemodel(ge), stream(4, "d"), stream(4, "c"));
+        let mut alone = NetemGemodel::new(ge, stream(4, "d"));
+        for i in 0..10_000 {
+            assert_eq!(
+                stage.lose(Instant::from_millis(i % 7)),
+                alone.lose(),
+                "packet {i}"
+            );
+        }
+        // Correlated random loss: init_crandom()'s first value comes from `chain`.
+        let params = NetemRandomParams {
+            loss: netem::prob_from_fraction(0.3).unwrap(),
+            correlation: netem::prob_from_fraction(0.5).unwrap(),
+        };
+        let mut stage = LossStage::new(
+            &LossModel::NetemRandom(params),
+            stream(4, "d"),
+            stream(4, "c"),
+        );
+        let first = netem::draw_u32(&mut stream(4, "c"));
+        let mut alone = NetemRandom::new(params, first, stream(4, "d"));
+        for i in 0..10_000 {
+            assert_eq!(stage.lose(Instant::ZERO), alone.lose(), "packet {i}");
+        }
+    }
+
+    #[test]
     fn bernoulli_two_percent_over_a_long_run() {
         // n = 10^6: σ = sqrt(0.02·0.98/n) = 1.4e-4; bound 5σ = 7e-4.
         let model = LossModel::Bernoulli { p: 0.02 };
