@@ -1,10 +1,12 @@
 //! What Linux netem's three loss models share: 32-bit probabilities, 32-bit draws and tc's
 //! percentage syntax.
 //!
-//! Followed: `net/sched/sch_netem.c` of Linux 6.18 (MyWRT/linux-6.18.y at ba2cadd, the
-//! `prandom_u32_state` era; the loss logic is unchanged since the 4-state and Gilbert-Elliott
-//! models were added in 2.6.39) and iproute2 `tc/q_netem.c` and `tc/tc_util.c` at ee2a4a8
-//! (2026-06). netem compares a uniform `u32` draw with a `u32` probability scaled so that
+//! Followed: `net/sched/sch_netem.c` of Linux 6.18 (MyWRT/linux-6.18.y at ba2cadd, where the
+//! draws come from the qdisc's own seedable `prandom_u32_state`) and iproute2 `tc/q_netem.c`
+//! and `tc/tc_util.c` at ee2a4a8 (2026-06). Recent kernels differ from it only in the random
+//! source (`prandom_u32()`, then `get_random_u32()`); the first versions of the models
+//! (2.6.39 era) were different code: their `loss_gilb_ell()` fell through from GOOD into BAD
+//! for lack of a `break`, and their `loss_4state()` branched otherwise. netem compares a uniform `u32` draw with a `u32` probability scaled so that
 //! `UINT32_MAX` means 100 %: tc's `set_percent()` stores `rint(fraction · UINT32_MAX)`.
 //!
 //! The draws come from the run's injected streams, not from netem's `prandom` generator: the
