@@ -32,7 +32,10 @@ pub mod topology;
 pub use config::{ConfigError, NetworkConfig, Preset, PRESET_NAMES};
 pub use engine::EventQueue;
 pub use link::delay::{DelayConfig, JitterMode};
-pub use link::loss::{CtmcParams, GeParams, LossModel, PROFILE_NAMES};
+pub use link::loss::{
+    CtmcParams, GeParams, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
+    ProfileError, DEFAULT_BURST_PACKETS, PROFILE_NAMES,
+};
 pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};
 pub use record::{Delivery, Direction, Fate, PacketId, PacketRecord};
 pub use topology::{client_addr, SendError, Star, SERVER_ADDR};

@@ -4,7 +4,11 @@
 //! order and with the same meaning as docs/scenarios.md describes.
 
 use coaplab_cc::time::Duration;
-use coaplab_netsim::{JitterMode, LossModel, NetworkConfig};
+use coaplab_netsim::link::loss::netem;
+use coaplab_netsim::{
+    JitterMode, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams, NetworkConfig,
+    DEFAULT_BURST_PACKETS,
+};
 
 /// A preset and overrides of its values.
 #[derive(clap::Args, Debug, Clone)]
@@ -61,12 +65,82 @@ pub(crate) struct LinkOpts {
     /// What rest-of-path jitter does to packet order.
     #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
     rest_jitter_mode: Option<String>,
-    /// Link errors (spec §3): none, low, medium, high, or bernoulli:P (drop probability P).
+    /// Link errors (spec §3): none, low, medium, high (realised by --error-model), or
+    /// bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
+    /// parameters in percent (optional %; omitted trailing values take tc's defaults):
+    /// netem-random:P[,CORR] (tc `loss random`), netem-state:p13[,p31[,p32[,p23[,p14]]]]
+    /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).
     #[arg(long, value_name = "PROFILE")]
     loss: Option<String>,
-    /// How the medium and high profiles are realised.
-    #[arg(long, value_name = "MODEL", default_value = "ctmc", value_parser = ["ctmc", "gilbert-elliott"])]
+    /// How the medium and high profiles are realised: ctmc (time-based chain, 1-s bursts),
+    /// gilbert-elliott (per packet, r = 0.1), or netem's per-packet models netem-state and
+    /// netem-gemodel (bursts of --loss-burst-packets).
+    #[arg(long, value_name = "MODEL", default_value = "ctmc",
+          value_parser = ["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"])]
     error_model: String,
+    /// Mean burst length in packets of the netem-state / netem-gemodel profiles
+    /// [default: 10].
+    #[arg(long, value_name = "PACKETS")]
+    loss_burst_packets: Option<f64>,
+}
+
+/// `--loss NAME:V1,V2,..`: netem percentages, at least one and at most `max`.
+fn netem_values(loss: &str, values: &str, max: usize) -> Result<Vec<u32>, String> {
+    let list: Vec<&str> = values.split(',').collect();
+    if list.len() > max {
+        return Err(format!("--loss {loss}: at most {max} values"));
+    }
+    list.iter()
+        .map(|v| {
+            netem::parse_percent(v).ok_or_else(|| {
+                format!(
+                    "--loss {loss}: '{v}' is not a percentage in [0, 100] (tc syntax: 2.5 or 2.5%)"
+                )
+            })
+        })
+        .collect()
+}
+
+/// netem's models written as tc's values (`netem-gemodel:2.5,10,50,0`), or `None` when
+/// `loss` names none of them.
+fn netem_model(loss: &str) -> Option<Result<LossModel, String>> {
+    let (name, values) = loss.split_once(':')?;
+    let parsed = match name {
+        "netem-random" => netem_values(loss, values, 2).map(|v| {
+            LossModel::NetemRandom(NetemRandomParams {
+                loss: v[0],
+                correlation: v.get(1).copied().unwrap_or(0),
+            })
+        }),
+        "netem-state" => netem_values(loss, values, 5).and_then(|v| {
+            let tc = NetemStateParams::tc_defaults(v[0]);
+            let params = NetemStateParams {
+                p31: v.get(1).copied().unwrap_or(tc.p31),
+                p32: v.get(2).copied().unwrap_or(tc.p32),
+                p23: v.get(3).copied().unwrap_or(tc.p23),
+                p14: v.get(4).copied().unwrap_or(tc.p14),
+                ..tc
+            };
+            match params.invalid_parameter() {
+                Some(_) => Err(format!(
+                    "--loss {loss}: p13 + p14 and p31 + p32 must be at most 100"
+                )),
+                None => Ok(LossModel::NetemState(params)),
+            }
+        }),
+        "netem-gemodel" => netem_values(loss, values, 4).map(|v| {
+            // tc's defaults: r = 100 − p, 1-h = 100, 1-k = 0.
+            let r = netem::prob_from_fraction(1.0 - netem::fraction_of(v[0])).unwrap_or(0);
+            LossModel::NetemGemodel(NetemGeParams {
+                p: v[0],
+                r: v.get(1).copied().unwrap_or(r),
+                h: u32::MAX - v.get(2).copied().unwrap_or(u32::MAX),
+                k1: v.get(3).copied().unwrap_or(0),
+            })
+        }),
+        _ => return None,
+    };
+    Some(parsed)
 }
 
 fn millis(ms: f64) -> Result<Duration, String> {
@@ -164,13 +238,37 @@ impl LinkOpts {
                 .map_err(|_| format!("--loss {loss}: P must be a number in [0, 1]"))?;
             return Ok(LossModel::Bernoulli { p });
         }
-        let model = if self.error_model == "gilbert-elliott" {
-            LossModel::profile_gilbert_elliott(loss)
-        } else {
-            LossModel::profile(loss)
+        if let Some(model) = netem_model(loss) {
+            return model;
+        }
+        let expected = || {
+            format!(
+                "--loss {loss}: one of none, low, medium, high, bernoulli:P, netem-random:P[,CORR], \
+                 netem-state:p13[,p31[,p32[,p23[,p14]]]] or netem-gemodel:p[,r[,1-h[,1-k]]]"
+            )
         };
-        model
-            .ok_or_else(|| format!("--loss {loss}: one of none, low, medium, high, or bernoulli:P"))
+        let burst = match (
+            self.loss_burst_packets,
+            self.error_model.starts_with("netem-"),
+        ) {
+            (Some(_), false) => {
+                return Err(
+                    "--loss-burst-packets needs --error-model netem-state or netem-gemodel".into(),
+                )
+            }
+            (Some(b), true) => b,
+            (None, _) => DEFAULT_BURST_PACKETS,
+        };
+        let netem = |e: coaplab_netsim::ProfileError| match e {
+            coaplab_netsim::ProfileError::UnknownProfile => expected(),
+            e => format!("--loss {loss} --error-model {}: {e}", self.error_model),
+        };
+        match self.error_model.as_str() {
+            "gilbert-elliott" => LossModel::profile_gilbert_elliott(loss).ok_or_else(expected),
+            "netem-state" => LossModel::profile_netem_state(loss, burst).map_err(netem),
+            "netem-gemodel" => LossModel::profile_netem_gemodel(loss, burst).map_err(netem),
+            _ => LossModel::profile(loss).ok_or_else(expected),
+        }
     }
 }
 
@@ -212,6 +310,68 @@ mod tests {
             parse(&[]).unwrap(),
             NetworkConfig::from_preset_name("nbiot").unwrap()
         );
+    }
+
+    #[test]
+    fn netem_models_take_tcs_values() {
+        let pct = |x: f64| netem::prob_from_percent(x).unwrap();
+        let n = parse(&["--loss", "netem-gemodel:2.5,10%,50,0"]).unwrap();
+        assert_eq!(
+            n.up.loss,
+            LossModel::NetemGemodel(NetemGeParams {
+                p: pct(2.5),
+                r: pct(10.0),
+                h: u32::MAX - pct(50.0),
+                k1: 0
+            })
+        );
+        let n = parse(&["--loss", "netem-state:5"]).unwrap();
+        assert_eq!(
+            n.down.loss,
+            LossModel::NetemState(NetemStateParams::tc_defaults(pct(5.0)))
+        );
+        let n = parse(&["--loss", "netem-random:2,25"]).unwrap();
+        assert_eq!(
+            n.down.loss,
+            LossModel::NetemRandom(NetemRandomParams {
+                loss: pct(2.0),
+                correlation: pct(25.0)
+            })
+        );
+        let n = parse(&["--loss", "high", "--error-model", "netem-gemodel"]).unwrap();
+        assert_eq!(
+            n.down.loss,
+            LossModel::profile_netem_gemodel("high", DEFAULT_BURST_PACKETS).unwrap()
+        );
+        let args = [
+            "--loss",
+            "medium",
+            "--error-model",
+            "netem-state",
+            "--loss-burst-packets",
+            "20",
+        ];
+        assert_eq!(
+            parse(&args).unwrap().down.loss,
+            LossModel::profile_netem_state("medium", 20.0).unwrap()
+        );
+        for bad in [
+            &["--loss", "netem-gemodel:120"][..],
+            &["--loss", "netem-gemodel:1,2,3,4,5"],
+            &["--loss", "netem-state:60,0,0,0,50"],
+            &["--loss", "netem-random:x"],
+            &["--loss", "medium", "--loss-burst-packets", "20"],
+            &[
+                "--loss",
+                "medium",
+                "--error-model",
+                "netem-state",
+                "--loss-burst-packets",
+                "2",
+            ],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use coaplab_netsim::link::loss::netem::fraction_of;
 use coaplab_netsim::tcp::{TcpConfig, BBR_PARAMS};
 use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
 
@@ -50,6 +51,23 @@ pub fn config_json(config: &RunConfig) -> Value {
         }) => json!({
             "model": "gilbert-elliott", "p": p, "r": r, "loss_good": loss_good, "loss_bad": loss_bad,
         }),
+        // netem's models as fractions under tc's names, with the per-packet mean they deliver.
+        LossModel::NetemRandom(n) => json!({
+            "model": "netem-random", "p": fraction_of(n.loss),
+            "correlation": fraction_of(n.correlation), "mean_loss": net.down.loss.mean_loss(),
+        }),
+        LossModel::NetemState(n) => json!({
+            "model": "netem-state", "p13": fraction_of(n.p13), "p31": fraction_of(n.p31),
+            "p32": fraction_of(n.p32), "p23": fraction_of(n.p23), "p14": fraction_of(n.p14),
+            "mean_loss": net.down.loss.mean_loss(),
+        }),
+        LossModel::NetemGemodel(n) => {
+            let (p, r, one_minus_h, one_minus_k) = n.fractions();
+            json!({
+                "model": "netem-gemodel", "p": p, "r": r, "1-h": one_minus_h, "1-k": one_minus_k,
+                "mean_loss": net.down.loss.mean_loss(),
+            })
+        }
     };
     let flows: Vec<Value> = config
         .flows

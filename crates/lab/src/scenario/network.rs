@@ -3,8 +3,10 @@
 //! applies them onto a [`NetworkConfig`].
 
 use coaplab_cc::time::Duration;
+use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::{
-    CtmcParams, GeParams, JitterMode, LossModel, NetworkConfig, Preset, PRESET_NAMES,
+    CtmcParams, GeParams, JitterMode, LossModel, NetemGeParams, NetemRandomParams,
+    NetemStateParams, NetworkConfig, Preset, DEFAULT_BURST_PACKETS, PRESET_NAMES,
 };
 use toml_edit::{Item, Value};
 
@@ -32,11 +34,18 @@ const NETWORK_KEYS: &[&str] = &[
     "rest_jitter_mode",
     "loss",
     "error_model",
+    "loss_burst_packets",
 ];
 
-/// The error models a profile can be realised with: `ctmc` ([`LossModel::profile`]) or
-/// `gilbert-elliott` ([`LossModel::profile_gilbert_elliott`]).
-const ERROR_MODELS: &[&str] = &["ctmc", "gilbert-elliott"];
+/// The error models a profile can be realised with: `ctmc` ([`LossModel::profile`]),
+/// `gilbert-elliott` ([`LossModel::profile_gilbert_elliott`]), or netem's per-packet models
+/// `netem-state` ([`LossModel::profile_netem_state`]) and `netem-gemodel`
+/// ([`LossModel::profile_netem_gemodel`]).
+const ERROR_MODELS: &[&str] = &["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"];
+
+/// The loss table models.
+const TABLE_MODELS: &str = "bernoulli, ctmc, gilbert-elliott, netem-random, netem-state, \
+                            netem-gemodel";
 
 /// The network of `[network]`: netsim's configuration, its preset and the loss label.
 pub(super) struct Network {
@@ -168,15 +177,26 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     let model = r
         .scalar(t, p, "error_model", |v| choice(v, ERROR_MODELS))?
         .unwrap_or_else(|| "ctmc".to_string());
+    let burst = r.scalar(t, p, "loss_burst_packets", |v| {
+        if model.starts_with("netem-") {
+            float(v, 1.0, 1e6)
+        } else {
+            Err("absent unless error_model is netem-state or netem-gemodel".to_string())
+        }
+    })?;
+    let profiles = Profiles {
+        model: &model,
+        burst_packets: burst.unwrap_or(DEFAULT_BURST_PACKETS),
+    };
     if let Some(item) = t.get("loss") {
         let (loss, label) = match item {
             Item::Table(table) => {
                 let inline = Value::InlineTable(table.clone().into_inline_table());
-                loss_value(&inline, &model)
+                loss_value(&inline, &profiles)
                     .map_err(|e| r.bad(item.span(), "network.loss", "(table)", e))?
             }
             _ => r
-                .scalar(t, p, "loss", |v| loss_value(v, &model))?
+                .scalar(t, p, "loss", |v| loss_value(v, &profiles))?
                 .unwrap_or((LossModel::None, "none".to_string())),
         };
         net.set_loss(loss);
@@ -185,24 +205,50 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     Ok(out)
 }
 
+/// How profile names are realised: `error_model` and `loss_burst_packets`.
+struct Profiles<'a> {
+    model: &'a str,
+    burst_packets: f64,
+}
+
+impl Profiles<'_> {
+    /// Profile `name` under this error model.
+    fn profile(&self, name: &str) -> Result<LossModel, String> {
+        let unknown =
+            || format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS} }}");
+        let netem = |e: coaplab_netsim::ProfileError| match e {
+            coaplab_netsim::ProfileError::UnknownProfile => unknown(),
+            e => format!(
+                "{e} for {name} under {} (network.loss_burst_packets)",
+                self.model
+            ),
+        };
+        match self.model {
+            "gilbert-elliott" => LossModel::profile_gilbert_elliott(name).ok_or_else(unknown),
+            "netem-gemodel" => {
+                LossModel::profile_netem_gemodel(name, self.burst_packets).map_err(netem)
+            }
+            "netem-state" => {
+                LossModel::profile_netem_state(name, self.burst_packets).map_err(netem)
+            }
+            _ => LossModel::profile(name).ok_or_else(unknown),
+        }
+    }
+}
+
 /// A loss setting: a profile name or a table `{ model = .., .. }`, with its results label.
-fn loss_value(v: &Value, error_model: &str) -> Result<(LossModel, String), String> {
-    let expected = "one of none, low, medium, high, or a table { model = \"bernoulli\" | \
-                    \"ctmc\" | \"gilbert-elliott\", ... }";
+fn loss_value(v: &Value, profiles: &Profiles<'_>) -> Result<(LossModel, String), String> {
+    let expected =
+        format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS}, ... }}");
     match v {
         Value::String(s) => {
             let name = s.value().as_str();
-            let profile = if error_model == "gilbert-elliott" {
-                LossModel::profile_gilbert_elliott(name)
-            } else {
-                LossModel::profile(name)
-            };
-            profile
+            profiles
+                .profile(name)
                 .map(|model| (model, name.to_string()))
-                .ok_or_else(|| expected.to_string())
         }
         Value::InlineTable(t) => loss_table(t).map(|m| (m, compact(v))),
-        _ => Err(expected.to_string()),
+        _ => Err(expected),
     }
 }
 
@@ -216,7 +262,7 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
     let model = t
         .get("model")
         .and_then(Value::as_str)
-        .ok_or("a loss table with model = \"bernoulli\" | \"ctmc\" | \"gilbert-elliott\"")?;
+        .ok_or_else(|| format!("a loss table with model one of {TABLE_MODELS}"))?;
     let keys: &[&str] = match model {
         "bernoulli" => &["model", "p"],
         "ctmc" => &[
@@ -227,9 +273,12 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
             "loss_burst",
         ],
         "gilbert-elliott" => &["model", "p", "r", "loss_good", "loss_bad"],
+        "netem-random" => &["model", "p", "correlation"],
+        "netem-state" => &["model", "p13", "p31", "p32", "p23", "p14"],
+        "netem-gemodel" => &["model", "p", "r", "1-h", "1-k"],
         other => {
             return Err(format!(
-                "loss model one of bernoulli, ctmc, gilbert-elliott (not \"{other}\")"
+                "loss model one of {TABLE_MODELS} (not \"{other}\")"
             ))
         }
     };
@@ -248,6 +297,14 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
         }
     };
     let secs = |k: &str| num(k, 1e-6, 1e7, None).map(Duration::from_secs_f64_round_us);
+    // netem's values are percentages as tc reads them (a number, or a string ending in %),
+    // scaled as tc's set_percent() does; absent ones take tc's defaults.
+    let pct = |k: &str, default: Option<u32>| -> Result<u32, String> {
+        match t.get(k) {
+            Some(v) => percent(v).map_err(|e| format!("'{k}' {e}")),
+            None => default.ok_or_else(|| format!("a {model} table with '{k}'")),
+        }
+    };
     Ok(match model {
         "bernoulli" => LossModel::Bernoulli {
             p: num("p", 0.0, 1.0, None)?,
@@ -258,11 +315,154 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
             loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
             loss_burst: num("loss_burst", 0.0, 1.0, Some(1.0))?,
         }),
-        _ => LossModel::GilbertElliott(GeParams {
+        "gilbert-elliott" => LossModel::GilbertElliott(GeParams {
             p: num("p", 0.0, 1.0, None)?,
             r: num("r", 0.0, 1.0, None)?,
             loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
             loss_bad: num("loss_bad", 0.0, 1.0, Some(1.0))?,
         }),
+        "netem-random" => LossModel::NetemRandom(NetemRandomParams {
+            loss: pct("p", None)?,
+            correlation: pct("correlation", Some(0))?,
+        }),
+        "netem-state" => {
+            let tc = NetemStateParams::tc_defaults(pct("p13", None)?);
+            let params = NetemStateParams {
+                p31: pct("p31", Some(tc.p31))?,
+                p32: pct("p32", Some(tc.p32))?,
+                p23: pct("p23", Some(tc.p23))?,
+                p14: pct("p14", Some(tc.p14))?,
+                ..tc
+            };
+            if let Some(k) = params.invalid_parameter() {
+                let sum = if k == "p14" { "p13 + p14" } else { "p31 + p32" };
+                return Err(format!(
+                    "a netem-state table with {sum} at most 100 (see '{k}')"
+                ));
+            }
+            LossModel::NetemState(params)
+        }
+        _ => {
+            // tc's defaults for `gemodel p`: r = 1 − p, 1-h = 100 %, 1-k = 0.
+            let p = pct("p", None)?;
+            let r_default = netem::prob_from_fraction(1.0 - netem::fraction_of(p));
+            LossModel::NetemGemodel(NetemGeParams {
+                p,
+                r: pct("r", r_default)?,
+                h: u32::MAX - pct("1-h", Some(u32::MAX))?,
+                k1: pct("1-k", Some(0))?,
+            })
+        }
     })
+}
+
+/// A netem percentage as tc reads it: a number in `[0, 100]`, or a string such as `"2.5%"`.
+fn percent(v: &Value) -> Result<u32, String> {
+    let expected = || "a percentage in [0, 100] (2.5 or \"2.5%\", as tc)".to_string();
+    match v {
+        Value::Integer(i) => netem::prob_from_percent(*i.value() as f64).ok_or_else(expected),
+        Value::Float(x) => netem::prob_from_percent(*x.value()).ok_or_else(expected),
+        Value::String(s) => netem::parse_percent(s.value()).ok_or_else(expected),
+        _ => Err(expected()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use coaplab_netsim::link::loss::netem::prob_from_percent;
+    use coaplab_netsim::{LossModel, NetemGeParams, NetemStateParams};
+
+    use crate::scenario::Scenario;
+
+    fn loss_of(network: &str) -> Result<LossModel, (usize, Option<String>, String)> {
+        let text = format!("name = \"x\"\n[network]\n{network}\n[[flows]]\ncc = \"default\"\n");
+        Scenario::parse(&text, "t.toml")
+            .and_then(|s| s.config(0))
+            .map(|c| c.network.down.loss)
+            .map_err(|e| (e.line(), e.key().map(str::to_string), e.to_string()))
+    }
+
+    fn pct(x: f64) -> u32 {
+        prob_from_percent(x).unwrap()
+    }
+
+    #[test]
+    fn netem_error_models_realise_the_profiles() {
+        let ge = loss_of("error_model = \"netem-gemodel\"\nloss = \"medium\"").unwrap();
+        assert_eq!(
+            ge,
+            LossModel::profile_netem_gemodel("medium", coaplab_netsim::DEFAULT_BURST_PACKETS)
+                .unwrap()
+        );
+        let st = loss_of("error_model = \"netem-state\"\nloss_burst_packets = 20\nloss = \"high\"");
+        assert_eq!(
+            st.unwrap(),
+            LossModel::profile_netem_state("high", 20.0).unwrap()
+        );
+        // Without error_model the profiles are unchanged (time-based chain).
+        assert!(matches!(
+            loss_of("loss = \"medium\"").unwrap(),
+            LossModel::Ctmc(_)
+        ));
+        // The burst length only means something for netem's models; too short is refused.
+        let e = loss_of("loss_burst_packets = 5\nloss = \"medium\"").unwrap_err();
+        assert_eq!(
+            (e.0, e.1.as_deref()),
+            (3, Some("network.loss_burst_packets"))
+        );
+        let e = loss_of("error_model = \"netem-state\"\nloss_burst_packets = 2\nloss = \"medium\"")
+            .unwrap_err();
+        assert_eq!((e.0, e.1.as_deref()), (5, Some("network.loss")));
+        assert!(e.2.contains("at least 4 packets"), "{}", e.2);
+    }
+
+    #[test]
+    fn netem_tables_take_tc_percentages_and_defaults() {
+        let ge =
+            loss_of("loss = { model = \"netem-gemodel\", p = 2.5, r = \"10%\", \"1-h\" = 50 }");
+        assert_eq!(
+            ge.unwrap(),
+            LossModel::NetemGemodel(NetemGeParams {
+                p: pct(2.5),
+                r: pct(10.0),
+                h: u32::MAX - pct(50.0),
+                k1: 0
+            })
+        );
+        // tc: gemodel p alone → r = 100 − p, 1-h = 100 %, 1-k = 0.
+        let ge = loss_of("loss = { model = \"netem-gemodel\", p = 20 }").unwrap();
+        assert_eq!(
+            ge,
+            LossModel::NetemGemodel(NetemGeParams {
+                p: pct(20.0),
+                r: pct(80.0),
+                h: 0,
+                k1: 0
+            })
+        );
+        // tc: state p13 alone → p31 = 100 − p13, p32 = 0, p23 = 100, p14 = 0.
+        let st = loss_of("loss = { model = \"netem-state\", p13 = 5, p14 = 1 }").unwrap();
+        assert_eq!(
+            st,
+            LossModel::NetemState(NetemStateParams {
+                p13: pct(5.0),
+                p31: pct(95.0),
+                p32: 0,
+                p23: u32::MAX,
+                p14: pct(1.0)
+            })
+        );
+        let rnd = loss_of("loss = { model = \"netem-random\", p = 2, correlation = 25 }");
+        assert!(matches!(rnd.unwrap(), LossModel::NetemRandom(r) if r.correlation == pct(25.0)));
+        // Out of range, unknown key, wrapping sum: errors naming network.loss on its line.
+        for bad in [
+            "loss = { model = \"netem-gemodel\", p = 120 }",
+            "loss = { model = \"netem-gemodel\", p = 1, h = 3 }",
+            "loss = { model = \"netem-state\", p13 = 60, p14 = 50 }",
+            "loss = { model = \"netem-random\", p = \"x%\" }",
+        ] {
+            let e = loss_of(bad).unwrap_err();
+            assert_eq!((e.0, e.1.as_deref()), (3, Some("network.loss")), "{bad}");
+        }
+    }
 }

@@ -4,13 +4,23 @@
 //! already used link time. Every packet, whatever its size or type, gets the same treatment.
 //! Models: [`LossModel::None`], [`LossModel::Bernoulli`], the time-based two-state Markov chain
 //! ([`Ctmc`], the default for the `low`/`medium`/`high` profiles' bursty cases) and the
-//! packet-based Gilbert-Elliott chain with netem `gemodel` semantics ([`GilbertElliott`]).
+//! packet-based Gilbert-Elliott chain with netem `gemodel` semantics in `f64` draws
+//! ([`GilbertElliott`]), and Linux netem's three loss models in netem's own integer arithmetic
+//! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; spec §3 revised 2026-11-24), which the
+//! `netem-state` / `netem-gemodel` error models use for the paper profiles.
 
 mod ctmc;
 mod gilbert_elliott;
+pub mod netem;
+mod netem_gemodel;
+mod netem_random;
+mod netem_state;
 
 pub use ctmc::{Ctmc, CtmcParams, HISTORY_SEGMENTS};
 pub use gilbert_elliott::{GeParams, GilbertElliott};
+pub use netem_gemodel::{GeState, NetemGeParams, NetemGemodel};
+pub use netem_random::{NetemRandom, NetemRandomParams};
+pub use netem_state::{GiState, NetemState, NetemStateParams};
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::Instant;
@@ -28,8 +38,53 @@ pub enum LossModel {
     },
     /// Time-based two-state continuous-time Markov chain (spec §3 default).
     Ctmc(CtmcParams),
-    /// Packet-based Gilbert-Elliott chain (netem `loss gemodel p r 1-h 1-k`).
+    /// Packet-based Gilbert-Elliott chain (netem `loss gemodel p r 1-h 1-k`) in `f64` draws.
     GilbertElliott(GeParams),
+    /// netem `loss random P [CORR]`, netem's integer arithmetic.
+    NetemRandom(NetemRandomParams),
+    /// netem `loss state p13 p31 p32 p23 p14` (4-state model), netem's integer arithmetic.
+    NetemState(NetemStateParams),
+    /// netem `loss gemodel p r 1-h 1-k`, netem's integer arithmetic.
+    NetemGemodel(NetemGeParams),
+}
+
+/// Default mean burst length, in packets, of the netem forms of the `medium` and `high`
+/// profiles ([`LossModel::profile_netem_gemodel`], [`LossModel::profile_netem_state`]): the
+/// `r = 0.1` that spec §3 fixed as its per-packet example before any per-packet run existed
+/// (docs/scenarios.md gives the principle and docs/calibration.md the sensitivity).
+pub const DEFAULT_BURST_PACKETS: f64 = 10.0;
+
+/// Spec §3 Table 5 for a bursty profile: (loss in the low-error state, loss in the error
+/// burst, average loss).
+fn table5(name: &str) -> Option<(f64, f64, f64)> {
+    match name {
+        "medium" => Some((0.0, 0.5, 0.10)),
+        "high" => Some((0.02, 0.8, 0.18)),
+        _ => None,
+    }
+}
+
+/// Why a netem form of a profile cannot be built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProfileError {
+    /// Not one of [`PROFILE_NAMES`].
+    UnknownProfile,
+    /// The mean burst length is below the least the model can express for this profile.
+    BurstTooShort {
+        /// The least mean burst length, in packets.
+        min_packets: f64,
+    },
+}
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileError::UnknownProfile => write!(f, "one of none, low, medium, high"),
+            ProfileError::BurstTooShort { min_packets } => {
+                write!(f, "a mean burst length of at least {min_packets} packets")
+            }
+        }
+    }
 }
 
 /// The names [`LossModel::profile`] accepts.
@@ -61,6 +116,80 @@ impl LossModel {
         }
     }
 
+    /// The profile `name` in netem terms with the Gilbert-Elliott model (`loss gemodel`):
+    /// `1-k` and `1-h` are Table 5's state loss rates, the share of packets finding BAD
+    /// `π_B = (average − 1-k)/(1-h − 1-k)` follows from the average, `r = 1/burst_packets`
+    /// (mean BAD sojourn in packets) and `p = r·π_B/(1 − π_B)`. `low` is netem's `loss random
+    /// 2%`, `none` no loss.
+    pub fn profile_netem_gemodel(name: &str, burst_packets: f64) -> Result<Self, ProfileError> {
+        let Some((good, bad, mean)) = table5(name) else {
+            return Self::profile_netem_plain(name);
+        };
+        if burst_packets.is_nan() || burst_packets < 1.0 {
+            return Err(ProfileError::BurstTooShort { min_packets: 1.0 });
+        }
+        let pi_b = (mean - good) / (bad - good);
+        let r = 1.0 / burst_packets;
+        let p = r * pi_b / (1.0 - pi_b);
+        NetemGeParams::from_fractions(p.min(1.0), r, bad, good)
+            .map(LossModel::NetemGemodel)
+            .ok_or(ProfileError::BurstTooShort { min_packets: 1.0 })
+    }
+
+    /// The profile `name` in netem terms with the 4-state model (`loss state`), for bursts
+    /// (states 2 and 3) of mean `L = burst_packets` packets:
+    /// * gap (states 1, 4) losses isolated at Table 5's low-error rate `e_G`:
+    ///   `p14 = e_G/(1 − e_G)`;
+    /// * in a burst, the next packet lost with the burst rate `e_B` whether the last one was
+    ///   or not, as far as the chain allows: `p23 = e_B`, `p32 = 1 − e_B`;
+    /// * bursts of mean `L`: `p31 = 1/(L·e_B)` (needs `L ≥ 1/e_B²`);
+    /// * the burst share `π_B` from the average as for gemodel:
+    ///   `p13 = (1 + p14)·π_B/(L·(1 − π_B))`.
+    ///
+    /// `low` is netem's `loss random 2%`, `none` no loss.
+    pub fn profile_netem_state(name: &str, burst_packets: f64) -> Result<Self, ProfileError> {
+        let Some((good, bad, mean)) = table5(name) else {
+            return Self::profile_netem_plain(name);
+        };
+        let min_packets = 1.0 / (bad * bad);
+        if burst_packets.is_nan() || burst_packets < min_packets {
+            return Err(ProfileError::BurstTooShort { min_packets });
+        }
+        let pi_b = (mean - good) / (bad - good);
+        let p14 = good / (1.0 - good);
+        let p13 = (1.0 + p14) * pi_b / (burst_packets * (1.0 - pi_b));
+        let p31 = 1.0 / (burst_packets * bad);
+        let f = |x: f64| netem::prob_from_fraction(x.min(1.0));
+        let params = (|| {
+            let p32 = f(1.0 - bad)?;
+            Some(NetemStateParams {
+                p13: f(p13)?,
+                // At the least burst length p31 + p32 = 100 % exactly, which the two roundings
+                // may overshoot by one unit.
+                p31: f(p31)?.min(u32::MAX - p32),
+                p32,
+                p23: f(bad)?,
+                p14: f(p14)?,
+            })
+        })();
+        match params {
+            Some(p) if p.invalid_parameter().is_none() => Ok(LossModel::NetemState(p)),
+            _ => Err(ProfileError::BurstTooShort { min_packets }),
+        }
+    }
+
+    /// `none` and `low` in netem terms (`low` = `loss random 2%`).
+    fn profile_netem_plain(name: &str) -> Result<Self, ProfileError> {
+        match name {
+            "none" => Ok(LossModel::None),
+            "low" => Ok(LossModel::NetemRandom(NetemRandomParams {
+                loss: netem::prob_from_fraction(0.02).unwrap_or(0),
+                correlation: 0,
+            })),
+            _ => Err(ProfileError::UnknownProfile),
+        }
+    }
+
     /// The long-run fraction of packets lost (for CTMC: of time in loss, i.e. of packets
     /// arriving independently of the chain).
     pub fn mean_loss(&self) -> f64 {
@@ -69,6 +198,9 @@ impl LossModel {
             LossModel::Bernoulli { p } => *p,
             LossModel::Ctmc(c) => c.mean_loss(),
             LossModel::GilbertElliott(g) => g.mean_loss(),
+            LossModel::NetemRandom(n) => n.mean_loss(),
+            LossModel::NetemState(n) => n.mean_loss(),
+            LossModel::NetemGemodel(n) => n.mean_loss(),
         }
     }
 
@@ -80,6 +212,9 @@ impl LossModel {
             LossModel::Bernoulli { p } => (!unit(*p)).then_some("p"),
             LossModel::Ctmc(c) => c.invalid_parameter(),
             LossModel::GilbertElliott(g) => g.invalid_parameter(),
+            LossModel::NetemState(n) => n.invalid_parameter(),
+            // Every u32 is a valid netem probability.
+            LossModel::NetemRandom(_) | LossModel::NetemGemodel(_) => None,
         }
     }
 }
@@ -96,11 +231,17 @@ enum Kind {
     Bernoulli { p: f64, draws: SeededRandom },
     Ctmc(Box<Ctmc>),
     GilbertElliott(GilbertElliott),
+    NetemRandom(NetemRandom),
+    NetemState(NetemState),
+    NetemGemodel(NetemGemodel),
 }
 
 impl LossStage {
     /// A stage for `model`. `draws` decides each packet; `chain` drives the CTMC's state
-    /// trajectory (kept separate so the channel's bursts do not depend on the traffic).
+    /// trajectory (kept separate so the channel's bursts do not depend on the traffic). The
+    /// netem models change state per packet, so they draw only from `draws`; netem's correlated
+    /// random loss takes its first value from `chain`, as `init_crandom()` takes it from the
+    /// kernel's entropy pool rather than from the qdisc's generator.
     pub fn new(model: &LossModel, draws: SeededRandom, chain: SeededRandom) -> Self {
         let kind = match *model {
             LossModel::None => Kind::None,
@@ -109,6 +250,13 @@ impl LossStage {
             LossModel::GilbertElliott(params) => {
                 Kind::GilbertElliott(GilbertElliott::new(params, draws))
             }
+            LossModel::NetemRandom(params) => {
+                let mut chain = chain;
+                let last = netem::draw_u32(&mut chain);
+                Kind::NetemRandom(NetemRandom::new(params, last, draws))
+            }
+            LossModel::NetemState(params) => Kind::NetemState(NetemState::new(params, draws)),
+            LossModel::NetemGemodel(params) => Kind::NetemGemodel(NetemGemodel::new(params, draws)),
         };
         LossStage { kind }
     }
@@ -120,6 +268,9 @@ impl LossStage {
             Kind::Bernoulli { p, draws } => draws.uniform01() < *p,
             Kind::Ctmc(c) => c.lose(at),
             Kind::GilbertElliott(g) => g.lose(),
+            Kind::NetemRandom(n) => n.lose(),
+            Kind::NetemState(n) => n.lose(),
+            Kind::NetemGemodel(n) => n.lose(),
         }
     }
 }
@@ -166,6 +317,103 @@ mod tests {
             LossModel::Bernoulli { p: 1.5 }.invalid_parameter(),
             Some("p")
         );
+    }
+
+    #[test]
+    fn netem_profiles_express_table_5() {
+        let f = |x: f64| netem::prob_from_fraction(x).unwrap();
+        // gemodel, 10-packet bursts: medium p = 0.1·0.2/0.8 = 2.5 %, r = 10 %, 1-h = 50 %,
+        // 1-k = 0; high p = 0.1·(0.16/0.78)/(0.62/0.78) = 0.1·0.16/0.62, 1-h = 80 %, 1-k = 2 %.
+        let medium = LossModel::profile_netem_gemodel("medium", DEFAULT_BURST_PACKETS).unwrap();
+        assert_eq!(
+            medium,
+            LossModel::NetemGemodel(NetemGeParams {
+                p: f(0.025),
+                r: f(0.1),
+                h: u32::MAX - f(0.5),
+                k1: 0
+            })
+        );
+        let high = LossModel::profile_netem_gemodel("high", 10.0).unwrap();
+        let LossModel::NetemGemodel(g) = high else {
+            panic!("{high:?}")
+        };
+        assert_eq!(
+            (g.p, g.r, g.one_minus_h(), g.k1),
+            (f(0.016 / 0.62), f(0.1), f(0.8), f(0.02))
+        );
+        // 4-state, 10-packet bursts (formulas on profile_netem_state).
+        let LossModel::NetemState(s) = LossModel::profile_netem_state("medium", 10.0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (s.p13, s.p31, s.p32, s.p23, s.p14),
+            (f(0.025), f(0.2), f(0.5), f(0.5), 0)
+        );
+        // Every form delivers the Table 5 average per packet offered (to u32 rounding).
+        for (name, mean) in [
+            ("none", 0.0),
+            ("low", 0.02),
+            ("medium", 0.10),
+            ("high", 0.18),
+        ] {
+            for burst in [1.0, 4.0, 10.0, 40.0] {
+                let ge = LossModel::profile_netem_gemodel(name, burst).unwrap();
+                assert!((ge.mean_loss() - mean).abs() < 1e-8, "{name} {burst}");
+                if burst >= 4.0 {
+                    let st = LossModel::profile_netem_state(name, burst).unwrap();
+                    assert!((st.mean_loss() - mean).abs() < 1e-8, "{name} {burst}");
+                }
+            }
+        }
+        // Bursts shorter than the model can express are refused with the least length.
+        assert_eq!(
+            LossModel::profile_netem_state("medium", 3.0),
+            Err(ProfileError::BurstTooShort { min_packets: 4.0 })
+        );
+        assert_eq!(
+            LossModel::profile_netem_gemodel("medium", 0.5),
+            Err(ProfileError::BurstTooShort { min_packets: 1.0 })
+        );
+        assert_eq!(
+            LossModel::profile_netem_gemodel("severe", 10.0),
+            Err(ProfileError::UnknownProfile)
+        );
+    }
+
+    #[test]
+    fn netem_stages_draw_per_packet_from_the_draws_stream() {
+        // The stage is the model on `draws`; the instants do not matter (per packet offered).
+        let LossModel::NetemGemodel(ge) = LossModel::profile_netem_gemodel("high", 10.0).unwrap()
+        else {
+            panic!()
+        };
+        let mut stage =
+            LossStage::new(&LossModel::NetemGemodel(ge), stream(4, "d"), stream(4, "c"));
+        let mut alone = NetemGemodel::new(ge, stream(4, "d"));
+        for i in 0..10_000 {
+            assert_eq!(
+                stage.lose(Instant::from_millis(i % 7)),
+                alone.lose(),
+                "packet {i}"
+            );
+        }
+        // Correlated random loss: init_crandom()'s first value comes from `chain`.
+        let params = NetemRandomParams {
+            loss: netem::prob_from_fraction(0.3).unwrap(),
+            correlation: netem::prob_from_fraction(0.5).unwrap(),
+        };
+        let mut stage = LossStage::new(
+            &LossModel::NetemRandom(params),
+            stream(4, "d"),
+            stream(4, "c"),
+        );
+        let first = netem::draw_u32(&mut stream(4, "c"));
+        let mut alone = NetemRandom::new(params, first, stream(4, "d"));
+        for i in 0..10_000 {
+            assert_eq!(stage.lose(Instant::ZERO), alone.lose(), "packet {i}");
+        }
     }
 
     #[test]
