@@ -30,10 +30,10 @@ exchanges = 50
 fn netem_profiles_deliver_their_average_loss_to_flows() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = Scenario::parse(SCENARIO, "netem.toml").unwrap();
-    let runs = scenario.expand(None, None);
-    let manifest = Manifest::new(&scenario, &runs, 40, 2018);
+    let plan = scenario.plan(None, None);
+    let manifest = Manifest::new(&plan);
     let dir = ResultsDir::open(tmp.path(), &manifest, false).unwrap();
-    let out = execute(&runs, &dir, manifest, 2, run_one, &mut |_: &Progress| {}).unwrap();
+    let out = execute(&plan, &dir, manifest, 2, run_one, &mut |_: &Progress| {}).unwrap();
     assert_eq!((out.ok, out.failed), (160, 0));
     let text = std::fs::read_to_string(tmp.path().join("runs.csv")).unwrap();
     let mut lines = text.lines();
