@@ -41,8 +41,9 @@ pub struct Config {
     /// Include the duplicate cache's next expiry in [`crate::Endpoint::poll_timeout`], so
     /// that an idle endpoint forgets expired entries (and frees their memory) on a timer, not
     /// only when new traffic arrives. Expired entries are never used either way, so this
-    /// changes memory, not behaviour; the simulator turns it off so that runs wake no
-    /// endpoint more often than before.
+    /// changes memory, not behaviour. Off by default: the simulator and scripted tests take
+    /// an endpoint without deadlines as idle, and a purge would keep them running for a
+    /// lifetime more; a long-running server (`coaplab server`) turns it on.
     pub dedup_purge_timer: bool,
     /// How long a client waits for a separate response after an empty ACK, or for the
     /// response to a NON request, before the request fails.
@@ -138,7 +139,7 @@ impl Default for Config {
             dedup_lifetime: Some(EXCHANGE_LIFETIME),
             dedup_capacity: 1 << 20,
             dedup_capacity_bytes: DEDUP_CAPACITY_BYTES,
-            dedup_purge_timer: true,
+            dedup_purge_timer: false,
             response_timeout: EXCHANGE_LIFETIME,
             processing_delay: Duration::ZERO,
             rexmit_cnt_echo: Some(65020),

@@ -160,8 +160,8 @@ mod tests {
         let v = value(&KEY, peer(1), t);
         assert_eq!(v[..4], 2u32.to_be_bytes());
         assert!(is_fresh(&KEY, peer(1), t, &v));
-        assert!(is_fresh(&KEY, peer(1), Instant::from_secs(179), &v));
-        assert!(!is_fresh(&KEY, peer(1), Instant::from_secs(180), &v));
+        assert!(is_fresh(&KEY, peer(1), Instant::from_secs(239), &v));
+        assert!(!is_fresh(&KEY, peer(1), Instant::from_secs(240), &v));
         assert!(!is_fresh(&KEY, peer(2), t, &v));
         assert!(!is_fresh(b"fedcba9876543210", peer(1), t, &v));
         assert!(!is_fresh(&KEY, peer(1), t, &v[..11]));

@@ -360,7 +360,9 @@ impl Endpoint {
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_uploads(now);
-        self.dedup.purge(now);
+        if self.config.dedup_purge_timer {
+            self.dedup.purge(now);
+        }
         // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
         // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
         while let Some(slot) = self.next_due(now) {

@@ -189,8 +189,8 @@ impl<N: Network> Sim<N> {
             upload_lifetime: None,
             max_pending_uploads: 1024,
             // Unbounded like before the limits existed, so no run changes: the byte cap and
-            // the per-source share are for real-socket servers, and the purge timer would
-            // only add wake-ups (expired entries are never used either way).
+            // the per-source share are for real-socket servers, and a purge timer would only
+            // add wake-ups (expired entries are never used either way).
             max_pending_uploads_per_source: usize::MAX,
             dedup_capacity_bytes: usize::MAX,
             dedup_purge_timer: false,

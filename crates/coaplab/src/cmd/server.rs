@@ -135,6 +135,8 @@ async fn serve(args: &Args) -> u8 {
     let endpoint = match args.opts.build(router.clone(), 0, |c| {
         c.keep_bodies = false;
         c.dedup_capacity_bytes = args.dedup_cache_bytes;
+        // An idle server gives the memory of expired entries back.
+        c.dedup_purge_timer = true;
         c.max_pending_uploads_per_source = args.uploads_per_source;
         c.amplification = amplification;
     }) {
