@@ -120,7 +120,8 @@ fn aiocoap_client_sends_accept() {
         None,
         LIMIT,
     );
-    let said = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("4.06 Not Acceptable"), "{said}");
     let (status, _) = server.stop();
     assert!(status.success());

@@ -167,13 +167,17 @@ fn libcoap_client_repeats_echo_and_sends_accept() {
     assert_eq!(fetch(&["-N", &server.uri("data/1024")]), pattern(1024));
     // Issue 11 #6: `-A text/plain` (0) got 4.02; a format /time is not gets 4.06.
     let time = fetch(&["-A", "0", &server.uri("time")]);
-    assert!(time.len() >= 10 && time.iter().all(u8::is_ascii_digit), "{time:?}");
+    assert!(
+        time.len() >= 10 && time.iter().all(u8::is_ascii_digit),
+        "{time:?}"
+    );
     let o = run_bounded(
         Command::new(&client).args(["-B", "20", "-A", "50", &server.uri("time")]),
         None,
         LIMIT,
     );
-    let said = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("4.06"), "{said}");
     let (status, stderr) = server.stop();
     assert!(status.success());

@@ -28,8 +28,19 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
         &r.payload[..]
     };
     let query_bytes: usize = r.query.iter().map(|q| q.len() + 5).sum();
-    let echo_bytes = if r.echo.is_empty() { 0 } else { 3 + r.echo.len() };
-    let bound = 4 + 8 + r.path.len() + 5 * (r.path.len() + 1) + query_bytes + 24 + echo_bytes + 1
+    let echo_bytes = if r.echo.is_empty() {
+        0
+    } else {
+        3 + r.echo.len()
+    };
+    let bound = 4
+        + 8
+        + r.path.len()
+        + 5 * (r.path.len() + 1)
+        + query_bytes
+        + 24
+        + echo_bytes
+        + 1
         + chunk.len();
     out.clear();
     out.resize(bound, 0);
@@ -81,7 +92,9 @@ impl Endpoint {
         // that value, proving we receive at our address. Twice at most: a server that keeps
         // challenging gets its 4.01 delivered.
         let req = &mut self.requests[r];
-        let echo = msg.first(number::ECHO).filter(|v| (1..=40).contains(&v.len()));
+        let echo = msg
+            .first(number::ECHO)
+            .filter(|v| (1..=40).contains(&v.len()));
         match echo {
             Some(v) if msg.code == Code::UNAUTHORIZED && req.echo_retries < 2 => {
                 req.echo.clear();

@@ -174,7 +174,9 @@ impl core::fmt::Display for ConfigError {
             ConfigError::BlockSize(n) => {
                 write!(f, "block size {n} (16, 32, 64, 128, 256, 512 or 1024)")
             }
-            ConfigError::ZeroAmplification => f.write_str("amplification factor must be at least 1"),
+            ConfigError::ZeroAmplification => {
+                f.write_str("amplification factor must be at least 1")
+            }
         }
     }
 }

@@ -269,7 +269,10 @@ mod tests {
         c.insert(Instant::from_secs(4), peer(1), 2, entry(2));
         assert_eq!(c.next_expiry(), Some(Instant::from_secs(10)));
         c.purge(Instant::from_secs(10));
-        assert_eq!((c.len(), c.next_expiry()), (1, Some(Instant::from_secs(14))));
+        assert_eq!(
+            (c.len(), c.next_expiry()),
+            (1, Some(Instant::from_secs(14)))
+        );
         c.purge(Instant::from_secs(14));
         assert_eq!((c.len(), c.held_bytes(), c.next_expiry()), (0, 0, None));
         assert_eq!(DedupCache::new(None, 1, 1).next_expiry(), None);

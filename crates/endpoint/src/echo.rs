@@ -77,17 +77,11 @@ pub(crate) fn is_fresh(key: &[u8; 16], from: SocketAddr, now: Instant, echo: &[u
 }
 
 /// The token bucket of over-the-factor bytes CON requests from unverified sources may draw.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Allowance {
     /// Bytes available at `at`.
     bytes: u64,
     at: Option<Instant>,
-}
-
-impl Default for Allowance {
-    fn default() -> Self {
-        Allowance { bytes: 0, at: None }
-    }
 }
 
 impl Allowance {

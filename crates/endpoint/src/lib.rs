@@ -48,10 +48,10 @@ mod request_options;
 mod server;
 
 pub use config::{Amplification, Config, ConfigError, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME};
-pub use dedup::ENTRY_OVERHEAD_BYTES as DEDUP_ENTRY_OVERHEAD_BYTES;
-pub use echo::{UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S, VERIFIED_SOURCES_MAX};
 pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
 pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
+pub use dedup::ENTRY_OVERHEAD_BYTES as DEDUP_ENTRY_OVERHEAD_BYTES;
+pub use echo::{UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S, VERIFIED_SOURCES_MAX};
 pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,

@@ -22,7 +22,10 @@ pub(crate) const CONTENT_FORMAT_OCTET_STREAM: u16 = 42;
 /// Checks `options` against the rules above; `known` names the critical options the caller's
 /// transport understands (Accept, Proxy-Uri and Proxy-Scheme are understood here). Returns
 /// the Accept value, or the error code to answer with.
-pub(crate) fn check(options: &impl ReadOptions, known: impl Fn(u16) -> bool) -> Result<Option<u16>, Code> {
+pub(crate) fn check(
+    options: &impl ReadOptions,
+    known: impl Fn(u16) -> bool,
+) -> Result<Option<u16>, Code> {
     let understood =
         |n: u16| known(n) || matches!(n, number::ACCEPT | number::PROXY_URI | number::PROXY_SCHEME);
     if options.first_unknown_critical(understood).is_some() {
@@ -40,9 +43,7 @@ pub(crate) fn check(options: &impl ReadOptions, known: impl Fn(u16) -> bool) -> 
     if options.has(number::PROXY_URI) || options.has(number::PROXY_SCHEME) {
         return Err(Code::PROXYING_NOT_SUPPORTED);
     }
-    options
-        .accept()
-        .map_err(|_| Code::BAD_OPTION)
+    options.accept().map_err(|_| Code::BAD_OPTION)
 }
 
 /// Whether a representation of `content_format` (`None`: an unnamed octet stream) satisfies
@@ -69,7 +70,10 @@ mod tests {
     #[test]
     fn unknown_and_repeated_critical_options_are_bad_options() {
         assert_eq!(check_list(&[(number::URI_PATH, b"x")]), Ok(None));
-        assert_eq!(check_list(&[(number::IF_MATCH, b"")]), Err(Code::BAD_OPTION));
+        assert_eq!(
+            check_list(&[(number::IF_MATCH, b"")]),
+            Err(Code::BAD_OPTION)
+        );
         let host_twice = [(number::URI_HOST, &b"a"[..]), (number::URI_HOST, b"b")];
         assert_eq!(check_list(&host_twice), Err(Code::BAD_OPTION));
         // Uri-Path is repeatable.
@@ -77,7 +81,10 @@ mod tests {
         assert_eq!(check_list(&path), Ok(None));
         let accept_twice = [(number::ACCEPT, &[0u8][..]), (number::ACCEPT, &[40])];
         assert_eq!(check_list(&accept_twice), Err(Code::BAD_OPTION));
-        assert_eq!(check_list(&[(number::ACCEPT, &[0, 0, 1])]), Err(Code::BAD_OPTION));
+        assert_eq!(
+            check_list(&[(number::ACCEPT, &[0, 0, 1])]),
+            Err(Code::BAD_OPTION)
+        );
     }
 
     #[test]

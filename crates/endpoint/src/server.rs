@@ -116,7 +116,12 @@ impl Endpoint {
         let per_source = self.config.max_pending_uploads_per_source;
         self.uploads.len() >= self.config.max_pending_uploads
             || (per_source < self.config.max_pending_uploads
-                && self.uploads.keys().filter(|(a, _)| a.ip() == from.ip()).count() >= per_source)
+                && self
+                    .uploads
+                    .keys()
+                    .filter(|(a, _)| a.ip() == from.ip())
+                    .count()
+                    >= per_source)
     }
 
     fn expire_upload(&mut self, now: Instant, k: &(SocketAddr, Vec<u8>)) {
@@ -149,7 +154,15 @@ impl Endpoint {
             (false, _) => (MessageType::Non, self.alloc_message_id()),
         };
         let mut received = len;
-        let mut code = self.respond(now, from, msg, reply_type, reply_mid, &mut out, &mut received);
+        let mut code = self.respond(
+            now,
+            from,
+            msg,
+            reply_type,
+            reply_mid,
+            &mut out,
+            &mut received,
+        );
         if self.needs_echo(now, from, msg, received, out.len()) {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
@@ -210,8 +223,7 @@ impl Endpoint {
         let Some(amp) = &self.config.amplification else {
             return false;
         };
-        if response_bytes <= amp.factor as usize * request_bytes || self.verified.contains(from)
-        {
+        if response_bytes <= amp.factor as usize * request_bytes || self.verified.contains(from) {
             return false;
         }
         let fresh = msg
@@ -238,7 +250,12 @@ impl Endpoint {
         reply_mid: u16,
         out: &mut Vec<u8>,
     ) -> Code {
-        let key = self.config.amplification.as_ref().map(|a| a.key).unwrap_or_default();
+        let key = self
+            .config
+            .amplification
+            .as_ref()
+            .map(|a| a.key)
+            .unwrap_or_default();
         let value = crate::echo::value(&key, from, now);
         let to = To {
             mtype: reply_type,
@@ -336,8 +353,7 @@ impl Endpoint {
                 self.expire_upload(now, &k);
             }
             // Only a first block that leaves a partial upload behind needs a slot.
-            if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads_full(from)
-            {
+            if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads_full(from) {
                 self.expire_uploads(now);
                 if self.uploads_full(from) {
                     self.events

@@ -9,9 +9,7 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_cc::Settings;
-use coaplab_endpoint::{
-    registry_factory, Amplification, Config, Endpoint, Event, Request, Router,
-};
+use coaplab_endpoint::{registry_factory, Amplification, Config, Endpoint, Event, Request, Router};
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, Message, MessageType, MessageWriter, ReadOptions, Token};
 use common::Pair;
@@ -67,7 +65,12 @@ fn an_unverified_source_gets_at_most_three_times_its_request() {
         let req = get(mtype, mid, b"1024", None);
         let reply = answer(&mut s, t, victim, &req);
         let factor = reply.len() as f64 / req.len() as f64;
-        assert!(factor <= 3.0, "{mtype:?}: {} B for {} B", reply.len(), req.len());
+        assert!(
+            factor <= 3.0,
+            "{mtype:?}: {} B for {} B",
+            reply.len(),
+            req.len()
+        );
         let m = Message::decode(&reply).unwrap();
         assert_eq!(m.code, Code::UNAUTHORIZED);
         assert_eq!(m.first(number::ECHO).map(<[u8]>::len), Some(12));
@@ -87,23 +90,46 @@ fn a_fresh_echo_verifies_the_source_and_a_forged_or_stale_one_does_not() {
     let mut s = server(config(0));
     let t = Instant::from_secs(5);
     let challenge = answer(&mut s, t, client, &get(MessageType::Con, 1, b"1024", None));
-    let echo = Message::decode(&challenge).unwrap().first(number::ECHO).unwrap().to_vec();
+    let echo = Message::decode(&challenge)
+        .unwrap()
+        .first(number::ECHO)
+        .unwrap()
+        .to_vec();
     // Another address cannot use it, nor can a forged value, nor one two minutes old.
     let other: SocketAddr = "198.18.0.10:40000".parse().unwrap();
     let mut forged = echo.clone();
     forged[11] ^= 0x80;
     let late = t + Duration::from_secs(120);
-    for (from, value, at) in [(other, &echo, t), (client, &forged, t), (client, &echo, late)] {
-        let m = answer(&mut s, at, from, &get(MessageType::Con, 9, b"1024", Some(value)));
+    for (from, value, at) in [
+        (other, &echo, t),
+        (client, &forged, t),
+        (client, &echo, late),
+    ] {
+        let m = answer(
+            &mut s,
+            at,
+            from,
+            &get(MessageType::Con, 9, b"1024", Some(value)),
+        );
         assert_eq!(Message::decode(&m).unwrap().code, Code::UNAUTHORIZED);
     }
     // The client repeats the request with the value: the response, and no more challenges.
     let at = t + Duration::from_secs(30);
-    let m = answer(&mut s, at, client, &get(MessageType::Con, 2, b"1024", Some(&echo)));
+    let m = answer(
+        &mut s,
+        at,
+        client,
+        &get(MessageType::Con, 2, b"1024", Some(&echo)),
+    );
     let m = Message::decode(&m).unwrap();
     assert_eq!((m.code, m.payload.len()), (Code::CONTENT, 1024));
     assert_eq!(s.verified_sources(), 1);
-    let m = answer(&mut s, late, client, &get(MessageType::Non, 3, b"1024", None));
+    let m = answer(
+        &mut s,
+        late,
+        client,
+        &get(MessageType::Non, 3, b"1024", None),
+    );
     assert_eq!(Message::decode(&m).unwrap().payload.len(), 1024);
 }
 
@@ -121,7 +147,13 @@ fn con_requests_draw_on_the_allowance_before_being_challenged() {
         .collect();
     assert_eq!(
         codes,
-        [Code::CONTENT, Code::CONTENT, Code::CONTENT, Code::UNAUTHORIZED, Code::UNAUTHORIZED]
+        [
+            Code::CONTENT,
+            Code::CONTENT,
+            Code::CONTENT,
+            Code::UNAUTHORIZED,
+            Code::UNAUTHORIZED
+        ]
     );
     // NON requests never draw on it.
     let mut s = server(config(1_000_000));
@@ -141,7 +173,10 @@ fn our_client_repeats_a_challenged_request_with_the_echo_value() {
         // 3 blocks up; the 2-B last block answers 1,024 B for 2,050 B received: no
         // challenge until the first Block2 follow-up (challenged, repeated), then the 2-B
         // last block.
-        (Request::put("echo", vec![7; 2050]), (Code::CHANGED, 2050, 6)),
+        (
+            Request::put("echo", vec![7; 2050]),
+            (Code::CHANGED, 2050, 6),
+        ),
     ];
     for (request, expected) in cases {
         let mut pair = Pair::default_client(config(0), Router::new());

@@ -20,8 +20,11 @@ fn router() -> Router {
     r
 }
 
-/// `(path segments, options)` of each case and the code both servers must answer.
-fn cases() -> Vec<(&'static [&'static str], Vec<(u16, Vec<u8>)>, Code)> {
+/// One request: Uri-Path segments, further options, and the code both servers must answer.
+type Case = (&'static [&'static str], Vec<(u16, Vec<u8>)>, Code);
+
+/// Every case.
+fn cases() -> Vec<Case> {
     let host = |h: &str| (number::URI_HOST, h.as_bytes().to_vec());
     let accept = |f: u8| (number::ACCEPT, if f == 0 { vec![] } else { vec![f] });
     vec![
@@ -42,7 +45,11 @@ fn cases() -> Vec<(&'static [&'static str], Vec<(u16, Vec<u8>)>, Code)> {
         (&["time"], vec![accept(0)], Code::CONTENT),
         (&["time"], vec![accept(50)], Code::NOT_ACCEPTABLE),
         (&[".well-known", "core"], vec![accept(40)], Code::CONTENT),
-        (&[".well-known", "core"], vec![accept(0)], Code::NOT_ACCEPTABLE),
+        (
+            &[".well-known", "core"],
+            vec![accept(0)],
+            Code::NOT_ACCEPTABLE,
+        ),
         // data/N is an octet stream (42).
         (&["data", "10"], vec![accept(42)], Code::CONTENT),
         (&["data", "10"], vec![accept(0)], Code::NOT_ACCEPTABLE),

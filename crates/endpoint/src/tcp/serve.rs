@@ -162,8 +162,7 @@ impl Session {
                 break 'answer (Code::NOT_FOUND, Body::Zeros(0));
             };
             let action = resource.action(frame.code);
-            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, None)
-            {
+            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, None) {
                 break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
             }
             match action {
