@@ -223,3 +223,43 @@ fn non_requests_and_non_bench() {
     assert!(status.success());
     assert!(stderr.contains(" malformed=0 "), "{stderr}");
 }
+
+#[test]
+fn an_unverified_non_get_is_amplified_at_most_three_times() {
+    // Issue 11 #4: the 14-B NON GET of data/1024 (no token) drew 1,029 B (73x).
+    let server = OurServer::start(&[]);
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let to = format!("127.0.0.1:{}", server.port);
+    let get = |mid: u8, echo: &[u8]| {
+        let mut req = vec![0x50, 0x01, 0x00, mid, 0xb4];
+        req.extend_from_slice(b"data");
+        req.extend_from_slice(&[0x04]);
+        req.extend_from_slice(b"1024");
+        if !echo.is_empty() {
+            // Echo (252): delta 252 - 11 = 241 = 13 + 228, length 12.
+            req.extend_from_slice(&[0xd0 | echo.len() as u8, 228]);
+            req.extend_from_slice(echo);
+        }
+        req
+    };
+    let mut buf = [0u8; 2048];
+    let req = get(1, &[]);
+    assert_eq!(req.len(), 14);
+    sock.send_to(&req, &to).unwrap();
+    let n = sock.recv(&mut buf).unwrap();
+    assert!(n <= 3 * req.len(), "{n} B answer to {} B", req.len());
+    // NON 4.01 with the Echo option as its only option: delta 13 + 239 = 252, 12 B.
+    assert_eq!(buf[1], 0x81);
+    assert_eq!(buf[4..6], [0xdc, 239]);
+    let echo = buf[6..n].to_vec();
+    assert_eq!(echo.len(), 12);
+    // Repeating the value proves the address: the whole block.
+    sock.send_to(&get(2, &echo), &to).unwrap();
+    let n = sock.recv(&mut buf).unwrap();
+    assert_eq!(buf[1], 0x45);
+    assert_eq!(n, 1_029);
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains(" echo_challenges=1\n"), "{stderr}");
+}

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_udp_port, noise, pattern,
+    aiocoap_fileserver, assert_ok, coaplab, first_answer, free_udp_port, noise, pattern, peer,
     peer_with_dir, run_bounded, OurServer,
 };
 
@@ -97,4 +97,32 @@ fn aiocoap_client_against_our_server() {
         assert!(stderr.contains(" malformed=0 "), "{stderr}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn aiocoap_client_sends_accept() {
+    let Some(client) = peer("aiocoap-client") else {
+        return;
+    };
+    let server = OurServer::start(&[]);
+    // Issue 11 #6: `--accept` got 4.02. text/plain is what /time is (exit 0, Unix seconds);
+    // application/json it is not: 4.06 Not Acceptable.
+    let o = run_bounded(
+        Command::new(&client).args(["--accept", "0", &server.uri("time")]),
+        None,
+        LIMIT,
+    );
+    assert_ok(&o, "aiocoap-client --accept 0");
+    let secs: u64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+    assert!(secs > 1_700_000_000);
+    let o = run_bounded(
+        Command::new(&client).args(["--accept", "application/json", &server.uri("time")]),
+        None,
+        LIMIT,
+    );
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("4.06 Not Acceptable"), "{said}");
+    let (status, _) = server.stop();
+    assert!(status.success());
 }

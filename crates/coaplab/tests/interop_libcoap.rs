@@ -153,6 +153,40 @@ fn libcoap_client_against_our_server() {
 }
 
 #[test]
+fn libcoap_client_repeats_echo_and_sends_accept() {
+    let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap-echo") else {
+        return;
+    };
+    // No allowance for unverified CON: every large first answer is 4.01 + Echo (RFC 9175
+    // §2.4), which coap-client repeats with the value by itself.
+    let server = OurServer::start(&["--unverified-con-bytes-per-s", "0"]);
+    let out = dir.join("out.bin");
+    let fetch = |args: &[&str]| libcoap_fetch(&client, &out, args, "coap-client", LIMIT);
+    assert_eq!(fetch(&[&server.uri("data/1024")]), pattern(1024));
+    assert_eq!(fetch(&[&server.uri("data/102400")]), pattern(102_400));
+    assert_eq!(fetch(&["-N", &server.uri("data/1024")]), pattern(1024));
+    // Issue 11 #6: `-A text/plain` (0) got 4.02; a format /time is not gets 4.06.
+    let time = fetch(&["-A", "0", &server.uri("time")]);
+    assert!(
+        time.len() >= 10 && time.iter().all(u8::is_ascii_digit),
+        "{time:?}"
+    );
+    let o = run_bounded(
+        Command::new(&client).args(["-B", "20", "-A", "50", &server.uri("time")]),
+        None,
+        LIMIT,
+    );
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("4.06"), "{said}");
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    // One challenge per coap-client run that drew a large answer (each on a new port).
+    assert!(stderr.contains(" echo_challenges=3\n"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn libcoap_client_with_loss_against_our_server() {
     let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap-loss") else {
         return;

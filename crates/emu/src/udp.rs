@@ -306,4 +306,32 @@ mod tests {
         assert!(is_unreachable(&err));
         assert_eq!(client.stats().datagrams_out, 1);
     }
+
+    #[tokio::test]
+    async fn an_idle_server_purges_its_duplicate_cache_on_the_timer() {
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let factory = registry_factory("default", &Settings::new(), 3).unwrap();
+        let config = Config {
+            dedup_lifetime: Some(coaplab_cc::time::Duration::from_millis(200)),
+            dedup_purge_timer: true,
+            ..Config::default()
+        };
+        let purging = Endpoint::new(config, factory, Router::new()).unwrap();
+        let mut server = UdpDriver::bind(any, purging).await.unwrap();
+        let server_addr = server.local_addr().unwrap();
+        let mut client = UdpDriver::bind(any, endpoint(4)).await.unwrap();
+        let now = client.now();
+        client
+            .endpoint_mut()
+            .request(now, server_addr, &Request::get("data/10"));
+        client.flush().await;
+        while !matches!(server.next_event().await, Event::Served { .. }) {}
+        server.flush().await;
+        assert_eq!(server.endpoint().dedup_entries(), 1);
+        // No more traffic: only the driver's timer can empty the cache.
+        let idle =
+            tokio::time::timeout(std::time::Duration::from_millis(600), server.next_event()).await;
+        assert!(idle.is_err(), "no event expected: {idle:?}");
+        assert_eq!(server.endpoint().dedup_entries(), 0);
+    }
 }

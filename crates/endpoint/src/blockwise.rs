@@ -28,7 +28,20 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
         &r.payload[..]
     };
     let query_bytes: usize = r.query.iter().map(|q| q.len() + 5).sum();
-    let bound = 4 + 8 + r.path.len() + 5 * (r.path.len() + 1) + query_bytes + 24 + 1 + chunk.len();
+    let echo_bytes = if r.echo.is_empty() {
+        0
+    } else {
+        3 + r.echo.len()
+    };
+    let bound = 4
+        + 8
+        + r.path.len()
+        + 5 * (r.path.len() + 1)
+        + query_bytes
+        + 24
+        + echo_bytes
+        + 1
+        + chunk.len();
     out.clear();
     out.resize(bound, 0);
     let mtype = if r.confirmable {
@@ -61,6 +74,9 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
                 w.option_uint(number::SIZE1, r.payload.len() as u32)?;
             }
         }
+        if !r.echo.is_empty() {
+            w.option(number::ECHO, &r.echo)?;
+        }
         w.payload(chunk)
     })();
     // The bound above always fits; an encoding error leaves an empty datagram that the peer
@@ -72,6 +88,23 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
 impl Endpoint {
     /// The response to request `r`'s current exchange arrived.
     pub(crate) fn on_response(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
+        // RFC 9175 §2.4: a 4.01 with an Echo option asks for the same request again with
+        // that value, proving we receive at our address. Twice at most: a server that keeps
+        // challenging gets its 4.01 delivered.
+        let req = &mut self.requests[r];
+        let echo = msg
+            .first(number::ECHO)
+            .filter(|v| (1..=40).contains(&v.len()));
+        match echo {
+            Some(v) if msg.code == Code::UNAUTHORIZED && req.echo_retries < 2 => {
+                req.echo.clear();
+                req.echo.extend_from_slice(v);
+                req.echo_retries += 1;
+                self.next_exchange(now, r);
+                return;
+            }
+            _ => req.echo.clear(),
+        }
         let (b1, b2) = match (msg.block1(), msg.block2()) {
             (Ok(b1), Ok(b2)) => (b1, b2),
             _ => {

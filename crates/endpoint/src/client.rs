@@ -46,6 +46,8 @@ impl Endpoint {
         r.b2_next = None;
         r.body.clear();
         r.body_len = 0;
+        r.echo.clear();
+        r.echo_retries = 0;
         if let Some(size) = self.config.request_block2_size_bytes {
             r.b2_next = coaplab_wire::Block::with_size(0, false, size);
         }

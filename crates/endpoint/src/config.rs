@@ -36,6 +36,19 @@ pub struct Config {
     pub dedup_lifetime: Option<Duration>,
     /// Most entries the duplicate cache holds; the oldest is forgotten first.
     pub dedup_capacity: usize,
+    /// Most bytes the duplicate cache holds: each entry's stored reply plus a fixed
+    /// per-entry overhead ([`crate::DEDUP_ENTRY_OVERHEAD_BYTES`]). When a new entry would
+    /// exceed it, the oldest entries are forgotten first (RFC 7252 §4.5 allows it; a
+    /// duplicate of a forgotten request is processed again). Default
+    /// [`DEDUP_CAPACITY_BYTES`] (32 MiB); `usize::MAX` in the simulator.
+    pub dedup_capacity_bytes: usize,
+    /// Include the duplicate cache's next expiry in [`crate::Endpoint::poll_timeout`], so
+    /// that an idle endpoint forgets expired entries (and frees their memory) on a timer, not
+    /// only when new traffic arrives. Expired entries are never used either way, so this
+    /// changes memory, not behaviour. Off by default: the simulator and scripted tests take
+    /// an endpoint without deadlines as idle, and a purge would keep them running for a
+    /// lifetime more; a long-running server (`coaplab server`) turns it on.
+    pub dedup_purge_timer: bool,
     /// How long a client waits for a separate response after an empty ACK, or for the
     /// response to a NON request, before the request fails.
     pub response_timeout: Duration,
@@ -74,7 +87,56 @@ pub struct Config {
     /// grow without bound. Counted whether or not [`Config::keep_bodies`] keeps the bytes.
     /// Default [`MAX_BODY_BYTES`] (64 MiB).
     pub max_body_bytes: usize,
+    /// Most of those partial Block1 uploads one source IP address may hold at once (all its
+    /// ports together); its next first block is answered 5.03 like a full table, so one
+    /// client cannot starve the others. Default [`crate::MAX_PENDING_UPLOADS_PER_SOURCE`]
+    /// (8).
+    pub max_pending_uploads_per_source: usize,
+    /// The amplification limit of RFC 7252 §11.3 with the Echo option of RFC 9175 §2.4:
+    /// `None` (the default, and the simulator) answers every request. `Some`: see
+    /// [`Amplification`].
+    pub amplification: Option<Amplification>,
 }
+
+/// RFC 9175 §2.4 amplification mitigation: a response more than `factor` times the size of
+/// its request, to a source address not yet verified, is replaced by 4.01 Unauthorized with
+/// an Echo option; the client repeats the request with that Echo value, which proves it
+/// receives at its address, and gets the response. Verified addresses are remembered (the
+/// most recent [`crate::VERIFIED_SOURCES_MAX`]).
+///
+/// NON requests are always held to the factor. CON requests are too, except within a
+/// server-wide allowance of `unverified_con_bytes_per_s`: clients that do not implement the
+/// Echo recovery (aiocoap 0.4's plain client) keep working while the server is not being
+/// abused, and a flood of spoofed CON requests uses the allowance up within
+/// [`crate::UNVERIFIED_CON_BURST_S`] seconds, after which they are challenged too (the way
+/// SYN cookies and QUIC Retry engage under load). 0: CON is held to the factor always.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Amplification {
+    /// The largest response-to-request size ratio sent to an unverified source (RFC 9175
+    /// §2.4 suggests 3).
+    pub factor: u32,
+    /// Bytes per second of over-the-factor responses sent to unverified sources of CON
+    /// requests, over all of them (a token bucket [`crate::UNVERIFIED_CON_BURST_S`] seconds
+    /// deep). Default [`crate::UNVERIFIED_CON_BYTES_PER_S`].
+    pub unverified_con_bytes_per_s: u64,
+    /// The secret Echo values are keyed with (injected: the driver draws it from its random
+    /// source). Values are a keyed hash of the client address and a time bucket, so the
+    /// server keeps no state per challenge.
+    pub key: [u8; 16],
+}
+
+impl core::fmt::Debug for Amplification {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The key stays out of logs.
+        f.debug_struct("Amplification")
+            .field("factor", &self.factor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default [`Config::dedup_capacity_bytes`]: 32 MiB (with the rest of the server, peak
+/// memory stays under 64 MiB under a flood).
+pub const DEDUP_CAPACITY_BYTES: usize = 32 << 20;
 
 impl Default for Config {
     fn default() -> Self {
@@ -87,6 +149,8 @@ impl Default for Config {
             request_block2_size_bytes: None,
             dedup_lifetime: Some(EXCHANGE_LIFETIME),
             dedup_capacity: 1 << 20,
+            dedup_capacity_bytes: DEDUP_CAPACITY_BYTES,
+            dedup_purge_timer: false,
             response_timeout: EXCHANGE_LIFETIME,
             processing_delay: Duration::ZERO,
             rexmit_cnt_echo: Some(65020),
@@ -95,6 +159,8 @@ impl Default for Config {
             upload_lifetime: Some(EXCHANGE_LIFETIME),
             max_pending_uploads: crate::server::MAX_PENDING_UPLOADS,
             max_body_bytes: MAX_BODY_BYTES,
+            max_pending_uploads_per_source: crate::server::MAX_PENDING_UPLOADS_PER_SOURCE,
+            amplification: None,
         }
     }
 }
@@ -108,6 +174,8 @@ pub enum ConfigError {
     TokenTooLong(u8),
     /// A block size that is not 16, 32, …, 1024 (RFC 7959 §2.2).
     BlockSize(usize),
+    /// An amplification factor of 0 (nothing could be sent to an unverified source).
+    ZeroAmplification,
 }
 
 impl core::fmt::Display for ConfigError {
@@ -117,6 +185,9 @@ impl core::fmt::Display for ConfigError {
             ConfigError::TokenTooLong(n) => write!(f, "token_len_bytes {n} (0-8 allowed)"),
             ConfigError::BlockSize(n) => {
                 write!(f, "block size {n} (16, 32, 64, 128, 256, 512 or 1024)")
+            }
+            ConfigError::ZeroAmplification => {
+                f.write_str("amplification factor must be at least 1")
             }
         }
     }
@@ -129,6 +200,9 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.nstart == 0 {
             return Err(ConfigError::ZeroNstart);
+        }
+        if self.amplification.as_ref().is_some_and(|a| a.factor == 0) {
+            return Err(ConfigError::ZeroAmplification);
         }
         if self.token_len_bytes > 8 {
             return Err(ConfigError::TokenTooLong(self.token_len_bytes));

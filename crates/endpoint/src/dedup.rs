@@ -4,9 +4,15 @@
 //! again. With FASOR+token this replays the earlier copy's token echo, the conservative sample
 //! spec/algorithms.md §7.6 asks the server model to reproduce.
 //!
-//! Bounded two ways, both configurable: entries older than the lifetime (EXCHANGE_LIFETIME by
-//! default; "whole run" in the experiments) and the oldest beyond a capacity are forgotten.
-//! Insertion order is expiry order, so a FIFO of keys does both in O(1) amortised.
+//! Bounded three ways, all configurable: entries older than the lifetime (EXCHANGE_LIFETIME by
+//! default; "whole run" in the experiments) are forgotten, and the oldest are forgotten first
+//! when the entry count or the bytes held would exceed their caps. RFC 7252 §4.5 lets a
+//! server forget early ("MAY ... drop the oldest"): a duplicate of a forgotten message is
+//! processed again as new, which for the resources served here (GET, idempotent PUT/POST
+//! echo) gives the same answer. Each entry costs its stored reply bytes plus
+//! [`ENTRY_OVERHEAD_BYTES`] (map slot, FIFO slot, allocation header), so the byte cap bounds
+//! memory however small or large the replies are. Insertion order is expiry order, so a FIFO
+//! of keys does all three in O(1) amortised, and [`DedupCache::next_expiry`] is its front.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -24,6 +30,18 @@ pub(crate) struct Entry {
     pub(crate) reply: Option<Vec<u8>>,
 }
 
+/// What one entry costs beyond its reply bytes, counted against the byte cap: the hash-map
+/// slot (key, entry, instant: 72 B, up to twice that at the map's load factor), the FIFO slot
+/// (48 B, likewise) and the reply's allocation header, rounded up.
+pub const ENTRY_OVERHEAD_BYTES: usize = 256;
+
+impl Entry {
+    /// What the entry counts against the byte cap.
+    fn cost_bytes(&self) -> usize {
+        ENTRY_OVERHEAD_BYTES + self.reply.as_ref().map_or(0, Vec::len)
+    }
+}
+
 /// The cache.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
@@ -31,16 +49,43 @@ pub(crate) struct DedupCache {
     order: VecDeque<(Key, Instant)>,
     lifetime: Option<Duration>,
     capacity: usize,
+    capacity_bytes: usize,
+    /// Sum of [`Entry::cost_bytes`] over the live entries.
+    held_bytes: usize,
 }
 
 impl DedupCache {
-    pub(crate) fn new(lifetime: Option<Duration>, capacity: usize) -> Self {
+    pub(crate) fn new(lifetime: Option<Duration>, capacity: usize, capacity_bytes: usize) -> Self {
         DedupCache {
             map: HashMap::default(),
             order: VecDeque::new(),
             lifetime,
             capacity: capacity.max(1),
+            capacity_bytes,
+            held_bytes: 0,
         }
+    }
+
+    /// When the oldest entry expires (`None` when empty or kept for the whole run). Early:
+    /// the front may be a stale slot of a re-inserted key, which costs one idle wake-up.
+    pub(crate) fn next_expiry(&self) -> Option<Instant> {
+        let lifetime = self.lifetime?;
+        self.order.front().map(|&(_, t)| t + lifetime)
+    }
+
+    /// Forgets every entry whose lifetime ended at or before `now` (the timer purge).
+    pub(crate) fn purge(&mut self, now: Instant) {
+        self.expire(now);
+        if self.map.is_empty() {
+            // Give the memory of a burst back once it has all expired.
+            self.map.shrink_to_fit();
+            self.order.shrink_to_fit();
+        }
+    }
+
+    /// Bytes counted against the cap (stored replies plus per-entry overhead).
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.held_bytes
     }
 
     /// The entry for `key` if it is still remembered at `now`.
@@ -54,10 +99,21 @@ impl DedupCache {
         self.expire(now);
         let key = (from, mid);
         // A re-inserted key's old FIFO slot finds a newer timestamp and is skipped.
-        self.map.insert(key, (entry, now));
+        self.held_bytes += entry.cost_bytes();
+        if let Some((old, _)) = self.map.insert(key, (entry, now)) {
+            self.held_bytes -= old.cost_bytes();
+        }
         self.order.push_back((key, now));
-        while self.map.len() > self.capacity {
+        while self.map.len() > self.capacity
+            || (self.held_bytes > self.capacity_bytes && !self.map.is_empty())
+        {
             self.pop_oldest();
+        }
+        // Stale slots (re-inserted keys) must not grow the FIFO without bound.
+        if self.order.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.order
+                .retain(|(k, t)| map.get(k).is_some_and(|(_, at)| at == t));
         }
     }
 
@@ -91,7 +147,9 @@ impl DedupCache {
     /// stale FIFO slot behind, which must not remove the newer entry).
     fn remove_if_current(&mut self, key: Key, t: Instant) -> bool {
         if self.map.get(&key).is_some_and(|(_, at)| *at == t) {
-            self.map.remove(&key);
+            if let Some((old, _)) = self.map.remove(&key) {
+                self.held_bytes -= old.cost_bytes();
+            }
             true
         } else {
             false
@@ -152,7 +210,7 @@ mod tests {
 
     #[test]
     fn entries_expire_after_the_lifetime() {
-        let mut c = DedupCache::new(Some(Duration::from_secs(247)), 100);
+        let mut c = DedupCache::new(Some(Duration::from_secs(247)), 100, usize::MAX);
         c.insert(Instant::ZERO, peer(1), 7, entry(1));
         assert!(c.get(Instant::from_secs(246), peer(1), 7).is_some());
         assert!(c.get(Instant::from_secs(246), peer(2), 7).is_none());
@@ -162,7 +220,7 @@ mod tests {
 
     #[test]
     fn capacity_forgets_the_oldest_and_whole_run_keeps_all() {
-        let mut c = DedupCache::new(None, 2);
+        let mut c = DedupCache::new(None, 2, usize::MAX);
         c.insert(Instant::ZERO, peer(1), 1, entry(1));
         c.insert(Instant::from_secs(1), peer(1), 2, entry(2));
         c.insert(Instant::from_secs(2), peer(1), 3, entry(3));
@@ -176,10 +234,47 @@ mod tests {
 
     #[test]
     fn reinsertion_keeps_the_newer_entry() {
-        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 10);
+        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 10, usize::MAX);
         c.insert(Instant::ZERO, peer(1), 1, entry(1));
         c.insert(Instant::from_secs(5), peer(1), 1, entry(2));
         assert_eq!(c.get(Instant::from_secs(12), peer(1), 1), Some(&entry(2)));
         assert!(c.get(Instant::from_secs(15), peer(1), 1).is_none());
+    }
+
+    #[test]
+    fn the_byte_cap_forgets_the_oldest_first() {
+        // Room for two 1,000-B replies with their overhead, not three.
+        let cap = 2 * (1_000 + ENTRY_OVERHEAD_BYTES) + 10;
+        let mut c = DedupCache::new(None, 100, cap);
+        let big = |b| Entry {
+            reply: Some(vec![b; 1_000]),
+        };
+        for mid in 1..=3 {
+            c.insert(Instant::from_secs(mid as i64), peer(1), mid, big(mid as u8));
+            assert!(c.held_bytes() <= cap);
+        }
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.held_bytes(), 2 * (1_000 + ENTRY_OVERHEAD_BYTES));
+        assert!(c.get(Instant::from_secs(4), peer(1), 1).is_none());
+        assert_eq!(c.get(Instant::from_secs(4), peer(1), 3), Some(&big(3)));
+        // Replacing a key's entry replaces its cost.
+        c.insert(Instant::from_secs(5), peer(1), 3, entry(9));
+        assert_eq!(c.held_bytes(), 1_000 + 1 + 2 * ENTRY_OVERHEAD_BYTES);
+    }
+
+    #[test]
+    fn purge_releases_expired_entries_without_traffic() {
+        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 100, usize::MAX);
+        c.insert(Instant::ZERO, peer(1), 1, entry(1));
+        c.insert(Instant::from_secs(4), peer(1), 2, entry(2));
+        assert_eq!(c.next_expiry(), Some(Instant::from_secs(10)));
+        c.purge(Instant::from_secs(10));
+        assert_eq!(
+            (c.len(), c.next_expiry()),
+            (1, Some(Instant::from_secs(14)))
+        );
+        c.purge(Instant::from_secs(14));
+        assert_eq!((c.len(), c.held_bytes(), c.next_expiry()), (0, 0, None));
+        assert_eq!(DedupCache::new(None, 1, 1).next_expiry(), None);
     }
 }

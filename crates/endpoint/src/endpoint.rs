@@ -91,6 +91,11 @@ pub struct Endpoint {
     /// Partial Block1 uploads by (client, path), each with its last block's arrival time.
     pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), crate::server::Upload>,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+    /// Source addresses that proved with an Echo value that they receive at their address
+    /// (RFC 9175 §2.4), when [`Config::amplification`] is on.
+    pub(crate) verified: crate::echo::Verified,
+    /// Over-the-factor bytes still allowed to unverified CON sources.
+    pub(crate) con_allowance: crate::echo::Allowance,
     /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
     /// so a steady state allocates nothing per datagram.
     pub(crate) pool: Vec<Vec<u8>>,
@@ -183,7 +188,13 @@ impl Endpoint {
         Ok(Endpoint {
             next_message_id: config.initial_message_id,
             next_token: config.initial_token,
-            dedup: DedupCache::new(config.dedup_lifetime, config.dedup_capacity),
+            dedup: DedupCache::new(
+                config.dedup_lifetime,
+                config.dedup_capacity,
+                config.dedup_capacity_bytes,
+            ),
+            verified: crate::echo::Verified::default(),
+            con_allowance: crate::echo::Allowance::default(),
             config,
             factory,
             router,
@@ -243,6 +254,17 @@ impl Endpoint {
     /// Entries in the duplicate cache.
     pub fn dedup_entries(&self) -> usize {
         self.dedup.len()
+    }
+
+    /// Source addresses verified by an Echo value (RFC 9175 §2.4), at most
+    /// [`crate::VERIFIED_SOURCES_MAX`].
+    pub fn verified_sources(&self) -> usize {
+        self.verified.len()
+    }
+
+    /// Bytes the duplicate cache counts against [`Config::dedup_capacity_bytes`].
+    pub fn dedup_bytes(&self) -> usize {
+        self.dedup.held_bytes()
     }
 
     /// Partial Block1 uploads being reassembled (server side).
@@ -320,7 +342,7 @@ impl Endpoint {
             MessageType::Con | MessageType::Non => {
                 let con = msg.mtype == MessageType::Con;
                 if msg.code.is_request() {
-                    self.on_request(now, from, &msg);
+                    self.on_request(now, from, &msg, bytes.len());
                 } else if msg.code.is_response() {
                     self.on_separate_response(now, from, &msg);
                 } else if con {
@@ -334,9 +356,13 @@ impl Endpoint {
     }
 
     /// The timer deadline was reached: retransmit, give up, send a delayed response, or
-    /// forget partial Block1 uploads whose lifetime ended. Calling it early does nothing.
+    /// forget partial Block1 uploads and duplicate-cache entries whose lifetime ended.
+    /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_uploads(now);
+        if self.config.dedup_purge_timer {
+            self.dedup.purge(now);
+        }
         // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
         // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
         while let Some(slot) = self.next_due(now) {
@@ -381,10 +407,14 @@ impl Endpoint {
             .filter(|x| x.live)
             .filter_map(|x| x.deadline)
             .min();
-        match self.next_upload_expiry() {
-            Some(u) => Some(exchanges.map_or(u, |x| x.min(u))),
-            None => exchanges,
-        }
+        let dedup = self
+            .dedup
+            .next_expiry()
+            .filter(|_| self.config.dedup_purge_timer);
+        [exchanges, self.next_upload_expiry(), dedup]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The next event.

@@ -270,8 +270,22 @@ pub enum Event {
         /// When.
         at: Instant,
     },
+    /// A response larger than [`crate::Amplification::factor`] times its request, to a
+    /// source not yet verified, was replaced by 4.01 Unauthorized with an Echo option
+    /// (RFC 9175 §2.4); [`Event::Served`] follows with code 4.01.
+    EchoChallenged {
+        /// The unverified source.
+        from: SocketAddr,
+        /// Bytes received for the request (all blocks, when it completes a Block1 upload).
+        request_bytes: usize,
+        /// Bytes of the response withheld.
+        response_bytes: usize,
+        /// When.
+        at: Instant,
+    },
     /// The first block of a new Block1 upload was answered 5.03: already
-    /// [`crate::Config::max_pending_uploads`] partial uploads were being reassembled.
+    /// [`crate::Config::max_pending_uploads`] partial uploads were being reassembled, or
+    /// [`crate::Config::max_pending_uploads_per_source`] from the client's IP address.
     UploadRefused {
         /// The client.
         from: SocketAddr,

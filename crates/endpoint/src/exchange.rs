@@ -143,6 +143,10 @@ pub(crate) struct Req {
     pub(crate) b2_next: Option<Block>,
     pub(crate) body: Vec<u8>,
     pub(crate) body_len: usize,
+    /// The Echo value a 4.01 asked this request to repeat (RFC 9175 §2.4); empty: none.
+    pub(crate) echo: Vec<u8>,
+    /// Times the request was repeated with an Echo value.
+    pub(crate) echo_retries: u8,
 }
 
 impl Req {
@@ -164,6 +168,8 @@ impl Req {
             b2_next: None,
             body: Vec::new(),
             body_len: 0,
+            echo: Vec::new(),
+            echo_retries: 0,
         }
     }
 }

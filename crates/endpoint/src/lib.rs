@@ -18,8 +18,12 @@
 //!   resources.
 //! - [`content`]: GET-only content resources with a Content-Format (`/.well-known/core`,
 //!   `/time`), added with [`Router::content`] and [`Router::clock`].
-//! - `dedup` and `reply` (private): the duplicate cache, bounded by lifetime and size, and
-//!   the ACKs, RSTs and replays it feeds.
+//! - `dedup` and `reply` (private): the duplicate cache, bounded by lifetime, entries and
+//!   bytes, and the ACKs, RSTs and replays it feeds.
+//! - `echo` (private): the RFC 9175 Echo option against amplification (RFC 7252 §11.3):
+//!   challenge values, their check, and the table of verified sources.
+//! - `request_options` (private): the request-option check both the UDP server and the
+//!   RFC 8323 session's server run (unknown or repeated critical options, proxying, Accept).
 //! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
 //! - [`config`]: [`Config`], the message-layer settings.
 //! - [`tcp`]: RFC 8323 sessions (CoAP over one TCP connection): [`tcp::Session`].
@@ -35,18 +39,24 @@ pub mod tcp;
 mod blockwise;
 mod client;
 mod dedup;
+mod echo;
 mod exchange;
 mod inbound;
 mod marking;
 mod reply;
+mod request_options;
 mod server;
 
-pub use config::{Config, ConfigError, EXCHANGE_LIFETIME, MAX_BODY_BYTES};
+pub use config::{
+    Amplification, Config, ConfigError, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME, MAX_BODY_BYTES,
+};
 pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
 pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
+pub use dedup::ENTRY_OVERHEAD_BYTES as DEDUP_ENTRY_OVERHEAD_BYTES;
+pub use echo::{UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S, VERIFIED_SOURCES_MAX};
 pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
 };
 pub use resource::{Action, Resource, Router};
-pub use server::{MAX_PENDING_UPLOADS, MAX_UPLOAD_BYTES};
+pub use server::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};

@@ -15,12 +15,18 @@ use crate::config::szx_of;
 use crate::endpoint::Endpoint;
 use crate::event::Event;
 use crate::exchange::{Owner, XState};
+use crate::request_options;
 use crate::resource::{Action, Body};
 
 /// The default [`crate::Config::max_pending_uploads`]: Block1 uploads being reassembled at
 /// once, over all clients; one more is refused with 5.03 (bounds the server's memory under a
 /// flood of first blocks: at most 64 × [`MAX_UPLOAD_BYTES`] = 64 MiB).
 pub const MAX_PENDING_UPLOADS: usize = 64;
+
+/// The default [`crate::Config::max_pending_uploads_per_source`]: partial Block1 uploads one
+/// source IP address may hold at once, so that 64 first blocks from one host cannot take the
+/// whole table of [`MAX_PENDING_UPLOADS`] from everyone else.
+pub const MAX_PENDING_UPLOADS_PER_SOURCE: usize = 8;
 
 /// The largest body a Block1 upload may reach; beyond it the server answers 4.13 Request
 /// Entity Too Large (RFC 7959 §2.9.3) and forgets the upload.
@@ -104,6 +110,20 @@ impl Endpoint {
         }
     }
 
+    /// Whether a new partial upload from `from` finds no slot: the table is full, or `from`'s
+    /// IP address already holds its share.
+    fn uploads_full(&self, from: SocketAddr) -> bool {
+        let per_source = self.config.max_pending_uploads_per_source;
+        self.uploads.len() >= self.config.max_pending_uploads
+            || (per_source < self.config.max_pending_uploads
+                && self
+                    .uploads
+                    .keys()
+                    .filter(|(a, _)| a.ip() == from.ip())
+                    .count()
+                    >= per_source)
+    }
+
     fn expire_upload(&mut self, now: Instant, k: &(SocketAddr, Vec<u8>)) {
         if let Some(u) = self.uploads.remove(k) {
             self.events.push_back(Event::UploadExpired {
@@ -114,8 +134,14 @@ impl Endpoint {
         }
     }
 
-    /// A CON or NON request arrived.
-    pub(crate) fn on_request(&mut self, now: Instant, from: SocketAddr, msg: &Message<'_>) {
+    /// A CON or NON request of `len` bytes arrived.
+    pub(crate) fn on_request(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+        len: usize,
+    ) {
         if self.replay_duplicate(now, from, msg) {
             return;
         }
@@ -127,7 +153,26 @@ impl Endpoint {
             (true, true) => (MessageType::Con, self.alloc_message_id()),
             (false, _) => (MessageType::Non, self.alloc_message_id()),
         };
-        let code = self.respond(now, from, msg, reply_type, reply_mid, &mut out);
+        let mut received = len;
+        let mut code = self.respond(
+            now,
+            from,
+            msg,
+            reply_type,
+            reply_mid,
+            &mut out,
+            &mut received,
+        );
+        if self.needs_echo(now, from, msg, received, out.len()) {
+            let response_bytes = out.len();
+            code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
+            self.events.push_back(Event::EchoChallenged {
+                from,
+                request_bytes: received,
+                response_bytes,
+                at: now,
+            });
+        }
         self.events.push_back(Event::Served {
             from,
             message_id: msg.message_id,
@@ -163,7 +208,71 @@ impl Endpoint {
         x.deadline = Some(now + self.config.processing_delay);
     }
 
+    /// Whether a response of `response_bytes` to a request of `request_bytes` from `from`
+    /// must wait for an Echo (RFC 9175 §2.4): it exceeds the amplification factor, `from`
+    /// is not verified, and (for a CON) the unverified-CON allowance is used up. A request
+    /// carrying a fresh Echo value verifies `from` here.
+    fn needs_echo(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+        request_bytes: usize,
+        response_bytes: usize,
+    ) -> bool {
+        let Some(amp) = &self.config.amplification else {
+            return false;
+        };
+        if response_bytes <= amp.factor as usize * request_bytes || self.verified.contains(from) {
+            return false;
+        }
+        let fresh = msg
+            .first(number::ECHO)
+            .is_some_and(|v| crate::echo::is_fresh(&amp.key, from, now, v));
+        if fresh {
+            self.verified.insert(from);
+            return false;
+        }
+        let rate = amp.unverified_con_bytes_per_s;
+        let con = msg.mtype == MessageType::Con;
+        !(con && self.con_allowance.take(now, rate, response_bytes))
+    }
+
+    /// Replaces the reply in `out` by 4.01 Unauthorized with an Echo value for `from`
+    /// (RFC 9175 §2.4); returns its code. 4 + 8 + 14 bytes at most, so within three times
+    /// any request that could draw a large response.
+    fn challenge(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+        reply_type: MessageType,
+        reply_mid: u16,
+        out: &mut Vec<u8>,
+    ) -> Code {
+        let key = self
+            .config
+            .amplification
+            .as_ref()
+            .map(|a| a.key)
+            .unwrap_or_default();
+        let value = crate::echo::value(&key, from, now);
+        let to = To {
+            mtype: reply_type,
+            mid: reply_mid,
+            token: msg.token(),
+        };
+        let head = Head {
+            echo: Some((number::ECHO, &value)),
+            ..Head::code(Code::UNAUTHORIZED)
+        };
+        write(out, to, head, Body::Zeros(0), 0, 0)
+    }
+
     /// Runs the resource and encodes the reply into `out`; returns the response code.
+    /// `received` is the request's size in bytes: when it completes a Block1 upload, the
+    /// upload's earlier bytes are added (the response answers all of them).
+    #[allow(clippy::too_many_arguments)]
     fn respond(
         &mut self,
         now: Instant,
@@ -172,6 +281,7 @@ impl Endpoint {
         reply_type: MessageType,
         reply_mid: u16,
         out: &mut Vec<u8>,
+        received: &mut usize,
     ) -> Code {
         let token = msg.token();
         let to = To {
@@ -192,11 +302,15 @@ impl Endpoint {
             }
             _ => return bare(out, to, Code::BAD_OPTION),
         };
-        if msg.first_unknown_critical(known_critical).is_some() {
-            return bare(out, to, Code::BAD_OPTION);
-        }
+        let accept = match request_options::check(msg, known_critical) {
+            Ok(accept) => accept,
+            Err(code) => return bare(out, to, code),
+        };
         if let Some(content) = self.router.find_content(path.clone()) {
             let (code, format, body) = content.answer(msg.code, now);
+            if code.class() == 2 && !request_options::acceptable(accept, format) {
+                return bare(out, to, Code::NOT_ACCEPTABLE);
+            }
             let head = Head {
                 content_format: format,
                 ..Head::code(code)
@@ -208,6 +322,10 @@ impl Endpoint {
             return bare(out, to, Code::NOT_FOUND);
         };
         let action = resource.action(msg.code);
+        // `data/N` and `echo` bodies are octet streams (RFC 7252 §5.10.4: 4.06 otherwise).
+        if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, None) {
+            return bare(out, to, Code::NOT_ACCEPTABLE);
+        }
         let wants_size2 = msg.has(number::SIZE2);
         // spec/algorithms.md §7.6: Rexmit-Cnt comes back unmodified, in piggybacked responses
         // only (never in an empty ACK's later separate response).
@@ -234,12 +352,10 @@ impl Endpoint {
             {
                 self.expire_upload(now, &k);
             }
-            let cap = self.config.max_pending_uploads;
             // Only a first block that leaves a partial upload behind needs a slot.
-            if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads.len() >= cap
-            {
+            if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads_full(from) {
                 self.expire_uploads(now);
-                if self.uploads.len() >= cap {
+                if self.uploads_full(from) {
                     self.events
                         .push_back(Event::UploadRefused { from, at: now });
                     // Retry once the oldest partial upload has expired (whole seconds, up).
@@ -285,6 +401,8 @@ impl Endpoint {
             }
             head_b1 = Some(b1);
             uploaded = self.uploads.remove(&k).map(|u| u.body);
+            // The earlier blocks came from `from` too (the upload is keyed by it).
+            *received += uploaded.as_ref().map_or(0, |b| b.len() - msg.payload.len());
         }
 
         // A later block of an echo's response comes from the stored body (RFC 7959 §2.4).

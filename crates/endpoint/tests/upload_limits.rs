@@ -1,5 +1,6 @@
 //! The server's memory stays bounded under hostile Block1 uploads: at most
-//! `MAX_PENDING_UPLOADS` reassemblies at once (one more gets 5.03), and no upload beyond
+//! `MAX_PENDING_UPLOADS` reassemblies at once (one more gets 5.03), at most
+//! `MAX_PENDING_UPLOADS_PER_SOURCE` of them from one IP address, and no upload beyond
 //! `MAX_UPLOAD_BYTES` (4.13, RFC 7959 §2.9.3).
 
 mod common;
@@ -8,7 +9,8 @@ use std::net::SocketAddr;
 
 use coaplab_cc::{time::Instant, Settings};
 use coaplab_endpoint::{
-    registry_factory, Config, Endpoint, Router, MAX_PENDING_UPLOADS, MAX_UPLOAD_BYTES,
+    registry_factory, Config, Endpoint, Router, MAX_PENDING_UPLOADS,
+    MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES,
 };
 use coaplab_wire::{Code, Message};
 use common::block1_put;
@@ -33,8 +35,9 @@ fn answer(s: &mut Endpoint, from: SocketAddr, bytes: &[u8]) -> Code {
 #[test]
 fn one_upload_more_than_the_limit_is_refused_with_5_03() {
     let mut s = server();
+    // One client per address: the per-source share is not what is tested here.
     for i in 0..MAX_PENDING_UPLOADS {
-        let from = SocketAddr::from(([127, 0, 0, 1], 10_000 + i as u16));
+        let from = SocketAddr::from(([127, 0, 1, i as u8], 10_000));
         assert_eq!(answer(&mut s, from, &block1(1, 0)), Code::CONTINUE);
     }
     let late: SocketAddr = "127.0.0.2:9".parse().unwrap();
@@ -43,8 +46,30 @@ fn one_upload_more_than_the_limit_is_refused_with_5_03() {
         Code::SERVICE_UNAVAILABLE
     );
     // A client already uploading continues.
-    let first: SocketAddr = "127.0.0.1:10000".parse().unwrap();
+    let first: SocketAddr = "127.0.1.0:10000".parse().unwrap();
     assert_eq!(answer(&mut s, first, &block1(2, 1)), Code::CONTINUE);
+}
+
+#[test]
+fn one_source_cannot_starve_the_others_of_upload_slots() {
+    // Issue 11 #5: 64 first blocks from one host (any ports) used to fill the whole table,
+    // and every other client's upload got 5.03 for EXCHANGE_LIFETIME.
+    let mut s = server();
+    let attacker = |port: u16| SocketAddr::from(([198, 18, 0, 66], port));
+    let codes: Vec<Code> = (0..MAX_PENDING_UPLOADS as u16)
+        .map(|i| answer(&mut s, attacker(20_000 + i), &block1(i, 0)))
+        .collect();
+    let continued = codes.iter().filter(|c| **c == Code::CONTINUE).count();
+    assert_eq!(continued, MAX_PENDING_UPLOADS_PER_SOURCE);
+    assert!(codes[MAX_PENDING_UPLOADS_PER_SOURCE..]
+        .iter()
+        .all(|c| *c == Code::SERVICE_UNAVAILABLE));
+    assert_eq!(s.pending_uploads(), MAX_PENDING_UPLOADS_PER_SOURCE);
+    // A legitimate client elsewhere still uploads, to the end.
+    let good: SocketAddr = "198.18.0.7:5683".parse().unwrap();
+    assert_eq!(answer(&mut s, good, &block1(1, 0)), Code::CONTINUE);
+    let last = block1_put(2, 1, false, 6, &[1; 10]);
+    assert_eq!(answer(&mut s, good, &last), Code::CHANGED);
 }
 
 #[test]

@@ -188,6 +188,12 @@ impl<N: Network> Sim<N> {
             // server takes as many at once as before the limit became configurable.
             upload_lifetime: None,
             max_pending_uploads: 1024,
+            // Unbounded like before the limits existed, so no run changes: the byte cap and
+            // the per-source share are for real-socket servers, and a purge timer would only
+            // add wake-ups (expired entries are never used either way).
+            max_pending_uploads_per_source: usize::MAX,
+            dedup_capacity_bytes: usize::MAX,
+            dedup_purge_timer: false,
             keep_bodies: false,
             ..Config::default()
         };
@@ -474,6 +480,9 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
         // Bodies are not kept and the server is ours: the scenario's object_bytes bounds a
         // transfer, and an object past the CLI's 64-MiB default still runs as before.
         max_body_bytes: usize::MAX,
+        // As for the server: no byte cap, no purge wake-ups (see `with_network`).
+        dedup_capacity_bytes: usize::MAX,
+        dedup_purge_timer: false,
         ..Config::default()
     };
     let endpoint = Endpoint::new(config, factory, Router::new())

@@ -13,7 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
-use coaplab_endpoint::{Event, Router, CONTENT_FORMAT_LINK};
+use coaplab_endpoint::{
+    Amplification, Event, Router, CONTENT_FORMAT_LINK, DEDUP_CAPACITY_BYTES,
+    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
+};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -46,6 +49,31 @@ pub(crate) struct Args {
     /// RFC 8323 way: Release (7.04), then FIN. 0: never. E.g. 300s, 500ms, 5m.
     #[arg(long = "tcp-idle-timeout", value_name = "D", default_value = "300s", value_parser = net::parse_duration)]
     tcp_idle_timeout: std::time::Duration,
+    /// Most bytes the UDP duplicate cache (RFC 7252 §4.5) holds: each remembered reply plus
+    /// 256 B of bookkeeping per entry. When full, the oldest entries are forgotten first (a
+    /// retransmission of a forgotten request is processed again). Expired entries
+    /// (EXCHANGE_LIFETIME, 247 s) are freed on a timer even when no traffic arrives.
+    #[arg(long = "dedup-cache-bytes", value_name = "BYTES", default_value_t = DEDUP_CAPACITY_BYTES)]
+    dedup_cache_bytes: usize,
+    /// Amplification limit over UDP (RFC 7252 §11.3, RFC 9175 §2.4): a response more than N
+    /// times the size of its request, to a client address not yet verified, is answered
+    /// 4.01 Unauthorized with an Echo option; the client repeats the request with it
+    /// (libcoap's coap-client and coaplab do so by themselves) and its address counts as
+    /// verified from then on. CON requests are answered anyway within
+    /// --unverified-con-bytes-per-s (for clients without Echo support, e.g. aiocoap-client).
+    /// 0: off (answer everyone, as an open amplifier would).
+    #[arg(long = "amplification-limit", value_name = "N", default_value_t = 3)]
+    amplification_limit: u32,
+    /// Bytes per second (over the whole server, bursts of 4 s) of over-the-limit responses
+    /// sent to unverified clients of CON requests before those are challenged with Echo too:
+    /// what a flood of spoofed CON requests can reflect at most. 0: challenge every
+    /// unverified CON request.
+    #[arg(long = "unverified-con-bytes-per-s", value_name = "BYTES", default_value_t = UNVERIFIED_CON_BYTES_PER_S)]
+    unverified_con_bytes_per_s: u64,
+    /// Partial Block1 uploads one client IP address may hold at once over UDP (the whole
+    /// server holds at most 64); its next new upload gets 5.03 Service Unavailable.
+    #[arg(long = "uploads-per-source", value_name = "N", default_value_t = MAX_PENDING_UPLOADS_PER_SOURCE)]
+    uploads_per_source: usize,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -62,6 +90,8 @@ struct Counters {
     uploads_expired: u64,
     /// First blocks refused (5.03) because the partial-upload table was full.
     uploads_refused: u64,
+    /// Large responses replaced by 4.01 + Echo (unverified source).
+    echo_challenges: u64,
     malformed: BTreeMap<&'static str, u64>,
 }
 
@@ -88,10 +118,28 @@ async fn serve(args: &Args) -> u8 {
             "time",
             Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
         );
-    let endpoint = match args
-        .opts
-        .build(router.clone(), 0, |c| c.keep_bodies = false)
-    {
+    let amplification = match args.amplification_limit {
+        0 => None,
+        factor => match echo_key() {
+            Ok(key) => Some(Amplification {
+                factor,
+                unverified_con_bytes_per_s: args.unverified_con_bytes_per_s,
+                key,
+            }),
+            Err(e) => {
+                eprintln!("coaplab server: cannot read a random Echo key: {e}");
+                return net::EXIT_PROTOCOL;
+            }
+        },
+    };
+    let endpoint = match args.opts.build(router.clone(), 0, |c| {
+        c.keep_bodies = false;
+        c.dedup_capacity_bytes = args.dedup_cache_bytes;
+        // An idle server gives the memory of expired entries back.
+        c.dedup_purge_timer = true;
+        c.max_pending_uploads_per_source = args.uploads_per_source;
+        c.amplification = amplification;
+    }) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("coaplab server: {e}");
@@ -158,7 +206,7 @@ async fn serve(args: &Args) -> u8 {
     let stats = driver.stats();
     eprintln!(
         "coaplab server: served={} duplicates={} rejected={} ignored={} malformed={malformed} \
-uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={}",
+uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_challenges={}",
         c.served,
         c.duplicates,
         c.rejected,
@@ -166,7 +214,8 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={}",
         c.uploads_expired,
         c.uploads_refused,
         stats.datagrams_in,
-        stats.datagrams_out
+        stats.datagrams_out,
+        c.echo_challenges
     );
     for (label, n) in &c.malformed {
         eprintln!("coaplab server: malformed {label}={n}");
@@ -178,6 +227,15 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={}",
         eprintln!("coaplab server: {}", tcp_counters.line());
     }
     net::EXIT_OK
+}
+
+/// A secret for the Echo values (RFC 9175 §2.4), from the OS's random source: the endpoint
+/// takes its randomness injected.
+fn echo_key() -> std::io::Result<[u8; 16]> {
+    use std::io::Read;
+    let mut key = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
+    Ok(key)
 }
 
 fn count(c: &mut Counters, event: &Event, verbose: bool) {
@@ -194,6 +252,20 @@ fn count(c: &mut Counters, event: &Event, verbose: bool) {
             c.uploads_expired += 1;
             if verbose {
                 eprintln!("coaplab server: upload from {from} expired after {received_bytes} B");
+            }
+        }
+        Event::EchoChallenged {
+            from,
+            request_bytes,
+            response_bytes,
+            ..
+        } => {
+            c.echo_challenges += 1;
+            if verbose {
+                eprintln!(
+                    "coaplab server: 4.01 + Echo to unverified {from} ({response_bytes} B \
+answer to {request_bytes} B)"
+                );
             }
         }
         Event::UploadRefused { from, .. } => {

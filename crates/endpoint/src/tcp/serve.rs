@@ -7,8 +7,9 @@
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::Frame;
 use coaplab_wire::option::{number, uint};
-use coaplab_wire::{Block, Code, ReadOptions, Token};
+use coaplab_wire::{Block, Code, Token};
 
+use crate::request_options;
 use crate::resource::{Action, Body};
 use crate::server::MAX_UPLOAD_BYTES;
 use crate::tcp::event::{SessionEvent, Write, WriteKind};
@@ -16,7 +17,8 @@ use crate::tcp::session::{Session, Upload, MAX_UPLOADS};
 
 /// Request options this server understands (RFC 7252 §5.4.1). Block1 is reassembled
 /// (`Session::upload`); Block2 is not among them (every answer is one message), so a request
-/// carrying it gets 4.02.
+/// carrying it gets 4.02. Accept, Proxy-Uri and Proxy-Scheme are handled by the check shared
+/// with the UDP server (`crate::request_options`).
 fn known_critical(n: u16) -> bool {
     matches!(
         n,
@@ -139,9 +141,10 @@ impl Session {
     ) -> Code {
         let token = frame.token();
         let (code, body) = 'answer: {
-            if frame.first_unknown_critical(known_critical).is_some() {
-                break 'answer (Code::BAD_OPTION, Body::Zeros(0));
-            }
+            let accept = match request_options::check(frame, known_critical) {
+                Ok(accept) => accept,
+                Err(code) => break 'answer (code, Body::Zeros(0)),
+            };
             let path = frame
                 .options
                 .iter()
@@ -149,13 +152,20 @@ impl Session {
                 .map(|(_, v)| v);
             if let Some(content) = self.router.find_content(path.clone()) {
                 let (code, format, body) = content.answer(frame.code, now);
+                if code.class() == 2 && !request_options::acceptable(accept, format) {
+                    break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
+                }
                 encode_response(out, code, token, format, block1, Body::Bytes(&body));
                 return code;
             }
             let Some(resource) = self.router.find(path) else {
                 break 'answer (Code::NOT_FOUND, Body::Zeros(0));
             };
-            match resource.action(frame.code) {
+            let action = resource.action(frame.code);
+            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, None) {
+                break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
+            }
+            match action {
                 Action::NotAllowed => (Code::METHOD_NOT_ALLOWED, Body::Zeros(0)),
                 Action::Data { len_bytes } => (Code::CONTENT, Body::Pattern(len_bytes)),
                 Action::Fixed { code, len_bytes } => (code, Body::Zeros(len_bytes)),

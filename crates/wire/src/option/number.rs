@@ -39,6 +39,9 @@ pub const PROXY_URI: u16 = 35;
 pub const PROXY_SCHEME: u16 = 39;
 /// Size1 (RFC 7252 §5.10.9), uint 0–4.
 pub const SIZE1: u16 = 60;
+/// Echo (RFC 9175 §2.2), opaque 1–40: a server's freshness or reachability challenge,
+/// repeated by the client (elective, safe to forward).
+pub const ECHO: u16 = 252;
 /// No-Response (RFC 7967 §2), uint 0–1.
 pub const NO_RESPONSE: u16 = 258;
 
@@ -115,6 +118,7 @@ pub const fn format_of(number: u16) -> Option<OptionFormat> {
         PROXY_URI => ("Proxy-Uri", String, 1, 1034, false),
         PROXY_SCHEME => ("Proxy-Scheme", String, 1, 255, false),
         SIZE1 => ("Size1", Uint, 0, 4, false),
+        ECHO => ("Echo", Opaque, 1, 40, false),
         NO_RESPONSE => ("No-Response", Uint, 0, 1, false),
         _ => return None,
     };
