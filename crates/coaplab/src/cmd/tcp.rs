@@ -52,6 +52,7 @@ pub(crate) fn config(role: Role, seed: u64) -> SessionConfig {
         token_len: 2,
         first_token: seed & 0xffff,
         keep_bodies: role == Role::Initiator,
+        max_queued_bytes: coaplab_endpoint::tcp::DEFAULT_MAX_QUEUED_BYTES,
     }
 }
 

@@ -39,7 +39,19 @@ pub struct SessionConfig {
     /// Keep response bodies in [`crate::tcp::SessionEvent::RequestCompleted`] (off: only
     /// their length, so a 100-kB transfer allocates nothing per run).
     pub keep_bodies: bool,
+    /// The most bytes a session holds materialised for writing (see
+    /// [`crate::tcp::Session::queued_bytes`]): a response that would go beyond it (or beyond
+    /// the driver's [`crate::tcp::Session::set_queue_budget`]) is replaced by an empty 5.03
+    /// Service Unavailable and reported as [`crate::tcp::SessionEvent::QueueFull`]. Bodies the
+    /// server generates (`data/N`, fixed replies) are produced lazily while written and do not
+    /// count; echoed payloads, signals and requests do. Default
+    /// [`DEFAULT_MAX_QUEUED_BYTES`].
+    pub max_queued_bytes: usize,
 }
+
+/// The default [`SessionConfig::max_queued_bytes`]: 4 MiB, room for a reassembled 1-MiB
+/// upload's echo ([`crate::MAX_UPLOAD_BYTES`]) several times over.
+pub const DEFAULT_MAX_QUEUED_BYTES: usize = 4 << 20;
 
 /// Max-Message-Size of the experiments' client CSM (spec/experiments.md §5.1).
 pub const EXPERIMENT_MAX_MESSAGE_SIZE: u32 = 131_072;
@@ -55,6 +67,7 @@ impl SessionConfig {
             token_len: 1,
             first_token: 0,
             keep_bodies: false,
+            max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
         }
     }
 

@@ -3,6 +3,7 @@
 mod blockwise;
 mod csm;
 mod exchange;
+mod limits;
 mod signals;
 mod split;
 
