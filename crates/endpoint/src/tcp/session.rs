@@ -299,6 +299,37 @@ impl Session {
         Some(self.heard_at.unwrap_or(opened))
     }
 
+    /// Since when the peer owes us bytes, for a short handshake timeout that an idle timeout
+    /// does not give: `opened` (the connection's set-up time) until the peer's CSM has
+    /// arrived whole (RFC 8323 §5.3), then the time of the peer's last bytes while a frame is
+    /// partly received; `None` otherwise, and once the session ended.
+    ///
+    /// A driver aborts the session ([`Session::abort_with`]) once `stalled_since + timeout`
+    /// has passed with no input in between: a peer that connects and stays silent, or sends a
+    /// CSM and one byte of a frame, then no more, holds no connection slot for long.
+    pub fn stalled_since(&self, opened: Instant) -> Option<Instant> {
+        if self.state == State::Ended {
+            return None;
+        }
+        if !self.csm_received {
+            return Some(opened);
+        }
+        if self.rx.is_empty() {
+            return None;
+        }
+        Some(self.heard_at.unwrap_or(opened))
+    }
+
+    /// Sends Abort (RFC 8323 §5.6) with `diagnostic` and ends the session: outstanding
+    /// requests fail, [`SessionEvent::Aborted`] follows. For a driver's own reasons (a
+    /// timeout, a limit); the session aborts by itself on protocol errors. No effect once the
+    /// session ended.
+    pub fn abort_with(&mut self, now: Instant, diagnostic: &str) {
+        if self.state != State::Ended {
+            self.abort(now, None, diagnostic);
+        }
+    }
+
     /// True when the driver should close the connection once the queued writes are out
     /// (after an Abort either way, [`Session::close`] or the peer's FIN).
     pub fn should_close(&self) -> bool {

@@ -148,3 +148,29 @@ fn a_response_beyond_the_queue_room_is_an_empty_5_03() {
     let (w, _) = ask(&mut c, &mut s, &Request::post("echo", vec![1; 30]));
     assert_eq!(w[0].len(), 35);
 }
+
+#[test]
+fn stalled_since_covers_a_missing_csm_and_a_frame_left_incomplete() {
+    let mut s = Session::new(SessionConfig::server(), Router::new()).unwrap();
+    let opened = t(5);
+    // Nothing, or half a CSM: stalled since the connection opened.
+    assert_eq!(s.stalled_since(opened), Some(opened));
+    s.handle_stream_bytes(t(10), &[0x00]);
+    assert_eq!(s.stalled_since(opened), Some(opened));
+    s.handle_stream_bytes(t(20), &[0xe1]);
+    assert_eq!(s.stalled_since(opened), None);
+    // One byte of a GET: stalled since it arrived; the rest completes it.
+    s.handle_stream_bytes(t(30), &[0x01]);
+    assert_eq!(s.stalled_since(opened), Some(t(30)));
+    s.handle_stream_bytes(t(40), &[0x01]);
+    assert_eq!(s.stalled_since(opened), Some(t(40)));
+    s.handle_stream_bytes(t(50), &[0x07]);
+    assert_eq!(s.stalled_since(opened), None);
+    let _ = (writes(&mut s), events(&mut s));
+    // A driver's abort: 7.05 with the diagnostic, then nothing is stalled.
+    s.abort_with(t(60), "timeout");
+    let w = writes(&mut s);
+    assert_eq!(w[0].bytes, b"\x80\xe5\xfftimeout");
+    assert!(s.should_close());
+    assert_eq!(s.stalled_since(opened), None);
+}
