@@ -16,14 +16,24 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// `coaplab get URI`: exit code and stderr.
 fn get(uri: &str) -> (Option<i32>, String) {
     let o = run_bounded(coaplab().args(["get", uri]), None, LIMIT);
-    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
 fn huge_data_n_is_a_4_00_over_udp_and_tcp_and_the_server_lives_on() {
     let server = OurServer::start(&["--tcp"]);
-    for n in ["1099511627776", "18446744073709551615", "9223372036854775808"] {
-        for uri in [server.uri(&format!("data/{n}")), server.tcp_uri(&format!("data/{n}"))] {
+    for n in [
+        "1099511627776",
+        "18446744073709551615",
+        "9223372036854775808",
+    ] {
+        for uri in [
+            server.uri(&format!("data/{n}")),
+            server.tcp_uri(&format!("data/{n}")),
+        ] {
             let (code, stderr) = get(&uri);
             assert_eq!(code, Some(1), "{uri}: {stderr}");
             assert!(stderr.contains("4.00"), "{uri}: {stderr}");
@@ -36,7 +46,10 @@ fn huge_data_n_is_a_4_00_over_udp_and_tcp_and_the_server_lives_on() {
     assert_eq!(get(&server.tcp_uri("data/3")).0, Some(0));
     let (status, stderr) = server.stop();
     assert!(status.success());
-    assert!(stderr.contains(" too_large=1 queue_full=0 panics=0"), "{stderr}");
+    assert!(
+        stderr.contains(" too_large=1 queue_full=0 panics=0"),
+        "{stderr}"
+    );
     // The limit is a flag.
     let server = OurServer::start(&["--tcp", "--max-data-bytes", "10"]);
     assert_eq!(get(&server.tcp_uri("data/10")).0, Some(0));
@@ -98,7 +111,8 @@ fn stalled_connections_from_one_address_do_not_keep_others_waiting() {
     let (status, stderr) = server.stop();
     assert!(status.success());
     assert!(
-        stderr.contains("timed_out=4 refused=0 refused_source=16 too_large=0 queue_full=0 panics=0"),
+        stderr
+            .contains("timed_out=4 refused=0 refused_source=16 too_large=0 queue_full=0 panics=0"),
         "{stderr}"
     );
 }

@@ -528,10 +528,10 @@ pub(crate) fn invalid(e: SessionConfigError) -> io::Error {
 mod tests {
     use super::*;
     use crate::tcp_server::{serve_tcp, TcpEventSink, TcpServerLimits};
-    use tokio::net::TcpListener;
     use coaplab_endpoint::Request;
     use coaplab_wire::frame::{Decoded, Frame};
     use coaplab_wire::Code;
+    use tokio::net::TcpListener;
 
     fn client_config() -> SessionConfig {
         SessionConfig {

@@ -223,7 +223,12 @@ impl Live {
 
 /// Turns a connection away: our CSM and an Abort saying `reason`, written only if the socket
 /// takes them at once (the loop never waits on one connection), then close.
-fn refuse(stream: &TcpStream, config: &SessionConfig, start: tokio::time::Instant, reason: RefuseReason) {
+fn refuse(
+    stream: &TcpStream,
+    config: &SessionConfig,
+    start: tokio::time::Instant,
+    reason: RefuseReason,
+) {
     let Ok(mut session) = Session::new(config.clone(), Router::new()) else {
         return;
     };

@@ -29,7 +29,14 @@ async fn serve(limits: TcpServerLimits, config: SessionConfig) -> (SocketAddr, S
     let log = seen.clone();
     let sink: TcpEventSink = Arc::new(move |peer, e| log.lock().unwrap().push((peer, e.clone())));
     let start = tokio::time::Instant::now();
-    tokio::spawn(serve_tcp(listener, config, Router::new(), start, limits, sink));
+    tokio::spawn(serve_tcp(
+        listener,
+        config,
+        Router::new(),
+        start,
+        limits,
+        sink,
+    ));
     (addr, seen)
 }
 
@@ -83,7 +90,9 @@ async fn read_to_end(s: &TcpStream) -> Vec<u8> {
             }
         }
     };
-    tokio::time::timeout(Duration::from_secs(5), read).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), read)
+        .await
+        .unwrap();
     got
 }
 
@@ -117,7 +126,9 @@ async fn get(from: &str, addr: SocketAddr, n: usize) -> (Code, usize) {
             }
         }
     };
-    tokio::time::timeout(Duration::from_secs(5), done).await.unwrap()
+    tokio::time::timeout(Duration::from_secs(5), done)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -143,7 +154,10 @@ async fn silent_connects_beyond_the_per_source_limit_are_refused_and_others_serv
     // The 5th to the 20th: a CSM, an Abort saying why, and the close.
     for s in &silent[4..] {
         let got = read_to_end(s).await;
-        assert_eq!(abort_diagnostic(&got), "too many connections from your address");
+        assert_eq!(
+            abort_diagnostic(&got),
+            "too many connections from your address"
+        );
     }
     // Another address is served at once, as is none of the silent four yet.
     assert_eq!(get("127.0.0.2", addr, 3).await, (Code::CONTENT, 3));
@@ -271,7 +285,14 @@ async fn a_panicking_connection_is_reported_and_the_others_served() {
     });
     let start = tokio::time::Instant::now();
     let limits = TcpServerLimits::default();
-    tokio::spawn(serve_tcp(listener, SessionConfig::server(), Router::new(), start, limits, sink));
+    tokio::spawn(serve_tcp(
+        listener,
+        SessionConfig::server(),
+        Router::new(),
+        start,
+        limits,
+        sink,
+    ));
     let first = connect_from("127.0.0.1", addr).await.unwrap();
     send(&first, &[0x00, 0xe1]).await;
     // Its task is gone: the connection closes (the CSM sent at accept came first).

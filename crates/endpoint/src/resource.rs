@@ -276,15 +276,22 @@ mod tests {
             "18446744073709551616",
             "99999999999999999999999999999",
         ] {
-            assert_eq!(r.find(path(&format!("data/{n}"))), Some(Resource::too_large()), "{n}");
+            assert_eq!(
+                r.find(path(&format!("data/{n}"))),
+                Some(Resource::too_large()),
+                "{n}"
+            );
         }
         r.max_data_bytes(10);
         assert_eq!(r.find(path("data/10")), Some(Resource::data(10)));
         assert_eq!(r.find(path("data/11")), Some(Resource::too_large()));
-        assert_eq!(Resource::too_large().action(Code::GET), Action::Fixed {
-            code: Code::BAD_REQUEST,
-            len_bytes: 0
-        });
+        assert_eq!(
+            Resource::too_large().action(Code::GET),
+            Action::Fixed {
+                code: Code::BAD_REQUEST,
+                len_bytes: 0
+            }
+        );
         assert_eq!(Resource::too_large().action(Code::PUT), Action::NotAllowed);
     }
 

@@ -63,7 +63,11 @@ fn data_beyond_the_limit_is_an_empty_4_00() {
         assert_eq!(ask(&get(n, None)), [0x61, 0x80, 0x12, 0x34, 0x07], "{n}");
         // Asking for its first block gets the same code (an empty body has no later block).
         let reply = ask(&get(n, Some(0)));
-        assert_eq!(Message::decode(&reply).unwrap().code, Code::BAD_REQUEST, "{n}");
+        assert_eq!(
+            Message::decode(&reply).unwrap().code,
+            Code::BAD_REQUEST,
+            "{n}"
+        );
     }
 }
 

@@ -98,7 +98,13 @@ impl Session {
     /// the last block, then the resource runs on the whole body and its answer carries the
     /// last Block1. A block out of sequence gets 4.08, a body beyond [`MAX_UPLOAD_BYTES`]
     /// 4.13.
-    fn upload(&mut self, now: Instant, frame: &Frame<'_>, value: &[u8], out: &mut Response) -> Code {
+    fn upload(
+        &mut self,
+        now: Instant,
+        frame: &Frame<'_>,
+        value: &[u8],
+        out: &mut Response,
+    ) -> Code {
         let token = frame.token();
         let bare = |out: &mut Response, code| {
             encode_response(out, code, token, None, None, Body::Zeros(0));
@@ -265,7 +271,11 @@ pub(crate) fn encode_response(
     let n = body.len();
     // Options, marker and payload; then the whole frame: Len/TKL, extended length, code,
     // token (RFC 8323 §3.2).
-    let body_len = if n == 0 { Some(opt_len) } else { n.checked_add(opt_len + 1) };
+    let body_len = if n == 0 {
+        Some(opt_len)
+    } else {
+        n.checked_add(opt_len + 1)
+    };
     let ext_len = match body_len {
         Some(0..=12) => 0,
         Some(13..=268) => 1,

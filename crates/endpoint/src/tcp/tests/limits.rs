@@ -3,7 +3,7 @@
 //! write queue's room an empty 5.03, all decided before any body is produced; a generated body
 //! allowed by the peer is produced chunk by chunk as it is written.
 
-use coaplab_wire::{Code, Token};
+use coaplab_wire::Token;
 
 use super::{events, pump, t, writes};
 use crate::endpoint::Request;
@@ -67,7 +67,10 @@ fn a_1_gib_body_allowed_by_the_peer_is_produced_only_as_written() {
     assert_eq!((chunk.message_bytes, chunk.last), (8 + (1 << 30), false));
     assert_eq!(buf.len(), 65_536);
     let ext = ((1u32 << 30) + 1 - 65_805).to_be_bytes();
-    assert_eq!(buf[..8], [0xf1, ext[0], ext[1], ext[2], ext[3], 0x45, 0x00, 0xff]);
+    assert_eq!(
+        buf[..8],
+        [0xf1, ext[0], ext[1], ext[2], ext[3], 0x45, 0x00, 0xff]
+    );
     assert!(buf[8..].iter().enumerate().all(|(i, b)| *b == i as u8));
     // The next chunk carries on the pattern where the first stopped.
     let _ = s.poll_write_chunk(&mut buf, 3).unwrap();
@@ -86,11 +89,15 @@ fn chunks_put_together_are_the_whole_messages() {
     let (mut c2, mut s2) = pair(server);
     for (c, s) in [(&mut c1, &mut s1), (&mut c2, &mut s2)] {
         c.request(t(1), &get).unwrap();
-        c.request(t(1), &Request::post("echo", vec![7; 70_000])).unwrap();
+        c.request(t(1), &Request::post("echo", vec![7; 70_000]))
+            .unwrap();
         pump(c, s, t(2));
     }
     let whole: Vec<Vec<u8>> = writes(&mut s1).into_iter().map(|w| w.bytes).collect();
-    assert_eq!(whole.iter().map(Vec::len).collect::<Vec<_>>(), [200_008, 70_008]);
+    assert_eq!(
+        whole.iter().map(Vec::len).collect::<Vec<_>>(),
+        [200_008, 70_008]
+    );
     let mut got = vec![Vec::new()];
     let mut buf = Vec::new();
     while let Some(chunk) = s2.poll_write_chunk(&mut buf, 65_536) {
@@ -112,7 +119,11 @@ fn a_1_gib_body_beyond_the_peers_limit_is_refused_before_it_is_built() {
     let mut c = Session::new(SessionConfig::client(), Router::new()).unwrap();
     let mut s = Session::new(SessionConfig::server(), Router::new()).unwrap();
     pump(&mut s, &mut c, t(0));
-    let (w, e) = ask(&mut c, &mut s, &Request::get(&format!("data/{MAX_DATA_BYTES}")));
+    let (w, e) = ask(
+        &mut c,
+        &mut s,
+        &Request::get(&format!("data/{MAX_DATA_BYTES}")),
+    );
     assert_eq!(w, [vec![0x01, 0xa0, 0x00]]);
     assert!(e.contains(&SessionEvent::ResponseRefused {
         token: Token::new(&[0]).unwrap(),
