@@ -150,6 +150,10 @@ pub async fn serve_tcp(
             }
             Err(e) => return Err(e),
         };
+        // Forget connections that ended meanwhile, so the counts below are current.
+        while let Some(done) = tasks.try_join_next_with_id() {
+            live.reap(done, &sink);
+        }
         let refusal = if tasks.len() >= limits.max_connections.max(1) {
             Some(RefuseReason::TooManyConnections)
         } else if live.from(peer.ip()) >= limits.max_connections_per_source.max(1) {
