@@ -336,14 +336,19 @@ impl TcpDriver {
     /// Writes every queued message, in `write_all`s of at most [`WRITE_CHUNK_BYTES`]. A write
     /// error, or no progress for the idle timeout, ends the session as the peer's close would.
     pub async fn flush(&mut self) {
-        while let Some(chunk) = self
-            .session
-            .poll_write_chunk(&mut self.send_buf, WRITE_CHUNK_BYTES)
-        {
-            self.charge();
+        loop {
             if self.shut_down || self.broken {
-                continue; // nowhere to write: dropped
+                // Nowhere to write: what is queued is dropped unproduced.
+                self.session.discard_writes();
+                break;
             }
+            let Some(chunk) = self
+                .session
+                .poll_write_chunk(&mut self.send_buf, WRITE_CHUNK_BYTES)
+            else {
+                break;
+            };
+            self.charge();
             let written = match self.idle_timeout {
                 None => write_all(&self.stream, &self.send_buf).await,
                 Some(t) => write_all_within(&self.stream, &self.send_buf, t).await,

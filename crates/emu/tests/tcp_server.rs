@@ -63,6 +63,14 @@ async fn connect_from(from: &str, addr: SocketAddr) -> io::Result<TcpStream> {
     s.connect(addr).await
 }
 
+/// A connection to `addr` that reads slowly: a 4-KiB receive buffer, so a peer's writes stop
+/// after a few MB rather than after the hundred MB that loopback's autotuning takes.
+async fn connect_small(addr: SocketAddr) -> TcpStream {
+    let s = TcpSocket::new_v4().unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.connect(addr).await.unwrap()
+}
+
 /// Writes all of `bytes`.
 async fn send(s: &TcpStream, mut bytes: &[u8]) {
     while !bytes.is_empty() {
@@ -204,7 +212,7 @@ const GREEDY_GET: &[u8] = b"\x50\xe1\x24\xff\xff\xff\xff\xd1\x03\x01\x07\xb4data
 async fn a_peer_that_never_reads_costs_one_write_chunk() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let client = TcpStream::connect(addr).await.unwrap();
+    let client = connect_small(addr).await;
     let (stream, _) = listener.accept().await.unwrap();
     let session = Session::new(SessionConfig::server(), Router::new()).unwrap();
     let mut d = TcpDriver::new(stream, session, tokio::time::Instant::now()).unwrap();
@@ -214,8 +222,8 @@ async fn a_peer_that_never_reads_costs_one_write_chunk() {
         assert_ne!(e, TcpEvent::Ended);
     }
     let stats = d.stats();
-    // Part of the response went out (at least the socket buffers' worth), not all of it.
-    assert!(stats.bytes_out > 100_000, "{stats:?}");
+    // Part of the response went out (the socket buffers' worth), not all of it.
+    assert!(stats.bytes_out > 2 * WRITE_CHUNK_BYTES as u64, "{stats:?}");
     assert!(stats.bytes_out < 1_000_000_000, "{stats:?}");
     // The 1-GB body is never held: the chunk being written and the queue's bookkeeping.
     assert!(
@@ -300,4 +308,29 @@ async fn a_panicking_connection_is_reported_and_the_others_served() {
     wait_for(&seen, 1, |e| *e == TcpEvent::Panicked).await;
     assert_eq!(get("127.0.0.1", addr, 7).await, (Code::CONTENT, 7));
     assert_eq!(count(&seen, |e| *e == TcpEvent::Panicked), 1);
+}
+
+#[tokio::test]
+async fn a_peer_that_never_reads_is_dropped_after_the_idle_timeout() {
+    let limits = TcpServerLimits {
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..TcpServerLimits::default()
+    };
+    let (addr, seen) = serve(limits, SessionConfig::server()).await;
+    let client = connect_small(addr).await;
+    send(&client, GREEDY_GET).await;
+    // Its writes stop making progress once the socket buffers are full; 300 ms later the
+    // connection is failed and its slot freed.
+    wait_for(&seen, 1, |e| *e == TcpEvent::Ended).await;
+    let served = count(&seen, |e| {
+        matches!(
+            e,
+            TcpEvent::Session(SessionEvent::Served {
+                code: Code::CONTENT,
+                ..
+            })
+        )
+    });
+    assert_eq!(served, 1);
+    drop(client);
 }

@@ -227,8 +227,16 @@ impl Body<'_> {
     pub(crate) fn write(&self, start: usize, out: &mut [u8]) {
         match self {
             Body::Pattern(_) => {
-                for (i, b) in out.iter_mut().enumerate() {
+                let first = out.len().min(256);
+                for (i, b) in out[..first].iter_mut().enumerate() {
                     *b = ((start + i) & 0xff) as u8;
+                }
+                // The pattern repeats every 256 bytes: double what is written until full.
+                let mut done = first;
+                while done < out.len() {
+                    let n = done.min(out.len() - done);
+                    out.copy_within(..n, done);
+                    done += n;
                 }
             }
             Body::Zeros(_) => out.fill(0),
@@ -300,5 +308,13 @@ mod tests {
         let mut out = [0u8; 3];
         Body::Pattern(1000).write(255, &mut out);
         assert_eq!(out, [255, 0, 1]);
+        for (start, len) in [(0, 1000), (7, 257), (255, 5000), (1 << 30, 70_000)] {
+            let mut out = vec![0u8; len];
+            Body::Pattern(usize::MAX).write(start, &mut out);
+            assert!(out
+                .iter()
+                .enumerate()
+                .all(|(i, b)| *b == ((start + i) & 0xff) as u8));
+        }
     }
 }

@@ -61,7 +61,8 @@ pub(crate) struct Follow {
 /// 2. Feed inputs: [`Session::handle_stream_bytes`] with every chunk the stream delivers (any
 ///    split), [`Session::handle_stream_end`] on the peer's FIN, and commands
 ///    ([`Session::request`], [`Session::ping`], [`Session::release`], [`Session::close`]).
-/// 3. After every input drain [`Session::poll_write`] (one TCP write each, in order) and
+/// 3. After every input drain [`Session::poll_write`] (one TCP write each, in order; or
+///    [`Session::poll_write_chunk`], which produces a large generated body piece by piece) and
 ///    [`Session::poll_event`]. When [`Session::should_close`] turns true, write what is
 ///    queued and close the connection.
 ///
@@ -543,6 +544,15 @@ impl Session {
             }
         }
         Some(chunk)
+    }
+
+    /// Drops every queued write without producing it: for a driver whose connection can no
+    /// longer be written (a reset, a write timeout), so a large generated body is not made
+    /// only to be thrown away.
+    pub fn discard_writes(&mut self) {
+        while let Some(q) = self.pop_front() {
+            self.recycle(q.bytes);
+        }
     }
 
     /// Removes the front message from the queue.

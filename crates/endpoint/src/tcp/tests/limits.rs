@@ -185,3 +185,19 @@ fn stalled_since_covers_a_missing_csm_and_a_frame_left_incomplete() {
     assert!(s.should_close());
     assert_eq!(s.stalled_since(opened), None);
 }
+
+#[test]
+fn discarded_writes_are_never_produced() {
+    let (mut c, mut s) = pair(SessionConfig::server());
+    c.request(t(1), &Request::get(&format!("data/{MAX_DATA_BYTES}")))
+        .unwrap();
+    pump(&mut c, &mut s, t(2));
+    let mut buf = Vec::new();
+    let _ = s.poll_write_chunk(&mut buf, 100).unwrap();
+    s.discard_writes();
+    assert_eq!((s.queued_bytes(), s.pending_write_bytes()), (0, 0));
+    assert!(s.poll_write_chunk(&mut buf, 100).is_none());
+    // The queue works on afterwards, from the start of the next message.
+    let (w, _) = ask(&mut c, &mut s, &Request::get("data/2"));
+    assert_eq!(w, [vec![0x31, 0x45, 0x01, 0xff, 0, 1]]);
+}
