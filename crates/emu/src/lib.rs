@@ -5,14 +5,17 @@
 //!
 //! - [`udp`]: [`UdpDriver`], one endpoint (client, server or both) on one UDP socket; endpoint
 //!   time is the wall-clock time since the driver started, in integer nanoseconds.
-//! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`), and
-//!   [`serve_tcp`], an accept loop with one session per connection.
+//! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`).
+//! - [`tcp_server`]: [`serve_tcp`], an accept loop with one session per connection, within
+//!   [`TcpServerLimits`] (connections in all and per source, timeouts, queued bytes).
 //! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's
 //!   link model running against the wall clock (spec/experiments.md §1.3).
 
 pub mod emulator;
 pub mod tcp;
+pub mod tcp_server;
 pub mod udp;
 
-pub use tcp::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink, TcpStats};
+pub use tcp::{RefuseReason, TcpDriver, TcpEvent, TcpStats};
+pub use tcp_server::{serve_tcp, QueueBudget, TcpEventSink, TcpServerLimits};
 pub use udp::{is_unreachable, DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};

@@ -1,14 +1,17 @@
-//! [`TcpDriver`]: one RFC 8323 [`Session`] on one tokio TCP connection, and [`serve_tcp`],
-//! an accept loop with one session per connection.
+//! [`TcpDriver`]: one RFC 8323 [`Session`] on one tokio TCP connection (the accept loop,
+//! [`crate::serve_tcp`], is in `tcp_server`).
 //!
 //! The driver only moves bytes and time: every chunk read goes to
 //! [`Session::handle_stream_bytes`], the peer's FIN (or a reset) to
-//! [`Session::handle_stream_end`], and every [`Session::poll_write_into`] becomes one
-//! `write_all` on a socket with `TCP_NODELAY` set (so the client's CSM and its first request
-//! are two segments, spec/experiments.md §5.1). When [`Session::should_close`] turns true the
-//! queued writes go out and the write half is shut down (a FIN). A session has no timers; with
-//! [`TcpDriver::idle_timeout`] the driver keeps the one clock it needs, and the session says
-//! whether it is idle ([`Session::idle_since`]). Protocol decisions all stay in the session.
+//! [`Session::handle_stream_end`], and every message becomes `write_all`s of at most
+//! [`WRITE_CHUNK_BYTES`] ([`Session::poll_write_chunk`]: a generated body is produced only as
+//! it is written, so a 1-GB response holds 64 KiB here) on a socket with `TCP_NODELAY` set
+//! (so the client's CSM and its first request are two segments, spec/experiments.md §5.1).
+//! When [`Session::should_close`] turns true the queued writes go out and the write half is
+//! shut down (a FIN). A session has no timers; with [`TcpDriver::idle_timeout`] and
+//! [`TcpDriver::stall_timeout`] the driver keeps the clocks it needs, and the session says
+//! whether it is idle ([`Session::idle_since`]) or owes bytes ([`Session::stalled_since`]).
+//! Protocol decisions all stay in the session.
 
 use std::io;
 use std::net::SocketAddr;
@@ -18,11 +21,16 @@ use coaplab_cc::time::Instant;
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionConfigError, SessionEvent, WriteKind};
 use coaplab_endpoint::Router;
 use tokio::io::AsyncWrite;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinSet;
+use tokio::net::TcpStream;
+
+use crate::tcp_server::QueueBudget;
 
 /// Bytes read from the socket at most per call.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Bytes of a message produced and written at most per `write_all`: the most of a body the
+/// driver holds at once.
+pub const WRITE_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Counters of what a [`TcpDriver`] moved (the session itself counts nothing).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,6 +46,9 @@ pub struct TcpStats {
     pub writes: u64,
     /// Read or write errors (e.g. a reset); each ends the session as a peer close would.
     pub io_errors: u64,
+    /// The most bytes held for writing at once: the session's
+    /// [`Session::queued_bytes`] plus the chunk being written.
+    pub peak_queued_bytes: u64,
 }
 
 /// What [`TcpDriver::next_event`] returns.
@@ -53,6 +64,24 @@ pub enum TcpEvent {
         /// When it was closed.
         at: Instant,
     },
+    /// The peer owed bytes for [`TcpDriver::stall_timeout`] ([`Session::stalled_since`]: its
+    /// CSM is not whole, or a frame stays incomplete): Abort (7.05) is queued; the session's
+    /// `Aborted` event and [`TcpEvent::Ended`] follow.
+    TimedOut {
+        /// Since when the peer owed bytes.
+        stalled_since: Instant,
+        /// When the session was aborted.
+        at: Instant,
+    },
+    /// [`crate::serve_tcp`] turned a connection away at once (after a CSM and an Abort whose
+    /// diagnostic says why); no other event follows for it.
+    Refused {
+        /// Why.
+        reason: RefuseReason,
+    },
+    /// [`crate::serve_tcp`]: the connection's task panicked; the connection is closed and
+    /// the others are served on. No other event follows for it.
+    Panicked,
     /// A message was written (only with [`TcpDriver::log_writes`]).
     Wrote {
         /// What it carried.
@@ -65,6 +94,26 @@ pub enum TcpEvent {
     /// The connection is finished: our FIN is sent after the session ended, or the peer's
     /// FIN (or an error) arrived and every event was handed out. Further calls return it again.
     Ended,
+}
+
+/// Why [`crate::serve_tcp`] turned a connection away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefuseReason {
+    /// As many connections as [`crate::TcpServerLimits::max_connections`] are open.
+    TooManyConnections,
+    /// As many connections from the peer's address as
+    /// [`crate::TcpServerLimits::max_connections_per_source`] are open.
+    TooManyFromSource,
+}
+
+impl RefuseReason {
+    /// The Abort's diagnostic.
+    pub fn diagnostic(self) -> &'static str {
+        match self {
+            RefuseReason::TooManyConnections => "too many connections",
+            RefuseReason::TooManyFromSource => "too many connections from your address",
+        }
+    }
 }
 
 /// Drives one [`Session`] over one TCP connection in real time.
@@ -93,10 +142,23 @@ pub struct TcpDriver {
     broken: bool,
     /// Session time when the driver was created (the connection's set-up).
     opened: Instant,
-    /// Close the session after this long idle (`None`: never).
+    /// Close the session after this long idle (`None`: never); also the longest a write may
+    /// make no progress.
     idle_timeout: Option<std::time::Duration>,
-    /// An [`TcpEvent::IdleClosed`] to hand out.
-    idle_closed: Option<TcpEvent>,
+    /// Abort the session when the peer owes bytes this long (`None`: never).
+    stall_timeout: Option<std::time::Duration>,
+    /// An [`TcpEvent::IdleClosed`] or [`TcpEvent::TimedOut`] to hand out.
+    timer_event: Option<TcpEvent>,
+    /// The budget shared with other drivers, and what this one holds of it.
+    budget: Option<Arc<QueueBudget>>,
+    charged: usize,
+}
+
+/// Which of the driver's clocks expired.
+#[derive(Debug, Clone, Copy)]
+enum Timer {
+    Idle,
+    Stall,
 }
 
 impl TcpDriver {
@@ -135,15 +197,54 @@ impl TcpDriver {
             broken: false,
             opened,
             idle_timeout: None,
-            idle_closed: None,
+            stall_timeout: None,
+            timer_event: None,
+            budget: None,
+            charged: 0,
         })
     }
 
     /// Closes the session the RFC 8323 §5.5 way (Release, then our FIN) once it has been idle
     /// ([`Session::idle_since`]: nothing received and no request in progress) for `timeout`,
-    /// reported as [`TcpEvent::IdleClosed`]. `None` (the default) never times out.
+    /// reported as [`TcpEvent::IdleClosed`]. A write that makes no progress for `timeout` (a
+    /// peer that does not read) fails the connection as a reset would. `None` (the default)
+    /// never times out.
     pub fn idle_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.idle_timeout = timeout;
+    }
+
+    /// Aborts the session (7.05, reported as [`TcpEvent::TimedOut`]) once the peer has owed
+    /// bytes for `timeout` ([`Session::stalled_since`]: its CSM not whole since the
+    /// connection opened, or a frame partly received and no byte since). `None` (the
+    /// default) never times out.
+    pub fn stall_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.stall_timeout = timeout;
+    }
+
+    /// Shares `budget` with other drivers: responses may add to this session's write queue
+    /// only what the budget has left ([`Session::set_queue_budget`]).
+    pub fn queue_budget(&mut self, budget: Arc<QueueBudget>) {
+        self.budget = Some(budget);
+        self.charge();
+    }
+
+    /// Brings the budget's count of this session's [`Session::queued_bytes`] up to date.
+    fn charge(&mut self) {
+        let queued = self.session.queued_bytes();
+        let peak = (queued + self.send_buf.len()) as u64;
+        self.stats.peak_queued_bytes = self.stats.peak_queued_bytes.max(peak);
+        if let Some(b) = &self.budget {
+            b.set(self.charged, queued);
+            self.charged = queued;
+        }
+    }
+
+    /// Hands the session what the budget leaves it, before input that may queue responses.
+    fn grant(&mut self) {
+        if let Some(b) = &self.budget {
+            let share = b.share(self.charged);
+            self.session.set_queue_budget(share);
+        }
     }
 
     /// Also report every write as [`TcpEvent::Wrote`] (for `-v` traces).
@@ -182,47 +283,95 @@ impl TcpDriver {
         session_time(self.start)
     }
 
-    /// When the session's idle timeout expires, as a tokio instant: `None` without a timeout
-    /// or while the session is not idle.
-    fn idle_deadline(&self) -> Option<tokio::time::Instant> {
-        let timeout = self.idle_timeout?;
-        let since = self.session.idle_since(self.opened)?;
+    /// The session time `since` plus `timeout`, as a tokio instant.
+    fn deadline(&self, since: Instant, timeout: std::time::Duration) -> tokio::time::Instant {
         let since = std::time::Duration::from_nanos(u64::try_from(since.as_nanos()).unwrap_or(0));
-        Some(self.start + since.saturating_add(timeout))
+        self.start + since.saturating_add(timeout)
     }
 
-    /// The idle timeout expired: Release, then close.
-    fn idle_close(&mut self) {
-        let now = self.now();
-        if let Some(idle_since) = self.session.idle_since(self.opened) {
-            self.session.release(now, None);
-            self.session.close(now);
-            self.idle_closed = Some(TcpEvent::IdleClosed {
-                idle_since,
-                at: now,
-            });
+    /// The earliest of the idle and stall deadlines, and which: `None` without timeouts or
+    /// while the session is neither idle nor owed bytes.
+    fn next_deadline(&self) -> Option<(tokio::time::Instant, Timer)> {
+        let idle = self
+            .idle_timeout
+            .zip(self.session.idle_since(self.opened))
+            .map(|(t, since)| (self.deadline(since, t), Timer::Idle));
+        let stall = self
+            .stall_timeout
+            .zip(self.session.stalled_since(self.opened))
+            .map(|(t, since)| (self.deadline(since, t), Timer::Stall));
+        match (idle, stall) {
+            (Some(i), Some(s)) => Some(if s.0 < i.0 { s } else { i }),
+            (i, s) => i.or(s),
         }
     }
 
-    /// Writes every queued message, one `write_all` each. A write error ends the session as
-    /// the peer's close would.
-    pub async fn flush(&mut self) {
-        while let Some(kind) = self.session.poll_write_into(&mut self.send_buf) {
-            if self.shut_down || self.broken {
-                continue; // nowhere to write: dropped
+    /// A deadline passed: the idle timeout releases and closes, the stall timeout aborts.
+    fn expire(&mut self, timer: Timer) {
+        let now = self.now();
+        match timer {
+            Timer::Idle => {
+                if let Some(idle_since) = self.session.idle_since(self.opened) {
+                    self.session.release(now, None);
+                    self.session.close(now);
+                    self.timer_event = Some(TcpEvent::IdleClosed {
+                        idle_since,
+                        at: now,
+                    });
+                }
             }
-            match write_all(&self.stream, &self.send_buf).await {
+            Timer::Stall => {
+                if let Some(stalled_since) = self.session.stalled_since(self.opened) {
+                    self.session
+                        .abort_with(now, "timeout: CSM or message incomplete");
+                    self.timer_event = Some(TcpEvent::TimedOut {
+                        stalled_since,
+                        at: now,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Writes every queued message, in `write_all`s of at most [`WRITE_CHUNK_BYTES`]. A write
+    /// error, or no progress for the idle timeout, ends the session as the peer's close would.
+    pub async fn flush(&mut self) {
+        loop {
+            if self.shut_down || self.broken {
+                // Nowhere to write: what is queued is dropped unproduced.
+                self.session.discard_writes();
+                break;
+            }
+            let Some(chunk) = self
+                .session
+                .poll_write_chunk(&mut self.send_buf, WRITE_CHUNK_BYTES)
+            else {
+                break;
+            };
+            self.charge();
+            let written = match self.idle_timeout {
+                None => write_all(&self.stream, &self.send_buf).await,
+                Some(t) => write_all_within(&self.stream, &self.send_buf, t).await,
+            };
+            match written {
                 Ok(()) => {
-                    self.stats.writes += 1;
                     self.stats.bytes_out += self.send_buf.len() as u64;
-                    if self.log_writes {
-                        let at = self.now();
-                        self.wrote.push((kind, self.send_buf.len(), at));
+                    if chunk.last {
+                        self.stats.writes += 1;
+                        if self.log_writes {
+                            let at = self.now();
+                            self.wrote.push((chunk.kind, chunk.message_bytes, at));
+                        }
                     }
                 }
                 Err(_) => self.fail(),
             }
         }
+        self.send_buf.clear();
+        if self.send_buf.capacity() > WRITE_CHUNK_BYTES {
+            self.send_buf = Vec::new();
+        }
+        self.charge();
     }
 
     /// Ends the session with a plain FIN (no Release, spec/experiments.md §5.1): outstanding
@@ -260,7 +409,7 @@ impl TcpDriver {
     pub async fn next_event(&mut self) -> TcpEvent {
         loop {
             self.flush().await;
-            if let Some(e) = self.idle_closed.take() {
+            if let Some(e) = self.timer_event.take() {
                 return e;
             }
             if !self.wrote.is_empty() {
@@ -277,16 +426,19 @@ impl TcpDriver {
             if self.peer_done {
                 return TcpEvent::Ended;
             }
-            let got = match self.idle_deadline() {
-                None => Some(read(&self.stream, &mut self.recv_buf).await),
-                Some(deadline) => tokio::select! {
-                    r = read(&self.stream, &mut self.recv_buf) => Some(r),
-                    () = tokio::time::sleep_until(deadline) => None,
+            let got = match self.next_deadline() {
+                None => Ok(read(&self.stream, &mut self.recv_buf).await),
+                Some((deadline, timer)) => tokio::select! {
+                    r = read(&self.stream, &mut self.recv_buf) => Ok(r),
+                    () = tokio::time::sleep_until(deadline) => Err(timer),
                 },
             };
-            let Some(got) = got else {
-                self.idle_close();
-                continue;
+            let got = match got {
+                Ok(got) => got,
+                Err(timer) => {
+                    self.expire(timer);
+                    continue;
+                }
             };
             match got {
                 Ok(0) => {
@@ -298,7 +450,9 @@ impl TcpDriver {
                     self.stats.reads += 1;
                     self.stats.bytes_in += n as u64;
                     let now = self.now();
+                    self.grant();
                     self.session.handle_stream_bytes(now, &self.recv_buf[..n]);
+                    self.charge();
                 }
                 Err(_) => self.fail(),
             }
@@ -307,13 +461,41 @@ impl TcpDriver {
 }
 
 /// Wall-clock time since `start` as session time.
-fn session_time(start: tokio::time::Instant) -> Instant {
+pub(crate) fn session_time(start: tokio::time::Instant) -> Instant {
     let ns = i64::try_from(start.elapsed().as_nanos()).unwrap_or(i64::MAX);
     Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
 }
 
+impl Drop for TcpDriver {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.set(self.charged, 0);
+        }
+    }
+}
+
+/// Writes all of `buf`, failing with `TimedOut` when no byte can be written for `timeout`.
+async fn write_all_within(
+    stream: &TcpStream,
+    buf: &[u8],
+    timeout: std::time::Duration,
+) -> io::Result<()> {
+    let mut off = 0;
+    while off < buf.len() {
+        tokio::time::timeout(timeout, stream.writable())
+            .await
+            .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+        match stream.try_write(&buf[off..]) {
+            Ok(n) => off += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Writes all of `buf` (tokio's `io-util` extension traits are not needed for this).
-async fn write_all(stream: &TcpStream, buf: &[u8]) -> io::Result<()> {
+pub(crate) async fn write_all(stream: &TcpStream, buf: &[u8]) -> io::Result<()> {
     let mut off = 0;
     while off < buf.len() {
         stream.writable().await?;
@@ -327,7 +509,7 @@ async fn write_all(stream: &TcpStream, buf: &[u8]) -> io::Result<()> {
 }
 
 /// Reads what is available (at least one byte; 0 at the peer's FIN).
-async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) async fn read(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
     loop {
         stream.readable().await?;
         match stream.try_read(buf) {
@@ -343,93 +525,18 @@ async fn shutdown(stream: &mut TcpStream) -> io::Result<()> {
     std::future::poll_fn(|cx| std::pin::Pin::new(&mut *stream).poll_shutdown(cx)).await
 }
 
-fn invalid(e: SessionConfigError) -> io::Error {
+pub(crate) fn invalid(e: SessionConfigError) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, e)
-}
-
-/// Called with every event of every connection of [`serve_tcp`], with the peer's address.
-pub type TcpEventSink = Arc<dyn Fn(SocketAddr, &TcpEvent) + Send + Sync>;
-
-/// Accepts connections on `listener` until the returned future is dropped, each on its own
-/// task with its own [`Session`] (`config`, a clone of `router`) and `TCP_NODELAY`; the
-/// session's CSM goes out at once (RFC 8323 §5.3). Every connection's session time counts from
-/// `start`. `sink` sees every event, [`TcpEvent::Ended`] last. Dropping the future (e.g. on
-/// SIGTERM) aborts every connection task.
-///
-/// At most `max_connections` are served at once: beyond, accepting waits until one ends (new
-/// connections wait in the kernel's backlog). Memory is thus bounded by `max_connections` ×
-/// ([`READ_CHUNK_BYTES`] + the session's receive limit + its pending writes).
-///
-/// With `idle_timeout`, a connection idle that long ([`TcpDriver::idle_timeout`]: nothing
-/// received, no request in progress) is sent Release and closed, freeing its slot.
-///
-/// Returns only on an accept error that is not about one connection (e.g. no file descriptors
-/// left is retried after a pause).
-pub async fn serve_tcp(
-    listener: TcpListener,
-    config: SessionConfig,
-    router: Router,
-    start: tokio::time::Instant,
-    max_connections: usize,
-    idle_timeout: Option<std::time::Duration>,
-    sink: TcpEventSink,
-) -> io::Result<()> {
-    config.validate().map_err(invalid)?;
-    let mut tasks = JoinSet::new();
-    loop {
-        // Reap finished connections so the set stays as large as the live ones.
-        while tasks.try_join_next().is_some() {}
-        while tasks.len() >= max_connections.max(1) {
-            let _ = tasks.join_next().await;
-        }
-        let (stream, peer) = match listener.accept().await {
-            Ok(a) => a,
-            Err(e) if is_per_connection(&e) => continue,
-            Err(e) if is_resource_limit(&e) => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let session = Session::new(config.clone(), router.clone()).map_err(invalid)?;
-        let Ok(mut driver) = TcpDriver::new(stream, session, start) else {
-            continue;
-        };
-        driver.idle_timeout(idle_timeout);
-        let sink = sink.clone();
-        tasks.spawn(async move {
-            loop {
-                let e = driver.next_event().await;
-                sink(peer, &e);
-                if e == TcpEvent::Ended {
-                    break;
-                }
-            }
-        });
-    }
-}
-
-/// Accept errors caused by one connection (it died before we took it).
-fn is_per_connection(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::Interrupted
-    )
-}
-
-/// Accept errors of a full process or system (EMFILE, ENFILE, ENOBUFS, ENOMEM).
-fn is_resource_limit(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(23 | 24 | 105 | 12))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp_server::{serve_tcp, TcpEventSink, TcpServerLimits};
     use coaplab_endpoint::Request;
     use coaplab_wire::frame::{Decoded, Frame};
     use coaplab_wire::Code;
+    use tokio::net::TcpListener;
 
     fn client_config() -> SessionConfig {
         SessionConfig {
@@ -450,8 +557,11 @@ mod tests {
             SessionConfig::server(),
             Router::new(),
             tokio::time::Instant::now(),
-            16,
-            idle_timeout,
+            TcpServerLimits {
+                max_connections: 16,
+                idle_timeout,
+                ..TcpServerLimits::default()
+            },
             sink,
         ));
         (addr, task)

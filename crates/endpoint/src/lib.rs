@@ -58,5 +58,5 @@ pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
 };
-pub use resource::{Action, Resource, Router};
+pub use resource::{Action, Resource, Router, MAX_DATA_BYTES};
 pub use server::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};

@@ -51,6 +51,19 @@ impl Resource {
         }
     }
 
+    /// A `data/N` whose N exceeds [`Router::max_data_bytes`]: GET answers an empty 4.00 Bad
+    /// Request (the body is never produced); other methods are not allowed, as for any
+    /// `data/N`.
+    pub const fn too_large() -> Resource {
+        Resource {
+            get: Action::Fixed {
+                code: Code::BAD_REQUEST,
+                len_bytes: 0,
+            },
+            ..Resource::data(0)
+        }
+    }
+
     /// POST and PUT echo the payload; GET answers an empty 2.05.
     pub const fn echo() -> Resource {
         Resource {
@@ -102,19 +115,49 @@ impl Resource {
     }
 }
 
-/// Path → resource. Besides the routes added, `data/N` answers N bytes to GET and `echo`
+/// The default largest N of the built-in `data/N` ([`Router::max_data_bytes`]): 1 GiB, the
+/// most a UDP client can fetch block-wise (2^20 Block2 numbers of 1,024 B, RFC 7959 §2.2) and
+/// below the 4-GiB reach of Size2 and of an RFC 8323 frame length.
+pub const MAX_DATA_BYTES: usize = 1 << 30;
+
+/// Path → resource. Besides the routes added, `data/N` answers N bytes to GET (N at most
+/// [`Router::max_data_bytes`]; a larger N, however many digits, answers 4.00) and `echo`
 /// echoes POST/PUT payloads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Router {
     routes: Vec<(Vec<String>, Resource)>,
     /// GET-only content routes (see `crate::content`), checked before `routes`.
     pub(crate) contents: Vec<(Vec<String>, crate::content::Content)>,
+    /// The largest N `data/N` answers.
+    max_data_bytes: usize,
+}
+
+impl Default for Router {
+    fn default() -> Self {
+        Router {
+            routes: Vec::new(),
+            contents: Vec::new(),
+            max_data_bytes: MAX_DATA_BYTES,
+        }
+    }
 }
 
 impl Router {
     /// Only the built-in `data/N` and `echo`.
     pub fn new() -> Self {
         Router::default()
+    }
+
+    /// Sets the largest N the built-in `data/N` answers (default [`MAX_DATA_BYTES`]); a GET
+    /// of a larger N gets 4.00 Bad Request, before any body is produced.
+    pub fn max_data_bytes(&mut self, len_bytes: usize) -> &mut Self {
+        self.max_data_bytes = len_bytes;
+        self
+    }
+
+    /// The largest N the built-in `data/N` answers.
+    pub fn data_limit_bytes(&self) -> usize {
+        self.max_data_bytes
     }
 
     /// Adds (or replaces) the resource at `path` (segments separated by `/`).
@@ -140,8 +183,15 @@ impl Router {
         let mut it = path;
         match (it.next(), it.next(), it.next()) {
             (Some(b"data"), Some(n), None) => {
-                let n = std::str::from_utf8(n).ok()?.parse::<usize>().ok()?;
-                Some(Resource::data(n))
+                match std::str::from_utf8(n).ok()?.parse::<usize>() {
+                    Ok(n) if n <= self.max_data_bytes => Some(Resource::data(n)),
+                    Ok(_) => Some(Resource::too_large()),
+                    // More digits than a usize holds: too large as well, not unknown.
+                    Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                        Some(Resource::too_large())
+                    }
+                    Err(_) => None,
+                }
             }
             (Some(b"echo"), None, None) => Some(Resource::echo()),
             _ => None,
@@ -177,8 +227,16 @@ impl Body<'_> {
     pub(crate) fn write(&self, start: usize, out: &mut [u8]) {
         match self {
             Body::Pattern(_) => {
-                for (i, b) in out.iter_mut().enumerate() {
+                let first = out.len().min(256);
+                for (i, b) in out[..first].iter_mut().enumerate() {
                     *b = ((start + i) & 0xff) as u8;
+                }
+                // The pattern repeats every 256 bytes: double what is written until full.
+                let mut done = first;
+                while done < out.len() {
+                    let n = done.min(out.len() - done);
+                    out.copy_within(..n, done);
+                    done += n;
                 }
             }
             Body::Zeros(_) => out.fill(0),
@@ -203,6 +261,7 @@ mod tests {
         assert_eq!(r.find(path("data/300")), Some(Resource::data(300)));
         assert_eq!(r.find(path("echo")), Some(Resource::echo()));
         assert_eq!(r.find(path("data/x")), None);
+        assert_eq!(r.find(path("data/-1")), None);
         assert_eq!(r.find(path("g")), None);
         assert_eq!(r.find(path("")), None);
         r.route("/a/b/", Resource::data(1));
@@ -211,9 +270,51 @@ mod tests {
     }
 
     #[test]
+    fn data_beyond_the_limit_is_too_large_whatever_its_digits() {
+        let mut r = Router::new();
+        assert_eq!(
+            r.find(path("data/1073741824")),
+            Some(Resource::data(MAX_DATA_BYTES))
+        );
+        for n in [
+            "1073741825",
+            "1099511627776",
+            "9223372036854775808",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999999999999",
+        ] {
+            assert_eq!(
+                r.find(path(&format!("data/{n}"))),
+                Some(Resource::too_large()),
+                "{n}"
+            );
+        }
+        r.max_data_bytes(10);
+        assert_eq!(r.find(path("data/10")), Some(Resource::data(10)));
+        assert_eq!(r.find(path("data/11")), Some(Resource::too_large()));
+        assert_eq!(
+            Resource::too_large().action(Code::GET),
+            Action::Fixed {
+                code: Code::BAD_REQUEST,
+                len_bytes: 0
+            }
+        );
+        assert_eq!(Resource::too_large().action(Code::PUT), Action::NotAllowed);
+    }
+
+    #[test]
     fn pattern_body_is_offset_aware() {
         let mut out = [0u8; 3];
         Body::Pattern(1000).write(255, &mut out);
         assert_eq!(out, [255, 0, 1]);
+        for (start, len) in [(0, 1000), (7, 257), (255, 5000), (1 << 30, 70_000)] {
+            let mut out = vec![0u8; len];
+            Body::Pattern(usize::MAX).write(start, &mut out);
+            assert!(out
+                .iter()
+                .enumerate()
+                .all(|(i, b)| *b == ((start + i) & 0xff) as u8));
+        }
     }
 }

@@ -3,7 +3,9 @@
 //! `/time` (Unix seconds) and `/.well-known/core` (RFC 6690). It runs until SIGINT or SIGTERM,
 //! then prints its counters (requests served, datagrams rejected by cause) and exits 0.
 //! With `--tcp` it also serves the same resources over TCP (RFC 8323) on the same port number,
-//! each answer one message (no block-wise), and prints a `tcp sessions= served= …` line.
+//! each answer one message (no block-wise), within limits on connections (in all and per
+//! source address), stalled peers and queued bytes, and prints a `tcp sessions= served= …`
+//! line.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -38,8 +40,8 @@ pub(crate) struct Args {
     /// Also serve CoAP over TCP (RFC 8323, `coap+tcp://`) on the same address and port number
     /// as UDP (with port 0, the free UDP port chosen): the same resources, each answer one
     /// message however large (CSM: Max-Message-Size 1 MiB + 1 KiB, Block-Wise-Transfer; Block1
-    /// uploads are reassembled; at most 256 connections at once). --cc and --set apply to UDP
-    /// only: the kernel's TCP retransmits.
+    /// uploads are reassembled; limits: --tcp-max-connections and the other --tcp-* options).
+    /// --cc and --set apply to UDP only: the kernel's TCP retransmits.
     #[arg(long)]
     tcp: bool,
     /// Serve TCP on this address instead of the UDP one (implies --tcp).
@@ -74,6 +76,13 @@ pub(crate) struct Args {
     /// server holds at most 64); its next new upload gets 5.03 Service Unavailable.
     #[arg(long = "uploads-per-source", value_name = "N", default_value_t = MAX_PENDING_UPLOADS_PER_SOURCE)]
     uploads_per_source: usize,
+    /// The largest N that /data/N serves (UDP and TCP); a GET of a larger N gets an empty
+    /// 4.00 Bad Request. The default, 1 GiB, is the most a UDP client can fetch block-wise
+    /// (2^20 blocks of 1,024 B).
+    #[arg(long = "max-data-bytes", value_name = "N", default_value_t = coaplab_endpoint::MAX_DATA_BYTES)]
+    max_data_bytes: usize,
+    #[command(flatten)]
+    tcp_limits: tcp::LimitOpts,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -109,6 +118,7 @@ async fn serve(args: &Args) -> u8 {
         .unwrap_or_default();
     let mut router = Router::new();
     router
+        .max_data_bytes(args.max_data_bytes)
         .content(
             ".well-known/core",
             CONTENT_FORMAT_LINK,
@@ -186,7 +196,16 @@ async fn serve(args: &Args) -> u8 {
             Err(e) => eprintln!("coaplab server: {e}"),
         }
         let idle = Some(args.tcp_idle_timeout).filter(|d| !d.is_zero());
-        let serving = tcp::serve(listener, router, idle, tcp_counters.clone(), args.verbose);
+        let limits = args.tcp_limits.limits(idle);
+        let config = args.tcp_limits.config();
+        let serving = tcp::serve(
+            listener,
+            router,
+            config,
+            limits,
+            tcp_counters.clone(),
+            args.verbose,
+        );
         tcp_task = Some(tokio::spawn(serving));
     } else {
         eprintln!("coaplab server: listening on {udp_addr}");

@@ -12,7 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use coaplab_emu::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink};
+use coaplab_emu::tcp_server::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_SOURCE, DEFAULT_MAX_QUEUED_BYTES_TOTAL,
+};
+use coaplab_emu::{serve_tcp, RefuseReason, TcpDriver, TcpEvent, TcpEventSink, TcpServerLimits};
 use coaplab_endpoint::tcp::{
     RequestError, Role, SessionConfig, SessionEvent, SessionFailReason, Side, WriteKind,
 };
@@ -44,9 +47,55 @@ pub(crate) fn client_max_message_size(max_body_bytes: usize) -> u32 {
 /// `coaplab_endpoint::MAX_UPLOAD_BYTES`) with its header fits.
 pub(crate) const SERVER_MAX_MESSAGE_SIZE: u32 = 1024 * 1024 + 1024;
 
-/// Connections the server serves at once; beyond, new ones wait in the kernel's backlog. With
-/// the 1-MiB frame limit, at most about 256 MiB of partial frames.
-pub(crate) const SERVER_MAX_CONNECTIONS: usize = 256;
+/// `coaplab server`'s TCP limits (defaults: `coaplab_emu::TcpServerLimits::default()` and
+/// `coaplab_endpoint::tcp::DEFAULT_MAX_QUEUED_BYTES`).
+#[derive(clap::Args, Debug)]
+pub(crate) struct LimitOpts {
+    /// TCP connections served at once; one more gets a CSM and an Abort (7.05) "too many
+    /// connections" and is closed, while the others are served on. With the 1-MiB message
+    /// limit, at most about 256 MiB of partly received messages at the default.
+    #[arg(long = "tcp-max-connections", value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// TCP connections from one IP address at once; one more gets an Abort "too many
+    /// connections from your address" and is closed.
+    #[arg(long = "tcp-max-per-source", value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_SOURCE)]
+    max_per_source: usize,
+    /// Abort (7.05 "timeout") a TCP connection whose CSM is not complete this long after it
+    /// opened, or whose partly received message gets no byte for this long (unlike
+    /// --tcp-idle-timeout, which waits for a quiet connection). 0: never. E.g. 10s, 500ms.
+    #[arg(long = "tcp-stall-timeout", value_name = "D", default_value = "10s", value_parser = net::parse_duration)]
+    stall_timeout: Duration,
+    /// Bytes one TCP connection may hold queued for writing (echoed payloads, signals); a
+    /// response beyond it gets an empty 5.03. Generated bodies (/data/N) are produced while
+    /// written, 64 KiB at a time, and do not count.
+    #[arg(long = "tcp-queue-bytes", value_name = "BYTES", default_value_t = coaplab_endpoint::tcp::DEFAULT_MAX_QUEUED_BYTES)]
+    queue_bytes: usize,
+    /// Bytes all TCP connections together may hold queued for writing; a response beyond it
+    /// gets an empty 5.03.
+    #[arg(long = "tcp-queue-total-bytes", value_name = "BYTES", default_value_t = DEFAULT_MAX_QUEUED_BYTES_TOTAL)]
+    queue_total_bytes: usize,
+}
+
+impl LimitOpts {
+    /// The accept loop's limits, with `idle_timeout` (from --tcp-idle-timeout).
+    pub(crate) fn limits(&self, idle_timeout: Option<Duration>) -> TcpServerLimits {
+        TcpServerLimits {
+            max_connections: self.max_connections,
+            max_connections_per_source: self.max_per_source,
+            idle_timeout,
+            stall_timeout: Some(self.stall_timeout).filter(|d| !d.is_zero()),
+            max_queued_bytes: self.queue_total_bytes,
+        }
+    }
+
+    /// The server's session settings ([`config`]) with the per-connection queue limit.
+    pub(crate) fn config(&self) -> SessionConfig {
+        SessionConfig {
+            max_queued_bytes: self.queue_bytes,
+            ..config(Role::Acceptor, 0)
+        }
+    }
+}
 
 /// The note printed by `-v` and `--help`.
 pub(crate) const CC_NOTE: &str =
@@ -68,6 +117,7 @@ pub(crate) fn config(role: Role, seed: u64) -> SessionConfig {
         first_token: seed & 0xffff,
         keep_bodies: role == Role::Initiator,
         max_body_bytes: coaplab_endpoint::MAX_BODY_BYTES,
+        max_queued_bytes: coaplab_endpoint::tcp::DEFAULT_MAX_QUEUED_BYTES,
     }
 }
 
@@ -230,7 +280,10 @@ fn trace(event: &TcpEvent) {
         TcpEvent::IdleClosed { idle_since, at } => {
             eprintln!("{at} idle since={idle_since}: release and close")
         }
-        TcpEvent::Ended => {}
+        TcpEvent::TimedOut { stalled_since, at } => {
+            eprintln!("{at} stalled since={stalled_since}: abort")
+        }
+        TcpEvent::Ended | TcpEvent::Refused { .. } | TcpEvent::Panicked => {}
         TcpEvent::Session(e) => match e {
             SessionEvent::CsmReceived {
                 max_message_size,
@@ -294,73 +347,116 @@ pub(crate) struct Counters {
     malformed: AtomicU64,
     ignored: AtomicU64,
     idle_closed: AtomicU64,
+    timed_out: AtomicU64,
+    refused: AtomicU64,
+    refused_source: AtomicU64,
+    too_large: AtomicU64,
+    queue_full: AtomicU64,
+    panics: AtomicU64,
 }
 
 impl Counters {
-    /// `tcp sessions= served= aborted= malformed= ignored= idle_closed=` (sessions: connections
-    /// whose CSM arrived; idle_closed: connections released and closed by the idle timeout).
+    /// `tcp sessions= served= aborted= malformed= ignored= idle_closed= timed_out= refused=
+    /// refused_source= too_large= queue_full= panics=` (sessions: connections whose CSM
+    /// arrived; idle_closed: released and closed by the idle timeout; timed_out: aborted by
+    /// the stall timeout; refused, refused_source: turned away at --tcp-max-connections,
+    /// --tcp-max-per-source; too_large: 5.00 for a response beyond the client's
+    /// Max-Message-Size; queue_full: 5.03 at --tcp-queue-bytes or --tcp-queue-total-bytes;
+    /// panics: connection tasks that panicked, each closed while the others went on).
     pub(crate) fn line(&self) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "tcp sessions={} served={} aborted={} malformed={} ignored={} idle_closed={}",
+            "tcp sessions={} served={} aborted={} malformed={} ignored={} idle_closed={} \
+timed_out={} refused={} refused_source={} too_large={} queue_full={} panics={}",
             g(&self.sessions),
             g(&self.served),
             g(&self.aborted),
             g(&self.malformed),
             g(&self.ignored),
-            g(&self.idle_closed)
+            g(&self.idle_closed),
+            g(&self.timed_out),
+            g(&self.refused),
+            g(&self.refused_source),
+            g(&self.too_large),
+            g(&self.queue_full),
+            g(&self.panics),
         )
     }
 }
 
-/// Serves `router` on `listener` until dropped, counting into `counters`; `verbose` prints
-/// connections, aborts, malformed frames and idle closes. A connection idle for
-/// `idle_timeout` is released and closed.
+/// Serves `router` on `listener` until dropped, with `config` and within `limits`, counting
+/// into `counters`; `verbose` prints connections, aborts, malformed frames, refusals,
+/// timeouts and panics.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
-    idle_timeout: Option<Duration>,
+    config: SessionConfig,
+    limits: TcpServerLimits,
     counters: Arc<Counters>,
     verbose: bool,
 ) -> std::io::Result<()> {
     let c = counters.clone();
     let sink: TcpEventSink = Arc::new(move |peer, e| {
-        let e = match e {
-            TcpEvent::Session(e) => e,
-            TcpEvent::IdleClosed { idle_since, at } => {
-                c.idle_closed.fetch_add(1, Ordering::Relaxed);
-                if verbose {
-                    eprintln!(
-                        "coaplab server: tcp {peer}: idle since {idle_since}, closed at {at}"
-                    );
-                }
-                return;
+        let (n, what) = match e {
+            TcpEvent::Session(e) => (session_counter(&c, e), None),
+            TcpEvent::IdleClosed { idle_since, at } => (
+                Some(&c.idle_closed),
+                Some(format!("idle since {idle_since}, closed at {at}")),
+            ),
+            TcpEvent::TimedOut { stalled_since, at } => (
+                Some(&c.timed_out),
+                Some(format!("stalled since {stalled_since}, aborted at {at}")),
+            ),
+            TcpEvent::Refused { reason } => {
+                let n = match reason {
+                    RefuseReason::TooManyConnections => &c.refused,
+                    RefuseReason::TooManyFromSource => &c.refused_source,
+                };
+                (Some(n), Some(format!("refused: {}", reason.diagnostic())))
             }
-            _ => return,
+            TcpEvent::Panicked => (
+                Some(&c.panics),
+                Some("its task panicked; connection closed".to_owned()),
+            ),
+            TcpEvent::Wrote { .. } | TcpEvent::Ended => (None, None),
         };
-        let n = match e {
-            SessionEvent::CsmReceived { .. } => &c.sessions,
-            SessionEvent::Served { .. } => &c.served,
-            SessionEvent::Aborted { .. } => &c.aborted,
-            SessionEvent::Malformed { .. } => &c.malformed,
-            SessionEvent::Ignored { .. } => &c.ignored,
-            _ => return,
+        let Some(n) = n else {
+            return;
         };
         n.fetch_add(1, Ordering::Relaxed);
-        if verbose && !matches!(e, SessionEvent::Served { .. }) {
-            eprintln!("coaplab server: tcp {peer}: {e:?}");
+        if !verbose {
+            return;
+        }
+        match (what, e) {
+            (Some(what), _) => eprintln!("coaplab server: tcp {peer}: {what}"),
+            (None, TcpEvent::Session(SessionEvent::Served { .. })) => {}
+            (None, TcpEvent::Session(e)) => eprintln!("coaplab server: tcp {peer}: {e:?}"),
+            (None, _) => {}
         }
     });
     serve_tcp(
         listener,
-        config(Role::Acceptor, 0),
+        config,
         router,
         tokio::time::Instant::now(),
-        SERVER_MAX_CONNECTIONS,
-        idle_timeout,
+        limits,
         sink,
     )
     .await
+}
+
+/// The counter a session event adds to, if any.
+fn session_counter<'c>(c: &'c Counters, e: &SessionEvent) -> Option<&'c AtomicU64> {
+    Some(match e {
+        SessionEvent::CsmReceived { .. } => &c.sessions,
+        SessionEvent::Served { .. } => &c.served,
+        SessionEvent::Aborted { .. } => &c.aborted,
+        SessionEvent::Malformed { .. } => &c.malformed,
+        SessionEvent::Ignored { .. } => &c.ignored,
+        SessionEvent::ResponseRefused { .. } => &c.too_large,
+        SessionEvent::QueueFull { .. } => &c.queue_full,
+        _ => return None,
+    })
 }
 
 /// One bench client's tallies: latencies of completed requests and failures.

@@ -47,7 +47,19 @@ pub struct SessionConfig {
     /// session stays open. A single frame is bounded before that by
     /// [`SessionConfig::max_message_size`]. Default [`crate::MAX_BODY_BYTES`] (64 MiB).
     pub max_body_bytes: usize,
+    /// The most bytes a session holds materialised for writing (see
+    /// [`crate::tcp::Session::queued_bytes`]): a response that would go beyond it (or beyond
+    /// the driver's [`crate::tcp::Session::set_queue_budget`]) is replaced by an empty 5.03
+    /// Service Unavailable and reported as [`crate::tcp::SessionEvent::QueueFull`]. Bodies the
+    /// server generates (`data/N`, fixed replies) are produced lazily while written and do not
+    /// count; echoed payloads, signals and requests do. Default
+    /// [`DEFAULT_MAX_QUEUED_BYTES`].
+    pub max_queued_bytes: usize,
 }
+
+/// The default [`SessionConfig::max_queued_bytes`]: 4 MiB, room for a reassembled 1-MiB
+/// upload's echo ([`crate::MAX_UPLOAD_BYTES`]) several times over.
+pub const DEFAULT_MAX_QUEUED_BYTES: usize = 4 << 20;
 
 /// Max-Message-Size of the experiments' client CSM (spec/experiments.md §5.1).
 pub const EXPERIMENT_MAX_MESSAGE_SIZE: u32 = 131_072;
@@ -64,6 +76,7 @@ impl SessionConfig {
             first_token: 0,
             keep_bodies: false,
             max_body_bytes: crate::MAX_BODY_BYTES,
+            max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
         }
     }
 

@@ -19,6 +19,18 @@ pub struct Write {
     pub kind: WriteKind,
 }
 
+/// A piece of the front message from [`crate::tcp::Session::poll_write_chunk`]: the bytes
+/// are in the caller's buffer; messages come whole and in order, split at any byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteChunk {
+    /// What the message carries.
+    pub kind: WriteKind,
+    /// The whole message's frame length, in bytes.
+    pub message_bytes: usize,
+    /// This chunk ends the message.
+    pub last: bool,
+}
+
 /// What a [`Write`] carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteKind {
@@ -173,6 +185,19 @@ pub enum SessionEvent {
         len: usize,
         /// The peer's limit.
         max: u32,
+        /// When.
+        at: Instant,
+    },
+    /// A response would have held more bytes in the write queue than allowed
+    /// ([`crate::tcp::SessionConfig::max_queued_bytes`] or the driver's
+    /// [`crate::tcp::Session::set_queue_budget`]); an empty 5.03 was sent instead.
+    QueueFull {
+        /// The request's token.
+        token: Token,
+        /// Bytes the response would have added to the queue.
+        len: usize,
+        /// Bytes the queue could still take.
+        room: usize,
         /// When.
         at: Instant,
     },

@@ -8,7 +8,8 @@
 //!   aborts with Bad-CSM-Option), Ping/Pong (§5.4), Release (§5.5), Abort (§5.6), and
 //!   responses matched by token.
 //! - `serve` (private): requests answered by the UDP server's [`crate::Router`] resources, as
-//!   one frame each, however large.
+//!   one frame each, however large; a generated body is produced only while it is written
+//!   ([`Session::poll_write_chunk`]), so memory stays bounded whatever its size.
 //! - [`config`]: [`SessionConfig`], with the experiments' client and server
 //!   (spec/experiments.md §5.1–5.2).
 //! - [`event`]: [`Write`] and [`SessionEvent`].
@@ -16,7 +17,9 @@
 //! Choices where RFC 8323 leaves room: every message is its own write (the experiments run
 //! with `TCP_NODELAY`, so the client's CSM and GET are two segments); Max-Message-Size counts
 //! the whole frame; a request too large for the peer is refused with
-//! [`RequestError::TooLarge`], a response too large is replaced by an empty 5.00; unknown
+//! [`RequestError::TooLarge`], a response too large is replaced by an empty 5.00 (decided
+//! before any of its body is produced), one that would overfill the write queue
+//! ([`SessionConfig::max_queued_bytes`]) by an empty 5.03; unknown
 //! signal codes are ignored, an unknown critical option in a CSM or any other signal
 //! aborts; an empty (0.00) message is ignored.
 
@@ -30,8 +33,11 @@ mod session;
 #[cfg(test)]
 mod tests;
 
-pub use config::{Role, SessionConfig, SessionConfigError, EXPERIMENT_MAX_MESSAGE_SIZE};
-pub use event::{
-    RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write, WriteKind,
+pub use config::{
+    Role, SessionConfig, SessionConfigError, DEFAULT_MAX_QUEUED_BYTES, EXPERIMENT_MAX_MESSAGE_SIZE,
 };
-pub use session::Session;
+pub use event::{
+    RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write, WriteChunk,
+    WriteKind,
+};
+pub use session::{Session, QUEUED_MESSAGE_BYTES};

@@ -1,8 +1,15 @@
 //! The serving side of a session: a request is routed to a [`crate::Resource`] of the same
 //! [`crate::Router`] the UDP server uses and answered at once, as one frame however large
 //! (no block-wise: spec/experiments.md §5.1 sends the 102,400-B object as one 102,408-B
-//! message). The body is written straight into the frame, never materialised apart. A Block1
-//! upload (BERT included) is reassembled first.
+//! message). A body given as bytes (an echo, fixed content) is copied into the frame; a
+//! generated one is never materialised apart (below). A Block1 upload (BERT included) is
+//! reassembled first.
+//!
+//! Limits are checked before a body is produced: a frame larger than the peer's
+//! Max-Message-Size becomes an empty 5.00, one that would hold more in the write queue than
+//! [`crate::tcp::SessionConfig::max_queued_bytes`] allows an empty 5.03. A generated body
+//! (`data/N`, fixed replies) is queued as a description and produced while it is written
+//! ([`Session::poll_write_chunk`]).
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::Frame;
@@ -12,8 +19,8 @@ use coaplab_wire::{Block, Code, Token};
 use crate::request_options;
 use crate::resource::{Action, Body};
 use crate::server::MAX_UPLOAD_BYTES;
-use crate::tcp::event::{SessionEvent, Write, WriteKind};
-use crate::tcp::session::{Session, Upload, MAX_UPLOADS};
+use crate::tcp::event::{SessionEvent, WriteKind};
+use crate::tcp::session::{Queued, Session, Upload, MAX_UPLOADS, QUEUED_MESSAGE_BYTES};
 
 /// Request options this server understands (RFC 7252 §5.4.1). Block1 is reassembled
 /// (`Session::upload`); Block2 is not among them (every answer is one message), so a request
@@ -36,50 +43,73 @@ impl Session {
     /// A request of `len` bytes arrived.
     pub(crate) fn serve(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
         let token = frame.token();
-        let mut bytes = self.buffer();
+        let mut out = Response {
+            bytes: self.buffer(),
+            tail: None,
+            max_frame_bytes: self.peer_max_message_size as usize,
+            room: self.queue_room(),
+            refused: None,
+        };
         let block1 = frame
             .options
             .iter()
             .find(|(n, _)| *n == number::BLOCK1)
             .map(|(_, v)| v);
         let mut code = match block1 {
-            Some(v) => self.upload(now, frame, v, &mut bytes),
-            None => self.respond(now, frame, frame.payload, None, &mut bytes),
+            Some(v) => self.upload(now, frame, v, &mut out),
+            None => self.respond(now, frame, frame.payload, None, &mut out),
         };
-        let max = self.peer_max_message_size;
-        if bytes.len() > max as usize {
-            // RFC 8323 §5.3.1: never send more than the peer's Max-Message-Size.
-            self.events.push_back(SessionEvent::ResponseRefused {
-                token,
-                len: bytes.len(),
-                max,
-                at: now,
-            });
-            code = Code::INTERNAL_SERVER_ERROR;
-            bytes.clear();
-            encode_response(&mut bytes, code, token, None, None, Body::Zeros(0));
+        match out.refused {
+            None => {}
+            Some(Refusal::TooLarge { len }) => {
+                // RFC 8323 §5.3.1: never send more than the peer's Max-Message-Size.
+                code = Code::INTERNAL_SERVER_ERROR;
+                self.events.push_back(SessionEvent::ResponseRefused {
+                    token,
+                    len,
+                    max: self.peer_max_message_size,
+                    at: now,
+                });
+            }
+            Some(Refusal::QueueFull { len, room }) => {
+                code = Code::SERVICE_UNAVAILABLE;
+                self.events.push_back(SessionEvent::QueueFull {
+                    token,
+                    len,
+                    room,
+                    at: now,
+                });
+            }
         }
+        let q = Queued {
+            bytes: out.bytes,
+            tail: out.tail,
+            kind: WriteKind::Response(code),
+        };
         self.events.push_back(SessionEvent::Served {
             token,
             method: frame.code,
             code,
             request_bytes: len,
-            response_bytes: bytes.len(),
+            response_bytes: q.len(),
             at: now,
         });
-        self.writes.push_back(Write {
-            bytes,
-            kind: WriteKind::Response(code),
-        });
+        self.queue(q);
     }
 
     /// One block of a Block1 upload (RFC 7959 §2.5; BERT, RFC 8323 §6): 2.31 Continue until
     /// the last block, then the resource runs on the whole body and its answer carries the
     /// last Block1. A block out of sequence gets 4.08, a body beyond [`MAX_UPLOAD_BYTES`]
     /// 4.13.
-    fn upload(&mut self, now: Instant, frame: &Frame<'_>, value: &[u8], out: &mut Vec<u8>) -> Code {
+    fn upload(
+        &mut self,
+        now: Instant,
+        frame: &Frame<'_>,
+        value: &[u8],
+        out: &mut Response,
+    ) -> Code {
         let token = frame.token();
-        let bare = |out: &mut Vec<u8>, code| {
+        let bare = |out: &mut Response, code| {
             encode_response(out, code, token, None, None, Body::Zeros(0));
             code
         };
@@ -137,7 +167,7 @@ impl Session {
         frame: &Frame<'_>,
         payload: &[u8],
         block1: Option<Block>,
-        out: &mut Vec<u8>,
+        out: &mut Response,
     ) -> Code {
         let token = frame.token();
         let (code, body) = 'answer: {
@@ -184,11 +214,39 @@ impl Session {
     }
 }
 
-/// Appends a response frame: `code`, `token`, an optional Content-Format and an optional
-/// Block1 (the only options a response carries here), and `body` after a marker when it is
-/// not empty (RFC 8323 §3.2). Bodies up to 4 GiB + 65,804 B fit the 32-bit length.
+/// A response being encoded, and the limits it must keep.
+#[derive(Debug)]
+pub(crate) struct Response {
+    /// The frame's bytes in memory: header, token, options, and a payload given as bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// A generated payload, produced as it is written.
+    pub(crate) tail: Option<Body<'static>>,
+    /// The peer's Max-Message-Size: the largest frame we may send.
+    pub(crate) max_frame_bytes: usize,
+    /// What the write queue can still take ([`Session::queued_bytes`]).
+    pub(crate) room: usize,
+    /// Why the answer was replaced, if it was.
+    pub(crate) refused: Option<Refusal>,
+}
+
+/// Why a response was replaced by an empty one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Its frame (`len` bytes; `usize::MAX` beyond counting) exceeds the peer's
+    /// Max-Message-Size: 5.00.
+    TooLarge { len: usize },
+    /// It would add `len` bytes to a write queue with `room` left: 5.03.
+    QueueFull { len: usize, room: usize },
+}
+
+/// Encodes a response frame into `out`: `code`, `token`, an optional Content-Format and an
+/// optional Block1 (the only options a response carries here), and `body` after a marker when
+/// it is not empty (RFC 8323 §3.2). Given bytes are copied; a generated body becomes
+/// `out.tail`. The frame's length is known first: when it exceeds `out.max_frame_bytes` or
+/// its bytes in memory `out.room`, an empty 5.00 or 5.03 is encoded instead and
+/// `out.refused` says why. Bodies up to 4 GiB + 65,804 B fit the 32-bit length.
 pub(crate) fn encode_response(
-    out: &mut Vec<u8>,
+    out: &mut Response,
     code: Code,
     token: Token,
     content_format: Option<u16>,
@@ -222,28 +280,73 @@ pub(crate) fn encode_response(
         put(number::BLOCK1, b.to_uint());
     }
     let n = body.len();
-    let body_len = opt_len + if n == 0 { 0 } else { n + 1 };
+    // Options, marker and payload; then the whole frame: Len/TKL, extended length, code,
+    // token (RFC 8323 §3.2).
+    let body_len = if n == 0 {
+        Some(opt_len)
+    } else {
+        n.checked_add(opt_len + 1)
+    };
+    let ext_len = match body_len {
+        Some(0..=12) => 0,
+        Some(13..=268) => 1,
+        Some(269..=65804) => 2,
+        _ => 4,
+    };
+    let frame_len = body_len
+        .filter(|&b| b <= u32::MAX as usize + 65_805) // the 32-bit extended length
+        .and_then(|b| b.checked_add(1 + ext_len + 1 + token.len()));
+    let in_memory = frame_len.map(|f| match body {
+        Body::Bytes(_) => f,
+        Body::Pattern(_) | Body::Zeros(_) => f - n,
+    });
+    let refusal = match (frame_len, in_memory) {
+        (Some(f), Some(m)) if f <= out.max_frame_bytes => {
+            let cost = m + QUEUED_MESSAGE_BYTES;
+            (cost > out.room).then_some(Refusal::QueueFull {
+                len: cost,
+                room: out.room,
+            })
+        }
+        (f, _) => Some(Refusal::TooLarge {
+            len: f.unwrap_or(usize::MAX),
+        }),
+    };
+    if let (Some(r), None) = (refusal, out.refused) {
+        out.refused = Some(r);
+        let code = match r {
+            Refusal::TooLarge { .. } => Code::INTERNAL_SERVER_ERROR,
+            Refusal::QueueFull { .. } => Code::SERVICE_UNAVAILABLE,
+        };
+        out.bytes.clear();
+        out.tail = None;
+        return encode_response(out, code, token, None, None, Body::Zeros(0));
+    }
+    let bytes = &mut out.bytes;
+    let body_len = body_len.unwrap_or(0);
     let tkl = token.len() as u8;
     match body_len {
-        0..=12 => out.push(((body_len as u8) << 4) | tkl),
-        13..=268 => out.extend_from_slice(&[(13 << 4) | tkl, (body_len - 13) as u8]),
+        0..=12 => bytes.push(((body_len as u8) << 4) | tkl),
+        13..=268 => bytes.extend_from_slice(&[(13 << 4) | tkl, (body_len - 13) as u8]),
         269..=65804 => {
-            out.push((14 << 4) | tkl);
-            out.extend_from_slice(&((body_len - 269) as u16).to_be_bytes());
+            bytes.push((14 << 4) | tkl);
+            bytes.extend_from_slice(&((body_len - 269) as u16).to_be_bytes());
         }
         _ => {
-            out.push((15 << 4) | tkl);
+            bytes.push((15 << 4) | tkl);
             let ext = u32::try_from(body_len - 65805).unwrap_or(u32::MAX);
-            out.extend_from_slice(&ext.to_be_bytes());
+            bytes.extend_from_slice(&ext.to_be_bytes());
         }
     }
-    out.push(code.0);
-    out.extend_from_slice(token.as_bytes());
-    out.extend_from_slice(&opts[..opt_len]);
+    bytes.push(code.0);
+    bytes.extend_from_slice(token.as_bytes());
+    bytes.extend_from_slice(&opts[..opt_len]);
     if n > 0 {
-        out.push(0xff);
-        let start = out.len();
-        out.resize(start + n, 0);
-        body.write(0, &mut out[start..]);
+        bytes.push(0xff);
+        match body {
+            Body::Bytes(b) => bytes.extend_from_slice(b),
+            Body::Pattern(n) => out.tail = Some(Body::Pattern(n)),
+            Body::Zeros(n) => out.tail = Some(Body::Zeros(n)),
+        }
     }
 }

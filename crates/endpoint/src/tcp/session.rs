@@ -10,9 +10,11 @@ use coaplab_wire::Token;
 
 use crate::endpoint::Request;
 use crate::event::RequestId;
-use crate::resource::{segments, Router};
+use crate::resource::{segments, Body, Router};
 use crate::tcp::config::{SessionConfig, SessionConfigError};
-use crate::tcp::event::{RequestError, SessionEvent, SessionFailReason, Side, Write, WriteKind};
+use crate::tcp::event::{
+    RequestError, SessionEvent, SessionFailReason, Side, Write, WriteChunk, WriteKind,
+};
 
 /// Where the session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +61,8 @@ pub(crate) struct Follow {
 /// 2. Feed inputs: [`Session::handle_stream_bytes`] with every chunk the stream delivers (any
 ///    split), [`Session::handle_stream_end`] on the peer's FIN, and commands
 ///    ([`Session::request`], [`Session::ping`], [`Session::release`], [`Session::close`]).
-/// 3. After every input drain [`Session::poll_write`] (one TCP write each, in order) and
+/// 3. After every input drain [`Session::poll_write`] (one TCP write each, in order; or
+///    [`Session::poll_write_chunk`], which produces a large generated body piece by piece) and
 ///    [`Session::poll_event`]. When [`Session::should_close`] turns true, write what is
 ///    queued and close the connection.
 ///
@@ -115,7 +118,13 @@ pub struct Session {
     /// only as far as the frame needs, and complete frames are parsed in place from the
     /// caller's slice, so no frame is copied twice.
     pub(crate) rx: Vec<u8>,
-    pub(crate) writes: VecDeque<Write>,
+    pub(crate) writes: VecDeque<Queued>,
+    /// Bytes of the front message already handed out by [`Session::poll_write_chunk`].
+    pub(crate) front_sent: usize,
+    /// What `writes` holds in memory, as [`Session::queued_bytes`] counts it.
+    pub(crate) queued_bytes: usize,
+    /// The driver's share of a budget over many sessions ([`Session::set_queue_budget`]).
+    pub(crate) queue_budget: usize,
     pub(crate) events: VecDeque<SessionEvent>,
     pub(crate) outstanding: Vec<Outstanding>,
     /// Our Pings awaiting a Pong: token and send time.
@@ -131,6 +140,31 @@ pub struct Session {
     pub(crate) heard_at: Option<Instant>,
 }
 
+/// A message queued for writing: `bytes` (in memory), then `tail` (a generated body, produced
+/// only as it is written).
+#[derive(Debug)]
+pub(crate) struct Queued {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) tail: Option<Body<'static>>,
+    pub(crate) kind: WriteKind,
+}
+
+impl Queued {
+    /// The whole frame's length.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() + self.tail.map_or(0, |t| t.len())
+    }
+
+    /// What it costs [`Session::queued_bytes`].
+    fn cost(&self) -> usize {
+        self.bytes.len() + QUEUED_MESSAGE_BYTES
+    }
+}
+
+/// What one queued message costs besides its bytes in memory ([`Session::queued_bytes`]), so
+/// a flood of tiny messages is bounded too.
+pub const QUEUED_MESSAGE_BYTES: usize = 64;
+
 /// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
 /// (its key) and the body so far.
 #[derive(Debug, Clone)]
@@ -144,6 +178,9 @@ pub(crate) const MAX_UPLOADS: usize = 4;
 
 /// Spare buffers kept at most.
 const POOL_MAX: usize = 16;
+
+/// The largest buffer kept for reuse: a spare echo of a 1-MiB upload is not kept for ever.
+const POOL_BUFFER_MAX_BYTES: usize = 256 * 1024;
 
 impl Session {
     /// A session on a freshly set-up connection; our CSM is queued as the first write.
@@ -159,6 +196,9 @@ impl Session {
             peer_released: false,
             rx: Vec::new(),
             writes: VecDeque::new(),
+            front_sent: 0,
+            queued_bytes: 0,
+            queue_budget: usize::MAX,
             events: VecDeque::new(),
             outstanding: Vec::new(),
             pings: Vec::new(),
@@ -205,6 +245,37 @@ impl Session {
         self.rx.len()
     }
 
+    /// Bytes the write queue holds in memory: every queued message's encoded bytes, plus
+    /// [`QUEUED_MESSAGE_BYTES`] each; a generated body still to be produced
+    /// ([`Session::poll_write_chunk`]) costs nothing. Serving stays within
+    /// [`SessionConfig::max_queued_bytes`] and [`Session::set_queue_budget`].
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes
+    }
+
+    /// Bytes still to be written: every queued message, generated bodies included, less what
+    /// [`Session::poll_write_chunk`] already handed out.
+    pub fn pending_write_bytes(&self) -> u64 {
+        let all: u64 = self.writes.iter().map(|q| q.len() as u64).sum();
+        all - self.front_sent as u64
+    }
+
+    /// Limits what responses may add to the write queue to `bytes` in all
+    /// ([`Session::queued_bytes`], with [`SessionConfig::max_queued_bytes`] still in force): a
+    /// driver sharing one budget among many sessions sets each one's share before handing it
+    /// input. `usize::MAX` (the default): no limit but the configured one.
+    pub fn set_queue_budget(&mut self, bytes: usize) {
+        self.queue_budget = bytes;
+    }
+
+    /// Bytes a response may still add to the write queue.
+    pub(crate) fn queue_room(&self) -> usize {
+        self.config
+            .max_queued_bytes
+            .min(self.queue_budget)
+            .saturating_sub(self.queued_bytes)
+    }
+
     /// True when nothing is pending: no outstanding request or Ping, no partial frame, no
     /// queued write. After [`Session::release`], the moment to [`Session::close`].
     pub fn is_idle(&self) -> bool {
@@ -227,6 +298,37 @@ impl Session {
             return None;
         }
         Some(self.heard_at.unwrap_or(opened))
+    }
+
+    /// Since when the peer owes us bytes, for a short handshake timeout that an idle timeout
+    /// does not give: `opened` (the connection's set-up time) until the peer's CSM has
+    /// arrived whole (RFC 8323 §5.3), then the time of the peer's last bytes while a frame is
+    /// partly received; `None` otherwise, and once the session ended.
+    ///
+    /// A driver aborts the session ([`Session::abort_with`]) once `stalled_since + timeout`
+    /// has passed with no input in between: a peer that connects and stays silent, or sends a
+    /// CSM and one byte of a frame, then no more, holds no connection slot for long.
+    pub fn stalled_since(&self, opened: Instant) -> Option<Instant> {
+        if self.state == State::Ended {
+            return None;
+        }
+        if !self.csm_received {
+            return Some(opened);
+        }
+        if self.rx.is_empty() {
+            return None;
+        }
+        Some(self.heard_at.unwrap_or(opened))
+    }
+
+    /// Sends Abort (RFC 8323 §5.6) with `diagnostic` and ends the session: outstanding
+    /// requests fail, [`SessionEvent::Aborted`] follows. For a driver's own reasons (a
+    /// timeout, a limit); the session aborts by itself on protocol errors. No effect once the
+    /// session ended.
+    pub fn abort_with(&mut self, now: Instant, diagnostic: &str) {
+        if self.state != State::Ended {
+            self.abort(now, None, diagnostic);
+        }
     }
 
     /// True when the driver should close the connection once the queued writes are out
@@ -382,24 +484,97 @@ impl Session {
         }
     }
 
-    /// The next write for the connection, in order.
+    /// The next write for the connection, in order: one whole message (what is left of it
+    /// after [`Session::poll_write_chunk`]). A generated body is produced here in full, so a
+    /// driver that must bound its memory uses [`Session::poll_write_chunk`] instead.
     #[must_use]
     pub fn poll_write(&mut self) -> Option<Write> {
-        self.writes.pop_front()
+        let mut bytes = Vec::new();
+        let kind = self.poll_write_into(&mut bytes)?;
+        Some(Write { bytes, kind })
     }
 
-    /// The next write, into `buf` (its previous contents are discarded): buffers are swapped
-    /// rather than copied and the session keeps the old one for reuse, so a driver passing the
-    /// same `buf` every time allocates nothing per message.
+    /// The next write, into `buf` (its previous contents are discarded), like
+    /// [`Session::poll_write`]: buffers are swapped rather than copied and the session keeps
+    /// the old one for reuse, so a driver passing the same `buf` every time allocates nothing
+    /// per message.
     #[must_use]
     pub fn poll_write_into(&mut self, buf: &mut Vec<u8>) -> Option<WriteKind> {
-        let mut w = self.writes.pop_front()?;
-        std::mem::swap(buf, &mut w.bytes);
-        if self.pool.len() < POOL_MAX {
-            w.bytes.clear();
-            self.pool.push(w.bytes);
+        let front = self.writes.front()?;
+        if front.tail.is_some() || self.front_sent > 0 {
+            let len = front.len() - self.front_sent;
+            return self.poll_write_chunk(buf, len).map(|c| c.kind);
         }
+        let mut w = self.pop_front()?;
+        std::mem::swap(buf, &mut w.bytes);
+        self.recycle(w.bytes);
         Some(w.kind)
+    }
+
+    /// The next at most `max_bytes` (at least 1) of the front message, into `buf` (its previous
+    /// contents are discarded); a generated body is produced only as far as asked. A driver
+    /// writing every chunk before asking for the next holds at most `max_bytes` of any body
+    /// in its own buffer, however large the message.
+    #[must_use]
+    pub fn poll_write_chunk(&mut self, buf: &mut Vec<u8>, max_bytes: usize) -> Option<WriteChunk> {
+        let q = self.writes.front()?;
+        buf.clear();
+        let total = q.len();
+        let start = self.front_sent;
+        let end = total.min(start.saturating_add(max_bytes.max(1)));
+        let head = q.bytes.len();
+        if start < head {
+            buf.extend_from_slice(&q.bytes[start..end.min(head)]);
+        }
+        if let (Some(tail), true) = (q.tail, end > head) {
+            let from = start.max(head);
+            let at = buf.len();
+            buf.resize(at + (end - from), 0);
+            tail.write(from - head, &mut buf[at..]);
+        }
+        let chunk = WriteChunk {
+            kind: q.kind,
+            message_bytes: total,
+            last: end == total,
+        };
+        self.front_sent = end;
+        if chunk.last {
+            if let Some(q) = self.pop_front() {
+                self.recycle(q.bytes);
+            }
+        }
+        Some(chunk)
+    }
+
+    /// Drops every queued write without producing it: for a driver whose connection can no
+    /// longer be written (a reset, a write timeout), so a large generated body is not made
+    /// only to be thrown away.
+    pub fn discard_writes(&mut self) {
+        while let Some(q) = self.pop_front() {
+            self.recycle(q.bytes);
+        }
+    }
+
+    /// Removes the front message from the queue.
+    fn pop_front(&mut self) -> Option<Queued> {
+        let q = self.writes.pop_front()?;
+        self.front_sent = 0;
+        self.queued_bytes -= q.cost();
+        Some(q)
+    }
+
+    /// Keeps `bytes` for reuse when the pool has room.
+    fn recycle(&mut self, mut bytes: Vec<u8>) {
+        if self.pool.len() < POOL_MAX && bytes.capacity() <= POOL_BUFFER_MAX_BYTES {
+            bytes.clear();
+            self.pool.push(bytes);
+        }
+    }
+
+    /// Queues a message for writing.
+    pub(crate) fn queue(&mut self, q: Queued) {
+        self.queued_bytes += q.cost();
+        self.writes.push_back(q);
     }
 
     /// An empty buffer, from the pool when it has one.
@@ -452,8 +627,9 @@ impl Session {
             bytes: bytes.len(),
             at: now,
         });
-        self.writes.push_back(Write {
+        self.queue(Queued {
             bytes,
+            tail: None,
             kind: WriteKind::Request(request),
         });
     }
@@ -461,8 +637,9 @@ impl Session {
     pub(crate) fn queue_signal(&mut self, msg: &SignalMessage) {
         // Our own signals always encode: options and diagnostics are bounded.
         let bytes = msg.to_frame().to_bytes().unwrap_or_default();
-        self.writes.push_back(Write {
+        self.queue(Queued {
             bytes,
+            tail: None,
             kind: WriteKind::Signal(msg.code()),
         });
     }

@@ -4,6 +4,7 @@ mod blockwise;
 mod body_limit;
 mod csm;
 mod exchange;
+mod limits;
 mod signals;
 mod split;
 
