@@ -29,6 +29,9 @@ pub mod queue;
 pub mod table;
 pub mod tcp;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::{Path, PathBuf};
 
 use coaplab_endpoint::Event;
