@@ -227,7 +227,10 @@ fn the_capture_decodes_in_tshark() {
         return;
     }
     let pcap = dir.join("link.pcap");
-    let get = format!("{} get coap://$COAPLAB_SERVER_ADDR/data/2048 >/dev/null", bin());
+    let get = format!(
+        "{} get coap://$COAPLAB_SERVER_ADDR/data/2048 >/dev/null",
+        bin()
+    );
     let o = emulate(&[
         "--preset",
         "nbiot",
@@ -248,7 +251,10 @@ fn the_capture_decodes_in_tshark() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect()
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
     };
     assert_eq!(fields("_ws.malformed"), Vec::<String>::new());
     // 2048 B in 1024-B blocks: two GETs and two 2.05 answers; each answer is fragmented at

@@ -224,7 +224,11 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     );
     let mut bar = Bar::new(std::io::stderr().is_terminal());
     if let Some(t) = &trace {
-        eprintln!("coaplab run: tracing {:?} into {}", t.runs, t.dir.display());
+        eprintln!(
+            "coaplab run: tracing runs {} into {}",
+            t.runs,
+            t.dir.display()
+        );
     }
     let outcome = match &trace {
         None => exec::execute(&plan, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?,

@@ -98,6 +98,26 @@ impl RunSelection {
     }
 }
 
+impl std::fmt::Display for RunSelection {
+    /// `first`, or the ids and ranges as [`RunSelection::parse`] reads them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunSelection::FirstOfEach => f.write_str("first"),
+            RunSelection::Runs(ranges) => {
+                for (i, &(a, b)) in ranges.iter().enumerate() {
+                    let sep = if i > 0 { "," } else { "" };
+                    if a == b {
+                        write!(f, "{sep}{a}")?;
+                    } else {
+                        write!(f, "{sep}{a}-{b}")?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// What `coaplab run --trace` asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceOptions {

@@ -277,6 +277,7 @@ fn run_selections() {
     assert!(RunSelection::parse("first").unwrap().contains(7, 0));
     assert!(!RunSelection::parse("first").unwrap().contains(7, 1));
     assert!(!RunSelection::default().contains(1, 1));
+    assert_eq!(s.to_string(), "0,5,10-12");
     for bad in ["", "a", "3-1", "1,,2", "-1"] {
         assert!(RunSelection::parse(bad).is_err(), "{bad}");
     }
