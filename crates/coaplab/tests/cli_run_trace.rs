@@ -232,3 +232,26 @@ fn tshark_decodes_the_rfc8323_stream_of_a_simulated_tcp_run() {
     );
     assert_eq!(up_codes.len() + down_codes.len(), 36);
 }
+
+#[test]
+fn trace_options_are_checked_before_anything_runs() {
+    let tmp = TempDir::new("run-trace-args");
+    let scenario = tmp.path("tcp.toml");
+    std::fs::write(&scenario, TCP).unwrap();
+    let out = tmp.path("out");
+    let o = coaplab(&["run", &scenario, "--out", &out, "--trace-runs", "3,7-9"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("--trace-runs 3,7-9: the plan has 1 runs (0 to 0)"),
+        "{err}"
+    );
+    assert!(!Path::new(&out).exists(), "nothing is written");
+    for bad in [["--trace-runs", "5-2"], ["--trace-format", "xml"]] {
+        let o = coaplab(&["run", &scenario, "--out", &out, bad[0], bad[1]]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    }
+    let o = coaplab(&["run", &scenario, "--mode", "emulated", "--trace", &out]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("simulated runs only"));
+}

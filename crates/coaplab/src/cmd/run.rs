@@ -176,6 +176,27 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&scenario.name));
+    let trace = trace_options(args, &scenario, &out);
+    if let Some(t) = &trace {
+        if args.mode == "emulated" {
+            return Err(
+                "--trace: traces are written by simulated runs only (the emulator's \
+                        own capture: coaplab emulate --pcap)"
+                    .into(),
+            );
+        }
+        if let coaplab_lab::trace::RunSelection::Runs(ranges) = &t.runs {
+            if ranges.iter().all(|&(first, _)| first >= plan.len()) {
+                return Err(format!(
+                    "--trace-runs {}: the plan has {} runs (0 to {})",
+                    t.runs,
+                    plan.len(),
+                    plan.len() - 1
+                )
+                .into());
+            }
+        }
+    }
     let manifest = Manifest::new(&plan);
     let dir = ResultsDir::open(&out, &manifest, args.resume)?;
     if dir.removed_temporaries() > 0 {
@@ -185,14 +206,6 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     let emulated = args.mode == "emulated";
-    let trace = trace_options(args, &scenario, &out);
-    if emulated && trace.is_some() {
-        return Err(
-            "--trace: traces are written by simulated runs only (the emulator's own \
-                    capture: coaplab emulate --pcap)"
-                .into(),
-        );
-    }
     let run_fn: exec::RunFn = if emulated {
         if let Some(why) = coaplab_emu::emulator::unavailable() {
             return Err(format!("--mode emulated: {why}").into());
