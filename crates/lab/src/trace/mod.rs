@@ -10,7 +10,8 @@
 //! Files per traced run, in `DIR/runNNNNNN/` (run id zero-padded to six digits):
 //!
 //! * `events.parquet` ([`events`]): transmissions, timer expiries with the armed value,
-//!   CoAP RTT samples, failures, and the algorithm's RTO and state after every exchange.
+//!   CoAP RTT samples, failures, and the algorithm's RTO and state after every exchange
+//!   (CoAP over UDP; a CoAP over TCP run's table has no rows).
 //! * `queue.parquet` ([`queue`]): every change of each bottleneck FIFO (enqueue, dequeue,
 //!   drop by cause) with the occupancy after it.
 //! * `tcp.parquet` ([`tcp`], CoAP over TCP runs only): cwnd, ssthresh, RTO and SRTT of the
