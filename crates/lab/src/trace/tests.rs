@@ -308,3 +308,51 @@ fn the_output_table_selects_runs_and_format_without_sweeping() {
         assert!(e.contains(key) && e.contains("t.toml:5:"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn tcp_parquet_starts_with_the_handshake_and_the_result_is_unchanged() {
+    let s = spec(
+        "name = \"t\"\n[network]\nbuffer_bytes = 1410000\n[[flows]]\ncount = 2\n\
+         cc = \"tcp-newreno\"\nexchanges = 3\nstart_jitter_s = 0\n",
+    );
+    let (result, trace) = run_traced(&s).unwrap();
+    assert_eq!(result, run_one(&s).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    trace.write(dir.path(), &s, TraceFormat::Parquet).unwrap();
+    let b = read(&dir.path().join("tcp.parquet"));
+    let side = strings(&b, "side");
+    let u32s = |name: &str| -> Vec<u32> {
+        b.column_by_name(name)
+            .unwrap()
+            .as_primitive::<UInt32Type>()
+            .values()
+            .to_vec()
+    };
+    let ack = b
+        .column_by_name("ack")
+        .unwrap()
+        .as_primitive::<UInt64Type>();
+    // First: flow 0's client receives the SYN-ACK (ack 1): the model's initial window of 4
+    // segments (spec §5.3, `iw`), ssthresh not yet set.
+    assert_eq!(side[0].as_deref(), Some("client"));
+    assert_eq!(
+        (u32s("flow")[0], u32s("connection")[0], ack.value(0)),
+        (0, 0, 1)
+    );
+    assert_eq!(u32s("cwnd_segments")[0], 4);
+    assert_eq!(u32s("ssthresh_segments")[0], 0x7fff_ffff);
+    assert_eq!(strings(&b, "ca_state")[0].as_deref(), Some("open"));
+    // The SYN-ACK gave the first RTT sample.
+    assert!(f64s(&b, "srtt_s")[0].is_some());
+    // Both ends of both flows appear; no loss, so never in recovery.
+    assert!(side.iter().any(|s| s.as_deref() == Some("server")));
+    assert!(u32s("flow").contains(&1));
+    assert!(strings(&b, "ca_state")
+        .iter()
+        .all(|s| s.as_deref() == Some("open")));
+    // Events of a TCP run: the columns, no rows.
+    let events = File::open(dir.path().join("events.parquet")).unwrap();
+    let events = ParquetRecordBatchReaderBuilder::try_new(events).unwrap();
+    assert_eq!(events.metadata().file_metadata().num_rows(), 0);
+    assert_eq!(events.schema().field(0).name(), "time_ns");
+}
