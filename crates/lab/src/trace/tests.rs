@@ -33,13 +33,9 @@ fn read(path: &Path) -> RecordBatch {
         .unwrap()
         .build()
         .unwrap();
-    let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
-    arrow_select_concat(&batches)
-}
-
-fn arrow_select_concat(batches: &[RecordBatch]) -> RecordBatch {
-    assert_eq!(batches.len(), 1, "one row group in these small tables");
-    batches[0].clone()
+    let mut batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+    assert_eq!(batches.len(), 1, "one batch in these small tables");
+    batches.remove(0)
 }
 
 fn strings(b: &RecordBatch, name: &str) -> Vec<Option<String>> {
