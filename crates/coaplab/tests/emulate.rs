@@ -214,6 +214,56 @@ fn our_client_puts_and_gets_on_libcoap_server_over_nbiot() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The capture (`--pcap`, written with the `pcap-file` crate) is read by tshark: every packet
+/// a CoAP message of the GET, none malformed.
+#[test]
+fn the_capture_decodes_in_tshark() {
+    let Some(dir) = setup("pcap") else {
+        return;
+    };
+    if Command::new("tshark").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "tshark is missing in CI");
+        eprintln!("SKIPPED: tshark is not installed");
+        return;
+    }
+    let pcap = dir.join("link.pcap");
+    let get = format!(
+        "{} get coap://$COAPLAB_SERVER_ADDR/data/2048 >/dev/null",
+        bin()
+    );
+    let o = emulate(&[
+        "--preset",
+        "nbiot",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--server",
+        &format!("{} server", bin()),
+        "--",
+        "sh",
+        "-c",
+        &get,
+    ]);
+    ok(&o, "coaplab get through nbiot with --pcap");
+    let fields = |filter: &str| -> Vec<String> {
+        let o = Command::new("tshark")
+            .args(["-r", pcap.to_str().unwrap(), "-Y", filter, "-T", "fields"])
+            .args(["-e", "frame.number"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(fields("_ws.malformed"), Vec::<String>::new());
+    // 2048 B in 1024-B blocks: two GETs and two 2.05 answers; each answer is fragmented at
+    // the 292-B MTU, its last fragment showing the reassembled message.
+    assert_eq!(fields("coap").len(), 4);
+    assert_eq!(fields("!coap && ip.flags.mf == 0"), Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `coaplab emulate` arguments over zigbee with our server and `sh -c CLIENT` as the client,
 /// each first writing its pid to a file in `dir`: (server pid file, client pid file, the
 /// arguments).

@@ -55,9 +55,22 @@ pub struct Outcome {
 pub fn execute(
     plan: &Plan<'_>,
     dir: &ResultsDir,
-    mut manifest: Manifest,
+    manifest: Manifest,
     jobs: usize,
     run_fn: RunFn,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, ResultsError> {
+    execute_with(plan, dir, manifest, jobs, &run_fn, progress)
+}
+
+/// [`execute`] with any function of the spec, e.g. one that traces chosen runs
+/// ([`crate::trace::TraceOptions::run`]).
+pub fn execute_with(
+    plan: &Plan<'_>,
+    dir: &ResultsDir,
+    mut manifest: Manifest,
+    jobs: usize,
+    run_fn: &(dyn Fn(&RunSpec) -> Result<RunResult, RunError> + Sync),
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ResultsError> {
     let started = WallClock::now();

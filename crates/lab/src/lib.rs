@@ -15,6 +15,8 @@
 //!   runs.
 //! - [`results`]: `flows.csv`, `summary.csv` (type-7 percentiles, [`stats`]) and
 //!   `manifest.json`; [`report`] prints the percentile table.
+//! - [`trace`]: `coaplab run --trace`: event timelines, queue, TCP state and pcap files of
+//!   chosen runs.
 //!
 //! A run is a pure function of (scenario, seed): the same inputs give byte-identical rows.
 
@@ -26,4 +28,5 @@ pub mod scenario;
 pub mod seed;
 pub mod sim;
 pub mod stats;
+pub mod trace;
 pub mod workload;

@@ -30,6 +30,7 @@ use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SER
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
+use crate::trace::RunTrace;
 use crate::workload::FlowDriver;
 use deadlines::Deadlines;
 
@@ -54,6 +55,34 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     let mut sim = Sim::build(spec)?;
     sim.run()?;
     sim.finish()
+}
+
+/// Simulates `spec` like [`run_one`] (the same result, byte for byte) and keeps its trace:
+/// the clients' events with their algorithm's snapshots, every packet sent and the star's
+/// per-packet records ([`crate::trace`]).
+pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
+    if spec.config.flows.iter().any(|f| f.is_tcp()) {
+        return tcp::run_traced(spec);
+    }
+    let star =
+        Star::new(&spec.config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+    let mut sim = Sim::assemble(spec, star, true)?;
+    sim.net.record_packets(true);
+    sim.trace = Some(Box::default());
+    sim.run()?;
+    let result = sim.finish()?;
+    let mut trace = sim.trace.take().map(|t| *t).unwrap_or_default();
+    trace.records = drain_records(&mut sim.net);
+    Ok((result, trace))
+}
+
+/// Follows every packet still inside `star` to its fate (no endpoint sees them any more) and
+/// returns every packet's record.
+pub(crate) fn drain_records(star: &mut Star) -> Vec<coaplab_netsim::PacketRecord> {
+    let far = Instant::ZERO + Duration::from_secs(1 << 30);
+    let mut buf = Vec::new();
+    while star.poll_delivery(far, &mut buf).is_some() {}
+    star.take_records()
 }
 
 /// What the run loop needs from the network between the endpoints.
@@ -162,6 +191,8 @@ struct Sim<N: Network> {
     /// The datagram being sent, swapped with the endpoint's queued buffer by
     /// `poll_transmit_into` (reused, so sending allocates nothing per datagram).
     tx_buf: Vec<u8>,
+    /// What a traced run keeps ([`run_traced`]); `None` otherwise.
+    trace: Option<Box<RunTrace>>,
 }
 
 impl Sim<Star> {
@@ -175,6 +206,11 @@ impl Sim<Star> {
 
 impl<N: Network> Sim<N> {
     fn with_network(spec: &RunSpec, net: N) -> Result<Sim<N>, RunError> {
+        Sim::assemble(spec, net, false)
+    }
+
+    /// The run on `net`; with `snapshots`, the clients emit their algorithm's snapshots.
+    fn assemble(spec: &RunSpec, net: N, snapshots: bool) -> Result<Sim<N>, RunError> {
         let config = &spec.config;
         let paths = network::paths(&config.flows);
         let mut router = Router::new();
@@ -206,7 +242,7 @@ impl<N: Network> Sim<N> {
         for (group, flow) in config.flows.iter().enumerate() {
             for _ in 0..flow.count {
                 let i = clients.len() as u32;
-                let client = client(spec, flow, i, &paths.path_of[group])?;
+                let client = client(spec, flow, i, &paths.path_of[group], snapshots)?;
                 let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
                 let jitter = flow.start_jitter.as_nanos() as f64;
                 let at =
@@ -232,6 +268,7 @@ impl<N: Network> Sim<N> {
             port_stride: config.total_flows().div_ceil(254).max(1),
             buf: Vec::with_capacity(2048),
             tx_buf: Vec::with_capacity(2048),
+            trace: None,
         })
     }
 
@@ -323,6 +360,9 @@ impl<N: Network> Sim<N> {
             if let Some(c) = self.clients.get_mut(tag::flow(tag) as usize) {
                 c.metrics.bytes_down += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
             }
+            if let Some(trace) = self.trace.as_deref_mut() {
+                trace.packets.udp(tag::flow(tag), &self.tx_buf);
+            }
             self.net
                 .send(now, SERVER_ADDR, tx.destination, &self.tx_buf, tag)
                 .map_err(|e| RunError::Setup(format!("server: {e}")))?;
@@ -348,6 +388,9 @@ impl<N: Network> Sim<N> {
                     TransmitMeta::Reply { .. } => tag::from_client(i),
                 };
                 c.metrics.bytes_up += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
+                if let Some(trace) = self.trace.as_deref_mut() {
+                    trace.packets.udp(i, &self.tx_buf);
+                }
                 self.net
                     .send(now, c.addr, tx.destination, &self.tx_buf, tag)
                     .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
@@ -355,6 +398,9 @@ impl<N: Network> Sim<N> {
             while let Some(event) = c.endpoint.poll_event() {
                 progressed = true;
                 c.metrics.on_event(&event);
+                if let Some(trace) = self.trace.as_deref_mut() {
+                    trace.event(i, &event);
+                }
                 match event {
                     Event::RequestCompleted { code, body_len, .. }
                         if !c.driver.is_whole(code, body_len) =>
@@ -458,7 +504,13 @@ fn link_record(s: LinkStats) -> LinkRecord {
 }
 
 /// Builds client `i` of flow group `flow`.
-fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Client, RunError> {
+fn client(
+    spec: &RunSpec,
+    flow: &FlowConfig,
+    i: u32,
+    path: &str,
+    snapshots: bool,
+) -> Result<Client, RunError> {
     let seed = spec.seed;
     let factory = registry_factory(
         &flow.cc,
@@ -483,6 +535,7 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
         // As for the server: no byte cap, no purge wake-ups (see `with_network`).
         dedup_capacity_bytes: usize::MAX,
         dedup_purge_timer: false,
+        emit_snapshots: snapshots,
         ..Config::default()
     };
     let endpoint = Endpoint::new(config, factory, Router::new())

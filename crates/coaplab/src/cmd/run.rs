@@ -10,6 +10,7 @@ use coaplab_lab::exec::{self, Progress};
 use coaplab_lab::report;
 use coaplab_lab::results::{Manifest, ResultsDir};
 use coaplab_lab::scenario::{self, Scenario};
+use coaplab_lab::trace::TraceOptions;
 
 /// Arguments of `coaplab run`.
 #[derive(clap::Args, Debug)]
@@ -38,11 +39,25 @@ RESULTS (in --out DIR):
   runs/          two files per ended run, each checked by --resume (run id, plan fingerprint,
                  CRC-32); a run whose files do not verify is run again
 
+TRACES (--trace DIR, --trace-runs, or [output] trace in the scenario; simulated runs only):
+  DIR/runNNNNNN/events.parquet   per flow: every transmission, timer expiry (timer_s), CoAP
+                                 RTT sample (rtt_s), failure, and the algorithm's RTO and
+                                 state (rto_s, state: FASOR's FAST/FAST_SLOW_FAST/SLOW_FAST)
+                                 after every exchange
+  DIR/runNNNNNN/queue.parquet    each bottleneck FIFO: enqueue, dequeue, drop by cause, with
+                                 queue_bytes and queue_packets after each
+  DIR/runNNNNNN/tcp.parquet      CoAP over TCP: cwnd, ssthresh, pipe, RTO, SRTT per ACK
+  DIR/runNNNNNN/link-up.pcap, link-down.pcap
+                                 every packet offered to that bottleneck direction, as IPv4
+                                 (LINKTYPE_RAW) with the simulated addresses and instants
+  Tracing does not change any results file. Columns: docs/scenarios.md, Traces.
+
 EXAMPLES:
   coaplab run scenarios/quickstart.toml
   coaplab run scenarios/fasor-globecom18.toml --reps 2 --jobs 2 --out results/fasor
   coaplab run scenarios/fasor-globecom18.toml --out results/fasor --resume
   coaplab run scenarios/pesola-long-lived.toml --dry-run
+  coaplab run scenarios/quickstart.toml --trace traces --trace-runs 0,5
   coaplab run scenarios/quickstart.toml --mode emulated --reps 1   (real time, as root)
 
 The scenario format is described in docs/scenarios.md.")]
@@ -76,6 +91,36 @@ pub(crate) struct Args {
     /// docs/emulation.md.
     #[arg(long, value_name = "MODE", default_value = "simulated", value_parser = ["simulated", "emulated"])]
     mode: String,
+    /// Write traces of chosen runs into DIR (one directory per run: events, queue and TCP
+    /// tables, a pcap per bottleneck direction) [default with --trace-runs or the scenario's
+    /// [output] trace: OUT/trace].
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
+    /// The runs to trace: run ids and ranges (0,5,10-12), or `first` for the first replication
+    /// of every combination [default: the scenario's [output] trace, else run 0].
+    #[arg(long, value_name = "RUNS", value_parser = coaplab_lab::trace::RunSelection::parse)]
+    trace_runs: Option<coaplab_lab::trace::RunSelection>,
+    /// Trace tables as `parquet` (read by pandas, polars, arrow) or `csv` [default: the
+    /// scenario's [output] trace_format, else parquet].
+    #[arg(long, value_name = "FORMAT", value_parser = coaplab_lab::trace::TraceFormat::parse)]
+    trace_format: Option<coaplab_lab::trace::TraceFormat>,
+}
+
+/// The traces asked for by the command line and the scenario's `[output]`, if any.
+fn trace_options(args: &Args, scenario: &Scenario, out: &Path) -> Option<TraceOptions> {
+    let on = args.trace.is_some() || args.trace_runs.is_some() || scenario.output.trace.is_some();
+    on.then(|| TraceOptions {
+        dir: args.trace.clone().unwrap_or_else(|| out.join("trace")),
+        runs: args
+            .trace_runs
+            .clone()
+            .or_else(|| scenario.output.trace.clone())
+            .unwrap_or_default(),
+        format: args
+            .trace_format
+            .or(scenario.output.trace_format)
+            .unwrap_or_default(),
+    })
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -131,6 +176,27 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&scenario.name));
+    let trace = trace_options(args, &scenario, &out);
+    if let Some(t) = &trace {
+        if args.mode == "emulated" {
+            return Err(
+                "--trace: traces are written by simulated runs only (the emulator's \
+                        own capture: coaplab emulate --pcap)"
+                    .into(),
+            );
+        }
+        if let coaplab_lab::trace::RunSelection::Runs(ranges) = &t.runs {
+            if ranges.iter().all(|&(first, _)| first >= plan.len()) {
+                return Err(format!(
+                    "--trace-runs {}: the plan has {} runs (0 to {})",
+                    t.runs,
+                    plan.len(),
+                    plan.len() - 1
+                )
+                .into());
+            }
+        }
+    }
     let manifest = Manifest::new(&plan);
     let dir = ResultsDir::open(&out, &manifest, args.resume)?;
     if dir.removed_temporaries() > 0 {
@@ -170,7 +236,24 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         out.display()
     );
     let mut bar = Bar::new(std::io::stderr().is_terminal());
-    let outcome = exec::execute(&plan, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?;
+    if let Some(t) = &trace {
+        eprintln!(
+            "coaplab run: tracing runs {} into {}",
+            t.runs,
+            t.dir.display()
+        );
+    }
+    let outcome = match &trace {
+        None => exec::execute(&plan, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?,
+        Some(t) => exec::execute_with(
+            &plan,
+            &dir,
+            manifest,
+            jobs,
+            &|spec| t.run(spec, run_fn),
+            &mut |p| bar.update(p),
+        )?,
+    };
     bar.finish();
     print!("{}", report::table(&outcome.summary));
     eprintln!(

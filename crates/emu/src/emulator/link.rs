@@ -277,8 +277,8 @@ impl Forwarder {
     }
 
     fn finish(mut self) -> EmulatorStats {
-        if let Some(pcap) = &mut self.pcap {
-            let _ = pcap.flush();
+        if let Some(pcap) = self.pcap.take() {
+            let _ = pcap.finish();
         }
         let mut s = self.stats;
         s.up.link = self.star.stats(Direction::Up);

@@ -1,9 +1,14 @@
-//! A minimal pcap writer for IP packets: link type `LINKTYPE_RAW` (101, each record starts with
-//! the IPv4 header), nanosecond timestamps (magic `0xa1b23c4d`), readable by tcpdump, Wireshark
-//! and tshark.
+//! Capture files of IP packets: link type `LINKTYPE_RAW` (101, each record starts with the
+//! IPv4 header), nanosecond timestamps (magic `0xa1b23c4d`), readable by tcpdump, Wireshark
+//! and tshark. The file format is the `pcap-file` crate's; this wrapper fixes the header and
+//! takes wall-clock or run-relative instants. The emulator writes its captures with it, and
+//! so does the simulator's `coaplab run --trace` (`coaplab_lab::trace::pcap`).
 
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use pcap_file::pcap::{PcapHeader, PcapPacket};
+use pcap_file::{DataLink, Endianness, TsResolution};
 
 /// `LINKTYPE_RAW`: raw IPv4/IPv6, no link-layer header.
 pub const LINKTYPE_RAW: u32 = 101;
@@ -15,46 +20,57 @@ pub const SNAPLEN: u32 = 65_535;
 /// Writes packets to `out` as a pcap capture.
 #[derive(Debug)]
 pub struct PcapWriter<W: Write> {
-    out: W,
+    inner: pcap_file::pcap::PcapWriter<W>,
 }
 
 impl<W: Write> PcapWriter<W> {
-    /// Writes the 24-byte global header.
-    pub fn new(mut out: W) -> io::Result<Self> {
-        let mut h = Vec::with_capacity(24);
-        h.extend_from_slice(&MAGIC_NANOS.to_le_bytes());
-        h.extend_from_slice(&2u16.to_le_bytes()); // version 2.4
-        h.extend_from_slice(&4u16.to_le_bytes());
-        h.extend_from_slice(&0i32.to_le_bytes()); // thiszone
-        h.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
-        h.extend_from_slice(&SNAPLEN.to_le_bytes());
-        h.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
-        out.write_all(&h)?;
-        Ok(PcapWriter { out })
+    /// Writes the 24-byte global header (little-endian, nanoseconds, `LINKTYPE_RAW`).
+    pub fn new(out: W) -> io::Result<Self> {
+        let header = PcapHeader {
+            version_major: 2,
+            version_minor: 4,
+            ts_correction: 0,
+            ts_accuracy: 0,
+            snaplen: SNAPLEN,
+            datalink: DataLink::RAW,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+        };
+        let inner =
+            pcap_file::pcap::PcapWriter::with_header(out, header).map_err(io::Error::other)?;
+        Ok(PcapWriter { inner })
     }
 
     /// Appends `packet` stamped `at` (wall-clock time).
     pub fn write(&mut self, at: SystemTime, packet: &[u8]) -> io::Result<()> {
-        let t = at.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-        let len = u32::try_from(packet.len()).unwrap_or(u32::MAX);
-        let kept = len.min(SNAPLEN);
-        let mut h = [0u8; 16];
-        h[0..4].copy_from_slice(&(t.as_secs() as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&t.subsec_nanos().to_le_bytes());
-        h[8..12].copy_from_slice(&kept.to_le_bytes());
-        h[12..16].copy_from_slice(&len.to_le_bytes());
-        self.out.write_all(&h)?;
-        self.out.write_all(&packet[..kept as usize])
+        self.write_since_epoch(
+            at.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO),
+            packet,
+        )
     }
 
-    /// Flushes the underlying writer.
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+    /// Appends `packet` stamped `since_epoch` after the Unix epoch (a simulated run writes
+    /// its virtual instants: the run starts at the epoch). Packets longer than [`SNAPLEN`]
+    /// are cut there, their original length kept in the record.
+    pub fn write_since_epoch(&mut self, since_epoch: Duration, packet: &[u8]) -> io::Result<()> {
+        let len = u32::try_from(packet.len()).unwrap_or(u32::MAX);
+        let kept = &packet[..len.min(SNAPLEN) as usize];
+        self.inner
+            .write_packet(&PcapPacket::new(since_epoch, len, kept))
+            .map(drop)
+            .map_err(io::Error::other)
+    }
+
+    /// Flushes the underlying writer and returns it: the capture is complete.
+    pub fn finish(self) -> io::Result<W> {
+        let mut out = self.inner.into_writer();
+        out.flush()?;
+        Ok(out)
     }
 
     /// The underlying writer.
     pub fn into_inner(self) -> W {
-        self.out
+        self.inner.into_writer()
     }
 }
 

@@ -13,6 +13,7 @@ mod error;
 mod expand;
 mod flows;
 mod network;
+mod output;
 mod reader;
 
 pub use config::{
@@ -20,6 +21,7 @@ pub use config::{
 };
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};
+pub use output::Output;
 
 use std::path::Path;
 
@@ -36,6 +38,8 @@ pub struct Scenario {
     pub replications: u32,
     /// The sweep axes in file order (lists found at scalar positions).
     pub axes: Vec<Axis>,
+    /// `[output]`: traces to write.
+    pub output: Output,
     /// The file as read (it is re-read per combination, so spans stay exact).
     source: String,
     /// The file name used in error messages.
@@ -68,6 +72,7 @@ impl Scenario {
         })?;
         let mut reader = Reader::new(source, file, &[]);
         let top = reader.top(&doc)?;
+        let output = output::read(&reader, &doc)?;
         let mut axes = reader.into_axes();
         expand::name_columns(&mut axes);
         let scenario = Scenario {
@@ -75,6 +80,7 @@ impl Scenario {
             seed: top.seed,
             replications: top.replications,
             axes,
+            output,
             source: source.to_string(),
             file: file.to_string(),
         };

@@ -26,6 +26,7 @@ const TOP_KEYS: &[&str] = &[
     "protocol",
     "flows",
     "vars",
+    "output",
 ];
 
 /// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).

@@ -48,6 +48,7 @@ use super::deadlines::Deadlines;
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
+use crate::trace::RunTrace;
 
 /// One flow: its connections (one, or one per short-lived client) and what was measured.
 struct Flow {
@@ -198,6 +199,11 @@ fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
 
 /// Builds and runs the simulation of `spec`.
 fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
+    simulate_traced(spec, false)
+}
+
+/// [`simulate`], keeping a trace when `traced` ([`crate::trace`]).
+fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
     let config = &spec.config;
     let star = Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
     let paths = super::network::paths(&config.flows);
@@ -259,7 +265,9 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
         events: 0,
         now: Instant::ZERO,
         buf: Vec::with_capacity(64 * 1024),
+        trace: traced.then(Box::default),
     };
+    sim.star.record_packets(traced);
     let end = Instant::ZERO + config.max_sim_time;
     sim.run(end)?;
     Ok(sim)
@@ -268,6 +276,15 @@ fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
 /// Runs `spec`, every flow of which is a TCP flow (`cc = "tcp-newreno"` or `"tcp-bbr"`).
 pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     Ok(simulate(spec)?.finish())
+}
+
+/// [`run`], keeping the run's trace: every segment sent, the connection state after every
+/// ACK and the star's per-packet records.
+pub(super) fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
+    let mut sim = simulate_traced(spec, true)?;
+    let mut trace = sim.trace.take().map(|t| *t).unwrap_or_default();
+    trace.records = super::drain_records(&mut sim.star);
+    Ok((sim.finish(), trace))
 }
 
 /// Per flow, per connection: the client's address and the exchanges done on it.
@@ -300,6 +317,8 @@ struct TcpSim {
     now: Instant,
     /// Bytes read from a connection (reused).
     buf: Vec<u8>,
+    /// What a traced run keeps ([`run_traced`]); `None` otherwise.
+    trace: Option<Box<RunTrace>>,
 }
 
 impl TcpSim {
@@ -338,9 +357,14 @@ impl TcpSim {
                     c.client.as_mut()
                 };
                 if let Some(conn) = to {
+                    let ack = seg.ack;
                     // A refused segment is the model's business (counted there), not an error
                     // of the run.
                     let _ = conn.handle_segment(d.at, seg);
+                    if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
+                        let client = d.dst != SERVER_ADDR;
+                        trace.tcp.ack(d.at, i, k, client, ack, conn);
+                    }
                 }
                 self.service(i)?;
                 self.rearm(i);
@@ -524,6 +548,9 @@ impl TcpSim {
                     self.star
                         .send_ip(now, src, dst, &[], len, tag)
                         .map_err(|e| setup(&e))?;
+                    if let Some(trace) = self.trace.as_deref_mut() {
+                        trace.packets.tcp(i, &seg);
+                    }
                     // Data segments (FIN included; not SYNs) are numbered per sequence number.
                     let copy = if seg.seq_len() > 0 && !seg.syn {
                         let e = f.copies.entry((c.k, up, seg.seq)).or_insert((0, None));

@@ -1,0 +1,257 @@
+//! `coaplab run --trace` end to end: results files unchanged by tracing, and the simulated
+//! pcaps decoded by tshark's CoAP dissector (over UDP, and RFC 8323 over TCP) with every
+//! message the simulator sent and no malformed packet.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn coaplab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coaplab"))
+        .args(args)
+        .output()
+        .expect("run coaplab")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("coaplab-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Whether tshark is installed; in CI (scripts/test.sh installs it) its absence fails.
+fn have_tshark() -> bool {
+    let found = Command::new("tshark").arg("--version").output().is_ok();
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "tshark is missing in CI");
+        eprintln!("skipped: tshark is not installed");
+    }
+    found
+}
+
+/// tshark's output of `fields` for the packets of `pcap` matching `filter`, one line per
+/// packet (repeated fields comma-separated).
+fn tshark(pcap: &Path, filter: &str, fields: &[&str]) -> Vec<String> {
+    let mut args = vec!["-r".to_string(), pcap.display().to_string()];
+    if !filter.is_empty() {
+        args.extend(["-Y".to_string(), filter.to_string()]);
+    }
+    args.extend(["-T".to_string(), "fields".to_string()]);
+    for f in fields {
+        args.extend(["-e".to_string(), f.to_string()]);
+    }
+    let o = Command::new("tshark").args(&args).output().unwrap();
+    assert!(o.status.success(), "tshark {args:?}: {}", text(&o.stderr));
+    text(&o.stdout).lines().map(str::to_string).collect()
+}
+
+/// Values of column `name` of the CSV rows whose `run` column is `run`.
+fn column(csv: &str, run: &str, name: &str) -> Vec<String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (r, c) = (
+        header.iter().position(|h| *h == "run").unwrap(),
+        header.iter().position(|h| *h == name).unwrap(),
+    );
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[r] == run)
+        .map(|f| f[c].to_string())
+        .collect()
+}
+
+fn sum(values: &[String]) -> u64 {
+    values.iter().map(|v| v.parse::<u64>().unwrap()).sum()
+}
+
+/// 20 flows on a 600-B buffer (overflows and retransmissions), Default CoAP and FASOR.
+const CROWDED: &str = "name = \"crowded\"\nseed = 7\n[network]\nbuffer_bytes = 600\n\
+    [[flows]]\ncount = 20\ncc = [\"default\", \"fasor\"]\nexchanges = 4\nstart_jitter_s = 0.2\n";
+
+#[test]
+fn tracing_leaves_the_results_alone_and_tshark_reads_every_coap_message() {
+    let tmp = TempDir::new("run-trace");
+    let scenario = tmp.path("crowded.toml");
+    std::fs::write(&scenario, CROWDED).unwrap();
+    let (plain, traced, traces) = (tmp.path("plain"), tmp.path("traced"), tmp.path("traces"));
+    let o = coaplab(&["run", &scenario, "--out", &plain]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = coaplab(&[
+        "run",
+        &scenario,
+        "--out",
+        &traced,
+        "--trace",
+        &traces,
+        "--trace-runs",
+        "0-1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for file in ["flows.csv", "summary.csv"] {
+        let a = std::fs::read(Path::new(&plain).join(file)).unwrap();
+        let b = std::fs::read(Path::new(&traced).join(file)).unwrap();
+        assert!(a == b, "{file} differs when traced");
+    }
+    let flows = std::fs::read_to_string(Path::new(&traced).join("flows.csv")).unwrap();
+    let runs = std::fs::read_to_string(Path::new(&traced).join("runs.csv")).unwrap();
+    for run in ["0", "1"] {
+        let dir = Path::new(&traces).join(format!("run00000{run}"));
+        for f in [
+            "events.parquet",
+            "queue.parquet",
+            "link-up.pcap",
+            "link-down.pcap",
+        ] {
+            assert!(dir.join(f).is_file(), "{f}");
+        }
+        if !have_tshark() {
+            return;
+        }
+        let (up, down) = (dir.join("link-up.pcap"), dir.join("link-down.pcap"));
+        for pcap in [&up, &down] {
+            assert_eq!(
+                tshark(pcap, "_ws.malformed", &["frame.number"]),
+                Vec::<String>::new()
+            );
+            // Every packet is one CoAP message.
+            let frames = tshark(pcap, "", &["frame.number"]).len();
+            assert_eq!(tshark(pcap, "coap", &["frame.number"]).len(), frames);
+        }
+        // Up: every copy of every request the clients sent (they send nothing else here).
+        let up_msgs = tshark(&up, "coap.code == 2", &["coap.mid"]).len() as u64;
+        let transmissions = sum(&column(&flows, run, "transmissions"));
+        assert_eq!(up_msgs, transmissions, "run {run}");
+        assert!(
+            transmissions > sum(&column(&flows, run, "exchanges")),
+            "retransmissions"
+        );
+        // Down: one piggybacked answer per request copy that reached the server (the downlink
+        // capture is in front of its FIFO: answers it drops are in it).
+        let lost = sum(&column(&runs, run, "up_overflow_drops"))
+            + sum(&column(&runs, run, "up_link_error_drops"));
+        let answers = tshark(&down, "coap.type == 2", &["coap.mid"]).len() as u64;
+        assert_eq!(answers, transmissions - lost, "run {run}");
+    }
+}
+
+/// Three CoAP-over-TCP flows, five exchanges each, on an error-free link with a large buffer.
+const TCP: &str = "name = \"tcp\"\nseed = 3\n[network]\nbuffer_bytes = 1410000\n[[flows]]\n\
+    count = 3\ncc = \"tcp-newreno\"\nexchanges = 5\nstart_jitter_s = 1.0\n";
+
+#[test]
+fn tshark_decodes_the_rfc8323_stream_of_a_simulated_tcp_run() {
+    let tmp = TempDir::new("run-trace-tcp");
+    let scenario = tmp.path("tcp.toml");
+    std::fs::write(&scenario, TCP).unwrap();
+    let (out, traces) = (tmp.path("out"), tmp.path("traces"));
+    let o = coaplab(&[
+        "run",
+        &scenario,
+        "--out",
+        &out,
+        "--trace",
+        &traces,
+        "--trace-format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dir = Path::new(&traces).join("run000000");
+    for f in ["events.csv", "queue.csv", "tcp.csv"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    let tcp = std::fs::read_to_string(dir.join("tcp.csv")).unwrap();
+    assert!(tcp.starts_with(
+        "time_ns,time_s,flow,connection,side,ack,cwnd_segments,ssthresh_segments,\
+         pipe_segments,rto_s,srtt_s,ca_state\n"
+    ));
+    if !have_tshark() {
+        return;
+    }
+    let (up, down) = (dir.join("link-up.pcap"), dir.join("link-down.pcap"));
+    for pcap in [&up, &down] {
+        // Wireshark's CoAP dissector does not know RFC 8323's signalling options: it flags
+        // the CSM's Max-Message-Size (option 2) as an invalid option. Nothing else is flagged.
+        assert_eq!(
+            tshark(
+                pcap,
+                "_ws.malformed && !(coap.code == 225)",
+                &["frame.number"]
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            tshark(
+                pcap,
+                "tcp.analysis.flags && !tcp.analysis.window_update",
+                &["frame.number"]
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            tshark(pcap, "tcp.checksum.status == 0", &["frame.number"]),
+            Vec::<String>::new()
+        );
+    }
+    // One CSM each way per connection, then the 15 POSTs and their 15 2.04 answers.
+    let codes = |pcap: &Path| -> Vec<String> {
+        tshark(pcap, "coap", &["coap.code"])
+            .iter()
+            .flat_map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>())
+            .collect()
+    };
+    let count = |codes: &[String], code: &str| codes.iter().filter(|c| *c == code).count();
+    let (up_codes, down_codes) = (codes(&up), codes(&down));
+    assert_eq!(
+        (count(&up_codes, "225"), count(&up_codes, "2")),
+        (3, 15),
+        "{up_codes:?}"
+    );
+    assert_eq!(
+        (count(&down_codes, "225"), count(&down_codes, "68")),
+        (3, 15),
+        "{down_codes:?}"
+    );
+    assert_eq!(up_codes.len() + down_codes.len(), 36);
+}
+
+#[test]
+fn trace_options_are_checked_before_anything_runs() {
+    let tmp = TempDir::new("run-trace-args");
+    let scenario = tmp.path("tcp.toml");
+    std::fs::write(&scenario, TCP).unwrap();
+    let out = tmp.path("out");
+    let o = coaplab(&["run", &scenario, "--out", &out, "--trace-runs", "3,7-9"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("--trace-runs 3,7-9: the plan has 1 runs (0 to 0)"),
+        "{err}"
+    );
+    assert!(!Path::new(&out).exists(), "nothing is written");
+    for bad in [["--trace-runs", "5-2"], ["--trace-format", "xml"]] {
+        let o = coaplab(&["run", &scenario, "--out", &out, bad[0], bad[1]]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    }
+    let o = coaplab(&["run", &scenario, "--mode", "emulated", "--trace", &out]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("simulated runs only"));
+}

@@ -1,0 +1,75 @@
+//! `[output]`: what a sweep writes besides its results files. Not a sweep axis: its lists are
+//! read as lists.
+//!
+//! ```toml
+//! [output]
+//! trace = [0, 5]          # trace runs 0 and 5 (or "first", or "0,5,10-12")
+//! trace_format = "csv"    # "parquet" (default) or "csv"
+//! ```
+
+use toml_edit::{Item, Value};
+
+use super::reader::{shown, Reader};
+use super::ScenarioError;
+use crate::trace::{RunSelection, TraceFormat};
+
+/// Keys valid in `[output]`.
+const OUTPUT_KEYS: &[&str] = &["trace", "trace_format"];
+
+/// The `[output]` table of a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Output {
+    /// `trace`: the runs to trace (into `--trace DIR`, or `OUT/trace` without it).
+    pub trace: Option<RunSelection>,
+    /// `trace_format`: the trace tables' format.
+    pub trace_format: Option<TraceFormat>,
+}
+
+/// Reads `[output]` of `doc`.
+pub(super) fn read(reader: &Reader<'_>, doc: &toml_edit::Table) -> Result<Output, ScenarioError> {
+    let Some(item) = doc.get("output") else {
+        return Ok(Output::default());
+    };
+    let t = item
+        .as_table_like()
+        .ok_or_else(|| reader.bad(item.span(), "output", item.type_name(), "a table"))?;
+    reader.check_keys(t, "output", OUTPUT_KEYS)?;
+    let mut out = Output::default();
+    if let Some(Item::Value(v)) = t.get("trace") {
+        let runs = match v {
+            Value::Array(list) => {
+                let mut ranges = Vec::with_capacity(list.len());
+                for e in list.iter() {
+                    let n = e.as_integer().and_then(|n| usize::try_from(n).ok());
+                    let n = n.ok_or_else(|| {
+                        reader.bad(
+                            e.span(),
+                            "output.trace",
+                            &shown(e),
+                            "a run id (an integer >= 0)",
+                        )
+                    })?;
+                    ranges.push((n, n));
+                }
+                Ok(RunSelection::Runs(ranges))
+            }
+            Value::String(s) => RunSelection::parse(s.value()),
+            _ => Err("a list of run ids, or a string such as \"first\" or \"0,5,10-12\"".into()),
+        };
+        out.trace = Some(runs.map_err(|e| reader.bad(v.span(), "output.trace", &shown(v), e))?);
+    } else if let Some(other) = t.get("trace") {
+        return Err(reader.bad(
+            other.span(),
+            "output.trace",
+            other.type_name(),
+            "a list of run ids",
+        ));
+    }
+    if let Some(item) = t.get("trace_format") {
+        let text = item.as_str().unwrap_or_default();
+        let format = TraceFormat::parse(text)
+            .map_err(|_| reader.bad(item.span(), "output.trace_format", text, "parquet or csv"))?;
+        out.trace_format = Some(format);
+    }
+    Ok(out)
+}

@@ -1,0 +1,184 @@
+//! Traces of chosen runs (`coaplab run --trace DIR`): per-flow event timelines, the
+//! bottleneck queue over time, TCP state per ACK, and a pcap per link.
+//!
+//! A traced run is the same simulation as an untraced one — same seed, same results — with
+//! sinks attached: the client endpoints emit their algorithm's [`Event::Snapshot`]s, the
+//! star keeps its per-packet ground-truth log ([`coaplab_netsim::PacketRecord`]), and a
+//! [`RunTrace`] keeps every endpoint event and every sent packet's bytes. Nothing of this
+//! exists in an untraced run: the run loop only tests an `Option` that is `None`.
+//!
+//! Files per traced run, in `DIR/runNNNNNN/` (run id zero-padded to six digits):
+//!
+//! * `events.parquet` ([`events`]): transmissions, timer expiries with the armed value,
+//!   CoAP RTT samples, failures, and the algorithm's RTO and state after every exchange
+//!   (CoAP over UDP; a CoAP over TCP run's table has no rows).
+//! * `queue.parquet` ([`queue`]): every change of each bottleneck FIFO (enqueue, dequeue,
+//!   drop by cause) with the occupancy after it.
+//! * `tcp.parquet` ([`tcp`], CoAP over TCP runs only): cwnd, ssthresh, RTO and SRTT of the
+//!   receiving end after every segment carrying an ACK.
+//! * `link-up.pcap`, `link-down.pcap` ([`pcap`]): every packet offered to that bottleneck
+//!   direction as IPv4 (`LINKTYPE_RAW`), stamped with the instant it reached the FIFO.
+//!
+//! With `--trace-format csv` the tables are `.csv` files with the same columns.
+//! docs/scenarios.md ("Traces") lists every column.
+//!
+//! [`Event::Snapshot`]: coaplab_endpoint::Event::Snapshot
+
+pub mod events;
+pub mod pcap;
+pub mod queue;
+pub mod table;
+pub mod tcp;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use coaplab_endpoint::Event;
+use coaplab_netsim::PacketRecord;
+
+use crate::results::RunError;
+use crate::scenario::RunSpec;
+
+pub use table::TraceFormat;
+
+/// Which runs a sweep traces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSelection {
+    /// These run ids (inclusive ranges).
+    Runs(Vec<(usize, usize)>),
+    /// The first replication of every parameter combination.
+    FirstOfEach,
+}
+
+impl Default for RunSelection {
+    /// Run 0 only.
+    fn default() -> Self {
+        RunSelection::Runs(vec![(0, 0)])
+    }
+}
+
+impl RunSelection {
+    /// Parses `0,5,10-12` (run ids and inclusive ranges) or `first` (the first replication of
+    /// every combination).
+    pub fn parse(text: &str) -> Result<RunSelection, String> {
+        let text = text.trim();
+        if text == "first" {
+            return Ok(RunSelection::FirstOfEach);
+        }
+        let expected = || {
+            format!(
+                "'{text}': expected run ids and ranges such as 0,5,10-12, or 'first' (the first \
+                 replication of every combination)"
+            )
+        };
+        let mut ranges = Vec::new();
+        for part in text.split(',') {
+            let part = part.trim();
+            let (a, b) = match part.split_once('-') {
+                Some((a, b)) => (a.trim(), b.trim()),
+                None => (part, part),
+            };
+            let a: usize = a.parse().map_err(|_| expected())?;
+            let b: usize = b.parse().map_err(|_| expected())?;
+            if b < a {
+                return Err(expected());
+            }
+            ranges.push((a, b));
+        }
+        Ok(RunSelection::Runs(ranges))
+    }
+
+    /// Whether run `run` (replication `replication`) is traced.
+    pub fn contains(&self, run: usize, replication: u32) -> bool {
+        match self {
+            RunSelection::Runs(ranges) => ranges.iter().any(|&(a, b)| (a..=b).contains(&run)),
+            RunSelection::FirstOfEach => replication == 0,
+        }
+    }
+}
+
+impl std::fmt::Display for RunSelection {
+    /// `first`, or the ids and ranges as [`RunSelection::parse`] reads them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunSelection::FirstOfEach => f.write_str("first"),
+            RunSelection::Runs(ranges) => {
+                for (i, &(a, b)) in ranges.iter().enumerate() {
+                    let sep = if i > 0 { "," } else { "" };
+                    if a == b {
+                        write!(f, "{sep}{a}")?;
+                    } else {
+                        write!(f, "{sep}{a}-{b}")?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What `coaplab run --trace` asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceOptions {
+    /// The directory the run directories are written into.
+    pub dir: PathBuf,
+    /// The runs traced.
+    pub runs: RunSelection,
+    /// Parquet or CSV tables.
+    pub format: TraceFormat,
+}
+
+impl TraceOptions {
+    /// Runs `spec` with `run_fn`, or traced when the selection includes it. A traced run's
+    /// result is the untraced one's, byte for byte.
+    pub fn run(
+        &self,
+        spec: &RunSpec,
+        run_fn: crate::exec::RunFn,
+    ) -> Result<crate::results::RunResult, RunError> {
+        if !self.runs.contains(spec.run, spec.replication) {
+            return run_fn(spec);
+        }
+        let (result, trace) = crate::sim::run_traced(spec)?;
+        let dir = self.dir.join(format!("run{:06}", spec.run));
+        trace
+            .write(&dir, spec, self.format)
+            .map_err(|e| RunError::Setup(format!("trace {}: {e}", dir.display())))?;
+        Ok(result)
+    }
+}
+
+/// What one traced run kept; written by [`RunTrace::write`].
+#[derive(Debug, Default)]
+pub struct RunTrace {
+    /// Endpoint events of the clients.
+    pub(crate) events: events::EventLog,
+    /// Every sent packet's header fields and payload, by packet id.
+    pub(crate) packets: pcap::PacketLog,
+    /// TCP state after every ACK (CoAP over TCP runs).
+    pub(crate) tcp: tcp::TcpLog,
+    /// The star's per-packet records, every packet followed to its fate.
+    pub(crate) records: Vec<PacketRecord>,
+}
+
+impl RunTrace {
+    /// Keeps client `flow`'s endpoint event.
+    pub(crate) fn event(&mut self, flow: u32, event: &Event) {
+        self.events.push(flow, event);
+    }
+
+    /// Writes the run's files into `dir` (created; files replaced).
+    pub fn write(&self, dir: &Path, spec: &RunSpec, format: TraceFormat) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        table::write(&dir.join("events"), &self.events.batch(), format)?;
+        let network = &spec.config.network;
+        let queue = queue::batch(&self.records, &self.packets, [&network.up, &network.down]);
+        table::write(&dir.join("queue"), &queue, format)?;
+        if !self.tcp.is_empty() {
+            table::write(&dir.join("tcp"), &self.tcp.batch(), format)?;
+        }
+        pcap::write_links(dir, &self.records, &self.packets)
+    }
+}
