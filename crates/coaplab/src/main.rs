@@ -23,6 +23,10 @@ enum Command {
     /// Simulate a scenario file: every sweep combination and replication, in parallel; write
     /// flows.csv, summary.csv and manifest.json and print a percentile table.
     Run(cmd::run::Args),
+    /// Join the results directories of the shards of one plan (`run --shard K/N`) into one,
+    /// identical to a single-machine run: runs verified, flows.csv and summary.csv byte for
+    /// byte.
+    Merge(cmd::merge::Args),
     /// Decode CoAP messages (RFC 7252 datagrams or RFC 8323 frames) given in hex, and print
     /// every field, or the exact rule a malformed message breaks.
     Decode(cmd::decode::Args),
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => cmd::run::run(args),
+        Command::Merge(args) => cmd::merge::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Algorithms(args) => cmd::algorithms::run(args),

@@ -10,6 +10,7 @@ use std::time::Instant as WallClock;
 
 use crate::results::{Manifest, ResultsDir, ResultsError, RunError, RunResult, SummaryRow};
 use crate::scenario::{Plan, RunSpec, SpecCache};
+use crate::shard::Shard;
 
 /// Simulates one run. [`crate::sim::run_one`] in production; tests inject fakes.
 pub type RunFn = fn(&RunSpec) -> Result<RunResult, RunError>;
@@ -55,6 +56,21 @@ pub struct Outcome {
 pub fn execute(
     plan: &Plan<'_>,
     dir: &ResultsDir,
+    manifest: Manifest,
+    jobs: usize,
+    run_fn: RunFn,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, ResultsError> {
+    execute_shard(plan, Shard::WHOLE, dir, manifest, jobs, run_fn, progress)
+}
+
+/// [`execute`] for the runs of one shard of `plan` only ([`Shard::contains`]); the other runs
+/// stay pending in `dir`, whose files are assembled as for a whole plan. Counts in
+/// [`Progress`] and [`Outcome`] are the shard's.
+pub fn execute_shard(
+    plan: &Plan<'_>,
+    shard: Shard,
+    dir: &ResultsDir,
     mut manifest: Manifest,
     jobs: usize,
     run_fn: RunFn,
@@ -62,13 +78,16 @@ pub fn execute(
 ) -> Result<Outcome, ResultsError> {
     let started = WallClock::now();
     let crate::results::Pending {
-        runs: pending,
-        unverified,
+        runs: mut pending,
+        mut unverified,
     } = dir.pending(plan.len())?;
-    let skipped = plan.len() - pending.len();
+    pending.retain(|&run| shard.contains(run));
+    unverified.retain(|&(run, _)| shard.contains(run));
+    let total = shard.len_of(plan.len());
+    let skipped = total - pending.len();
     let mut state = Progress {
         done: skipped,
-        total: plan.len(),
+        total,
         failed: 0,
         error: None,
         unverified,
@@ -130,7 +149,7 @@ pub fn execute(
         return Err(e);
     }
     Ok(Outcome {
-        total: plan.len(),
+        total,
         skipped,
         unverified,
         ok: state.done - skipped - state.failed,

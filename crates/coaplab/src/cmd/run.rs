@@ -10,6 +10,7 @@ use coaplab_lab::exec::{self, Progress};
 use coaplab_lab::report;
 use coaplab_lab::results::{Manifest, ResultsDir};
 use coaplab_lab::scenario::{self, Scenario};
+use coaplab_lab::shard::Shard;
 
 /// Arguments of `coaplab run`.
 #[derive(clap::Args, Debug)]
@@ -44,6 +45,8 @@ EXAMPLES:
   coaplab run scenarios/fasor-globecom18.toml --out results/fasor --resume
   coaplab run scenarios/pesola-long-lived.toml --dry-run
   coaplab run scenarios/quickstart.toml --mode emulated --reps 1   (real time, as root)
+  coaplab run scenarios/quickstart.toml --set network.buffer_bytes=2500 --set flows.0.cc=fasor
+  coaplab run scenarios/quickstart.toml --shard 2/3 --out results/q2   (then coaplab merge)
 
 The scenario format is described in docs/scenarios.md.")]
 pub(crate) struct Args {
@@ -76,6 +79,16 @@ pub(crate) struct Args {
     /// docs/emulation.md.
     #[arg(long, value_name = "MODE", default_value = "simulated", value_parser = ["simulated", "emulated"])]
     mode: String,
+    /// Override a scenario key before the file is checked: a dotted path (a number indexes
+    /// [[flows]]) and a TOML value (a bare word is a string; a list is a sweep axis), e.g.
+    /// network.buffer_bytes=2500, flows.0.cc=fasor, 'network.loss=["none", "high"]'. Repeatable;
+    /// recorded in manifest.json.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Run only shard K of N of the plan (the runs whose id modulo N is K-1), for running one
+    /// plan on N machines; join their --out directories with `coaplab merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -119,19 +132,25 @@ fn interrupt_on_signals() {
 }
 
 fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let scenario = Scenario::load(&args.scenario)?;
+    let scenario = Scenario::load_with(&args.scenario, &args.sets)?;
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
     let reps = args.reps.unwrap_or(scenario.replications);
     let seed = args.seed.unwrap_or(scenario.seed);
     let plan = scenario.plan(Some(reps), Some(seed));
     if args.dry_run {
         print!("{}", plan_text(&scenario, plan.len(), reps, seed));
+        if let Some(shard) = args.shard {
+            println!("  shard {shard}: {} runs", shard.len_of(plan.len()));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| default_out(&scenario.name));
-    let manifest = Manifest::new(&plan);
+    let mut manifest = Manifest::new(&plan);
+    manifest.shard = args.shard.map(|s| s.to_string());
+    manifest.overrides = args.sets.clone();
     let dir = ResultsDir::open(&out, &manifest, args.resume)?;
     if dir.removed_temporaries() > 0 {
         eprintln!(
@@ -158,8 +177,13 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 .unwrap_or(1)
         })
     };
+    let shard_text = match args.shard {
+        Some(s) => format!(" (shard {s}: {} runs)", s.len_of(plan.len())),
+        None => String::new(),
+    };
     eprintln!(
-        "coaplab run: {} runs ({} combinations x {reps} replications) on {jobs} threads{} -> {}",
+        "coaplab run: {} runs ({} combinations x {reps} replications){shard_text} on {jobs} \
+         threads{} -> {}",
         plan.len(),
         scenario.combinations(),
         if emulated {
@@ -170,7 +194,9 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         out.display()
     );
     let mut bar = Bar::new(std::io::stderr().is_terminal());
-    let outcome = exec::execute(&plan, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?;
+    let outcome = exec::execute_shard(&plan, shard, &dir, manifest, jobs, run_fn, &mut |p| {
+        bar.update(p)
+    })?;
     bar.finish();
     print!("{}", report::table(&outcome.summary));
     eprintln!(
