@@ -26,7 +26,7 @@ pub enum MergeError {
     /// A directory cannot be read, or the output directory cannot be written.
     Results(ResultsError),
     /// A directory's manifest holds a scenario that no longer parses.
-    Scenario(PathBuf, ScenarioError),
+    Scenario(PathBuf, Box<ScenarioError>),
     /// The directories hold results of different plans, or of different code versions.
     Mixed {
         /// What differs.
@@ -150,7 +150,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     same("code versions", &shards, |m| m.code_version.clone())?;
     let (first_dir, first) = &shards[0];
     let scenario = Scenario::parse(&first.scenario_text, &first.file)
-        .map_err(|e| MergeError::Scenario(first_dir.clone(), e))?;
+        .map_err(|e| MergeError::Scenario(first_dir.clone(), Box::new(e)))?;
     if fingerprint(&scenario, first.replications, first.seed) != first.fingerprint {
         return Err(ResultsError::Corrupt {
             path: first_dir.join("manifest.json"),
