@@ -34,7 +34,7 @@ pub struct Progress {
 /// The outcome of [`execute`].
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// Runs in the plan.
+    /// Runs in the plan (in the shard, for [`execute_shard`]).
     pub total: usize,
     /// Runs skipped because an earlier invocation finished them.
     pub skipped: usize,
