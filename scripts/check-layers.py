@@ -13,6 +13,8 @@ RANK = {
     "coaplab-emu": 3,
     "coaplab-lab": 4,
     "coaplab": 5,
+    # Users' crates on top of everything (examples/): they may use any layer.
+    "coaplab-custom-algorithm": 6,
 }
 
 meta = json.loads(subprocess.check_output(

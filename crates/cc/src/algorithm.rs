@@ -12,6 +12,7 @@
 //! `now` never decreases between calls. When an ACK and a timer expiry of the same exchange fall
 //! on the same instant, the ACK is processed first (§0.2).
 
+use core::any::Any;
 use core::fmt;
 
 use crate::rng::Random;
@@ -33,6 +34,66 @@ impl Exchange {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The per-exchange state of an algorithm defined outside this crate: a `T` of the
+    /// algorithm's own, created with `T::default()` on first use in the exchange (a fresh
+    /// [`Exchange`] holds none). An algorithm registered with [`crate::registry::register`]
+    /// keeps here what it must remember between [`RtoAlgorithm::start`], its timer expiries
+    /// and [`RtoAlgorithm::completed`] of one exchange, as the built-in ones keep theirs in a
+    /// private field. One type per exchange: asking for another type replaces the value.
+    pub fn custom<T: Default + Clone + Send + fmt::Debug + 'static>(&mut self) -> &mut T {
+        let present = matches!(&self.scratch, Scratch::Custom(b) if (**b).as_any().is::<T>());
+        if !present {
+            self.scratch = Scratch::Custom(Box::new(T::default()));
+        }
+        match &mut self.scratch {
+            Scratch::Custom(b) => (**b)
+                .as_any_mut()
+                .downcast_mut::<T>()
+                .expect("a T was just stored"),
+            _ => unreachable!("a custom scratch was just stored"),
+        }
+    }
+
+    /// The `T` that [`Exchange::custom`] stored in this exchange, if any.
+    pub fn custom_ref<T: 'static>(&self) -> Option<&T> {
+        match &self.scratch {
+            Scratch::Custom(b) => (**b).as_any().downcast_ref::<T>(),
+            _ => None,
+        }
+    }
+}
+
+/// A value [`Exchange::custom`] can hold: any `Clone + Send + Debug + 'static` type (the
+/// blanket implementation covers it; nothing to implement by hand).
+pub trait CustomScratch: Any + Send + fmt::Debug {
+    /// A boxed copy (an [`Exchange`] is `Clone`).
+    fn clone_box(&self) -> Box<dyn CustomScratch>;
+    /// For downcasting.
+    fn as_any(&self) -> &dyn Any;
+    /// For downcasting.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any + Clone + Send + fmt::Debug> CustomScratch for T {
+    fn clone_box(&self) -> Box<dyn CustomScratch> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+impl Clone for Box<dyn CustomScratch> {
+    fn clone(&self) -> Self {
+        // `(**self)`: the boxed value's own implementation, not the blanket one of the box.
+        (**self).clone_box()
+    }
 }
 
 /// Algorithm-specific per-exchange state. Each algorithm family adds the variant it needs.
@@ -48,6 +109,8 @@ pub(crate) enum Scratch {
     Fasor(crate::fasor::FasorScratch),
     /// The CoCoA family and CoCoA++: the armed timer before µs rounding, and the first timer.
     Timer(crate::cocoa::TimerScratch),
+    /// An algorithm registered from outside this crate ([`Exchange::custom`]).
+    Custom(Box<dyn CustomScratch>),
 }
 
 /// What the exchange layer reports when the first ACK or response of an exchange arrives

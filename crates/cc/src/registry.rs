@@ -1,5 +1,8 @@
 //! Algorithms by name: the names users write on the command line and in scenario files.
 
+use std::fmt;
+use std::sync::RwLock;
+
 use crate::algorithm::RtoAlgorithm;
 use crate::params::{ParamError, ParamSpec, Params, Settings};
 use crate::time::Instant;
@@ -167,16 +170,117 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
 ];
 
+/// Algorithms added at start-up by [`register`], after [`ALGORITHMS`].
+static REGISTERED: RwLock<Vec<&'static AlgorithmInfo>> = RwLock::new(Vec::new());
+
+/// The most algorithms [`register`] accepts: each registration is kept for the life of the
+/// process, so a program registering in a loop fails instead of growing without bound.
+pub const MAX_REGISTERED: usize = 256;
+
+/// Why [`register`] refused an algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegisterError {
+    /// The name is built in or already registered.
+    NameTaken(String),
+    /// The name is empty or has characters other than `a-z`, `0-9`, `-`, `+`, `_`, `.`.
+    BadName(String),
+    /// Two parameters of the algorithm have this key.
+    DuplicateKey {
+        /// The algorithm.
+        algorithm: String,
+        /// The key.
+        key: String,
+    },
+    /// [`MAX_REGISTERED`] algorithms are registered already.
+    Full,
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegisterError::NameTaken(n) => write!(f, "algorithm name '{n}' is already taken"),
+            RegisterError::BadName(n) => write!(
+                f,
+                "algorithm name '{n}' must be non-empty and use only a-z, 0-9, '-', '+', '_', '.'"
+            ),
+            RegisterError::DuplicateKey { algorithm, key } => {
+                write!(
+                    f,
+                    "algorithm '{algorithm}' declares parameter '{key}' twice"
+                )
+            }
+            RegisterError::Full => write!(f, "{MAX_REGISTERED} algorithms are registered already"),
+        }
+    }
+}
+
+impl std::error::Error for RegisterError {}
+
+/// Adds an algorithm defined outside this crate, under `info.name`, for the rest of the
+/// process: [`lookup`], [`build`], scenario files, `coaplab trace`, `coaplab run` and the
+/// real-socket commands then accept it like a built-in one. Call it at start-up, before
+/// anything looks algorithms up (a program that embeds the `coaplab` command registers, then
+/// calls `coaplab::main()`; see docs/algorithms.md, "Adding an algorithm").
+pub fn register(info: AlgorithmInfo) -> Result<(), RegisterError> {
+    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "-+_.".contains(c);
+    if info.name.is_empty() || !info.name.chars().all(valid) {
+        return Err(RegisterError::BadName(info.name.to_string()));
+    }
+    let keys: Vec<&str> = info
+        .params
+        .iter()
+        .flat_map(|g| g.iter())
+        .map(|p| p.key)
+        .collect();
+    if let Some((_, key)) = keys
+        .iter()
+        .enumerate()
+        .find(|(i, k)| keys[..*i].contains(k))
+    {
+        return Err(RegisterError::DuplicateKey {
+            algorithm: info.name.to_string(),
+            key: key.to_string(),
+        });
+    }
+    let mut registered = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    if ALGORITHMS
+        .iter()
+        .chain(registered.iter().copied())
+        .any(|a| a.name == info.name)
+    {
+        return Err(RegisterError::NameTaken(info.name.to_string()));
+    }
+    if registered.len() >= MAX_REGISTERED {
+        return Err(RegisterError::Full);
+    }
+    registered.push(Box::leak(Box::new(info)));
+    Ok(())
+}
+
+/// Every algorithm: the built-in ones ([`ALGORITHMS`]), then those added by [`register`].
+pub fn all() -> Vec<&'static AlgorithmInfo> {
+    let registered = REGISTERED.read().unwrap_or_else(|e| e.into_inner());
+    ALGORITHMS
+        .iter()
+        .chain(registered.iter().copied())
+        .collect()
+}
+
 /// Every registered name.
 pub fn names() -> Vec<&'static str> {
-    ALGORITHMS.iter().map(|a| a.name).collect()
+    all().iter().map(|a| a.name).collect()
 }
 
 /// The entry for `name`, or an error listing the valid names.
 pub fn lookup(name: &str) -> Result<&'static AlgorithmInfo, ParamError> {
+    let registered = || {
+        let list = REGISTERED.read().unwrap_or_else(|e| e.into_inner());
+        list.iter().copied().find(|a| a.name == name)
+    };
     ALGORITHMS
         .iter()
         .find(|a| a.name == name)
+        .or_else(registered)
         .ok_or_else(|| ParamError::UnknownAlgorithm {
             name: name.to_string(),
             valid: names(),
@@ -203,4 +307,63 @@ pub fn resolve(
     let expanded = crate::presets::expand(info, settings)?;
     let params = Params::resolve(info.name, info.params, &expanded)?;
     Ok((info, params))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::Exchange;
+
+    fn info(name: &'static str) -> AlgorithmInfo {
+        AlgorithmInfo {
+            name,
+            ..*lookup("default").unwrap()
+        }
+    }
+
+    #[test]
+    fn registered_algorithms_are_found_after_the_built_in_ones() {
+        assert!(matches!(
+            lookup("test-extra"),
+            Err(ParamError::UnknownAlgorithm { .. })
+        ));
+        register(info("test-extra")).unwrap();
+        assert_eq!(lookup("test-extra").unwrap().name, "test-extra");
+        assert_eq!(names().last(), Some(&"test-extra"));
+        assert!(build("test-extra", &Settings::new(), Instant::ZERO).is_ok());
+        assert_eq!(
+            register(info("test-extra")),
+            Err(RegisterError::NameTaken("test-extra".into()))
+        );
+        assert_eq!(
+            register(info("fasor")),
+            Err(RegisterError::NameTaken("fasor".into()))
+        );
+        assert_eq!(
+            register(info("Bad Name")),
+            Err(RegisterError::BadName("Bad Name".into()))
+        );
+        let twice = AlgorithmInfo {
+            params: &[crate::common::COMMON, crate::common::COMMON],
+            ..info("test-twice")
+        };
+        assert_eq!(
+            register(twice).unwrap_err().to_string(),
+            "algorithm 'test-twice' declares parameter 'ack_random_factor' twice"
+        );
+    }
+
+    #[test]
+    fn an_exchange_holds_an_outside_algorithms_scratch() {
+        #[derive(Debug, Clone, Default, PartialEq)]
+        struct Mine(u32);
+        let mut x = Exchange::new();
+        assert_eq!(x.custom_ref::<Mine>(), None);
+        x.custom::<Mine>().0 += 2;
+        x.custom::<Mine>().0 += 3;
+        let copy = x.clone();
+        assert_eq!(copy.custom_ref::<Mine>(), Some(&Mine(5)));
+        assert_eq!(x.custom::<f64>(), &0.0, "another type replaces the value");
+        assert_eq!(x.custom_ref::<Mine>(), None);
+    }
 }

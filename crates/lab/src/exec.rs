@@ -10,6 +10,7 @@ use std::time::Instant as WallClock;
 
 use crate::results::{Manifest, ResultsDir, ResultsError, RunError, RunResult, SummaryRow};
 use crate::scenario::{Plan, RunSpec, SpecCache};
+use crate::shard::Shard;
 
 /// Simulates one run. [`crate::sim::run_one`] in production; tests inject fakes.
 pub type RunFn = fn(&RunSpec) -> Result<RunResult, RunError>;
@@ -33,7 +34,7 @@ pub struct Progress {
 /// The outcome of [`execute`].
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// Runs in the plan.
+    /// Runs in the plan (in the shard, for [`execute_shard`]).
     pub total: usize,
     /// Runs skipped because an earlier invocation finished them.
     pub skipped: usize,
@@ -60,13 +61,29 @@ pub fn execute(
     run_fn: RunFn,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ResultsError> {
-    execute_with(plan, dir, manifest, jobs, &run_fn, progress)
+    execute_shard(plan, Shard::WHOLE, dir, manifest, jobs, run_fn, progress)
 }
 
-/// [`execute`] with any function of the spec, e.g. one that traces chosen runs
+/// [`execute`] for the runs of one shard of `plan` only ([`Shard::contains`]); the other runs
+/// stay pending in `dir`, whose files are assembled as for a whole plan. Counts in
+/// [`Progress`] and [`Outcome`] are the shard's.
+pub fn execute_shard(
+    plan: &Plan<'_>,
+    shard: Shard,
+    dir: &ResultsDir,
+    manifest: Manifest,
+    jobs: usize,
+    run_fn: RunFn,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, ResultsError> {
+    execute_with(plan, shard, dir, manifest, jobs, &run_fn, progress)
+}
+
+/// [`execute_shard`] with any function of the spec, e.g. one that traces chosen runs
 /// ([`crate::trace::TraceOptions::run`]).
 pub fn execute_with(
     plan: &Plan<'_>,
+    shard: Shard,
     dir: &ResultsDir,
     mut manifest: Manifest,
     jobs: usize,
@@ -75,13 +92,16 @@ pub fn execute_with(
 ) -> Result<Outcome, ResultsError> {
     let started = WallClock::now();
     let crate::results::Pending {
-        runs: pending,
-        unverified,
+        runs: mut pending,
+        mut unverified,
     } = dir.pending(plan.len())?;
-    let skipped = plan.len() - pending.len();
+    pending.retain(|&run| shard.contains(run));
+    unverified.retain(|&(run, _)| shard.contains(run));
+    let total = shard.len_of(plan.len());
+    let skipped = total - pending.len();
     let mut state = Progress {
         done: skipped,
-        total: plan.len(),
+        total,
         failed: 0,
         error: None,
         unverified,
@@ -143,7 +163,7 @@ pub fn execute_with(
         return Err(e);
     }
     Ok(Outcome {
-        total: plan.len(),
+        total,
         skipped,
         unverified,
         ok: state.done - skipped - state.failed,

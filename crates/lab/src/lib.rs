@@ -14,7 +14,8 @@
 //!   ends; failed or panicking runs are recorded with their error; `--resume` skips finished
 //!   runs.
 //! - [`results`]: `flows.csv`, `summary.csv` (type-7 percentiles, [`stats`]) and
-//!   `manifest.json`; [`report`] prints the percentile table.
+//!   `manifest.json`; [`report`] prints the percentile table. [`shard`] slices a plan for
+//!   several machines and [`results::merge`] joins their directories.
 //! - [`trace`]: `coaplab run --trace`: event timelines, queue, TCP state and pcap files of
 //!   chosen runs.
 //!
@@ -26,6 +27,7 @@ pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod seed;
+pub mod shard;
 pub mod sim;
 pub mod stats;
 pub mod trace;

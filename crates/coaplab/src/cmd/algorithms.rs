@@ -70,12 +70,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
 /// Every algorithm and every preset, one line each.
 fn list() -> String {
     let mut out = String::from("Algorithms (coaplab algorithms NAME lists the parameters):\n");
-    let width = registry::ALGORITHMS
-        .iter()
-        .map(|a| a.name.len())
-        .max()
-        .unwrap_or(0);
-    for a in registry::ALGORITHMS {
+    // Built-in algorithms and any registered by a program embedding coaplab.
+    let algorithms = registry::all();
+    let width = algorithms.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    for a in algorithms {
         let _ = writeln!(out, "  {:width$}  {}", a.name, a.summary);
     }
     out.push_str("\nCoAP over TCP (scenario files only; parameters in [flows.params]):\n");

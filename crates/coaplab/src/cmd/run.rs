@@ -10,6 +10,7 @@ use coaplab_lab::exec::{self, Progress};
 use coaplab_lab::report;
 use coaplab_lab::results::{Manifest, ResultsDir};
 use coaplab_lab::scenario::{self, Scenario};
+use coaplab_lab::shard::Shard;
 use coaplab_lab::trace::TraceOptions;
 
 /// Arguments of `coaplab run`.
@@ -59,6 +60,8 @@ EXAMPLES:
   coaplab run scenarios/pesola-long-lived.toml --dry-run
   coaplab run scenarios/quickstart.toml --trace traces --trace-runs 0,5
   coaplab run scenarios/quickstart.toml --mode emulated --reps 1   (real time, as root)
+  coaplab run scenarios/quickstart.toml --set network.buffer_bytes=2500 --set flows.0.cc=fasor
+  coaplab run scenarios/quickstart.toml --shard 2/3 --out results/q2   (then coaplab merge)
 
 The scenario format is described in docs/scenarios.md.")]
 pub(crate) struct Args {
@@ -104,6 +107,16 @@ pub(crate) struct Args {
     /// scenario's [output] trace_format, else parquet].
     #[arg(long, value_name = "FORMAT", value_parser = coaplab_lab::trace::TraceFormat::parse)]
     trace_format: Option<coaplab_lab::trace::TraceFormat>,
+    /// Override a scenario key before the file is checked: a dotted path (a number indexes
+    /// [[flows]]) and a TOML value (a bare word is a string; a list is a sweep axis), e.g.
+    /// network.buffer_bytes=2500, flows.0.cc=fasor, 'network.loss=["none", "high"]'. Repeatable;
+    /// recorded in manifest.json.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Run only shard K of N of the plan (the runs whose id modulo N is K-1), for running one
+    /// plan on N machines; join their --out directories with `coaplab merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
 }
 
 /// The traces asked for by the command line and the scenario's `[output]`, if any.
@@ -164,12 +177,16 @@ fn interrupt_on_signals() {
 }
 
 fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let scenario = Scenario::load(&args.scenario)?;
+    let scenario = Scenario::load_with(&args.scenario, &args.sets)?;
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
     let reps = args.reps.unwrap_or(scenario.replications);
     let seed = args.seed.unwrap_or(scenario.seed);
     let plan = scenario.plan(Some(reps), Some(seed));
     if args.dry_run {
         print!("{}", plan_text(&scenario, plan.len(), reps, seed));
+        if let Some(shard) = args.shard {
+            println!("  shard {shard}: {} runs", shard.len_of(plan.len()));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let out = args
@@ -197,7 +214,9 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
         }
     }
-    let manifest = Manifest::new(&plan);
+    let mut manifest = Manifest::new(&plan);
+    manifest.shard = args.shard.map(|s| s.to_string());
+    manifest.overrides = args.sets.clone();
     let dir = ResultsDir::open(&out, &manifest, args.resume)?;
     if dir.removed_temporaries() > 0 {
         eprintln!(
@@ -224,8 +243,13 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 .unwrap_or(1)
         })
     };
+    let shard_text = match args.shard {
+        Some(s) => format!(" (shard {s}: {} runs)", s.len_of(plan.len())),
+        None => String::new(),
+    };
     eprintln!(
-        "coaplab run: {} runs ({} combinations x {reps} replications) on {jobs} threads{} -> {}",
+        "coaplab run: {} runs ({} combinations x {reps} replications){shard_text} on {jobs} \
+         threads{} -> {}",
         plan.len(),
         scenario.combinations(),
         if emulated {
@@ -244,9 +268,12 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     let outcome = match &trace {
-        None => exec::execute(&plan, &dir, manifest, jobs, run_fn, &mut |p| bar.update(p))?,
+        None => exec::execute_shard(&plan, shard, &dir, manifest, jobs, run_fn, &mut |p| {
+            bar.update(p)
+        })?,
         Some(t) => exec::execute_with(
             &plan,
+            shard,
             &dir,
             manifest,
             jobs,

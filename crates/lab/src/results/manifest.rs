@@ -32,8 +32,16 @@ pub struct Manifest {
     pub scenario_text: String,
     /// Every run, in run order.
     pub runs: Vec<ManifestRun>,
-    /// Wall time of the last invocation, seconds.
+    /// Wall time of the last invocation, seconds (of a merged directory: the longest shard's).
     pub wall_s: f64,
+    /// `K/N` when this directory holds shard K of N (`coaplab run --shard`); absent for a
+    /// whole plan, and so in a merged directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The `--set KEY=VALUE` overrides applied to the scenario file, in order (already in
+    /// `scenario_text`); absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 /// One sweep axis.
@@ -195,6 +203,8 @@ impl Manifest {
                 })
                 .collect(),
             wall_s: 0.0,
+            shard: None,
+            overrides: Vec::new(),
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod csv;
 pub mod expanded;
 pub mod flows;
 pub mod manifest;
+pub mod merge;
 mod record;
 pub mod runs;
 pub mod store;
@@ -12,7 +13,7 @@ pub mod summary;
 
 pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
 pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord};
-pub use store::{Pending, ResultsDir, ResultsError, RunFiles};
+pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;
 
 #[cfg(test)]

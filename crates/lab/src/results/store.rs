@@ -54,6 +54,15 @@ pub enum ResultsError {
     },
     /// Another invocation holds the directory's lock: it is writing there now.
     Locked(PathBuf),
+    /// `--resume` with another `--shard` than the directory was written with.
+    ShardMismatch {
+        /// The directory.
+        path: PathBuf,
+        /// The directory's shard (`None`: the whole plan).
+        found: Option<String>,
+        /// This invocation's.
+        expected: Option<String>,
+    },
     /// A file in the directory is not what this program writes.
     Corrupt {
         /// The file.
@@ -90,6 +99,23 @@ impl fmt::Display for ResultsError {
                 p.display(),
                 p.join(LOCK_FILE).display()
             ),
+            ResultsError::ShardMismatch {
+                path,
+                found,
+                expected,
+            } => {
+                let name = |s: &Option<String>| match s {
+                    Some(s) => format!("shard {s}"),
+                    None => "the whole plan".to_string(),
+                };
+                write!(
+                    f,
+                    "{} holds {} and this invocation runs {}; resume it with the same --shard",
+                    path.display(),
+                    name(found),
+                    name(expected)
+                )
+            }
             ResultsError::Corrupt { path, message } => {
                 write!(f, "{}: {message}", path.display())
             }
@@ -326,6 +352,13 @@ impl ResultsDir {
                         path: existing.clone(),
                         message: e.to_string(),
                     })?;
+                if old.fingerprint == manifest.fingerprint && old.shard != manifest.shard {
+                    return Err(ResultsError::ShardMismatch {
+                        path: root.to_path_buf(),
+                        found: old.shard,
+                        expected: manifest.shard.clone(),
+                    });
+                }
                 Some(old.fingerprint).filter(|f| *f != manifest.fingerprint)
             } else {
                 foreign_plan(&runs, &manifest.fingerprint)?
@@ -363,54 +396,26 @@ impl ResultsDir {
     }
 
     fn run_path(&self, run: usize, ext: &str) -> PathBuf {
-        self.root.join("runs").join(format!("{run:06}.{ext}"))
+        run_path(&self.root, run, ext)
     }
 
     /// What `runs/` holds for `run`, verified (see [`RunFiles`]). `Err` only when a file
     /// exists but cannot be read.
     pub fn check(&self, run: usize) -> Result<RunFiles, ResultsError> {
-        let path = self.run_path(run, "json");
-        let Some(bytes) = read_optional(&path)? else {
-            return Ok(RunFiles::Missing);
-        };
-        let unverified = |why: String| Ok(RunFiles::Unverified(why));
-        let Ok(text) = String::from_utf8(bytes) else {
-            return unverified("status file is not text".to_string());
-        };
-        let file = match StatusFile::from_text(&text) {
-            Ok(file) => file,
-            Err(why) => return unverified(why),
-        };
-        if file.run != run || file.status.run != run {
-            return unverified(format!("status file is run {}'s", file.status.run));
+        check_run(&self.root, &self.plan, run)
+    }
+
+    /// Copies run `run`'s verified files from the results directory `from` (of the same plan)
+    /// into this one, rows first and status last, as [`ResultsDir::record`] writes them. The
+    /// files are copied byte for byte, so the run's files verify here as they did there.
+    pub(crate) fn adopt(&self, from: &Path, run: usize) -> Result<(), ResultsError> {
+        let status = run_path(from, run, "json");
+        let status_bytes = std::fs::read(&status).map_err(io(&status))?;
+        let rows = run_path(from, run, "csv");
+        if let Some(rows_bytes) = read_optional(&rows)? {
+            write_atomic(&self.run_path(run, "csv"), &rows_bytes)?;
         }
-        if file.plan != self.plan {
-            return unverified(format!("status file is of another plan ({})", file.plan));
-        }
-        if file.status.status != Status::Ok {
-            return Ok(RunFiles::Failed(file.status));
-        }
-        let path = self.run_path(run, "csv");
-        let Some(rows) = read_optional(&path)? else {
-            return unverified("rows file missing".to_string());
-        };
-        if rows.len() as u64 != file.rows_bytes {
-            return unverified(format!(
-                "rows file has {} bytes, its status file says {}",
-                rows.len(),
-                file.rows_bytes
-            ));
-        }
-        if format!("{:08x}", crc32fast::hash(&rows)) != file.rows_crc32 {
-            return unverified("rows file checksum mismatch".to_string());
-        }
-        match String::from_utf8(rows) {
-            Ok(rows) => Ok(RunFiles::Ok {
-                status: file.status,
-                rows,
-            }),
-            Err(_) => unverified("rows file is not text".to_string()),
-        }
+        write_atomic(&self.run_path(run, "json"), &status_bytes)
     }
 
     /// Whether `run` finished successfully and its files verify (failed runs and runs whose
@@ -527,6 +532,59 @@ impl ResultsDir {
         self.write_manifest(manifest)?;
         Ok(rows)
     }
+}
+
+/// What `root/runs/` holds for `run` of the plan with fingerprint `plan`, verified (see
+/// [`RunFiles`]), without taking the directory's lock: for reading another directory, as
+/// `coaplab merge` does. `Err` only when a file exists but cannot be read.
+pub fn check_run(root: &Path, plan: &str, run: usize) -> Result<RunFiles, ResultsError> {
+    let path = run_path(root, run, "json");
+    let Some(bytes) = read_optional(&path)? else {
+        return Ok(RunFiles::Missing);
+    };
+    let unverified = |why: String| Ok(RunFiles::Unverified(why));
+    let Ok(text) = String::from_utf8(bytes) else {
+        return unverified("status file is not text".to_string());
+    };
+    let file = match StatusFile::from_text(&text) {
+        Ok(file) => file,
+        Err(why) => return unverified(why),
+    };
+    if file.run != run || file.status.run != run {
+        return unverified(format!("status file is run {}'s", file.status.run));
+    }
+    if file.plan != plan {
+        return unverified(format!("status file is of another plan ({})", file.plan));
+    }
+    if file.status.status != Status::Ok {
+        return Ok(RunFiles::Failed(file.status));
+    }
+    let path = run_path(root, run, "csv");
+    let Some(rows) = read_optional(&path)? else {
+        return unverified("rows file missing".to_string());
+    };
+    if rows.len() as u64 != file.rows_bytes {
+        return unverified(format!(
+            "rows file has {} bytes, its status file says {}",
+            rows.len(),
+            file.rows_bytes
+        ));
+    }
+    if format!("{:08x}", crc32fast::hash(&rows)) != file.rows_crc32 {
+        return unverified("rows file checksum mismatch".to_string());
+    }
+    match String::from_utf8(rows) {
+        Ok(rows) => Ok(RunFiles::Ok {
+            status: file.status,
+            rows,
+        }),
+        Err(_) => unverified("rows file is not text".to_string()),
+    }
+}
+
+/// `root/runs/NNNNNN.ext`.
+fn run_path(root: &Path, run: usize, ext: &str) -> PathBuf {
+    root.join("runs").join(format!("{run:06}.{ext}"))
 }
 
 /// The plan of a verified status file in `runs` other than `plan`, if there is one.

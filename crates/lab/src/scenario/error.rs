@@ -54,13 +54,21 @@ pub enum ScenarioError {
         /// What would be accepted.
         expected: String,
     },
+    /// A `--set KEY=VALUE` override that cannot be applied (the path does not lead to a
+    /// value); overrides that apply are checked as the file's keys are.
+    Override {
+        /// The override as given.
+        set: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl ScenarioError {
     /// The 1-based line the error points at (0 for I/O errors).
     pub fn line(&self) -> usize {
         match self {
-            ScenarioError::Io { .. } => 0,
+            ScenarioError::Io { .. } | ScenarioError::Override { .. } => 0,
             ScenarioError::Syntax { line, .. }
             | ScenarioError::UnknownKey { line, .. }
             | ScenarioError::Missing { line, .. }
@@ -83,6 +91,7 @@ impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScenarioError::Io { file, message } => write!(f, "{file}: {message}"),
+            ScenarioError::Override { set, message } => write!(f, "--set {set}: {message}"),
             ScenarioError::Syntax {
                 file,
                 line,

@@ -14,6 +14,7 @@ mod expand;
 mod flows;
 mod network;
 mod output;
+mod overrides;
 mod reader;
 
 pub use config::{
@@ -22,6 +23,7 @@ pub use config::{
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};
 pub use output::Output;
+pub use overrides::apply_overrides;
 
 use std::path::Path;
 
@@ -55,6 +57,21 @@ impl Scenario {
             message: e.to_string(),
         })?;
         Scenario::parse(&source, &file)
+    }
+
+    /// Loads the scenario file at `path` with the `KEY=VALUE` overrides of `sets` applied
+    /// ([`apply_overrides`]) before it is checked. Without overrides the text is the file's,
+    /// byte for byte.
+    pub fn load_with(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
+        if sets.is_empty() {
+            return Scenario::load(path);
+        }
+        let file = path.display().to_string();
+        let source = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        Scenario::parse(&apply_overrides(&source, &file, sets)?, &file)
     }
 
     /// Parses and checks scenario text; `file` only labels error messages.
