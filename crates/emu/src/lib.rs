@@ -9,8 +9,11 @@
 //!   [`serve_tcp`], an accept loop with one session per connection.
 //! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's
 //!   link model running against the wall clock (spec/experiments.md §1.3).
+//! - [`http`]: HTTP/1.1 and h2c server and client (hyper), with TCP Fast Open, for the
+//!   CoAP-versus-HTTP comparison (spec §8e).
 
 pub mod emulator;
+pub mod http;
 pub mod tcp;
 pub mod udp;
 
