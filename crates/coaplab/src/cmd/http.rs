@@ -66,7 +66,7 @@ EXIT CODES:
   0  success (2xx)
   1  error response (4xx or 5xx); the body is still printed
   2  bad arguments (a URL that is not http://HOST[:PORT]/PATH)
-  3  timeout: the whole fetch (warm-up included) not done within --timeout
+  3  timeout: the whole fetch (warm-up and its gap included) not done within --timeout
   4  connection or protocol error (refused, reset, a malformed response, a body larger than
      --max-body-bytes)")]
 pub(crate) struct GetArgs {
@@ -90,6 +90,10 @@ pub(crate) struct GetArgs {
     /// With --tfo: skip the warm-up fetch (a cookie is cached already).
     #[arg(long = "no-warm-up", requires = "tfo")]
     no_warm_up: bool,
+    /// With --tfo: pause this long after the warm-up fetch, so that its connection has closed
+    /// (FIN both ways) before the timed one starts. E.g. 500ms, 0s.
+    #[arg(long = "warm-up-gap", value_name = "D", default_value = "500ms", value_parser = net::parse_duration)]
+    warm_up_gap: std::time::Duration,
     /// Print the status, the response headers and the download time to stderr.
     #[arg(short, long)]
     verbose: bool,
@@ -230,6 +234,8 @@ async fn fetch(args: &GetArgs) -> u8 {
                     warm.body.len()
                 );
             }
+            drop(warm);
+            tokio::time::sleep(args.warm_up_gap).await;
         }
         client::get(addr, &uri, config).await
     };

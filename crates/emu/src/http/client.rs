@@ -15,6 +15,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::BufWriter;
 use tokio::net::TcpSocket;
 
+use super::server::H2_DEFAULT_WINDOW_BYTES;
 use super::tfo;
 
 /// The `user-agent` of full (non-IoT) requests.
@@ -37,8 +38,9 @@ pub enum Version {
 pub struct GetConfig {
     /// HTTP/1.1 or h2c.
     pub version: Version,
-    /// Minimal request headers: HTTP/1.1 `host` only; h2 the four pseudo-headers only.
-    /// Otherwise `user-agent` and `accept: */*` are sent too, as curl does.
+    /// Minimal request headers: HTTP/1.1 `host` only; h2 the four pseudo-headers only, and
+    /// RFC 9113's default windows (no WINDOW_UPDATE). Otherwise `user-agent` and
+    /// `accept: */*` are sent too, as curl does.
     pub iot: bool,
     /// `TCP_FASTOPEN_CONNECT`: with a cookie cached for the server, the request starts in the SYN.
     pub tfo: bool,
@@ -140,10 +142,13 @@ pub async fn get(addr: SocketAddr, uri: &Uri, config: GetConfig) -> Result<Fetch
             drive(response, conn).await?
         }
         Version::Http2 => {
-            let (mut sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-                .handshake(io)
-                .await
-                .map_err(GetError::Protocol)?;
+            let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+            if config.iot {
+                builder
+                    .initial_stream_window_size(H2_DEFAULT_WINDOW_BYTES)
+                    .initial_connection_window_size(H2_DEFAULT_WINDOW_BYTES);
+            }
+            let (mut sender, conn) = builder.handshake(io).await.map_err(GetError::Protocol)?;
             let response = sender.send_request(req);
             tokio::pin!(response);
             drive(response, conn).await?

@@ -32,6 +32,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(300);
 /// HTTP/1.1: longest wait for a request's complete header block (hyper's header read timeout).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// RFC 9113 §6.9.2's initial flow-control window. The IoT variants keep it on both ends, so
+/// neither sends a WINDOW_UPDATE right after its SETTINGS (hyper's default windows are larger
+/// and announced with one); objects of spec §8e are far smaller.
+pub const H2_DEFAULT_WINDOW_BYTES: u32 = 65_535;
 /// The `server` header of the full (non-IoT) responses.
 pub const SERVER_NAME: &str = "coaplab";
 
@@ -39,7 +43,7 @@ pub const SERVER_NAME: &str = "coaplab";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerConfig {
     /// Minimal responses: status line (h2: `:status`) and `content-length` only; no `date`,
-    /// `content-type` or `server`.
+    /// `content-type` or `server`. h2: RFC 9113's default windows (no WINDOW_UPDATE).
     pub iot: bool,
     /// Connections served at once.
     pub max_connections: usize,
@@ -163,10 +167,13 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .auto_date_header(!config.iot);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .auto_date_header(!config.iot);
+    let mut h2 = builder.http2();
+    h2.timer(TokioTimer::new()).auto_date_header(!config.iot);
+    if config.iot {
+        // RFC 9113's default windows: no connection-level WINDOW_UPDATE frame at the start.
+        h2.initial_stream_window_size(H2_DEFAULT_WINDOW_BYTES)
+            .initial_connection_window_size(H2_DEFAULT_WINDOW_BYTES);
+    }
     let builder = Arc::new(builder);
     let slots = Arc::new(Semaphore::new(config.max_connections));
     loop {
