@@ -125,7 +125,13 @@ pub async fn get(addr: SocketAddr, uri: &Uri, config: GetConfig) -> Result<Fetch
     }
     .map_err(GetError::Connect)?;
     if config.tfo {
-        tfo::set_connect_fastopen(socket.as_fd()).map_err(GetError::Connect)?;
+        tfo::set_connect_fastopen(socket.as_fd()).map_err(|e| {
+            // Linux refuses the option (EOPNOTSUPP) while the sysctl lacks the client bit.
+            GetError::Connect(io::Error::new(
+                e.kind(),
+                format!("TCP_FASTOPEN_CONNECT: {e} (is net.ipv4.tcp_fastopen 1 or 3?)"),
+            ))
+        })?;
     }
     // One request, one response: no Nagle delay for the request's last segment.
     socket.set_nodelay(true).map_err(GetError::Connect)?;
