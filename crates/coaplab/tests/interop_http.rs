@@ -299,7 +299,10 @@ fn server_counts_and_exits_on_sigterm() {
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(
-        rest.contains("http connections=2 refused=0 served=1 not_found=1 not_allowed=0 errors=0"),
+        rest.contains(
+            "http connections=2 refused=0 served=1 not_found=1 not_allowed=0 errors=0 \
+accept_errors=0"
+        ),
         "{rest}"
     );
 }

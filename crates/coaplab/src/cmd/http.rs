@@ -145,19 +145,13 @@ async fn serve(args: &ServerArgs) -> u8 {
         max_connections: args.max_connections,
     };
     let counters = Arc::new(ServerCounters::default());
-    let mut code = net::EXIT_OK;
     tokio::select! {
         _ = int.recv() => {}
         _ = term.recv() => {}
-        r = server::serve(listener, config, counters.clone()) => {
-            if let Err(e) = r {
-                eprintln!("coaplab http-server: accept failed: {e}");
-                code = net::EXIT_PROTOCOL;
-            }
-        }
+        () = server::serve(listener, config, counters.clone()) => {}
     }
     eprintln!("coaplab http-server: {}", counters.line());
-    code
+    net::EXIT_OK
 }
 
 /// `coaplab http-get`.

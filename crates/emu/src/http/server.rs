@@ -36,6 +36,8 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// neither sends a WINDOW_UPDATE right after its SETTINGS (hyper's default windows are larger
 /// and announced with one); objects of spec §8e are far smaller.
 pub const H2_DEFAULT_WINDOW_BYTES: u32 = 65_535;
+/// Pause after a failed `accept` (e.g. EMFILE), so that a persistent failure does not spin.
+pub const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 /// The `server` header of the full (non-IoT) responses.
 pub const SERVER_NAME: &str = "coaplab";
 
@@ -74,6 +76,9 @@ pub struct ServerCounters {
     /// Connections that ended with a protocol or I/O error (hyper's), or at
     /// [`CONNECTION_LIFETIME`].
     pub errors: AtomicU64,
+    /// Failed `accept` calls (e.g. out of file descriptors); the server pauses
+    /// [`ACCEPT_ERROR_PAUSE`] and goes on.
+    pub accept_errors: AtomicU64,
 }
 
 impl ServerCounters {
@@ -81,13 +86,15 @@ impl ServerCounters {
     pub fn line(&self) -> String {
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
         format!(
-            "http connections={} refused={} served={} not_found={} not_allowed={} errors={}",
+            "http connections={} refused={} served={} not_found={} not_allowed={} errors={} \
+accept_errors={}",
             g(&self.connections),
             g(&self.refused),
             g(&self.served),
             g(&self.not_found),
             g(&self.not_allowed),
-            g(&self.errors)
+            g(&self.errors),
+            g(&self.accept_errors)
         )
     }
 }
@@ -155,12 +162,8 @@ fn respond(
     resp
 }
 
-/// Serves connections from `listener` until the task is dropped or accept fails.
-pub async fn serve(
-    listener: TcpListener,
-    config: ServerConfig,
-    counters: Arc<ServerCounters>,
-) -> io::Result<()> {
+/// Serves connections from `listener` until the future is dropped.
+pub async fn serve(listener: TcpListener, config: ServerConfig, counters: Arc<ServerCounters>) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -177,7 +180,14 @@ pub async fn serve(
     let builder = Arc::new(builder);
     let slots = Arc::new(Semaphore::new(config.max_connections));
     loop {
-        let (stream, _) = listener.accept().await?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                counters.accept_errors.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                continue;
+            }
+        };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
             counters.refused.fetch_add(1, Ordering::Relaxed);
             continue; // dropping the stream closes it
