@@ -324,3 +324,33 @@ impl WaitBounded for std::process::Child {
         }
     }
 }
+
+#[test]
+fn server_refuses_connections_past_the_limit() {
+    let (mut server, port, mut stderr) = our_server_stderr(&["--max-connections", "1"]);
+    // One connection that never sends a request holds the only slot.
+    let idle = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let o = run_bounded(
+        coaplab().args(["http-get", &format!("http://127.0.0.1:{port}/data/5")]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(o.status.code(), Some(4), "closed at once");
+    // Once the slot is free again, requests are served.
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(100));
+    let o = run_bounded(
+        coaplab().args(["http-get", &format!("http://127.0.0.1:{port}/data/5")]),
+        None,
+        LIMIT,
+    );
+    assert_ok(&o, "after the idle connection closed");
+    let pid = server.0.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let status = server.0.wait_bounded();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(0), "{rest}");
+    assert!(rest.contains(" refused=1 served=1 "), "{rest}");
+}
