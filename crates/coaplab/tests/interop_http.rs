@@ -354,3 +354,50 @@ fn server_refuses_connections_past_the_limit() {
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(rest.contains(" refused=1 served=1 "), "{rest}");
 }
+
+/// The request head `coaplab http-get ARGS` writes to a bare listener (which answers a fixed
+/// 2-B response).
+fn request_head(args: &[&str]) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap() == 1 {
+            head.push(byte[0]);
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nhi")
+            .unwrap();
+        String::from_utf8(head).unwrap()
+    });
+    let o = run_bounded(
+        coaplab()
+            .arg("http-get")
+            .args(args)
+            .arg(format!("http://127.0.0.1:{port}/data/7")),
+        None,
+        LIMIT,
+    );
+    assert_ok(&o, "http-get to a bare listener");
+    assert_eq!(o.stdout, b"hi");
+    server.join().unwrap().replace(&format!(":{port}"), ":PORT")
+}
+
+#[test]
+fn http_get_request_bytes() {
+    assert_eq!(
+        request_head(&["--iot"]),
+        "GET /data/7 HTTP/1.1\r\nhost: 127.0.0.1:PORT\r\n\r\n"
+    );
+    assert_eq!(
+        request_head(&["--http1.1"]),
+        format!(
+            "GET /data/7 HTTP/1.1\r\nhost: 127.0.0.1:PORT\r\nuser-agent: coaplab/{}\r\n\
+accept: */*\r\n\r\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}
