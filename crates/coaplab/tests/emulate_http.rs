@@ -98,6 +98,21 @@ fn tfo_request_rides_in_the_syn() {
         syns(&tshark, &pcap),
         vec![(0, 0, String::new()), (1, request.len(), hex(request))]
     );
+    // tshark decodes both HTTP/1.1 exchanges (warm-up and timed).
+    let o = Command::new(&tshark)
+        .arg("-r")
+        .arg(&pcap)
+        .args([
+            "-Y",
+            "http.response.code==200",
+            "-T",
+            "fields",
+            "-e",
+            "tcp.stream",
+        ])
+        .output()
+        .expect("tshark");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "0\n1\n");
     let _ = std::fs::remove_file(&pcap);
     // h2c: the SYN carries as much as fits at MTU 128, 48 B (MSS 88 less 40 B of option
     // space): the 24-B connection preface and the first 24 B of the client's SETTINGS.
@@ -134,5 +149,60 @@ fn tfo_request_rides_in_the_syn() {
     assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("is net.ipv4.tcp_fastopen 1 or 3?"), "{err}");
+    let _ = std::fs::remove_file(&pcap);
+}
+
+/// CoAP beside it: `coaplab get --block-size 64` of /data/100 is two CON GETs with Block2
+/// (SZX 2), and the pcap holds exactly these four datagrams: 45 + 102 + 45 + 74 = 266 B of
+/// IPv4 (the figure docs/http-vs-coap.md gives).
+#[test]
+fn coap_blockwise_bytes_from_the_capture() {
+    if let Some(why) = coaplab_emu::emulator::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let Some(tshark) = peer("tshark") else {
+        return;
+    };
+    let pcap = std::env::temp_dir().join(format!("coaplab-coap64-{}.pcap", std::process::id()));
+    let server = format!("{} server", bin());
+    let o = run_bounded(
+        coaplab()
+            .args(["emulate", "--preset", "zigbee", "--pcap"])
+            .arg(&pcap)
+            .args([
+                "--server",
+                &server,
+                "--",
+                &bin(),
+                "get",
+                "--block-size",
+                "64",
+            ])
+            .arg("coap://$COAPLAB_SERVER_ADDR/data/100"),
+        None,
+        LIMIT,
+    );
+    assert_ok(&o, "coap get");
+    assert!(o.stdout == pattern(100));
+    let o = Command::new(&tshark)
+        .arg("-r")
+        .arg(&pcap)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "ip.len",
+            "-e",
+            "coap.code",
+            "-e",
+            "coap.opt.block_number",
+        ])
+        .output()
+        .expect("tshark");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "45\t1\t0\n102\t69\t0\n45\t1\t1\n74\t69\t1\n"
+    );
     let _ = std::fs::remove_file(&pcap);
 }
