@@ -34,7 +34,8 @@ pub(crate) struct ServerArgs {
     /// Address and port to listen on (port 0: any free port, printed at start).
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
     bind: SocketAddr,
-    /// Minimal response headers (no date, content-type or server).
+    /// Minimal response headers (no date, content-type or server); h2c: also RFC 9113's
+    /// default 65,535-B flow-control windows, so no WINDOW_UPDATE frame is sent.
     #[arg(long)]
     iot: bool,
     /// TCP Fast Open on the listener (TCP_FASTOPEN; needs net.ipv4.tcp_fastopen with the
@@ -79,7 +80,8 @@ pub(crate) struct GetArgs {
     /// Speak HTTP/2 over cleartext TCP without upgrade (h2c with prior knowledge).
     #[arg(long = "http2-prior-knowledge")]
     http2: bool,
-    /// Minimal request headers (see HEADERS below).
+    /// Minimal request headers (see HEADERS below); h2c: also RFC 9113's default 65,535-B
+    /// flow-control windows, so no WINDOW_UPDATE frame is sent.
     #[arg(long)]
     iot: bool,
     /// TCP Fast Open (TCP_FASTOPEN_CONNECT; needs net.ipv4.tcp_fastopen with the client bit, 1
