@@ -170,8 +170,8 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> u8 {
     code
 }
 
-/// The URL and the address to connect to. Err: exit code, message printed.
-async fn target(url: &str) -> Result<(Uri, SocketAddr), u8> {
+/// The URL and the addresses its host resolves to. Err: exit code, message printed.
+async fn target(url: &str) -> Result<(Uri, Vec<SocketAddr>), u8> {
     let uri: Uri = url
         .parse()
         .map_err(|e| fail(net::EXIT_BAD_ARGS, format!("bad URL {url:?}: {e}")))?;
@@ -197,16 +197,38 @@ async fn target(url: &str) -> Result<(Uri, SocketAddr), u8> {
         ));
     };
     let hostport = format!("{}:{}", auth.host(), auth.port_u16().unwrap_or(80));
-    let addr = tokio::net::lookup_host(&hostport)
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(&hostport)
         .await
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| fail(net::EXIT_BAD_ARGS, format!("cannot resolve {hostport}")))?;
-    Ok((uri, addr))
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    if addrs.is_empty() {
+        return Err(fail(
+            net::EXIT_BAD_ARGS,
+            format!("cannot resolve {hostport}"),
+        ));
+    }
+    Ok((uri, addrs))
+}
+
+/// [`client::get`] from the first address that accepts the connection (as curl does for a
+/// name with several addresses, e.g. localhost's ::1 and 127.0.0.1).
+async fn get_any(
+    addrs: &[SocketAddr],
+    uri: &Uri,
+    config: GetConfig,
+) -> Result<client::Fetched, GetError> {
+    let mut last = None;
+    for &addr in addrs {
+        match client::get(addr, uri, config).await {
+            Err(GetError::Connect(e)) => last = Some(GetError::Connect(e)),
+            done => return done,
+        }
+    }
+    Err(last.unwrap_or_else(|| GetError::BadRequest("no address".into())))
 }
 
 async fn fetch(args: &GetArgs) -> u8 {
-    let (uri, addr) = match target(&args.url).await {
+    let (uri, addrs) = match target(&args.url).await {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -222,7 +244,7 @@ async fn fetch(args: &GetArgs) -> u8 {
     };
     let work = async {
         if args.tfo && !args.no_warm_up {
-            let warm = client::get(addr, &uri, config).await?;
+            let warm = get_any(&addrs, &uri, config).await?;
             if args.verbose {
                 eprintln!(
                     "coaplab http-get: warm-up {} ({} B), not timed",
@@ -233,7 +255,7 @@ async fn fetch(args: &GetArgs) -> u8 {
             drop(warm);
             tokio::time::sleep(args.warm_up_gap).await;
         }
-        client::get(addr, &uri, config).await
+        get_any(&addrs, &uri, config).await
     };
     let fetched = match tokio::time::timeout(args.timeout, work).await {
         Err(_) => {
