@@ -48,12 +48,16 @@ fi
 if ! command -v ip >/dev/null || ! command -v ss >/dev/null; then
   apt_install iproute2
 fi
-# tshark decodes the simulator's pcap traces (crates/coaplab/tests/cli_run_trace.rs);
-# noninteractive: wireshark-common's debconf question keeps its default.
+# HTTP interop peers: curl, and nghttpd (h2c server) from nghttp2-server; tshark for the
+# HTTP/TFO capture test.
+if ! command -v curl >/dev/null; then
+  apt_install curl
+fi
+if ! command -v nghttpd >/dev/null; then
+  apt_install nghttp2-server
+fi
 if ! command -v tshark >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive
-  export DEBIAN_FRONTEND
-  apt_install tshark
+  DEBIAN_FRONTEND=noninteractive apt_install tshark
 fi
 # aiocoap 0.4.17 in a project-local venv (.peers/venv, git-ignored).
 if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fileserver ]; then

@@ -66,6 +66,12 @@ enum Command {
     /// Run a server and a client command in two network namespaces joined by the emulated
     /// link (netsim's link model in real time, on TUN devices); print the link statistics.
     Emulate(Box<cmd::emulate::Args>),
+    /// Serve /data/N over HTTP/1.1 and h2c (HTTP/2 with prior knowledge) on one TCP port,
+    /// optionally with minimal headers (--iot) and TCP Fast Open (--tfo), until SIGINT/SIGTERM.
+    HttpServer(cmd::http::ServerArgs),
+    /// GET an http:// URL over HTTP/1.1 or h2c (curl-like flags), print the body; -v: the
+    /// download time (connection start to last byte).
+    HttpGet(cmd::http::GetArgs),
 }
 
 /// Runs the `coaplab` command with the process's arguments.
@@ -84,5 +90,7 @@ pub fn main() -> ExitCode {
         Command::Delete(args) => cmd::request::run(coaplab_wire::Code::DELETE, args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Emulate(args) => cmd::emulate::run(*args),
+        Command::HttpServer(args) => cmd::http::run_server(args),
+        Command::HttpGet(args) => cmd::http::run_get(args),
     }
 }

@@ -10,8 +10,11 @@
 //!   [`TcpServerLimits`] (connections in all and per source, timeouts, queued bytes).
 //! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's
 //!   link model running against the wall clock (spec/experiments.md §1.3).
+//! - [`http`]: HTTP/1.1 and h2c server and client (hyper), with TCP Fast Open, for the
+//!   CoAP-versus-HTTP comparison (spec §8e).
 
 pub mod emulator;
+pub mod http;
 pub mod tcp;
 pub mod tcp_server;
 pub mod udp;

@@ -4,6 +4,7 @@ pub(crate) mod algorithms;
 pub(crate) mod bench;
 pub(crate) mod decode;
 pub(crate) mod emulate;
+pub(crate) mod http;
 pub(crate) mod link_opts;
 pub(crate) mod merge;
 pub(crate) mod net;

@@ -81,11 +81,14 @@ pub struct EmulatorConfig {
     /// busy processes delay its wake-ups less; `None`: normal scheduling. If the kernel
     /// refuses, the thread runs normally and [`EmulatorStats::scheduling`] says why.
     pub realtime_priority: Option<u8>,
+    /// `net.ipv4.tcp_fastopen` = 3 (client and server) in both namespaces instead of spec
+    /// §5.3's 0, for the TCP Fast Open variants of the HTTP comparison (spec §8e).
+    pub tcp_fastopen: bool,
 }
 
 impl EmulatorConfig {
     /// `network` with seed 1, no capture, no per-packet log (nor bytes), New Reno,
-    /// `SCHED_FIFO` 10.
+    /// `SCHED_FIFO` 10, no TCP Fast Open.
     pub fn new(network: NetworkConfig) -> Self {
         EmulatorConfig {
             network,
@@ -95,6 +98,7 @@ impl EmulatorConfig {
             log_bytes: false,
             tcp_congestion_control: "reno".to_owned(),
             realtime_priority: Some(10),
+            tcp_fastopen: false,
         }
     }
 }
@@ -177,6 +181,13 @@ impl Emulator {
         let server = Namespace::create(&names[1])?;
         let mut wanted: Vec<(&str, &str)> = KERNEL_SETTINGS.to_vec();
         wanted.push(("net.ipv4.tcp_congestion_control", cc));
+        if config.tcp_fastopen {
+            for w in &mut wanted {
+                if w.0 == "net.ipv4.tcp_fastopen" {
+                    w.1 = "3";
+                }
+            }
+        }
         let mut settings = client.apply_settings(&wanted)?;
         let server_settings = server.apply_settings(&wanted)?;
         // Report a setting as applied only when both namespaces hold it.
