@@ -10,6 +10,7 @@
 //! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's
 //!   link model running against the wall clock (spec/experiments.md §1.3).
 
+pub mod dtls;
 pub mod emulator;
 pub mod tcp;
 pub mod udp;

@@ -12,6 +12,8 @@ use coaplab_cc::time::Instant;
 use coaplab_endpoint::{Endpoint, Event};
 use tokio::net::UdpSocket;
 
+use crate::dtls::DtlsLayer;
+
 /// The largest UDP payload (IPv4 datagram limit minus headers), the receive buffer's size.
 pub const MAX_DATAGRAM_BYTES: usize = 65_507;
 
@@ -46,6 +48,8 @@ pub struct UdpDriver {
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
     stats: DriverStats,
+    /// `coaps://`: DTLS between the endpoint and the socket (`None`: plain UDP).
+    dtls: Option<Box<DtlsLayer>>,
 }
 
 impl UdpDriver {
@@ -79,6 +83,82 @@ impl UdpDriver {
             send_buf: Vec::new(),
             recv_buf: vec![0; MAX_DATAGRAM_BYTES],
             stats: DriverStats::default(),
+            dtls: None,
+        }
+    }
+
+    /// Puts `layer` between the endpoint and the socket: the endpoint's datagrams go out as
+    /// DTLS records, and received records reach it as plaintext (RFC 7252 §9). Build a client
+    /// layer with [`UdpDriver::now`] as its start.
+    pub fn set_dtls(&mut self, layer: DtlsLayer) {
+        self.dtls = Some(Box::new(layer));
+    }
+
+    /// The DTLS layer, if any (for its stats and, on a client, the handshake's state).
+    pub fn dtls(&self) -> Option<&DtlsLayer> {
+        self.dtls.as_deref()
+    }
+
+    /// Client with a DTLS layer: runs until the handshake completes, fails or times out, and
+    /// returns the layer's final [`crate::dtls::ClientState`]. Plain UDP: returns at once.
+    /// Socket errors saying the server is unreachable end it as a failure.
+    pub async fn dtls_handshake(&mut self) -> crate::dtls::ClientState {
+        use crate::dtls::ClientState;
+        loop {
+            let Some(layer) = self.dtls.as_deref() else {
+                return ClientState::Failed("no DTLS layer".into());
+            };
+            let state = layer.client_state();
+            if state != ClientState::Handshaking {
+                return state;
+            }
+            if let Some(e) = self.send_queued().await {
+                return ClientState::Failed(e.to_string());
+            }
+            let deadline = self
+                .dtls
+                .as_deref()
+                .and_then(DtlsLayer::poll_timeout)
+                .map(|d| self.deadline(d));
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                r = self.socket.recv_from(&mut self.recv_buf) => match r {
+                    Ok((n, from)) => self.receive(n, from),
+                    Err(e) => {
+                        self.stats.recv_errors += 1;
+                        if is_unreachable(&e) {
+                            return ClientState::Failed(e.to_string());
+                        }
+                    }
+                },
+                () = sleep => {
+                    let now = self.now();
+                    if let Some(layer) = self.dtls.as_deref_mut() {
+                        layer.handle_timeout(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the `n` bytes received from `from` to the endpoint, through DTLS if any.
+    fn receive(&mut self, n: usize, from: SocketAddr) {
+        self.stats.datagrams_in += 1;
+        let now = self.now();
+        match self.dtls.as_deref_mut() {
+            None => self.endpoint.handle_datagram(now, from, &self.recv_buf[..n]),
+            Some(layer) => {
+                let endpoint = &mut self.endpoint;
+                layer.handle_datagram(now, from, &self.recv_buf[..n], |p| {
+                    endpoint.handle_datagram(now, from, p)
+                });
+            }
         }
     }
 
@@ -125,7 +205,22 @@ impl UdpDriver {
         let now = self.now();
         let mut unreachable = None;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
+            if let Some(layer) = self.dtls.as_deref_mut() {
+                layer.seal(now, h.destination, &self.send_buf);
+                continue;
+            }
             match self.socket.send_to(&self.send_buf, h.destination).await {
+                Ok(_) => self.stats.datagrams_out += 1,
+                Err(e) => {
+                    self.stats.send_errors += 1;
+                    if is_unreachable(&e) {
+                        unreachable = Some(e);
+                    }
+                }
+            }
+        }
+        while let Some((to, record)) = self.dtls.as_deref_mut().and_then(DtlsLayer::poll_transmit) {
+            match self.socket.send_to(&record, to).await {
                 Ok(_) => self.stats.datagrams_out += 1,
                 Err(e) => {
                     self.stats.send_errors += 1;
@@ -174,6 +269,13 @@ impl UdpDriver {
             if let Some(e) = self.endpoint.poll_event() {
                 return Ok(e);
             }
+            let now = self.now();
+            if let Some(layer) = self.dtls.as_deref_mut() {
+                if layer.poll_timeout().is_some_and(|d| d <= now) {
+                    layer.handle_timeout(now);
+                    continue;
+                }
+            }
             // A due timer goes first, so a flood of datagrams cannot starve retransmissions.
             if let Some(due) = self.endpoint.poll_timeout() {
                 let now = self.now();
@@ -182,7 +284,11 @@ impl UdpDriver {
                     continue;
                 }
             }
-            let deadline = self.endpoint.poll_timeout().map(|d| self.deadline(d));
+            let mut due = self.endpoint.poll_timeout();
+            if let Some(d) = self.dtls.as_deref().and_then(DtlsLayer::poll_timeout) {
+                due = Some(due.map_or(d, |e| e.min(d)));
+            }
+            let deadline = due.map(|d| self.deadline(d));
             let sleep = async {
                 match deadline {
                     Some(d) => tokio::time::sleep_until(d).await,
@@ -192,11 +298,7 @@ impl UdpDriver {
             tokio::select! {
                 biased;
                 r = self.socket.recv_from(&mut self.recv_buf) => match r {
-                    Ok((n, from)) => {
-                        self.stats.datagrams_in += 1;
-                        let now = self.now();
-                        self.endpoint.handle_datagram(now, from, &self.recv_buf[..n]);
-                    }
+                    Ok((n, from)) => self.receive(n, from),
                     Err(e) => {
                         self.stats.recv_errors += 1;
                         if unreachable_fails && is_unreachable(&e) {
@@ -206,7 +308,17 @@ impl UdpDriver {
                 },
                 () = sleep => {
                     let now = self.now();
+                    if let Some(layer) = self.dtls.as_deref_mut() {
+                        layer.handle_timeout(now);
+                    }
                     self.endpoint.handle_timeout(now);
+                }
+            }
+            if unreachable_fails {
+                if let Some(crate::dtls::ClientState::Failed(why)) =
+                    self.dtls.as_deref().map(DtlsLayer::client_state)
+                {
+                    return Err(io::Error::new(io::ErrorKind::ConnectionAborted, why));
                 }
             }
         }
