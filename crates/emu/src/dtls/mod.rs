@@ -357,9 +357,9 @@ impl DtlsLayer {
         if stalled {
             if let Role::Client { state, .. } = &mut self.role {
                 *state = ClientState::Failed(format!(
-                    "the server answered, then stayed silent for {} after our Finished: a \
+                    "the server answered, then stayed silent for {:?} after our Finished: a \
 wrong pre-shared key or identity, or a certificate it rejected, is dropped without an alert",
-                    Duration::from_nanos(stall_limit.as_nanos())
+                    self.config.handshake_stall
                 ));
             }
         }
