@@ -40,6 +40,10 @@ pub(crate) struct DtlsOpts {
     /// wrong pre-shared key shows.
     #[arg(long = "dtls-stall", value_name = "D", default_value = "10s", value_parser = net::parse_duration)]
     pub(crate) stall: std::time::Duration,
+    /// The largest UDP payload of a DTLS handshake datagram, bytes (OpenSSL fragments larger
+    /// handshake messages, e.g. certificates); e.g. 268 for the nbiot preset's 296-B MTU.
+    #[arg(long = "dtls-mtu", value_name = "B", default_value_t = coaplab_emu::dtls::DTLS_MTU_BYTES)]
+    pub(crate) mtu_bytes: u32,
 }
 
 impl DtlsOpts {
@@ -61,6 +65,10 @@ impl DtlsOpts {
         };
         let mut config = DtlsConfig::new(credentials);
         config.handshake_stall = self.stall;
+        if !(256..=65_507).contains(&self.mtu_bytes) {
+            return Err("--dtls-mtu must be 256..65507 bytes".into());
+        }
+        config.mtu_bytes = self.mtu_bytes;
         Ok(config)
     }
 

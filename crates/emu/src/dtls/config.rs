@@ -13,10 +13,15 @@ use openssl::ssl::{
     SslVersion,
 };
 
-/// Cipher suites offered and accepted with a pre-shared key, best first:
+/// Cipher suites a server accepts with a pre-shared key, best first:
 /// TLS_PSK_WITH_AES_128_CCM_8, mandatory for CoAP (RFC 7252 §9.1.3.1), then OpenSSL's other
 /// PSK suites (libcoap 4.3 asks OpenSSL for `PSK:!NULL`).
 pub const PSK_CIPHERS: &str = "PSK-AES128-CCM8:PSK:!NULL";
+
+/// Cipher suites a client offers with a pre-shared key: CCM_8 first, then two common ones.
+/// Few, because every suite offered is 2 B in each of the two ClientHellos (the second one
+/// carries the cookie), which on a constrained link cost airtime.
+pub const PSK_CLIENT_CIPHERS: &str = "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256";
 
 /// Cipher suites with certificates, best first: TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8, mandatory
 /// for CoAP (RFC 7252 §9.1.3.3), then OpenSSL's other forward-secret suites.
@@ -70,6 +75,9 @@ pub struct DtlsConfig {
     /// timeout): DTLS drops a record it cannot decrypt without an alert (RFC 6347 §4.1.2.7), so
     /// a wrong pre-shared key shows only as a server that stops answering after our Finished.
     pub handshake_stall: Duration,
+    /// The largest UDP payload of a handshake datagram (OpenSSL fragments handshake messages
+    /// to fit); default [`DTLS_MTU_BYTES`]. Application records are never fragmented.
+    pub mtu_bytes: u32,
     /// Client: plaintext datagrams the endpoint sends before the handshake completes are
     /// held, at most this many (later ones are dropped and counted, as a loss).
     pub max_queued_datagrams: usize,
@@ -86,6 +94,7 @@ impl DtlsConfig {
             max_sessions: 256,
             handshake_timeout: Duration::from_secs(60),
             handshake_stall: Duration::from_secs(10),
+            mtu_bytes: DTLS_MTU_BYTES,
             idle_timeout: Duration::from_secs(300),
             max_queued_datagrams: 16,
         }
@@ -95,6 +104,7 @@ impl DtlsConfig {
 /// The OpenSSL context of one side, and the per-session data index the cookie callbacks use.
 pub(crate) struct Context {
     pub(crate) ctx: SslContext,
+    pub(crate) mtu_bytes: u32,
     pub(crate) peer_index: openssl::ex_data::Index<Ssl, SocketAddr>,
 }
 
@@ -122,7 +132,7 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
             if key.is_empty() {
                 return Err("the pre-shared key is empty".into());
             }
-            b.set_cipher_list(PSK_CIPHERS)?;
+            b.set_cipher_list(if server { PSK_CIPHERS } else { PSK_CLIENT_CIPHERS })?;
             let key = key.clone();
             if server {
                 let wanted = identity.clone();
@@ -172,6 +182,7 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
     }
     Ok(Context {
         ctx: b.build(),
+        mtu_bytes: config.mtu_bytes,
         peer_index,
     })
 }

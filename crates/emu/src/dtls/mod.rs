@@ -21,7 +21,9 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
 
-pub use config::{Credentials, DtlsConfig, CERT_CIPHERS, DTLS_MTU_BYTES, PSK_CIPHERS};
+pub use config::{
+    Credentials, DtlsConfig, CERT_CIPHERS, DTLS_MTU_BYTES, PSK_CIPHERS, PSK_CLIENT_CIPHERS,
+};
 use config::Context;
 use session::{Progress, Session};
 

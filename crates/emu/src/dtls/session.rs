@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use openssl::ssl::{ErrorCode, HandshakeError, MidHandshakeSslStream, Ssl, SslStream};
 
-use super::config::{Context, DTLS_MTU_BYTES};
+use super::config::Context;
 use super::pipe::DatagramPipe;
 
 /// Where a session is.
@@ -43,7 +43,7 @@ impl Session {
     /// [`Session::take_records`]).
     pub(crate) fn start(ctx: &Context, peer: SocketAddr, server: bool) -> Result<Session, String> {
         let setup = |ssl: &mut Ssl| -> Result<(), openssl::error::ErrorStack> {
-            ssl.set_mtu(DTLS_MTU_BYTES)?;
+            ssl.set_mtu(ctx.mtu_bytes)?;
             ssl.set_ex_data(ctx.peer_index, peer);
             Ok(())
         };
