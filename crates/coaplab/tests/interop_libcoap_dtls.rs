@@ -182,3 +182,39 @@ fn certificates_between_our_client_and_server() {
     assert!(stderr.contains(" handshakes=1 "), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Exit codes of `coaplab get coaps://` without a peer program: 2 for missing or misplaced
+/// credentials, 3 for a silent server (`--timeout`), 4 for a refused port and a wrong key.
+#[test]
+fn coaps_exit_codes() {
+    let code = |args: &[&str]| {
+        let o = run_bounded(coaplab().arg("get").args(args), None, LIMIT);
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (c, err) = code(&["coaps://127.0.0.1:1/x"]);
+    assert_eq!(c, Some(2), "{err}");
+    assert!(err.contains("needs credentials"), "{err}");
+    let (c, err) = code(&["coap://127.0.0.1:1/x", "-k", KEY]);
+    assert_eq!(c, Some(2), "{err}");
+    // Nothing listens: the ICMP port unreachable ends the handshake.
+    let dead = support::free_udp_port().to_string();
+    let (c, err) = code(&[&format!("coaps://127.0.0.1:{dead}/x"), "-k", KEY]);
+    assert_eq!(c, Some(4), "{err}");
+    // A socket that never answers: the whole request's --timeout.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let uri = format!("coaps://127.0.0.1:{port}/x");
+    let (c, err) = code(&[&uri, "-k", KEY, "--timeout", "300ms"]);
+    assert_eq!(c, Some(3), "{err}");
+    // Our own server and a wrong key: the stall.
+    let (server, dport) = our_dtls_server(&["-k", KEY]);
+    let uri = format!("coaps://127.0.0.1:{dport}/data/10");
+    let (c, err) = code(&[&uri, "-k", "wrong", "--dtls-stall", "1s"]);
+    assert_eq!(c, Some(4), "{err}");
+    assert!(err.contains("wrong pre-shared key"), "{err}");
+    let (c, _) = code(&[&uri, "-k", KEY]);
+    assert_eq!(c, Some(0));
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(stderr.contains(" handshakes=1 "), "{stderr}");
+}

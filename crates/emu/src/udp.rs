@@ -206,7 +206,7 @@ impl UdpDriver {
         let mut unreachable = None;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
             if let Some(layer) = self.dtls.as_deref_mut() {
-                layer.seal(now, h.destination, &self.send_buf);
+                layer.seal(h.destination, &self.send_buf);
                 continue;
             }
             match self.socket.send_to(&self.send_buf, h.destination).await {
@@ -269,11 +269,13 @@ impl UdpDriver {
             if let Some(e) = self.endpoint.poll_event() {
                 return Ok(e);
             }
-            let now = self.now();
-            if let Some(layer) = self.dtls.as_deref_mut() {
-                if layer.poll_timeout().is_some_and(|d| d <= now) {
-                    layer.handle_timeout(now);
-                    continue;
+            if self.dtls.is_some() {
+                let now = self.now();
+                if let Some(layer) = self.dtls.as_deref_mut() {
+                    if layer.poll_timeout().is_some_and(|d| d <= now) {
+                        layer.handle_timeout(now);
+                        continue;
+                    }
                 }
             }
             // A due timer goes first, so a flood of datagrams cannot starve retransmissions.

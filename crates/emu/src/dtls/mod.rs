@@ -180,7 +180,8 @@ impl DtlsLayer {
         self.stats
     }
 
-    /// Client: where the handshake is (a server is always `Handshaking`... never asked).
+    /// Client: where the handshake is. A server layer answers `Handshaking` (it has no single
+    /// handshake; see [`DtlsLayer::stats`]).
     pub fn client_state(&self) -> ClientState {
         match &self.role {
             Role::Client { state, .. } => state.clone(),
@@ -267,8 +268,7 @@ impl DtlsLayer {
 
     /// Encrypts one plaintext datagram for `to`; held (client, handshake running) or dropped
     /// and counted when there is no established session.
-    pub fn seal(&mut self, now: Instant, to: SocketAddr, plaintext: &[u8]) {
-        let _ = now;
+    pub fn seal(&mut self, to: SocketAddr, plaintext: &[u8]) {
         let entry = match &mut self.role {
             Role::Client {
                 peer,
