@@ -148,17 +148,13 @@ impl UdpDriver {
     }
 
     /// Hands the `n` bytes received from `from` to the endpoint, through DTLS if any.
+    #[inline]
     fn receive(&mut self, n: usize, from: SocketAddr) {
         self.stats.datagrams_in += 1;
         let now = self.now();
         match self.dtls.as_deref_mut() {
             None => self.endpoint.handle_datagram(now, from, &self.recv_buf[..n]),
-            Some(layer) => {
-                let endpoint = &mut self.endpoint;
-                layer.handle_datagram(now, from, &self.recv_buf[..n], |p| {
-                    endpoint.handle_datagram(now, from, p)
-                });
-            }
+            Some(layer) => receive_dtls(layer, &mut self.endpoint, now, from, &self.recv_buf[..n]),
         }
     }
 
@@ -202,13 +198,12 @@ impl UdpDriver {
     /// Sends every queued datagram; returns the last error that says the destination is
     /// unreachable ([`is_unreachable`]), if any. Every error is counted.
     async fn send_queued(&mut self) -> Option<io::Error> {
+        if self.dtls.is_some() {
+            return self.send_queued_dtls().await;
+        }
         let now = self.now();
         let mut unreachable = None;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
-            if let Some(layer) = self.dtls.as_deref_mut() {
-                layer.seal(h.destination, &self.send_buf);
-                continue;
-            }
             match self.socket.send_to(&self.send_buf, h.destination).await {
                 Ok(_) => self.stats.datagrams_out += 1,
                 Err(e) => {
@@ -219,7 +214,21 @@ impl UdpDriver {
                 }
             }
         }
-        while let Some((to, record)) = self.dtls.as_deref_mut().and_then(DtlsLayer::poll_transmit) {
+        unreachable
+    }
+
+    /// [`UdpDriver::send_queued`] through the DTLS layer: the endpoint's datagrams are sealed
+    /// into records, then every record the layer holds (handshake ones too) is sent.
+    async fn send_queued_dtls(&mut self) -> Option<io::Error> {
+        let now = self.now();
+        let mut unreachable = None;
+        let Some(layer) = self.dtls.as_deref_mut() else {
+            return None;
+        };
+        while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
+            layer.seal(h.destination, &self.send_buf);
+        }
+        while let Some((to, record)) = layer.poll_transmit() {
             match self.socket.send_to(&record, to).await {
                 Ok(_) => self.stats.datagrams_out += 1,
                 Err(e) => {
@@ -325,6 +334,20 @@ impl UdpDriver {
             }
         }
     }
+}
+
+/// A received datagram through `layer` to `endpoint` (kept out of the plain path).
+#[inline(never)]
+fn receive_dtls(
+    layer: &mut DtlsLayer,
+    endpoint: &mut Endpoint,
+    now: Instant,
+    from: SocketAddr,
+    datagram: &[u8],
+) {
+    layer.handle_datagram(now, from, datagram, |p| {
+        endpoint.handle_datagram(now, from, p)
+    });
 }
 
 /// Whether a socket error says the destination cannot be reached: a connected UDP socket
