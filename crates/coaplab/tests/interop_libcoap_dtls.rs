@@ -64,16 +64,24 @@ fn our_client_against_libcoap_dtls_server() {
     let _server: Guard = spawn_quiet(&bin, &["-A", "127.0.0.1", "-p", &p, "-d", "50", "-k", KEY]);
     let uri = |path: &str| format!("coaps://127.0.0.1:{}/{path}", port + 1);
     let o = first_answer(&uri(""), &psk(KEY), "coap-server-openssl");
-    assert!(o.stdout.starts_with(b"This is a test server made with libcoap"));
+    assert!(o
+        .stdout
+        .starts_with(b"This is a test server made with libcoap"));
     // A block-wise upload, read back block-wise, exact bytes.
     let body = noise(5000, 3);
     let o = run_bounded(
-        coaplab().args(["put", &uri("dtls"), "--payload-file", "-"]).args(psk(KEY)),
+        coaplab()
+            .args(["put", &uri("dtls"), "--payload-file", "-"])
+            .args(psk(KEY)),
         Some(&body),
         LIMIT,
     );
     assert_ok(&o, "put over DTLS");
-    let o = run_bounded(coaplab().args(["get", &uri("dtls"), "-v"]).args(psk(KEY)), None, LIMIT);
+    let o = run_bounded(
+        coaplab().args(["get", &uri("dtls"), "-v"]).args(psk(KEY)),
+        None,
+        LIMIT,
+    );
     assert_ok(&o, "get over DTLS");
     assert!(o.stdout == body, "coaps GET differs");
     let log = String::from_utf8_lossy(&o.stderr);
@@ -86,7 +94,12 @@ fn our_client_against_libcoap_dtls_server() {
         None,
         LIMIT,
     );
-    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("DTLS handshake"));
 }
 
@@ -101,14 +114,20 @@ fn libcoap_dtls_client_against_our_server() {
     let fetch = |args: &[&str]| -> (Option<i32>, Vec<u8>) {
         let _ = std::fs::remove_file(&out);
         let o = run_bounded(
-            Command::new(&client).args(["-B", "20", "-o"]).arg(&out).args(args),
+            Command::new(&client)
+                .args(["-B", "20", "-o"])
+                .arg(&out)
+                .args(args),
             None,
             LIMIT,
         );
         (o.status.code(), std::fs::read(&out).unwrap_or_default())
     };
     let d = uri("data/2000");
-    assert_eq!(fetch(&[&psk(KEY)[..], &[&d]].concat()), (Some(0), pattern(2000)));
+    assert_eq!(
+        fetch(&[&psk(KEY)[..], &[&d]].concat()),
+        (Some(0), pattern(2000))
+    );
     let body = noise(3000, 9);
     let file = dir.join("in.bin");
     std::fs::write(&file, &body).unwrap();
@@ -120,7 +139,11 @@ fn libcoap_dtls_client_against_our_server() {
     // A wrong key: nothing is fetched (libcoap gives up within its -B bound).
     let (code, got) = fetch(&[&psk("wrong-key")[..], &["-B", "3", &d]].concat());
     assert!(got.is_empty(), "fetched with a wrong key");
-    assert_eq!(code, Some(0), "libcoap 4.3.1 exits 0 when the handshake fails");
+    assert_eq!(
+        code,
+        Some(0),
+        "libcoap 4.3.1 exits 0 when the handshake fails"
+    );
     let (status, stderr) = server.stop();
     assert!(status.success());
     assert!(stderr.contains(" handshakes=2 "), "{stderr}");
@@ -146,8 +169,10 @@ fn self_signed(dir: &Path) -> (String, String) {
     b.set_subject_name(&name).unwrap();
     b.set_issuer_name(&name).unwrap();
     b.set_pubkey(&key).unwrap();
-    b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-    b.set_not_after(&Asn1Time::days_from_now(1).unwrap()).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(1).unwrap())
+        .unwrap();
     b.sign(&key, MessageDigest::sha256()).unwrap();
     let cert = dir.join("cert.pem");
     let pkey = dir.join("key.pem");
@@ -163,15 +188,28 @@ fn certificates_between_our_client_and_server() {
     let (cert, key) = self_signed(&dir);
     let (server, dport) = our_dtls_server(&["--cert", &cert, "--key", &key]);
     let uri = format!("coaps://127.0.0.1:{dport}/data/3000");
-    let o = run_bounded(coaplab().args(["get", &uri, "--ca", &cert, "-v"]), None, LIMIT);
+    let o = run_bounded(
+        coaplab().args(["get", &uri, "--ca", &cert, "-v"]),
+        None,
+        LIMIT,
+    );
     assert_ok(&o, "get with the server's certificate trusted");
     assert_eq!(o.stdout, pattern(3000));
     let log = String::from_utf8_lossy(&o.stderr);
     // RFC 7252 §9.1.3.3's mandatory suite is the first offered and accepted.
     assert!(log.contains("cipher=ECDHE-ECDSA-AES128-CCM8"), "{log}");
     // Without --ca the self-signed certificate is not trusted: an alert, exit 4 at once.
-    let o = run_bounded(coaplab().args(["get", &uri, "-c", &cert, "-j", &key]), None, LIMIT);
-    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_bounded(
+        coaplab().args(["get", &uri, "-c", &cert, "-j", &key]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("certificate verify failed"),
         "{}",
@@ -189,7 +227,10 @@ fn certificates_between_our_client_and_server() {
 fn coaps_exit_codes() {
     let code = |args: &[&str]| {
         let o = run_bounded(coaplab().arg("get").args(args), None, LIMIT);
-        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
     let (c, err) = code(&["coaps://127.0.0.1:1/x"]);
     assert_eq!(c, Some(2), "{err}");

@@ -153,7 +153,9 @@ impl UdpDriver {
         self.stats.datagrams_in += 1;
         let now = self.now();
         match self.dtls.as_deref_mut() {
-            None => self.endpoint.handle_datagram(now, from, &self.recv_buf[..n]),
+            None => self
+                .endpoint
+                .handle_datagram(now, from, &self.recv_buf[..n]),
             Some(layer) => receive_dtls(layer, &mut self.endpoint, now, from, &self.recv_buf[..n]),
         }
     }

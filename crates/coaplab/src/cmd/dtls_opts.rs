@@ -25,7 +25,12 @@ pub(crate) struct DtlsOpts {
     pub(crate) psk_identity: Option<String>,
     /// coaps:// with certificates: our certificate chain, PEM (libcoap's `-c`); required
     /// for a server, optional for a client (sent when the server asks for one).
-    #[arg(short = 'c', long = "cert", value_name = "FILE", conflicts_with = "psk")]
+    #[arg(
+        short = 'c',
+        long = "cert",
+        value_name = "FILE",
+        conflicts_with = "psk"
+    )]
     pub(crate) cert: Option<PathBuf>,
     /// The private key of --cert, PEM (libcoap's `-j`; default: in the --cert file).
     #[arg(short = 'j', long = "key", value_name = "FILE", requires = "cert")]
@@ -160,8 +165,8 @@ pub(crate) async fn client_handshake(
 ) -> Result<(), u8> {
     let config = opts.config().map_err(|e| fail(net::EXIT_BAD_ARGS, e))?;
     let limit = config.handshake_timeout;
-    let layer = DtlsLayer::client(config, addr, driver.now())
-        .map_err(|e| fail(net::EXIT_BAD_ARGS, e))?;
+    let layer =
+        DtlsLayer::client(config, addr, driver.now()).map_err(|e| fail(net::EXIT_BAD_ARGS, e))?;
     driver.set_dtls(layer);
     match driver.dtls_handshake().await {
         ClientState::Established { cipher, took } => {

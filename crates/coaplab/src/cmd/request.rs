@@ -214,7 +214,10 @@ async fn udp_request(
                 );
             }
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {
-                return fail(net::EXIT_PROTOCOL, format!("DTLS session with {addr} ended: {e}"));
+                return fail(
+                    net::EXIT_PROTOCOL,
+                    format!("DTLS session with {addr} ended: {e}"),
+                );
             }
             Err(e) => return fail(net::EXIT_PROTOCOL, format!("{addr}: {e}")),
         };

@@ -25,7 +25,8 @@ pub const PSK_CLIENT_CIPHERS: &str = "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-
 
 /// Cipher suites with certificates, best first: TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8, mandatory
 /// for CoAP (RFC 7252 §9.1.3.3), then OpenSSL's other forward-secret suites.
-pub const CERT_CIPHERS: &str = "ECDHE-ECDSA-AES128-CCM8:ECDHE+AESGCM:ECDHE+CHACHA20:ECDHE+AES:!aNULL";
+pub const CERT_CIPHERS: &str =
+    "ECDHE-ECDSA-AES128-CCM8:ECDHE+AESGCM:ECDHE+CHACHA20:ECDHE+AES:!aNULL";
 
 /// The largest UDP payload the DTLS handshake writes (OpenSSL fragments handshake messages to
 /// fit): the IPv6 minimum MTU, 1,280 B, less 40 B of IPv6 and 8 B of UDP header.
@@ -132,7 +133,11 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
             if key.is_empty() {
                 return Err("the pre-shared key is empty".into());
             }
-            b.set_cipher_list(if server { PSK_CIPHERS } else { PSK_CLIENT_CIPHERS })?;
+            b.set_cipher_list(if server {
+                PSK_CIPHERS
+            } else {
+                PSK_CLIENT_CIPHERS
+            })?;
             let key = key.clone();
             if server {
                 let wanted = identity.clone();

@@ -21,10 +21,10 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
 
+use config::Context;
 pub use config::{
     Credentials, DtlsConfig, CERT_CIPHERS, DTLS_MTU_BYTES, PSK_CIPHERS, PSK_CLIENT_CIPHERS,
 };
-use config::Context;
 use session::{Progress, Session};
 
 /// While a handshake runs, how often OpenSSL is let check its retransmission timer.
@@ -224,7 +224,14 @@ impl DtlsLayer {
                     self.stats.datagrams_without_session += 1;
                     return;
                 }
-                feed(&mut self.stats, entry, now, datagram, &mut self.scratch, &mut plaintext)
+                feed(
+                    &mut self.stats,
+                    entry,
+                    now,
+                    datagram,
+                    &mut self.scratch,
+                    &mut plaintext,
+                )
             }
             Role::Server { sessions } => {
                 if !sessions.contains_key(&from) {
@@ -256,7 +263,14 @@ impl DtlsLayer {
                     }
                 }
                 let entry = sessions.get_mut(&from).expect("inserted above");
-                feed(&mut self.stats, entry, now, datagram, &mut self.scratch, &mut plaintext)
+                feed(
+                    &mut self.stats,
+                    entry,
+                    now,
+                    datagram,
+                    &mut self.scratch,
+                    &mut plaintext,
+                )
             }
         };
         for p in plaintext.drain(..) {
@@ -515,7 +529,10 @@ fn feed(
 }
 
 /// Frees the oldest half-open session; false when every session is established.
-fn evict_oldest_handshake(sessions: &mut HashMap<SocketAddr, Entry>, stats: &mut DtlsStats) -> bool {
+fn evict_oldest_handshake(
+    sessions: &mut HashMap<SocketAddr, Entry>,
+    stats: &mut DtlsStats,
+) -> bool {
     let oldest = sessions
         .iter()
         .filter(|(_, e)| !e.session.is_established())

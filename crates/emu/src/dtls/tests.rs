@@ -56,7 +56,8 @@ async fn psk_client_gets_a_blockwise_body_through_dtls() {
     // RFC 7252 §9.1.3.1's mandatory suite is the first offered and accepted.
     assert_eq!(cipher, "PSK-AES128-CCM8");
     let now = c.now();
-    c.endpoint_mut().request(now, addr, &Request::get("data/3000"));
+    c.endpoint_mut()
+        .request(now, addr, &Request::get("data/3000"));
     let body = loop {
         if let Event::RequestCompleted { body, .. } = c.try_next_event().await.unwrap() {
             break body;
