@@ -224,9 +224,7 @@ impl UdpDriver {
     async fn send_queued_dtls(&mut self) -> Option<io::Error> {
         let now = self.now();
         let mut unreachable = None;
-        let Some(layer) = self.dtls.as_deref_mut() else {
-            return None;
-        };
+        let layer = self.dtls.as_deref_mut()?;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
             layer.seal(h.destination, &self.send_buf);
         }
