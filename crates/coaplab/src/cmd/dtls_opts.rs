@@ -15,8 +15,9 @@ use super::net;
 /// `-j`, `-C`).
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct DtlsOpts {
-    /// coaps://: the pre-shared key, as its bytes (libcoap's `-k`). Cipher suites offered:
-    /// TLS_PSK_WITH_AES_128_CCM_8 first (RFC 7252 §9.1.3.1), then OpenSSL's other PSK suites.
+    /// coaps://: the pre-shared key, as its bytes (libcoap's `-k`). A client offers
+    /// TLS_PSK_WITH_AES_128_CCM_8 (RFC 7252 §9.1.3.1), PSK-AES128-GCM-SHA256 and
+    /// PSK-AES128-CBC-SHA256; a server accepts OpenSSL's PSK suites, preferring CCM_8.
     #[arg(short = 'k', long = "psk", value_name = "KEY")]
     pub(crate) psk: Option<String>,
     /// coaps://: the PSK identity (libcoap's `-u`). Client: the identity sent (default:
