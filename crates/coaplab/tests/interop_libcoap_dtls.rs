@@ -303,6 +303,61 @@ fn coaps_through_the_emulated_nbiot_link() {
         .unwrap_or_else(|| panic!("{log}"));
     // ClientHello, ClientHello + cookie, key exchange + Finished; HelloVerifyRequest,
     // ServerHello…Done, Finished.
-    assert!(line.contains(" out=3 datagrams/") && line.contains(" in=3 datagrams/"), "{line}");
+    assert!(
+        line.contains(" out=3 datagrams/") && line.contains(" in=3 datagrams/"),
+        "{line}"
+    );
     assert!(log.contains(" handshakes=1 "), "{log}");
+}
+
+/// Certificates with libcoap both ways, a self-signed P-256 certificate made at test time:
+/// our client (`--ca`) → `coap-server-openssl -c -j`, and `coap-client-openssl -R` (trusted
+/// CA) → our server (`--cert --key`); exact bytes.
+#[test]
+fn certificates_with_libcoap_both_ways() {
+    let Some((server_bin, dir)) = peer_with_dir("coap-server-openssl", "libcoap-dtls-cert") else {
+        return;
+    };
+    let Some(client_bin) = peer("coap-client-openssl") else {
+        return;
+    };
+    let (cert, key) = self_signed(&dir);
+    let port = free_port_pair();
+    let p = port.to_string();
+    let _libcoap = spawn_quiet(
+        &server_bin,
+        &[
+            "-A",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-d",
+            "10",
+            "-c",
+            &cert,
+            "-j",
+            &key,
+        ],
+    );
+    let uri = format!("coaps://127.0.0.1:{}/", port + 1);
+    let o = first_answer(&uri, &["--ca", &cert], "coap-server-openssl -c");
+    assert!(o
+        .stdout
+        .starts_with(b"This is a test server made with libcoap"));
+    let (ours, dport) = our_dtls_server(&["--cert", &cert, "--key", &key]);
+    let out = dir.join("out.bin");
+    let o = run_bounded(
+        Command::new(&client_bin)
+            .args(["-B", "20", "-R", &cert, "-o"])
+            .arg(&out)
+            .arg(format!("coaps://127.0.0.1:{dport}/data/2000")),
+        None,
+        LIMIT,
+    );
+    assert_ok(&o, "coap-client-openssl -R");
+    assert_eq!(std::fs::read(&out).unwrap(), pattern(2000));
+    let (status, stderr) = ours.stop();
+    assert!(status.success());
+    assert!(stderr.contains(" handshakes=1 "), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
