@@ -5,6 +5,8 @@
 //!
 //! - [`udp`]: [`UdpDriver`], one endpoint (client, server or both) on one UDP socket; endpoint
 //!   time is the wall-clock time since the driver started, in integer nanoseconds.
+//! - [`dtls`]: [`dtls::DtlsLayer`], DTLS 1.2 (OpenSSL) between a [`UdpDriver`]'s endpoint and
+//!   its socket, for `coaps://`: the endpoint sees plaintext datagrams either way.
 //! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`), and
 //!   [`serve_tcp`], an accept loop with one session per connection.
 //! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's

@@ -220,7 +220,8 @@ impl DtlsLayer {
         let tick = now + Duration::from_millis(HANDSHAKE_TICK_MS);
         let progress = match &mut self.role {
             Role::Client { peer, entry, .. } => {
-                if from != *peer || !matches!(entry_state(entry), EntryState::Open) {
+                let open = entry.session.is_handshaking() || entry.session.is_established();
+                if from != *peer || !open {
                     self.stats.datagrams_without_session += 1;
                     return;
                 }
@@ -490,20 +491,6 @@ wrong pre-shared key or identity, or a certificate it rejected, is dropped witho
             self.stats.handshake_datagrams_out += 1;
             self.stats.handshake_bytes_out += r.len() as u64;
         }
-    }
-}
-
-/// Whether an entry can take datagrams.
-enum EntryState {
-    Open,
-    Done,
-}
-
-fn entry_state(e: &Entry) -> EntryState {
-    if e.session.is_handshaking() || e.session.is_established() {
-        EntryState::Open
-    } else {
-        EntryState::Done
     }
 }
 
