@@ -103,6 +103,12 @@ async fn serve(args: &Args) -> u8 {
             return net::EXIT_BAD_ARGS;
         }
     };
+    // Bound before the plain socket, so a peer that waits for any listening socket (as
+    // `coaplab emulate` does) finds the DTLS one too.
+    let mut dtls_driver = match dtls_driver(args, &router).await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
     let mut driver = match UdpDriver::bind(args.bind, endpoint).await {
         Ok(d) => d,
         Err(e) => {
@@ -123,10 +129,6 @@ async fn serve(args: &Args) -> u8 {
             eprintln!("coaplab server: {e}");
             return net::EXIT_PROTOCOL;
         }
-    };
-    let mut dtls_driver = match dtls_driver(args, &router, udp_addr).await {
-        Ok(d) => d,
-        Err(code) => return code,
     };
     let tcp_counters = Arc::new(tcp::Counters::default());
     let mut tcp_task = None;
@@ -201,12 +203,8 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={}",
 
 /// The coaps:// driver when --dtls or --dtls-bind is given: the same resources over DTLS
 /// (its own endpoint), bound before it returns (announced after the UDP and TCP lines).
-async fn dtls_driver(
-    args: &Args,
-    router: &Router,
-    udp_addr: SocketAddr,
-) -> Result<Option<UdpDriver>, u8> {
-    let Some(addr) = args.dtls.addr(udp_addr) else {
+async fn dtls_driver(args: &Args, router: &Router) -> Result<Option<UdpDriver>, u8> {
+    let Some(addr) = args.dtls.addr(args.bind) else {
         if args.credentials.given() {
             eprintln!("coaplab server: -k/--psk, --cert and --ca need --dtls or --dtls-bind");
             return Err(net::EXIT_BAD_ARGS);
