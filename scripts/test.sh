@@ -40,8 +40,13 @@ apt_install() {
   [ "$apt_updated" = 1 ] || { apt-get update; apt_updated=1; }
   apt-get install -y "$@"
 }
-# libcoap's coap-client-notls / coap-server-notls.
-if ! command -v coap-client-notls >/dev/null || ! command -v coap-server-notls >/dev/null; then
+# OpenSSL's headers and pkg-config, which the openssl crate (DTLS, coaps://) builds against.
+if ! pkg-config --exists openssl 2>/dev/null; then
+  apt_install libssl-dev pkg-config
+fi
+# libcoap's coap-client-notls / coap-server-notls, and the -openssl ones (coaps://).
+if ! command -v coap-client-notls >/dev/null || ! command -v coap-server-notls >/dev/null \
+  || ! command -v coap-client-openssl >/dev/null || ! command -v coap-server-openssl >/dev/null; then
   apt_install libcoap3-bin
 fi
 # iproute2 (ip, ss) for the link emulator's namespaces and TUN devices (its tests run as root).

@@ -5,6 +5,8 @@
 //!
 //! - [`udp`]: [`UdpDriver`], one endpoint (client, server or both) on one UDP socket; endpoint
 //!   time is the wall-clock time since the driver started, in integer nanoseconds.
+//! - [`dtls`]: [`dtls::DtlsLayer`], DTLS 1.2 (OpenSSL) between a [`UdpDriver`]'s endpoint and
+//!   its socket, for `coaps://`: the endpoint sees plaintext datagrams either way.
 //! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`).
 //! - [`tcp_server`]: [`serve_tcp`], an accept loop with one session per connection, within
 //!   [`TcpServerLimits`] (connections in all and per source, timeouts, queued bytes).
@@ -13,6 +15,7 @@
 //! - [`http`]: HTTP/1.1 and h2c server and client (hyper), with TCP Fast Open, for the
 //!   CoAP-versus-HTTP comparison (spec §8e).
 
+pub mod dtls;
 pub mod emulator;
 pub mod http;
 pub mod tcp;

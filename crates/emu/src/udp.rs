@@ -12,6 +12,8 @@ use coaplab_cc::time::Instant;
 use coaplab_endpoint::{Endpoint, Event};
 use tokio::net::UdpSocket;
 
+use crate::dtls::DtlsLayer;
+
 /// The largest UDP payload (IPv4 datagram limit minus headers), the receive buffer's size.
 pub const MAX_DATAGRAM_BYTES: usize = 65_507;
 
@@ -46,6 +48,8 @@ pub struct UdpDriver {
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
     stats: DriverStats,
+    /// `coaps://`: DTLS between the endpoint and the socket (`None`: plain UDP).
+    dtls: Option<Box<DtlsLayer>>,
 }
 
 impl UdpDriver {
@@ -79,6 +83,80 @@ impl UdpDriver {
             send_buf: Vec::new(),
             recv_buf: vec![0; MAX_DATAGRAM_BYTES],
             stats: DriverStats::default(),
+            dtls: None,
+        }
+    }
+
+    /// Puts `layer` between the endpoint and the socket: the endpoint's datagrams go out as
+    /// DTLS records, and received records reach it as plaintext (RFC 7252 §9). Build a client
+    /// layer with [`UdpDriver::now`] as its start.
+    pub fn set_dtls(&mut self, layer: DtlsLayer) {
+        self.dtls = Some(Box::new(layer));
+    }
+
+    /// The DTLS layer, if any (for its stats and, on a client, the handshake's state).
+    pub fn dtls(&self) -> Option<&DtlsLayer> {
+        self.dtls.as_deref()
+    }
+
+    /// Client with a DTLS layer: runs until the handshake completes, fails or times out, and
+    /// returns the layer's final [`crate::dtls::ClientState`]. Plain UDP: returns at once.
+    /// Socket errors saying the server is unreachable end it as a failure.
+    pub async fn dtls_handshake(&mut self) -> crate::dtls::ClientState {
+        use crate::dtls::ClientState;
+        loop {
+            let Some(layer) = self.dtls.as_deref() else {
+                return ClientState::Failed("no DTLS layer".into());
+            };
+            let state = layer.client_state();
+            if state != ClientState::Handshaking {
+                return state;
+            }
+            if let Some(e) = self.send_queued().await {
+                return ClientState::Failed(e.to_string());
+            }
+            let deadline = self
+                .dtls
+                .as_deref()
+                .and_then(DtlsLayer::poll_timeout)
+                .map(|d| self.deadline(d));
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                r = self.socket.recv_from(&mut self.recv_buf) => match r {
+                    Ok((n, from)) => self.receive(n, from),
+                    Err(e) => {
+                        self.stats.recv_errors += 1;
+                        if is_unreachable(&e) {
+                            return ClientState::Failed(e.to_string());
+                        }
+                    }
+                },
+                () = sleep => {
+                    let now = self.now();
+                    if let Some(layer) = self.dtls.as_deref_mut() {
+                        layer.handle_timeout(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the `n` bytes received from `from` to the endpoint, through DTLS if any.
+    #[inline]
+    fn receive(&mut self, n: usize, from: SocketAddr) {
+        self.stats.datagrams_in += 1;
+        let now = self.now();
+        match self.dtls.as_deref_mut() {
+            None => self
+                .endpoint
+                .handle_datagram(now, from, &self.recv_buf[..n]),
+            Some(layer) => receive_dtls(layer, &mut self.endpoint, now, from, &self.recv_buf[..n]),
         }
     }
 
@@ -122,10 +200,36 @@ impl UdpDriver {
     /// Sends every queued datagram; returns the last error that says the destination is
     /// unreachable ([`is_unreachable`]), if any. Every error is counted.
     async fn send_queued(&mut self) -> Option<io::Error> {
+        if self.dtls.is_some() {
+            return self.send_queued_dtls().await;
+        }
         let now = self.now();
         let mut unreachable = None;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
             match self.socket.send_to(&self.send_buf, h.destination).await {
+                Ok(_) => self.stats.datagrams_out += 1,
+                Err(e) => {
+                    self.stats.send_errors += 1;
+                    if is_unreachable(&e) {
+                        unreachable = Some(e);
+                    }
+                }
+            }
+        }
+        unreachable
+    }
+
+    /// [`UdpDriver::send_queued`] through the DTLS layer: the endpoint's datagrams are sealed
+    /// into records, then every record the layer holds (handshake ones too) is sent.
+    async fn send_queued_dtls(&mut self) -> Option<io::Error> {
+        let now = self.now();
+        let mut unreachable = None;
+        let layer = self.dtls.as_deref_mut()?;
+        while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
+            layer.seal(h.destination, &self.send_buf);
+        }
+        while let Some((to, record)) = layer.poll_transmit() {
+            match self.socket.send_to(&record, to).await {
                 Ok(_) => self.stats.datagrams_out += 1,
                 Err(e) => {
                     self.stats.send_errors += 1;
@@ -174,6 +278,15 @@ impl UdpDriver {
             if let Some(e) = self.endpoint.poll_event() {
                 return Ok(e);
             }
+            if self.dtls.is_some() {
+                let now = self.now();
+                if let Some(layer) = self.dtls.as_deref_mut() {
+                    if layer.poll_timeout().is_some_and(|d| d <= now) {
+                        layer.handle_timeout(now);
+                        continue;
+                    }
+                }
+            }
             // A due timer goes first, so a flood of datagrams cannot starve retransmissions.
             if let Some(due) = self.endpoint.poll_timeout() {
                 let now = self.now();
@@ -182,7 +295,11 @@ impl UdpDriver {
                     continue;
                 }
             }
-            let deadline = self.endpoint.poll_timeout().map(|d| self.deadline(d));
+            let mut due = self.endpoint.poll_timeout();
+            if let Some(d) = self.dtls.as_deref().and_then(DtlsLayer::poll_timeout) {
+                due = Some(due.map_or(d, |e| e.min(d)));
+            }
+            let deadline = due.map(|d| self.deadline(d));
             let sleep = async {
                 match deadline {
                     Some(d) => tokio::time::sleep_until(d).await,
@@ -192,11 +309,7 @@ impl UdpDriver {
             tokio::select! {
                 biased;
                 r = self.socket.recv_from(&mut self.recv_buf) => match r {
-                    Ok((n, from)) => {
-                        self.stats.datagrams_in += 1;
-                        let now = self.now();
-                        self.endpoint.handle_datagram(now, from, &self.recv_buf[..n]);
-                    }
+                    Ok((n, from)) => self.receive(n, from),
                     Err(e) => {
                         self.stats.recv_errors += 1;
                         if unreachable_fails && is_unreachable(&e) {
@@ -206,11 +319,35 @@ impl UdpDriver {
                 },
                 () = sleep => {
                     let now = self.now();
+                    if let Some(layer) = self.dtls.as_deref_mut() {
+                        layer.handle_timeout(now);
+                    }
                     self.endpoint.handle_timeout(now);
+                }
+            }
+            if unreachable_fails {
+                if let Some(crate::dtls::ClientState::Failed(why)) =
+                    self.dtls.as_deref().map(DtlsLayer::client_state)
+                {
+                    return Err(io::Error::new(io::ErrorKind::ConnectionAborted, why));
                 }
             }
         }
     }
+}
+
+/// A received datagram through `layer` to `endpoint` (kept out of the plain path).
+#[inline(never)]
+fn receive_dtls(
+    layer: &mut DtlsLayer,
+    endpoint: &mut Endpoint,
+    now: Instant,
+    from: SocketAddr,
+    datagram: &[u8],
+) {
+    layer.handle_datagram(now, from, datagram, |p| {
+        endpoint.handle_datagram(now, from, p)
+    });
 }
 
 /// Whether a socket error says the destination cannot be reached: a connected UDP socket

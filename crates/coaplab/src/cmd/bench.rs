@@ -98,6 +98,10 @@ async fn bench(args: &Args) -> u8 {
             return net::EXIT_BAD_ARGS;
         }
     };
+    if target.dtls {
+        eprintln!("coaplab bench: coaps:// is not supported by bench (use coaplab get coaps://)");
+        return net::EXIT_BAD_ARGS;
+    }
     if args.payload_bytes > args.max_body_bytes {
         eprintln!(
             "coaplab bench: --payload-bytes is larger than --max-body-bytes ({} B)",

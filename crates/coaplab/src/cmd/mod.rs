@@ -3,6 +3,7 @@
 pub(crate) mod algorithms;
 pub(crate) mod bench;
 pub(crate) mod decode;
+pub(crate) mod dtls_opts;
 pub(crate) mod emulate;
 pub(crate) mod http;
 pub(crate) mod link_opts;

@@ -40,7 +40,10 @@ EXIT CODES:
   4  protocol or parse error (RST, a broken block-wise transfer, a socket error; coap://:
      connection refused, i.e. an ICMP port unreachable; coap+tcp://: an Abort either way,
      e.g. a bad CSM, or a refused or closed connection); a response body or a payload larger
-     than --max-body-bytes
+     than --max-body-bytes; coaps://: the DTLS handshake failed (an alert, e.g. an unknown
+     identity or a rejected certificate; or the server answered, then fell silent for 10 s
+     after our Finished, as it does on a wrong pre-shared key) or the server closed the
+     session. A coaps:// handshake with no answer at all for 60 s is 3 (timeout)
 
 COAP OVER TCP (RFC 8323):
   coap+tcp://HOST[:PORT]/path (default port 5683): one connection with TCP_NODELAY, our CSM
@@ -113,6 +116,8 @@ impl EndpointOpts {
 pub(crate) struct Target {
     /// `coap+tcp://`: CoAP over TCP (RFC 8323).
     pub(crate) tcp: bool,
+    /// `coaps://`: CoAP over DTLS (RFC 7252 §9).
+    pub(crate) dtls: bool,
     /// The address to send to.
     pub(crate) addr: SocketAddr,
     /// Uri-Path segments joined by `/`.
@@ -121,12 +126,13 @@ pub(crate) struct Target {
     pub(crate) query: Vec<String>,
 }
 
-/// Parses and resolves `uri`: `coap://` (UDP) or `coap+tcp://` (TCP); default port 5683.
+/// Parses and resolves `uri`: `coap://` (UDP), `coaps://` (DTLS, default port 5684) or
+/// `coap+tcp://` (TCP); default port 5683.
 pub(crate) async fn resolve(uri: &str) -> Result<Target, String> {
     let u = Uri::parse(uri).map_err(|e| format!("{uri}: {e}"))?;
-    if !matches!(u.scheme, Scheme::Coap | Scheme::CoapTcp) {
+    if !matches!(u.scheme, Scheme::Coap | Scheme::Coaps | Scheme::CoapTcp) {
         return Err(format!(
-            "{uri}: only coap:// and coap+tcp:// (no DTLS or TLS) are supported"
+            "{uri}: only coap://, coaps:// and coap+tcp:// (no TLS) are supported"
         ));
     }
     if u.path.iter().any(|s| s.contains('/') || s.is_empty()) {
@@ -151,6 +157,7 @@ servers) are not supported; ask one server at its unicast address",
     }
     Ok(Target {
         tcp: u.scheme == Scheme::CoapTcp,
+        dtls: u.scheme == Scheme::Coaps,
         addr,
         path: u.path.join("/"),
         query: u.query,

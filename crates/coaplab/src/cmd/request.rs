@@ -12,6 +12,7 @@ use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{Endpoint, Event, FailReason, Request, Router, MAX_BODY_BYTES};
 use coaplab_wire::Code;
 
+use super::dtls_opts::{self, DtlsOpts};
 use super::net::{self, EndpointOpts, EXIT_CODES_HELP};
 use super::tcp;
 
@@ -24,6 +25,8 @@ pub(crate) struct Args {
     uri: String,
     #[command(flatten)]
     opts: EndpointOpts,
+    #[command(flatten)]
+    dtls: DtlsOpts,
     /// The request payload (PUT/POST only; sent with Block1 when larger than a block).
     #[arg(long, value_name = "TEXT", conflicts_with = "payload_file")]
     payload: Option<String>,
@@ -153,7 +156,13 @@ async fn request(method: Code, args: &Args) -> u8 {
         })
         .await;
     }
-    let exchange = udp_request(target.addr, endpoint, &req, args);
+    if !target.dtls && args.dtls.given() {
+        return fail(
+            net::EXIT_BAD_ARGS,
+            "-k/--psk, --cert and --ca apply to coaps:// only",
+        );
+    }
+    let exchange = udp_request(target.addr, target.dtls, endpoint, &req, args);
     let Some(limit) = args.timeout else {
         return exchange.await;
     };
@@ -166,9 +175,15 @@ async fn request(method: Code, args: &Args) -> u8 {
     }
 }
 
-/// `req` on a UDP socket connected to `addr` (so an ICMP port unreachable is seen); the
-/// response payload on stdout. Returns the exit code.
-async fn udp_request(addr: SocketAddr, endpoint: Endpoint, req: &Request, args: &Args) -> u8 {
+/// `req` on a UDP socket connected to `addr` (so an ICMP port unreachable is seen), over
+/// DTLS when `dtls`; the response payload on stdout. Returns the exit code.
+async fn udp_request(
+    addr: SocketAddr,
+    dtls: bool,
+    endpoint: Endpoint,
+    req: &Request,
+    args: &Args,
+) -> u8 {
     let mut driver = match UdpDriver::connect(addr, endpoint).await {
         Ok(d) => d,
         Err(e) => {
@@ -178,6 +193,13 @@ async fn udp_request(addr: SocketAddr, endpoint: Endpoint, req: &Request, args: 
             )
         }
     };
+    if dtls {
+        if let Err(code) =
+            dtls_opts::client_handshake(&mut driver, addr, &args.dtls, args.verbose).await
+        {
+            return code;
+        }
+    }
     let now = driver.now();
     driver.endpoint_mut().request(now, addr, req);
     loop {
@@ -189,6 +211,12 @@ async fn udp_request(addr: SocketAddr, endpoint: Endpoint, req: &Request, args: 
                     format!(
                         "connection refused: nothing listens on {addr} (ICMP port unreachable)"
                     ),
+                );
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {
+                return fail(
+                    net::EXIT_PROTOCOL,
+                    format!("DTLS session with {addr} ended: {e}"),
                 );
             }
             Err(e) => return fail(net::EXIT_PROTOCOL, format!("{addr}: {e}")),

@@ -22,6 +22,7 @@ use coaplab_endpoint::{
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 
+use super::dtls_opts::{self, DtlsOpts, DtlsServerOpts};
 use super::net::{self, EndpointOpts};
 use super::tcp;
 
@@ -83,6 +84,10 @@ pub(crate) struct Args {
     max_data_bytes: usize,
     #[command(flatten)]
     tcp_limits: tcp::LimitOpts,
+    #[command(flatten)]
+    dtls: DtlsServerOpts,
+    #[command(flatten)]
+    credentials: DtlsOpts,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -156,6 +161,12 @@ async fn serve(args: &Args) -> u8 {
             return net::EXIT_BAD_ARGS;
         }
     };
+    // Bound before the plain socket, so a peer that waits for any listening socket (as
+    // `coaplab emulate` does) finds the DTLS one too.
+    let mut dtls_driver = match dtls_driver(args, &router).await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
     let mut driver = match UdpDriver::bind(args.bind, endpoint).await {
         Ok(d) => d,
         Err(e) => {
@@ -210,12 +221,19 @@ async fn serve(args: &Args) -> u8 {
     } else {
         eprintln!("coaplab server: listening on {udp_addr}");
     }
+    if let Some(d) = &dtls_driver {
+        match d.local_addr() {
+            Ok(a) => eprintln!("coaplab server: dtls listening on {a}"),
+            Err(e) => eprintln!("coaplab server: {e}"),
+        }
+    }
     let mut c = Counters::default();
     loop {
         tokio::select! {
             _ = int.recv() => break,
             _ = term.recv() => break,
             e = driver.next_event() => count(&mut c, &e, args.verbose),
+            e = dtls_next(&mut dtls_driver) => count(&mut c, &e, args.verbose),
         }
     }
     if let Some(t) = &tcp_task {
@@ -239,6 +257,9 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
     for (label, n) in &c.malformed {
         eprintln!("coaplab server: malformed {label}={n}");
     }
+    if let Some(d) = &dtls_driver {
+        eprintln!("coaplab server: {}", dtls_opts::server_line(d));
+    }
     if let Some(t) = tcp_task {
         if let Ok(Ok(Err(e))) = tokio::time::timeout(std::time::Duration::from_secs(1), t).await {
             eprintln!("coaplab server: tcp accept failed: {e}");
@@ -255,6 +276,41 @@ fn echo_key() -> std::io::Result<[u8; 16]> {
     let mut key = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
     Ok(key)
+}
+
+/// The coaps:// driver when --dtls or --dtls-bind is given: the same resources over DTLS
+/// (its own endpoint), bound before it returns (announced after the UDP and TCP lines).
+async fn dtls_driver(args: &Args, router: &Router) -> Result<Option<UdpDriver>, u8> {
+    let Some(addr) = args.dtls.addr(args.bind) else {
+        if args.credentials.given() {
+            eprintln!("coaplab server: -k/--psk, --cert and --ca need --dtls or --dtls-bind");
+            return Err(net::EXIT_BAD_ARGS);
+        }
+        return Ok(None);
+    };
+    let bad = |e: String| {
+        eprintln!("coaplab server: {e}");
+        net::EXIT_BAD_ARGS
+    };
+    let layer = args.dtls.layer(&args.credentials).map_err(bad)?;
+    let endpoint = args
+        .opts
+        .build(router.clone(), 1, |c| c.keep_bodies = false)
+        .map_err(bad)?;
+    let mut driver = UdpDriver::bind(addr, endpoint).await.map_err(|e| {
+        eprintln!("coaplab server: cannot bind DTLS {addr}: {e}");
+        net::EXIT_PROTOCOL
+    })?;
+    driver.set_dtls(layer);
+    Ok(Some(driver))
+}
+
+/// The DTLS driver's next event; pending forever without one.
+async fn dtls_next(driver: &mut Option<UdpDriver>) -> Event {
+    match driver {
+        Some(d) => d.next_event().await,
+        None => std::future::pending().await,
+    }
 }
 
 fn count(c: &mut Counters, event: &Event, verbose: bool) {

@@ -121,6 +121,11 @@ impl OurServer {
         }
     }
 
+    /// The rest of its stderr, e.g. to read a second `listening on` line.
+    pub(crate) fn stderr_mut(&mut self) -> &mut BufReader<ChildStderr> {
+        &mut self.stderr
+    }
+
     /// `coap://127.0.0.1:PORT/path`.
     pub(crate) fn uri(&self, path: &str) -> String {
         format!("coap://127.0.0.1:{}/{path}", self.port)
