@@ -2,6 +2,7 @@
 
 pub(crate) mod algorithms;
 pub(crate) mod bench;
+pub(crate) mod coap_options;
 pub(crate) mod decode;
 pub(crate) mod emulate;
 pub(crate) mod link_opts;
