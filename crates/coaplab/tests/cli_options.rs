@@ -17,7 +17,7 @@ fn request_options_and_token_go_on_the_wire_and_v_prints_the_response() {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(LIMIT)).unwrap();
     let port = sock.local_addr().unwrap().port();
-    let mut child = coaplab()
+    let child = coaplab()
         .args([
             "fetch",
             &format!("coap://127.0.0.1:{port}/echo?x=1"),

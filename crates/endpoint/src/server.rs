@@ -458,10 +458,13 @@ impl Endpoint {
             Action::Echo => (media::echo_code(msg.code), Body::Bytes(request_body)),
         };
         // A PUT to /echo stores a representation: its tag is what If-Match compares with.
+        // Every block of the answer carries the same tag (RFC 7959 §2.4: a client checks it).
         let mut etag = etag;
-        if echoing && msg.code == Code::PUT && stored.is_none() {
+        if echoing && msg.code == Code::PUT {
             let tag = media::body_etag(request_body);
-            self.echo_etag = Some(tag);
+            if stored.is_none() {
+                self.echo_etag = Some(tag);
+            }
             etag = self.config.etags.then_some(tag);
         }
         let len = body.len();
