@@ -21,8 +21,9 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
     let chunk = if r.uploading {
         let end = (r.b1_offset + r.b1_size).min(r.payload.len());
         &r.payload[r.b1_offset..end]
-    } else if r.b2_next.is_some_and(|b| b.num > 0) {
-        // Block2 follow-ups carry no payload (RFC 7959 §2.4).
+    } else if r.b2_next.is_some_and(|b| b.num > 0) && r.method != Code::FETCH {
+        // Block2 follow-ups carry no payload (RFC 7959 §2.4), except a FETCH's, whose
+        // payload is part of what identifies the response (RFC 8132 §2.3.2).
         &[][..]
     } else {
         &r.payload[..]
@@ -238,6 +239,16 @@ mod tests {
         encode_request(&req(Code::POST, "f", 51, None), 1, tok, &mut out);
         assert_eq!(out.len(), 60);
         assert_eq!(out[8], 0xff);
+    }
+
+    #[test]
+    fn fetch_follow_ups_repeat_the_payload() {
+        let tok = Token::EMPTY;
+        let mut out = Vec::new();
+        encode_request(&req(Code::FETCH, "echo", 3, Some(1)), 1, tok, &mut out);
+        assert_eq!(Message::decode(&out).unwrap().payload, [0, 0, 0]);
+        encode_request(&req(Code::POST, "echo", 3, Some(1)), 1, tok, &mut out);
+        assert!(Message::decode(&out).unwrap().payload.is_empty());
     }
 
     #[test]
