@@ -59,8 +59,8 @@ fn request_options_and_token_go_on_the_wire_and_v_prints_the_response() {
         req[4..],
         [
             0xde, 0xad, 0xbe, 0xef, 0x12, 0x01, 0x02, 0x31, 0x0a, 0x10, 0x64, b'e', b'c', b'h',
-            b'o', 0x11, 50, 0x33, b'x', b'=', b'1', 0x21, 50, 0x60, 0x50, 0xe2, 0x06, 0xd7,
-            0x0b, 0x0c, 0xff, b'{', b'}'
+            b'o', 0x11, 50, 0x33, b'x', b'=', b'1', 0x21, 50, 0x60, 0x50, 0xe2, 0x06, 0xd7, 0x0b,
+            0x0c, 0xff, b'{', b'}'
         ]
     );
     // ACK 2.05 with the request's MID and token; ETag 0a0b; Content-Format 50; Max-Age 30;
@@ -106,6 +106,10 @@ fn methods_preconditions_and_exit_codes_against_our_server() {
         let (code, out, err) = run(&[method, &echo, "-t", "cbor", "--payload", "p"]);
         assert_eq!((code, out), (Some(0), b"p".to_vec()), "{method}: {err}");
     }
+    // Block1 up, then Block2 follow-ups that repeat the FETCH payload (RFC 8132 §2.3.2).
+    let long = "abcdefghijklmnopqrstuvwxyz0123456789";
+    let (code, out, err) = run(&["fetch", &echo, "--block-size", "16", "--payload", long]);
+    assert_eq!((code, out), (Some(0), long.as_bytes().to_vec()), "{err}");
     // 4.15 and 4.06 are error responses: exit 1.
     let (code, _, err) = run(&["post", &echo, "-t", "40", "--payload", "p"]);
     assert_eq!(code, Some(1));
@@ -129,9 +133,18 @@ fn methods_preconditions_and_exit_codes_against_our_server() {
     let (code, _, _) = run(&["put", &echo, "--if-match", &tag, "--payload", "c"]);
     assert_eq!(code, Some(1));
     // data/N's ETag validates: 2.03 Valid, no body, exit 0.
-    let (code, out, err) = run(&["get", &server.uri("data/5"), "--etag", "0x0000000000000005", "-v"]);
+    let (code, out, err) = run(&[
+        "get",
+        &server.uri("data/5"),
+        "--etag",
+        "0x0000000000000005",
+        "-v",
+    ]);
     assert_eq!((code, out), (Some(0), Vec::new()));
-    assert!(err.contains("\n2.03 Valid\n  ETag: 0x0000000000000005\n"), "{err}");
+    assert!(
+        err.contains("\n2.03 Valid\n  ETag: 0x0000000000000005\n"),
+        "{err}"
+    );
     // Bad flags exit 2.
     for bad in [
         &["get", &echo, "-O", "2048"][..],

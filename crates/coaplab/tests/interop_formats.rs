@@ -11,8 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_ok, coaplab, libcoap_fetch, libcoap_server, peer, peer_with_dir, run_bounded,
-    OurServer,
+    assert_ok, coaplab, libcoap_fetch, libcoap_server, peer, peer_with_dir, run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -45,7 +44,9 @@ fn libcoap_client_fetches_and_patches_our_echo() {
     };
     let s = refused(&["-B", "20", "-m", "post", "-t", "40", "-e", "x", &echo]);
     assert!(s.contains("4.15"), "{s}");
-    let s = refused(&["-B", "20", "-m", "post", "-t", "0", "-A", "50", "-e", "x", &echo]);
+    let s = refused(&[
+        "-B", "20", "-m", "post", "-t", "0", "-A", "50", "-e", "x", &echo,
+    ]);
     assert!(s.contains("4.06"), "{s}");
     // RFC 6690 §4.1 filtering.
     let core = fetch(&[&server.uri(".well-known/core?rt=coaplab.time")]);
@@ -70,7 +71,15 @@ fn aiocoap_client_fetches_and_patches_our_echo() {
     let echo = server.uri("echo");
     let run = |args: &[&str]| run_bounded(Command::new(&client).args(args), None, LIMIT);
     for method in ["FETCH", "PATCH", "iPATCH"] {
-        let o = run(&["-m", method, "--content-format", "0", "--payload", "hi", &echo]);
+        let o = run(&[
+            "-m",
+            method,
+            "--content-format",
+            "0",
+            "--payload",
+            "hi",
+            &echo,
+        ]);
         assert_ok(&o, method);
         assert_eq!(o.stdout, b"hi", "{method}");
     }
@@ -83,12 +92,20 @@ fn aiocoap_client_fetches_and_patches_our_echo() {
         "x",
         &echo,
     ]);
-    assert!(said(&o).contains("4.15 Unsupported Content Format"), "{}", said(&o));
+    assert!(
+        said(&o).contains("4.15 Unsupported Content Format"),
+        "{}",
+        said(&o)
+    );
     let o = run(&["--accept", "application/json", &server.uri("time")]);
     assert!(said(&o).contains("4.06 Not Acceptable"), "{}", said(&o));
     let o = run(&["--accept", "0", &server.uri("time")]);
     assert_ok(&o, "accept text/plain");
-    assert!(o.stdout.iter().take(10).all(u8::is_ascii_digit), "{}", said(&o));
+    assert!(
+        o.stdout.iter().take(10).all(u8::is_ascii_digit),
+        "{}",
+        said(&o)
+    );
     let (status, _) = server.stop();
     assert!(status.success());
 }
@@ -107,7 +124,11 @@ fn our_client_sends_formats_to_libcoap_server() {
     );
     assert_ok(&o, "put -t json");
     // libcoap stores the Content-Format with the resource and answers it.
-    let o = run_bounded(coaplab().args(["get", "-v", "-A", "json", &uri]), None, LIMIT);
+    let o = run_bounded(
+        coaplab().args(["get", "-v", "-A", "json", &uri]),
+        None,
+        LIMIT,
+    );
     assert_ok(&o, "get -A json");
     assert_eq!(o.stdout, b"{\"v\":2}");
     let log = String::from_utf8_lossy(&o.stderr);

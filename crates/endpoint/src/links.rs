@@ -79,7 +79,10 @@ impl Link {
 }
 
 /// The link-format listing of `links` that pass every filter in `query`.
-pub(crate) fn listing<'q>(links: &[Link], query: impl Iterator<Item = &'q [u8]> + Clone) -> Vec<u8> {
+pub(crate) fn listing<'q>(
+    links: &[Link],
+    query: impl Iterator<Item = &'q [u8]> + Clone,
+) -> Vec<u8> {
     let mut out = String::new();
     for link in links {
         let pass = query.clone().all(|q| {
@@ -135,13 +138,20 @@ mod tests {
         let mut r = Router::new();
         r.link(
             "/data/1024",
-            &[("rt", Some("coaplab.data")), ("if", Some("core.s")), ("sz", Some("1024"))],
+            &[
+                ("rt", Some("coaplab.data")),
+                ("if", Some("core.s")),
+                ("sz", Some("1024")),
+            ],
         )
         .link(
             "/echo",
             &[("rt", Some("coaplab.echo")), ("ct", Some("0 42 50 60"))],
         )
-        .link("/counter", &[("rt", Some("coaplab.counter")), ("obs", None)]);
+        .link(
+            "/counter",
+            &[("rt", Some("coaplab.counter")), ("obs", None)],
+        );
         r.links
     }
 
@@ -162,10 +172,16 @@ mod tests {
 
     #[test]
     fn query_filters_per_rfc_6690_4_1() {
-        assert_eq!(list(&["rt=coaplab.echo"]), "</echo>;rt=\"coaplab.echo\";ct=\"0 42 50 60\"");
+        assert_eq!(
+            list(&["rt=coaplab.echo"]),
+            "</echo>;rt=\"coaplab.echo\";ct=\"0 42 50 60\""
+        );
         assert_eq!(list(&["href=/echo"]), list(&["rt=coaplab.echo"]));
         assert_eq!(list(&["ct=50"]), list(&["rt=coaplab.echo"]));
-        assert_eq!(list(&["rt=coaplab.c*"]), "</counter>;rt=\"coaplab.counter\";obs");
+        assert_eq!(
+            list(&["rt=coaplab.c*"]),
+            "</counter>;rt=\"coaplab.counter\";obs"
+        );
         assert_eq!(list(&["obs"]), list(&["rt=coaplab.c*"]));
         assert_eq!(list(&["href=/data*", "sz=1024"]).matches('<').count(), 1);
         assert_eq!(list(&["rt=coaplab"]), "");

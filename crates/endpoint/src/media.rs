@@ -116,11 +116,20 @@ mod tests {
         assert!(preconditions_hold(&list(&[]), None));
         assert!(!preconditions_hold(&list(&[(im, &[])]), None));
         assert!(preconditions_hold(&list(&[(im, &[])]), Some(&tag)));
-        assert!(preconditions_hold(&list(&[(im, &[9]), (im, &tag)]), Some(&tag)));
+        assert!(preconditions_hold(
+            &list(&[(im, &[9]), (im, &tag)]),
+            Some(&tag)
+        ));
         assert!(!preconditions_hold(&list(&[(im, &[9])]), Some(&tag)));
         assert!(preconditions_hold(&list(&[(inm, &[])]), None));
         assert!(!preconditions_hold(&list(&[(inm, &[])]), Some(&tag)));
-        assert!(validates(&list(&[(number::ETAG, &data_etag(10))]), &data_etag(10)));
-        assert!(!validates(&list(&[(number::ETAG, &data_etag(11))]), &data_etag(10)));
+        assert!(validates(
+            &list(&[(number::ETAG, &data_etag(10))]),
+            &data_etag(10)
+        ));
+        assert!(!validates(
+            &list(&[(number::ETAG, &data_etag(11))]),
+            &data_etag(10)
+        ));
     }
 }

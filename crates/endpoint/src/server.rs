@@ -314,7 +314,15 @@ impl Endpoint {
             Err(code) => return bare(out, to, code),
         };
         if let Some(content) = self.router.find_content(path.clone()) {
-            let (code, format, body) = content.answer(msg.code, now, self.router.links(), msg.options.iter().filter(|(n, _)| *n == number::URI_QUERY).map(|(_, v)| v));
+            let (code, format, body) = content.answer(
+                msg.code,
+                now,
+                self.router.links(),
+                msg.options
+                    .iter()
+                    .filter(|(n, _)| *n == number::URI_QUERY)
+                    .map(|(_, v)| v),
+            );
             if code.class() == 2 && !request_options::acceptable(accept, format) {
                 return bare(out, to, Code::NOT_ACCEPTABLE);
             }

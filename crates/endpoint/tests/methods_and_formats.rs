@@ -85,8 +85,8 @@ fn client_options_go_in_number_order_and_response_options_come_back() {
     assert_eq!(
         t.contents,
         [
-            0x42, 0x05, 0, 0, 0, 0, 0x50, 0x64, b'e', b'c', b'h', b'o', 0x11, 50, 0x31, b'q',
-            0x21, 50, 0xb0, 0xe1, 0x06, 0xd7, b'z', 0xff, b'{', b'}'
+            0x42, 0x05, 0, 0, 0, 0, 0x50, 0x64, b'e', b'c', b'h', b'o', 0x11, 50, 0x31, b'q', 0x21,
+            50, 0xb0, 0xe1, 0x06, 0xd7, b'z', 0xff, b'{', b'}'
         ]
     );
     let from: SocketAddr = FROM.parse().unwrap();
@@ -125,13 +125,26 @@ fn fetch_patch_and_ipatch_echo_with_their_codes() {
         // ACK, MID, token 07; Content-Format (12) 0 (empty value); payload.
         assert_eq!(
             reply,
-            [0x61, code.class() << 5 | code.detail(), 0, mid as u8, 7, 0xc0, 0xff, b'h', b'i'],
+            [
+                0x61,
+                code.class() << 5 | code.detail(),
+                0,
+                mid as u8,
+                7,
+                0xc0,
+                0xff,
+                b'h',
+                b'i'
+            ],
             "{method:?}"
         );
     }
     // data/N does not take FETCH or PATCH.
     let reply = ask(&mut s, 4, Code::FETCH, &["data", "5"], &[], b"");
-    assert_eq!(Message::decode(&reply).unwrap().code, Code::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        Message::decode(&reply).unwrap().code,
+        Code::METHOD_NOT_ALLOWED
+    );
 }
 
 #[test]
@@ -144,13 +157,19 @@ fn echo_content_formats_and_accept() {
             .unwrap()
             .code
     };
-    assert_eq!(code(&mut s, 1, &[(cf, &[40])]), Code::UNSUPPORTED_CONTENT_FORMAT);
+    assert_eq!(
+        code(&mut s, 1, &[(cf, &[40])]),
+        Code::UNSUPPORTED_CONTENT_FORMAT
+    );
     assert_eq!(code(&mut s, 2, &[(cf, &[0, 0, 0])]), Code::BAD_OPTION);
     for (mid, f) in [(3u16, &[][..]), (4, &[42]), (5, &[50]), (6, &[60])] {
         assert_eq!(code(&mut s, mid, &[(cf, f)]), Code::CHANGED, "{f:?}");
     }
     assert_eq!(code(&mut s, 7, &[(cf, &[50]), (acc, &[50])]), Code::CHANGED);
-    assert_eq!(code(&mut s, 8, &[(cf, &[50]), (acc, &[])]), Code::NOT_ACCEPTABLE);
+    assert_eq!(
+        code(&mut s, 8, &[(cf, &[50]), (acc, &[])]),
+        Code::NOT_ACCEPTABLE
+    );
     // Without Content-Format the echo is an octet stream (42).
     assert_eq!(code(&mut s, 9, &[(acc, &[42])]), Code::CHANGED);
     assert_eq!(code(&mut s, 10, &[(acc, &[60])]), Code::NOT_ACCEPTABLE);
@@ -165,11 +184,25 @@ fn data_etags_validate_and_echo_preconditions_hold() {
     assert_eq!(reply[..6], [0x61, 0x45, 0, 1, 7, 0x48]);
     assert_eq!(reply[6..14], tag);
     assert_eq!(reply[14..], [0xff, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    let reply = ask(&mut s, 2, Code::GET, &["data", "10"], &[(number::ETAG, &tag)], b"");
+    let reply = ask(
+        &mut s,
+        2,
+        Code::GET,
+        &["data", "10"],
+        &[(number::ETAG, &tag)],
+        b"",
+    );
     assert_eq!(reply[..6], [0x61, 0x43, 0, 2, 7, 0x48]);
     assert_eq!(reply.len(), 14, "2.03 Valid carries the tag and no body");
     let other = 11u64.to_be_bytes();
-    let reply = ask(&mut s, 3, Code::GET, &["data", "10"], &[(number::ETAG, &other)], b"");
+    let reply = ask(
+        &mut s,
+        3,
+        Code::GET,
+        &["data", "10"],
+        &[(number::ETAG, &other)],
+        b"",
+    );
     assert_eq!(Message::decode(&reply).unwrap().code, Code::CONTENT);
 
     let (im, inm) = (number::IF_MATCH, number::IF_NONE_MATCH);
@@ -179,17 +212,29 @@ fn data_etags_validate_and_echo_preconditions_hold() {
         (m.code, m.first(number::ETAG).map(<[u8]>::to_vec))
     };
     // Nothing stored yet: If-Match fails, If-None-Match holds.
-    assert_eq!(put(&mut s, 4, &[(im, &[])], b"a"), (Code::PRECONDITION_FAILED, None));
+    assert_eq!(
+        put(&mut s, 4, &[(im, &[])], b"a"),
+        (Code::PRECONDITION_FAILED, None)
+    );
     let (code, first) = put(&mut s, 5, &[(inm, &[])], b"a");
     assert_eq!(code, Code::CHANGED);
     let first = first.expect("a PUT answers the stored body's ETag");
-    assert_eq!(put(&mut s, 6, &[(inm, &[])], b"b"), (Code::PRECONDITION_FAILED, None));
-    assert_eq!(put(&mut s, 7, &[(im, &[1])], b"b"), (Code::PRECONDITION_FAILED, None));
+    assert_eq!(
+        put(&mut s, 6, &[(inm, &[])], b"b"),
+        (Code::PRECONDITION_FAILED, None)
+    );
+    assert_eq!(
+        put(&mut s, 7, &[(im, &[1])], b"b"),
+        (Code::PRECONDITION_FAILED, None)
+    );
     let (code, second) = put(&mut s, 8, &[(im, &[1]), (im, &first)], b"b");
     assert_eq!(code, Code::CHANGED);
     assert_ne!(second, Some(first.clone()));
     // The old tag no longer matches.
-    assert_eq!(put(&mut s, 9, &[(im, &first)], b"c"), (Code::PRECONDITION_FAILED, None));
+    assert_eq!(
+        put(&mut s, 9, &[(im, &first)], b"c"),
+        (Code::PRECONDITION_FAILED, None)
+    );
 }
 
 #[test]
@@ -204,7 +249,14 @@ fn too_large_uploads_get_size1() {
     let mut s = endpoint(false, 1);
     // Block1 NUM 1024 of 1,024 B: offset 1 MiB, over MAX_UPLOAD_BYTES with any payload.
     let b1 = [0x40, 0x00, 0x0e];
-    let reply = ask(&mut s, 1, Code::PUT, &["echo"], &[(number::BLOCK1, &b1)], b"x");
+    let reply = ask(
+        &mut s,
+        1,
+        Code::PUT,
+        &["echo"],
+        &[(number::BLOCK1, &b1)],
+        b"x",
+    );
     let m = Message::decode(&reply).unwrap();
     assert_eq!(m.code, Code::REQUEST_ENTITY_TOO_LARGE);
     assert_eq!(m.size1().unwrap(), Some(1 << 20));
@@ -228,7 +280,10 @@ fn well_known_core_lists_and_filters_links() {
         "</echo>;rt=\"echo\";ct=\"0 42 50 60\",</counter>;rt=\"count\";obs"
     );
     assert_eq!(get(&mut s, 2, &["rt=count"]), "</counter>;rt=\"count\";obs");
-    assert_eq!(get(&mut s, 3, &["href=/e*"]), "</echo>;rt=\"echo\";ct=\"0 42 50 60\"");
+    assert_eq!(
+        get(&mut s, 3, &["href=/e*"]),
+        "</echo>;rt=\"echo\";ct=\"0 42 50 60\""
+    );
     assert_eq!(get(&mut s, 4, &["ct=60"]), get(&mut s, 5, &["href=/echo"]));
     assert_eq!(get(&mut s, 6, &["obs"]), "</counter>;rt=\"count\";obs");
     assert_eq!(get(&mut s, 7, &["rt=nothing"]), "");
@@ -240,9 +295,21 @@ fn the_tcp_server_shares_methods_formats_and_preconditions() {
     s.handle_stream_bytes(Instant::ZERO, &[0x00, 0xe1]);
     let cases: [(Code, Vec<(u16, Vec<u8>)>, Code); 5] = [
         (Code::FETCH, vec![], Code::CONTENT),
-        (Code::IPATCH, vec![(number::CONTENT_FORMAT, vec![50])], Code::CHANGED),
-        (Code::PATCH, vec![(number::CONTENT_FORMAT, vec![40])], Code::UNSUPPORTED_CONTENT_FORMAT),
-        (Code::PUT, vec![(number::IF_MATCH, vec![])], Code::PRECONDITION_FAILED),
+        (
+            Code::IPATCH,
+            vec![(number::CONTENT_FORMAT, vec![50])],
+            Code::CHANGED,
+        ),
+        (
+            Code::PATCH,
+            vec![(number::CONTENT_FORMAT, vec![40])],
+            Code::UNSUPPORTED_CONTENT_FORMAT,
+        ),
+        (
+            Code::PUT,
+            vec![(number::IF_MATCH, vec![])],
+            Code::PRECONDITION_FAILED,
+        ),
         (
             Code::POST,
             vec![(number::CONTENT_FORMAT, vec![50]), (number::ACCEPT, vec![])],

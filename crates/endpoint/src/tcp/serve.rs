@@ -182,7 +182,16 @@ impl Session {
                 .filter(|(n, _)| *n == number::URI_PATH)
                 .map(|(_, v)| v);
             if let Some(content) = self.router.find_content(path.clone()) {
-                let (code, format, body) = content.answer(frame.code, now, self.router.links(), frame.options.iter().filter(|(n, _)| *n == number::URI_QUERY).map(|(_, v)| v));
+                let (code, format, body) = content.answer(
+                    frame.code,
+                    now,
+                    self.router.links(),
+                    frame
+                        .options
+                        .iter()
+                        .filter(|(n, _)| *n == number::URI_QUERY)
+                        .map(|(_, v)| v),
+                );
                 if code.class() == 2 && !request_options::acceptable(accept, format) {
                     break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
                 }
@@ -204,7 +213,8 @@ impl Session {
             } else {
                 None
             };
-            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, format) {
+            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, format)
+            {
                 break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
             }
             if matches!(action, Action::Echo) && !media::preconditions_hold(frame, None) {
