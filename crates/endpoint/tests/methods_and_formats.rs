@@ -289,11 +289,14 @@ fn well_known_core_lists_and_filters_links() {
     assert_eq!(get(&mut s, 7, &["rt=nothing"]), "");
 }
 
+/// A method, its further options, and the code expected.
+type Case = (Code, Vec<(u16, Vec<u8>)>, Code);
+
 #[test]
 fn the_tcp_server_shares_methods_formats_and_preconditions() {
     let mut s = Session::new(SessionConfig::server(), router()).unwrap();
     s.handle_stream_bytes(Instant::ZERO, &[0x00, 0xe1]);
-    let cases: [(Code, Vec<(u16, Vec<u8>)>, Code); 5] = [
+    let cases: [Case; 5] = [
         (Code::FETCH, vec![], Code::CONTENT),
         (
             Code::IPATCH,
