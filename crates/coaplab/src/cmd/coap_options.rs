@@ -24,7 +24,8 @@ pub(crate) struct OptionArgs {
     #[arg(short = 'A', long, value_name = "FMT", value_parser = parse_format)]
     accept: Option<u16>,
     /// Any option, as NUM,VALUE (libcoap's -O): VALUE is text, or hex after 0x (e.g.
-    /// -O 2049,0x0a0b); an empty VALUE (NUM,) sends an empty option. Repeatable.
+    /// -O 2048,0x0a0b); NUM, sends an empty option. An odd NUM is critical: a server that does
+    /// not know it answers 4.02. Repeatable.
     #[arg(short = 'O', long = "option", value_name = "NUM,VALUE", value_parser = parse_option)]
     option: Vec<(u16, Vec<u8>)>,
     /// If-Match (RFC 7252 §5.10.8.1), hex ETag (0x optional); an empty value ("") matches

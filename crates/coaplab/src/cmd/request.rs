@@ -34,8 +34,13 @@ pub(crate) struct Args {
     #[arg(short = 'T', long, value_name = "HEX", value_parser = coap_options::parse_hex)]
     token: Option<coap_options::Hex>,
     /// The request payload (PUT/POST/FETCH/PATCH/iPATCH; sent with Block1 when larger than
-    /// a block).
-    #[arg(long, value_name = "TEXT", conflicts_with = "payload_file")]
+    /// a block). libcoap: -e.
+    #[arg(
+        short = 'e',
+        long,
+        value_name = "TEXT",
+        conflicts_with = "payload_file"
+    )]
     payload: Option<String>,
     /// Read the request payload from a file ('-': standard input); not for GET/DELETE. At most
     /// --max-body-bytes are read: a larger file exits 4.
