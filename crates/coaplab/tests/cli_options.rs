@@ -159,3 +159,30 @@ fn methods_preconditions_and_exit_codes_against_our_server() {
     let (status, _) = server.stop();
     assert!(status.success());
 }
+
+#[test]
+fn options_go_over_tcp_and_v_prints_the_response() {
+    let server = OurServer::start(&["--tcp"]);
+    let echo = server.tcp_uri("echo");
+    let (code, out, err) = run(&[
+        "fetch",
+        "-v",
+        "-t",
+        "json",
+        "-A",
+        "json",
+        "--payload",
+        "{}",
+        &echo,
+    ]);
+    assert_eq!((code, out), (Some(0), b"{}".to_vec()), "{err}");
+    assert!(
+        err.ends_with("\n2.05 Content\n  Content-Format: 50 (application/json)\n"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["patch", "-t", "40", "--payload", "x", &echo]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("4.15"), "{err}");
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
