@@ -61,6 +61,12 @@ enum Command {
     Post(cmd::request::Args),
     /// DELETE a resource and print the response payload.
     Delete(cmd::request::Args),
+    /// FETCH (RFC 8132): a GET whose query is the payload; print the response payload.
+    Fetch(cmd::request::Args),
+    /// PATCH (RFC 8132) a resource with the payload; print the response payload.
+    Patch(cmd::request::Args),
+    /// iPATCH (RFC 8132, idempotent PATCH) a resource with the payload.
+    Ipatch(cmd::request::Args),
     /// Closed-loop load generator: requests/s, losses, latency percentiles.
     Bench(cmd::bench::Args),
     /// Run a server and a client command in two network namespaces joined by the emulated
@@ -88,6 +94,9 @@ pub fn main() -> ExitCode {
         Command::Put(args) => cmd::request::run(coaplab_wire::Code::PUT, args),
         Command::Post(args) => cmd::request::run(coaplab_wire::Code::POST, args),
         Command::Delete(args) => cmd::request::run(coaplab_wire::Code::DELETE, args),
+        Command::Fetch(args) => cmd::request::run(coaplab_wire::Code::FETCH, args),
+        Command::Patch(args) => cmd::request::run(coaplab_wire::Code::PATCH, args),
+        Command::Ipatch(args) => cmd::request::run(coaplab_wire::Code::IPATCH, args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Emulate(args) => cmd::emulate::run(*args),
         Command::HttpServer(args) => cmd::http::run_server(args),

@@ -367,7 +367,8 @@ fn get_and_delete_refuse_a_payload() {
         assert_eq!(
             stderr(&o),
             format!(
-                "coaplab: a {name} request carries no payload (RFC 7252 §5.5); use put or post\n"
+                "coaplab: a {name} request carries no payload (RFC 7252 §5.5); use put, post, fetch, \
+                 patch or ipatch\n"
             )
         );
     }

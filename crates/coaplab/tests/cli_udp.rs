@@ -157,7 +157,11 @@ fn malformed_burst_and_valid_flood_server_keeps_answering_and_counts() {
                     break &buf[..n];
                 }
             };
-            assert_eq!(got, [0x60, 0x45, hi, lo, 0xff, 0, 1, 2, 3]);
+            // ETag (4, 8 B): the body's length (issue 16 #2).
+            let etag = [0x48, 0, 0, 0, 0, 0, 0, 0, 4];
+            assert_eq!(got[..4], [0x60, 0x45, hi, lo]);
+            assert_eq!(got[4..13], etag);
+            assert_eq!(got[13..], [0xff, 0, 1, 2, 3]);
             answered += 1;
         }
     }
@@ -258,7 +262,8 @@ fn an_unverified_non_get_is_amplified_at_most_three_times() {
     sock.send_to(&get(2, &echo), &to).unwrap();
     let n = sock.recv(&mut buf).unwrap();
     assert_eq!(buf[1], 0x45);
-    assert_eq!(n, 1_029);
+    // Header 4, ETag 9 (issue 16 #2), marker 1, 1,024 B (one block, no Block2).
+    assert_eq!(n, 1_038);
     let (status, stderr) = server.stop();
     assert!(status.success());
     assert!(stderr.contains(" echo_challenges=1\n"), "{stderr}");

@@ -21,8 +21,9 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
     let chunk = if r.uploading {
         let end = (r.b1_offset + r.b1_size).min(r.payload.len());
         &r.payload[r.b1_offset..end]
-    } else if r.b2_next.is_some_and(|b| b.num > 0) {
-        // Block2 follow-ups carry no payload (RFC 7959 §2.4).
+    } else if r.b2_next.is_some_and(|b| b.num > 0) && r.method != Code::FETCH {
+        // Block2 follow-ups carry no payload (RFC 7959 §2.4), except a FETCH's, whose
+        // payload is part of what identifies the response (RFC 8132 §2.3.2).
         &[][..]
     } else {
         &r.payload[..]
@@ -33,8 +34,10 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
     } else {
         3 + r.echo.len()
     };
+    let extra_bytes: usize = r.options.iter().map(|(_, v)| v.len() + 5).sum();
     let bound = 4
         + 8
+        + extra_bytes
         + r.path.len()
         + 5 * (r.path.len() + 1)
         + query_bytes
@@ -51,15 +54,27 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
     };
     let written = (|| {
         let mut w = MessageWriter::new(out, mtype, r.method, mid, token)?;
+        // The caller's options go in among ours, in number order (RFC 7252 §3.1 deltas).
+        let mut extra = r.options.iter().peekable();
+        let mut before = |w: &mut MessageWriter<'_>, number: u16| {
+            while let Some((n, v)) = extra.next_if(|(n, _)| *n < number) {
+                w.option(n, v)?;
+            }
+            Ok::<(), coaplab_wire::EncodeError>(())
+        };
+        before(&mut w, number::URI_PATH)?;
         for seg in segments(&r.path) {
             w.option(number::URI_PATH, seg.as_bytes())?;
         }
+        before(&mut w, number::URI_QUERY)?;
         for q in &r.query {
             w.option(number::URI_QUERY, q.as_bytes())?;
         }
+        before(&mut w, number::BLOCK2)?;
         if let Some(b2) = r.b2_next {
             w.option_uint(number::BLOCK2, b2.to_uint())?;
         }
+        before(&mut w, number::BLOCK1)?;
         if r.uploading {
             let szx = szx_of(r.b1_size).unwrap_or(6);
             let more = r.b1_offset + r.b1_size < r.payload.len();
@@ -69,13 +84,19 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
                 szx,
             };
             w.option_uint(number::BLOCK1, b1.to_uint())?;
+            before(&mut w, number::SIZE1)?;
             if r.b1_offset == 0 {
                 // RFC 7959 §4: Size1 announces the whole body with the first block.
                 w.option_uint(number::SIZE1, r.payload.len() as u32)?;
             }
         }
+        before(&mut w, number::ECHO)?;
         if !r.echo.is_empty() {
             w.option(number::ECHO, &r.echo)?;
+        }
+        before(&mut w, u16::MAX)?;
+        if let Some((n, v)) = extra.next() {
+            w.option(n, v)?;
         }
         w.payload(chunk)
     })();
@@ -173,7 +194,7 @@ impl Endpoint {
                 }
             }
         }
-        self.complete_request(now, r, msg.code);
+        self.complete_request(now, r, msg);
     }
 
     /// Request `r`'s body would pass [`crate::Config::max_body_bytes`]: it fails, and the
@@ -218,6 +239,16 @@ mod tests {
         encode_request(&req(Code::POST, "f", 51, None), 1, tok, &mut out);
         assert_eq!(out.len(), 60);
         assert_eq!(out[8], 0xff);
+    }
+
+    #[test]
+    fn fetch_follow_ups_repeat_the_payload() {
+        let tok = Token::EMPTY;
+        let mut out = Vec::new();
+        encode_request(&req(Code::FETCH, "echo", 3, Some(1)), 1, tok, &mut out);
+        assert_eq!(Message::decode(&out).unwrap().payload, [0, 0, 0]);
+        encode_request(&req(Code::POST, "echo", 3, Some(1)), 1, tok, &mut out);
+        assert!(Message::decode(&out).unwrap().payload.is_empty());
     }
 
     #[test]

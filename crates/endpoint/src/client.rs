@@ -37,6 +37,7 @@ impl Endpoint {
         r.path.clone_from(&request.path);
         r.query.clone_from(&request.query);
         r.payload.clone_from(&request.payload);
+        r.options.clone_from(&request.options);
         r.confirmable = request.confirmable;
         r.started = now;
         r.exchanges = 0;

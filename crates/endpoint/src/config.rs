@@ -62,6 +62,12 @@ pub struct Config {
     /// Keep response bodies and hand them out in [`crate::Event::RequestCompleted`]. Off in
     /// large simulations, where only lengths matter.
     pub keep_bodies: bool,
+    /// Serve entity tags (RFC 7252 §5.10.6): every response of `data/N` carries the ETag
+    /// of its body, a GET naming it in an ETag option is answered 2.03 Valid without the
+    /// body, and a PUT to `echo` answers the ETag of what it stored (`crate::media`). Off
+    /// by default so that the experiments' message sizes stay those of spec/experiments.md
+    /// §4; `coaplab server` turns it on. If-Match and If-None-Match are honoured either way.
+    pub etags: bool,
     /// Emit [`crate::Event::Snapshot`] with the algorithm's estimator after every completed
     /// or failed exchange (allocates; off unless a sink wants it).
     pub emit_snapshots: bool,
@@ -155,6 +161,7 @@ impl Default for Config {
             processing_delay: Duration::ZERO,
             rexmit_cnt_echo: Some(65020),
             keep_bodies: true,
+            etags: false,
             emit_snapshots: false,
             upload_lifetime: Some(EXCHANGE_LIFETIME),
             max_pending_uploads: crate::server::MAX_PENDING_UPLOADS,

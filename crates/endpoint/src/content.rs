@@ -30,11 +30,21 @@ pub enum Content {
         /// The Unix time at endpoint time [`Instant::ZERO`].
         unix_at_zero: Duration,
     },
+    /// The RFC 6690 listing of the router's links ([`Router::link`]), filtered by the
+    /// request's Uri-Query (application/link-format).
+    Links,
 }
 
 impl Content {
-    /// The answer to `method` at `now`: code, Content-Format and payload.
-    pub(crate) fn answer(&self, method: Code, now: Instant) -> (Code, Option<u16>, Vec<u8>) {
+    /// The answer to `method` at `now`: code, Content-Format and payload. `links` and
+    /// `query` (the request's Uri-Query values) make the [`Content::Links`] listing.
+    pub(crate) fn answer<'q>(
+        &self,
+        method: Code,
+        now: Instant,
+        links: &[crate::links::Link],
+        query: impl Iterator<Item = &'q [u8]> + Clone,
+    ) -> (Code, Option<u16>, Vec<u8>) {
         if method != Code::GET {
             return (Code::METHOD_NOT_ALLOWED, None, Vec::new());
         }
@@ -52,6 +62,11 @@ impl Content {
                     secs.to_string().into_bytes(),
                 )
             }
+            Content::Links => (
+                Code::CONTENT,
+                Some(CONTENT_FORMAT_LINK),
+                crate::links::listing(links, query),
+            ),
         }
     }
 }
@@ -74,7 +89,7 @@ impl Router {
         self.add_content(path, Content::Clock { unix_at_zero })
     }
 
-    fn add_content(&mut self, path: &str, content: Content) -> &mut Self {
+    pub(crate) fn add_content(&mut self, path: &str, content: Content) -> &mut Self {
         let segs: Vec<String> = segments(path).map(str::to_owned).collect();
         match self.contents.iter_mut().find(|(p, _)| *p == segs) {
             Some(slot) => slot.1 = content,

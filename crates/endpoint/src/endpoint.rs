@@ -6,6 +6,7 @@ use std::hash::BuildHasherDefault;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
+use coaplab_wire::option::OptionList;
 use coaplab_wire::{Code, Message, MessageType, Token};
 
 use crate::config::{Config, ConfigError};
@@ -91,6 +92,9 @@ pub struct Endpoint {
     /// Partial Block1 uploads by (client, path), each with its last block's arrival time.
     pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), crate::server::Upload>,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+    /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
+    /// which If-Match and If-None-Match are evaluated (`crate::media`).
+    pub(crate) echo_etag: Option<crate::media::Etag>,
     /// Source addresses that proved with an Echo value that they receive at their address
     /// (RFC 9175 §2.4), when [`Config::amplification`] is on.
     pub(crate) verified: crate::echo::Verified,
@@ -136,6 +140,10 @@ pub struct Request {
     pub payload: Vec<u8>,
     /// CON (retransmitted under congestion control) or NON.
     pub confirmable: bool,
+    /// Further options, sent with every block in number order among the endpoint's own
+    /// (Uri-Path, Uri-Query, Block1/Block2, Size1, Echo): e.g. Content-Format, Accept,
+    /// If-Match, ETag, Size2 0 (RFC 7959 §4) or an application's own number.
+    pub options: OptionList,
 }
 
 impl Request {
@@ -147,6 +155,7 @@ impl Request {
             query: Vec::new(),
             payload: Vec::new(),
             confirmable: true,
+            options: OptionList::new(),
         }
     }
 
@@ -158,6 +167,7 @@ impl Request {
             query: Vec::new(),
             payload,
             confirmable: true,
+            options: OptionList::new(),
         }
     }
 
@@ -210,6 +220,7 @@ impl Endpoint {
             events: VecDeque::new(),
             uploads: HashMap::new(),
             pending_bodies: HashMap::new(),
+            echo_etag: None,
             pool: Vec::new(),
         })
     }

@@ -193,6 +193,9 @@ pub enum Event {
         body_len: usize,
         /// The body (empty unless [`crate::Config::keep_bodies`]).
         body: Vec<u8>,
+        /// The last response's options (empty unless [`crate::Config::keep_bodies`]), e.g.
+        /// for a client that prints them.
+        options: coaplab_wire::option::OptionList,
         /// Exchanges it took (blocks).
         exchanges: u32,
         /// When [`crate::Endpoint::request`] was called.

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
+use coaplab_wire::option::OptionList;
 use coaplab_wire::{Block, Code, Token};
 
 use crate::controller::Controller;
@@ -132,6 +133,8 @@ pub(crate) struct Req {
     /// Uri-Query arguments, sent with every block.
     pub(crate) query: Vec<String>,
     pub(crate) payload: Vec<u8>,
+    /// The caller's further options ([`crate::Request::options`]), sent with every block.
+    pub(crate) options: OptionList,
     pub(crate) confirmable: bool,
     pub(crate) started: Instant,
     pub(crate) exchanges: u32,
@@ -159,6 +162,7 @@ impl Req {
             path: String::new(),
             query: Vec::new(),
             payload: Vec::new(),
+            options: OptionList::new(),
             confirmable: true,
             started: Instant::ZERO,
             exchanges: 0,

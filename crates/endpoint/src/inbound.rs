@@ -5,7 +5,8 @@
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
-use coaplab_wire::{Code, Message, MessageType};
+use coaplab_wire::option::OptionList;
+use coaplab_wire::{Message, MessageType};
 
 use crate::endpoint::Endpoint;
 use crate::event::{AnswerKind, Event, FailReason, IgnoreReason};
@@ -149,13 +150,14 @@ impl Endpoint {
     }
 
     /// Completes request `r` with `code`.
-    pub(crate) fn complete_request(&mut self, now: Instant, r: usize, code: Code) {
+    pub(crate) fn complete_request(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
+        let code = msg.code;
         let req = &mut self.requests[r];
         req.live = false;
-        let body = if self.config.keep_bodies {
-            std::mem::take(&mut req.body)
+        let (body, options) = if self.config.keep_bodies {
+            (std::mem::take(&mut req.body), msg.options.into())
         } else {
-            Vec::new()
+            (Vec::new(), OptionList::new())
         };
         self.events.push_back(Event::RequestCompleted {
             request: req.id,
@@ -163,6 +165,7 @@ impl Endpoint {
             code,
             body_len: req.body_len,
             body,
+            options,
             exchanges: req.exchanges,
             started: req.started,
             at: now,

@@ -18,6 +18,10 @@
 //!   resources.
 //! - [`content`]: GET-only content resources with a Content-Format (`/.well-known/core`,
 //!   `/time`), added with [`Router::content`] and [`Router::clock`].
+//! - [`links`]: the RFC 6690 `/.well-known/core` listing made from [`Router::link`]
+//!   descriptions, with query filtering.
+//! - [`media`]: Content-Formats `/echo` accepts (4.15 otherwise), the FETCH/PATCH/iPATCH echo
+//!   codes (RFC 8132), entity tags and conditional requests (If-Match, If-None-Match).
 //! - `dedup` and `reply` (private): the duplicate cache, bounded by lifetime, entries and
 //!   bytes, and the ACKs, RSTs and replays it feeds.
 //! - `echo` (private): the RFC 9175 Echo option against amplification (RFC 7252 §11.3):
@@ -33,6 +37,8 @@ pub mod content;
 pub mod controller;
 pub mod endpoint;
 pub mod event;
+pub mod links;
+pub mod media;
 pub mod resource;
 pub mod tcp;
 
@@ -58,5 +64,7 @@ pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
 };
+pub use links::Link;
+pub use media::{ECHO_CONTENT_FORMATS, ETAG_LEN_BYTES};
 pub use resource::{Action, Resource, Router, MAX_DATA_BYTES};
 pub use server::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};

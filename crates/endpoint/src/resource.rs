@@ -15,8 +15,9 @@ pub enum Action {
         /// Body length.
         len_bytes: usize,
     },
-    /// The request payload (whole, after a Block1 upload) comes back; 2.04 Changed for POST
-    /// and PUT, 2.05 Content otherwise.
+    /// The request payload (whole, after a Block1 upload) comes back with the request's
+    /// Content-Format; 2.04 Changed for POST, PUT, PATCH and iPATCH, 2.05 Content for FETCH
+    /// (RFC 8132 §2: FETCH answers like a GET whose query is the payload).
     Echo,
     /// `code` with `len_bytes` zero bytes of payload (spec §4.2: 2.04 with 53 B).
     Fixed {
@@ -36,6 +37,10 @@ pub struct Resource {
     pub post: Action,
     /// PUT.
     pub put: Action,
+    /// FETCH (RFC 8132 §2).
+    pub fetch: Action,
+    /// PATCH and iPATCH (RFC 8132 §3).
+    pub patch: Action,
     /// DELETE and any other method.
     pub other: Action,
 }
@@ -47,6 +52,8 @@ impl Resource {
             get: Action::Data { len_bytes },
             post: Action::NotAllowed,
             put: Action::NotAllowed,
+            fetch: Action::NotAllowed,
+            patch: Action::NotAllowed,
             other: Action::NotAllowed,
         }
     }
@@ -64,7 +71,7 @@ impl Resource {
         }
     }
 
-    /// POST and PUT echo the payload; GET answers an empty 2.05.
+    /// POST, PUT, FETCH, PATCH and iPATCH echo the payload; GET answers an empty 2.05.
     pub const fn echo() -> Resource {
         Resource {
             get: Action::Fixed {
@@ -73,6 +80,8 @@ impl Resource {
             },
             post: Action::Echo,
             put: Action::Echo,
+            fetch: Action::Echo,
+            patch: Action::Echo,
             other: Action::NotAllowed,
         }
     }
@@ -84,6 +93,8 @@ impl Resource {
             get: a,
             post: a,
             put: a,
+            fetch: a,
+            patch: a,
             other: a,
         }
     }
@@ -101,6 +112,8 @@ impl Resource {
                 len_bytes: reply_bytes,
             },
             put: Action::NotAllowed,
+            fetch: Action::NotAllowed,
+            patch: Action::NotAllowed,
             other: Action::NotAllowed,
         }
     }
@@ -110,6 +123,8 @@ impl Resource {
             Code::GET => self.get,
             Code::POST => self.post,
             Code::PUT => self.put,
+            Code::FETCH => self.fetch,
+            Code::PATCH | Code::IPATCH => self.patch,
             _ => self.other,
         }
     }
@@ -130,6 +145,8 @@ pub struct Router {
     pub(crate) contents: Vec<(Vec<String>, crate::content::Content)>,
     /// The largest N `data/N` answers.
     max_data_bytes: usize,
+    /// The `/.well-known/core` descriptions (see `crate::links`).
+    pub(crate) links: Vec<crate::links::Link>,
 }
 
 impl Default for Router {
@@ -138,6 +155,7 @@ impl Default for Router {
             routes: Vec::new(),
             contents: Vec::new(),
             max_data_bytes: MAX_DATA_BYTES,
+            links: Vec::new(),
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::config::szx_of;
 use crate::endpoint::Endpoint;
 use crate::event::Event;
 use crate::exchange::{Owner, XState};
+use crate::media::{self, Etag};
 use crate::request_options;
 use crate::resource::{Action, Body};
 
@@ -57,11 +58,15 @@ fn known_critical(n: u16) -> bool {
 /// The head of a response: everything but the payload bytes.
 struct Head<'a> {
     code: Code,
+    /// ETag (RFC 7252 §5.10.6), with [`crate::Config::etags`].
+    etag: Option<Etag>,
     /// Content-Format (RFC 7252 §5.10.3), when the resource names one.
     content_format: Option<u16>,
     block2: Option<Block>,
     block1: Option<Block>,
     size2: Option<u32>,
+    /// Size1 (RFC 7252 §5.10.9): on a 4.13, the largest body accepted.
+    size1: Option<u32>,
     /// Max-Age in seconds (RFC 7252 §5.10.5), on a 5.03 refusal: when to retry.
     max_age: Option<u32>,
     /// The Rexmit-Cnt option echoed (number, value), always the last option.
@@ -72,10 +77,12 @@ impl Head<'_> {
     fn code(code: Code) -> Self {
         Head {
             code,
+            etag: None,
             content_format: None,
             block2: None,
             block1: None,
             size2: None,
+            size1: None,
             max_age: None,
             echo: None,
         }
@@ -307,7 +314,15 @@ impl Endpoint {
             Err(code) => return bare(out, to, code),
         };
         if let Some(content) = self.router.find_content(path.clone()) {
-            let (code, format, body) = content.answer(msg.code, now);
+            let (code, format, body) = content.answer(
+                msg.code,
+                now,
+                self.router.links(),
+                msg.options
+                    .iter()
+                    .filter(|(n, _)| *n == number::URI_QUERY)
+                    .map(|(_, v)| v),
+            );
             if code.class() == 2 && !request_options::acceptable(accept, format) {
                 return bare(out, to, Code::NOT_ACCEPTABLE);
             }
@@ -322,9 +337,32 @@ impl Endpoint {
             return bare(out, to, Code::NOT_FOUND);
         };
         let action = resource.action(msg.code);
-        // `data/N` and `echo` bodies are octet streams (RFC 7252 §5.10.4: 4.06 otherwise).
-        if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, None) {
+        let echoing = matches!(action, Action::Echo);
+        // `data/N` bodies are octet streams, an echo has the request's format (4.15 when
+        // /echo does not take it); 4.06 when the Accept differs (RFC 7252 §5.10.4).
+        let format = match echoing.then(|| media::echo_content_format(msg)) {
+            Some(Err(code)) => return bare(out, to, code),
+            Some(Ok(f)) => f,
+            None => None,
+        };
+        if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, format) {
             return bare(out, to, Code::NOT_ACCEPTABLE);
+        }
+        // RFC 7252 §5.10.8: a false If-Match or If-None-Match on /echo answers 4.12.
+        if echoing && !media::preconditions_hold(msg, self.echo_etag.as_ref()) {
+            return bare(out, to, Code::PRECONDITION_FAILED);
+        }
+        let etag = match action {
+            Action::Data { len_bytes } if self.config.etags => Some(media::data_etag(len_bytes)),
+            _ => None,
+        };
+        // RFC 7252 §5.10.6.2: a GET naming the current tag is answered 2.03 Valid, bodiless.
+        if let Some(tag) = etag.filter(|t| msg.code == Code::GET && media::validates(msg, t)) {
+            let head = Head {
+                etag: Some(tag),
+                ..Head::code(Code::VALID)
+            };
+            return write(out, to, head, Body::Zeros(0), 0, 0);
         }
         let wants_size2 = msg.has(number::SIZE2);
         // spec/algorithms.md §7.6: Rexmit-Cnt comes back unmodified, in piggybacked responses
@@ -372,7 +410,12 @@ impl Endpoint {
             }
             if b1.offset_bytes() + msg.payload.len() > MAX_UPLOAD_BYTES {
                 self.uploads.remove(&k);
-                return bare(out, to, Code::REQUEST_ENTITY_TOO_LARGE);
+                // RFC 7959 §2.9.3: Size1 tells the largest body this server takes.
+                let head = Head {
+                    size1: Some(MAX_UPLOAD_BYTES as u32),
+                    ..Head::code(Code::REQUEST_ENTITY_TOO_LARGE)
+                };
+                return write(out, to, head, Body::Zeros(0), 0, 0);
             }
             if b1.num == 0 {
                 let u = self.uploads.entry(k.clone()).or_default();
@@ -420,22 +463,27 @@ impl Endpoint {
             Action::NotAllowed => (Code::METHOD_NOT_ALLOWED, Body::Zeros(0)),
             Action::Data { len_bytes } => (Code::CONTENT, Body::Pattern(len_bytes)),
             Action::Fixed { code, len_bytes } => (code, Body::Zeros(len_bytes)),
-            Action::Echo => {
-                let code = if matches!(msg.code, Code::POST | Code::PUT) {
-                    Code::CHANGED
-                } else {
-                    Code::CONTENT
-                };
-                (code, Body::Bytes(request_body))
-            }
+            Action::Echo => (media::echo_code(msg.code), Body::Bytes(request_body)),
         };
+        // A PUT to /echo stores a representation: its tag is what If-Match compares with.
+        // Every block of the answer carries the same tag (RFC 7959 §2.4: a client checks it).
+        let mut etag = etag;
+        if echoing && msg.code == Code::PUT {
+            let tag = media::body_etag(request_body);
+            if stored.is_none() {
+                self.echo_etag = Some(tag);
+            }
+            etag = self.config.etags.then_some(tag);
+        }
         let len = body.len();
         let mut head = Head {
             code,
-            content_format: None,
+            etag,
+            content_format: format,
             block2: None,
             block1: head_b1,
             size2: wants_size2.then_some(len as u32),
+            size1: None,
             max_age: None,
             echo,
         };
@@ -503,11 +551,15 @@ fn write(
     n: usize,
 ) -> Code {
     let To { mtype, mid, token } = to;
-    // Header 4 + token 8 + Content-Format (≤ 3 B) + Block2/Block1 (≤ 4 B each) + Size2 (≤ 5 B) + marker.
+    // Header 4 + token 8 + ETag (≤ 9 B) + Content-Format (≤ 3 B) + Max-Age (≤ 5 B) +
+    // Block2/Block1 (≤ 4 B each) + Size2 and Size1 (≤ 6 B each) + marker.
     out.clear();
-    out.resize(4 + 8 + 3 + 4 + 4 + 5 + 1 + n, 0);
+    out.resize(4 + 8 + 9 + 3 + 5 + 4 + 4 + 6 + 6 + 1 + n, 0);
     let written = (|| {
         let mut w = MessageWriter::new(out, mtype, head.code, mid, token)?;
+        if let Some(tag) = &head.etag {
+            w.option(number::ETAG, tag)?;
+        }
         if let Some(f) = head.content_format {
             w.option_uint(number::CONTENT_FORMAT, u32::from(f))?;
         }
@@ -522,6 +574,9 @@ fn write(
         }
         if let Some(s) = head.size2 {
             w.option_uint(number::SIZE2, s)?;
+        }
+        if let Some(s) = head.size1 {
+            w.option_uint(number::SIZE1, s)?;
         }
         if let Some((n, v)) = head.echo {
             w.option(n, v)?;

@@ -119,6 +119,7 @@ async fn bench(args: &Args) -> u8 {
         query: target.query.clone(),
         payload: (0..args.payload_bytes).map(|i| (i % 256) as u8).collect(),
         confirmable: !args.non,
+        options: Default::default(),
     };
     if target.tcp {
         return bench_tcp(args, target.addr, request).await;

@@ -1,6 +1,8 @@
-//! `coaplab get|put|post|delete URI`: one request on a real UDP socket (`coap://`) or TCP
-//! connection (`coap+tcp://`, in `tcp.rs`), the response payload on stdout; with `-v`, every
-//! transmission, timer expiry, RTT and the algorithm's RTO on stderr (over TCP: every message).
+//! `coaplab get|put|post|delete|fetch|patch|ipatch URI`: one request on a real UDP socket
+//! (`coap://`) or TCP connection (`coap+tcp://`, in `tcp.rs`), with the options of
+//! `coap_options.rs`, the response payload on stdout; with `-v`, every transmission, timer
+//! expiry, RTT and the algorithm's RTO on stderr, then the response code and every option
+//! (over TCP: every message).
 //! The exit code tells success, error response, timeout and protocol error apart.
 
 use std::io::{Read, Write};
@@ -12,11 +14,12 @@ use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{Endpoint, Event, FailReason, Request, Router, MAX_BODY_BYTES};
 use coaplab_wire::Code;
 
+use super::coap_options::{self, OptionArgs};
 use super::dtls_opts::{self, DtlsOpts};
 use super::net::{self, EndpointOpts, EXIT_CODES_HELP};
 use super::tcp;
 
-/// Arguments of `coaplab get|put|post|delete`.
+/// Arguments of `coaplab get|put|post|delete|fetch|patch|ipatch`.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = EXIT_CODES_HELP)]
 pub(crate) struct Args {
@@ -27,18 +30,30 @@ pub(crate) struct Args {
     opts: EndpointOpts,
     #[command(flatten)]
     dtls: DtlsOpts,
-    /// The request payload (PUT/POST only; sent with Block1 when larger than a block).
-    #[arg(long, value_name = "TEXT", conflicts_with = "payload_file")]
+    #[command(flatten)]
+    options: OptionArgs,
+    /// The token of the request, in hex (0x optional, 0–8 bytes; libcoap: -T). Later blocks
+    /// of a block-wise transfer count on from it. Default: from --seed, 2 bytes.
+    #[arg(short = 'T', long, value_name = "HEX", value_parser = coap_options::parse_hex)]
+    token: Option<coap_options::Hex>,
+    /// The request payload (PUT/POST/FETCH/PATCH/iPATCH; sent with Block1 when larger than
+    /// a block). libcoap: -e.
+    #[arg(
+        short = 'e',
+        long,
+        value_name = "TEXT",
+        conflicts_with = "payload_file"
+    )]
     payload: Option<String>,
-    /// Read the request payload from a file ('-': standard input); PUT/POST only. At most
+    /// Read the request payload from a file ('-': standard input); not for GET/DELETE. At most
     /// --max-body-bytes are read: a larger file exits 4.
     #[arg(long = "payload-file", value_name = "F")]
     payload_file: Option<PathBuf>,
     /// Send the request as NON (no retransmission).
     #[arg(long)]
     non: bool,
-    /// Print each transmission, timer expiry, RTT and RTO to stderr (coap+tcp://: each
-    /// message written and received).
+    /// Print each transmission, timer expiry, RTT and RTO to stderr, then the response code
+    /// and every option by name (coap+tcp://: each message written and received).
     #[arg(short, long)]
     verbose: bool,
     /// Give up (exit 3) when the whole request (every block; coap+tcp://: connecting too)
@@ -84,7 +99,10 @@ fn payload(method: Code, args: &Args) -> Result<Vec<u8>, u8> {
         // RFC 7252 §5.5: a method not defined to have a payload MUST NOT carry one.
         return Err(fail(
             net::EXIT_BAD_ARGS,
-            format!("a {name} request carries no payload (RFC 7252 §5.5); use put or post"),
+            format!(
+                "a {name} request carries no payload (RFC 7252 §5.5); use put, post, fetch, \
+                 patch or ipatch"
+            ),
         ));
     }
     let max = args.max_body_bytes;
@@ -130,10 +148,16 @@ async fn request(method: Code, args: &Args) -> u8 {
     };
     let verbose = args.verbose;
     let max_body_bytes = args.max_body_bytes;
+    let token = args.token.clone();
     let endpoint = match args.opts.build(Router::new(), 0, |c| {
         c.emit_snapshots = verbose;
         c.max_body_bytes = max_body_bytes;
         c.response_timeout = net::RESPONSE_WAIT;
+        if let Some(coap_options::Hex(t)) = &token {
+            // The endpoint counts tokens up from its first one (big-endian).
+            c.token_len_bytes = t.len() as u8;
+            c.initial_token = t.iter().fold(0, |v, b| v << 8 | u64::from(*b));
+        }
     }) {
         Ok(e) => e,
         Err(e) => return fail(net::EXIT_BAD_ARGS, e),
@@ -144,6 +168,7 @@ async fn request(method: Code, args: &Args) -> u8 {
         query: target.query,
         payload,
         confirmable: !args.non,
+        options: args.options.list(),
     };
     if target.tcp {
         return tcp::request(tcp::Call {
@@ -225,7 +250,15 @@ async fn udp_request(
             trace(&event);
         }
         match event {
-            Event::RequestCompleted { code, body, .. } => {
+            Event::RequestCompleted {
+                code,
+                body,
+                options,
+                ..
+            } => {
+                if args.verbose {
+                    eprintln!("{}", coap_options::describe(code, &options));
+                }
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(&body).and_then(|()| out.flush());
                 if code.class() == 2 {

@@ -16,8 +16,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{
-    Amplification, Event, Router, CONTENT_FORMAT_LINK, DEDUP_CAPACITY_BYTES,
-    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
+    Amplification, Event, Router, DEDUP_CAPACITY_BYTES, MAX_PENDING_UPLOADS_PER_SOURCE,
+    UNVERIFIED_CON_BYTES_PER_S,
 };
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
@@ -26,9 +26,40 @@ use super::dtls_opts::{self, DtlsOpts, DtlsServerOpts};
 use super::net::{self, EndpointOpts};
 use super::tcp;
 
-/// The RFC 6690 listing of `/.well-known/core`.
-pub(crate) const CORE_LINKS: &str = "</data/1024>;title=\"N bytes at /data/N\",\
-</echo>;title=\"POST/PUT echo\",</time>;ct=0;title=\"Unix time in seconds\"";
+/// Describes the served resources in `/.well-known/core` (RFC 6690 §3: rt resource type,
+/// if interface, ct Content-Formats, sz size; RFC 7641 §6: obs for an observable one).
+/// `/data/N` is listed by one example, /data/1024.
+pub(crate) fn describe(router: &mut Router) {
+    router
+        .link(
+            "/data/1024",
+            &[
+                ("rt", Some("coaplab.data")),
+                ("if", Some("core.s")),
+                ("ct", Some("42")),
+                ("sz", Some("1024")),
+                ("title", Some("N bytes at /data/N")),
+            ],
+        )
+        .link(
+            "/echo",
+            &[
+                ("rt", Some("coaplab.echo")),
+                ("if", Some("core.p")),
+                ("ct", Some("0 42 50 60")),
+                ("title", Some("POST/PUT/FETCH/PATCH/iPATCH echo")),
+            ],
+        )
+        .link(
+            "/time",
+            &[
+                ("rt", Some("coaplab.time")),
+                ("if", Some("core.s")),
+                ("ct", Some("0")),
+                ("title", Some("Unix time in seconds")),
+            ],
+        );
+}
 
 /// Arguments of `coaplab server`.
 #[derive(clap::Args, Debug)]
@@ -122,13 +153,10 @@ async fn serve(args: &Args) -> u8 {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let mut router = Router::new();
+    describe(&mut router);
     router
         .max_data_bytes(args.max_data_bytes)
-        .content(
-            ".well-known/core",
-            CONTENT_FORMAT_LINK,
-            CORE_LINKS.as_bytes().to_vec(),
-        )
+        .well_known_core()
         .clock(
             "time",
             Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
@@ -149,6 +177,7 @@ async fn serve(args: &Args) -> u8 {
     };
     let endpoint = match args.opts.build(router.clone(), 0, |c| {
         c.keep_bodies = false;
+        c.etags = true;
         c.dedup_capacity_bytes = args.dedup_cache_bytes;
         // An idle server gives the memory of expired entries back.
         c.dedup_purge_timer = true;

@@ -204,9 +204,13 @@ async fn exchange(call: &Call) -> u8 {
                 request,
                 code,
                 body,
+                options,
                 ..
             } if Some(request) == id => {
                 d.close().await;
+                if call.verbose {
+                    eprintln!("{}", super::coap_options::describe(code, &options));
+                }
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(&body).and_then(|()| out.flush());
                 if code.class() == 2 {

@@ -146,6 +146,9 @@ pub enum SessionEvent {
         body_len: usize,
         /// The payload (empty unless [`crate::tcp::SessionConfig::keep_bodies`]).
         body: Vec<u8>,
+        /// The (last) response's options (empty unless
+        /// [`crate::tcp::SessionConfig::keep_bodies`]), e.g. for a client that prints them.
+        options: coaplab_wire::option::OptionList,
         /// Frame bytes of the response.
         bytes: usize,
         /// When the request was sent.

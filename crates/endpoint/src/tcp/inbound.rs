@@ -4,7 +4,7 @@
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::{Frame, FrameBuf};
-use coaplab_wire::option::number;
+use coaplab_wire::option::{number, OptionList};
 use coaplab_wire::signal::{Signal, SignalError, SignalMessage};
 use coaplab_wire::{Block, Code, DecodeError, ReadOptions};
 
@@ -70,16 +70,17 @@ impl Session {
             }
         }
         let o = self.outstanding.remove(i);
-        let body = if self.config.keep_bodies {
-            frame.payload.to_vec()
+        let (body, options) = if self.config.keep_bodies {
+            (frame.payload.to_vec(), frame.options.into())
         } else {
-            Vec::new()
+            (Vec::new(), OptionList::new())
         };
         self.events.push_back(SessionEvent::RequestCompleted {
             request: o.request,
             code: frame.code,
             body_len: frame.payload.len(),
             body,
+            options,
             bytes: len,
             started: o.started,
             at: now,
@@ -122,16 +123,17 @@ impl Session {
             return;
         };
         let body_len = f.body.len();
-        let body = if self.config.keep_bodies {
-            f.body
+        let (body, options) = if self.config.keep_bodies {
+            (f.body, frame.options.into())
         } else {
-            Vec::new()
+            (Vec::new(), OptionList::new())
         };
         self.events.push_back(SessionEvent::RequestCompleted {
             request: o.request,
             code: frame.code,
             body_len,
             body,
+            options,
             bytes: f.frame_bytes,
             started: o.started,
             at: now,

@@ -16,6 +16,7 @@ use coaplab_wire::frame::Frame;
 use coaplab_wire::option::{number, uint};
 use coaplab_wire::{Block, Code, Token};
 
+use crate::media;
 use crate::request_options;
 use crate::resource::{Action, Body};
 use crate::server::MAX_UPLOAD_BYTES;
@@ -181,7 +182,16 @@ impl Session {
                 .filter(|(n, _)| *n == number::URI_PATH)
                 .map(|(_, v)| v);
             if let Some(content) = self.router.find_content(path.clone()) {
-                let (code, format, body) = content.answer(frame.code, now);
+                let (code, format, body) = content.answer(
+                    frame.code,
+                    now,
+                    self.router.links(),
+                    frame
+                        .options
+                        .iter()
+                        .filter(|(n, _)| *n == number::URI_QUERY)
+                        .map(|(_, v)| v),
+                );
                 if code.class() == 2 && !request_options::acceptable(accept, format) {
                     break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
                 }
@@ -192,20 +202,32 @@ impl Session {
                 break 'answer (Code::NOT_FOUND, Body::Zeros(0));
             };
             let action = resource.action(frame.code);
-            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, None) {
+            // As over UDP (`crate::media`): an echo has the request's Content-Format, 4.15
+            // when /echo does not take it, 4.12 when a precondition is false (/echo keeps no
+            // representation here: If-Match fails, If-None-Match holds).
+            let format = if matches!(action, Action::Echo) {
+                match media::echo_content_format(frame) {
+                    Ok(f) => f,
+                    Err(code) => break 'answer (code, Body::Zeros(0)),
+                }
+            } else {
+                None
+            };
+            if !matches!(action, Action::NotAllowed) && !request_options::acceptable(accept, format)
+            {
                 break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
+            }
+            if matches!(action, Action::Echo) && !media::preconditions_hold(frame, None) {
+                break 'answer (Code::PRECONDITION_FAILED, Body::Zeros(0));
             }
             match action {
                 Action::NotAllowed => (Code::METHOD_NOT_ALLOWED, Body::Zeros(0)),
                 Action::Data { len_bytes } => (Code::CONTENT, Body::Pattern(len_bytes)),
                 Action::Fixed { code, len_bytes } => (code, Body::Zeros(len_bytes)),
                 Action::Echo => {
-                    let code = if matches!(frame.code, Code::POST | Code::PUT) {
-                        Code::CHANGED
-                    } else {
-                        Code::CONTENT
-                    };
-                    (code, Body::Bytes(payload))
+                    let code = media::echo_code(frame.code);
+                    encode_response(out, code, token, format, block1, Body::Bytes(payload));
+                    return code;
                 }
             }
         };

@@ -358,6 +358,9 @@ impl Session {
             }
             frame.options.push(number::URI_QUERY, arg.as_bytes());
         }
+        for (n, v) in request.options.iter() {
+            frame.options.push(n, v);
+        }
         frame.payload.clone_from(&request.payload);
         let len = frame.encoded_len();
         if len > self.peer_max_message_size as usize {

@@ -2,7 +2,7 @@
 //! included, RFC 8323 §6), Block2 responses followed by a client with `block_wise_transfer`.
 
 use coaplab_wire::frame::{Frame, FrameBuf};
-use coaplab_wire::option::number;
+use coaplab_wire::option::{number, OptionList};
 use coaplab_wire::{Block, Code, Token};
 
 use super::{events, t, write_bytes};
@@ -130,6 +130,19 @@ fn a_client_follows_block2_to_the_whole_body_with_the_same_token_and_options() {
             code: Code::CONTENT,
             body_len: 1124,
             body,
+            // The last block's options.
+            options: {
+                let mut o = OptionList::new();
+                o.push_block(
+                    number::BLOCK2,
+                    Block {
+                        num: 1,
+                        more: false,
+                        szx: 6,
+                    },
+                );
+                o
+            },
             bytes: first.len() + last.len(),
             started: t(0),
             at: t(3),
