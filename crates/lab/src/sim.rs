@@ -195,6 +195,7 @@ impl<N: Network> Sim<N> {
             dedup_capacity_bytes: usize::MAX,
             dedup_purge_timer: false,
             keep_bodies: false,
+            server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
         let server_factory = registry_factory("default", &Settings::new(), spec.seed)

@@ -4,6 +4,7 @@
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::time::Duration;
+use coaplab_endpoint::ServerDuplicates;
 use coaplab_netsim::{NetworkConfig, Preset};
 
 /// Everything one run needs besides its seed.
@@ -42,6 +43,9 @@ pub struct ProtocolConfig {
     pub nstart: u32,
     /// An algorithm preset (`fasor18`, ...) applied to every flow before its own parameters.
     pub cc_preset: Option<String>,
+    /// How the server answers a duplicate CON (`server_duplicates`): from its cache
+    /// (RFC 7252 §4.5, the default) or processed anew (libcoap on the published testbeds).
+    pub server_duplicates: ServerDuplicates,
 }
 
 /// What a flow's client does (spec §6.1).

@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use coaplab_cc::time::Duration;
+use coaplab_endpoint::ServerDuplicates;
 use toml_edit::{Item, TableLike, Value};
 
 use super::config::{ProtocolConfig, RunConfig};
@@ -29,7 +30,12 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).
-pub(super) const PROTOCOL_KEYS: &[&str] = &["max_retransmit", "nstart", "cc_preset"];
+pub(super) const PROTOCOL_KEYS: &[&str] = &[
+    "max_retransmit",
+    "nstart",
+    "cc_preset",
+    "server_duplicates",
+];
 
 /// The top-level values of a scenario.
 pub(super) struct Top {
@@ -309,6 +315,7 @@ impl<'s> Reader<'s> {
         let mut max_retransmit = None;
         let mut nstart = None;
         let mut cc_preset = None;
+        let mut server_duplicates = None;
         for (table, path) in tables {
             for key in PROTOCOL_KEYS {
                 if table.get(key).is_none() {
@@ -317,6 +324,7 @@ impl<'s> Reader<'s> {
                 let already = match *key {
                     "max_retransmit" => max_retransmit.is_some(),
                     "nstart" => nstart.is_some(),
+                    "server_duplicates" => server_duplicates.is_some(),
                     _ => cc_preset.is_some(),
                 };
                 if already {
@@ -333,6 +341,12 @@ impl<'s> Reader<'s> {
                         max_retransmit = self.scalar(table, path, key, |v| uint(v, 0, 100))?
                     }
                     "nstart" => nstart = self.scalar(table, path, key, |v| uint(v, 1, 1000))?,
+                    "server_duplicates" => {
+                        server_duplicates = self.scalar(table, path, key, |v| {
+                            let name = choice(v, &ServerDuplicates::NAMES)?;
+                            Ok(ServerDuplicates::from_name(&name).unwrap_or_default())
+                        })?
+                    }
                     _ => {
                         cc_preset = self.scalar(table, path, key, |v| choice(v, preset_names()))?
                     }
@@ -343,6 +357,7 @@ impl<'s> Reader<'s> {
             max_retransmit: max_retransmit.map(|n| n as u32),
             nstart: nstart.unwrap_or(1) as u32,
             cc_preset,
+            server_duplicates: server_duplicates.unwrap_or_default(),
         })
     }
 }

@@ -436,3 +436,16 @@ fn command_line_overrides_have_the_limits_of_the_file() {
         );
     }
 }
+
+#[test]
+fn server_duplicates_defaults_to_the_cache_and_takes_reprocess() {
+    use coaplab_endpoint::ServerDuplicates;
+    let c = parse(ISSUE_EXAMPLE).unwrap().config(0).unwrap();
+    assert_eq!(c.protocol.server_duplicates, ServerDuplicates::Cache);
+    let text = ISSUE_EXAMPLE.replace("nstart = 1\n", "nstart = 1\nserver_duplicates = \"reprocess\"\n");
+    let c = parse(&text).unwrap().config(0).unwrap();
+    assert_eq!(c.protocol.server_duplicates, ServerDuplicates::Reprocess);
+    let bad = ISSUE_EXAMPLE.replace("nstart = 1\n", "nstart = 1\nserver_duplicates = \"drop\"\n");
+    let e = parse(&bad).unwrap_err().to_string();
+    assert!(e.contains("server_duplicates") && e.contains("cache, reprocess"), "{e}");
+}
