@@ -72,10 +72,11 @@ pub(crate) struct LinkOpts {
     /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).
     #[arg(long, value_name = "PROFILE")]
     loss: Option<String>,
-    /// How the medium and high profiles are realised: ctmc (time-based chain, 1-s bursts),
-    /// gilbert-elliott (per packet, r = 0.1), or netem's per-packet models netem-state and
-    /// netem-gemodel (bursts of --loss-burst-packets).
-    #[arg(long, value_name = "MODEL", default_value = "ctmc",
+    /// How the low, medium and high profiles are realised: netem's per-packet models
+    /// netem-gemodel (the default, as the testbeds' netem) and netem-state (bursts of
+    /// --loss-burst-packets; low is `loss random 2%`), ctmc (time-based chain, 1-s bursts), or
+    /// gilbert-elliott (per packet, r = 0.1).
+    #[arg(long, value_name = "MODEL", default_value = "netem-gemodel",
           value_parser = ["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"])]
     error_model: String,
     /// Mean burst length in packets of the netem-state / netem-gemodel profiles
