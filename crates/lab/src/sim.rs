@@ -505,7 +505,7 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
             rng::stream(seed, &format!("workload/flow{i}")),
         )
         .new_client_per_batch(renewal.is_some()),
-        metrics: FlowMetrics::default(),
+        metrics: FlowMetrics::with_expiries(spec.config.timers),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),
         renewal,

@@ -11,7 +11,7 @@ pub mod store;
 pub mod summary;
 
 pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
-pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord};
+pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry};
 pub use store::{Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;
 

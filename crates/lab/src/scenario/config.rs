@@ -24,6 +24,8 @@ pub struct RunConfig {
     pub flows: Vec<FlowConfig>,
     /// `max_sim_time_s`: the simulated-time safety cap (spec §8: 6 h).
     pub max_sim_time: Duration,
+    /// `[output] timers`: keep every expired CoAP retransmission timer for `timers.csv`.
+    pub timers: bool,
 }
 
 impl RunConfig {

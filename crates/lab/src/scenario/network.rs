@@ -47,7 +47,7 @@ const ERROR_MODELS: &[&str] = &["ctmc", "gilbert-elliott", "netem-state", "netem
 /// model, per packet, as the testbeds applied the profiles with netem. Table 5 gives a loss
 /// rate per state of a two-state chain, which is `loss gemodel`'s parameterisation (`1-k`,
 /// `1-h`) exactly; the 4-state model adds structure Table 5 does not describe.
-pub const DEFAULT_ERROR_MODEL: &str = "netem-gemodel";
+pub(super) const DEFAULT_ERROR_MODEL: &str = "netem-gemodel";
 
 /// The loss table models.
 const TABLE_MODELS: &str = "bernoulli, ctmc, gilbert-elliott, netem-random, netem-state, \

@@ -27,6 +27,7 @@ const TOP_KEYS: &[&str] = &[
     "protocol",
     "flows",
     "vars",
+    "output",
 ];
 
 /// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).
@@ -281,6 +282,16 @@ impl<'s> Reader<'s> {
         let network = super::network::read(self, doc)?;
         let protocol = self.protocol(doc)?;
         let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
+        let mut timers = None;
+        if let Some(item) = doc.get("output") {
+            let t = item
+                .as_table_like()
+                .ok_or_else(|| self.bad(item.span(), "output", item.type_name(), "a table"))?;
+            self.check_keys(t, "output", &["timers"])?;
+            timers = self.scalar(t, "output", "timers", |v| {
+                v.as_bool().ok_or_else(|| "true or false".to_string())
+            })?;
+        }
         Ok(Top {
             name,
             seed: seed.unwrap_or(1),
@@ -291,6 +302,7 @@ impl<'s> Reader<'s> {
                 loss_label: network.loss_label,
                 protocol,
                 flows,
+                timers: timers.unwrap_or(false),
                 max_sim_time: Duration::from_secs_f64_round_us(
                     max_sim_time_s.unwrap_or(6.0 * 3600.0),
                 ),

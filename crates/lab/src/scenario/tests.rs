@@ -270,7 +270,14 @@ fn loss_profiles_tables_and_sweeps() {
         s.config(2).unwrap().network.down.loss,
         LossModel::Bernoulli { p: 0.1 }
     );
+    // Profiles are netem's gemodel by default (issue 12), the time-based chain on request.
     let text = "name = \"x\"\n[network]\nloss = \"high\"\n[[flows]]\ncc = \"default\"\n";
+    assert_eq!(
+        parse(text).unwrap().config(0).unwrap().network.down.loss,
+        LossModel::profile_netem_gemodel("high", 10.0).unwrap()
+    );
+    let text = "name = \"x\"\n[network]\nloss = \"high\"\nerror_model = \"ctmc\"\n\
+                [[flows]]\ncc = \"default\"\n";
     assert_eq!(
         parse(text).unwrap().config(0).unwrap().network.down.loss,
         LossModel::Ctmc(CtmcParams {
