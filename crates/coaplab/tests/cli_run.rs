@@ -324,7 +324,10 @@ fn reps_and_seed_have_the_limits_of_the_file() {
 #[test]
 fn timers_csv_lists_every_expired_timer() {
     let tmp = TempDir::new("timers");
-    let lossy = TINY.replace("[[flows]]", "[network]\nloss = \"high\"\n[output]\ntimers = true\n[[flows]]");
+    let lossy = TINY.replace(
+        "[[flows]]",
+        "[network]\nloss = \"high\"\n[output]\ntimers = true\n[[flows]]",
+    );
     let scenario = write(&tmp.0, "timers.toml", &lossy);
     let out = tmp.0.join("out");
     let o = coaplab(&["run", &scenario, "--out", &out.display().to_string()]);
@@ -350,8 +353,10 @@ fn timers_csv_lists_every_expired_timer() {
     assert_eq!(got, expected);
     let plain = write(&tmp.0, "plain.toml", TINY);
     let out2 = tmp.0.join("out2");
-    assert!(coaplab(&["run", &plain, "--out", &out2.display().to_string()])
-        .status
-        .success());
+    assert!(
+        coaplab(&["run", &plain, "--out", &out2.display().to_string()])
+            .status
+            .success()
+    );
     assert!(!out2.join("timers.csv").exists());
 }

@@ -277,7 +277,9 @@ fn duplicate_con_is_replayed_or_reprocessed() {
         let mut buf = [0u8; 64];
         for token in [0xa1u8, 0xa2] {
             // CON GET /data/4, MID 0x0707, TKL 1.
-            let req = [0x41, 0x01, 7, 7, token, 0xb4, b'd', b'a', b't', b'a', 0x01, b'4'];
+            let req = [
+                0x41, 0x01, 7, 7, token, 0xb4, b'd', b'a', b't', b'a', 0x01, b'4',
+            ];
             sock.send_to(&req, &to).unwrap();
             let n = sock.recv(&mut buf).unwrap();
             let expected = if token == 0xa1 { 0xa1 } else { second_token };
@@ -290,7 +292,10 @@ fn duplicate_con_is_replayed_or_reprocessed() {
         let (status, stderr) = server.stop();
         assert!(status.success());
         let served = if mode == "cache" { 1 } else { 2 };
-        assert!(stderr.contains(&format!("served={served} ")), "{mode}: {stderr}");
+        assert!(
+            stderr.contains(&format!("served={served} ")),
+            "{mode}: {stderr}"
+        );
         assert!(stderr.contains("duplicates=1"), "{mode}: {stderr}");
     }
 }

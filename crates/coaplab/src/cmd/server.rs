@@ -14,8 +14,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{
-    Amplification, Event, Router, CONTENT_FORMAT_LINK, DEDUP_CAPACITY_BYTES,
-    MAX_PENDING_UPLOADS_PER_SOURCE, ServerDuplicates, UNVERIFIED_CON_BYTES_PER_S,
+    Amplification, Event, Router, ServerDuplicates, CONTENT_FORMAT_LINK, DEDUP_CAPACITY_BYTES,
+    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
 };
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};

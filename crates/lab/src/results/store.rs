@@ -538,7 +538,7 @@ impl ResultsDir {
             }
         }
         flows_csv.commit()?;
-        if plan.len() > 0 && plan.config(0).timers {
+        if !plan.is_empty() && plan.config(0).timers {
             self.assemble_timers(manifest, plan.len())?;
         }
         let rows = summarizer.finish();

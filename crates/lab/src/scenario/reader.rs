@@ -31,12 +31,8 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).
-pub(super) const PROTOCOL_KEYS: &[&str] = &[
-    "max_retransmit",
-    "nstart",
-    "cc_preset",
-    "server_duplicates",
-];
+pub(super) const PROTOCOL_KEYS: &[&str] =
+    &["max_retransmit", "nstart", "cc_preset", "server_duplicates"];
 
 /// The top-level values of a scenario.
 pub(super) struct Top {

@@ -449,7 +449,10 @@ fn server_duplicates_defaults_to_the_cache_and_takes_reprocess() {
     use coaplab_endpoint::ServerDuplicates;
     let c = parse(ISSUE_EXAMPLE).unwrap().config(0).unwrap();
     assert_eq!(c.protocol.server_duplicates, ServerDuplicates::Cache);
-    let text = ISSUE_EXAMPLE.replace("nstart = 1\n", "nstart = 1\nserver_duplicates = \"reprocess\"\n");
+    let text = ISSUE_EXAMPLE.replace(
+        "nstart = 1\n",
+        "nstart = 1\nserver_duplicates = \"reprocess\"\n",
+    );
     let c = parse(&text).unwrap().config(0).unwrap();
     assert_eq!(c.protocol.server_duplicates, ServerDuplicates::Reprocess);
     // A sweep over it is paired like an algorithm sweep: both runs meet the same losses.
@@ -459,8 +462,14 @@ fn server_duplicates_defaults_to_the_cache_and_takes_reprocess() {
     );
     let runs = parse(&sweep).unwrap().expand(None, None);
     assert_eq!(runs[0].seed, runs[20].seed);
-    assert_eq!(runs[20].config.protocol.server_duplicates, ServerDuplicates::Reprocess);
+    assert_eq!(
+        runs[20].config.protocol.server_duplicates,
+        ServerDuplicates::Reprocess
+    );
     let bad = ISSUE_EXAMPLE.replace("nstart = 1\n", "nstart = 1\nserver_duplicates = \"drop\"\n");
     let e = parse(&bad).unwrap_err().to_string();
-    assert!(e.contains("server_duplicates") && e.contains("cache, reprocess"), "{e}");
+    assert!(
+        e.contains("server_duplicates") && e.contains("cache, reprocess"),
+        "{e}"
+    );
 }

@@ -403,7 +403,10 @@ fn a_tcp_flow_reports_its_rto_expiries_and_largest_rto() {
                 cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n";
     let f = run(text).remove(0);
     let tcp = f.tcp.clone().unwrap();
-    assert_eq!((f.expired_rtos, f.rto_max_s), (tcp.rto_count, Some(68.66224)));
+    assert_eq!(
+        (f.expired_rtos, f.rto_max_s),
+        (tcp.rto_count, Some(68.66224))
+    );
     // Error-free and unqueued: no timer expires, the column stays empty.
     let f = run("name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"continuous\"\n");
     assert_eq!((f[0].expired_rtos, f[0].rto_max_s), (0, None));
