@@ -344,6 +344,10 @@ mod tests {
             n.down.loss,
             LossModel::profile_netem_gemodel("high", DEFAULT_BURST_PACKETS).unwrap()
         );
+        // netem's gemodel is the default realisation of the profiles (issue 12).
+        assert_eq!(parse(&["--loss", "high"]).unwrap().down.loss, n.down.loss);
+        let n = parse(&["--loss", "high", "--error-model", "ctmc"]).unwrap();
+        assert!(matches!(n.down.loss, LossModel::Ctmc(_)));
         let args = [
             "--loss",
             "medium",
@@ -361,7 +365,14 @@ mod tests {
             &["--loss", "netem-gemodel:1,2,3,4,5"],
             &["--loss", "netem-state:60,0,0,0,50"],
             &["--loss", "netem-random:x"],
-            &["--loss", "medium", "--loss-burst-packets", "20"],
+            &[
+                "--loss",
+                "medium",
+                "--error-model",
+                "ctmc",
+                "--loss-burst-packets",
+                "20",
+            ],
             &[
                 "--loss",
                 "medium",
