@@ -82,3 +82,31 @@ fn cached_duplicate_echoes_the_originals_ordinal() {
         1
     );
 }
+
+/// Block1 blocks are replayed from the cache even with `Reprocess`: the upload already holds
+/// the block, so running it again would answer 4.08 Request Entity Incomplete.
+#[test]
+fn a_duplicate_block1_block_is_replayed_even_when_reprocessing() {
+    let config = Config {
+        server_duplicates: ServerDuplicates::Reprocess,
+        ..Config::default()
+    };
+    let mut server =
+        coaplab_endpoint::Endpoint::new(config, factory("default", &[], 0.0), router()).unwrap();
+    server.handle_datagram(
+        ms(0),
+        addr(CLIENT),
+        &block1_put(0x1233, 0, true, 0, &[5; 16]),
+    );
+    assert!(server.poll_transmit(ms(0)).is_some());
+    // Block 1 and its duplicate (its ACK was lost).
+    let block = block1_put(0x1234, 1, true, 0, &[5; 16]);
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        server.handle_datagram(ms(0), addr(CLIENT), &block);
+        replies.push(server.poll_transmit(ms(0)).unwrap().contents);
+    }
+    // ACK 2.31 Continue (0x5f), MID 0x1234, both times byte for byte.
+    assert_eq!(&replies[0][..4], [0x61, 0x5f, 0x12, 0x34]);
+    assert_eq!(replies[0], replies[1]);
+}
