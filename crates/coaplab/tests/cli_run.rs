@@ -318,3 +318,45 @@ fn reps_and_seed_have_the_limits_of_the_file() {
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
+
+/// `[output] timers = true` writes `timers.csv`: one row per expired timer, as many as the
+/// `expired_rtos` of `flows.csv` add up to, each naming its run and flow; without it, none.
+#[test]
+fn timers_csv_lists_every_expired_timer() {
+    let tmp = TempDir::new("timers");
+    let lossy = TINY.replace(
+        "[[flows]]",
+        "[network]\nloss = \"high\"\n[output]\ntimers = true\n[[flows]]",
+    );
+    let scenario = write(&tmp.0, "timers.toml", &lossy);
+    let out = tmp.0.join("out");
+    let o = coaplab(&["run", &scenario, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let mut lines = flows.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (run, flow, expired) = (col("run"), col("flow"), col("expired_rtos"));
+    let mut expected = Vec::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let n: usize = f[expired].parse().unwrap();
+        expected.extend(std::iter::repeat_n(format!("{},{}", f[run], f[flow]), n));
+    }
+    assert!(!expected.is_empty(), "high loss expires some timer");
+    let timers = std::fs::read_to_string(out.join("timers.csv")).unwrap();
+    let mut rows = timers.lines();
+    assert_eq!(rows.next(), Some("run,flow,time_s,rto_s,ordinal"));
+    let got: Vec<String> = rows
+        .map(|r| r.splitn(3, ',').take(2).collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(got, expected);
+    let plain = write(&tmp.0, "plain.toml", TINY);
+    let out2 = tmp.0.join("out2");
+    assert!(
+        coaplab(&["run", &plain, "--out", &out2.display().to_string()])
+            .status
+            .success()
+    );
+    assert!(!out2.join("timers.csv").exists());
+}

@@ -268,3 +268,39 @@ fn an_unverified_non_get_is_amplified_at_most_three_times() {
     assert!(status.success());
     assert!(stderr.contains(" echo_challenges=1\n"), "{stderr}");
 }
+
+/// `--server-duplicates`: two copies of one CON GET (same Message ID, tokens 0xA1 then 0xA2,
+/// as FASOR+token marks copies). `cache` replays the first reply, token 0xA1 included;
+/// `reprocess` answers the second copy with its own token, as libcoap's server does.
+#[test]
+fn duplicate_con_is_replayed_or_reprocessed() {
+    for (mode, second_token) in [("cache", 0xa1u8), ("reprocess", 0xa2)] {
+        let server = OurServer::start(&["--server-duplicates", mode]);
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let to = format!("127.0.0.1:{}", server.port);
+        let mut buf = [0u8; 64];
+        for token in [0xa1u8, 0xa2] {
+            // CON GET /data/4, MID 0x0707, TKL 1.
+            let req = [
+                0x41, 0x01, 7, 7, token, 0xb4, b'd', b'a', b't', b'a', 0x01, b'4',
+            ];
+            sock.send_to(&req, &to).unwrap();
+            let n = sock.recv(&mut buf).unwrap();
+            let expected = if token == 0xa1 { 0xa1 } else { second_token };
+            assert_eq!(
+                &buf[..n],
+                [0x61, 0x45, 7, 7, expected, 0xff, 0, 1, 2, 3],
+                "{mode}"
+            );
+        }
+        let (status, stderr) = server.stop();
+        assert!(status.success());
+        let served = if mode == "cache" { 1 } else { 2 };
+        assert!(
+            stderr.contains(&format!("served={served} ")),
+            "{mode}: {stderr}"
+        );
+        assert!(stderr.contains("duplicates=1"), "{mode}: {stderr}");
+    }
+}

@@ -102,6 +102,48 @@ pub struct Config {
     /// `None` (the default, and the simulator) answers every request. `Some`: see
     /// [`Amplification`].
     pub amplification: Option<Amplification>,
+    /// How a server answers a duplicate CON request (RFC 7252 §4.5): from the duplicate
+    /// cache (the RFC's behaviour, the default) or by running the handler again
+    /// ([`ServerDuplicates`]).
+    pub server_duplicates: ServerDuplicates,
+}
+
+/// How a server answers a duplicate of a CON request it has already answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerDuplicates {
+    /// RFC 7252 §4.5: the reply sent to the first copy is sent again, byte for byte, without
+    /// running the handler; a FASOR+token client sees the first copy's token echoed.
+    #[default]
+    Cache,
+    /// The request is processed anew and the reply echoes this copy's token and Rexmit-Cnt,
+    /// as libcoap's server did on the published testbeds (Pesola's thesis, the FASOR paper):
+    /// a token echo then names the copy answered. Only piggybacked answers are reprocessed:
+    /// a duplicate whose answer is a separate response (processing delay), or a Block1
+    /// block (its reassembly state already holds the block), is still answered from the
+    /// cache.
+    Reprocess,
+}
+
+impl ServerDuplicates {
+    /// The names accepted in scenario files and on the command line, in variant order.
+    pub const NAMES: [&'static str; 2] = ["cache", "reprocess"];
+
+    /// The name used in scenario files, results and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerDuplicates::Cache => "cache",
+            ServerDuplicates::Reprocess => "reprocess",
+        }
+    }
+
+    /// The variant named `name` (one of [`ServerDuplicates::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "cache" => Some(ServerDuplicates::Cache),
+            "reprocess" => Some(ServerDuplicates::Reprocess),
+            _ => None,
+        }
+    }
 }
 
 /// RFC 9175 §2.4 amplification mitigation: a response more than `factor` times the size of
@@ -168,6 +210,7 @@ impl Default for Config {
             max_body_bytes: MAX_BODY_BYTES,
             max_pending_uploads_per_source: crate::server::MAX_PENDING_UPLOADS_PER_SOURCE,
             amplification: None,
+            server_duplicates: ServerDuplicates::Cache,
         }
     }
 }

@@ -2,7 +2,9 @@
 //! (source endpoint, Message ID) together with the reply sent, so a duplicate CON is answered
 //! with the very same bytes (ACK, piggybacked response or RST) without running the handler
 //! again. With FASOR+token this replays the earlier copy's token echo, the conservative sample
-//! spec/algorithms.md §7.6 asks the server model to reproduce.
+//! spec/algorithms.md §7.6 asks the server model to reproduce. With
+//! [`crate::ServerDuplicates::Reprocess`] a duplicate CON is looked up here only to be
+//! counted, and answered by the handler anew (its reply then replaces the cached one).
 //!
 //! Bounded three ways, all configurable: entries older than the lifetime (EXCHANGE_LIFETIME by
 //! default; "whole run" in the experiments) are forgotten, and the oldest are forgotten first

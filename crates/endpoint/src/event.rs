@@ -225,7 +225,8 @@ pub enum Event {
         /// When.
         at: Instant,
     },
-    /// A duplicate CON was answered again from the cache, without running the handler.
+    /// A duplicate CON was answered again: from the cache, without running the handler, or
+    /// ([`crate::ServerDuplicates::Reprocess`]) by the handler anew, a `Served` following.
     DuplicateRequest {
         /// The sender.
         from: SocketAddr,

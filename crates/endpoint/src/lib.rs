@@ -54,7 +54,8 @@ mod request_options;
 mod server;
 
 pub use config::{
-    Amplification, Config, ConfigError, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME, MAX_BODY_BYTES,
+    Amplification, Config, ConfigError, ServerDuplicates, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME,
+    MAX_BODY_BYTES,
 };
 pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
 pub use controller::{registry_factory, Controller, ControllerFactory, Marking};

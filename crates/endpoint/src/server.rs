@@ -149,11 +149,19 @@ impl Endpoint {
         msg: &Message<'_>,
         len: usize,
     ) {
-        if self.replay_duplicate(now, from, msg) {
-            return;
-        }
         let con = msg.mtype == MessageType::Con;
         let separate = con && self.config.processing_delay > coaplab_cc::Duration::ZERO;
+        if self.reprocesses(msg, separate) {
+            if self.dedup.get(now, from, msg.message_id).is_some() {
+                self.events.push_back(Event::DuplicateRequest {
+                    from,
+                    message_id: msg.message_id,
+                    at: now,
+                });
+            }
+        } else if self.replay_duplicate(now, from, msg) {
+            return;
+        }
         let mut out = self.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
@@ -213,6 +221,16 @@ impl Endpoint {
         let x = &mut self.exchanges[slot];
         x.state = XState::Delayed;
         x.deadline = Some(now + self.config.processing_delay);
+    }
+
+    /// Whether a duplicate of `msg` is processed anew rather than replayed from the cache
+    /// ([`crate::ServerDuplicates::Reprocess`]): a CON answered piggybacked, without Block1
+    /// (a block already reassembled would be taken for one out of sequence).
+    fn reprocesses(&self, msg: &Message<'_>, separate: bool) -> bool {
+        self.config.server_duplicates == crate::ServerDuplicates::Reprocess
+            && msg.mtype == MessageType::Con
+            && !separate
+            && !msg.has(number::BLOCK1)
     }
 
     /// Whether a response of `response_bytes` to a request of `request_bytes` from `from`

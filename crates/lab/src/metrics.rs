@@ -8,7 +8,7 @@
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::Event;
 
-use crate::results::FlowRecord;
+use crate::results::{FlowRecord, TimerExpiry};
 
 /// IPv4 + UDP header bytes added to every CoAP message.
 pub const IP_UDP_HEADER_BYTES: u64 = 28;
@@ -41,6 +41,9 @@ pub struct FlowMetrics {
     pub timeouts: u64,
     /// Largest expired armed timer.
     pub rto_max: Option<Duration>,
+    /// Every timer expiry, when `timers.csv` is asked for (`[output] timers`); `None`
+    /// otherwise, so the hot path keeps nothing it does not write.
+    pub expiries: Option<Vec<TimerExpiry>>,
     /// CoAP RTT of every completed exchange.
     pub rtts: Vec<Duration>,
     /// IP bytes the client sent.
@@ -56,6 +59,14 @@ pub struct FlowMetrics {
 }
 
 impl FlowMetrics {
+    /// Empty metrics that keep every timer expiry when `keep_expiries` (`[output] timers`).
+    pub fn with_expiries(keep_expiries: bool) -> Self {
+        FlowMetrics {
+            expiries: keep_expiries.then(Vec::new),
+            ..FlowMetrics::default()
+        }
+    }
+
     /// Accounts a client endpoint event.
     pub fn on_event(&mut self, event: &Event) {
         match *event {
@@ -73,9 +84,18 @@ impl FlowMetrics {
                 let t = self.truth_mut(self.exchange_base + exchange.0);
                 t.copies = t.copies.max(ordinal + 1);
             }
-            Event::TimerExpired { armed, .. } => {
+            Event::TimerExpired {
+                armed, ordinal, at, ..
+            } => {
                 self.timeouts += 1;
                 self.rto_max = Some(self.rto_max.map_or(armed, |m| m.max(armed)));
+                if let Some(e) = &mut self.expiries {
+                    e.push(TimerExpiry {
+                        at_s: at.as_secs_f64(),
+                        rto_s: armed.as_secs_f64(),
+                        ordinal,
+                    });
+                }
             }
             Event::ExchangeCompleted {
                 rtt, transmissions, ..
@@ -147,6 +167,8 @@ impl FlowMetrics {
             retransmissions: self.retransmissions,
             unnecessary_retransmissions: self.unnecessary_retransmissions(),
             timeouts: self.timeouts,
+            expired_rtos: self.timeouts,
+            expiries: self.expiries.clone().unwrap_or_default(),
             rto_max_s: self.rto_max.map(|d| d.as_secs_f64()),
             coap_rtt_median_s: crate::stats::median(&mut rtts),
             bytes_up: self.bytes_up,

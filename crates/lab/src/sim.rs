@@ -231,6 +231,7 @@ impl<N: Network> Sim<N> {
             dedup_capacity_bytes: usize::MAX,
             dedup_purge_timer: false,
             keep_bodies: false,
+            server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
         let server_factory = registry_factory("default", &Settings::new(), spec.seed)
@@ -557,7 +558,7 @@ fn client(
             rng::stream(seed, &format!("workload/flow{i}")),
         )
         .new_client_per_batch(renewal.is_some()),
-        metrics: FlowMetrics::default(),
+        metrics: FlowMetrics::with_expiries(spec.config.timers),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),
         renewal,

@@ -72,10 +72,11 @@ pub(crate) struct LinkOpts {
     /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).
     #[arg(long, value_name = "PROFILE")]
     loss: Option<String>,
-    /// How the medium and high profiles are realised: ctmc (time-based chain, 1-s bursts),
-    /// gilbert-elliott (per packet, r = 0.1), or netem's per-packet models netem-state and
-    /// netem-gemodel (bursts of --loss-burst-packets).
-    #[arg(long, value_name = "MODEL", default_value = "ctmc",
+    /// How the low, medium and high profiles are realised: netem's per-packet models
+    /// netem-gemodel (the default, as the testbeds' netem) and netem-state (bursts of
+    /// --loss-burst-packets; low is `loss random 2%`), ctmc (time-based chain, 1-s bursts), or
+    /// gilbert-elliott (per packet, r = 0.1).
+    #[arg(long, value_name = "MODEL", default_value = "netem-gemodel",
           value_parser = ["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"])]
     error_model: String,
     /// Mean burst length in packets of the netem-state / netem-gemodel profiles
@@ -343,6 +344,10 @@ mod tests {
             n.down.loss,
             LossModel::profile_netem_gemodel("high", DEFAULT_BURST_PACKETS).unwrap()
         );
+        // netem's gemodel is the default realisation of the profiles (issue 12).
+        assert_eq!(parse(&["--loss", "high"]).unwrap().down.loss, n.down.loss);
+        let n = parse(&["--loss", "high", "--error-model", "ctmc"]).unwrap();
+        assert!(matches!(n.down.loss, LossModel::Ctmc(_)));
         let args = [
             "--loss",
             "medium",
@@ -360,7 +365,14 @@ mod tests {
             &["--loss", "netem-gemodel:1,2,3,4,5"],
             &["--loss", "netem-state:60,0,0,0,50"],
             &["--loss", "netem-random:x"],
-            &["--loss", "medium", "--loss-burst-packets", "20"],
+            &[
+                "--loss",
+                "medium",
+                "--error-model",
+                "ctmc",
+                "--loss-burst-packets",
+                "20",
+            ],
             &[
                 "--loss",
                 "medium",

@@ -16,8 +16,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{
-    Amplification, Event, Router, DEDUP_CAPACITY_BYTES, MAX_PENDING_UPLOADS_PER_SOURCE,
-    UNVERIFIED_CON_BYTES_PER_S,
+    Amplification, Event, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
+    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
 };
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
@@ -119,6 +119,14 @@ pub(crate) struct Args {
     dtls: DtlsServerOpts,
     #[command(flatten)]
     credentials: DtlsOpts,
+    /// How a duplicate CON request over UDP (a retransmission whose answer was lost) is
+    /// answered: `cache` replays the first reply byte for byte (RFC 7252 §4.5); `reprocess`
+    /// runs the request again and answers with this copy's token and Rexmit-Cnt, as
+    /// libcoap's server does (a FASOR+token client then knows which copy was answered).
+    /// Block1 blocks and separate responses are always answered from the cache.
+    #[arg(long = "server-duplicates", value_name = "MODE", default_value = "cache",
+          value_parser = clap::builder::PossibleValuesParser::new(ServerDuplicates::NAMES))]
+    server_duplicates: String,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -183,6 +191,8 @@ async fn serve(args: &Args) -> u8 {
         c.dedup_purge_timer = true;
         c.max_pending_uploads_per_source = args.uploads_per_source;
         c.amplification = amplification;
+        c.server_duplicates =
+            ServerDuplicates::from_name(&args.server_duplicates).unwrap_or_default();
     }) {
         Ok(e) => e,
         Err(e) => {

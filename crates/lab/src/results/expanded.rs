@@ -146,6 +146,7 @@ pub fn config_json(config: &RunConfig) -> Value {
             "max_retransmit": config.protocol.max_retransmit,
             "nstart": config.protocol.nstart,
             "cc_preset": config.protocol.cc_preset,
+            "server_duplicates": config.protocol.server_duplicates.name(),
         },
         "flows": flows,
         "max_sim_time_s": config.max_sim_time.as_secs_f64(),

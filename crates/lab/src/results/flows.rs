@@ -34,6 +34,7 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "segments_retransmitted",
     "rto_count",
     "syn_retransmissions",
+    "expired_rtos",
 ];
 
 /// A histogram as space-separated counts (`"45 4 1"`: 45 exchanges took one transmission, 4
@@ -70,6 +71,30 @@ pub fn sweep_columns(sweep: &[(String, String)]) -> Vec<&str> {
 /// The header line (no newline) of runs with `sweep` ([`RunSpec::sweep`]).
 pub fn header(sweep: &[(String, String)]) -> String {
     csv::line(FLOW_COLUMNS.iter().copied().chain(sweep_columns(sweep)))
+}
+
+/// The header line of `timers.csv` (no newline).
+pub const TIMER_COLUMNS: &[&str] = &["run", "flow", "time_s", "rto_s", "ordinal"];
+
+/// The rows of `timers.csv` for one run: one per expired CoAP retransmission timer, flows in
+/// order, each flow's expiries in time order; each row ends in a newline.
+pub fn timer_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
+    let mut out = String::new();
+    let run = spec.run.to_string();
+    for f in flows {
+        let flow = f.flow.to_string();
+        for e in &f.expiries {
+            out.push_str(&csv::line([
+                run.as_str(),
+                flow.as_str(),
+                &csv::float(Some(e.at_s)),
+                &csv::float(Some(e.rto_s)),
+                &e.ordinal.to_string(),
+            ]));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A TCP counter as text; empty for a UDP flow.
@@ -121,6 +146,7 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             tcp_count(f, |t| t.segments_retransmitted),
             tcp_count(f, |t| t.rto_count),
             tcp_count(f, |t| t.syn_retransmissions),
+            f.expired_rtos.to_string(),
         ];
         out.push_str(&csv::line(
             fixed

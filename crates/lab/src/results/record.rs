@@ -27,8 +27,16 @@ pub struct FlowRecord {
     pub unnecessary_retransmissions: u64,
     /// Retransmission-timer expiries.
     pub timeouts: u64,
-    /// The largest armed value of an expired timer; `None` when no timer expired.
+    /// The largest armed value of an expired timer; `None` when no timer expired. TCP
+    /// flows: the largest RTO of an expired retransmission timer of either end (handshake
+    /// or data), before its backoff.
     pub rto_max_s: Option<f64>,
+    /// Expired retransmission timers: UDP flows, every CoAP timer expiry (as `timeouts`);
+    /// TCP flows, every RTO expiry of both ends (as `rto_count`).
+    pub expired_rtos: u64,
+    /// One entry per CoAP timer expiry, in order, when `[output] timers` asks for
+    /// `timers.csv`; empty otherwise and for TCP flows.
+    pub expiries: Vec<TimerExpiry>,
     /// Median CoAP RTT (original request → first answer) over the flow's exchanges.
     pub coap_rtt_median_s: Option<f64>,
     /// IP bytes the flow's client sent.
@@ -42,6 +50,17 @@ pub struct FlowRecord {
     pub transmission_counts: Vec<u32>,
     /// TCP flows only: the connection counters (spec §7); `None` for UDP flows.
     pub tcp: Option<TcpFlowRecord>,
+}
+
+/// One expired CoAP retransmission timer (a row of `timers.csv`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimerExpiry {
+    /// When it expired, seconds since the run started.
+    pub at_s: f64,
+    /// The armed value that expired (after dithering, backoff and caps), seconds.
+    pub rto_s: f64,
+    /// The copy it was timing (0 = the original).
+    pub ordinal: u32,
 }
 
 /// What a CoAP-over-TCP flow adds to its record (spec §7, issue 5).

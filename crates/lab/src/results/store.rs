@@ -463,6 +463,10 @@ impl ResultsDir {
         match outcome {
             Ok(result) => {
                 rows = flows::rows(spec, &result.flows);
+                if spec.config.timers {
+                    let timers = flows::timer_rows(spec, &result.flows);
+                    write_atomic(&self.run_path(spec.run, "timers.csv"), timers.as_bytes())?;
+                }
                 write_atomic(&self.run_path(spec.run, "csv"), rows.as_bytes())?;
                 status.events = result.events;
                 status.network = result.network;
@@ -481,6 +485,26 @@ impl ResultsDir {
             crc32: CRC_ZERO.to_string(),
         };
         write_atomic(&self.run_path(spec.run, "json"), file.to_text().as_bytes())
+    }
+
+    /// Writes `timers.csv` (`[output] timers`): the per-run timer files of the runs that
+    /// finished, in run order. A finished run's timer file is written before its rows file,
+    /// so it exists whenever the run's files verify.
+    fn assemble_timers(&self, manifest: &Manifest, runs: usize) -> Result<(), ResultsError> {
+        let mut out = AtomicFile::create(&self.root.join("timers.csv"))?;
+        let mut header = csv::line(flows::TIMER_COLUMNS.iter().copied());
+        header.push('\n');
+        out.write(header.as_bytes())?;
+        for entry in manifest.runs.iter().take(runs) {
+            if entry.status != Status::Ok {
+                continue;
+            }
+            let path = self.run_path(entry.run, "timers.csv");
+            if let Some(bytes) = read_optional(&path)? {
+                out.write(&bytes)?;
+            }
+        }
+        out.commit()
     }
 
     /// Writes `manifest.json`.
@@ -519,6 +543,9 @@ impl ResultsDir {
             }
         }
         flows_csv.commit()?;
+        if !plan.is_empty() && plan.config(0).timers {
+            self.assemble_timers(manifest, plan.len())?;
+        }
         let rows = summarizer.finish();
         write_atomic(
             &self.root.join("summary.csv"),

@@ -30,6 +30,8 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
             unnecessary_retransmissions: 0,
             timeouts: u64::from(i),
             rto_max_s: (i > 0).then_some(2.5),
+            expired_rtos: u64::from(i),
+            expiries: Vec::new(),
             coap_rtt_median_s: Some(0.7145),
             bytes_up: 4400,
             bytes_down: 4400,
@@ -78,13 +80,13 @@ fn flows_summary_and_manifest_round_trip() {
         "run,combination,replication,seed,flow,cc,workload,clients,buffer_bytes,loss,fct_s,\
          exchanges,failed_exchanges,transmissions,retransmissions,unnecessary_retransmissions,\
          timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts,\
-         setup_s,segments_sent,segments_retransmitted,rto_count,syn_retransmissions"
+         setup_s,segments_sent,segments_retransmitted,rto_count,syn_retransmissions,expired_rtos"
     );
     let seed = plan.run_seed(3);
     assert_eq!(
         lines[8],
         format!(
-            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1,,,,,"
+            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1,,,,,,1"
         )
     );
     // Pooled over 2 replications × 2 flows: run 2 (rep 0) gives 30, 31; run 3 gives 40, 41.

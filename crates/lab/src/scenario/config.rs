@@ -4,6 +4,7 @@
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::time::Duration;
+use coaplab_endpoint::ServerDuplicates;
 use coaplab_netsim::{NetworkConfig, Preset};
 
 /// Everything one run needs besides its seed.
@@ -23,6 +24,8 @@ pub struct RunConfig {
     pub flows: Vec<FlowConfig>,
     /// `max_sim_time_s`: the simulated-time safety cap (spec §8: 6 h).
     pub max_sim_time: Duration,
+    /// `[output] timers`: keep every expired CoAP retransmission timer for `timers.csv`.
+    pub timers: bool,
 }
 
 impl RunConfig {
@@ -42,6 +45,9 @@ pub struct ProtocolConfig {
     pub nstart: u32,
     /// An algorithm preset (`fasor18`, ...) applied to every flow before its own parameters.
     pub cc_preset: Option<String>,
+    /// How the server answers a duplicate CON (`server_duplicates`): from its cache
+    /// (RFC 7252 §4.5, the default) or processed anew (libcoap on the published testbeds).
+    pub server_duplicates: ServerDuplicates,
 }
 
 /// What a flow's client does (spec §6.1).

@@ -19,13 +19,15 @@ pub struct Axis {
 }
 
 impl Axis {
-    /// Whether the axis only chooses the algorithm or its parameters. Runs that differ only in
+    /// Whether the axis only chooses the algorithm or its parameters (the server's duplicate
+    /// handling counts: it decides which samples the algorithm gets). Runs that differ only in
     /// such axes share their seed, so algorithms meet the same start times and loss chains
     /// (common random numbers: comparisons between algorithms are paired).
     pub fn is_algorithm(&self) -> bool {
         self.key.ends_with(".cc")
             || self.key.contains(".params.")
             || self.key.ends_with("cc_preset")
+            || self.key.ends_with("server_duplicates")
     }
 }
 

@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use coaplab_cc::time::Duration;
+use coaplab_endpoint::ServerDuplicates;
 use toml_edit::{Item, TableLike, Value};
 
 use super::config::{ProtocolConfig, RunConfig};
@@ -30,7 +31,8 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// Keys valid in `[protocol]` (and, for convenience, at the top level or in `[network]`).
-pub(super) const PROTOCOL_KEYS: &[&str] = &["max_retransmit", "nstart", "cc_preset"];
+pub(super) const PROTOCOL_KEYS: &[&str] =
+    &["max_retransmit", "nstart", "cc_preset", "server_duplicates"];
 
 /// The top-level values of a scenario.
 pub(super) struct Top {
@@ -276,6 +278,16 @@ impl<'s> Reader<'s> {
         let network = super::network::read(self, doc)?;
         let protocol = self.protocol(doc)?;
         let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
+        let mut timers = None;
+        if let Some(item) = doc.get("output") {
+            let t = item
+                .as_table_like()
+                .ok_or_else(|| self.bad(item.span(), "output", item.type_name(), "a table"))?;
+            self.check_keys(t, "output", &["timers"])?;
+            timers = self.scalar(t, "output", "timers", |v| {
+                v.as_bool().ok_or_else(|| "true or false".to_string())
+            })?;
+        }
         Ok(Top {
             name,
             seed: seed.unwrap_or(1),
@@ -286,6 +298,7 @@ impl<'s> Reader<'s> {
                 loss_label: network.loss_label,
                 protocol,
                 flows,
+                timers: timers.unwrap_or(false),
                 max_sim_time: Duration::from_secs_f64_round_us(
                     max_sim_time_s.unwrap_or(6.0 * 3600.0),
                 ),
@@ -310,6 +323,7 @@ impl<'s> Reader<'s> {
         let mut max_retransmit = None;
         let mut nstart = None;
         let mut cc_preset = None;
+        let mut server_duplicates = None;
         for (table, path) in tables {
             for key in PROTOCOL_KEYS {
                 if table.get(key).is_none() {
@@ -318,6 +332,7 @@ impl<'s> Reader<'s> {
                 let already = match *key {
                     "max_retransmit" => max_retransmit.is_some(),
                     "nstart" => nstart.is_some(),
+                    "server_duplicates" => server_duplicates.is_some(),
                     _ => cc_preset.is_some(),
                 };
                 if already {
@@ -334,6 +349,12 @@ impl<'s> Reader<'s> {
                         max_retransmit = self.scalar(table, path, key, |v| uint(v, 0, 100))?
                     }
                     "nstart" => nstart = self.scalar(table, path, key, |v| uint(v, 1, 1000))?,
+                    "server_duplicates" => {
+                        server_duplicates = self.scalar(table, path, key, |v| {
+                            let name = choice(v, &ServerDuplicates::NAMES)?;
+                            Ok(ServerDuplicates::from_name(&name).unwrap_or_default())
+                        })?
+                    }
                     _ => {
                         cc_preset = self.scalar(table, path, key, |v| choice(v, preset_names()))?
                     }
@@ -344,6 +365,7 @@ impl<'s> Reader<'s> {
             max_retransmit: max_retransmit.map(|n| n as u32),
             nstart: nstart.unwrap_or(1) as u32,
             cc_preset,
+            server_duplicates: server_duplicates.unwrap_or_default(),
         })
     }
 }

@@ -270,7 +270,14 @@ fn loss_profiles_tables_and_sweeps() {
         s.config(2).unwrap().network.down.loss,
         LossModel::Bernoulli { p: 0.1 }
     );
+    // Profiles are netem's gemodel by default (issue 12), the time-based chain on request.
     let text = "name = \"x\"\n[network]\nloss = \"high\"\n[[flows]]\ncc = \"default\"\n";
+    assert_eq!(
+        parse(text).unwrap().config(0).unwrap().network.down.loss,
+        LossModel::profile_netem_gemodel("high", 10.0).unwrap()
+    );
+    let text = "name = \"x\"\n[network]\nloss = \"high\"\nerror_model = \"ctmc\"\n\
+                [[flows]]\ncc = \"default\"\n";
     assert_eq!(
         parse(text).unwrap().config(0).unwrap().network.down.loss,
         LossModel::Ctmc(CtmcParams {
@@ -435,4 +442,34 @@ fn command_line_overrides_have_the_limits_of_the_file() {
             Err("an integer in [0, 9223372036854775807]".to_string())
         );
     }
+}
+
+#[test]
+fn server_duplicates_defaults_to_the_cache_and_takes_reprocess() {
+    use coaplab_endpoint::ServerDuplicates;
+    let c = parse(ISSUE_EXAMPLE).unwrap().config(0).unwrap();
+    assert_eq!(c.protocol.server_duplicates, ServerDuplicates::Cache);
+    let text = ISSUE_EXAMPLE.replace(
+        "nstart = 1\n",
+        "nstart = 1\nserver_duplicates = \"reprocess\"\n",
+    );
+    let c = parse(&text).unwrap().config(0).unwrap();
+    assert_eq!(c.protocol.server_duplicates, ServerDuplicates::Reprocess);
+    // A sweep over it is paired like an algorithm sweep: both runs meet the same losses.
+    let sweep = ISSUE_EXAMPLE.replace(
+        "nstart = 1\n",
+        "nstart = 1\nserver_duplicates = [\"cache\", \"reprocess\"]\n",
+    );
+    let runs = parse(&sweep).unwrap().expand(None, None);
+    assert_eq!(runs[0].seed, runs[20].seed);
+    assert_eq!(
+        runs[20].config.protocol.server_duplicates,
+        ServerDuplicates::Reprocess
+    );
+    let bad = ISSUE_EXAMPLE.replace("nstart = 1\n", "nstart = 1\nserver_duplicates = \"drop\"\n");
+    let e = parse(&bad).unwrap_err().to_string();
+    assert!(
+        e.contains("server_duplicates") && e.contains("cache, reprocess"),
+        "{e}"
+    );
 }

@@ -172,6 +172,7 @@ fn add_stats(n: &mut SegmentCounts, c: &Connection) {
     n.retransmitted += s.segments_retransmitted;
     n.syn_retransmissions += s.syn_retransmissions;
     n.rtos += s.rto_count;
+    n.rto_max = n.rto_max.max(s.rto_max);
 }
 
 /// BBR's configuration: Linux's defaults with the flow's `[flows.params]` (checked by the

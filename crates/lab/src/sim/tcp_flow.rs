@@ -130,6 +130,8 @@ pub(super) struct SegmentCounts {
     pub(super) retransmitted: u64,
     pub(super) syn_retransmissions: u64,
     pub(super) rtos: u64,
+    /// The largest RTO of an expired timer, either end.
+    pub(super) rto_max: Option<Duration>,
 }
 
 impl SegmentCounts {
@@ -141,6 +143,7 @@ impl SegmentCounts {
             retransmitted: self.retransmitted + o.retransmitted,
             syn_retransmissions: self.syn_retransmissions + o.syn_retransmissions,
             rtos: self.rtos + o.rtos,
+            rto_max: self.rto_max.max(o.rto_max),
         }
     }
 }
@@ -246,6 +249,8 @@ pub(super) fn flow_record(
         metrics.transmission_counts.push(rtts.len() as u32);
     }
     let mut r = metrics.record(i, cc, workload, times.done_at.is_some());
+    r.expired_rtos = n.rtos;
+    r.rto_max_s = n.rto_max.map(|d| d.as_secs_f64());
     r.tcp = Some(TcpFlowRecord {
         setup_s: match (times.syn_at, times.established_at) {
             (Some(a), Some(b)) => Some((b - a).as_secs_f64()),

@@ -377,3 +377,37 @@ fn a_tcp_random_flow_reconnects_for_every_short_lived_client() {
     // Setup time is the first connection's.
     assert_eq!(ns(tcp.setup_s), 646_000_001);
 }
+
+#[test]
+fn expired_timers_are_counted_and_listed_on_request() {
+    // The run of `a_reply_slower_than_the_timer_makes_the_retransmission_unnecessary`: one
+    // 2-s timer of the original expires at 2 s.
+    let text = "name = \"t\"\n[network]\nrest_delay_ms = 1500\n[[flows]]\ncc = \"default\"\n\
+                exchanges = 1\nstart_jitter_s = 0\n[flows.params]\nack_random_factor = 1\n";
+    let f = &run(text)[0];
+    assert_eq!((f.expired_rtos, f.expiries.len()), (1, 0));
+    let f = &run(&format!("{text}[output]\ntimers = true\n"))[0];
+    let expiry = crate::results::TimerExpiry {
+        at_s: 2.0,
+        rto_s: 2.0,
+        ordinal: 0,
+    };
+    assert_eq!((f.expired_rtos, f.expiries.as_slice()), (1, &[expiry][..]));
+}
+
+#[test]
+fn a_tcp_flow_reports_its_rto_expiries_and_largest_rto() {
+    // BBR at 2,500 B ends in RTOs (see above); expired_rtos is the model's rto_count and
+    // rto_max_s the largest RTO that expired, of either end.
+    let text = "name = \"t\"\n[network]\nbuffer_bytes = 2500\n[[flows]]\n\
+                cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n";
+    let f = run(text).remove(0);
+    let tcp = f.tcp.clone().unwrap();
+    assert_eq!(
+        (f.expired_rtos, f.rto_max_s),
+        (tcp.rto_count, Some(68.66224))
+    );
+    // Error-free and unqueued: no timer expires, the column stays empty.
+    let f = run("name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"continuous\"\n");
+    assert_eq!((f[0].expired_rtos, f[0].rto_max_s), (0, None));
+}

@@ -299,10 +299,11 @@ impl Connection {
     /// Runs every timer due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.hs.deadline().is_some_and(|t| t <= now) {
+            let armed = self.hs.rto();
             match self.hs.on_timeout(now) {
                 HandshakeTimeout::Retransmit => {
                     self.stats.syn_retransmissions += 1;
-                    self.stats.rto_count += 1;
+                    self.stats.on_rto_expired(armed);
                 }
                 HandshakeTimeout::GiveUp => self.state = TcpState::Failed,
             }

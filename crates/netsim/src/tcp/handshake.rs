@@ -55,6 +55,11 @@ impl Handshake {
         }
     }
 
+    /// The timer's current value (doubled by each expiry, up to the maximum).
+    pub fn rto(&self) -> Duration {
+        self.rto
+    }
+
     /// The timer's deadline.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline

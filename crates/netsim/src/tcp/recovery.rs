@@ -218,7 +218,8 @@ impl Connection {
             self.rto_at = None;
             return;
         }
-        self.stats.rto_count += 1;
+        // The timer ran for the RTO in effect: re-armed with it on every ACK that advanced.
+        self.stats.on_rto_expired(self.rtt.rto());
         let una = self.snd.snd_una();
         if self.ca <= CaState::Disorder
             || self.high_seq <= una

@@ -92,7 +92,9 @@ pub const PROFILE_NAMES: [&str; 4] = ["none", "low", "medium", "high"];
 
 impl LossModel {
     /// The error profile of spec §3 named `none`, `low` (Bernoulli 2 %), `medium` (CTMC, burst
-    /// 1 s at 50 %, good 4 s at 0 %) or `high` (CTMC, burst 1 s at 80 %, good 3.875 s at 2 %).
+    /// 1 s at 50 %, good 4 s at 0 %) or `high` (CTMC, burst 1 s at 80 %, good 3.875 s at 2 %):
+    /// the time-based form (`error_model = "ctmc"`). Scenarios and `coaplab emulate` realise
+    /// the profiles with [`LossModel::profile_netem_gemodel`] unless told otherwise.
     pub fn profile(name: &str) -> Option<LossModel> {
         match name {
             "none" => Some(LossModel::None),
