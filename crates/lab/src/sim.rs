@@ -35,6 +35,7 @@ use deadlines::Deadlines;
 
 mod deadlines;
 pub mod emulated;
+mod mesh;
 mod network;
 pub mod tag;
 mod tcp;
@@ -42,6 +43,9 @@ mod tcp_flow;
 
 /// Simulates `spec` and returns one record per flow.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
+    if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
+        return mesh::run(spec, mesh);
+    }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
         return tcp::run(spec);

@@ -23,6 +23,18 @@ pub struct RunConfig {
     pub flows: Vec<FlowConfig>,
     /// `max_sim_time_s`: the simulated-time safety cap (spec §8: 6 h).
     pub max_sim_time: Duration,
+    /// `[topology]`: the star (default; `network` describes it) or a mesh.
+    pub topology: Topology,
+}
+
+/// Which topology a run uses.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Topology {
+    /// The star of spec §1.1 with the `[network]` bottleneck.
+    #[default]
+    Star,
+    /// A multi-hop 802.15.4 mesh (`[topology] kind = "mesh"`).
+    Mesh(Box<coaplab_netsim::mesh::MeshConfig>),
 }
 
 impl RunConfig {

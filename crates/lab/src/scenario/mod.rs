@@ -14,9 +14,10 @@ mod expand;
 mod flows;
 mod network;
 mod reader;
+mod topology;
 
 pub use config::{
-    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
 };
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};
