@@ -5,6 +5,7 @@ pub(crate) mod bench;
 pub(crate) mod decode;
 pub(crate) mod emulate;
 pub(crate) mod link_opts;
+pub(crate) mod models;
 pub(crate) mod net;
 pub(crate) mod request;
 pub(crate) mod run;
