@@ -15,7 +15,11 @@ fn models_mesh_lists_every_parameter_with_default_range_and_source() {
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
     for spec in coaplab_netsim::mesh::MESH_PARAMS {
-        assert!(out.contains(&format!("  {} = {}", spec.key, spec.default)), "{}", spec.key);
+        assert!(
+            out.contains(&format!("  {} = {}", spec.key, spec.default)),
+            "{}",
+            spec.key
+        );
         assert!(out.contains(spec.source), "{}", spec.key);
     }
     assert!(out.contains("mac_max_frame_retries = 3    (integer in [0, 7])"));

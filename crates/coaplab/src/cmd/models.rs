@@ -44,7 +44,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
         }
         Some(other) => {
             let names: Vec<&str> = MODELS.iter().map(|(n, _)| *n).collect();
-            eprintln!("coaplab models: unknown model '{other}'; valid names: {}", names.join(", "));
+            eprintln!(
+                "coaplab models: unknown model '{other}'; valid names: {}",
+                names.join(", ")
+            );
             ExitCode::from(2)
         }
     }

@@ -278,7 +278,10 @@ impl<'s> Reader<'s> {
         let protocol = self.protocol(doc)?;
         let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
         if let super::config::Topology::Mesh(mesh) = &topology {
-            let clients = mesh.layout.with_role(coaplab_netsim::mesh::Role::Client).count() as u32;
+            let clients = mesh
+                .layout
+                .with_role(coaplab_netsim::mesh::Role::Client)
+                .count() as u32;
             let total: u32 = flows.iter().map(|f| f.count).sum();
             if total > clients {
                 let span = doc.get("topology").and_then(|i| i.span());

@@ -459,7 +459,10 @@ fn a_mesh_topology_reads_its_shape_roles_and_swept_params() {
     };
     assert_eq!(m.layout.nodes.len(), 9);
     assert_eq!(m.params.success_ratio_rx, 0.5);
-    assert_eq!(parse(ISSUE_EXAMPLE).unwrap().config(0).unwrap().topology, Topology::Star);
+    assert_eq!(
+        parse(ISSUE_EXAMPLE).unwrap().config(0).unwrap().topology,
+        Topology::Star
+    );
     let explicit = r#"name = "e"
 [topology]
 kind = "mesh"
@@ -498,7 +501,10 @@ fn mesh_errors_name_the_key_and_line() {
         "{e}"
     );
     let e = parse(&MESH.replace("success_ratio_rx", "mac_maxbe")).unwrap_err();
-    assert!(matches!(&e, ScenarioError::UnknownKey { line: 8, .. }), "{e}");
+    assert!(
+        matches!(&e, ScenarioError::UnknownKey { line: 8, .. }),
+        "{e}"
+    );
     let e = parse(&MESH.replace("count = 7", "count = 8")).unwrap_err();
     assert!(
         matches!(&e, ScenarioError::BadValue { key, line: 2, .. } if key == "flows.count"),
@@ -506,7 +512,10 @@ fn mesh_errors_name_the_key_and_line() {
     );
     // 30-m spacing with a 10-m range: nobody reaches the border router.
     let e = parse(&MESH.replace("cols = 3", "cols = 3\nspacing_m = 30")).unwrap_err();
-    assert!(e.to_string().contains("no path to the border router"), "{e}");
+    assert!(
+        e.to_string().contains("no path to the border router"),
+        "{e}"
+    );
     let e = parse(&MESH.replace("kind = \"mesh\"", "kind = \"star\"")).unwrap_err();
     assert!(e.to_string().contains("only with kind"), "{e}");
 }

@@ -26,7 +26,14 @@ const TOPOLOGY_KEYS: &[&str] = &[
 ];
 
 /// Mesh shapes.
-const SHAPES: &[&str] = &["grid", "chain", "flower", "dumbbell", "half-dumbbell", "nodes"];
+const SHAPES: &[&str] = &[
+    "grid",
+    "chain",
+    "flower",
+    "dumbbell",
+    "half-dumbbell",
+    "nodes",
+];
 
 /// Keys of one explicit node.
 const NODE_KEYS: &[&str] = &["x_m", "y_m", "role"];
@@ -50,7 +57,12 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     if kind == "star" {
         for key in TOPOLOGY_KEYS.iter().filter(|k| **k != "kind") {
             if let Some(span) = t.get(key).map(|i| i.span()) {
-                return Err(r.bad(span, &format!("topology.{key}"), "(set)", "only with kind = \"mesh\""));
+                return Err(r.bad(
+                    span,
+                    &format!("topology.{key}"),
+                    "(set)",
+                    "only with kind = \"mesh\"",
+                ));
             }
         }
         return Ok(Topology::Star);
@@ -69,7 +81,10 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
             let cols = r.scalar(t, p, "cols", count)?.unwrap_or(3) as u32;
             Layout::grid(rows, cols, spacing)
         }
-        "chain" => Layout::chain(r.scalar(t, p, "nodes", count)?.unwrap_or(20) as u32, spacing),
+        "chain" => Layout::chain(
+            r.scalar(t, p, "nodes", count)?.unwrap_or(20) as u32,
+            spacing,
+        ),
         "flower" => {
             let petals = r.scalar(t, p, "petals", count)?.unwrap_or(5) as u32;
             let len = r.scalar(t, p, "petal_nodes", count)?.unwrap_or(7) as u32;
@@ -85,7 +100,14 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     let servers = server.map(|s| [s as u32]);
     let layout = layout
         .with_roles(br.map(|b| b as u32), servers.as_ref().map(|s| &s[..]))
-        .map_err(|e| r.bad(table_span.clone(), "topology.border_router", "", e.to_string()))?;
+        .map_err(|e| {
+            r.bad(
+                table_span.clone(),
+                "topology.border_router",
+                "",
+                e.to_string(),
+            )
+        })?;
     let params = params(r, t)?;
     let config = MeshConfig { layout, params };
     // Build it once: a layout without a route from a client to the border router fails here,
@@ -118,13 +140,15 @@ fn params(r: &mut Reader<'_>, t: &dyn TableLike) -> Result<MeshParams, ScenarioE
             settings.set(key, v);
         }
     }
-    MeshParams::resolve(&settings).map_err(|e| {
-        r.bad(item.span(), "topology.params", "", e.to_string())
-    })
+    MeshParams::resolve(&settings)
+        .map_err(|e| r.bad(item.span(), "topology.params", "", e.to_string()))
 }
 
 /// `nodes = [{ x_m = 0, y_m = 0, role = "border-router" }, ...]` or `[[topology.nodes]]`.
-fn explicit(r: &mut Reader<'_>, t: &dyn TableLike) -> Result<Layout, coaplab_netsim::mesh::LayoutError> {
+fn explicit(
+    r: &mut Reader<'_>,
+    t: &dyn TableLike,
+) -> Result<Layout, coaplab_netsim::mesh::LayoutError> {
     let mut nodes = Vec::new();
     let tables: Vec<&dyn TableLike> = match t.get("nodes") {
         Some(Item::ArrayOfTables(a)) => a.iter().map(|x| x as &dyn TableLike).collect(),
@@ -135,9 +159,14 @@ fn explicit(r: &mut Reader<'_>, t: &dyn TableLike) -> Result<Layout, coaplab_net
         _ => Vec::new(),
     };
     for (i, n) in tables.into_iter().enumerate() {
-        let fail = |what: String| coaplab_netsim::mesh::LayoutError::BadShape(format!("topology.nodes[{i}]: {what}"));
+        let fail = |what: String| {
+            coaplab_netsim::mesh::LayoutError::BadShape(format!("topology.nodes[{i}]: {what}"))
+        };
         if let Some((key, _)) = n.iter().find(|(k, _)| !NODE_KEYS.contains(k)) {
-            return Err(fail(format!("unknown key '{key}' (allowed: {})", NODE_KEYS.join(", "))));
+            return Err(fail(format!(
+                "unknown key '{key}' (allowed: {})",
+                NODE_KEYS.join(", ")
+            )));
         }
         let coord = |key: &str| {
             n.get(key)

@@ -482,7 +482,7 @@ impl Mesh {
         let s = self.dir(up);
         s.frames_sent += 1;
         s.frame_bytes += u64::from(frame.psdu_bytes);
-        s.airtime = s.airtime + airtime;
+        s.airtime += airtime;
         self.events.schedule(at + airtime, Ev::TxEnd { node });
     }
 
