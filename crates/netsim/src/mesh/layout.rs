@@ -268,6 +268,63 @@ impl Layout {
         self.nodes.iter().map(|n| (n.x_m, n.y_m)).collect()
     }
 
+    /// A drawing of the layout as SVG: nodes as circles labelled with their id (border
+    /// router black, server grey, clients white, routers dashed), a line between nodes within
+    /// `tx_range_m` of each other, 10 px per metre. docs/mesh/*.svg are these drawings.
+    pub fn svg(&self, tx_range_m: f64) -> String {
+        use std::fmt::Write as _;
+        let scale = 10.0;
+        let margin = 30.0;
+        let (min_x, min_y) = self.nodes.iter().fold((f64::MAX, f64::MAX), |(x, y), n| {
+            (x.min(n.x_m), y.min(n.y_m))
+        });
+        let (max_x, max_y) = self.nodes.iter().fold((f64::MIN, f64::MIN), |(x, y), n| {
+            (x.max(n.x_m), y.max(n.y_m))
+        });
+        let px = |x: f64| (x - min_x) * scale + margin;
+        let py = |y: f64| (y - min_y) * scale + margin;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0}\" height=\"{:.0}\" font-family=\"sans-serif\" font-size=\"10\">",
+            (max_x - min_x) * scale + 2.0 * margin,
+            (max_y - min_y) * scale + 2.0 * margin
+        );
+        for (i, a) in self.nodes.iter().enumerate() {
+            for b in &self.nodes[i + 1..] {
+                let d = ((a.x_m - b.x_m).powi(2) + (a.y_m - b.y_m).powi(2)).sqrt();
+                if d <= tx_range_m * (1.0 + 1e-9) {
+                    let _ = writeln!(
+                        out,
+                        "  <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>",
+                        px(a.x_m), py(a.y_m), px(b.x_m), py(b.y_m)
+                    );
+                }
+            }
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            let (fill, text, dash) = match n.role {
+                Role::BorderRouter => ("black", "white", ""),
+                Role::Server => ("#888", "white", ""),
+                Role::Client => ("white", "black", ""),
+                Role::Router => ("white", "black", " stroke-dasharray=\"3,2\""),
+            };
+            let _ = writeln!(
+                out,
+                "  <circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"11\" fill=\"{fill}\" stroke=\"black\"{dash}><title>{} ({:.2}, {:.2})</title></circle>",
+                px(n.x_m), py(n.y_m), n.role.name(), n.x_m, n.y_m
+            );
+            let _ = writeln!(
+                out,
+                "  <text x=\"{:.1}\" y=\"{:.1}\" fill=\"{text}\" text-anchor=\"middle\">{i}</text>",
+                px(n.x_m),
+                py(n.y_m) + 3.5
+            );
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+
     /// Node ids with `role`, in order.
     pub fn with_role(&self, role: Role) -> impl Iterator<Item = u16> + '_ {
         self.nodes
@@ -323,6 +380,28 @@ mod tests {
             .unwrap();
         assert_eq!(six.with_role(Role::Client).count(), 33);
         assert!(Layout::grid(1, 1, 10.0).is_err());
+        // The drawings in docs/mesh/ are these layouts (regenerate: COAPLAB_WRITE_SVG=1).
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mesh");
+        for (name, layout) in [
+            ("grid-3x3", Layout::grid(3, 3, 10.0).unwrap()),
+            ("grid-6x6", Layout::grid(6, 6, 10.0).unwrap()),
+            ("chain-20", Layout::chain(20, 10.0).unwrap()),
+            ("flower-5x7", Layout::flower(5, 7, 10.0).unwrap()),
+            ("dumbbell", Layout::dumbbell(10.0).unwrap()),
+            ("half-dumbbell", Layout::half_dumbbell(10.0).unwrap()),
+        ] {
+            let path = docs.join(format!("{name}.svg"));
+            let svg = layout.svg(10.0);
+            if std::env::var_os("COAPLAB_WRITE_SVG").is_some() {
+                std::fs::create_dir_all(&docs).unwrap();
+                std::fs::write(&path, &svg).unwrap();
+            }
+            assert_eq!(
+                std::fs::read_to_string(&path).ok().as_deref(),
+                Some(svg.as_str()),
+                "{name}"
+            );
+        }
         assert!(g.clone().with_roles(Some(9), None).is_err());
     }
 }

@@ -289,6 +289,11 @@ impl Mesh {
         (self.acks_skipped, self.duplicates)
     }
 
+    /// Internal events (MAC timers, radio starts and ends, arrivals) scheduled so far.
+    pub fn events_scheduled(&self) -> u64 {
+        self.events.scheduled_total()
+    }
+
     /// Datagrams inside the mesh.
     pub fn in_flight(&self) -> usize {
         self.slots.len() - self.free.len()

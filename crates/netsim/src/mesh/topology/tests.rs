@@ -156,3 +156,42 @@ fn hidden_terminals_collide_and_retry() {
     let s = mesh.stats(Direction::Up);
     assert_eq!((s.frames_sent, s.retries, s.no_ack_failures), (8, 6, 2));
 }
+
+#[test]
+fn unanswered_frames_are_retried_at_exact_instants_then_dropped() {
+    // SUCCESS_RATIO_TX = 0: every transmission is lost, so the client's MAC runs its whole
+    // retry sequence. Each attempt: backoff (BE = 3, a fresh attempt after a missing ACK),
+    // CCA 128 µs, turnaround 192 µs, 1,888 µs on air, ACK wait 864 µs.
+    let mut config = chain3();
+    config.params.success_ratio_tx = 0.0;
+    let seed = 11;
+    let mut mesh = Mesh::new(&config, seed).unwrap();
+    let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
+    let _first_seq = rng.below(256);
+    mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 0)
+        .unwrap();
+    let mut expected = Vec::new();
+    let mut t = Instant::ZERO;
+    for _ in 0..4 {
+        let cca = t + Duration::from_micros(320 * rng.below(8) as i64);
+        let on_air = cca + Duration::from_micros(128 + 192);
+        let end = on_air + Duration::from_micros(1_888);
+        t = end + Duration::from_micros(864);
+        expected.extend([cca, cca + Duration::from_micros(128), on_air, end, t]);
+    }
+    let mut seen = Vec::new();
+    let mut buf = Vec::new();
+    while let Some(at) = mesh.poll_at() {
+        seen.push(at);
+        assert_eq!(mesh.poll_delivery(at, &mut buf), None);
+    }
+    seen.dedup();
+    expected.dedup();
+    assert_eq!(seen, expected);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!(
+        (s.frames_sent, s.retries, s.no_ack_failures, s.mac_drops),
+        (4, 3, 1, 1)
+    );
+    assert_eq!(mesh.in_flight(), 0);
+}
