@@ -121,7 +121,7 @@ fn mesh_ch6_grid_events_per_second() {
             let _ = mesh.send(t, client_addr(next_client), SERVER_ADDR, &payload, 0);
             sent += 1;
             next_client = (next_client + 1) % 34;
-            next_send = next_send + coaplab_cc::time::Duration::from_nanos(slot);
+            next_send += coaplab_cc::time::Duration::from_nanos(slot);
         }
     }
     let wall = start.elapsed().as_secs_f64();
