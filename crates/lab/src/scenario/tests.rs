@@ -516,6 +516,11 @@ fn mesh_errors_name_the_key_and_line() {
         e.to_string().contains("no path to the border router"),
         "{e}"
     );
+    let e = parse(&MESH.replace("rows = 3", "rows = 3\npetals = 4")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 6, .. } if key == "topology.petals"),
+        "{e}"
+    );
     let e = parse(&MESH.replace("kind = \"mesh\"", "kind = \"star\"")).unwrap_err();
     assert!(e.to_string().contains("only with kind"), "{e}");
 }

@@ -25,6 +25,19 @@ const TOPOLOGY_KEYS: &[&str] = &[
     "params",
 ];
 
+/// Keys read by some shapes only.
+const SHAPE_KEYS: &[(&str, &[&str])] = &[
+    ("rows", &["grid"]),
+    ("cols", &["grid"]),
+    ("nodes", &["chain", "nodes"]),
+    ("petals", &["flower"]),
+    ("petal_nodes", &["flower"]),
+    (
+        "spacing_m",
+        &["grid", "chain", "flower", "dumbbell", "half-dumbbell"],
+    ),
+];
+
 /// Mesh shapes.
 const SHAPES: &[&str] = &[
     "grid",
@@ -70,7 +83,20 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     let shape = r
         .scalar(t, p, "shape", |v| choice(v, SHAPES))?
         .unwrap_or_else(|| "grid".to_string());
-    let count = |v: &Value| uint(v, 1, 4096);
+    // Keys that only one shape reads are refused with another, rather than silently ignored.
+    for (key, shapes) in SHAPE_KEYS {
+        if !shapes.contains(&shape.as_str()) {
+            if let Some(item) = t.get(key) {
+                return Err(r.bad(
+                    item.span(),
+                    &format!("topology.{key}"),
+                    &format!("(with shape = \"{shape}\")"),
+                    format!("only with shape = {}", shapes.join(" or ")),
+                ));
+            }
+        }
+    }
+    let count = |v: &Value| uint(v, 1, coaplab_netsim::mesh::layout::MAX_NODES as u64);
     let spacing = r
         .scalar(t, p, "spacing_m", |v| float(v, 0.001, 1e6))?
         .unwrap_or(10.0);
@@ -95,8 +121,9 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
         _ => explicit(r, t),
     }
     .map_err(|e| r.bad(table_span.clone(), "topology.shape", &shape, e.to_string()))?;
-    let br = r.scalar(t, p, "border_router", |v| uint(v, 0, 4095))?;
-    let server = r.scalar(t, p, "server", |v| uint(v, 0, 4095))?;
+    let id = |v: &Value| uint(v, 0, coaplab_netsim::mesh::layout::MAX_NODES as u64 - 1);
+    let br = r.scalar(t, p, "border_router", id)?;
+    let server = r.scalar(t, p, "server", id)?;
     let servers = server.map(|s| [s as u32]);
     let layout = layout
         .with_roles(br.map(|b| b as u32), servers.as_ref().map(|s| &s[..]))

@@ -77,8 +77,9 @@ pub struct Layout {
     pub nodes: Vec<Node>,
 }
 
-/// Most nodes a mesh takes (node ids are `u16`, one value reserved).
-pub const MAX_NODES: usize = 4096;
+/// Most nodes a mesh takes: the routing table and the duplicate filter hold `n²` 16-bit
+/// entries (2 MiB each at this size).
+pub const MAX_NODES: usize = 1024;
 
 fn clients(points: Vec<(f64, f64)>) -> Layout {
     Layout {
