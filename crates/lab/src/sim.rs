@@ -15,7 +15,8 @@
 //! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
 //!
 //! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
-//! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time.
+//! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time, or
+//! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module).
 
 use std::net::SocketAddr;
 

@@ -165,7 +165,9 @@ const NO_SEQ: u16 = u16::MAX;
 /// Sans-IO like [`crate::Star`]: [`Mesh::send`] when an endpoint transmits, [`Mesh::poll_at`]
 /// for the next instant the mesh needs, [`Mesh::poll_delivery`] at that instant until `None`.
 /// Instants passed in must never decrease. The server is [`SERVER_ADDR`] (the first node with
-/// role server); the `k`-th client node in id order is [`client_addr`]`(k)`.
+/// role server); the `k`-th client node in id order is [`client_addr`]`(k)`. A [`Delivery`]'s
+/// `ip_len` is the uncompressed IPv6 length (40 + 8 with RPL's option + 8 + CoAP bytes).
+/// Per-packet records (`Star::record_packets`) are not kept for the mesh yet.
 #[derive(Debug)]
 pub struct Mesh {
     params: MeshParams,
