@@ -50,8 +50,16 @@ fn one_hop_frame_timeline_is_exact() {
     let d = mesh.poll_delivery(arrival, &mut buf).unwrap();
     assert_eq!((d.at, d.tag, d.ip_len, buf.len()), (arrival, 9, 67, 11));
     assert_eq!(d.direction, Direction::Up);
-    // The ACK (192 µs turnaround + 352 µs) ends before the 864-µs wait: no retry.
-    assert!(drain(&mut mesh).is_empty());
+    // The server's ACK goes on air 192 µs (aTurnaroundTime) after the frame, lasts 352 µs,
+    // and ends 544 µs after it, inside the 864-µs macAckWaitDuration, whose (now stale)
+    // timer is the last event: no retry.
+    let mut rest = Vec::new();
+    while let Some(at) = mesh.poll_at() {
+        rest.push(at - arrival);
+        assert_eq!(mesh.poll_delivery(at, &mut buf), None);
+    }
+    let us = Duration::from_micros;
+    assert_eq!(rest, vec![us(192), us(544), us(864)]);
     let s = mesh.stats(Direction::Up);
     assert_eq!((s.frames_sent, s.frame_bytes, s.retries), (1, 53, 0));
     assert_eq!(s.airtime, Duration::from_micros(1_888));
