@@ -265,7 +265,9 @@ impl<N: Network> Sim<N> {
                     self.server.handle_timeout(now);
                     self.drain_server(0)?;
                 } else {
-                    self.clients[who as usize].endpoint.handle_timeout(now);
+                    let c = &mut self.clients[who as usize];
+                    c.endpoint.handle_timeout(now);
+                    c.driver.tick(now, &mut c.endpoint);
                     self.drain_client(who)?;
                 }
             }
@@ -387,8 +389,11 @@ impl<N: Network> Sim<N> {
                             )));
                         }
                         c.metrics.failed_exchanges += 1;
+                        // A periodic flow may have ended (partial answer) with requests
+                        // still open: count its end once.
+                        let was_done = c.driver.is_done();
                         c.driver.on_failed(now, &mut c.endpoint);
-                        if c.driver.is_done() {
+                        if !was_done && c.driver.is_done() {
                             self.remaining -= 1;
                         }
                     }
@@ -404,7 +409,11 @@ impl<N: Network> Sim<N> {
                 c.driver.resume(now, &mut c.endpoint);
             }
         }
-        let t = c.endpoint.poll_timeout();
+        // A periodic flow's next request start is a deadline of its client too.
+        let t = [c.endpoint.poll_timeout(), c.driver.next_tick()]
+            .into_iter()
+            .flatten()
+            .min();
         self.timers.arm(i, t);
         Ok(())
     }
@@ -499,7 +508,8 @@ fn client(spec: &RunSpec, flow: &FlowConfig, i: u32, path: &str) -> Result<Clien
             path,
             rng::stream(seed, &format!("workload/flow{i}")),
         )
-        .new_client_per_batch(renewal.is_some()),
+        .new_client_per_batch(renewal.is_some())
+        .periodic(flow.interval),
         metrics: FlowMetrics::default(),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),

@@ -96,7 +96,12 @@ pub fn config_json(config: &RunConfig) -> Value {
             }
             let workload = match f.workload {
                 Workload::Continuous { exchanges } => {
-                    json!({ "kind": "continuous", "exchanges": exchanges })
+                    let mut w = json!({ "kind": "continuous", "exchanges": exchanges });
+                    // Only when set, so manifests of existing scenarios keep their exact form.
+                    if let Some(interval) = f.interval {
+                        w["interval_s"] = json!(interval.as_secs_f64());
+                    }
+                    w
                 }
                 Workload::Random {
                     exchanges,

@@ -151,6 +151,10 @@ pub struct FlowConfig {
     /// Random workload: whether each short-lived client keeps the flow's socket (default) or
     /// gets a fresh source port.
     pub random_source_port: SourcePort,
+    /// `interval_s` (continuous CoAP-over-UDP flows only): the k-th request starts at the
+    /// flow's start + k · interval, whatever became of the earlier ones, instead of when the
+    /// previous one ends; `None`: back to back.
+    pub interval: Option<Duration>,
 }
 
 impl FlowConfig {

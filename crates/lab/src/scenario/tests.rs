@@ -524,3 +524,23 @@ fn mesh_errors_name_the_key_and_line() {
     let e = parse(&MESH.replace("kind = \"mesh\"", "kind = \"star\"")).unwrap_err();
     assert!(e.to_string().contains("only with kind"), "{e}");
 }
+
+#[test]
+fn interval_s_is_read_for_continuous_udp_flows_only() {
+    let ok = MESH.replace("cc = \"default\"", "cc = \"default\"\ninterval_s = 0.1");
+    let c = parse(&ok).unwrap().config(0).unwrap();
+    assert_eq!(c.flows[0].interval, Some(Duration::from_millis(100)));
+    assert_eq!(
+        parse(MESH).unwrap().config(0).unwrap().flows[0].interval,
+        None
+    );
+    let bad = ok.replace(
+        "cc = \"default\"",
+        "cc = \"default\"\nworkload = \"random\"",
+    );
+    let e = parse(&bad).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 13, .. } if key == "flows[0].interval_s"),
+        "{e}"
+    );
+}
