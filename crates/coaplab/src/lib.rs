@@ -50,6 +50,9 @@ enum Command {
     /// List the RTO algorithms, or print every parameter of one (key, default, range, help,
     /// source).
     Algorithms(cmd::algorithms::Args),
+    /// List the network models with parameters, or print every parameter of one (`mesh`:
+    /// radio medium, CSMA/CA, 6LoWPAN; key, default, range, help, source).
+    Models(cmd::models::Args),
     /// Serve /data/N, /echo, /time and /.well-known/core over UDP (and TCP with --tcp) until
     /// SIGINT/SIGTERM.
     Server(cmd::server::Args),
@@ -89,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Decode(args) => cmd::decode::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Algorithms(args) => cmd::algorithms::run(args),
+        Command::Models(args) => cmd::models::run(args),
         Command::Server(args) => cmd::server::run(args),
         Command::Get(args) => cmd::request::run(coaplab_wire::Code::GET, args),
         Command::Put(args) => cmd::request::run(coaplab_wire::Code::PUT, args),

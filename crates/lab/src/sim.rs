@@ -15,7 +15,8 @@
 //! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
 //!
 //! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
-//! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time.
+//! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time, or
+//! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module).
 
 use std::net::SocketAddr;
 
@@ -36,6 +37,7 @@ use deadlines::Deadlines;
 
 mod deadlines;
 pub mod emulated;
+mod mesh;
 mod network;
 pub mod tag;
 mod tcp;
@@ -43,6 +45,9 @@ mod tcp_flow;
 
 /// Simulates `spec` and returns one record per flow.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
+    if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
+        return mesh::run(spec, mesh);
+    }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
         return tcp::run(spec);
@@ -304,7 +309,9 @@ impl<N: Network> Sim<N> {
                     self.server.handle_timeout(now);
                     self.drain_server(0)?;
                 } else {
-                    self.clients[who as usize].endpoint.handle_timeout(now);
+                    let c = &mut self.clients[who as usize];
+                    c.endpoint.handle_timeout(now);
+                    c.driver.tick(now, &mut c.endpoint);
                     self.drain_client(who)?;
                 }
             }
@@ -435,8 +442,11 @@ impl<N: Network> Sim<N> {
                             )));
                         }
                         c.metrics.failed_exchanges += 1;
+                        // A periodic flow may have ended (partial answer) with requests
+                        // still open: count its end once.
+                        let was_done = c.driver.is_done();
                         c.driver.on_failed(now, &mut c.endpoint);
-                        if c.driver.is_done() {
+                        if !was_done && c.driver.is_done() {
                             self.remaining -= 1;
                         }
                     }
@@ -452,7 +462,11 @@ impl<N: Network> Sim<N> {
                 c.driver.resume(now, &mut c.endpoint);
             }
         }
-        let t = c.endpoint.poll_timeout();
+        // A periodic flow's next request start is a deadline of its client too.
+        let t = [c.endpoint.poll_timeout(), c.driver.next_tick()]
+            .into_iter()
+            .flatten()
+            .min();
         self.timers.arm(i, t);
         Ok(())
     }
@@ -557,7 +571,8 @@ fn client(
             path,
             rng::stream(seed, &format!("workload/flow{i}")),
         )
-        .new_client_per_batch(renewal.is_some()),
+        .new_client_per_batch(renewal.is_some())
+        .periodic(flow.interval),
         metrics: FlowMetrics::with_expiries(spec.config.timers),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),

@@ -8,7 +8,14 @@
 //! continue (spec §6.1 and §10 #21). With [`FlowDriver::new_client_per_batch`]
 //! (`random_source_port = "new"`) the driver instead asks its runner for a fresh client
 //! endpoint on a fresh port ([`FlowDriver::wants_new_client`]) and sends the batch's first
-//! request on it ([`FlowDriver::resume`]).
+//! request on it ([`FlowDriver::resume`]). A continuous flow with an interval
+//! ([`FlowDriver::periodic`], `interval_s`) instead starts its k-th request at its tick,
+//! start + k · interval, or when request k − 1 ends if that is later (one request open at a
+//! time, catching up back to back when late: Contiki Erbium's client loop of
+//! `COAP_BLOCKING_REQUEST` and `etimer_reset`, which advances the timer by one interval from
+//! its previous expiry); failed requests are not repeated, and the flow is done when every one
+//! of its `exchanges` requests has completed or failed. The runner wakes it at
+//! [`FlowDriver::next_tick`] and calls [`FlowDriver::tick`].
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::Instant;
@@ -41,6 +48,16 @@ pub struct FlowDriver {
     new_client_per_batch: bool,
     /// A new short-lived client is due: its first request waits for [`FlowDriver::resume`].
     wants_new_client: bool,
+    /// Periodic flows: the interval between request starts.
+    interval: Option<coaplab_cc::time::Duration>,
+    /// Periodic flows: when the next request starts (`None`: all started, or not periodic).
+    next_tick: Option<Instant>,
+    /// Periodic flows: requests started.
+    issued: u32,
+    /// Periodic flows: requests completed or failed.
+    resolved: u32,
+    /// Periodic flows: a request is open.
+    open: bool,
 }
 
 impl FlowDriver {
@@ -72,6 +89,11 @@ impl FlowDriver {
             done: false,
             new_client_per_batch: false,
             wants_new_client: false,
+            interval: None,
+            next_tick: None,
+            issued: 0,
+            resolved: 0,
+            open: false,
         }
     }
 
@@ -81,6 +103,43 @@ impl FlowDriver {
     pub fn new_client_per_batch(mut self, on: bool) -> Self {
         self.new_client_per_batch = on;
         self
+    }
+
+    /// Continuous workload: start a request every `interval` instead of back to back
+    /// (`None`: back to back). No effect on other workloads.
+    pub fn periodic(mut self, interval: Option<coaplab_cc::time::Duration>) -> Self {
+        if matches!(self.workload, Workload::Continuous { .. }) {
+            self.interval = interval;
+        }
+        self
+    }
+
+    /// When a periodic flow starts its next request, if none is open (the runner wakes it
+    /// then).
+    pub fn next_tick(&self) -> Option<Instant> {
+        self.next_tick.filter(|_| !self.open)
+    }
+
+    /// Starts the periodic request due at `now`, if none is open.
+    pub fn tick(&mut self, now: Instant, ep: &mut Endpoint) {
+        let (Some(at), Some(interval)) = (self.next_tick, self.interval) else {
+            return;
+        };
+        if self.open || at > now || self.done {
+            return;
+        }
+        let _ = ep.request(now, SERVER_ADDR, &self.request);
+        self.open = true;
+        self.issued += 1;
+        self.next_tick = (self.issued < self.quota()).then(|| at + interval);
+    }
+
+    /// A periodic request ended at `now`: the next one starts now if its tick has passed.
+    fn periodic_ended(&mut self, now: Instant, ep: &mut Endpoint) {
+        self.open = false;
+        self.resolved += 1;
+        self.done = self.done || self.resolved >= self.quota();
+        self.tick(now, ep);
     }
 
     /// Whether a new short-lived client is due: the runner replaces the flow's endpoint by a
@@ -116,11 +175,20 @@ impl FlowDriver {
 
     /// The flow starts at `now`: its first request.
     pub fn start(&mut self, now: Instant, ep: &mut Endpoint) {
+        if self.interval.is_some() {
+            self.next_tick = Some(now);
+            return self.tick(now, ep);
+        }
         self.next(now, ep);
     }
 
     /// A request completed at `now`; returns true when that met the quota.
     pub fn on_completed(&mut self, now: Instant, ep: &mut Endpoint) -> bool {
+        if self.interval.is_some() {
+            self.succeeded += 1;
+            self.periodic_ended(now, ep);
+            return self.done;
+        }
         self.succeeded += 1;
         if self.succeeded >= self.quota() {
             self.done = true;
@@ -141,11 +209,15 @@ impl FlowDriver {
     /// incomplete, whatever its workload (asking again would get the same answer).
     pub fn on_partial(&mut self) {
         self.done = true;
+        self.next_tick = None;
     }
 
     /// A request failed at `now`. Short-lived workloads go on until the quota of successes
     /// (spec §4.3); a failed long transfer ends the flow incomplete.
     pub fn on_failed(&mut self, now: Instant, ep: &mut Endpoint) {
+        if self.interval.is_some() {
+            return self.periodic_ended(now, ep);
+        }
         match self.workload {
             Workload::LongTransfer { .. } => self.done = true,
             _ => self.next(now, ep),
@@ -205,6 +277,43 @@ mod tests {
         assert!(short.is_whole(Code::CHANGED, 53));
         assert!(!short.is_whole(Code::CHANGED, 52));
         assert!(!short.is_whole(Code::NOT_FOUND, 53));
+    }
+
+    #[test]
+    fn a_periodic_flow_starts_on_its_ticks_one_at_a_time_and_catches_up() {
+        use coaplab_cc::time::Duration;
+        use coaplab_endpoint::{registry_factory, Config, Router};
+        let mut ep = Endpoint::new(
+            Config::default(),
+            registry_factory("default", &coaplab_cc::params::Settings::new(), 1).unwrap(),
+            Router::new(),
+        )
+        .unwrap();
+        let mut d = driver(Workload::Continuous { exchanges: 4 })
+            .periodic(Some(Duration::from_millis(100)));
+        let t = Instant::from_millis;
+        d.start(t(5), &mut ep);
+        assert_eq!(d.issued, 1);
+        // While request 0 is open there is no tick to wake for.
+        assert_eq!(d.next_tick(), None);
+        // It ends at 50 ms: request 1 waits for its tick at 105 ms.
+        assert!(!d.on_completed(t(50), &mut ep));
+        assert_eq!((d.issued, d.next_tick()), (1, Some(t(105))));
+        d.tick(t(104), &mut ep);
+        assert_eq!(d.issued, 1);
+        d.tick(t(105), &mut ep);
+        assert_eq!(d.issued, 2);
+        // Request 1 fails late, at 320 ms: request 2 (tick 205) starts at once; when it ends at
+        // 330 ms request 3 (tick 305) does too — back to back until caught up.
+        d.on_failed(t(320), &mut ep);
+        assert_eq!(d.issued, 3);
+        assert!(!d.on_completed(t(330), &mut ep));
+        assert_eq!((d.issued, d.next_tick()), (4, None));
+        assert!(d.on_completed(t(340), &mut ep));
+        assert!(d.is_done());
+        // Without an interval nothing changes.
+        let plain = driver(Workload::Continuous { exchanges: 3 }).periodic(None);
+        assert_eq!(plain.next_tick(), None);
     }
 
     #[test]

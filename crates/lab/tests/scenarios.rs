@@ -90,3 +90,33 @@ fn the_short_tcp_vs_udp_matrices_run_with_one_replication() {
         assert_eq!(ran, cells, "{name}");
     }
 }
+
+#[test]
+fn the_rathod_mesh_scenarios_run_with_one_replication() {
+    // Ch. 3 on the 3×3 grid, every algorithm, a request every 100 ms: the first 150 of the
+    // 600 simulated seconds in this debug-build test (`coaplab run --reps 1` runs the whole
+    // file in about half a second in a release build, docs/BENCHMARKS.md).
+    let s = Scenario::load(&scenarios_dir().join("rathod-ch3-grid.toml")).unwrap();
+    assert_eq!(s.combinations(), 4);
+    let mut runs = s.expand(Some(1), None);
+    for spec in &mut runs {
+        spec.config.max_sim_time = coaplab_cc::time::Duration::from_secs(150);
+        let result = coaplab_lab::sim::run_one(spec).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(result.flows.len(), 7);
+        assert!(result.sim_time_s > 149.0, "{}", result.sim_time_s);
+        // At most one request per 100 ms and flow, and most of them answered.
+        let exchanges: u64 = result.flows.iter().map(|f| u64::from(f.exchanges)).sum();
+        assert!(
+            (2_000..=7 * 1_500).contains(&exchanges),
+            "{}: {exchanges}",
+            spec.run
+        );
+        let net = result.network.unwrap();
+        assert!(net.up.sent_packets > 0 && net.down.sent_packets > 0);
+    }
+    // One seed, one result: the mesh's draws come from the run's named streams.
+    let once = coaplab_lab::sim::run_one(&runs[0]).unwrap();
+    let twice = coaplab_lab::sim::run_one(&runs[0]).unwrap();
+    assert_eq!(once.flows, twice.flows);
+    assert_eq!(once.network, twice.network);
+}

@@ -15,6 +15,8 @@
 //! * [`topology`]: the star — all clients share the uplink towards one server and the downlink
 //!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
 //! * [`record`]: deliveries and the optional per-packet ground-truth log.
+//! * [`mesh`]: the multi-hop 802.15.4 mesh (UDGM radio, CSMA/CA, 6LoWPAN, static routes),
+//!   a second topology with the star's interface.
 //! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK) for CoAP over TCP.
 //!
 //! Time is [`coaplab_cc::time`] everywhere: integer nanoseconds.
@@ -24,6 +26,7 @@
 pub mod config;
 pub mod engine;
 pub mod link;
+pub mod mesh;
 pub mod record;
 pub mod rng;
 pub mod tcp;

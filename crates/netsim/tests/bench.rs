@@ -81,3 +81,56 @@ fn star_packets_per_second() {
         delivered as f64 / secs / 1e6
     );
 }
+
+#[test]
+#[ignore = "benchmark: run with --release -- --ignored --nocapture"]
+fn mesh_ch6_grid_events_per_second() {
+    use coaplab_netsim::mesh::{Layout, Mesh, MeshConfig, MeshParams};
+    // Ch. 6's 6×6 grid (10 m, 1 border router, 1 server, 34 clients here): every client sends
+    // a PAYLOAD-B datagram to the server every 0.4 s for 18 simulated minutes; the server answers
+    // each arrival with as many bytes. No endpoints: the mesh alone.
+    const PAYLOAD: usize = 20;
+    let config = MeshConfig {
+        layout: Layout::grid(6, 6, 10.0).unwrap(),
+        params: MeshParams::default(),
+    };
+    let mut mesh = Mesh::new(&config, 1).unwrap();
+    let end = Instant::from_secs(18 * 60);
+    let period = coaplab_cc::time::Duration::from_millis(400);
+    // Client k sends at k × 0.4 s / 34 into each period (staggered, as randomly started
+    // Contiki applications are).
+    let slot = period.as_nanos() / 34;
+    let mut next_send = Instant::ZERO;
+    let mut next_client = 0u32;
+    let mut buf = Vec::new();
+    let payload = [0u8; PAYLOAD];
+    let (mut sent, mut got) = (0u64, 0u64);
+    let start = WallClock::now();
+    loop {
+        let t = mesh.poll_at().map_or(next_send, |p| p.min(next_send));
+        if t > end {
+            break;
+        }
+        while let Some(d) = mesh.poll_delivery(t, &mut buf) {
+            got += 1;
+            if d.dst == SERVER_ADDR {
+                let _ = mesh.send(t, SERVER_ADDR, d.src, &payload, 0);
+            }
+        }
+        if t == next_send {
+            let _ = mesh.send(t, client_addr(next_client), SERVER_ADDR, &payload, 0);
+            sent += 1;
+            next_client = (next_client + 1) % 34;
+            next_send += coaplab_cc::time::Duration::from_nanos(slot);
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let events = mesh.events_scheduled();
+    println!(
+        "mesh 6x6, 34 clients, 0.4 s, 18 min: {wall:.3} s wall, {events} events, {:.2} M events/s, {sent} requests, {got} deliveries",
+        events as f64 / wall / 1e6
+    );
+    println!("  up {:?}", mesh.stats(coaplab_netsim::Direction::Up));
+    println!("  down {:?}", mesh.stats(coaplab_netsim::Direction::Down));
+    println!("  medium {:?}", mesh.medium_stats());
+}

@@ -122,7 +122,8 @@ fn describe(name: &str) -> Result<String, String> {
     Ok(out)
 }
 
-fn param(out: &mut String, p: &ParamSpec) {
+/// One parameter as `coaplab algorithms NAME` prints it (also `coaplab models NAME`).
+pub(crate) fn param(out: &mut String, p: &ParamSpec) {
     let _ = writeln!(out, "  {} = {}    ({})", p.key, p.default, range(p.kind));
     let _ = writeln!(out, "      {}", p.help);
     let _ = writeln!(out, "      source: {}", p.source);

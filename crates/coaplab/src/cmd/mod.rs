@@ -9,6 +9,7 @@ pub(crate) mod emulate;
 pub(crate) mod http;
 pub(crate) mod link_opts;
 pub(crate) mod merge;
+pub(crate) mod models;
 pub(crate) mod net;
 pub(crate) mod request;
 pub(crate) mod run;

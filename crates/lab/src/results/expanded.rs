@@ -96,7 +96,12 @@ pub fn config_json(config: &RunConfig) -> Value {
             }
             let workload = match f.workload {
                 Workload::Continuous { exchanges } => {
-                    json!({ "kind": "continuous", "exchanges": exchanges })
+                    let mut w = json!({ "kind": "continuous", "exchanges": exchanges });
+                    // Only when set, so manifests of existing scenarios keep their exact form.
+                    if let Some(interval) = f.interval {
+                        w["interval_s"] = json!(interval.as_secs_f64());
+                    }
+                    w
                 }
                 Workload::Random {
                     exchanges,
@@ -132,7 +137,7 @@ pub fn config_json(config: &RunConfig) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut out = json!({
         "network": {
             "preset": config.preset.name(),
             "down": link(&net.down, &net.rest_down),
@@ -150,5 +155,37 @@ pub fn config_json(config: &RunConfig) -> Value {
         },
         "flows": flows,
         "max_sim_time_s": config.max_sim_time.as_secs_f64(),
-    })
+    });
+    // Only for a mesh, so manifests of star scenarios keep their exact form.
+    if let crate::scenario::Topology::Mesh(mesh) = &config.topology {
+        let p = &mesh.params;
+        let nodes: Vec<serde_json::Value> = mesh
+            .layout
+            .nodes
+            .iter()
+            .map(|n| json!({ "x_m": n.x_m, "y_m": n.y_m, "role": n.role.name() }))
+            .collect();
+        out["topology"] = json!({
+            "kind": "mesh",
+            "nodes": nodes,
+            "params": {
+                "tx_range_m": p.tx_range_m,
+                "interference_range_m": p.interference_range_m,
+                "success_ratio_tx": p.success_ratio_tx,
+                "success_ratio_rx": p.success_ratio_rx,
+                "cca_threshold_dbm": p.cca_threshold_dbm,
+                "mac_min_be": p.csma.min_be,
+                "mac_max_be": p.csma.max_be,
+                "mac_max_csma_backoffs": p.csma.max_csma_backoffs,
+                "mac_max_frame_retries": p.csma.max_frame_retries,
+                "unit_backoff_s": p.csma.unit_backoff.as_secs_f64(),
+                "ack_wait_s": p.csma.ack_wait.as_secs_f64(),
+                "queue_frames": p.queue_frames,
+                "reass_maxage_s": p.reass_maxage.as_secs_f64(),
+                "short_addresses": p.short_addresses,
+                "rpl_hbh_option": p.rpl_hbh_option,
+            },
+        });
+    }
+    out
 }

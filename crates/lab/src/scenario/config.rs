@@ -26,6 +26,18 @@ pub struct RunConfig {
     pub max_sim_time: Duration,
     /// `[output] timers`: keep every expired CoAP retransmission timer for `timers.csv`.
     pub timers: bool,
+    /// `[topology]`: the star (default; `network` describes it) or a mesh.
+    pub topology: Topology,
+}
+
+/// Which topology a run uses.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Topology {
+    /// The star of spec §1.1 with the `[network]` bottleneck.
+    #[default]
+    Star,
+    /// A multi-hop 802.15.4 mesh (`[topology] kind = "mesh"`).
+    Mesh(Box<coaplab_netsim::mesh::MeshConfig>),
 }
 
 impl RunConfig {
@@ -145,6 +157,10 @@ pub struct FlowConfig {
     /// Random workload: whether each short-lived client keeps the flow's socket (default) or
     /// gets a fresh source port.
     pub random_source_port: SourcePort,
+    /// `interval_s` (continuous CoAP-over-UDP flows only): the k-th request starts at the
+    /// flow's start + k · interval, whatever became of the earlier ones, instead of when the
+    /// previous one ends; `None`: back to back.
+    pub interval: Option<Duration>,
 }
 
 impl FlowConfig {

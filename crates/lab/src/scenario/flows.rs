@@ -28,6 +28,7 @@ const FLOW_KEYS: &[&str] = &[
     "response_payload_bytes",
     "start_jitter_s",
     "random_source_port",
+    "interval_s",
 ];
 
 /// The workloads.
@@ -175,6 +176,16 @@ fn read_one(
                 SourcePort::Keep
             }
         });
+    let interval_s = r.scalar(t, p, "interval_s", |v| float(v, 1e-6, 1e6))?;
+    if interval_s.is_some() && (workload != "continuous" || TCP_CCS.contains(&cc.as_str())) {
+        let span = t.get("interval_s").and_then(Item::span);
+        return Err(r.bad(
+            span,
+            &format!("{p}.interval_s"),
+            &format!("(with workload = \"{workload}\", cc = \"{cc}\")"),
+            "only with workload = \"continuous\" and a CoAP-over-UDP cc",
+        ));
+    }
     let workload = match workload.as_str() {
         "random" => {
             if batch_min > batch_max {
@@ -207,6 +218,7 @@ fn read_one(
         response_payload_bytes,
         start_jitter: Duration::from_secs_f64_round_us(start_jitter_s),
         random_source_port,
+        interval: interval_s.map(Duration::from_secs_f64_round_us),
     })
 }
 

@@ -16,9 +16,11 @@ mod network;
 mod output;
 mod overrides;
 mod reader;
+mod topology;
 
 pub use config::{
-    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload,
+    LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
 };
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};

@@ -5,7 +5,11 @@
 //! [output]
 //! trace = [0, 5]          # trace runs 0 and 5 (or "first", or "0,5,10-12")
 //! trace_format = "csv"    # "parquet" (default) or "csv"
+//! timers = true           # timers.csv: every expired retransmission timer
 //! ```
+//!
+//! `timers` changes what a run records, so it is read with the run configuration
+//! (`RunConfig::timers`, in the reader); the trace keys are read here.
 
 use toml_edit::{Item, Value};
 
@@ -14,7 +18,7 @@ use super::ScenarioError;
 use crate::trace::{RunSelection, TraceFormat};
 
 /// Keys valid in `[output]`.
-const OUTPUT_KEYS: &[&str] = &["trace", "trace_format"];
+pub(super) const OUTPUT_KEYS: &[&str] = &["trace", "trace_format", "timers"];
 
 /// The `[output]` table of a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

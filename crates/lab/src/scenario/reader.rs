@@ -24,6 +24,7 @@ const TOP_KEYS: &[&str] = &[
     "max_retransmit",
     "nstart",
     "network",
+    "topology",
     "protocol",
     "flows",
     "vars",
@@ -276,6 +277,7 @@ impl<'s> Reader<'s> {
         })?;
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
+        let topology = super::topology::read(self, doc)?;
         let protocol = self.protocol(doc)?;
         let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
         let mut timers = None;
@@ -283,10 +285,26 @@ impl<'s> Reader<'s> {
             let t = item
                 .as_table_like()
                 .ok_or_else(|| self.bad(item.span(), "output", item.type_name(), "a table"))?;
-            self.check_keys(t, "output", &["timers"])?;
+            self.check_keys(t, "output", super::output::OUTPUT_KEYS)?;
             timers = self.scalar(t, "output", "timers", |v| {
                 v.as_bool().ok_or_else(|| "true or false".to_string())
             })?;
+        }
+        if let super::config::Topology::Mesh(mesh) = &topology {
+            let clients = mesh
+                .layout
+                .with_role(coaplab_netsim::mesh::Role::Client)
+                .count() as u32;
+            let total: u32 = flows.iter().map(|f| f.count).sum();
+            if total > clients {
+                let span = doc.get("topology").and_then(|i| i.span());
+                return Err(self.bad(
+                    span,
+                    "flows.count",
+                    &total.to_string(),
+                    format!("at most the mesh's {clients} client nodes (flow k runs on the k-th client)"),
+                ));
+            }
         }
         Ok(Top {
             name,
@@ -302,6 +320,7 @@ impl<'s> Reader<'s> {
                 max_sim_time: Duration::from_secs_f64_round_us(
                     max_sim_time_s.unwrap_or(6.0 * 3600.0),
                 ),
+                topology,
             },
         })
     }

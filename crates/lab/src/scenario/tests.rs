@@ -473,3 +473,111 @@ fn server_duplicates_defaults_to_the_cache_and_takes_reprocess() {
         "{e}"
     );
 }
+
+const MESH: &str = r#"name = "m"
+[topology]
+kind = "mesh"
+shape = "grid"
+rows = 3
+cols = 3
+[topology.params]
+success_ratio_rx = [1.0, 0.5]
+[[flows]]
+count = 7
+cc = "default"
+"#;
+
+#[test]
+fn a_mesh_topology_reads_its_shape_roles_and_swept_params() {
+    let s = parse(MESH).unwrap();
+    assert_eq!(s.combinations(), 2);
+    let Topology::Mesh(m) = s.config(1).unwrap().topology else {
+        panic!("a mesh")
+    };
+    assert_eq!(m.layout.nodes.len(), 9);
+    assert_eq!(m.params.success_ratio_rx, 0.5);
+    assert_eq!(
+        parse(ISSUE_EXAMPLE).unwrap().config(0).unwrap().topology,
+        Topology::Star
+    );
+    let explicit = r#"name = "e"
+[topology]
+kind = "mesh"
+shape = "nodes"
+[[topology.nodes]]
+x_m = 0
+y_m = 0
+role = "border-router"
+[[topology.nodes]]
+x_m = 5
+y_m = 0
+role = "server"
+[[topology.nodes]]
+x_m = 0
+y_m = 5
+[[flows]]
+count = 1
+cc = "default"
+"#;
+    let Topology::Mesh(m) = parse(explicit).unwrap().config(0).unwrap().topology else {
+        panic!("a mesh")
+    };
+    assert_eq!(m.layout.nodes[2].role, coaplab_netsim::mesh::Role::Client);
+}
+
+#[test]
+fn mesh_errors_name_the_key_and_line() {
+    let e = parse(&MESH.replace("rows = 3", "rowz = 3")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::UnknownKey { key, line: 5, .. } if key == "topology.rowz"),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("[1.0, 0.5]", "[1.0, 1.5]")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 8, .. } if key == "topology.params.success_ratio_rx"),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("success_ratio_rx", "mac_maxbe")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::UnknownKey { line: 8, .. }),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("count = 7", "count = 8")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 2, .. } if key == "flows.count"),
+        "{e}"
+    );
+    // 30-m spacing with a 10-m range: nobody reaches the border router.
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nspacing_m = 30")).unwrap_err();
+    assert!(
+        e.to_string().contains("no path to the border router"),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("rows = 3", "rows = 3\npetals = 4")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 6, .. } if key == "topology.petals"),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("kind = \"mesh\"", "kind = \"star\"")).unwrap_err();
+    assert!(e.to_string().contains("only with kind"), "{e}");
+}
+
+#[test]
+fn interval_s_is_read_for_continuous_udp_flows_only() {
+    let ok = MESH.replace("cc = \"default\"", "cc = \"default\"\ninterval_s = 0.1");
+    let c = parse(&ok).unwrap().config(0).unwrap();
+    assert_eq!(c.flows[0].interval, Some(Duration::from_millis(100)));
+    assert_eq!(
+        parse(MESH).unwrap().config(0).unwrap().flows[0].interval,
+        None
+    );
+    let bad = ok.replace(
+        "cc = \"default\"",
+        "cc = \"default\"\nworkload = \"random\"",
+    );
+    let e = parse(&bad).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 13, .. } if key == "flows[0].interval_s"),
+        "{e}"
+    );
+}

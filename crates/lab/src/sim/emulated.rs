@@ -69,6 +69,11 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 /// [`run_one`], with the emulator's counters and packet log of a UDP run.
 fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunError> {
     interrupted()?;
+    if spec.config.topology != crate::scenario::Topology::Star {
+        return Err(RunError::NotAvailable(
+            "an emulated mesh ([topology] kind = \"mesh\" runs simulated only)".to_string(),
+        ));
+    }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows > 0 && tcp_flows == spec.config.flows.len() {
         return tcp::run(spec).map(|r| (r, None));

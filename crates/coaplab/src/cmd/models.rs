@@ -1,0 +1,54 @@
+//! `coaplab models`: the network models' parameter tables, printed from the same registries
+//! the scenario reader checks against (`coaplab models mesh`: netsim's `MESH_PARAMS`).
+
+use std::process::ExitCode;
+
+use coaplab_netsim::mesh::MESH_PARAMS;
+
+use super::algorithms::param;
+
+/// The models with a parameter table.
+const MODELS: [(&str, &str); 1] = [(
+    "mesh",
+    "multi-hop IEEE 802.15.4 mesh: Cooja UDGM radio, unslotted CSMA/CA, 6LoWPAN ([topology] kind = \"mesh\", parameters in [topology.params]; docs/mesh-model.md)",
+)];
+
+/// Arguments of `coaplab models`.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "\
+Without NAME: the network models that have parameters. With NAME: every parameter of that model
+with its default, accepted range, meaning and source. A scenario sets them in its model's table,
+e.g. [topology.params] for the mesh; unknown keys are errors.")]
+pub(crate) struct Args {
+    /// A model name (`mesh`): print its parameters.
+    #[arg(value_name = "NAME")]
+    name: Option<String>,
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    match args.name.as_deref() {
+        None => {
+            println!("Network models (coaplab models NAME lists the parameters):");
+            for (name, summary) in MODELS {
+                println!("  {name:<6} {summary}");
+            }
+            ExitCode::SUCCESS
+        }
+        Some("mesh") => {
+            let mut out = format!("mesh: {}\n\nParameters ([topology.params]):\n", MODELS[0].1);
+            for spec in MESH_PARAMS {
+                param(&mut out, spec);
+            }
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            let names: Vec<&str> = MODELS.iter().map(|(n, _)| *n).collect();
+            eprintln!(
+                "coaplab models: unknown model '{other}'; valid names: {}",
+                names.join(", ")
+            );
+            ExitCode::from(2)
+        }
+    }
+}

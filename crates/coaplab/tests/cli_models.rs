@@ -1,0 +1,31 @@
+//! `coaplab models`: the mesh model's parameter table, from netsim's registry.
+
+use std::process::Command;
+
+fn coaplab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_coaplab"))
+        .args(args)
+        .output()
+        .expect("run coaplab")
+}
+
+#[test]
+fn models_mesh_lists_every_parameter_with_default_range_and_source() {
+    let o = coaplab(&["models", "mesh"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    for spec in coaplab_netsim::mesh::MESH_PARAMS {
+        assert!(
+            out.contains(&format!("  {} = {}", spec.key, spec.default)),
+            "{}",
+            spec.key
+        );
+        assert!(out.contains(spec.source), "{}", spec.key);
+    }
+    assert!(out.contains("mac_max_frame_retries = 3    (integer in [0, 7])"));
+    let list = coaplab(&["models"]);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("mesh"));
+    let bad = coaplab(&["models", "wifi"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown model 'wifi'"));
+}

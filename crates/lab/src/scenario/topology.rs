@@ -1,0 +1,218 @@
+//! `[topology]`: the star of spec §1.1 (the default) or a multi-hop 802.15.4 mesh
+//! (netsim's [`coaplab_netsim::mesh`]): a generated shape or an explicit node list, roles, and
+//! the mesh parameters in `[topology.params]` (netsim's `MESH_PARAMS`; `coaplab models mesh`).
+
+use coaplab_cc::params::Settings;
+use coaplab_netsim::mesh::{Layout, MeshConfig, MeshParams, Node, Role, MESH_PARAMS};
+use toml_edit::{Item, TableLike, Value};
+
+use super::config::Topology;
+use super::reader::{choice, float, plain, uint, Reader};
+use super::ScenarioError;
+
+/// Keys valid in `[topology]`.
+const TOPOLOGY_KEYS: &[&str] = &[
+    "kind",
+    "shape",
+    "rows",
+    "cols",
+    "nodes",
+    "petals",
+    "petal_nodes",
+    "spacing_m",
+    "border_router",
+    "server",
+    "params",
+];
+
+/// Keys read by some shapes only.
+const SHAPE_KEYS: &[(&str, &[&str])] = &[
+    ("rows", &["grid"]),
+    ("cols", &["grid"]),
+    ("nodes", &["chain", "nodes"]),
+    ("petals", &["flower"]),
+    ("petal_nodes", &["flower"]),
+    (
+        "spacing_m",
+        &["grid", "chain", "flower", "dumbbell", "half-dumbbell"],
+    ),
+];
+
+/// Mesh shapes.
+const SHAPES: &[&str] = &[
+    "grid",
+    "chain",
+    "flower",
+    "dumbbell",
+    "half-dumbbell",
+    "nodes",
+];
+
+/// Keys of one explicit node.
+const NODE_KEYS: &[&str] = &["x_m", "y_m", "role"];
+
+/// Node roles.
+const ROLES: &[&str] = &["border-router", "server", "client", "router"];
+
+/// Reads `[topology]` (absent: the star).
+pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topology, ScenarioError> {
+    let Some(item) = doc.get("topology") else {
+        return Ok(Topology::Star);
+    };
+    let t = item
+        .as_table_like()
+        .ok_or_else(|| r.bad(item.span(), "topology", item.type_name(), "a table"))?;
+    r.check_keys(t, "topology", TOPOLOGY_KEYS)?;
+    let p = "topology";
+    let kind = r
+        .scalar(t, p, "kind", |v| choice(v, &["star", "mesh"]))?
+        .unwrap_or_else(|| "star".to_string());
+    if kind == "star" {
+        for key in TOPOLOGY_KEYS.iter().filter(|k| **k != "kind") {
+            if let Some(span) = t.get(key).map(|i| i.span()) {
+                return Err(r.bad(
+                    span,
+                    &format!("topology.{key}"),
+                    "(set)",
+                    "only with kind = \"mesh\"",
+                ));
+            }
+        }
+        return Ok(Topology::Star);
+    }
+    let shape = r
+        .scalar(t, p, "shape", |v| choice(v, SHAPES))?
+        .unwrap_or_else(|| "grid".to_string());
+    // Keys that only one shape reads are refused with another, rather than silently ignored.
+    for (key, shapes) in SHAPE_KEYS {
+        if !shapes.contains(&shape.as_str()) {
+            if let Some(item) = t.get(key) {
+                return Err(r.bad(
+                    item.span(),
+                    &format!("topology.{key}"),
+                    &format!("(with shape = \"{shape}\")"),
+                    format!("only with shape = {}", shapes.join(" or ")),
+                ));
+            }
+        }
+    }
+    let count = |v: &Value| uint(v, 1, coaplab_netsim::mesh::layout::MAX_NODES as u64);
+    let spacing = r
+        .scalar(t, p, "spacing_m", |v| float(v, 0.001, 1e6))?
+        .unwrap_or(10.0);
+    let table_span = doc.get("topology").and_then(|i| i.span());
+    let layout = match shape.as_str() {
+        "grid" => {
+            let rows = r.scalar(t, p, "rows", count)?.unwrap_or(3) as u32;
+            let cols = r.scalar(t, p, "cols", count)?.unwrap_or(3) as u32;
+            Layout::grid(rows, cols, spacing)
+        }
+        "chain" => Layout::chain(
+            r.scalar(t, p, "nodes", count)?.unwrap_or(20) as u32,
+            spacing,
+        ),
+        "flower" => {
+            let petals = r.scalar(t, p, "petals", count)?.unwrap_or(5) as u32;
+            let len = r.scalar(t, p, "petal_nodes", count)?.unwrap_or(7) as u32;
+            Layout::flower(petals, len, spacing)
+        }
+        "dumbbell" => Layout::dumbbell(spacing),
+        "half-dumbbell" => Layout::half_dumbbell(spacing),
+        _ => explicit(r, t),
+    }
+    .map_err(|e| r.bad(table_span.clone(), "topology.shape", &shape, e.to_string()))?;
+    let id = |v: &Value| uint(v, 0, coaplab_netsim::mesh::layout::MAX_NODES as u64 - 1);
+    let br = r.scalar(t, p, "border_router", id)?;
+    let server = r.scalar(t, p, "server", id)?;
+    let servers = server.map(|s| [s as u32]);
+    let layout = layout
+        .with_roles(br.map(|b| b as u32), servers.as_ref().map(|s| &s[..]))
+        .map_err(|e| {
+            r.bad(
+                table_span.clone(),
+                "topology.border_router",
+                "",
+                e.to_string(),
+            )
+        })?;
+    let params = params(r, t)?;
+    let config = MeshConfig { layout, params };
+    // Build it once: a layout without a route from a client to the border router fails here,
+    // with the file's line, rather than when the run starts.
+    coaplab_netsim::mesh::Mesh::new(&config, 0)
+        .map_err(|e| r.bad(table_span, "topology", &shape, e.to_string()))?;
+    Ok(Topology::Mesh(Box::new(config)))
+}
+
+/// `[topology.params]`: each key one of `MESH_PARAMS`, sweepable like any scalar.
+fn params(r: &mut Reader<'_>, t: &dyn TableLike) -> Result<MeshParams, ScenarioError> {
+    let Some(item) = t.get("params") else {
+        return Ok(MeshParams::default());
+    };
+    let pt = item
+        .as_table_like()
+        .ok_or_else(|| r.bad(item.span(), "topology.params", item.type_name(), "a table"))?;
+    let keys: Vec<&str> = MESH_PARAMS.iter().map(|s| s.key).collect();
+    r.check_keys(pt, "topology.params", &keys)?;
+    let mut settings = Settings::new();
+    for key in keys {
+        let one = |v: &Value| {
+            let mut s = Settings::new();
+            s.set(key, plain(v));
+            MeshParams::resolve(&s)
+                .map(|_| plain(v))
+                .map_err(|e| e.to_string())
+        };
+        if let Some(v) = r.scalar(pt, "topology.params", key, one)? {
+            settings.set(key, v);
+        }
+    }
+    MeshParams::resolve(&settings)
+        .map_err(|e| r.bad(item.span(), "topology.params", "", e.to_string()))
+}
+
+/// `nodes = [{ x_m = 0, y_m = 0, role = "border-router" }, ...]` or `[[topology.nodes]]`.
+fn explicit(
+    r: &mut Reader<'_>,
+    t: &dyn TableLike,
+) -> Result<Layout, coaplab_netsim::mesh::LayoutError> {
+    let mut nodes = Vec::new();
+    let tables: Vec<&dyn TableLike> = match t.get("nodes") {
+        Some(Item::ArrayOfTables(a)) => a.iter().map(|x| x as &dyn TableLike).collect(),
+        Some(Item::Value(Value::Array(a))) => a
+            .iter()
+            .filter_map(|v| v.as_inline_table().map(|x| x as &dyn TableLike))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (i, n) in tables.into_iter().enumerate() {
+        let fail = |what: String| {
+            coaplab_netsim::mesh::LayoutError::BadShape(format!("topology.nodes[{i}]: {what}"))
+        };
+        if let Some((key, _)) = n.iter().find(|(k, _)| !NODE_KEYS.contains(k)) {
+            return Err(fail(format!(
+                "unknown key '{key}' (allowed: {})",
+                NODE_KEYS.join(", ")
+            )));
+        }
+        let coord = |key: &str| {
+            n.get(key)
+                .and_then(Item::as_value)
+                .ok_or_else(|| fail(format!("{key} missing")))
+                .and_then(|v| float(v, -1e6, 1e6).map_err(&fail))
+        };
+        let role = n
+            .get("role")
+            .and_then(Item::as_value)
+            .map(|v| choice(v, ROLES))
+            .unwrap_or_else(|| Ok("client".to_string()))
+            .map_err(&fail)?;
+        nodes.push(Node {
+            x_m: coord("x_m")?,
+            y_m: coord("y_m")?,
+            role: Role::from_name(&role).unwrap_or(Role::Client),
+        });
+    }
+    let _ = r;
+    Layout::explicit(nodes)
+}

@@ -1,0 +1,124 @@
+//! IEEE 802.15.4-2006 MAC frames (§7.2) and one node's MAC: a bounded FIFO of frames served
+//! by [`Csma`] with acknowledged retransmission, over NullRDC (radio always on, Contiki
+//! `core/net/mac/nullrdc.c`).
+//!
+//! Frame sizes, as Contiki 3.0's `framer-802154.c` builds data frames (PAN ID compression,
+//! destination and source addresses of `LINKADDR_CONF_SIZE` octets):
+//! * 64-bit addresses: FCF 2 + sequence 1 + destination PAN 2 + destination 8 + source 8 = 21 B
+//!   of header (§7.2.1), FCS 2 B (§7.2.1.9): 23 B around the payload, so the payload of a
+//!   127-B frame is at most 104 B (Contiki `MAC_MAX_PAYLOAD` 125 − `framer_hdrlen` 21).
+//! * 16-bit addresses: 2 + 1 + 2 + 2 + 2 = 9 B header, 11 B around the payload.
+//! * An immediate ACK (§7.2.2.3): FCF 2 + sequence 1 + FCS 2 = 5 B.
+
+use std::collections::VecDeque;
+
+use super::csma::Csma;
+use super::params::CsmaParams;
+use super::phy::MAX_PSDU_OCTETS;
+
+/// FCS bytes (§7.2.1.9).
+pub const FCS_BYTES: u32 = 2;
+/// Immediate ACK PSDU bytes (§7.2.2.3).
+pub const ACK_BYTES: u32 = 5;
+
+/// MAC header bytes of a data frame with PAN ID compression.
+pub const fn header_bytes(short_addresses: bool) -> u32 {
+    if short_addresses {
+        9
+    } else {
+        21
+    }
+}
+
+/// The largest MAC payload: 127 − header − FCS (104 B with 64-bit addresses).
+pub const fn max_payload(short_addresses: bool) -> u32 {
+    MAX_PSDU_OCTETS - header_bytes(short_addresses) - FCS_BYTES
+}
+
+/// One data frame waiting in (or at the head of) a MAC queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    /// The datagram's slot in the topology.
+    pub slot: u32,
+    /// The datagram's identity (slots are reused).
+    pub datagram: u64,
+    /// Fragment index.
+    pub fragment: u16,
+    /// Fragments of the datagram on this hop.
+    pub fragments: u16,
+    /// PSDU length in bytes (header + payload + FCS).
+    pub psdu_bytes: u16,
+    /// The MAC destination (next hop).
+    pub to: u16,
+    /// MAC sequence number.
+    pub seq: u8,
+}
+
+/// Where a MAC is in its cycle for the head frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing to send.
+    Idle,
+    /// Backing off; the CCA follows.
+    Backoff,
+    /// Sampling the channel since `cca_start`.
+    Cca,
+    /// RX→TX turnaround after an idle CCA.
+    Turnaround,
+    /// The head frame is on air.
+    Transmitting,
+    /// Waiting for the head frame's ACK.
+    AwaitAck,
+}
+
+/// One node's MAC.
+#[derive(Debug, Clone)]
+pub struct Mac {
+    /// Frames to send, the head being served.
+    pub queue: VecDeque<Frame>,
+    /// Bound of `queue`.
+    pub capacity: usize,
+    /// CSMA/CA state of the head frame.
+    pub csma: Csma,
+    /// Where the head frame is.
+    pub phase: Phase,
+    /// Generation of the pending MAC timer; a timer event of another generation is stale.
+    pub generation: u32,
+    /// Start of the CCA in progress.
+    pub cca_start: coaplab_cc::time::Instant,
+    /// Next sequence number to assign.
+    next_seq: u8,
+}
+
+impl Mac {
+    /// An idle MAC whose queue holds `capacity` frames.
+    pub fn new(params: CsmaParams, capacity: usize, first_seq: u8) -> Mac {
+        Mac {
+            queue: VecDeque::with_capacity(capacity),
+            capacity,
+            csma: Csma::new(params),
+            phase: Phase::Idle,
+            generation: 0,
+            cca_start: coaplab_cc::time::Instant::ZERO,
+            next_seq: first_seq,
+        }
+    }
+
+    /// Room for `frames` more frames.
+    pub fn has_room(&self, frames: usize) -> bool {
+        self.queue.len() + frames <= self.capacity
+    }
+
+    /// Appends `frame`, giving it the next sequence number.
+    pub fn push(&mut self, mut frame: Frame) {
+        frame.seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.queue.push_back(frame);
+    }
+
+    /// Invalidates the pending timer and returns the new generation.
+    pub fn bump(&mut self) -> u32 {
+        self.generation = self.generation.wrapping_add(1);
+        self.generation
+    }
+}

@@ -1,0 +1,362 @@
+//! The radio medium: Cooja's Unit Disk Graph Medium with distance loss (`UDGM`, "Distance
+//! Loss"), from contiki-os/contiki `tools/cooja/java/org/contikios/cooja/radiomediums/UDGM.java`
+//! and `AbstractRadioMedium.java` (commit 32b5b17, Contiki 3.x).
+//!
+//! * A transmission fails for everyone with probability `1 − SUCCESS_RATIO_TX`
+//!   (`createConnections`: one draw when the ratio is below 1); a failed one is heard by nobody.
+//! * A radio within the transmission range `R` (`distance ≤ R`) that is idle — not
+//!   transmitting, not receiving, not interfered — starts receiving with probability
+//!   `1 − (d² / R²) · (1 − SUCCESS_RATIO_RX)` (`getRxSuccessProbability`); otherwise, or when
+//!   busy, it is interfered and its ongoing reception is lost.
+//! * A radio beyond `R` but within the interference range (`distance ≤ I`) is interfered.
+//!   Only radios closer than `max(R, I)` are considered at all (`distance <` in `analyzeEdges`).
+//! * A radio that starts transmitting while receiving loses the reception
+//!   (`AbstractRadioMedium`, `TRANSMISSION_STARTED`): radios are half-duplex.
+//! * CCA: Cooja's `UDGM.updateSignalStrengths` gives a radio within `R` the signal strength
+//!   `SS_STRONG + (d/R)(SS_WEAK − SS_STRONG)` = `−10 − 85 d/R` dBm and an interfered radio
+//!   beyond `R` `SS_WEAK` = −95 dBm; Contiki's Cooja radio (`platform/cooja/dev/cooja-radio.c`,
+//!   `CCA_SS_THRESHOLD −95`) calls the channel busy above the threshold (a parameter, default
+//!   −95 dBm), so by default a CCA is busy exactly when a transmitter closer than `R` is on
+//!   air — a neighbour at exactly `R` is not heard by CCA. The CCA here is busy if such a
+//!   signal was on air at any moment of the 8-symbol window, or the radio itself transmits.
+//!
+//! Distances are compared with a relative tolerance of 1e-9, so generated layouts whose
+//! neighbours sit at exactly the range in real numbers (a flower's petals) link as intended
+//! despite floating-point rounding.
+//!
+//! One difference, on purpose: Cooja clears a radio's "interfered" flag at the end of the first
+//! of the overlapping transmissions, so a third transmission starting while a second is still on
+//! air can be received; here a radio receives only if it hears nothing else for the frame's
+//! whole duration (a collision lasts as long as any overlapping signal).
+
+use coaplab_cc::rng::Random;
+use coaplab_cc::time::Instant;
+
+/// Marks "no reception in progress".
+const NONE: u16 = u16::MAX;
+
+/// Cooja's `getRxSuccessProbability` at full output power: `1 − (d²/R²)(1 − ratio_rx)`, 0 beyond
+/// `R` (and when `R` is 0).
+pub fn rx_success_probability(distance_m: f64, tx_range_m: f64, success_ratio_rx: f64) -> f64 {
+    if tx_range_m == 0.0 {
+        return 0.0;
+    }
+    let ratio = (distance_m * distance_m) / (tx_range_m * tx_range_m);
+    if ratio > 1.0 {
+        0.0
+    } else {
+        1.0 - ratio * (1.0 - success_ratio_rx)
+    }
+}
+
+/// Cooja's signal strength (dBm) at distance `d` from a sender with range `R`
+/// (`UDGM.updateSignalStrengths`): `−10 − 85 d/R` within `R`, −95 beyond.
+pub fn signal_strength_dbm(distance_m: f64, tx_range_m: f64) -> f64 {
+    if tx_range_m > 0.0 && distance_m <= tx_range_m {
+        -10.0 + (distance_m / tx_range_m) * (-95.0 + 10.0)
+    } else {
+        -95.0
+    }
+}
+
+/// Relative tolerance of range comparisons.
+const RANGE_TOLERANCE: f64 = 1e-9;
+
+/// One directed edge of the medium graph: a radio that hears a sender.
+#[derive(Debug, Clone, Copy)]
+struct Edge {
+    to: u16,
+    /// Within the TX range: may decode.
+    in_tx_range: bool,
+    /// Busy for this radio's CCA (closer than the TX range).
+    cca: bool,
+    /// Reception probability when idle.
+    rx_probability: f64,
+}
+
+/// One radio's state.
+#[derive(Debug, Clone, Copy)]
+struct Radio {
+    transmitting: bool,
+    /// The current transmission failed the TX draw: nobody hears it.
+    tx_failed: bool,
+    /// Signals on air at this radio (decodable or not).
+    signals: u16,
+    /// Signals on air that make its CCA busy.
+    cca_signals: u16,
+    /// When the last CCA-busy signal ended.
+    cca_last_end: Instant,
+    /// The sender being received, or [`NONE`].
+    rx_from: u16,
+    /// Whether that reception is still intact.
+    rx_ok: bool,
+}
+
+/// Counters of the medium.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MediumStats {
+    /// Transmissions started (data and ACK).
+    pub transmissions: u64,
+    /// Transmissions lost for everyone (`SUCCESS_RATIO_TX`).
+    pub tx_failures: u64,
+    /// Receptions that never started because the RX draw failed.
+    pub rx_failures: u64,
+    /// Receptions lost to an overlapping signal or to the receiver transmitting.
+    pub collisions: u64,
+}
+
+/// The UDGM medium over fixed node positions.
+#[derive(Debug, Clone)]
+pub struct Udgm {
+    edges: Vec<Edge>,
+    /// `edges[first[n]..first[n + 1]]` are node `n`'s listeners.
+    first: Vec<u32>,
+    success_ratio_tx: f64,
+    radios: Vec<Radio>,
+    received: Vec<u16>,
+    stats: MediumStats,
+}
+
+impl Udgm {
+    /// The medium between radios at `positions` (metres).
+    pub fn new(
+        positions: &[(f64, f64)],
+        tx_range_m: f64,
+        interference_range_m: f64,
+        success_ratio_tx: f64,
+        success_ratio_rx: f64,
+        cca_threshold_dbm: f64,
+    ) -> Udgm {
+        let reach = tx_range_m.max(interference_range_m);
+        let mut edges = Vec::new();
+        let mut first = Vec::with_capacity(positions.len() + 1);
+        for (s, &(sx, sy)) in positions.iter().enumerate() {
+            first.push(edges.len() as u32);
+            for (r, &(rx, ry)) in positions.iter().enumerate() {
+                let d = ((sx - rx) * (sx - rx) + (sy - ry) * (sy - ry)).sqrt();
+                // Snap a distance within the tolerance of a range onto it.
+                let d = [tx_range_m, interference_range_m]
+                    .into_iter()
+                    .find(|&range| (d - range).abs() <= range * RANGE_TOLERANCE)
+                    .unwrap_or(d);
+                if r == s || d >= reach {
+                    continue;
+                }
+                let in_tx_range = d <= tx_range_m;
+                if !in_tx_range && d > interference_range_m {
+                    continue;
+                }
+                edges.push(Edge {
+                    to: r as u16,
+                    in_tx_range,
+                    cca: signal_strength_dbm(d, tx_range_m) > cca_threshold_dbm,
+                    rx_probability: rx_success_probability(d, tx_range_m, success_ratio_rx),
+                });
+            }
+        }
+        first.push(edges.len() as u32);
+        let idle = Radio {
+            transmitting: false,
+            tx_failed: false,
+            signals: 0,
+            cca_signals: 0,
+            cca_last_end: Instant::from_nanos(i64::MIN),
+            rx_from: NONE,
+            rx_ok: false,
+        };
+        Udgm {
+            edges,
+            first,
+            success_ratio_tx,
+            radios: vec![idle; positions.len()],
+            received: Vec::new(),
+            stats: MediumStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> MediumStats {
+        self.stats
+    }
+
+    fn listeners(&self, node: u16) -> std::ops::Range<usize> {
+        self.first[node as usize] as usize..self.first[node as usize + 1] as usize
+    }
+
+    /// Radios within the TX range of `node` with a non-zero reception probability (the
+    /// links routing may use).
+    pub fn links(&self, node: u16) -> impl Iterator<Item = u16> + '_ {
+        self.edges[self.listeners(node)]
+            .iter()
+            .filter(|e| e.in_tx_range && e.rx_probability > 0.0)
+            .map(|e| e.to)
+    }
+
+    /// Whether `node` is transmitting.
+    pub fn is_transmitting(&self, node: u16) -> bool {
+        self.radios[node as usize].transmitting
+    }
+
+    /// Whether `node`'s CCA over `[cca_start, now]` finds the channel busy.
+    pub fn cca_busy(&self, node: u16, cca_start: Instant) -> bool {
+        let r = &self.radios[node as usize];
+        r.transmitting || r.cca_signals > 0 || r.cca_last_end > cca_start
+    }
+
+    /// `sender` starts transmitting (it must not be transmitting already).
+    pub fn start_tx(&mut self, sender: u16, rng: &mut dyn Random) {
+        self.stats.transmissions += 1;
+        let s = &mut self.radios[sender as usize];
+        if s.rx_from != NONE && s.rx_ok {
+            s.rx_ok = false;
+            self.stats.collisions += 1;
+        }
+        s.transmitting = true;
+        s.tx_failed = false;
+        if self.success_ratio_tx < 1.0 && rng.uniform01() > self.success_ratio_tx {
+            s.tx_failed = true;
+            self.stats.tx_failures += 1;
+            return;
+        }
+        for i in self.listeners(sender) {
+            let e = self.edges[i];
+            let r = &mut self.radios[e.to as usize];
+            if e.in_tx_range && !r.transmitting && r.signals == 0 {
+                // Idle radio in range: UDGM's RX draw.
+                if rng.uniform01() > e.rx_probability {
+                    self.stats.rx_failures += 1;
+                } else {
+                    r.rx_from = sender;
+                    r.rx_ok = true;
+                }
+            } else if r.rx_from != NONE && r.rx_ok {
+                r.rx_ok = false;
+                self.stats.collisions += 1;
+            }
+            r.signals += 1;
+            if e.cca {
+                r.cca_signals += 1;
+            }
+        }
+    }
+
+    /// `sender`'s transmission ends at `now`; returns the radios that decoded it.
+    pub fn end_tx(&mut self, sender: u16, now: Instant) -> &[u16] {
+        self.received.clear();
+        let s = &mut self.radios[sender as usize];
+        s.transmitting = false;
+        if s.tx_failed {
+            s.tx_failed = false;
+            return &self.received;
+        }
+        for i in self.listeners(sender) {
+            let e = self.edges[i];
+            let r = &mut self.radios[e.to as usize];
+            r.signals -= 1;
+            if e.cca {
+                r.cca_signals -= 1;
+                r.cca_last_end = now;
+            }
+            if r.rx_from == sender {
+                if r.rx_ok {
+                    self.received.push(e.to);
+                }
+                r.rx_from = NONE;
+                r.rx_ok = false;
+            }
+        }
+        &self.received
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coaplab_cc::rng::ScriptedRandom;
+
+    fn t(us: i64) -> Instant {
+        Instant::from_micros(us)
+    }
+
+    #[test]
+    fn rx_probability_scales_with_the_square_of_distance_as_in_cooja() {
+        // UDGM.java: 1 - (d^2 / R^2) * (1 - SUCCESS_RATIO_RX).
+        assert_eq!(rx_success_probability(0.0, 10.0, 0.5), 1.0);
+        assert_eq!(rx_success_probability(5.0, 10.0, 0.5), 0.875);
+        assert_eq!(rx_success_probability(10.0, 10.0, 0.5), 0.5);
+        assert_eq!(rx_success_probability(10.01, 10.0, 0.5), 0.0);
+        assert_eq!(rx_success_probability(3.0, 0.0, 1.0), 0.0);
+    }
+
+    #[test]
+    fn overlapping_transmissions_collide_at_a_common_receiver() {
+        // 0 — 1 — 2 on a line, 10 m apart: 0 and 2 both reach 1; 0 and 2 are 20 m apart, not
+        // closer than max(R, I) = 20 m, so they do not hear each other at all.
+        let mut m = Udgm::new(
+            &[(0.0, 0.0), (10.0, 0.0), (20.0, 0.0)],
+            10.0,
+            20.0,
+            1.0,
+            1.0,
+            -95.0,
+        );
+        let mut rng = ScriptedRandom::new(&[0.0; 8]);
+        // 0 and 2 are hidden terminals: 2's CCA does not see 0. Nor does 1's, at exactly R
+        // (−95 dBm is not above the −95 dBm threshold), as in Cooja.
+        m.start_tx(0, &mut rng);
+        assert!(!m.cca_busy(2, t(0)));
+        assert!(!m.cca_busy(1, t(0)));
+        let mut closer = Udgm::new(&[(0.0, 0.0), (9.0, 0.0)], 10.0, 20.0, 1.0, 1.0, -95.0);
+        closer.start_tx(0, &mut rng);
+        assert!(closer.cca_busy(1, t(0)));
+        // signal −10 − 85 × 0.9 = −86.5 dBm: a −77 dBm threshold (CC2420 default) misses it.
+        assert_eq!(signal_strength_dbm(9.0, 10.0), -86.5);
+        let mut cc2420 = Udgm::new(&[(0.0, 0.0), (9.0, 0.0)], 10.0, 20.0, 1.0, 1.0, -77.0);
+        cc2420.start_tx(0, &mut rng);
+        assert!(!cc2420.cca_busy(1, t(0)));
+        m.start_tx(2, &mut rng);
+        assert_eq!(m.end_tx(0, t(1_000)), &[] as &[u16]);
+        assert_eq!(m.end_tx(2, t(1_100)), &[] as &[u16]);
+        assert_eq!(m.stats().collisions, 1);
+        // Alone, 0 reaches 1 only.
+        m.start_tx(0, &mut rng);
+        assert_eq!(m.end_tx(0, t(2_000)), &[1]);
+        // The CCA window remembers a signal that ended inside it.
+        let _ = closer.end_tx(0, t(2_000));
+        assert!(closer.cca_busy(1, t(1_999)));
+        assert!(!closer.cca_busy(1, t(2_000)));
+    }
+
+    #[test]
+    fn interference_range_corrupts_without_decoding_and_tx_failure_is_silent() {
+        // 1 is 15 m from 0: interfered by 0, decodes 2 (5 m away) unless 0 overlaps.
+        let pos = [(0.0, 0.0), (15.0, 0.0), (20.0, 0.0)];
+        let mut m = Udgm::new(&pos, 10.0, 20.0, 1.0, 1.0, -95.0);
+        let mut rng = ScriptedRandom::new(&[0.0; 8]);
+        m.start_tx(2, &mut rng);
+        m.start_tx(0, &mut rng);
+        assert!(m.cca_busy(1, t(0)));
+        assert_eq!(m.end_tx(2, t(500)), &[] as &[u16]);
+        assert_eq!(m.end_tx(0, t(600)), &[] as &[u16]);
+        // SUCCESS_RATIO_TX 0.5: a draw above 0.5 silences the whole transmission.
+        let mut m = Udgm::new(&pos, 10.0, 20.0, 0.5, 1.0, -95.0);
+        let mut rng = ScriptedRandom::new(&[0.7, 0.3, 0.0]);
+        m.start_tx(2, &mut rng);
+        assert!(!m.cca_busy(1, t(0)));
+        assert_eq!(m.end_tx(2, t(500)), &[] as &[u16]);
+        m.start_tx(2, &mut rng);
+        assert_eq!(m.end_tx(2, t(1_000)), &[1]);
+        assert_eq!(m.stats().tx_failures, 1);
+    }
+
+    #[test]
+    fn a_receiver_that_starts_transmitting_loses_its_reception() {
+        let mut m = Udgm::new(&[(0.0, 0.0), (10.0, 0.0)], 10.0, 20.0, 1.0, 1.0, -95.0);
+        let mut rng = ScriptedRandom::new(&[0.0; 4]);
+        m.start_tx(0, &mut rng);
+        m.start_tx(1, &mut rng);
+        assert_eq!(m.end_tx(0, t(500)), &[] as &[u16]);
+        assert_eq!(m.end_tx(1, t(600)), &[] as &[u16]);
+    }
+}

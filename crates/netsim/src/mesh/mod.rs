@@ -1,0 +1,26 @@
+//! The multi-hop IEEE 802.15.4 mesh: a second topology beside [`crate::Star`] with the same
+//! interface (`send`, `poll_at`, `poll_delivery`), built from sans-IO parts, bottom up:
+//!
+//! * [`phy`]: 2.4 GHz O-QPSK timing (symbol, SHR/PHR, turnaround, CCA, airtime).
+//! * [`medium`]: Cooja's UDGM with distance loss: ranges, TX/RX success ratios, collisions,
+//!   half-duplex radios, CCA.
+//! * [`csma`] and [`mac`]: unslotted CSMA/CA with ACKs and retries, NullRDC, bounded queues.
+//! * [`sixlowpan`]: IPHC/NHC header sizes, FRAG1/FRAGN fragmentation, reassembly.
+//! * [`routing`]: static minimum-hop routes towards the border router (where RPL plugs in).
+//! * [`layout`]: grid, chain, flower, dumbbell, half-dumbbell and explicit placements.
+//! * [`params`]: every constant as a documented parameter ([`MESH_PARAMS`]).
+//! * [`topology`]: [`Mesh`], which joins them. docs/mesh-model.md gives the sources.
+
+pub mod csma;
+pub mod layout;
+pub mod mac;
+pub mod medium;
+pub mod params;
+pub mod phy;
+pub mod routing;
+pub mod sixlowpan;
+pub mod topology;
+
+pub use layout::{Layout, LayoutError, Node, Role};
+pub use params::{CsmaParams, MeshParams, MESH_PARAMS};
+pub use topology::{Mesh, MeshConfig, MeshError, MeshSendError, MeshStats};

@@ -1,0 +1,247 @@
+//! Every constant of the mesh model as a documented parameter ([`MESH_PARAMS`]): name, range,
+//! default and source, printed by `coaplab models mesh` and set from a scenario's
+//! `[topology.params]`. [`MeshParams::default`] holds the same defaults.
+
+use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
+use coaplab_cc::time::Duration;
+
+use super::phy;
+
+/// Every mesh parameter. Defaults: the radio medium of spec/experiments.md §8f (Cooja UDGM,
+/// 10 m / 20 m), IEEE 802.15.4-2006 `macPIB` defaults for CSMA/CA (Table 86), Contiki 3.0's
+/// queue, framer and 6LoWPAN constants.
+pub const MESH_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "tx_range_m",
+        kind: Kind::Float { min: 0.0, max: 1e6 },
+        default: Value::Float(10.0),
+        help: "UDGM transmission range: receivers at most this far can decode (metres)",
+        source: "spec §8f (thesis Cooja setup); Cooja UDGM.java TRANSMITTING_RANGE default 50",
+    },
+    ParamSpec {
+        key: "interference_range_m",
+        kind: Kind::Float { min: 0.0, max: 1e6 },
+        default: Value::Float(20.0),
+        help: "UDGM interference range: radios at most this far are interfered (metres)",
+        source: "spec §8f; Cooja UDGM.java INTERFERENCE_RANGE default 100",
+    },
+    ParamSpec {
+        key: "success_ratio_tx",
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(1.0),
+        help: "UDGM SUCCESS_RATIO_TX: probability a transmission reaches anyone at all",
+        source: "Cooja UDGM.java default 1.0 (thesis Ch. 6: 0.5)",
+    },
+    ParamSpec {
+        key: "success_ratio_rx",
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(1.0),
+        help: "UDGM SUCCESS_RATIO_RX at the edge of the TX range; 1 - (d/R)^2 (1 - ratio) at distance d",
+        source: "Cooja UDGM.java getRxSuccessProbability, default 1.0 (thesis Ch. 6: 0.5)",
+    },
+    ParamSpec {
+        key: "cca_threshold_dbm",
+        kind: Kind::Float { min: -200.0, max: 0.0 },
+        default: Value::Float(-95.0),
+        help: "CCA is busy above this UDGM signal strength (-10 - 85 d/R dBm within R, -95 beyond)",
+        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (CC2420 default CCA_THR: -77)",
+    },
+    ParamSpec {
+        key: "mac_min_be",
+        kind: Kind::Int { min: 0, max: 8 },
+        default: Value::Int(3),
+        help: "macMinBE: initial CSMA/CA backoff exponent (at most mac_max_be)",
+        source: "IEEE 802.15.4-2006 Table 86; Contiki-NG csma.h CSMA_MIN_BE 3",
+    },
+    ParamSpec {
+        key: "mac_max_be",
+        kind: Kind::Int { min: 3, max: 8 },
+        default: Value::Int(5),
+        help: "macMaxBE: largest CSMA/CA backoff exponent",
+        source: "IEEE 802.15.4-2006 Table 86; Contiki-NG csma.h CSMA_MAX_BE 5",
+    },
+    ParamSpec {
+        key: "mac_max_csma_backoffs",
+        kind: Kind::Int { min: 0, max: 5 },
+        default: Value::Int(4),
+        help: "macMaxCSMABackoffs: busy CCAs tolerated before channel-access failure",
+        source: "IEEE 802.15.4-2006 Table 86 (Contiki-NG CSMA_MAX_BACKOFF 5)",
+    },
+    ParamSpec {
+        key: "mac_max_frame_retries",
+        kind: Kind::Int { min: 0, max: 7 },
+        default: Value::Int(3),
+        help: "macMaxFrameRetries: retransmissions after a missing ACK before the frame is dropped",
+        source: "IEEE 802.15.4-2006 Table 86 (Contiki 3.0 CSMA_MAX_MAC_TRANSMISSIONS 3 = 2 retries; Contiki-NG CSMA_MAX_FRAME_RETRIES 7)",
+    },
+    ParamSpec {
+        key: "unit_backoff_symbols",
+        kind: Kind::Int { min: 1, max: 1000 },
+        default: Value::Int(20),
+        help: "aUnitBackoffPeriod in symbols (16 us each)",
+        source: "IEEE 802.15.4-2006 Table 85",
+    },
+    ParamSpec {
+        key: "ack_wait_symbols",
+        kind: Kind::Int { min: 1, max: 10000 },
+        default: Value::Int(54),
+        help: "macAckWaitDuration in symbols, counted from the end of the data frame",
+        source: "IEEE 802.15.4-2006 Table 86: aUnitBackoffPeriod 20 + aTurnaroundTime 12 + phySHRDuration 10 + 6 x phySymbolsPerOctet 2 = 54",
+    },
+    ParamSpec {
+        key: "queue_frames",
+        kind: Kind::Int { min: 1, max: 1024 },
+        default: Value::Int(8),
+        help: "frames a node's MAC queue holds (a datagram is refused unless all its fragments fit)",
+        source: "Contiki 3.0 QUEUEBUF_CONF_NUM 8 (platform/sky, platform/z1 contiki-conf.h, IPv6)",
+    },
+    ParamSpec {
+        key: "reass_maxage_s",
+        kind: Kind::Seconds { min: 0.001, max: 3600.0 },
+        default: Value::Float(20.0),
+        help: "6LoWPAN reassembly timeout: a partial datagram older than this is discarded",
+        source: "Contiki 3.0 core/net/ip/uipopt.h SICSLOWPAN_REASS_MAXAGE 20",
+    },
+    ParamSpec {
+        key: "short_addresses",
+        kind: Kind::Bool,
+        default: Value::Bool(false),
+        help: "16-bit MAC addresses (MAC header 9 B) instead of 64-bit ones (21 B)",
+        source: "Contiki 3.0 LINKADDR_CONF_SIZE 8 (platform/sky contiki-conf.h)",
+    },
+    ParamSpec {
+        key: "rpl_hbh_option",
+        kind: Kind::Bool,
+        default: Value::Bool(true),
+        help: "data packets carry RPL's 8-B hop-by-hop option (RFC 6553), so UDP is not NHC-compressed",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_INSERT_HBH_OPTION 1",
+    },
+];
+
+/// The resolved mesh parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshParams {
+    /// UDGM transmission range in metres.
+    pub tx_range_m: f64,
+    /// UDGM interference range in metres.
+    pub interference_range_m: f64,
+    /// UDGM `SUCCESS_RATIO_TX`.
+    pub success_ratio_tx: f64,
+    /// UDGM `SUCCESS_RATIO_RX`.
+    pub success_ratio_rx: f64,
+    /// CCA threshold in dBm on Cooja's signal-strength scale.
+    pub cca_threshold_dbm: f64,
+    /// CSMA/CA parameters.
+    pub csma: CsmaParams,
+    /// Frames one node's MAC queue holds.
+    pub queue_frames: u32,
+    /// 6LoWPAN reassembly timeout.
+    pub reass_maxage: Duration,
+    /// 16-bit instead of 64-bit MAC addresses.
+    pub short_addresses: bool,
+    /// RPL hop-by-hop option in data packets.
+    pub rpl_hbh_option: bool,
+}
+
+/// The unslotted CSMA/CA and ACK parameters of one MAC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsmaParams {
+    /// `macMinBE`.
+    pub min_be: u32,
+    /// `macMaxBE`.
+    pub max_be: u32,
+    /// `macMaxCSMABackoffs`.
+    pub max_csma_backoffs: u32,
+    /// `macMaxFrameRetries`.
+    pub max_frame_retries: u32,
+    /// `aUnitBackoffPeriod`.
+    pub unit_backoff: Duration,
+    /// `macAckWaitDuration`, from the end of the data frame.
+    pub ack_wait: Duration,
+}
+
+impl Default for CsmaParams {
+    fn default() -> Self {
+        CsmaParams {
+            min_be: 3,
+            max_be: 5,
+            max_csma_backoffs: 4,
+            max_frame_retries: 3,
+            unit_backoff: phy::symbols(20),
+            ack_wait: phy::symbols(54),
+        }
+    }
+}
+
+impl Default for MeshParams {
+    fn default() -> Self {
+        MeshParams::from_params(
+            &Params::resolve("mesh", &[MESH_PARAMS], &Settings::new()).expect("defaults are valid"),
+        )
+    }
+}
+
+impl MeshParams {
+    /// Resolves `settings` (keys of [`MESH_PARAMS`]; any other key is an error) over the
+    /// defaults, ranges checked and `mac_min_be ≤ mac_max_be`.
+    pub fn resolve(settings: &Settings) -> Result<MeshParams, ParamError> {
+        let p = Params::resolve("mesh", &[MESH_PARAMS], settings)?;
+        if p.int("mac_min_be") > p.int("mac_max_be") {
+            return Err(ParamError::BadValue {
+                key: "mac_min_be".to_string(),
+                value: p.int("mac_min_be").to_string(),
+                expected: format!("at most mac_max_be ({})", p.int("mac_max_be")),
+            });
+        }
+        Ok(MeshParams::from_params(&p))
+    }
+
+    fn from_params(p: &Params) -> MeshParams {
+        let int = |k: &str| p.int(k) as u32;
+        MeshParams {
+            tx_range_m: p.float("tx_range_m"),
+            interference_range_m: p.float("interference_range_m"),
+            success_ratio_tx: p.float("success_ratio_tx"),
+            success_ratio_rx: p.float("success_ratio_rx"),
+            cca_threshold_dbm: p.float("cca_threshold_dbm"),
+            csma: CsmaParams {
+                min_be: int("mac_min_be"),
+                max_be: int("mac_max_be"),
+                max_csma_backoffs: int("mac_max_csma_backoffs"),
+                max_frame_retries: int("mac_max_frame_retries"),
+                unit_backoff: phy::symbols(p.int("unit_backoff_symbols")),
+                ack_wait: phy::symbols(p.int("ack_wait_symbols")),
+            },
+            queue_frames: int("queue_frames"),
+            reass_maxage: p.secs("reass_maxage_s"),
+            short_addresses: p.flag("short_addresses"),
+            rpl_hbh_option: p.flag("rpl_hbh_option"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_table_and_bad_settings_are_refused() {
+        let d = MeshParams::default();
+        assert_eq!(d.csma, CsmaParams::default());
+        assert_eq!(d.csma.ack_wait, Duration::from_micros(864));
+        assert_eq!(d.queue_frames, 8);
+        assert_eq!(d.reass_maxage, Duration::from_secs(20));
+        let mut s = Settings::new();
+        s.set("mac_min_be", "6");
+        assert!(MeshParams::resolve(&s).is_err());
+        let mut s = Settings::new();
+        s.set("no_such", "1");
+        assert!(matches!(
+            MeshParams::resolve(&s),
+            Err(ParamError::UnknownKey { .. })
+        ));
+        let mut s = Settings::new();
+        s.set("success_ratio_rx", "0.5");
+        assert_eq!(MeshParams::resolve(&s).unwrap().success_ratio_rx, 0.5);
+    }
+}

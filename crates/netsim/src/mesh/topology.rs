@@ -1,0 +1,674 @@
+//! [`Mesh`]: the multi-hop 802.15.4 topology, with the interface of [`crate::Star`]
+//! (`send`, `poll_at`, `poll_delivery`).
+//!
+//! A datagram sent at a node is compressed and fragmented for its first hop
+//! ([`super::sixlowpan`]), queued at that node's MAC ([`super::mac`]), sent frame by frame with
+//! CSMA/CA and ACKs over the UDGM medium ([`super::medium`]), reassembled at the next hop and,
+//! if that is not the destination, compressed, fragmented and queued again there (route-over,
+//! as Contiki forwards), along [`super::routing::Routes`].
+//!
+//! Fates: a datagram that does not fit in a MAC queue (all its fragments) is a
+//! `BufferOverflow`; one whose frame was dropped by the MAC (channel-access failure, no ACK)
+//! or whose reassembly failed at the next hop is a `LinkError` at that instant.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use coaplab_cc::rng::SeededRandom;
+use coaplab_cc::time::{Duration, Instant};
+
+use super::csma::{Failure, Next};
+use super::layout::{Layout, LayoutError, Role};
+use super::mac::{self, Frame, Mac, Phase, ACK_BYTES, FCS_BYTES};
+use super::medium::{MediumStats, Udgm};
+use super::params::MeshParams;
+use super::phy;
+use super::routing::Routes;
+use super::sixlowpan::{self, Hop, Input, Plan, Reassembly, MAX_DATAGRAM_BYTES};
+use crate::record::{Delivery, Direction, PacketId};
+use crate::topology::{client_addr, SERVER_ADDR};
+
+/// A mesh: where the nodes are and every model parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshConfig {
+    /// Nodes and roles.
+    pub layout: Layout,
+    /// Radio, MAC and 6LoWPAN parameters.
+    pub params: MeshParams,
+}
+
+/// Why a mesh cannot be built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MeshError {
+    /// The layout is unusable.
+    Layout(LayoutError),
+    /// A server or client node cannot reach the border router over the UDGM links.
+    Unreachable {
+        /// The node.
+        node: u16,
+    },
+}
+
+impl std::fmt::Display for MeshError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MeshError::Layout(e) => write!(f, "mesh layout: {e}"),
+            MeshError::Unreachable { node } => write!(
+                f,
+                "mesh node {node} has no path to the border router within the transmission range"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MeshError {}
+
+/// Why [`Mesh::send`] refused a datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeshSendError {
+    /// No node has this address.
+    UnknownAddress(SocketAddr),
+    /// Source and destination are the same node.
+    SameNode(SocketAddr),
+    /// The IPv6 datagram exceeds [`MAX_DATAGRAM_BYTES`].
+    TooLarge {
+        /// Its IPv6 length.
+        ip_len: u32,
+    },
+}
+
+impl std::fmt::Display for MeshSendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MeshSendError::UnknownAddress(a) => write!(f, "{a} is no node of the mesh"),
+            MeshSendError::SameNode(a) => write!(f, "{a} sends to itself"),
+            MeshSendError::TooLarge { ip_len } => write!(
+                f,
+                "{ip_len}-byte IPv6 datagram exceeds the {MAX_DATAGRAM_BYTES}-byte limit"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MeshSendError {}
+
+/// Counters of one direction (towards the server: up).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MeshStats {
+    /// Datagrams handed to [`Mesh::send`].
+    pub offered_packets: u64,
+    /// Datagrams delivered.
+    pub delivered_packets: u64,
+    /// Datagrams refused by a full MAC queue.
+    pub queue_drops: u64,
+    /// Datagrams lost to a MAC failure (channel access or no ACK).
+    pub mac_drops: u64,
+    /// Datagrams whose every frame was acknowledged but that the next hop could not reassemble.
+    pub reassembly_drops: u64,
+    /// Data frame transmissions, retransmissions included.
+    pub frames_sent: u64,
+    /// PSDU bytes of those transmissions.
+    pub frame_bytes: u64,
+    /// MAC retransmissions (missing ACKs followed by another attempt).
+    pub retries: u64,
+    /// Frames dropped after `macMaxCSMABackoffs` busy CCAs.
+    pub channel_access_failures: u64,
+    /// Frames dropped after `macMaxFrameRetries` retransmissions.
+    pub no_ack_failures: u64,
+    /// Air time of the data frames.
+    pub airtime: Duration,
+    /// Most frames found in one MAC queue.
+    pub queue_high_water_frames: u64,
+}
+
+/// A datagram inside the mesh.
+#[derive(Debug, Default)]
+struct Datagram {
+    id: u64,
+    tag: u64,
+    up: bool,
+    src: Option<SocketAddr>,
+    dst: Option<SocketAddr>,
+    src_node: u16,
+    dst_node: u16,
+    /// The node that holds it now (sending it, or, once reassembled, the next one).
+    holder: u16,
+    ip_len: u32,
+    payload: Vec<u8>,
+    alive: bool,
+}
+
+/// What a radio is sending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TxKind {
+    Data,
+    Ack { to: u16, seq: u8 },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    BackoffEnd { node: u16, gen: u32 },
+    CcaEnd { node: u16, gen: u32 },
+    TxStart { node: u16, gen: u32 },
+    TxEnd { node: u16 },
+    AckStart { node: u16, to: u16, seq: u8 },
+    AckTimeout { node: u16, gen: u32 },
+    Arrive { slot: u32 },
+}
+
+/// Sequence-number filter value meaning "nothing received yet".
+const NO_SEQ: u16 = u16::MAX;
+
+/// The multi-hop 802.15.4 mesh.
+///
+/// Sans-IO like [`crate::Star`]: [`Mesh::send`] when an endpoint transmits, [`Mesh::poll_at`]
+/// for the next instant the mesh needs, [`Mesh::poll_delivery`] at that instant until `None`.
+/// Instants passed in must never decrease. The server is [`SERVER_ADDR`] (the first node with
+/// role server); the `k`-th client node in id order is [`client_addr`]`(k)`. A [`Delivery`]'s
+/// `ip_len` is the uncompressed IPv6 length (40 + 8 with RPL's option + 8 + CoAP bytes).
+/// Per-packet records (`Star::record_packets`) are not kept for the mesh yet.
+#[derive(Debug)]
+pub struct Mesh {
+    params: MeshParams,
+    layout: Layout,
+    medium: Udgm,
+    routes: Routes,
+    macs: Vec<Mac>,
+    mac_rngs: Vec<SeededRandom>,
+    medium_rng: SeededRandom,
+    reassembly: Vec<Reassembly>,
+    /// `last_seq[receiver * n + sender]`: duplicate filter.
+    last_seq: Vec<u16>,
+    tx_kind: Vec<TxKind>,
+    addr_node: HashMap<SocketAddr, u16>,
+    events: crate::engine::EventQueue<Ev>,
+    slots: Vec<Datagram>,
+    free: Vec<u32>,
+    next_id: u64,
+    max_payload: u32,
+    received: Vec<u16>,
+    stats: [MeshStats; 2],
+    acks_skipped: u64,
+    duplicates: u64,
+}
+
+impl Mesh {
+    /// The mesh of `config`, random streams from `run_seed`: `mesh/medium` for UDGM's draws,
+    /// `mesh/mac/node{i}` for node `i`'s backoffs (and its first sequence number).
+    pub fn new(config: &MeshConfig, run_seed: u64) -> Result<Mesh, MeshError> {
+        let layout = config.layout.clone();
+        layout.validate().map_err(MeshError::Layout)?;
+        let p = &config.params;
+        let n = layout.nodes.len();
+        let medium = Udgm::new(
+            &layout.positions(),
+            p.tx_range_m,
+            p.interference_range_m,
+            p.success_ratio_tx,
+            p.success_ratio_rx,
+            p.cca_threshold_dbm,
+        );
+        let root = layout
+            .with_role(Role::BorderRouter)
+            .next()
+            .expect("validated: one border router");
+        let routes = Routes::tree(n, root, |u| medium.links(u));
+        for (i, node) in layout.nodes.iter().enumerate() {
+            if node.role != Role::Router && routes.hops(i as u16).is_none() {
+                return Err(MeshError::Unreachable { node: i as u16 });
+            }
+        }
+        let mut addr_node = HashMap::new();
+        if let Some(server) = layout.with_role(Role::Server).next() {
+            addr_node.insert(SERVER_ADDR, server);
+        }
+        for (k, c) in layout.with_role(Role::Client).enumerate() {
+            addr_node.insert(client_addr(k as u32), c);
+        }
+        let mut mac_rngs: Vec<SeededRandom> = (0..n)
+            .map(|i| crate::rng::stream(run_seed, &format!("mesh/mac/node{i}")))
+            .collect();
+        let macs = mac_rngs
+            .iter_mut()
+            .map(|r| {
+                use coaplab_cc::rng::Random;
+                Mac::new(p.csma, p.queue_frames as usize, r.below(256) as u8)
+            })
+            .collect();
+        Ok(Mesh {
+            params: p.clone(),
+            medium,
+            routes,
+            macs,
+            mac_rngs,
+            medium_rng: crate::rng::stream(run_seed, "mesh/medium"),
+            reassembly: vec![Reassembly::default(); n],
+            last_seq: vec![NO_SEQ; n * n],
+            tx_kind: vec![TxKind::Data; n],
+            addr_node,
+            events: crate::engine::EventQueue::with_capacity(4 * n),
+            slots: Vec::new(),
+            free: Vec::new(),
+            next_id: 0,
+            max_payload: mac::max_payload(p.short_addresses),
+            received: Vec::with_capacity(n),
+            stats: [MeshStats::default(); 2],
+            acks_skipped: 0,
+            duplicates: 0,
+            layout,
+        })
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The routes.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// The node with address `addr`.
+    pub fn node_of(&self, addr: SocketAddr) -> Option<u16> {
+        self.addr_node.get(&addr).copied()
+    }
+
+    /// Counters of one direction (up: towards the server).
+    pub fn stats(&self, direction: Direction) -> MeshStats {
+        self.stats[usize::from(direction == Direction::Down)]
+    }
+
+    /// Counters of the radio medium.
+    pub fn medium_stats(&self) -> MediumStats {
+        self.medium.stats()
+    }
+
+    /// ACKs not sent because the receiver's radio was already transmitting, and duplicate
+    /// frames filtered by sequence number.
+    pub fn ack_and_duplicate_counts(&self) -> (u64, u64) {
+        (self.acks_skipped, self.duplicates)
+    }
+
+    /// Internal events (MAC timers, radio starts and ends, arrivals) scheduled so far.
+    pub fn events_scheduled(&self) -> u64 {
+        self.events.scheduled_total()
+    }
+
+    /// Datagrams inside the mesh.
+    pub fn in_flight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Hands `coap` (a UDP payload) from `src` to `dst` at `now`.
+    pub fn send(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        coap: &[u8],
+        tag: u64,
+    ) -> Result<PacketId, MeshSendError> {
+        let src_node = self
+            .node_of(src)
+            .ok_or(MeshSendError::UnknownAddress(src))?;
+        let dst_node = self
+            .node_of(dst)
+            .ok_or(MeshSendError::UnknownAddress(dst))?;
+        if src_node == dst_node {
+            return Err(MeshSendError::SameNode(src));
+        }
+        let coap_len = u32::try_from(coap.len()).unwrap_or(u32::MAX);
+        let ip_len = sixlowpan::ipv6_len(coap_len.min(1 << 20), self.params.rpl_hbh_option);
+        if ip_len > MAX_DATAGRAM_BYTES {
+            return Err(MeshSendError::TooLarge { ip_len });
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let up = Some(dst) == self.server_addr();
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Datagram::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let d = &mut self.slots[slot as usize];
+        d.id = id;
+        d.tag = tag;
+        d.up = up;
+        d.src = Some(src);
+        d.dst = Some(dst);
+        d.src_node = src_node;
+        d.dst_node = dst_node;
+        d.holder = src_node;
+        d.ip_len = ip_len;
+        d.payload.clear();
+        d.payload.extend_from_slice(coap);
+        d.alive = true;
+        self.dir(up).offered_packets += 1;
+        self.enqueue(slot, src_node, now);
+        Ok(PacketId(id))
+    }
+
+    fn server_addr(&self) -> Option<SocketAddr> {
+        self.addr_node
+            .contains_key(&SERVER_ADDR)
+            .then_some(SERVER_ADDR)
+    }
+
+    /// When the mesh next has something to do.
+    pub fn poll_at(&self) -> Option<Instant> {
+        self.events.peek_time()
+    }
+
+    /// The next datagram arriving at or before `now`; its bytes replace `buf`'s (swapped).
+    pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        while let Some((at, ev)) = self.events.pop_due(now) {
+            match ev {
+                Ev::BackoffEnd { node, gen } => {
+                    let m = &mut self.macs[node as usize];
+                    if m.generation == gen {
+                        m.phase = Phase::Cca;
+                        m.cca_start = at;
+                        self.events
+                            .schedule(at + phy::CCA, Ev::CcaEnd { node, gen });
+                    }
+                }
+                Ev::CcaEnd { node, gen } => {
+                    if self.macs[node as usize].generation == gen {
+                        let busy = self
+                            .medium
+                            .cca_busy(node, self.macs[node as usize].cca_start);
+                        self.cca_done(node, at, busy);
+                    }
+                }
+                Ev::TxStart { node, gen } => {
+                    if self.macs[node as usize].generation == gen {
+                        self.tx_start(node, at);
+                    }
+                }
+                Ev::TxEnd { node } => self.tx_end(node, at),
+                Ev::AckStart { node, to, seq } => {
+                    if self.medium.is_transmitting(node) {
+                        self.acks_skipped += 1;
+                    } else {
+                        self.medium.start_tx(node, &mut self.medium_rng);
+                        self.tx_kind[node as usize] = TxKind::Ack { to, seq };
+                        self.events
+                            .schedule(at + phy::airtime(ACK_BYTES), Ev::TxEnd { node });
+                    }
+                }
+                Ev::AckTimeout { node, gen } => {
+                    if self.macs[node as usize].generation == gen {
+                        let next = {
+                            let m = &mut self.macs[node as usize];
+                            m.csma.no_ack(at, &mut self.mac_rngs[node as usize])
+                        };
+                        if matches!(next, Next::Cca(_)) {
+                            let up = self.head_up(node);
+                            self.dir(up).retries += 1;
+                        }
+                        self.csma_next(node, at, next);
+                    }
+                }
+                Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
+            }
+        }
+        None
+    }
+
+    fn dir(&mut self, up: bool) -> &mut MeshStats {
+        &mut self.stats[usize::from(!up)]
+    }
+
+    /// Whether node's head frame travels towards the server.
+    fn head_up(&self, node: u16) -> bool {
+        self.macs[node as usize]
+            .queue
+            .front()
+            .map(|f| self.slots[f.slot as usize].up)
+            .unwrap_or(true)
+    }
+
+    /// Starts CSMA/CA for the head frame of an idle MAC.
+    fn kick(&mut self, node: u16, now: Instant) {
+        let m = &mut self.macs[node as usize];
+        if m.phase != Phase::Idle || m.queue.is_empty() {
+            return;
+        }
+        let gen = m.bump();
+        let at = m.csma.begin(now, &mut self.mac_rngs[node as usize]);
+        m.phase = Phase::Backoff;
+        self.events.schedule(at, Ev::BackoffEnd { node, gen });
+    }
+
+    fn cca_done(&mut self, node: u16, at: Instant, busy: bool) {
+        let m = &mut self.macs[node as usize];
+        let next = m.csma.cca_done(at, busy, &mut self.mac_rngs[node as usize]);
+        self.csma_next(node, at, next);
+    }
+
+    fn csma_next(&mut self, node: u16, at: Instant, next: Next) {
+        let m = &mut self.macs[node as usize];
+        let gen = m.generation;
+        match next {
+            Next::Cca(t) => {
+                m.phase = Phase::Backoff;
+                self.events.schedule(t, Ev::BackoffEnd { node, gen });
+            }
+            Next::Transmit(t) => {
+                m.phase = Phase::Turnaround;
+                self.events.schedule(t, Ev::TxStart { node, gen });
+            }
+            Next::Fail(f) => {
+                let up = self.head_up(node);
+                match f {
+                    Failure::ChannelAccess => self.dir(up).channel_access_failures += 1,
+                    Failure::NoAck => self.dir(up).no_ack_failures += 1,
+                }
+                self.drop_head(node, at);
+            }
+        }
+    }
+
+    fn tx_start(&mut self, node: u16, at: Instant) {
+        if self.medium.is_transmitting(node) {
+            // Still sending an ACK: the channel is busy for this frame.
+            return self.cca_done(node, at, true);
+        }
+        let Some(&frame) = self.macs[node as usize].queue.front() else {
+            return;
+        };
+        self.medium.start_tx(node, &mut self.medium_rng);
+        self.tx_kind[node as usize] = TxKind::Data;
+        self.macs[node as usize].phase = Phase::Transmitting;
+        let airtime = phy::airtime(u32::from(frame.psdu_bytes));
+        let up = self.slots[frame.slot as usize].up;
+        let s = self.dir(up);
+        s.frames_sent += 1;
+        s.frame_bytes += u64::from(frame.psdu_bytes);
+        s.airtime += airtime;
+        self.events.schedule(at + airtime, Ev::TxEnd { node });
+    }
+
+    fn tx_end(&mut self, node: u16, at: Instant) {
+        let mut received = std::mem::take(&mut self.received);
+        received.clear();
+        received.extend_from_slice(self.medium.end_tx(node, at));
+        match self.tx_kind[node as usize] {
+            TxKind::Data => {
+                if let Some(&frame) = self.macs[node as usize].queue.front() {
+                    if received.contains(&frame.to) {
+                        self.got_data(frame.to, node, frame, at);
+                    }
+                    let m = &mut self.macs[node as usize];
+                    m.phase = Phase::AwaitAck;
+                    let gen = m.generation;
+                    self.events
+                        .schedule(at + self.params.csma.ack_wait, Ev::AckTimeout { node, gen });
+                }
+            }
+            TxKind::Ack { to, seq } => {
+                let m = &self.macs[to as usize];
+                if received.contains(&to)
+                    && m.phase == Phase::AwaitAck
+                    && m.queue.front().is_some_and(|f| f.seq == seq)
+                {
+                    self.acked(to, at);
+                }
+            }
+        }
+        self.received = received;
+    }
+
+    /// `receiver` decoded `frame` from `sender` at `at`.
+    fn got_data(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
+        self.events.schedule(
+            at + phy::TURNAROUND,
+            Ev::AckStart {
+                node: receiver,
+                to: sender,
+                seq: frame.seq,
+            },
+        );
+        let n = self.macs.len();
+        let filter = &mut self.last_seq[receiver as usize * n + sender as usize];
+        if *filter == u16::from(frame.seq) {
+            self.duplicates += 1;
+            return;
+        }
+        *filter = u16::from(frame.seq);
+        let input = self.reassembly[receiver as usize].input(
+            at,
+            sender,
+            frame.datagram,
+            u32::from(frame.fragment),
+            u32::from(frame.fragments),
+            self.params.reass_maxage,
+        );
+        let d = &self.slots[frame.slot as usize];
+        if input == Input::Complete && d.alive && d.id == frame.datagram {
+            self.forward(frame.slot, receiver, at);
+        }
+    }
+
+    fn acked(&mut self, node: u16, at: Instant) {
+        let m = &mut self.macs[node as usize];
+        m.bump();
+        m.phase = Phase::Idle;
+        if let Some(frame) = m.queue.pop_front() {
+            if u32::from(frame.fragment) + 1 == u32::from(frame.fragments) {
+                let d = &self.slots[frame.slot as usize];
+                if d.alive && d.id == frame.datagram && d.holder == node {
+                    // Every frame acknowledged, yet the next hop has no datagram.
+                    let up = d.up;
+                    self.dir(up).reassembly_drops += 1;
+                    self.finish(frame.slot);
+                }
+            }
+        }
+        self.kick(node, at);
+    }
+
+    /// Drops the head frame and the rest of its datagram at `node`.
+    fn drop_head(&mut self, node: u16, at: Instant) {
+        let m = &mut self.macs[node as usize];
+        m.bump();
+        m.phase = Phase::Idle;
+        if let Some(frame) = m.queue.pop_front() {
+            while m
+                .queue
+                .front()
+                .is_some_and(|f| f.datagram == frame.datagram)
+            {
+                m.queue.pop_front();
+            }
+            let d = &self.slots[frame.slot as usize];
+            if d.alive && d.id == frame.datagram && d.holder == node {
+                let up = d.up;
+                self.dir(up).mac_drops += 1;
+                self.finish(frame.slot);
+            }
+        }
+        self.kick(node, at);
+    }
+
+    /// The datagram in `slot` is whole at `node`.
+    fn forward(&mut self, slot: u32, node: u16, at: Instant) {
+        let d = &mut self.slots[slot as usize];
+        d.holder = node;
+        if node == d.dst_node {
+            self.events.schedule(at, Ev::Arrive { slot });
+        } else {
+            self.enqueue(slot, node, at);
+        }
+    }
+
+    /// Frames the datagram in `slot` for its hop from `node` and queues them.
+    fn enqueue(&mut self, slot: u32, node: u16, at: Instant) {
+        let d = &self.slots[slot as usize];
+        let Some(next) = self.routes.next_hop(node, d.dst_node) else {
+            let up = d.up;
+            self.dir(up).mac_drops += 1;
+            return self.finish(slot);
+        };
+        let hop = Hop {
+            forwarded: node != d.src_node,
+            src_inline: node != d.src_node,
+            dst_inline: next != d.dst_node,
+            short_addresses: self.params.short_addresses,
+            rpl_hbh: self.params.rpl_hbh_option,
+        };
+        let plan = Plan::new(d.ip_len, hop, self.max_payload);
+        let (up, id) = (d.up, d.id);
+        let header = mac::header_bytes(self.params.short_addresses) + FCS_BYTES;
+        let m = &mut self.macs[node as usize];
+        if !m.has_room(plan.frames as usize) {
+            self.dir(up).queue_drops += 1;
+            return self.finish(slot);
+        }
+        for k in 0..plan.frames {
+            m.push(Frame {
+                slot,
+                datagram: id,
+                fragment: k as u16,
+                fragments: plan.frames as u16,
+                psdu_bytes: (header + plan.payload_bytes(k)) as u16,
+                to: next,
+                seq: 0,
+            });
+        }
+        let len = m.queue.len() as u64;
+        let s = self.dir(up);
+        s.queue_high_water_frames = s.queue_high_water_frames.max(len);
+        self.kick(node, at);
+    }
+
+    fn arrive(&mut self, slot: u32, at: Instant, buf: &mut Vec<u8>) -> Delivery {
+        let d = &mut self.slots[slot as usize];
+        std::mem::swap(&mut d.payload, buf);
+        let delivery = Delivery {
+            id: PacketId(d.id),
+            at,
+            src: d.src.unwrap_or(SERVER_ADDR),
+            dst: d.dst.unwrap_or(SERVER_ADDR),
+            tag: d.tag,
+            direction: if d.up { Direction::Up } else { Direction::Down },
+            ip_len: d.ip_len,
+        };
+        let up = d.up;
+        self.dir(up).delivered_packets += 1;
+        self.finish(slot);
+        delivery
+    }
+
+    fn finish(&mut self, slot: u32) {
+        self.slots[slot as usize].alive = false;
+        self.free.push(slot);
+    }
+}
+
+#[cfg(test)]
+mod tests;

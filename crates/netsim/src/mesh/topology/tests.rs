@@ -1,0 +1,247 @@
+use super::*;
+use crate::mesh::layout::Node;
+use coaplab_cc::rng::Random;
+
+fn chain3() -> MeshConfig {
+    MeshConfig {
+        layout: Layout::chain(3, 10.0).unwrap(),
+        params: MeshParams::default(),
+    }
+}
+
+/// Drives the mesh until idle; returns the deliveries.
+fn drain(mesh: &mut Mesh) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut steps = 0;
+    while let Some(t) = mesh.poll_at() {
+        while let Some(d) = mesh.poll_delivery(t, &mut buf) {
+            out.push(d);
+        }
+        steps += 1;
+        assert!(steps < 1_000_000, "livelock");
+    }
+    out
+}
+
+#[test]
+fn one_hop_frame_timeline_is_exact() {
+    // Chain 0 (border router) – 1 (server) – 2 (client), 10 m apart. The client's 11-B CoAP
+    // datagram (IPv6 67 B with RPL's HBH option) is one frame: IPHC 3 + 27 = 30 B payload +
+    // 23 B MAC header/FCS = 53 B PSDU, 59 B on air = 1,888 µs.
+    let seed = 7;
+    let mut mesh = Mesh::new(&chain3(), seed).unwrap();
+    let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
+    let _first_seq = rng.below(256);
+    let slots = rng.below(8) as i64; // BE = macMinBE = 3
+    let t0 = Instant::from_millis(5);
+    mesh.send(t0, client_addr(0), SERVER_ADDR, &[0; 11], 9)
+        .unwrap();
+    let cca_start = t0 + Duration::from_micros(320 * slots);
+    assert_eq!(mesh.poll_at(), Some(cca_start));
+    let on_air = cca_start + Duration::from_micros(128 + 192);
+    let arrival = on_air + Duration::from_micros(1_888);
+    let mut buf = Vec::new();
+    // Nothing is delivered before the frame ends.
+    assert_eq!(
+        mesh.poll_delivery(arrival - Duration::from_nanos(1), &mut buf),
+        None
+    );
+    let d = mesh.poll_delivery(arrival, &mut buf).unwrap();
+    assert_eq!((d.at, d.tag, d.ip_len, buf.len()), (arrival, 9, 67, 11));
+    assert_eq!(d.direction, Direction::Up);
+    // The server's ACK goes on air 192 µs (aTurnaroundTime) after the frame, lasts 352 µs,
+    // and ends 544 µs after it, inside the 864-µs macAckWaitDuration, whose (now stale)
+    // timer is the last event: no retry.
+    let mut rest = Vec::new();
+    while let Some(at) = mesh.poll_at() {
+        rest.push(at - arrival);
+        assert_eq!(mesh.poll_delivery(at, &mut buf), None);
+    }
+    let us = Duration::from_micros;
+    assert_eq!(rest, vec![us(192), us(544), us(864)]);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!((s.frames_sent, s.frame_bytes, s.retries), (1, 53, 0));
+    assert_eq!(s.airtime, Duration::from_micros(1_888));
+    assert_eq!(mesh.medium_stats().transmissions, 2);
+}
+
+#[test]
+fn fragmented_datagrams_cross_the_three_by_three_grid() {
+    // Client 8 (bottom right) to the server 2 (top right): 8→5→4→1→2, four hops, 300 B of
+    // CoAP = 4 frames per hop with the HBH option (see sixlowpan tests): 16 frames.
+    let config = MeshConfig {
+        layout: Layout::grid(3, 3, 10.0).unwrap(),
+        params: MeshParams::default(),
+    };
+    let mut mesh = Mesh::new(&config, 1).unwrap();
+    let client8 = client_addr(6); // clients in id order: 0 1 3 5 6 7 8
+    assert_eq!(mesh.node_of(client8), Some(8));
+    mesh.send(Instant::ZERO, client8, SERVER_ADDR, &[1; 300], 1)
+        .unwrap();
+    let got = drain(&mut mesh);
+    assert_eq!(got.len(), 1);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!((s.delivered_packets, s.retries, s.mac_drops), (1, 0, 0));
+    // Hop 1 (originated, IPv6 destination not the next hop): 3 + 8 = 11-B header; hops 2–3
+    // (forwarded, both IIDs inline): 20 B; hop 4: 12 B. Each hop 4 frames.
+    assert_eq!(s.frames_sent, 16);
+    assert_eq!(mesh.in_flight(), 0);
+}
+
+#[test]
+fn a_full_queue_refuses_whole_datagrams() {
+    let mut mesh = Mesh::new(&chain3(), 3).unwrap();
+    // 8-frame queue: two 4-frame datagrams fit, the third is refused at once.
+    for tag in 0..3 {
+        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 300], tag)
+            .unwrap();
+    }
+    assert_eq!(mesh.stats(Direction::Up).queue_drops, 1);
+    assert_eq!(drain(&mut mesh).len(), 2);
+    assert!(matches!(
+        mesh.send(Instant::ZERO, client_addr(5), SERVER_ADDR, &[0; 1], 0),
+        Err(MeshSendError::UnknownAddress(_))
+    ));
+    assert!(matches!(
+        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 1300], 0),
+        Err(MeshSendError::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn hidden_terminals_collide_and_retry() {
+    // Clients 0 and 2 at ±10 m of the server 1 do not hear each other (20 m is not closer than
+    // the 20-m interference range): their frames to the server overlap and are retried.
+    let nodes = vec![
+        Node {
+            x_m: 0.0,
+            y_m: 0.0,
+            role: Role::Client,
+        },
+        Node {
+            x_m: 10.0,
+            y_m: 0.0,
+            role: Role::Server,
+        },
+        Node {
+            x_m: 20.0,
+            y_m: 0.0,
+            role: Role::Client,
+        },
+        Node {
+            x_m: 10.0,
+            y_m: 10.0,
+            role: Role::BorderRouter,
+        },
+    ];
+    let config = MeshConfig {
+        layout: Layout::explicit(nodes).unwrap(),
+        params: MeshParams::default(),
+    };
+    let (mut collisions, mut delivered, mut dropped) = (0, 0, 0);
+    for seed in 0..20 {
+        let mut mesh = Mesh::new(&config, seed).unwrap();
+        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 0)
+            .unwrap();
+        mesh.send(Instant::ZERO, client_addr(1), SERVER_ADDR, &[0; 11], 1)
+            .unwrap();
+        delivered += drain(&mut mesh).len() as u64;
+        collisions += mesh.medium_stats().collisions;
+        dropped += mesh.stats(Direction::Up).mac_drops;
+    }
+    // Every datagram is delivered or dropped after its retries; the hidden pair collides.
+    assert_eq!(delivered + dropped, 40);
+    assert!(collisions > 0 && delivered > 0, "{collisions} {delivered}");
+    // 60 B of CoAP make a 3,456-µs frame, longer than the whole first backoff window
+    // (8 × 320 µs): the retries of two hidden senders keep colliding.
+    let mut mesh = Mesh::new(&config, 0).unwrap();
+    mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 60], 0)
+        .unwrap();
+    mesh.send(Instant::ZERO, client_addr(1), SERVER_ADDR, &[0; 60], 1)
+        .unwrap();
+    assert!(drain(&mut mesh).is_empty());
+    let s = mesh.stats(Direction::Up);
+    assert_eq!((s.frames_sent, s.retries, s.no_ack_failures), (8, 6, 2));
+}
+
+#[test]
+fn unanswered_frames_are_retried_at_exact_instants_then_dropped() {
+    // SUCCESS_RATIO_TX = 0: every transmission is lost, so the client's MAC runs its whole
+    // retry sequence. Each attempt: backoff (BE = 3, a fresh attempt after a missing ACK),
+    // CCA 128 µs, turnaround 192 µs, 1,888 µs on air, ACK wait 864 µs.
+    let mut config = chain3();
+    config.params.success_ratio_tx = 0.0;
+    let seed = 11;
+    let mut mesh = Mesh::new(&config, seed).unwrap();
+    let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
+    let _first_seq = rng.below(256);
+    mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 0)
+        .unwrap();
+    let mut expected = Vec::new();
+    let mut t = Instant::ZERO;
+    for _ in 0..4 {
+        let cca = t + Duration::from_micros(320 * rng.below(8) as i64);
+        let on_air = cca + Duration::from_micros(128 + 192);
+        let end = on_air + Duration::from_micros(1_888);
+        t = end + Duration::from_micros(864);
+        expected.extend([cca, cca + Duration::from_micros(128), on_air, end, t]);
+    }
+    let mut seen = Vec::new();
+    let mut buf = Vec::new();
+    while let Some(at) = mesh.poll_at() {
+        seen.push(at);
+        assert_eq!(mesh.poll_delivery(at, &mut buf), None);
+    }
+    seen.dedup();
+    expected.dedup();
+    assert_eq!(seen, expected);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!(
+        (s.frames_sent, s.retries, s.no_ack_failures, s.mac_drops),
+        (4, 3, 1, 1)
+    );
+    assert_eq!(mesh.in_flight(), 0);
+}
+
+#[test]
+fn every_datagram_ends_delivered_or_counted_as_dropped_under_heavy_load() {
+    // Conservation under collisions, queue overflow, fragmentation and both directions: for
+    // every seed, offered = delivered + queue drops + MAC drops + reassembly drops, and nothing
+    // is left inside once the mesh is idle.
+    for (seed, bytes) in [(1u64, 11usize), (2, 120), (3, 300), (4, 60)] {
+        let mut config = MeshConfig {
+            layout: Layout::grid(4, 4, 10.0).unwrap(),
+            params: MeshParams::default(),
+        };
+        config.params.success_ratio_rx = 0.7;
+        let mut mesh = Mesh::new(&config, seed).unwrap();
+        let mut buf = Vec::new();
+        let mut t = Instant::ZERO;
+        for round in 0..40 {
+            for k in 0..14 {
+                let _ = mesh.send(t, client_addr(k), SERVER_ADDR, &vec![0; bytes], 0);
+            }
+            let until = t + Duration::from_millis(20 + round % 7);
+            while let Some(at) = mesh.poll_at().filter(|&a| a <= until) {
+                while let Some(d) = mesh.poll_delivery(at, &mut buf) {
+                    if d.dst == SERVER_ADDR {
+                        let _ = mesh.send(at, SERVER_ADDR, d.src, &buf.clone(), 0);
+                    }
+                }
+            }
+            t = until;
+        }
+        drain(&mut mesh);
+        for dir in [Direction::Up, Direction::Down] {
+            let s = mesh.stats(dir);
+            assert_eq!(
+                s.offered_packets,
+                s.delivered_packets + s.queue_drops + s.mac_drops + s.reassembly_drops,
+                "seed {seed}, {bytes} B, {dir:?}: {s:?}"
+            );
+        }
+        assert_eq!(mesh.in_flight(), 0);
+        assert!(mesh.stats(Direction::Up).queue_drops > 0 || bytes < 100);
+    }
+}
