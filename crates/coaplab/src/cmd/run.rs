@@ -28,10 +28,12 @@ RESULTS (in --out DIR):
                  transmissions, retransmissions, unnecessary_retransmissions, timeouts,
                  rto_max_s, coap_rtt_median_s, bytes_up, bytes_down, completed,
                  transmission_counts (exchanges that took 1, 2, ... transmissions), and one
-                 column per swept parameter
+                 column per swept parameter (param.KEY for [flows.params] keys)
   summary.csv    one row per (parameter combination, cc, workload), replications pooled:
-                 FCT min, p10, p25, p50, p75, p90, p95, max (type-7 interpolation) and the
-                 median retransmissions and unnecessary retransmissions per flow
+                 flows not completed, FCT min, p10, p25, p50, p75, p90, p95, max (type-7
+                 interpolation), mean, standard deviation, 95 % bootstrap interval of the
+                 median, the median retransmissions and unnecessary retransmissions per flow
+                 and the transmission counts (exchanges_tx1, exchanges_tx2, ...)
   runs.csv       one row per run: status, error, wall time, drops by cause and busy time of
                  each bottleneck direction
   manifest.json  the expanded parameters, seeds, code version, status and wall time per run
