@@ -48,6 +48,10 @@ enum Command {
     /// Run a server and a client command in two network namespaces joined by the emulated
     /// link (netsim's link model in real time, on TUN devices); print the link statistics.
     Emulate(Box<cmd::emulate::Args>),
+    /// Write one self-contained HTML page of a results directory: summary table, FCT box
+    /// plots and CDFs, retransmissions per flow, traced timelines, and with --against a
+    /// comparison with reference numbers.
+    Report(cmd::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,5 +68,6 @@ fn main() -> ExitCode {
         Command::Delete(args) => cmd::request::run(coaplab_wire::Code::DELETE, args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Emulate(args) => cmd::emulate::run(*args),
+        Command::Report(args) => cmd::report::run(args),
     }
 }

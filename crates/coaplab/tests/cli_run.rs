@@ -337,10 +337,7 @@ fn progress_lines_when_stderr_is_not_a_terminal_and_quiet_silences_them() {
     let o = run(&tmp.0.join("a").display().to_string(), false);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let err = text(&o.stderr);
-    let progress: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains(" runs/s, "))
-        .collect();
+    let progress: Vec<&str> = err.lines().filter(|l| l.contains(" runs/s, ")).collect();
     assert_eq!(progress.len(), 4, "{err}");
     for (i, line) in progress.iter().enumerate() {
         let prefix = format!("coaplab run: {}/4 runs, ", i + 1);

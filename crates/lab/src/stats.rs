@@ -172,7 +172,11 @@ pub fn bootstrap_median_ci(sorted: &[f64], resamples: usize, seed: u64) -> Optio
             }
         }
         let (lo, hi) = (lo?, hi?);
-        medians.push(if lo_rank == hi_rank { lo } else { lo + 0.5 * (hi - lo) });
+        medians.push(if lo_rank == hi_rank {
+            lo
+        } else {
+            lo + 0.5 * (hi - lo)
+        });
     }
     medians.sort_by(f64::total_cmp);
     Some((

@@ -6,6 +6,7 @@ pub(crate) mod decode;
 pub(crate) mod emulate;
 pub(crate) mod link_opts;
 pub(crate) mod net;
+pub(crate) mod report;
 pub(crate) mod request;
 pub(crate) mod run;
 pub(crate) mod server;

@@ -294,9 +294,13 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         fields.push(csv::float(r.fct_p50_ci95_s.map(|c| c.1)));
         fields.push(csv::float(r.retransmissions_median));
         fields.push(csv::float(r.unnecessary_retransmissions_median));
-        fields.extend(
-            (0..tx_columns).map(|k| r.transmission_counts.get(k).copied().unwrap_or(0).to_string()),
-        );
+        fields.extend((0..tx_columns).map(|k| {
+            r.transmission_counts
+                .get(k)
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        }));
         out.push_str(&csv::line(fields.iter().map(String::as_str)));
         out.push('\n');
     }

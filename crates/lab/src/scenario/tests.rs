@@ -450,7 +450,12 @@ fn swept_parameters_are_prefixed_and_never_collide_with_metrics() {
     let sweep = s.plan(Some(1), None).spec(1).sweep;
     assert_eq!(sweep, [("param.rto_max_s".to_string(), "60".to_string())]);
     let header = crate::results::flows::header(&sweep);
-    assert!(header.ends_with(",rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,\
+    assert!(
+        header.ends_with(
+            ",rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,\
          transmission_counts,setup_s,segments_sent,segments_retransmitted,rto_count,\
-         syn_retransmissions,param.rto_max_s"), "{header}");
+         syn_retransmissions,param.rto_max_s"
+        ),
+        "{header}"
+    );
 }
