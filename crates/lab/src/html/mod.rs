@@ -62,7 +62,7 @@ const STYLE: &str = "body{font-family:sans-serif;margin:1.5em;color:#222}\
 table{border-collapse:collapse;font-size:12px;margin-bottom:1em}\
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}\
 .ok{background:#d9f2d9}.bad{background:#f8d7d7}.na{background:#eee}\
-.charts{display:flex;flex-wrap:wrap;gap:8px}h2{margin-top:1.5em}.note{color:#555;font-size:13px}";
+.wide{overflow-x:auto}.charts{display:flex;flex-wrap:wrap;gap:8px}h2{margin-top:1.5em}.note{color:#555;font-size:13px}";
 
 /// The page for results directory `dir`, compared with the reference file `against`.
 pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError> {
@@ -201,7 +201,8 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
 /// CSV text as an HTML table (header row first), at most `max_rows` rows.
 fn csv_table(text: &str, max_rows: usize) -> String {
     let records = csv::parse(text);
-    let mut out = String::from("<table>\n");
+    // Wide tables scroll on their own instead of widening the page.
+    let mut out = String::from("<div class=\"wide\"><table>\n");
     for (i, r) in records.iter().take(max_rows + 1).enumerate() {
         let tag = if i == 0 { "th" } else { "td" };
         out.push_str("<tr>");
@@ -210,7 +211,7 @@ fn csv_table(text: &str, max_rows: usize) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     if records.len() > max_rows + 1 {
         let _ = writeln!(
             out,
