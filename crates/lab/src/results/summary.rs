@@ -181,7 +181,8 @@ impl Summarizer {
             groups,
             ..
         } = self;
-        groups
+        let mut samples: Vec<Vec<f64>> = Vec::with_capacity(groups.len());
+        let mut rows: Vec<SummaryRow> = groups
             .into_iter()
             .map(|((c, _), mut acc)| {
                 // Sorted here: the mean, deviation and bootstrap below read the sorted sample.
@@ -189,7 +190,7 @@ impl Summarizer {
                 let mean_sd = stats::mean_sd(&acc.fct);
                 let first = &acc.first;
                 let get = |col: usize| field(first, cols[col]).to_string();
-                SummaryRow {
+                let row = SummaryRow {
                     combination: c,
                     sweep: extra
                         .iter()
@@ -205,18 +206,41 @@ impl Summarizer {
                     fct_s,
                     fct_mean_s: mean_sd.map(|(m, _)| m),
                     fct_sd_s: mean_sd.and_then(|(_, sd)| sd),
-                    fct_p50_ci95_s: stats::bootstrap_median_ci(
-                        &acc.fct,
-                        stats::BOOTSTRAP_RESAMPLES,
-                        cell_seed(c, &get(CC), &get(WORKLOAD)),
-                    ),
+                    fct_p50_ci95_s: None, // below
                     retransmissions_median: acc.rexmit.median(),
                     unnecessary_retransmissions_median: acc.unnec.median(),
                     transmission_counts: acc.counts,
-                }
+                };
+                samples.push(acc.fct);
+                row
             })
-            .collect()
+            .collect();
+        bootstrap_all(&mut rows, &samples);
+        rows
     }
+}
+
+/// Sets the bootstrap interval of every row (`samples[i]`: the sorted FCTs of `rows[i]`),
+/// cells spread over the cores: the bootstrap is most of the summary's work, and each cell's
+/// interval depends on its own sample and seed only, so the result is the same on any number
+/// of threads.
+fn bootstrap_all(rows: &mut [SummaryRow], samples: &[Vec<f64>]) {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, rows.len().max(1));
+    let chunk = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (rows, samples) in rows.chunks_mut(chunk).zip(samples.chunks(chunk)) {
+            scope.spawn(move || {
+                for (row, sample) in rows.iter_mut().zip(samples) {
+                    let seed = cell_seed(row.combination, &row.cc, &row.workload);
+                    row.fct_p50_ci95_s =
+                        stats::bootstrap_median_ci(sample, stats::BOOTSTRAP_RESAMPLES, seed);
+                }
+            });
+        }
+    });
 }
 
 /// The seed of a cell's bootstrap: FNV-1a of `combination,cc,workload` through splitmix64,
