@@ -64,6 +64,10 @@ fi
 if ! command -v tshark >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt_install tshark
 fi
+# Chromium (headless) loads the HTML page of `coaplab report` in its test and screenshots it.
+if ! command -v chromium >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt_install chromium
+fi
 # aiocoap 0.4.17 in a project-local venv (.peers/venv, git-ignored).
 if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fileserver ]; then
   rm -rf .peers/venv

@@ -75,6 +75,10 @@ enum Command {
     /// Run a server and a client command in two network namespaces joined by the emulated
     /// link (netsim's link model in real time, on TUN devices); print the link statistics.
     Emulate(Box<cmd::emulate::Args>),
+    /// Write one self-contained HTML page of a results directory: summary table, FCT box
+    /// plots and CDFs, retransmissions per flow, traced timelines, and with --against a
+    /// comparison with reference numbers.
+    Report(cmd::report::Args),
     /// Serve /data/N over HTTP/1.1 and h2c (HTTP/2 with prior knowledge) on one TCP port,
     /// optionally with minimal headers (--iot) and TCP Fast Open (--tfo), until SIGINT/SIGTERM.
     HttpServer(cmd::http::ServerArgs),
@@ -103,6 +107,7 @@ pub fn main() -> ExitCode {
         Command::Ipatch(args) => cmd::request::run(coaplab_wire::Code::IPATCH, args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Emulate(args) => cmd::emulate::run(*args),
+        Command::Report(args) => cmd::report::run(args),
         Command::HttpServer(args) => cmd::http::run_server(args),
         Command::HttpGet(args) => cmd::http::run_get(args),
     }

@@ -360,3 +360,34 @@ fn timers_csv_lists_every_expired_timer() {
     );
     assert!(!out2.join("timers.csv").exists());
 }
+
+/// Issue 15 item 7: with stderr not a terminal, `run` prints progress lines (here one after
+/// every run, COAPLAB_PROGRESS_INTERVAL_MS=0), and `--quiet` silences them.
+#[test]
+fn progress_lines_when_stderr_is_not_a_terminal_and_quiet_silences_them() {
+    let tmp = TempDir::new("progress");
+    let scenario = write(&tmp.0, "tiny.toml", TINY);
+    let run = |out: &str, quiet: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_coaplab"));
+        cmd.args(["run", &scenario, "--out", out, "--jobs", "1"])
+            .env("COAPLAB_PROGRESS_INTERVAL_MS", "0");
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        cmd.output().expect("run coaplab")
+    };
+    let o = run(&tmp.0.join("a").display().to_string(), false);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let progress: Vec<&str> = err.lines().filter(|l| l.contains(" runs/s, ")).collect();
+    assert_eq!(progress.len(), 4, "{err}");
+    for (i, line) in progress.iter().enumerate() {
+        let prefix = format!("coaplab run: {}/4 runs, ", i + 1);
+        assert!(line.starts_with(&prefix), "{line}");
+        let end = if i == 3 { " runs/s, done" } else { " s" };
+        assert!(line.ends_with(end), "{line}");
+    }
+    let o = run(&tmp.0.join("b").display().to_string(), true);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("runs/s"), "{}", text(&o.stderr));
+}

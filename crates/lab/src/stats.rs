@@ -116,9 +116,104 @@ pub fn median(values: &mut Vec<f64>) -> Option<f64> {
     quantile_sorted(values, 0.5)
 }
 
+/// Resamples of the bootstrap confidence interval of the median in `summary.csv`.
+pub const BOOTSTRAP_RESAMPLES: usize = 1000;
+
+/// Mean and sample standard deviation (n − 1 in the denominator) of `sorted`, summed in
+/// ascending order so that the result depends on the sample, not on the order rows came in.
+/// `None` for an empty sample; the deviation is `None` for one value.
+pub fn mean_sd(sorted: &[f64]) -> Option<(f64, Option<f64>)> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let n = sorted.len() as f64;
+    let mean = sorted.iter().sum::<f64>() / n;
+    let sd = (sorted.len() > 1)
+        .then(|| (sorted.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt());
+    Some((mean, sd))
+}
+
+/// The 95 % percentile-bootstrap confidence interval of the (type-7) median of `sorted`:
+/// `resamples` resamples of n values drawn with replacement from a splitmix64 stream seeded
+/// with `seed`, the median of each, and the 2.5 % and 97.5 % type-7 quantiles of those
+/// medians. `None` for an empty sample.
+///
+/// A resample is drawn as indices into the sorted sample and only its one or two middle
+/// order statistics are found, by counting the indices drawn (O(n) per resample, no sort).
+pub fn bootstrap_median_ci(sorted: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64)> {
+    let n = sorted.len();
+    if n == 0 || resamples == 0 {
+        return None;
+    }
+    let mut state = seed;
+    let mut counts = vec![0u32; n];
+    let mut medians = Vec::with_capacity(resamples);
+    // Type-7 median: h = (n − 1) / 2; the order statistics ⌊h⌋ and ⌈h⌉ (0-based).
+    let (lo_rank, hi_rank) = ((n - 1) / 2, n / 2);
+    for _ in 0..resamples {
+        counts.iter_mut().for_each(|c| *c = 0);
+        for _ in 0..n {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let r = crate::seed::splitmix64(state);
+            // Lemire's multiply-shift: uniform in [0, n) up to a bias below n / 2^64.
+            let i = ((u128::from(r) * n as u128) >> 64) as usize;
+            counts[i] += 1;
+        }
+        let (mut lo, mut hi) = (None, None);
+        let mut seen = 0usize;
+        for (i, &c) in counts.iter().enumerate() {
+            seen += c as usize;
+            if lo.is_none() && seen > lo_rank {
+                lo = Some(sorted[i]);
+            }
+            if seen > hi_rank {
+                hi = Some(sorted[i]);
+                break;
+            }
+        }
+        let (lo, hi) = (lo?, hi?);
+        medians.push(if lo_rank == hi_rank {
+            lo
+        } else {
+            lo + 0.5 * (hi - lo)
+        });
+    }
+    medians.sort_by(f64::total_cmp);
+    Some((
+        quantile_sorted(&medians, 0.025)?,
+        quantile_sorted(&medians, 0.975)?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_and_sample_sd() {
+        let (m, sd) = mean_sd(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!(m, 5.0);
+        // Sum of squares 32 over n − 1 = 7.
+        assert_eq!(sd, Some((32.0f64 / 7.0).sqrt()));
+        assert_eq!(mean_sd(&[3.0]), Some((3.0, None)));
+        assert_eq!(mean_sd(&[]), None);
+    }
+
+    #[test]
+    fn bootstrap_ci_of_the_median_is_seeded_and_brackets_the_median() {
+        let x: Vec<f64> = (0..101).map(f64::from).collect();
+        let ci = bootstrap_median_ci(&x, BOOTSTRAP_RESAMPLES, 7).unwrap();
+        assert_eq!(ci, bootstrap_median_ci(&x, BOOTSTRAP_RESAMPLES, 7).unwrap());
+        assert_ne!(ci, bootstrap_median_ci(&x, BOOTSTRAP_RESAMPLES, 8).unwrap());
+        // The median of a resample of 0..=100 has standard error about 1.2533 * 29.2 / 10
+        // ≈ 3.7, so the 95 % interval is about 50 ± 7: bounded loosely here.
+        assert!(ci.0 < 50.0 && ci.0 > 38.0, "{ci:?}");
+        assert!(ci.1 > 50.0 && ci.1 < 62.0, "{ci:?}");
+        // Every resample of one value is that value; of two, medians are 1, 1.5 or 2.
+        assert_eq!(bootstrap_median_ci(&[4.0], 100, 1), Some((4.0, 4.0)));
+        assert_eq!(bootstrap_median_ci(&[1.0, 2.0], 1000, 1), Some((1.0, 2.0)));
+        assert_eq!(bootstrap_median_ci(&[], 100, 1), None);
+    }
 
     // Expected values computed by hand with numpy's type-7 rule, e.g. for
     // x = [1, 2, 4, 8, 16, 32, 64] (n = 7) and p = 0.1: h = 0.6, 1 + 0.6 * (2 - 1) = 1.6;

@@ -30,10 +30,12 @@ RESULTS (in --out DIR):
                  transmissions, retransmissions, unnecessary_retransmissions, timeouts,
                  rto_max_s, coap_rtt_median_s, bytes_up, bytes_down, completed,
                  transmission_counts (exchanges that took 1, 2, ... transmissions), and one
-                 column per swept parameter
+                 column per swept parameter (param.KEY for [flows.params] keys)
   summary.csv    one row per (parameter combination, cc, workload), replications pooled:
-                 FCT min, p10, p25, p50, p75, p90, p95, max (type-7 interpolation) and the
-                 median retransmissions and unnecessary retransmissions per flow
+                 flows not completed, FCT min, p10, p25, p50, p75, p90, p95, max (type-7
+                 interpolation), mean, standard deviation, 95 % bootstrap interval of the
+                 median, the median retransmissions and unnecessary retransmissions per flow
+                 and the transmission counts (exchanges_tx1, exchanges_tx2, ...)
   runs.csv       one row per run: status, error, wall time, drops by cause and busy time of
                  each bottleneck direction
   manifest.json  the expanded parameters, seeds, code version, status and wall time per run
@@ -117,6 +119,11 @@ pub(crate) struct Args {
     /// plan on N machines; join their --out directories with `coaplab merge`.
     #[arg(long, value_name = "K/N")]
     shard: Option<Shard>,
+    /// No progress output: neither the bar drawn on a terminal nor the progress lines
+    /// printed every few seconds when standard error is not a terminal (errors are still
+    /// printed).
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 /// The traces asked for by the command line and the scenario's `[output]`, if any.
@@ -259,7 +266,7 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         },
         out.display()
     );
-    let mut bar = Bar::new(std::io::stderr().is_terminal());
+    let mut bar = Bar::new(std::io::stderr().is_terminal(), args.quiet);
     if let Some(t) = &trace {
         eprintln!(
             "coaplab run: tracing runs {} into {}",
@@ -357,21 +364,50 @@ fn utc_stamp(secs: i64) -> String {
     )
 }
 
-/// A one-line progress bar on stderr, drawn only on a terminal; errors of failed runs are
-/// printed once above it either way.
+/// How often a progress line is printed when standard error is not a terminal.
+const PROGRESS_INTERVAL_DEFAULT_MS: u64 = 5_000;
+
+/// Overrides [`PROGRESS_INTERVAL_DEFAULT_MS`] (milliseconds; 0: a line after every run), for
+/// tests and for logs that want more or fewer lines.
+const PROGRESS_INTERVAL_ENV: &str = "COAPLAB_PROGRESS_INTERVAL_MS";
+
+/// Progress on stderr: a one-line bar redrawn on a terminal, otherwise (a log file, a pipe,
+/// CI) a line every few seconds; nothing with `--quiet`. Errors of failed runs are printed
+/// once either way.
 struct Bar {
     tty: bool,
+    quiet: bool,
     started: WallClock,
     shown_errors: usize,
+    /// Runs ended in this invocation (each update but the one listing unverified runs
+    /// follows one run): runs skipped by --resume are not counted in the rate.
+    ran: usize,
+    /// When the last progress line was printed (not a terminal).
+    last_line: Option<WallClock>,
+    interval: std::time::Duration,
 }
 
 impl Bar {
-    fn new(tty: bool) -> Self {
+    fn new(tty: bool, quiet: bool) -> Self {
+        let ms = std::env::var(PROGRESS_INTERVAL_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(PROGRESS_INTERVAL_DEFAULT_MS);
         Bar {
             tty,
+            quiet,
             started: WallClock::now(),
             shown_errors: 0,
+            ran: 0,
+            last_line: None,
+            interval: std::time::Duration::from_millis(ms),
         }
+    }
+
+    /// The line printed when stderr is not a terminal.
+    fn line(&self, p: &Progress) -> String {
+        let elapsed_s = self.started.elapsed().as_secs_f64();
+        progress_line(p.done, p.total, p.failed, self.ran, elapsed_s)
     }
 
     fn update(&mut self, p: &Progress) {
@@ -404,7 +440,20 @@ impl Bar {
             }
             self.shown_errors += 1;
         }
+        if p.unverified.is_empty() {
+            self.ran += 1;
+        }
+        if self.quiet {
+            return;
+        }
         if !self.tty {
+            // Every interval since the start or the last line; the last run always gets one.
+            let since = self.last_line.unwrap_or(self.started).elapsed();
+            let due = since >= self.interval || p.done == p.total;
+            if due {
+                let _ = writeln!(err, "{}", self.line(p));
+                self.last_line = Some(WallClock::now());
+            }
             return;
         }
         let width = 30;
@@ -435,15 +484,54 @@ impl Bar {
     }
 
     fn finish(&self) {
-        if self.tty {
+        if self.tty && !self.quiet {
             eprintln!();
         }
     }
 }
 
+/// `coaplab run: 12/600 runs (1 failed), 3.4 runs/s, ETA 173 s`: `ran` runs ended in
+/// `elapsed_s` seconds of this invocation give the rate and the time left.
+fn progress_line(done: usize, total: usize, failed: usize, ran: usize, elapsed_s: f64) -> String {
+    let failed = if failed > 0 {
+        format!(" ({failed} failed)")
+    } else {
+        String::new()
+    };
+    let rate = if elapsed_s > 0.0 {
+        ran as f64 / elapsed_s
+    } else {
+        0.0
+    };
+    let eta = if done >= total {
+        "done".to_string()
+    } else if rate > 0.0 {
+        format!("ETA {:.0} s", (total - done) as f64 / rate)
+    } else {
+        "ETA unknown".to_string()
+    };
+    format!("coaplab run: {done}/{total} runs{failed}, {rate:.1} runs/s, {eta}")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::utc_stamp;
+    use super::{progress_line, utc_stamp};
+
+    #[test]
+    fn progress_lines() {
+        assert_eq!(
+            progress_line(12, 600, 1, 12, 4.0),
+            "coaplab run: 12/600 runs (1 failed), 3.0 runs/s, ETA 196 s"
+        );
+        assert_eq!(
+            progress_line(600, 600, 0, 590, 10.0),
+            "coaplab run: 600/600 runs, 59.0 runs/s, done"
+        );
+        assert_eq!(
+            progress_line(10, 600, 0, 0, 1.0),
+            "coaplab run: 10/600 runs, 0.0 runs/s, ETA unknown"
+        );
+    }
 
     #[test]
     fn utc_stamps() {

@@ -30,6 +30,13 @@ pub struct SummaryRow {
     pub n: usize,
     /// FCT min, p10, p25, p50, p75, p90, p95, max over completed flows.
     pub fct_s: Option<[f64; 8]>,
+    /// Mean FCT over completed flows.
+    pub fct_mean_s: Option<f64>,
+    /// Sample standard deviation (n − 1) of the FCT; `None` below two completed flows.
+    pub fct_sd_s: Option<f64>,
+    /// 95 % confidence interval of the median FCT: percentile bootstrap,
+    /// [`stats::BOOTSTRAP_RESAMPLES`] resamples seeded by [`cell_seed`].
+    pub fct_p50_ci95_s: Option<(f64, f64)>,
     /// Median per flow of retransmissions.
     pub retransmissions_median: Option<f64>,
     /// Median per flow of unnecessary retransmissions.
@@ -174,12 +181,16 @@ impl Summarizer {
             groups,
             ..
         } = self;
-        groups
+        let mut samples: Vec<Vec<f64>> = Vec::with_capacity(groups.len());
+        let mut rows: Vec<SummaryRow> = groups
             .into_iter()
             .map(|((c, _), mut acc)| {
+                // Sorted here: the mean, deviation and bootstrap below read the sorted sample.
+                let fct_s = stats::summary(&mut acc.fct);
+                let mean_sd = stats::mean_sd(&acc.fct);
                 let first = &acc.first;
                 let get = |col: usize| field(first, cols[col]).to_string();
-                SummaryRow {
+                let row = SummaryRow {
                     combination: c,
                     sweep: extra
                         .iter()
@@ -192,22 +203,66 @@ impl Summarizer {
                     workload: get(WORKLOAD),
                     flows: acc.flows,
                     n: acc.fct.len(),
-                    fct_s: stats::summary(&mut acc.fct),
+                    fct_s,
+                    fct_mean_s: mean_sd.map(|(m, _)| m),
+                    fct_sd_s: mean_sd.and_then(|(_, sd)| sd),
+                    fct_p50_ci95_s: None, // below
                     retransmissions_median: acc.rexmit.median(),
                     unnecessary_retransmissions_median: acc.unnec.median(),
                     transmission_counts: acc.counts,
-                }
+                };
+                samples.push(acc.fct);
+                row
             })
-            .collect()
+            .collect();
+        bootstrap_all(&mut rows, &samples);
+        rows
     }
 }
 
-/// `summary.csv` text.
+/// Sets the bootstrap interval of every row (`samples[i]`: the sorted FCTs of `rows[i]`),
+/// cells spread over the cores: the bootstrap is most of the summary's work, and each cell's
+/// interval depends on its own sample and seed only, so the result is the same on any number
+/// of threads.
+fn bootstrap_all(rows: &mut [SummaryRow], samples: &[Vec<f64>]) {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, rows.len().max(1));
+    let chunk = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (rows, samples) in rows.chunks_mut(chunk).zip(samples.chunks(chunk)) {
+            scope.spawn(move || {
+                for (row, sample) in rows.iter_mut().zip(samples) {
+                    let seed = cell_seed(row.combination, &row.cc, &row.workload);
+                    row.fct_p50_ci95_s =
+                        stats::bootstrap_median_ci(sample, stats::BOOTSTRAP_RESAMPLES, seed);
+                }
+            });
+        }
+    });
+}
+
+/// The seed of a cell's bootstrap: FNV-1a of `combination,cc,workload` through splitmix64,
+/// so that it depends on the cell only (not on the order of rows or on other cells).
+pub fn cell_seed(combination: usize, cc: &str, workload: &str) -> u64 {
+    let text = format!("{combination},{cc},{workload}");
+    crate::seed::splitmix64(crate::seed::fnv1a(crate::seed::FNV_OFFSET, text.as_bytes()))
+}
+
+/// `summary.csv` text: `combination`, the sweep columns, the cell, the sample sizes
+/// (`incomplete` = flows − n), the FCT quantiles, mean, standard deviation and the 95 %
+/// bootstrap interval of the median, the median retransmissions and unnecessary
+/// retransmissions per flow, and the transmission-count histogram as one column per count
+/// (`exchanges_tx1`: exchanges that took one transmission, ...; as many as the longest
+/// histogram of the file).
 pub fn to_csv(rows: &[SummaryRow]) -> String {
-    let mut header: Vec<String> = rows
-        .first()
-        .map(|r| r.sweep.iter().map(|(c, _)| c.clone()).collect())
-        .unwrap_or_default();
+    let mut header: Vec<String> = vec!["combination".to_string()];
+    header.extend(
+        rows.first()
+            .map(|r| r.sweep.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    );
     for c in [
         "clients",
         "buffer_bytes",
@@ -216,19 +271,34 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         "workload",
         "flows",
         "n",
+        "incomplete",
     ] {
         header.push(c.to_string());
     }
     for (name, _) in SUMMARY_QUANTILES {
         header.push(format!("fct_{name}_s"));
     }
-    header.push("retransmissions_median".to_string());
-    header.push("unnecessary_retransmissions_median".to_string());
-    header.push("transmission_counts".to_string());
+    for c in [
+        "fct_mean_s",
+        "fct_sd_s",
+        "fct_p50_ci95_lo_s",
+        "fct_p50_ci95_hi_s",
+        "retransmissions_median",
+        "unnecessary_retransmissions_median",
+    ] {
+        header.push(c.to_string());
+    }
+    let tx_columns = rows
+        .iter()
+        .map(|r| r.transmission_counts.len())
+        .max()
+        .unwrap_or(0);
+    header.extend((1..=tx_columns).map(|k| format!("exchanges_tx{k}")));
     let mut out = csv::line(header.iter().map(String::as_str));
     out.push('\n');
     for r in rows {
-        let mut fields: Vec<String> = r.sweep.iter().map(|(_, v)| v.clone()).collect();
+        let mut fields: Vec<String> = vec![r.combination.to_string()];
+        fields.extend(r.sweep.iter().map(|(_, v)| v.clone()));
         fields.extend([
             r.clients.clone(),
             r.buffer_bytes.clone(),
@@ -237,19 +307,24 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
             r.workload.clone(),
             r.flows.to_string(),
             r.n.to_string(),
+            (r.flows - r.n.min(r.flows)).to_string(),
         ]);
         for i in 0..SUMMARY_QUANTILES.len() {
             fields.push(csv::float(r.fct_s.map(|q| q[i])));
         }
+        fields.push(csv::float(r.fct_mean_s));
+        fields.push(csv::float(r.fct_sd_s));
+        fields.push(csv::float(r.fct_p50_ci95_s.map(|c| c.0)));
+        fields.push(csv::float(r.fct_p50_ci95_s.map(|c| c.1)));
         fields.push(csv::float(r.retransmissions_median));
         fields.push(csv::float(r.unnecessary_retransmissions_median));
-        fields.push(
+        fields.extend((0..tx_columns).map(|k| {
             r.transmission_counts
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
+                .get(k)
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        }));
         out.push_str(&csv::line(fields.iter().map(String::as_str)));
         out.push('\n');
     }

@@ -94,13 +94,18 @@ fn flows_summary_and_manifest_round_trip() {
     let s: Vec<&str> = summary.lines().collect();
     assert_eq!(
         s[0],
-        "clients,buffer_bytes,loss,cc,workload,flows,n,fct_min_s,fct_p10_s,fct_p25_s,fct_p50_s,\
-         fct_p75_s,fct_p90_s,fct_p95_s,fct_max_s,retransmissions_median,\
-         unnecessary_retransmissions_median,transmission_counts"
+        "combination,clients,buffer_bytes,loss,cc,workload,flows,n,incomplete,fct_min_s,\
+         fct_p10_s,fct_p25_s,fct_p50_s,fct_p75_s,fct_p90_s,fct_p95_s,fct_max_s,fct_mean_s,\
+         fct_sd_s,fct_p50_ci95_lo_s,fct_p50_ci95_hi_s,retransmissions_median,\
+         unnecessary_retransmissions_median,exchanges_tx1,exchanges_tx2"
     );
+    // Mean 35.5; deviations ±4.5, ±5.5: sd = sqrt(101 / 3). A resample's median is 30 when
+    // 3 or 4 of its 4 draws are 30: probability 13/256 ≈ 5.1 % > 2.5 %, so the interval's
+    // ends are the extremes 30 and 41.
     assert_eq!(
         s[2],
-        "2,2500,none,cocoa,continuous,4,4,30,30.3,30.75,35.5,40.25,40.7,40.85,41,0.5,0,198 2"
+        "1,2,2500,none,cocoa,continuous,4,4,0,30,30.3,30.75,35.5,40.25,40.7,40.85,41,35.5,\
+         5.802298395176403,30,41,0.5,0,198,2"
     );
     assert_eq!(s.len(), 1 + 4);
     // Summarized run by run as flows.csv is streamed out, the same as from the whole file.

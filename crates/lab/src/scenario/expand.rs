@@ -198,8 +198,18 @@ impl SpecCache {
 }
 
 /// Names the results column of every axis: the last key segment when unique, else the key.
+/// An algorithm parameter (`flows[i].params.KEY`) is named `param.KEY`, so that a swept
+/// parameter whose name is also a metric (`rto_max_s`) never shares that metric's column.
 pub(super) fn name_columns(axes: &mut [Axis]) {
-    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let last = |k: &str| {
+        let mut segments = k.rsplit('.');
+        let name = segments.next().unwrap_or(k);
+        if segments.next() == Some("params") {
+            format!("param.{name}")
+        } else {
+            name.to_string()
+        }
+    };
     let names: Vec<String> = axes.iter().map(|a| last(&a.key)).collect();
     for (i, axis) in axes.iter_mut().enumerate() {
         let unique = names.iter().filter(|n| **n == names[i]).count() == 1;

@@ -253,14 +253,23 @@ fn loss_value(v: &Value, profiles: &Profiles<'_>) -> Result<(LossModel, String),
                 .profile(name)
                 .map(|model| (model, name.to_string()))
         }
-        Value::InlineTable(t) => loss_table(t).map(|m| (m, compact(v))),
+        Value::InlineTable(t) => loss_table(t).map(|m| (m, table_label(t))),
         _ => Err(expected),
     }
 }
 
-/// The written form of an inline table on one line, for labels.
-fn compact(v: &Value) -> String {
-    shown(v).split_whitespace().collect::<Vec<_>>().join(" ")
+/// The results label of a loss table: the model, then `key=value` for each other key in the
+/// order written, e.g. `bernoulli p=0.05` (no quotes or commas, so CSV leaves it as is).
+fn table_label(t: &toml_edit::InlineTable) -> String {
+    let mut label = t
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    for (k, v) in t.iter().filter(|(k, _)| *k != "model") {
+        label.push_str(&format!(" {k}={}", shown(v).trim()));
+    }
+    label
 }
 
 /// A loss table: `model` and that model's parameters.

@@ -257,6 +257,8 @@ fn loss_profiles_tables_and_sweeps() {
     let c = s.config(1).unwrap();
     assert_eq!(c.network.mtu_bytes, 128);
     assert_eq!(c.loss_label, "medium");
+    // Issue 15: a loss table's label in the results is readable, not inline TOML.
+    assert_eq!(s.config(2).unwrap().loss_label, "bernoulli p=0.1");
     assert_eq!(
         c.network.down.loss,
         LossModel::GilbertElliott(GeParams {
@@ -579,5 +581,26 @@ fn interval_s_is_read_for_continuous_udp_flows_only() {
     assert!(
         matches!(&e, ScenarioError::BadValue { key, line: 13, .. } if key == "flows[0].interval_s"),
         "{e}"
+    );
+}
+
+/// Issue 15: a swept algorithm parameter named like a metric (`rto_max_s`) gets its own
+/// `param.` column instead of being dropped in favour of the metric's column.
+#[test]
+fn swept_parameters_are_prefixed_and_never_collide_with_metrics() {
+    let text = "name = \"x\"\n[[flows]]\ncc = \"cocoa\"\n[flows.params]\n\
+                rto_max_s = [30, 60]\n";
+    let s = parse(text).unwrap();
+    assert_eq!(s.axes[0].column, "param.rto_max_s");
+    let sweep = s.plan(Some(1), None).spec(1).sweep;
+    assert_eq!(sweep, [("param.rto_max_s".to_string(), "60".to_string())]);
+    let header = crate::results::flows::header(&sweep);
+    assert!(
+        header.ends_with(
+            ",rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,\
+         transmission_counts,setup_s,segments_sent,segments_retransmitted,rto_count,\
+         syn_retransmissions,expired_rtos,param.rto_max_s"
+        ),
+        "{header}"
     );
 }

@@ -1,0 +1,125 @@
+//! The per-flow samples of each summary cell, read from `flows.csv`, grouped into panels
+//! (the cells that differ only in the algorithm).
+
+use std::collections::HashMap;
+
+use crate::results::{csv, summary, SummaryRow};
+
+/// The samples of one (combination, cc, workload) cell.
+pub struct Cell {
+    /// Its row of `summary.csv`.
+    pub row: SummaryRow,
+    /// FCT of the completed flows, ascending.
+    pub fct_s: Vec<f64>,
+    /// Retransmissions per flow, ascending.
+    pub retransmissions: Vec<f64>,
+    /// Unnecessary retransmissions per flow, ascending.
+    pub unnecessary: Vec<f64>,
+}
+
+/// Cells that share every setting but the algorithm: one chart each.
+pub struct Panel {
+    /// What the cells share, e.g. `buffer_bytes=2500 · workload=continuous`; empty when the
+    /// results hold one such group.
+    pub title: String,
+    /// In order of first appearance.
+    pub cells: Vec<Cell>,
+}
+
+/// The summary rows and the panels of `flows.csv` text.
+pub fn panels(flows_csv: &str) -> (Vec<SummaryRow>, Vec<Panel>) {
+    let records = csv::parse(flows_csv);
+    let rows = summary::summarize(&records);
+    let Some((header, flows)) = records.split_first() else {
+        return (rows, Vec::new());
+    };
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let (comb, cc, workload, fct, completed, rexmit, unnec) = (
+        col("combination"),
+        col("cc"),
+        col("workload"),
+        col("fct_s"),
+        col("completed"),
+        col("retransmissions"),
+        col("unnecessary_retransmissions"),
+    );
+    let get = |r: &[String], c: Option<usize>| -> String {
+        c.and_then(|c| r.get(c)).cloned().unwrap_or_default()
+    };
+    let mut cells: Vec<Cell> = rows
+        .iter()
+        .map(|row| Cell {
+            row: row.clone(),
+            fct_s: Vec::new(),
+            retransmissions: Vec::new(),
+            unnecessary: Vec::new(),
+        })
+        .collect();
+    let by_cell: HashMap<(usize, &str, &str), usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((r.combination, r.cc.as_str(), r.workload.as_str()), i))
+        .collect();
+    let index = |r: &[String]| {
+        let c: usize = get(r, comb).parse().unwrap_or(0);
+        let (a, w) = (get(r, cc), get(r, workload));
+        by_cell.get(&(c, a.as_str(), w.as_str())).copied()
+    };
+    for r in flows {
+        let Some(i) = index(r) else { continue };
+        let num = |c| get(r, c).parse::<f64>().ok().filter(|x| !x.is_nan());
+        if get(r, completed) == "true" {
+            cells[i].fct_s.extend(num(fct));
+        }
+        cells[i].retransmissions.extend(num(rexmit));
+        cells[i].unnecessary.extend(num(unnec));
+    }
+    for c in &mut cells {
+        for v in [&mut c.fct_s, &mut c.retransmissions, &mut c.unnecessary] {
+            v.sort_by(f64::total_cmp);
+        }
+    }
+    (rows, group(cells))
+}
+
+/// `(name, value)` of everything but the algorithm that identifies a cell.
+fn settings(row: &SummaryRow) -> Vec<(String, String)> {
+    let mut out = row.sweep.clone();
+    out.extend([
+        ("clients".to_string(), row.clients.clone()),
+        ("buffer_bytes".to_string(), row.buffer_bytes.clone()),
+        ("loss".to_string(), row.loss.clone()),
+        ("workload".to_string(), row.workload.clone()),
+    ]);
+    out
+}
+
+/// Groups cells by their settings, naming each group by the settings that vary.
+fn group(cells: Vec<Cell>) -> Vec<Panel> {
+    let all: Vec<Vec<(String, String)>> = cells.iter().map(|c| settings(&c.row)).collect();
+    let varies = |k: usize| all.iter().any(|s| s.get(k) != all[0].get(k));
+    let shown: Vec<usize> = (0..all.first().map_or(0, Vec::len))
+        .filter(|&k| varies(k))
+        .collect();
+    let mut panels: Vec<(Vec<(String, String)>, Panel)> = Vec::new();
+    for (cell, s) in cells.into_iter().zip(all.iter()) {
+        match panels.iter_mut().find(|(key, _)| key == s) {
+            Some((_, p)) => p.cells.push(cell),
+            None => {
+                let title = shown
+                    .iter()
+                    .map(|&k| format!("{}={}", s[k].0, s[k].1))
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                panels.push((
+                    s.clone(),
+                    Panel {
+                        title,
+                        cells: vec![cell],
+                    },
+                ));
+            }
+        }
+    }
+    panels.into_iter().map(|(_, p)| p).collect()
+}
