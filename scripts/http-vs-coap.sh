@@ -75,7 +75,7 @@ for n in $sizes; do
                    client=(http-get -v --iot --tfo --http1.1 "$url") ;;
       iot-h2c) emu+=(--tcp-fastopen); server="$bin http-server --bind 0.0.0.0:80 --iot --tfo"
                client=(http-get -v --iot --tfo --http2-prior-knowledge "$url") ;;
-      coap) server="$bin server"
+      coap) server="$bin server --no-etags"
             client=(get -v --block-size 64 "coap://\$COAPLAB_SERVER_ADDR/data/$n") ;;
     esac
     "$bin" "${emu[@]}" --server "$server" -- "$bin" "${client[@]}" \

@@ -165,7 +165,7 @@ fn coap_blockwise_bytes_from_the_capture() {
         return;
     };
     let pcap = std::env::temp_dir().join(format!("coaplab-coap64-{}.pcap", std::process::id()));
-    let server = format!("{} server", bin());
+    let server = format!("{} server --no-etags", bin());
     let o = run_bounded(
         coaplab()
             .args(["emulate", "--preset", "zigbee", "--pcap"])

@@ -119,6 +119,11 @@ pub(crate) struct Args {
     dtls: DtlsServerOpts,
     #[command(flatten)]
     credentials: DtlsOpts,
+    /// Send no ETag on /data/N and /echo responses (they carry an 8-byte ETag by default, for
+    /// If-Match / If-None-Match and 2.03 Valid). For byte-exact comparisons with servers that
+    /// send none, e.g. the CoAP vs HTTP object download (docs/http-vs-coap.md).
+    #[arg(long = "no-etags")]
+    no_etags: bool,
     /// How a duplicate CON request over UDP (a retransmission whose answer was lost) is
     /// answered: `cache` replays the first reply byte for byte (RFC 7252 §4.5); `reprocess`
     /// runs the request again and answers with this copy's token and Rexmit-Cnt, as
@@ -185,7 +190,7 @@ async fn serve(args: &Args) -> u8 {
     };
     let endpoint = match args.opts.build(router.clone(), 0, |c| {
         c.keep_bodies = false;
-        c.etags = true;
+        c.etags = !args.no_etags;
         c.dedup_capacity_bytes = args.dedup_cache_bytes;
         // An idle server gives the memory of expired entries back.
         c.dedup_purge_timer = true;
