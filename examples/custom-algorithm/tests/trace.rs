@@ -4,7 +4,10 @@
 use std::process::Command;
 
 fn custom(args: &[&str], stdin_file: Option<(&str, &str)>) -> (bool, String, String) {
-    let dir = std::env::temp_dir().join(format!("coaplab-custom-{}", std::process::id()));
+    // One directory per call: the tests run in parallel and may write files of the same name.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("coaplab-custom-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     if let Some((name, body)) = stdin_file {
