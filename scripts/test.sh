@@ -99,14 +99,14 @@ step "python package (coaplab.run/trace/algorithms, coaplab.dask; .peers/py-venv
 if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
   rm -rf .peers/py-venv
   python3 -m venv .peers/py-venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/py-venv; }
-  .peers/py-venv/bin/pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
+  .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
 fi
 # The bindings crate is outside the workspace: format and lint it here.
 cargo fmt --manifest-path python/Cargo.toml -- --check
 CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --locked -- -D warnings
 PATH="$PWD/.peers/py-venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" \
   MATURIN_PEP517_ARGS="--profile dev --locked" \
-  .peers/py-venv/bin/pip install --quiet --no-build-isolation ./python
+  .peers/py-venv/bin/python -m pip install --quiet --no-build-isolation ./python
 .peers/py-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 if [ "$long" = 1 ]; then
