@@ -26,6 +26,12 @@ impl Endpoint {
 
     /// An ACK or RST arrived.
     pub(crate) fn on_ack_or_rst(&mut self, now: Instant, from: SocketAddr, msg: &Message<'_>) {
+        if !self.observers.is_empty()
+            && msg.code.is_empty()
+            && self.observe_ack_or_rst(now, from, msg.message_id, msg.mtype == MessageType::Rst)
+        {
+            return;
+        }
         let Some(slot) = self.find_by_mid(from, msg.message_id) else {
             self.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
@@ -114,6 +120,9 @@ impl Endpoint {
                 && token_matches(x, msg.token)
         });
         let Some(slot) = found else {
+            if !self.observations.is_empty() && self.on_notification(now, from, msg) {
+                return;
+            }
             if con {
                 // §4.2: a CON we cannot process (an unexpected response) is rejected.
                 self.reject(now, from, msg.message_id);

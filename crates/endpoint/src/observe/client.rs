@@ -1,0 +1,204 @@
+//! Observe (RFC 7641), the client side: [`Endpoint::observe`] registers with a GET carrying
+//! Observe 0; the first response completes the request as usual
+//! ([`crate::Event::RequestCompleted`]), and every later response with the same token from
+//! the same server is a notification ([`crate::Event::Notification`]). A CON notification is
+//! acknowledged; one older than the freshest seen (the 24-bit serial rule of §3.4, unless
+//! more than 128 s passed) is acknowledged but not delivered. [`Endpoint::cancel_observation`]
+//! ends it: actively by a GET with Observe 1 (§3.6), and any notification still arriving is
+//! answered by RST.
+
+use std::net::SocketAddr;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_wire::option::number;
+use coaplab_wire::{Message, MessageType, ReadOptions, Token};
+
+use crate::endpoint::{Endpoint, Request};
+use crate::event::{Event, RequestId};
+
+/// The most observations one endpoint holds at once; [`Endpoint::observe`] beyond it
+/// returns `None`.
+pub const MAX_OBSERVATIONS: usize = 64;
+
+/// After this long, a notification is taken as newer whatever its number (RFC 7641 §3.4).
+pub const REORDER_WINDOW: Duration = Duration::from_secs(128);
+
+/// One observation held.
+#[derive(Debug, Clone)]
+pub(crate) struct Observation {
+    request: RequestId,
+    peer: SocketAddr,
+    token: Token,
+    /// The freshest Observe value accepted and when it arrived.
+    last: Option<(u32, Instant)>,
+}
+
+/// The observations an endpoint holds as a client.
+#[derive(Debug, Default)]
+pub(crate) struct Observations {
+    list: Vec<Observation>,
+}
+
+impl Observations {
+    /// Whether there are none (the hot path checks this first).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// Whether a notification numbered `v2` arriving at `t2` is newer than the one numbered
+/// `v1` that arrived at `t1` (RFC 7641 §3.4).
+pub fn is_newer(v1: u32, t1: Instant, v2: u32, t2: Instant) -> bool {
+    const HALF: u32 = 1 << 23;
+    (v1 < v2 && v2 - v1 < HALF)
+        || (v1 > v2 && v1 - v2 > HALF)
+        || t2.saturating_since(t1) > REORDER_WINDOW
+}
+
+impl Endpoint {
+    /// Registers as an observer of `request`'s resource at `destination` (RFC 7641 §3.1):
+    /// `request` (a GET) is sent with Observe 0. Returns `None` when
+    /// [`MAX_OBSERVATIONS`] are held.
+    pub fn observe(
+        &mut self,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> Option<RequestId> {
+        if self.observations.list.len() >= MAX_OBSERVATIONS {
+            return None;
+        }
+        let mut request = request.clone();
+        request.options.remove(number::OBSERVE);
+        request.options.push_uint(number::OBSERVE, 0);
+        let id = self.start_request(now, destination, &request, None);
+        let token = self.exchanges.iter().find_map(|x| match x.owner {
+            crate::exchange::Owner::Request(r) if x.live && self.requests[r].id == id => {
+                Some(x.token)
+            }
+            _ => None,
+        })?;
+        self.observations.list.push(Observation {
+            request: id,
+            peer: destination,
+            token,
+            last: None,
+        });
+        Some(id)
+    }
+
+    /// Ends the observation started as `request`: a GET with Observe 1 and the same token
+    /// is sent (§3.6) and returned; notifications still arriving get an RST. `None` when
+    /// `request` is not an observation.
+    pub fn cancel_observation(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        get: &Request,
+    ) -> Option<RequestId> {
+        let i = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.request == request)?;
+        let o = self.observations.list.swap_remove(i);
+        let mut get = get.clone();
+        get.options.remove(number::OBSERVE);
+        get.options.push_uint(number::OBSERVE, 1);
+        Some(self.start_request(now, o.peer, &get, Some(o.token)))
+    }
+
+    /// A response that matched no exchange: a notification of an observation held?
+    /// Returns whether it was one (then it was acknowledged and, when fresh, delivered).
+    pub(crate) fn on_notification(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+    ) -> bool {
+        let token = msg.token();
+        let Some(i) = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.peer == from && o.token == token)
+        else {
+            return false;
+        };
+        if msg.mtype == MessageType::Con {
+            self.send_empty(now, from, MessageType::Ack, msg.message_id);
+        } else {
+            self.remember_unanswered(now, from, msg.message_id);
+        }
+        let sequence = msg.observe().ok().flatten();
+        let o = &mut self.observations.list[i];
+        let fresh = match (o.last, sequence) {
+            (Some((v1, t1)), Some(v2)) => is_newer(v1, t1, v2, now),
+            _ => true,
+        };
+        if !fresh {
+            return true;
+        }
+        if let Some(v) = sequence {
+            o.last = Some((v, now));
+        }
+        let request = o.request;
+        // §3.2: a response without Observe (or an error) ends the observation.
+        if sequence.is_none() || msg.code.class() != 2 {
+            self.observations.list.swap_remove(i);
+        }
+        self.events.push_back(Event::Notification {
+            request,
+            destination: from,
+            code: msg.code,
+            sequence,
+            body: msg.payload.to_vec(),
+            at: now,
+        });
+        true
+    }
+
+    /// Records the Observe value of the registration's response (so that older
+    /// notifications are recognised); ends the observation when it has none (the server did
+    /// not register it, §3.1).
+    pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
+        let Some(i) = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.request == request)
+        else {
+            return;
+        };
+        match observe {
+            Some(v) => self.observations.list[i].last = Some((v, now)),
+            None => {
+                self.observations.list.swap_remove(i);
+            }
+        }
+    }
+
+    /// Observations held (client side).
+    pub fn observations(&self) -> usize {
+        self.observations.list.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serial_rule_of_rfc_7641_3_4() {
+        let t = Instant::ZERO;
+        assert!(is_newer(1, t, 2, t));
+        assert!(!is_newer(2, t, 1, t));
+        assert!(!is_newer(5, t, 5, t));
+        // Wrap-around of the 24-bit space.
+        assert!(is_newer((1 << 24) - 1, t, 0, t));
+        assert!(!is_newer(0, t, (1 << 24) - 1, t));
+        // More than 128 s later: newer whatever the number.
+        assert!(is_newer(9, t, 1, t + Duration::from_secs(129)));
+        assert!(!is_newer(9, t, 1, t + Duration::from_secs(128)));
+    }
+}
