@@ -58,6 +58,16 @@ pub(crate) fn describe(router: &mut Router) {
                 ("ct", Some("0")),
                 ("title", Some("Unix time in seconds")),
             ],
+        )
+        .link(
+            "/counter",
+            &[
+                ("rt", Some("coaplab.counter")),
+                ("if", Some("core.s")),
+                ("ct", Some("0")),
+                ("obs", None),
+                ("title", Some("observable counter (RFC 7641)")),
+            ],
         );
 }
 
@@ -127,6 +137,12 @@ pub(crate) struct Args {
     #[arg(long = "server-duplicates", value_name = "MODE", default_value = "cache",
           value_parser = clap::builder::PossibleValuesParser::new(ServerDuplicates::NAMES))]
     server_duplicates: String,
+    /// Period of the observable `/counter` (RFC 7641): its value, the number of periods
+    /// since the server started, changes this often, and every observer (a GET with
+    /// Observe 0, e.g. `coap-client -s 10` or `aiocoap-client --observe`) is sent a
+    /// notification (NON; CON at least once a day). At most 256 observers. E.g. 1s, 500ms.
+    #[arg(long = "observe-period", value_name = "D", default_value = "1s", value_parser = net::parse_duration)]
+    observe_period: std::time::Duration,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -165,6 +181,14 @@ async fn serve(args: &Args) -> u8 {
     router
         .max_data_bytes(args.max_data_bytes)
         .well_known_core()
+        .counter(
+            "counter",
+            Duration::from_nanos(
+                i64::try_from(args.observe_period.as_nanos())
+                    .unwrap_or(i64::MAX)
+                    .max(1_000_000),
+            ),
+        )
         .clock(
             "time",
             Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
