@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{
-    Amplification, Event, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
+    Amplification, Event, ObserverGone, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
     MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
 };
 use tokio::net::TcpListener;
@@ -161,6 +161,11 @@ struct Counters {
     uploads_refused: u64,
     /// Large responses replaced by 4.01 + Echo (unverified source).
     echo_challenges: u64,
+    /// Observers registered (RFC 7641), and removed by cause.
+    observers_added: u64,
+    observers_gone: BTreeMap<&'static str, u64>,
+    /// Notifications queued (NON and CON).
+    notifications: u64,
     malformed: BTreeMap<&'static str, u64>,
 }
 
@@ -317,6 +322,19 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
         stats.datagrams_out,
         c.echo_challenges
     );
+    if c.observers_added > 0 {
+        let gone: Vec<String> = c
+            .observers_gone
+            .iter()
+            .map(|(k, n)| format!(" {k}={n}"))
+            .collect();
+        eprintln!(
+            "coaplab server: observers added={} notifications={}{}",
+            c.observers_added,
+            c.notifications,
+            gone.concat()
+        );
+    }
     for (label, n) in &c.malformed {
         eprintln!("coaplab server: malformed {label}={n}");
     }
@@ -405,6 +423,16 @@ fn count(c: &mut Counters, event: &Event, verbose: bool) {
 answer to {request_bytes} B)"
                 );
             }
+        }
+        Event::ObserverAdded { .. } => c.observers_added += 1,
+        Event::NotificationSent { .. } => c.notifications += 1,
+        Event::ObserverRemoved { reason, .. } => {
+            let label = match reason {
+                ObserverGone::Deregistered => "deregistered",
+                ObserverGone::Reset => "reset",
+                ObserverGone::TimedOut => "timed_out",
+            };
+            *c.observers_gone.entry(label).or_default() += 1;
         }
         Event::UploadRefused { from, .. } => {
             c.uploads_refused += 1;
