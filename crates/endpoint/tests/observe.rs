@@ -230,3 +230,19 @@ fn observers_are_bounded() {
     );
     assert_eq!(s.observers(), 1);
 }
+
+#[test]
+fn a_new_observer_after_all_left_gets_no_stale_notification() {
+    let (mut c, mut s, ca, sa) = endpoints();
+    let id = c.observe(Instant::ZERO, sa, &Request::get("counter")).unwrap();
+    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let t = Instant::from_millis(200);
+    c.cancel_observation(t, id, &Request::get("counter")).unwrap();
+    exchange(&mut c, &mut s, ca, sa, t);
+    assert_eq!(s.observers(), 0);
+    // Registered again at 5.5 s: the next notification is due at 6 s, not at once.
+    let t = Instant::from_millis(5_500);
+    let _ = c.observe(t, sa, &Request::get("counter")).unwrap();
+    exchange(&mut c, &mut s, ca, sa, t);
+    assert_eq!(s.poll_timeout(), Some(Instant::from_millis(6_000)));
+}

@@ -208,7 +208,11 @@ impl Endpoint {
             }
         }
         let tick = next_tick(now, period);
-        self.observers.next_change = Some(self.observers.next_change.map_or(tick, |t| t.min(tick)));
+        // A change time left from observers since gone is stale: start from this one.
+        self.observers.next_change = Some(match self.observers.next_change {
+            Some(t) if t > now => t.min(tick),
+            _ => tick,
+        });
         Some(self.observers.seq())
     }
 
