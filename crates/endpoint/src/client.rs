@@ -301,6 +301,11 @@ impl Endpoint {
             return;
         }
         req.live = false;
+        let id = req.id;
+        if !self.observations.is_empty() {
+            self.observation_answered(now, id, None);
+        }
+        let req = &mut self.requests[r];
         self.events.push_back(Event::RequestFailed {
             request: req.id,
             destination: self.peers[req.peer].addr,

@@ -73,7 +73,6 @@ fn registration_notifications_and_deregistration() {
     assert_eq!(msg.max_age_s().unwrap(), 1);
     assert_eq!(msg.payload, b"0");
     c.handle_datagram(t0, sa, &ack.contents);
-    c.observation_answered(t0, id, Some(0));
     assert_eq!(s.observers(), 1);
     assert_eq!(s.poll_timeout(), Some(Instant::from_millis(1000)));
     // Three state changes: three NON notifications, numbered 1, 2, 3.
@@ -108,9 +107,8 @@ fn registration_notifications_and_deregistration() {
 fn reordered_notification_is_not_delivered() {
     let (mut c, mut s, ca, sa) = endpoints();
     let t0 = Instant::ZERO;
-    let id = c.observe(t0, sa, &Request::get("counter")).unwrap();
+    let _ = c.observe(t0, sa, &Request::get("counter")).unwrap();
     exchange(&mut c, &mut s, ca, sa, t0);
-    c.observation_answered(t0, id, Some(0));
     let mut held = Vec::new();
     for k in 1..=2i64 {
         let now = Instant::from_millis(1000 * k);
@@ -157,11 +155,10 @@ fn rst_to_a_notification_removes_the_observer() {
 #[test]
 fn a_con_notification_every_24_hours_and_timeout_removes() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let id = c
+    let _ = c
         .observe(Instant::ZERO, sa, &Request::get("counter"))
         .unwrap();
     exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
-    c.observation_answered(Instant::ZERO, id, Some(0));
     // Jump a day: the next notification is CON; the client ACKs it.
     let day = Instant::ZERO + Duration::from_secs(24 * 3600);
     s.handle_timeout(day);
@@ -234,10 +231,13 @@ fn observers_are_bounded() {
 #[test]
 fn a_new_observer_after_all_left_gets_no_stale_notification() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let id = c.observe(Instant::ZERO, sa, &Request::get("counter")).unwrap();
+    let id = c
+        .observe(Instant::ZERO, sa, &Request::get("counter"))
+        .unwrap();
     exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
     let t = Instant::from_millis(200);
-    c.cancel_observation(t, id, &Request::get("counter")).unwrap();
+    c.cancel_observation(t, id, &Request::get("counter"))
+        .unwrap();
     exchange(&mut c, &mut s, ca, sa, t);
     assert_eq!(s.observers(), 0);
     // Registered again at 5.5 s: the next notification is due at 6 s, not at once.
@@ -245,4 +245,17 @@ fn a_new_observer_after_all_left_gets_no_stale_notification() {
     let _ = c.observe(t, sa, &Request::get("counter")).unwrap();
     exchange(&mut c, &mut s, ca, sa, t);
     assert_eq!(s.poll_timeout(), Some(Instant::from_millis(6_000)));
+}
+
+#[test]
+fn a_plain_answer_ends_the_observation() {
+    let (mut c, mut s, ca, sa) = endpoints();
+    let _ = c
+        .observe(Instant::ZERO, sa, &Request::get("data/10"))
+        .unwrap();
+    assert_eq!(c.observations(), 1);
+    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    // data/10 is not observable: 2.05 without Observe (RFC 7641 §3.1).
+    assert_eq!(c.observations(), 0);
+    assert_eq!(s.observers(), 0);
 }

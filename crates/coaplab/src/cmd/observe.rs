@@ -87,10 +87,6 @@ pub(crate) async fn observe(
                 ..
             } if request == id => {
                 let sequence = options.observe().ok().flatten();
-                let now = driver.now();
-                driver
-                    .endpoint_mut()
-                    .observation_answered(now, id, sequence);
                 if verbose {
                     eprintln!("{}", super::coap_options::describe(rc, &options));
                 }

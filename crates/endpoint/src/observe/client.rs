@@ -160,7 +160,8 @@ impl Endpoint {
 
     /// Records the Observe value of the registration's response (so that older
     /// notifications are recognised); ends the observation when it has none (the server did
-    /// not register it, §3.1).
+    /// not register it, §3.1, or answered an error). The endpoint calls it itself when the
+    /// registration completes or fails; a driver need not.
     pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
         let Some(i) = self
             .observations
