@@ -259,3 +259,24 @@ fn a_plain_answer_ends_the_observation() {
     assert_eq!(c.observations(), 0);
     assert_eq!(s.observers(), 0);
 }
+
+#[test]
+fn one_outstanding_con_per_client_over_its_observations() {
+    let (mut c, mut s, ca, sa) = endpoints();
+    let _ = c
+        .observe(Instant::ZERO, sa, &Request::get("counter"))
+        .unwrap();
+    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let _ = c
+        .observe(Instant::ZERO, sa, &Request::get("counter"))
+        .unwrap();
+    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    assert_eq!(s.observers(), 2);
+    // A day later both are due a CON; only one may be outstanding to this client.
+    let day = Instant::ZERO + Duration::from_secs(24 * 3600);
+    s.handle_timeout(day);
+    let types: Vec<MessageType> = std::iter::from_fn(|| s.poll_transmit(day))
+        .map(|t| Message::decode(&t.contents).unwrap().mtype)
+        .collect();
+    assert_eq!(types, [MessageType::Con, MessageType::Non]);
+}

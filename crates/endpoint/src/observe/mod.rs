@@ -8,8 +8,9 @@
 //!   observer (§3.6, §4.2, §4.5).
 //! - Congestion (§4.5.1): notifications are NON, paced by the resource's period; at least one
 //!   in [`CON_INTERVAL`] is CON, to learn that the client is still there. At most one CON
-//!   notification per client is outstanding: a newer state replaces the pending one and is
-//!   sent at its next retransmission (§4.5.2).
+//!   notification per client (address) is outstanding, over all its observations: a newer
+//!   state of the same observation replaces the pending one and is sent at its next
+//!   retransmission (§4.5.2); another observation's due CON waits (sent as NON meanwhile).
 //! - Timers come in through [`crate::Endpoint::poll_timeout`] and
 //!   [`crate::Endpoint::handle_timeout`] (sans-IO). With no observers there is nothing to do
 //!   and no cost per request.
@@ -290,7 +291,14 @@ impl Endpoint {
             let tick = next_tick(now, period);
             next = Some(next.map_or(tick, |t| t.min(tick)));
             let o = &self.observers.list[i];
-            let con = o.pending.is_some() || o.last_con + CON_INTERVAL <= now;
+            // One CON outstanding per client (NSTART 1, §4.5.1): while another observation of
+            // the same client waits for its ACK, a due CON goes out as NON and stays due.
+            let client_busy = self
+                .observers
+                .list
+                .iter()
+                .any(|x| x.peer == peer && x.token != token && x.pending.is_some());
+            let con = o.pending.is_some() || (o.last_con + CON_INTERVAL <= now && !client_busy);
             let mid = self.alloc_message_id();
             let mtype = if con {
                 MessageType::Con
