@@ -301,13 +301,13 @@ impl Endpoint {
             return;
         }
         req.live = false;
-        let id = req.id;
+        let mut id = req.id;
         if !self.observations.is_empty() {
-            self.observation_answered(now, id, None);
+            id = self.observation_failed(id).unwrap_or(id);
         }
         let req = &mut self.requests[r];
         self.events.push_back(Event::RequestFailed {
-            request: req.id,
+            request: id,
             destination: self.peers[req.peer].addr,
             reason,
             at: now,

@@ -380,6 +380,9 @@ impl Endpoint {
         if !self.observers.is_empty() {
             self.observe_timeout(now);
         }
+        if !self.observations.is_empty() {
+            self.reregister_stale(now);
+        }
         if self.config.dedup_purge_timer {
             self.dedup.purge(now);
         }
@@ -436,6 +439,7 @@ impl Endpoint {
             self.next_upload_expiry(),
             dedup,
             self.next_observe_deadline(),
+            self.next_reregistration(),
         ]
         .into_iter()
         .flatten()

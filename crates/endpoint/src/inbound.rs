@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::option::OptionList;
-use coaplab_wire::{Message, MessageType, ReadOptions};
+use coaplab_wire::{Message, MessageType};
 
 use crate::endpoint::Endpoint;
 use crate::event::{AnswerKind, Event, FailReason, IgnoreReason};
@@ -161,11 +161,15 @@ impl Endpoint {
     /// Completes request `r` with `code`.
     pub(crate) fn complete_request(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
         let code = msg.code;
-        if !self.observations.is_empty() {
-            // An observation's registration answered (RFC 7641 §3.1): keep its number, or
-            // forget it when the server did not register it.
-            let observe = msg.observe().ok().flatten().filter(|_| code.class() == 2);
-            self.observation_answered(now, self.requests[r].id, observe);
+        // An observation's registration answered (RFC 7641 §3.1): keep its number, or forget
+        // it when the server did not register it; a re-registration's answer is a notification.
+        if !self.observations.is_empty() && self.observation_response(now, self.requests[r].id, msg)
+        {
+            let req = &mut self.requests[r];
+            req.live = false;
+            req.body.clear();
+            self.free_requests.push(r);
+            return;
         }
         let req = &mut self.requests[r];
         req.live = false;

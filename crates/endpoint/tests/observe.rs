@@ -280,3 +280,67 @@ fn one_outstanding_con_per_client_over_its_observations() {
         .collect();
     assert_eq!(types, [MessageType::Con, MessageType::Non]);
 }
+
+#[test]
+fn a_stale_observation_is_registered_again() {
+    let (mut c, mut s, ca, sa) = endpoints();
+    let t0 = Instant::from_millis(100);
+    let id = c.observe(t0, sa, &Request::get("counter")).unwrap();
+    exchange(&mut c, &mut s, ca, sa, t0);
+    let _ = notifications(&mut c);
+    // Max-Age 1 s (the next change at 1 s, rounded up) + 2 s of slack.
+    assert_eq!(c.poll_timeout(), Some(Instant::from_millis(3_100)));
+    // Every notification is lost until then.
+    for k in 1..=3i64 {
+        let now = Instant::from_millis(1000 * k);
+        s.handle_timeout(now);
+        while s.poll_transmit(now).is_some() {}
+    }
+    let t = Instant::from_millis(3_100);
+    c.handle_timeout(t);
+    let get = c.poll_transmit(t).unwrap();
+    let m = Message::decode(&get.contents).unwrap();
+    assert_eq!(m.observe().unwrap(), Some(0));
+    s.handle_datagram(t, ca, &get.contents);
+    assert_eq!(s.observers(), 1, "the same (client, token) again");
+    let ack = s.poll_transmit(t).unwrap();
+    c.handle_datagram(t, sa, &ack.contents);
+    let events: Vec<Event> = std::iter::from_fn(|| c.poll_event()).collect();
+    let delivered: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notification {
+                request, sequence, ..
+            } => Some((*request, *sequence)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, [(id, Some(3))]);
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::RequestCompleted { .. })));
+    assert_eq!(c.observations(), 1);
+}
+
+#[test]
+fn a_failed_reregistration_ends_the_observation() {
+    let (mut c, mut s, ca, sa) = endpoints();
+    let id = c
+        .observe(Instant::ZERO, sa, &Request::get("counter"))
+        .unwrap();
+    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    // The server is gone: run the client's timers until it gives up.
+    let mut failed = None;
+    for _ in 0..100 {
+        let Some(t) = c.poll_timeout() else { break };
+        c.handle_timeout(t);
+        while c.poll_transmit(t).is_some() {}
+        while let Some(e) = c.poll_event() {
+            if let Event::RequestFailed { request, .. } = e {
+                failed = Some(request);
+            }
+        }
+    }
+    assert_eq!(failed, Some(id));
+    assert_eq!(c.observations(), 0);
+}

@@ -6,6 +6,11 @@
 //! more than 128 s passed) is acknowledged but not delivered. [`Endpoint::cancel_observation`]
 //! ends it: actively by a GET with Observe 1 (§3.6), and any notification still arriving is
 //! answered by RST.
+//!
+//! Freshness (§3.3.1): when Max-Age (plus [`REREGISTER_SLACK`]) passes after the last
+//! notification without a new one, the client registers again with the same token; the
+//! answer is delivered as a notification, and if the re-registration fails the observation
+//! ends with [`crate::Event::RequestFailed`] for the observation's request.
 
 use std::net::SocketAddr;
 
@@ -23,6 +28,10 @@ pub const MAX_OBSERVATIONS: usize = 64;
 /// After this long, a notification is taken as newer whatever its number (RFC 7641 §3.4).
 pub const REORDER_WINDOW: Duration = Duration::from_secs(128);
 
+/// Time allowed beyond Max-Age for the next notification to arrive before re-registering
+/// (the notification's own transmission; RFC 7641 §3.3.1 leaves it to the client).
+pub const REREGISTER_SLACK: Duration = Duration::from_secs(2);
+
 /// One observation held.
 #[derive(Debug, Clone)]
 pub(crate) struct Observation {
@@ -31,6 +40,13 @@ pub(crate) struct Observation {
     token: Token,
     /// The freshest Observe value accepted and when it arrived.
     last: Option<(u32, Instant)>,
+    /// The registration, to repeat when the representation goes stale.
+    get: Request,
+    /// When to re-register (Max-Age + slack after the last answer); `None` before the
+    /// registration's answer and while a re-registration is under way.
+    stale_at: Option<Instant>,
+    /// The re-registration in flight, if any.
+    reregistration: Option<RequestId>,
 }
 
 /// The observations an endpoint holds as a client.
@@ -83,6 +99,9 @@ impl Endpoint {
             peer: destination,
             token,
             last: None,
+            get: request,
+            stale_at: None,
+            reregistration: None,
         });
         Some(id)
     }
@@ -142,6 +161,7 @@ impl Endpoint {
         if let Some(v) = sequence {
             o.last = Some((v, now));
         }
+        o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
         let request = o.request;
         // §3.2: a response without Observe (or an error) ends the observation.
         if sequence.is_none() || msg.code.class() != 2 {
@@ -179,10 +199,99 @@ impl Endpoint {
         }
     }
 
+    /// A response to request `id` completed it: a registration's or re-registration's
+    /// answer? Returns true when it was a re-registration, which the caller then reports
+    /// as a notification instead of a completed request.
+    pub(crate) fn observation_response(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        msg: &Message<'_>,
+    ) -> bool {
+        let observe = msg
+            .observe()
+            .ok()
+            .flatten()
+            .filter(|_| msg.code.class() == 2);
+        if let Some(i) = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.reregistration == Some(id))
+        {
+            let o = &mut self.observations.list[i];
+            o.reregistration = None;
+            o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
+            if let Some(v) = observe {
+                o.last = Some((v, now));
+            }
+            let (request, from) = (o.request, o.peer);
+            if observe.is_none() {
+                self.observations.list.swap_remove(i);
+            }
+            self.events.push_back(Event::Notification {
+                request,
+                destination: from,
+                code: msg.code,
+                sequence: observe,
+                body: msg.payload.to_vec(),
+                at: now,
+            });
+            return true;
+        }
+        if let Some(o) = self.observations.list.iter_mut().find(|o| o.request == id) {
+            o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
+        }
+        self.observation_answered(now, id, observe);
+        false
+    }
+
+    /// A request failed: when it was a re-registration, the observation ends and the
+    /// failure is reported under the observation's request id (returned).
+    pub(crate) fn observation_failed(&mut self, id: RequestId) -> Option<RequestId> {
+        let i = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.request == id || o.reregistration == Some(id))?;
+        let o = self.observations.list.swap_remove(i);
+        Some(o.request)
+    }
+
+    /// The earliest re-registration deadline (client side).
+    pub(crate) fn next_reregistration(&self) -> Option<Instant> {
+        self.observations
+            .list
+            .iter()
+            .filter(|o| o.reregistration.is_none())
+            .filter_map(|o| o.stale_at)
+            .min()
+    }
+
+    /// Re-registers every observation whose representation went stale by `now` (§3.3.1).
+    pub(crate) fn reregister_stale(&mut self, now: Instant) {
+        for i in 0..self.observations.list.len() {
+            let o = &self.observations.list[i];
+            if o.reregistration.is_some() || o.stale_at.is_none_or(|t| t > now) {
+                continue;
+            }
+            let (peer, token, get) = (o.peer, o.token, o.get.clone());
+            let id = self.start_request(now, peer, &get, Some(token));
+            let o = &mut self.observations.list[i];
+            o.reregistration = Some(id);
+            o.stale_at = None;
+        }
+    }
+
     /// Observations held (client side).
     pub fn observations(&self) -> usize {
         self.observations.list.len()
     }
+}
+
+/// Max-Age of `msg` (60 s when absent, RFC 7252 §5.10.5).
+fn max_age(msg: &Message<'_>) -> Duration {
+    Duration::from_secs(i64::from(msg.max_age_s().unwrap_or(60)))
 }
 
 #[cfg(test)]
