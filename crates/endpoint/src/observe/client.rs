@@ -272,7 +272,7 @@ impl Endpoint {
     pub(crate) fn reregister_stale(&mut self, now: Instant) {
         for i in 0..self.observations.list.len() {
             let o = &self.observations.list[i];
-            if o.reregistration.is_some() || o.stale_at.is_none_or(|t| t > now) {
+            if o.reregistration.is_some() || !o.stale_at.is_some_and(|t| t <= now) {
                 continue;
             }
             let (peer, token, get) = (o.peer, o.token, o.get.clone());
