@@ -344,3 +344,45 @@ fn a_failed_reregistration_ends_the_observation() {
     assert_eq!(failed, Some(id));
     assert_eq!(c.observations(), 0);
 }
+
+#[test]
+fn a_newer_state_replaces_the_outstanding_con() {
+    let (mut c, mut s, ca, sa) = endpoints();
+    let _ = c
+        .observe(Instant::ZERO, sa, &Request::get("counter"))
+        .unwrap();
+    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let day = Instant::ZERO + Duration::from_secs(24 * 3600);
+    s.handle_timeout(day);
+    let first_bytes = s.poll_transmit(day).unwrap().contents;
+    let first = Message::decode(&first_bytes).unwrap();
+    assert_eq!(first.mtype, MessageType::Con);
+    // The CON is lost; one second later the state changes: nothing new is sent (one CON
+    // outstanding), and the retransmission at 2 s carries the newest state.
+    let t1 = day + Duration::from_secs(1);
+    s.handle_timeout(t1);
+    assert!(s.poll_transmit(t1).is_none());
+    let t2 = day + Duration::from_secs(2);
+    assert_eq!(s.poll_timeout(), Some(t2));
+    s.handle_timeout(t2);
+    let out: Vec<_> = std::iter::from_fn(|| s.poll_transmit(t2)).collect();
+    assert_eq!(out.len(), 1);
+    let m = Message::decode(&out[0].contents).unwrap();
+    assert_eq!(m.mtype, MessageType::Con);
+    assert_eq!(
+        m.observe().unwrap(),
+        Some(first.observe().unwrap().unwrap() + 2)
+    );
+    assert_eq!(m.payload, b"86402");
+    assert_ne!(m.message_id, first.message_id);
+    // The client acknowledges it; no more CONs.
+    c.handle_datagram(t2, sa, &out[0].contents);
+    let ack = c.poll_transmit(t2).unwrap();
+    s.handle_datagram(t2, ca, &ack.contents);
+    let t3 = day + Duration::from_secs(3);
+    s.handle_timeout(t3);
+    let m = Message::decode(&s.poll_transmit(t3).unwrap().contents)
+        .unwrap()
+        .mtype;
+    assert_eq!(m, MessageType::Non);
+}
