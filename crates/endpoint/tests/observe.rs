@@ -75,14 +75,23 @@ fn registration_notifications_and_deregistration() {
     c.handle_datagram(t0, sa, &ack.contents);
     assert_eq!(s.observers(), 1);
     assert_eq!(s.poll_timeout(), Some(Instant::from_millis(1000)));
-    // Three state changes: three NON notifications, numbered 1, 2, 3.
+    // Three state changes: notifications numbered 1, 2, 3; the first is CON (the client's
+    // address is confirmed once, RFC 7641 §7), the others NON.
     for k in 1..=3i64 {
         let now = Instant::from_millis(1000 * k);
         s.handle_timeout(now);
         let n = s.poll_transmit(now).unwrap();
         let m = Message::decode(&n.contents).unwrap();
-        assert_eq!(m.mtype, MessageType::Non);
+        let want = if k == 1 {
+            MessageType::Con
+        } else {
+            MessageType::Non
+        };
+        assert_eq!(m.mtype, want);
         c.handle_datagram(now, sa, &n.contents);
+        while let Some(ack) = c.poll_transmit(now) {
+            s.handle_datagram(now, ca, &ack.contents);
+        }
     }
     assert_eq!(
         notifications(&mut c),
@@ -109,16 +118,21 @@ fn reordered_notification_is_not_delivered() {
     let t0 = Instant::ZERO;
     let _ = c.observe(t0, sa, &Request::get("counter")).unwrap();
     exchange(&mut c, &mut s, ca, sa, t0);
+    // The first notification (CON) goes through and is acknowledged.
+    let t1 = Instant::from_millis(1000);
+    s.handle_timeout(t1);
+    exchange(&mut c, &mut s, ca, sa, t1);
+    let _ = notifications(&mut c);
     let mut held = Vec::new();
-    for k in 1..=2i64 {
+    for k in 2..=3i64 {
         let now = Instant::from_millis(1000 * k);
         s.handle_timeout(now);
         held.push(s.poll_transmit(now).unwrap().contents);
     }
-    let now = Instant::from_millis(2100);
+    let now = Instant::from_millis(3100);
     c.handle_datagram(now, sa, &held[1]);
     c.handle_datagram(now, sa, &held[0]);
-    assert_eq!(notifications(&mut c), vec![(Some(2), "2".to_owned())]);
+    assert_eq!(notifications(&mut c), vec![(Some(3), "3".to_owned())]);
     // (The 128-s rule of §3.4 is unit-tested in observe::client; a copy of the same
     // datagram would be a duplicate here.)
 }

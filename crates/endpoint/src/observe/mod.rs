@@ -6,8 +6,9 @@
 //!   number) and Max-Age (seconds until the next change). A GET with Observe 1, an RST
 //!   answering a notification, or a CON notification that is never acknowledged removes the
 //!   observer (§3.6, §4.2, §4.5).
-//! - Congestion (§4.5.1): notifications are NON, paced by the resource's period; at least one
-//!   in [`CON_INTERVAL`] is CON, to learn that the client is still there. At most one CON
+//! - Congestion (§4.5.1): notifications are NON, paced by the resource's period; the first
+//!   one and then at least one in [`CON_INTERVAL`] is CON, to learn that the client is (still)
+//!   there (the first also bounds what a spoofed registration can reflect, §7). At most one CON
 //!   notification per client (address) is outstanding, over all its observations: a newer
 //!   state of the same observation replaces the pending one and is sent at its next
 //!   retransmission (§4.5.2); another observation's due CON waits (sent as NON meanwhile).
@@ -66,8 +67,10 @@ pub(crate) struct Observer {
     pub(crate) token: Token,
     /// The resource: an index into the router's content list.
     pub(crate) resource: usize,
-    /// When the last CON notification to it was acknowledged (or the registration).
-    last_con: Instant,
+    /// When the last CON notification to it was acknowledged; `None` until the first is:
+    /// the first notification is CON, so that a registration with a spoofed source address
+    /// costs the victim at most that CON's retransmissions (RFC 7641 §7), not a day of NONs.
+    last_con: Option<Instant>,
     /// Message ID of the last NON notification, so an RST to it deregisters (§3.6).
     last_non_mid: Option<u16>,
     pending: Option<Pending>,
@@ -96,6 +99,17 @@ impl Observers {
 
     fn bump(&mut self) {
         self.seq = (self.seq + 1) % OBSERVE_SEQ_MODULUS;
+    }
+}
+
+/// Whether a CON notification is due given the last acknowledged one (`None`: never).
+trait ConDue {
+    fn is_none_or_due(&self, now: Instant) -> bool;
+}
+
+impl ConDue for Option<Instant> {
+    fn is_none_or_due(&self, now: Instant) -> bool {
+        !self.is_some_and(|t| t + CON_INTERVAL > now)
     }
 }
 
@@ -198,7 +212,7 @@ impl Endpoint {
                     peer: from,
                     token,
                     resource,
-                    last_con: now,
+                    last_con: None,
                     last_non_mid: None,
                     pending: None,
                 });
@@ -298,7 +312,8 @@ impl Endpoint {
                 .list
                 .iter()
                 .any(|x| x.peer == peer && x.token != token && x.pending.is_some());
-            let con = o.pending.is_some() || (o.last_con + CON_INTERVAL <= now && !client_busy);
+            let due = o.last_con.is_none_or_due(now);
+            let con = o.pending.is_some() || (due && !client_busy);
             let mid = self.alloc_message_id();
             let mtype = if con {
                 MessageType::Con
@@ -394,7 +409,7 @@ impl Endpoint {
         }
         let o = &mut self.observers.list[i];
         let p = o.pending.take().expect("matched");
-        o.last_con = now;
+        o.last_con = Some(now);
         if p.message_id != mid {
             // The ACK is for a replaced state; the newest still has to reach the client.
             let deadline = now;
