@@ -20,6 +20,7 @@ impl Endpoint {
         now: Instant,
         destination: SocketAddr,
         request: &Request,
+        fixed_token: Option<coaplab_wire::Token>,
     ) -> RequestId {
         let p = self.peer(destination);
         let slot = self.free_requests.pop().unwrap_or_else(|| {
@@ -49,6 +50,7 @@ impl Endpoint {
         r.body_len = 0;
         r.echo.clear();
         r.echo_retries = 0;
+        r.fixed_token = fixed_token;
         if let Some(size) = self.config.request_block2_size_bytes {
             r.b2_next = coaplab_wire::Block::with_size(0, false, size);
         }
@@ -68,7 +70,9 @@ impl Endpoint {
         };
         let token_mode = marking == Marking::Token;
         let len = self.config.token_len_bytes as usize;
-        let token = if token_mode {
+        let token = if let Some(t) = self.requests[req].fixed_token {
+            t
+        } else if token_mode {
             // FASOR+token (spec/algorithms.md §7.6): the last token byte is the ordinal.
             let base = self.alloc_token(p, len.max(1) - 1);
             base.with_suffix(0).unwrap_or(base)
@@ -297,8 +301,13 @@ impl Endpoint {
             return;
         }
         req.live = false;
+        let mut id = req.id;
+        if !self.observations.is_empty() {
+            id = self.observation_failed(id).unwrap_or(id);
+        }
+        let req = &mut self.requests[r];
         self.events.push_back(Event::RequestFailed {
-            request: req.id,
+            request: id,
             destination: self.peers[req.peer].addr,
             reason,
             at: now,

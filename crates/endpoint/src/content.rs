@@ -33,6 +33,13 @@ pub enum Content {
     /// The RFC 6690 listing of the router's links ([`Router::link`]), filtered by the
     /// request's Uri-Query (application/link-format).
     Links,
+    /// An observable counter (RFC 7641): the whole number of `period`s since endpoint time
+    /// [`Instant::ZERO`], as decimal text/plain; it changes every period, and observers
+    /// registered with Observe 0 are notified (`crate::observe`).
+    Counter {
+        /// How often the value changes.
+        period: Duration,
+    },
 }
 
 impl Content {
@@ -62,6 +69,11 @@ impl Content {
                     secs.to_string().into_bytes(),
                 )
             }
+            Content::Counter { period } => (
+                Code::CONTENT,
+                Some(CONTENT_FORMAT_TEXT),
+                counter_value(now, *period).to_string().into_bytes(),
+            ),
             Content::Links => (
                 Code::CONTENT,
                 Some(CONTENT_FORMAT_LINK),
@@ -71,7 +83,49 @@ impl Content {
     }
 }
 
+/// The value of a counter of `period` at `now`: whole periods since [`Instant::ZERO`].
+pub(crate) fn counter_value(now: Instant, period: Duration) -> u64 {
+    let p = period.as_nanos().max(1);
+    (now.saturating_since(Instant::ZERO).as_nanos() / p) as u64
+}
+
 impl Router {
+    /// GET of `path` answers an observable counter (RFC 7641) that counts `period`s since
+    /// endpoint time zero (text/plain); a GET with Observe 0 registers for notifications.
+    /// Add a link with `obs` ([`Router::link`]) to list it in `/.well-known/core`.
+    pub fn counter(&mut self, path: &str, period: Duration) -> &mut Self {
+        self.add_content(path, Content::Counter { period })
+    }
+
+    /// Sets the most observers the endpoint keeps over all observable resources (default
+    /// [`crate::observe::MAX_OBSERVERS`]); a registration beyond it gets a plain response.
+    pub fn max_observers(&mut self, observers: usize) -> &mut Self {
+        self.max_observers = observers;
+        self
+    }
+
+    /// The most observers kept ([`Router::max_observers`]).
+    pub fn observer_limit(&self) -> usize {
+        self.max_observers
+    }
+
+    /// The state of the observable content at index `resource` at `now`: Content-Format,
+    /// body and period; `None` when it is not observable.
+    pub(crate) fn observable_state(
+        &self,
+        resource: usize,
+        now: Instant,
+    ) -> Option<(Option<u16>, Vec<u8>, Duration)> {
+        match self.contents.get(resource)?.1 {
+            Content::Counter { period } => Some((
+                Some(CONTENT_FORMAT_TEXT),
+                counter_value(now, period).to_string().into_bytes(),
+                period,
+            )),
+            _ => None,
+        }
+    }
+
     /// GET of `path` answers `body` with `content_format`; other methods get 4.05.
     pub fn content(&mut self, path: &str, content_format: u16, body: Vec<u8>) -> &mut Self {
         self.add_content(
@@ -98,15 +152,15 @@ impl Router {
         self
     }
 
-    /// The content resource at the Uri-Path segments given.
-    pub(crate) fn find_content<'a, I>(&self, path: I) -> Option<&Content>
+    /// The content resource at the Uri-Path segments given, with its index.
+    pub(crate) fn find_content<'a, I>(&self, path: I) -> Option<(usize, &Content)>
     where
         I: Iterator<Item = &'a [u8]> + Clone,
     {
         self.contents
             .iter()
-            .find(|(segs, _)| path.clone().eq(segs.iter().map(|s| s.as_bytes())))
-            .map(|(_, c)| c)
+            .position(|(segs, _)| path.clone().eq(segs.iter().map(|s| s.as_bytes())))
+            .map(|i| (i, &self.contents[i].1))
     }
 }
 

@@ -103,6 +103,10 @@ pub struct Endpoint {
     /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
     /// so a steady state allocates nothing per datagram.
     pub(crate) pool: Vec<Vec<u8>>,
+    /// Observers of this endpoint's observable resources (RFC 7641, server side).
+    pub(crate) observers: crate::observe::Observers,
+    /// Observations this endpoint holds as a client (RFC 7641).
+    pub(crate) observations: crate::observe::client::Observations,
 }
 
 /// Where a datagram written by [`Endpoint::poll_transmit_into`] goes, and what it is.
@@ -222,6 +226,8 @@ impl Endpoint {
             pending_bodies: HashMap::new(),
             echo_etag: None,
             pool: Vec::new(),
+            observers: crate::observe::Observers::default(),
+            observations: crate::observe::client::Observations::default(),
         })
     }
 
@@ -305,7 +311,7 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
-        self.start_request(now, destination, request)
+        self.start_request(now, destination, request, None)
     }
 
     /// Forgets everything the algorithm learned about `destination`, as a freshly booted
@@ -371,6 +377,12 @@ impl Endpoint {
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_uploads(now);
+        if !self.observers.is_empty() {
+            self.observe_timeout(now);
+        }
+        if !self.observations.is_empty() {
+            self.reregister_stale(now);
+        }
         if self.config.dedup_purge_timer {
             self.dedup.purge(now);
         }
@@ -422,10 +434,16 @@ impl Endpoint {
             .dedup
             .next_expiry()
             .filter(|_| self.config.dedup_purge_timer);
-        [exchanges, self.next_upload_expiry(), dedup]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            exchanges,
+            self.next_upload_expiry(),
+            dedup,
+            self.next_observe_deadline(),
+            self.next_reregistration(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The next event.

@@ -296,4 +296,67 @@ pub enum Event {
         /// When.
         at: Instant,
     },
+    /// Server: a client registered as an observer (RFC 7641 §4.1).
+    ObserverAdded {
+        /// The client.
+        peer: SocketAddr,
+        /// When.
+        at: Instant,
+    },
+    /// Server: a registration was answered without Observe, because
+    /// [`crate::Router::max_observers`] observers are registered.
+    ObserverRefused {
+        /// The client.
+        peer: SocketAddr,
+        /// When.
+        at: Instant,
+    },
+    /// Server: an observer is no longer notified.
+    ObserverRemoved {
+        /// The client.
+        peer: SocketAddr,
+        /// Why.
+        reason: ObserverGone,
+        /// When.
+        at: Instant,
+    },
+    /// Server: a notification was queued (a CON replacing an outstanding one is sent at that
+    /// one's next retransmission).
+    NotificationSent {
+        /// The observer.
+        peer: SocketAddr,
+        /// Its Observe value.
+        sequence: u32,
+        /// CON (true) or NON.
+        confirmable: bool,
+        /// When.
+        at: Instant,
+    },
+    /// Client: a notification of an observation ([`crate::Endpoint::observe`]) was accepted
+    /// (newer than the last by RFC 7641 §3.4).
+    Notification {
+        /// The observation's request.
+        request: RequestId,
+        /// The server.
+        destination: SocketAddr,
+        /// The response code (2.05 while the observation lasts).
+        code: Code,
+        /// Its Observe value (`None`: the observation ended, §3.2).
+        sequence: Option<u32>,
+        /// The payload.
+        body: Vec<u8>,
+        /// When it arrived.
+        at: Instant,
+    },
+}
+
+/// Why a server stopped notifying an observer (RFC 7641).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObserverGone {
+    /// A GET with Observe 1 (§3.6).
+    Deregistered,
+    /// An RST answered a notification (§3.6).
+    Reset,
+    /// A CON notification was never acknowledged (§4.5).
+    TimedOut,
 }

@@ -150,6 +150,9 @@ pub(crate) struct Req {
     pub(crate) echo: Vec<u8>,
     /// Times the request was repeated with an Echo value.
     pub(crate) echo_retries: u8,
+    /// The token every exchange of this request uses, instead of a fresh one: an Observe
+    /// deregistration must repeat the registration's token (RFC 7641 §3.6).
+    pub(crate) fixed_token: Option<Token>,
 }
 
 impl Req {
@@ -174,6 +177,7 @@ impl Req {
             body_len: 0,
             echo: Vec::new(),
             echo_retries: 0,
+            fixed_token: None,
         }
     }
 }

@@ -26,6 +26,12 @@ impl Endpoint {
 
     /// An ACK or RST arrived.
     pub(crate) fn on_ack_or_rst(&mut self, now: Instant, from: SocketAddr, msg: &Message<'_>) {
+        if !self.observers.is_empty()
+            && msg.code.is_empty()
+            && self.observe_ack_or_rst(now, from, msg.message_id, msg.mtype == MessageType::Rst)
+        {
+            return;
+        }
         let Some(slot) = self.find_by_mid(from, msg.message_id) else {
             self.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
@@ -114,6 +120,9 @@ impl Endpoint {
                 && token_matches(x, msg.token)
         });
         let Some(slot) = found else {
+            if !self.observations.is_empty() && self.on_notification(now, from, msg) {
+                return;
+            }
             if con {
                 // §4.2: a CON we cannot process (an unexpected response) is rejected.
                 self.reject(now, from, msg.message_id);
@@ -152,6 +161,16 @@ impl Endpoint {
     /// Completes request `r` with `code`.
     pub(crate) fn complete_request(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
         let code = msg.code;
+        // An observation's registration answered (RFC 7641 §3.1): keep its number, or forget
+        // it when the server did not register it; a re-registration's answer is a notification.
+        if !self.observations.is_empty() && self.observation_response(now, self.requests[r].id, msg)
+        {
+            let req = &mut self.requests[r];
+            req.live = false;
+            req.body.clear();
+            self.free_requests.push(r);
+            return;
+        }
         let req = &mut self.requests[r];
         req.live = false;
         let (body, options) = if self.config.keep_bodies {

@@ -39,6 +39,7 @@ pub mod endpoint;
 pub mod event;
 pub mod links;
 pub mod media;
+pub mod observe;
 pub mod resource;
 pub mod tcp;
 
@@ -63,7 +64,8 @@ pub use dedup::ENTRY_OVERHEAD_BYTES as DEDUP_ENTRY_OVERHEAD_BYTES;
 pub use echo::{UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S, VERIFIED_SOURCES_MAX};
 pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
-    AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
+    AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, ObserverGone, RequestId, Transmit,
+    TransmitMeta,
 };
 pub use links::Link;
 pub use media::{ECHO_CONTENT_FORMATS, ETAG_LEN_BYTES};

@@ -147,6 +147,8 @@ pub struct Router {
     max_data_bytes: usize,
     /// The `/.well-known/core` descriptions (see `crate::links`).
     pub(crate) links: Vec<crate::links::Link>,
+    /// The most observers kept (`crate::observe`).
+    pub(crate) max_observers: usize,
 }
 
 impl Default for Router {
@@ -156,6 +158,7 @@ impl Default for Router {
             contents: Vec::new(),
             max_data_bytes: MAX_DATA_BYTES,
             links: Vec::new(),
+            max_observers: crate::observe::MAX_OBSERVERS,
         }
     }
 }

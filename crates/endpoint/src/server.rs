@@ -52,6 +52,7 @@ fn known_critical(n: u16) -> bool {
             | number::BLOCK2
             | number::IF_MATCH
             | number::IF_NONE_MATCH
+            | number::OBSERVE
     )
 }
 
@@ -60,6 +61,8 @@ struct Head<'a> {
     code: Code,
     /// ETag (RFC 7252 §5.10.6), with [`crate::Config::etags`].
     etag: Option<Etag>,
+    /// Observe (RFC 7641 §4.2): the sequence number of a registration's response.
+    observe: Option<u32>,
     /// Content-Format (RFC 7252 §5.10.3), when the resource names one.
     content_format: Option<u16>,
     block2: Option<Block>,
@@ -78,6 +81,7 @@ impl Head<'_> {
         Head {
             code,
             etag: None,
+            observe: None,
             content_format: None,
             block2: None,
             block1: None,
@@ -331,7 +335,11 @@ impl Endpoint {
             Ok(accept) => accept,
             Err(code) => return bare(out, to, code),
         };
-        if let Some(content) = self.router.find_content(path.clone()) {
+        if let Some((index, content)) = self.router.find_content(path.clone()) {
+            let period = match content {
+                crate::content::Content::Counter { period } => Some(*period),
+                _ => None,
+            };
             let (code, format, body) = content.answer(
                 msg.code,
                 now,
@@ -344,8 +352,20 @@ impl Endpoint {
             if code.class() == 2 && !request_options::acceptable(accept, format) {
                 return bare(out, to, Code::NOT_ACCEPTABLE);
             }
+            // RFC 7641 §4.1: a GET with Observe on an observable resource (un)registers.
+            let (observe, max_age) = match period {
+                Some(period) if msg.code == Code::GET => {
+                    let observe = msg.observe().ok().flatten();
+                    let seq = self.observe_request(now, from, token, index, observe, period);
+                    let next = crate::observe::next_tick(now, period);
+                    (seq, Some(crate::observe::max_age_s(now, next)))
+                }
+                _ => (None, None),
+            };
             let head = Head {
                 content_format: format,
+                observe,
+                max_age,
                 ..Head::code(code)
             };
             let n = body.len();
@@ -497,6 +517,7 @@ impl Endpoint {
         let mut head = Head {
             code,
             etag,
+            observe: None,
             content_format: format,
             block2: None,
             block1: head_b1,
@@ -569,14 +590,17 @@ fn write(
     n: usize,
 ) -> Code {
     let To { mtype, mid, token } = to;
-    // Header 4 + token 8 + ETag (≤ 9 B) + Content-Format (≤ 3 B) + Max-Age (≤ 5 B) +
+    // Header 4 + token 8 + ETag (≤ 9 B) + Observe (≤ 4 B) + Content-Format (≤ 3 B) + Max-Age (≤ 5 B) +
     // Block2/Block1 (≤ 4 B each) + Size2 and Size1 (≤ 6 B each) + marker.
     out.clear();
-    out.resize(4 + 8 + 9 + 3 + 5 + 4 + 4 + 6 + 6 + 1 + n, 0);
+    out.resize(4 + 8 + 9 + 4 + 3 + 5 + 4 + 4 + 6 + 6 + 1 + n, 0);
     let written = (|| {
         let mut w = MessageWriter::new(out, mtype, head.code, mid, token)?;
         if let Some(tag) = &head.etag {
             w.option(number::ETAG, tag)?;
+        }
+        if let Some(s) = head.observe {
+            w.option_uint(number::OBSERVE, s)?;
         }
         if let Some(f) = head.content_format {
             w.option_uint(number::CONTENT_FORMAT, u32::from(f))?;

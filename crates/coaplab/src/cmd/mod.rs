@@ -11,6 +11,7 @@ pub(crate) mod link_opts;
 pub(crate) mod merge;
 pub(crate) mod models;
 pub(crate) mod net;
+pub(crate) mod observe;
 pub(crate) mod report;
 pub(crate) mod request;
 pub(crate) mod run;

@@ -66,6 +66,18 @@ pub(crate) struct Args {
     /// such as /dev/zero cannot exhaust memory.
     #[arg(long = "max-body-bytes", value_name = "N", default_value_t = MAX_BODY_BYTES)]
     max_body_bytes: usize,
+    /// GET only, coap:// only: observe the resource (RFC 7641; libcoap: -s, aiocoap:
+    /// --observe): print the payload of the response and of every notification on a line
+    /// of its own (-v: the Observe number on stderr first) until --count or --duration, then
+    /// deregister (GET with Observe 1) and exit 0. Without either, until interrupted.
+    #[arg(long)]
+    observe: bool,
+    /// With --observe: stop after N payloads (the registration's response is the first).
+    #[arg(long, value_name = "N", requires = "observe")]
+    count: Option<u64>,
+    /// With --observe: stop after this long, e.g. 10s.
+    #[arg(long, value_name = "D", requires = "observe", value_parser = net::parse_duration)]
+    duration: Option<std::time::Duration>,
 }
 
 /// coap+tcp://'s `--timeout` when none is given.
@@ -170,6 +182,12 @@ async fn request(method: Code, args: &Args) -> u8 {
         confirmable: !args.non,
         options: args.options.list(),
     };
+    if args.observe && (method != Code::GET || target.tcp || target.dtls) {
+        return fail(
+            net::EXIT_BAD_ARGS,
+            "--observe is for GET over coap:// (UDP) only",
+        );
+    }
     if target.tcp {
         return tcp::request(tcp::Call {
             addr: target.addr,
@@ -224,6 +242,13 @@ async fn udp_request(
         {
             return code;
         }
+    }
+    if args.observe {
+        let until = super::observe::Until {
+            count: args.count,
+            duration: args.duration,
+        };
+        return super::observe::observe(&mut driver, addr, req, until, args.verbose).await;
     }
     let now = driver.now();
     driver.endpoint_mut().request(now, addr, req);

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{
-    Amplification, Event, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
+    Amplification, Event, ObserverGone, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
     MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
 };
 use tokio::net::TcpListener;
@@ -57,6 +57,16 @@ pub(crate) fn describe(router: &mut Router) {
                 ("if", Some("core.s")),
                 ("ct", Some("0")),
                 ("title", Some("Unix time in seconds")),
+            ],
+        )
+        .link(
+            "/counter",
+            &[
+                ("rt", Some("coaplab.counter")),
+                ("if", Some("core.s")),
+                ("ct", Some("0")),
+                ("obs", None),
+                ("title", Some("observable counter (RFC 7641)")),
             ],
         );
 }
@@ -132,6 +142,12 @@ pub(crate) struct Args {
     #[arg(long = "server-duplicates", value_name = "MODE", default_value = "cache",
           value_parser = clap::builder::PossibleValuesParser::new(ServerDuplicates::NAMES))]
     server_duplicates: String,
+    /// Period of the observable `/counter` (RFC 7641): its value, the number of periods
+    /// since the server started, changes this often, and every observer (a GET with
+    /// Observe 0, e.g. `coap-client -s 10` or `aiocoap-client --observe`) is sent a
+    /// notification (NON; CON at least once a day). At most 256 observers. E.g. 1s, 500ms.
+    #[arg(long = "observe-period", value_name = "D", default_value = "1s", value_parser = net::parse_duration)]
+    observe_period: std::time::Duration,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -150,6 +166,11 @@ struct Counters {
     uploads_refused: u64,
     /// Large responses replaced by 4.01 + Echo (unverified source).
     echo_challenges: u64,
+    /// Observers registered (RFC 7641), and removed by cause.
+    observers_added: u64,
+    observers_gone: BTreeMap<&'static str, u64>,
+    /// Notifications queued (NON and CON).
+    notifications: u64,
     malformed: BTreeMap<&'static str, u64>,
 }
 
@@ -170,6 +191,14 @@ async fn serve(args: &Args) -> u8 {
     router
         .max_data_bytes(args.max_data_bytes)
         .well_known_core()
+        .counter(
+            "counter",
+            Duration::from_nanos(
+                i64::try_from(args.observe_period.as_nanos())
+                    .unwrap_or(i64::MAX)
+                    .max(1_000_000),
+            ),
+        )
         .clock(
             "time",
             Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
@@ -298,6 +327,19 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
         stats.datagrams_out,
         c.echo_challenges
     );
+    if c.observers_added > 0 {
+        let gone: Vec<String> = c
+            .observers_gone
+            .iter()
+            .map(|(k, n)| format!(" {k}={n}"))
+            .collect();
+        eprintln!(
+            "coaplab server: observers added={} notifications={}{}",
+            c.observers_added,
+            c.notifications,
+            gone.concat()
+        );
+    }
     for (label, n) in &c.malformed {
         eprintln!("coaplab server: malformed {label}={n}");
     }
@@ -386,6 +428,16 @@ fn count(c: &mut Counters, event: &Event, verbose: bool) {
 answer to {request_bytes} B)"
                 );
             }
+        }
+        Event::ObserverAdded { .. } => c.observers_added += 1,
+        Event::NotificationSent { .. } => c.notifications += 1,
+        Event::ObserverRemoved { reason, .. } => {
+            let label = match reason {
+                ObserverGone::Deregistered => "deregistered",
+                ObserverGone::Reset => "reset",
+                ObserverGone::TimedOut => "timed_out",
+            };
+            *c.observers_gone.entry(label).or_default() += 1;
         }
         Event::UploadRefused { from, .. } => {
             c.uploads_refused += 1;

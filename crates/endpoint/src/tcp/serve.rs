@@ -181,7 +181,7 @@ impl Session {
                 .iter()
                 .filter(|(n, _)| *n == number::URI_PATH)
                 .map(|(_, v)| v);
-            if let Some(content) = self.router.find_content(path.clone()) {
+            if let Some((_, content)) = self.router.find_content(path.clone()) {
                 let (code, format, body) = content.answer(
                     frame.code,
                     now,

@@ -1,0 +1,158 @@
+//! `coaplab get --observe URI`: registers as an observer (RFC 7641, GET with Observe 0) over
+//! UDP and prints each notification's payload on a line of its own (with `-v`, its Observe
+//! sequence number first), until `--count` notifications (the registration's response
+//! counts as the first) or `--duration` have passed; then deregisters with a GET carrying
+//! Observe 1 (waiting at most [`CANCEL_WAIT`] for its answer) and exits 0.
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use coaplab_emu::UdpDriver;
+use coaplab_endpoint::{Event, FailReason, Request};
+use coaplab_wire::ReadOptions;
+
+use super::net;
+
+/// How long the deregistration's answer is awaited before exiting anyway.
+pub(crate) const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// When to stop observing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Until {
+    /// After this many notifications (the registration's response included).
+    pub(crate) count: Option<u64>,
+    /// After this long.
+    pub(crate) duration: Option<std::time::Duration>,
+}
+
+fn print_line(verbose: bool, sequence: Option<u32>, body: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    if verbose {
+        match sequence {
+            Some(s) => eprintln!("observe={s}"),
+            None => eprintln!("observe=none (observation ended)"),
+        }
+    }
+    let _ = out
+        .write_all(body)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+}
+
+/// Observes `req` at `addr` through `driver`; returns the exit code.
+pub(crate) async fn observe(
+    driver: &mut UdpDriver,
+    addr: SocketAddr,
+    req: &Request,
+    until: Until,
+    verbose: bool,
+) -> u8 {
+    let now = driver.now();
+    let Some(id) = driver.endpoint_mut().observe(now, addr, req) else {
+        eprintln!("coaplab: too many observations");
+        return net::EXIT_PROTOCOL;
+    };
+    let deadline = until.duration.map(|d| tokio::time::Instant::now() + d);
+    let mut seen = 0u64;
+    let mut code = net::EXIT_OK;
+    loop {
+        if until.count.is_some_and(|n| seen >= n) {
+            break;
+        }
+        let next = driver.try_next_event();
+        let event = match deadline {
+            Some(d) => match tokio::time::timeout_at(d, next).await {
+                Ok(e) => e,
+                Err(_) => break,
+            },
+            None => next.await,
+        };
+        let event = match event {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                eprintln!("coaplab: connection refused: nothing listens on {addr}");
+                return net::EXIT_PROTOCOL;
+            }
+            Err(e) => {
+                eprintln!("coaplab: {addr}: {e}");
+                return net::EXIT_PROTOCOL;
+            }
+        };
+        match event {
+            Event::RequestCompleted {
+                request,
+                code: rc,
+                body,
+                options,
+                ..
+            } if request == id => {
+                let sequence = options.observe().ok().flatten();
+                if verbose {
+                    eprintln!("{}", super::coap_options::describe(rc, &options));
+                }
+                print_line(verbose, sequence, &body);
+                seen += 1;
+                if rc.class() != 2 {
+                    eprintln!("coaplab: {rc:?}");
+                    return net::EXIT_ERROR_RESPONSE;
+                }
+                if sequence.is_none() {
+                    // The server answered without registering (RFC 7641 §3.1).
+                    if verbose {
+                        eprintln!("coaplab: the resource is not observable");
+                    }
+                    return net::EXIT_OK;
+                }
+            }
+            Event::RequestFailed {
+                request, reason, ..
+            } if request == id => {
+                eprintln!("coaplab: registration failed ({reason:?})");
+                return match reason {
+                    FailReason::GiveUp | FailReason::ResponseTimeout => net::EXIT_TIMEOUT,
+                    _ => net::EXIT_PROTOCOL,
+                };
+            }
+            Event::Notification {
+                request,
+                code: rc,
+                sequence,
+                body,
+                ..
+            } if request == id => {
+                print_line(verbose, sequence, &body);
+                seen += 1;
+                if rc.class() != 2 {
+                    eprintln!("coaplab: {rc:?}");
+                    code = net::EXIT_ERROR_RESPONSE;
+                    break;
+                }
+                if sequence.is_none() {
+                    return net::EXIT_OK;
+                }
+            }
+            _ => {}
+        }
+    }
+    // §3.6: deregister actively, so the server stops at once.
+    let now = driver.now();
+    let Some(cancel) = driver.endpoint_mut().cancel_observation(now, id, req) else {
+        return code;
+    };
+    let wait = async {
+        loop {
+            match driver.try_next_event().await {
+                Ok(Event::RequestCompleted { request, .. })
+                | Ok(Event::RequestFailed { request, .. })
+                    if request == cancel =>
+                {
+                    return;
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CANCEL_WAIT, wait).await;
+    code
+}

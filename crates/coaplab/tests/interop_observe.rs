@@ -1,0 +1,183 @@
+//! Issue 16 item 1, Observe (RFC 7641), against real peers over UDP on loopback: libcoap's
+//! `coap-client-notls -s` and the aiocoap library observe our `/counter` (period 200 ms);
+//! our `coaplab get --observe` observes libcoap's `/time` and our own `/counter`, and
+//! deregisters at the end (the server counts it). Skipped with a printed reason when a peer
+//! is absent, unless CI is set.
+//!
+//! aiocoap-client 0.4.17 registers and receives notifications but does not print them
+//! (neither on a pipe nor on a terminal), so the aiocoap direction uses the aiocoap library
+//! from the same venv.
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use support::{coaplab, libcoap_server, peer, run_bounded, OurServer};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// How many consecutive integers `s` is the concatenation of (k, k+1, …), or 0.
+fn consecutive(s: &str) -> usize {
+    for first_len in 1..=s.len().min(12) {
+        let Ok(mut k) = s[..first_len].parse::<u64>() else {
+            continue;
+        };
+        let (mut rest, mut n) = (s, 0);
+        while let Some(r) = rest.strip_prefix(&k.to_string()) {
+            rest = r;
+            n += 1;
+            k += 1;
+        }
+        if rest.is_empty() && n >= 2 {
+            return n;
+        }
+    }
+    0
+}
+
+#[test]
+fn consecutive_counts_runs() {
+    assert_eq!(consecutive("6789101112"), 7);
+    assert_eq!(consecutive("679"), 0);
+}
+
+#[test]
+fn libcoap_client_observes_our_counter() {
+    let Some(client) = peer("coap-client-notls") else {
+        return;
+    };
+    let server = OurServer::start(&["--observe-period", "200ms"]);
+    // -s 2: observe for 2 s, then deregister; -B 3: give up after 3 s in all.
+    let o = run_bounded(
+        Command::new(&client).args(["-s", "2", "-B", "3", &server.uri("counter")]),
+        None,
+        LIMIT,
+    );
+    let out = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+    // About ten notifications in 2 s; at least five, each the next integer.
+    assert!(consecutive(&out) >= 5, "{out:?}");
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(
+        stderr.contains("coaplab server: observers added=1 "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn aiocoap_observes_our_counter() {
+    let Some(client) = peer("aiocoap-client") else {
+        return;
+    };
+    let python = client.with_file_name("python");
+    let server = OurServer::start(&["--observe-period", "200ms"]);
+    let script = r#"
+import asyncio, aiocoap
+async def main():
+    ctx = await aiocoap.Context.create_client_context()
+    req = aiocoap.Message(code=aiocoap.GET, uri='URI', observe=0)
+    r = ctx.request(req)
+    first = await r.response
+    print(first.payload.decode(), first.opt.observe)
+    n = 0
+    async for resp in r.observation:
+        print(resp.payload.decode(), resp.opt.observe)
+        n += 1
+        if n == 3:
+            break
+    await ctx.shutdown()
+asyncio.run(main())
+"#
+    .replace("URI", &server.uri("counter"));
+    let o = run_bounded(Command::new(&python).args(["-c", &script]), None, LIMIT);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<(u64, u32)> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let (v, s) = l.split_once(' ').unwrap();
+            (v.parse().unwrap(), s.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    for w in lines.windows(2) {
+        assert_eq!(w[1].0, w[0].0 + 1, "{lines:?}");
+        assert_eq!(w[1].1, w[0].1 + 1, "{lines:?}");
+    }
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
+
+#[test]
+fn coaplab_observes_libcoap_time() {
+    let Some(bin) = peer("coap-server-notls") else {
+        return;
+    };
+    let (_guard, port) = libcoap_server(&bin, "coap", &[]);
+    let uri = format!("coap://127.0.0.1:{port}/time");
+    let o = run_bounded(
+        coaplab().args(["get", "--observe", "--count", "3", &uri]),
+        None,
+        LIMIT,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    // libcoap's /time is e.g. "Nov 24 17:31:40", one line per notification.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out:?}");
+    assert!(
+        lines.iter().all(|l| l.len() >= 8 && l.contains(':')),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn coaplab_observes_our_counter_and_deregisters() {
+    let server = OurServer::start(&["--observe-period", "100ms"]);
+    let o = run_bounded(
+        coaplab().args([
+            "get",
+            "--observe",
+            "--count",
+            "4",
+            "-v",
+            &server.uri("counter"),
+        ]),
+        None,
+        LIMIT,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let values: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(values.len(), 4, "{out:?}");
+    assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "{values:?}");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let seqs: Vec<&str> = err.lines().filter(|l| l.starts_with("observe=")).collect();
+    assert_eq!(
+        seqs,
+        ["observe=0", "observe=1", "observe=2", "observe=3"],
+        "{err}"
+    );
+    // --duration ends it too.
+    let o = run_bounded(
+        coaplab().args([
+            "get",
+            "--observe",
+            "--duration",
+            "350ms",
+            &server.uri("counter"),
+        ]),
+        None,
+        LIMIT,
+    );
+    assert!(o.status.success());
+    let n = String::from_utf8_lossy(&o.stdout).lines().count();
+    assert!((3..=5).contains(&n), "{n}");
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    // Both observations ended by a GET with Observe 1 (RFC 7641 §3.6).
+    assert!(
+        stderr.contains("coaplab server: observers added=2 ") && stderr.contains(" deregistered=2"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,314 @@
+//! Observe (RFC 7641), the client side: [`Endpoint::observe`] registers with a GET carrying
+//! Observe 0; the first response completes the request as usual
+//! ([`crate::Event::RequestCompleted`]), and every later response with the same token from
+//! the same server is a notification ([`crate::Event::Notification`]). A CON notification is
+//! acknowledged; one older than the freshest seen (the 24-bit serial rule of §3.4, unless
+//! more than 128 s passed) is acknowledged but not delivered. [`Endpoint::cancel_observation`]
+//! ends it: actively by a GET with Observe 1 (§3.6), and any notification still arriving is
+//! answered by RST.
+//!
+//! Freshness (§3.3.1): when Max-Age (plus [`REREGISTER_SLACK`]) passes after the last
+//! notification without a new one, the client registers again with the same token; the
+//! answer is delivered as a notification, and if the re-registration fails the observation
+//! ends with [`crate::Event::RequestFailed`] for the observation's request.
+
+use std::net::SocketAddr;
+
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_wire::option::number;
+use coaplab_wire::{Message, MessageType, ReadOptions, Token};
+
+use crate::endpoint::{Endpoint, Request};
+use crate::event::{Event, RequestId};
+
+/// The most observations one endpoint holds at once; [`Endpoint::observe`] beyond it
+/// returns `None`.
+pub const MAX_OBSERVATIONS: usize = 64;
+
+/// After this long, a notification is taken as newer whatever its number (RFC 7641 §3.4).
+pub const REORDER_WINDOW: Duration = Duration::from_secs(128);
+
+/// Time allowed beyond Max-Age for the next notification to arrive before re-registering
+/// (the notification's own transmission; RFC 7641 §3.3.1 leaves it to the client).
+pub const REREGISTER_SLACK: Duration = Duration::from_secs(2);
+
+/// One observation held.
+#[derive(Debug, Clone)]
+pub(crate) struct Observation {
+    request: RequestId,
+    peer: SocketAddr,
+    token: Token,
+    /// The freshest Observe value accepted and when it arrived.
+    last: Option<(u32, Instant)>,
+    /// The registration, to repeat when the representation goes stale.
+    get: Request,
+    /// When to re-register (Max-Age + slack after the last answer); `None` before the
+    /// registration's answer and while a re-registration is under way.
+    stale_at: Option<Instant>,
+    /// The re-registration in flight, if any.
+    reregistration: Option<RequestId>,
+}
+
+/// The observations an endpoint holds as a client.
+#[derive(Debug, Default)]
+pub(crate) struct Observations {
+    list: Vec<Observation>,
+}
+
+impl Observations {
+    /// Whether there are none (the hot path checks this first).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// Whether a notification numbered `v2` arriving at `t2` is newer than the one numbered
+/// `v1` that arrived at `t1` (RFC 7641 §3.4).
+pub fn is_newer(v1: u32, t1: Instant, v2: u32, t2: Instant) -> bool {
+    const HALF: u32 = 1 << 23;
+    (v1 < v2 && v2 - v1 < HALF)
+        || (v1 > v2 && v1 - v2 > HALF)
+        || t2.saturating_since(t1) > REORDER_WINDOW
+}
+
+impl Endpoint {
+    /// Registers as an observer of `request`'s resource at `destination` (RFC 7641 §3.1):
+    /// `request` (a GET) is sent with Observe 0. Returns `None` when
+    /// [`MAX_OBSERVATIONS`] are held.
+    pub fn observe(
+        &mut self,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> Option<RequestId> {
+        if self.observations.list.len() >= MAX_OBSERVATIONS {
+            return None;
+        }
+        let mut request = request.clone();
+        request.options.remove(number::OBSERVE);
+        request.options.push_uint(number::OBSERVE, 0);
+        let id = self.start_request(now, destination, &request, None);
+        let token = self.exchanges.iter().find_map(|x| match x.owner {
+            crate::exchange::Owner::Request(r) if x.live && self.requests[r].id == id => {
+                Some(x.token)
+            }
+            _ => None,
+        })?;
+        self.observations.list.push(Observation {
+            request: id,
+            peer: destination,
+            token,
+            last: None,
+            get: request,
+            stale_at: None,
+            reregistration: None,
+        });
+        Some(id)
+    }
+
+    /// Ends the observation started as `request`: a GET with Observe 1 and the same token
+    /// is sent (§3.6) and returned; notifications still arriving get an RST. `None` when
+    /// `request` is not an observation.
+    pub fn cancel_observation(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        get: &Request,
+    ) -> Option<RequestId> {
+        let i = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.request == request)?;
+        let o = self.observations.list.swap_remove(i);
+        let mut get = get.clone();
+        get.options.remove(number::OBSERVE);
+        get.options.push_uint(number::OBSERVE, 1);
+        Some(self.start_request(now, o.peer, &get, Some(o.token)))
+    }
+
+    /// A response that matched no exchange: a notification of an observation held?
+    /// Returns whether it was one (then it was acknowledged and, when fresh, delivered).
+    pub(crate) fn on_notification(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+    ) -> bool {
+        let token = msg.token();
+        let Some(i) = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.peer == from && o.token == token)
+        else {
+            return false;
+        };
+        if msg.mtype == MessageType::Con {
+            self.send_empty(now, from, MessageType::Ack, msg.message_id);
+        } else {
+            self.remember_unanswered(now, from, msg.message_id);
+        }
+        let sequence = msg.observe().ok().flatten();
+        let o = &mut self.observations.list[i];
+        let fresh = match (o.last, sequence) {
+            (Some((v1, t1)), Some(v2)) => is_newer(v1, t1, v2, now),
+            _ => true,
+        };
+        if !fresh {
+            return true;
+        }
+        if let Some(v) = sequence {
+            o.last = Some((v, now));
+        }
+        o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
+        let request = o.request;
+        // §3.2: a response without Observe (or an error) ends the observation.
+        if sequence.is_none() || msg.code.class() != 2 {
+            self.observations.list.swap_remove(i);
+        }
+        self.events.push_back(Event::Notification {
+            request,
+            destination: from,
+            code: msg.code,
+            sequence,
+            body: msg.payload.to_vec(),
+            at: now,
+        });
+        true
+    }
+
+    /// Records the Observe value of the registration's response (so that older
+    /// notifications are recognised); ends the observation when it has none (the server did
+    /// not register it, §3.1, or answered an error). The endpoint calls it itself when the
+    /// registration completes or fails; a driver need not.
+    pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
+        let Some(i) = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.request == request)
+        else {
+            return;
+        };
+        match observe {
+            Some(v) => self.observations.list[i].last = Some((v, now)),
+            None => {
+                self.observations.list.swap_remove(i);
+            }
+        }
+    }
+
+    /// A response to request `id` completed it: a registration's or re-registration's
+    /// answer? Returns true when it was a re-registration, which the caller then reports
+    /// as a notification instead of a completed request.
+    pub(crate) fn observation_response(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        msg: &Message<'_>,
+    ) -> bool {
+        let observe = msg
+            .observe()
+            .ok()
+            .flatten()
+            .filter(|_| msg.code.class() == 2);
+        if let Some(i) = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.reregistration == Some(id))
+        {
+            let o = &mut self.observations.list[i];
+            o.reregistration = None;
+            o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
+            if let Some(v) = observe {
+                o.last = Some((v, now));
+            }
+            let (request, from) = (o.request, o.peer);
+            if observe.is_none() {
+                self.observations.list.swap_remove(i);
+            }
+            self.events.push_back(Event::Notification {
+                request,
+                destination: from,
+                code: msg.code,
+                sequence: observe,
+                body: msg.payload.to_vec(),
+                at: now,
+            });
+            return true;
+        }
+        if let Some(o) = self.observations.list.iter_mut().find(|o| o.request == id) {
+            o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
+        }
+        self.observation_answered(now, id, observe);
+        false
+    }
+
+    /// A request failed: when it was a re-registration, the observation ends and the
+    /// failure is reported under the observation's request id (returned).
+    pub(crate) fn observation_failed(&mut self, id: RequestId) -> Option<RequestId> {
+        let i = self
+            .observations
+            .list
+            .iter()
+            .position(|o| o.request == id || o.reregistration == Some(id))?;
+        let o = self.observations.list.swap_remove(i);
+        Some(o.request)
+    }
+
+    /// The earliest re-registration deadline (client side).
+    pub(crate) fn next_reregistration(&self) -> Option<Instant> {
+        self.observations
+            .list
+            .iter()
+            .filter(|o| o.reregistration.is_none())
+            .filter_map(|o| o.stale_at)
+            .min()
+    }
+
+    /// Re-registers every observation whose representation went stale by `now` (§3.3.1).
+    pub(crate) fn reregister_stale(&mut self, now: Instant) {
+        for i in 0..self.observations.list.len() {
+            let o = &self.observations.list[i];
+            if o.reregistration.is_some() || !o.stale_at.is_some_and(|t| t <= now) {
+                continue;
+            }
+            let (peer, token, get) = (o.peer, o.token, o.get.clone());
+            let id = self.start_request(now, peer, &get, Some(token));
+            let o = &mut self.observations.list[i];
+            o.reregistration = Some(id);
+            o.stale_at = None;
+        }
+    }
+
+    /// Observations held (client side).
+    pub fn observations(&self) -> usize {
+        self.observations.list.len()
+    }
+}
+
+/// Max-Age of `msg` (60 s when absent, RFC 7252 §5.10.5).
+fn max_age(msg: &Message<'_>) -> Duration {
+    Duration::from_secs(i64::from(msg.max_age_s().unwrap_or(60)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serial_rule_of_rfc_7641_3_4() {
+        let t = Instant::ZERO;
+        assert!(is_newer(1, t, 2, t));
+        assert!(!is_newer(2, t, 1, t));
+        assert!(!is_newer(5, t, 5, t));
+        // Wrap-around of the 24-bit space.
+        assert!(is_newer((1 << 24) - 1, t, 0, t));
+        assert!(!is_newer(0, t, (1 << 24) - 1, t));
+        // More than 128 s later: newer whatever the number.
+        assert!(is_newer(9, t, 1, t + Duration::from_secs(129)));
+        assert!(!is_newer(9, t, 1, t + Duration::from_secs(128)));
+    }
+}
