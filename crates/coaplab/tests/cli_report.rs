@@ -222,3 +222,31 @@ fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
         luma.len()
     );
 }
+
+/// A run traced by `coaplab run --trace` (Parquet, the default format, into OUT/trace) gets its
+/// RTO and queue timelines in the page, read from the Parquet tables themselves.
+#[test]
+fn a_parquet_trace_of_run_gets_its_timelines() {
+    let tmp = TempDir::new("report-parquet");
+    let scenario = tmp.0.join("tiny.toml");
+    std::fs::write(&scenario, TINY).unwrap();
+    let out = tmp.0.join("out");
+    let o = coaplab(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--trace-runs",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.join("trace/run000000/events.parquet").exists());
+    let o = coaplab(&["report", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("RTO over time"), "no RTO timeline");
+    assert!(html.contains("Bottleneck queue"), "no queue timeline");
+    // Two panels (buffers) of four charts, plus the traced run's two.
+    assert_eq!(html.matches("<svg ").count(), 2 * 4 + 2);
+}

@@ -1,8 +1,10 @@
 //! Timelines of traced runs, when the results directory has them:
 //!
-//! - `trace/<run>/events.csv` with columns `time_s, flow, event, rto_s`: the RTO of each flow
-//!   over time (rows with an empty `rto_s` are skipped);
-//! - `trace/<run>/queue.csv` with columns `time_s, queue_bytes`: the bottleneck queue.
+//! - `trace/<run>/events.parquet` or `events.csv` (what `coaplab run --trace` writes, in either
+//!   `--trace-format`) with columns `time_s, flow, event, rto_s`: the RTO of each flow over time
+//!   (rows with an empty `rto_s` are skipped);
+//! - `trace/<run>/queue.parquet` or `queue.csv` with columns `time_s, queue_bytes`: the
+//!   bottleneck queue (both directions).
 //!
 //! Either file may be absent; a directory without `trace/` has no timelines.
 
@@ -27,6 +29,49 @@ pub struct Timeline {
     pub rto: Vec<Series>,
     /// Queue (bytes) over time (s); empty without `queue.csv`.
     pub queue: Vec<(f64, f64)>,
+}
+
+/// The table `stem`.parquet, else `stem`.csv, as rows of text (header first).
+fn read_table(base: &Path, stem: &str) -> Option<Vec<Vec<String>>> {
+    read_parquet(&base.join(format!("{stem}.parquet")))
+        .or_else(|| read(&base.join(format!("{stem}.csv"))))
+}
+
+/// A Parquet trace table as rows of text (header first; nulls empty), at most
+/// [`MAX_FILE_BYTES`] of file.
+fn read_parquet(path: &Path) -> Option<Vec<Vec<String>>> {
+    use arrow_cast::display::{ArrayFormatter, FormatOptions};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file = std::fs::File::open(path).ok()?;
+    if file.metadata().ok()?.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).ok()?;
+    let header: Vec<String> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let mut rows = vec![header];
+    let options = FormatOptions::default();
+    for batch in builder.build().ok()? {
+        let batch = batch.ok()?;
+        let formatters: Vec<ArrayFormatter<'_>> = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).ok())
+            .collect::<Option<_>>()?;
+        for row in 0..batch.num_rows() {
+            rows.push(
+                formatters
+                    .iter()
+                    .map(|f| f.value(row).to_string())
+                    .collect(),
+            );
+        }
+    }
+    Some(rows)
 }
 
 fn read(path: &Path) -> Option<Vec<Vec<String>>> {
@@ -73,7 +118,7 @@ pub fn load(dir: &Path) -> Vec<Timeline> {
         .filter_map(|run| {
             let base = dir.join("trace").join(&run);
             let mut per_flow: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
-            if let Some(events) = read(&base.join("events.csv")) {
+            if let Some(events) = read_table(&base, "events") {
                 for (flow, t, rto) in columns(&events, "time_s", "rto_s", "flow") {
                     let flow: u64 = flow.parse().unwrap_or(0);
                     if per_flow.len() < MAX_FLOWS || per_flow.contains_key(&flow) {
@@ -81,7 +126,7 @@ pub fn load(dir: &Path) -> Vec<Timeline> {
                     }
                 }
             }
-            let queue: Vec<(f64, f64)> = read(&base.join("queue.csv"))
+            let queue: Vec<(f64, f64)> = read_table(&base, "queue")
                 .map(|q| {
                     columns(&q, "time_s", "queue_bytes", "")
                         .into_iter()
