@@ -39,8 +39,9 @@ impl Drop for TempDir {
 /// Two buffer sizes x two algorithms x 2 replications: 8 runs of 3 flows.
 const SMALL: &str =
     "name = \"small\"\nseed = 11\nreplications = 2\n[network]\npreset = \"nbiot\"\n\
-                     buffer_bytes = [2500, 28200]\n[[flows]]\ncount = 3\n\
-                     cc = [\"default\", \"cocoa\"]\nexchanges = 4\n";
+                     buffer_bytes = [2500, 28200]\nloss = \"high\"\n[[flows]]\ncount = 3\n\
+                     cc = [\"default\", \"cocoa\"]\nexchanges = 4\n\
+                     [output]\ntimers = true\n";
 
 fn ok(o: &Output) {
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -131,9 +132,13 @@ fn merged_shards_equal_a_single_machine_run() {
         text(&o.stderr),
         format!("coaplab merge: 8 runs from 3 directories (0 failed) -> {merged}\n")
     );
-    for file in ["flows.csv", "summary.csv"] {
+    for file in ["flows.csv", "summary.csv", "timers.csv"] {
         assert_eq!(read(&merged, file), read(&whole, file), "{file}");
     }
+    assert!(
+        read(&whole, "timers.csv").lines().count() > 1,
+        "some timer expired"
+    );
     assert_eq!(
         without_wall_times(&read(&merged, "manifest.json")),
         without_wall_times(&read(&whole, "manifest.json"))

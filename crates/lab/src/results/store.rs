@@ -411,6 +411,11 @@ impl ResultsDir {
     pub(crate) fn adopt(&self, from: &Path, run: usize) -> Result<(), ResultsError> {
         let status = run_path(from, run, "json");
         let status_bytes = std::fs::read(&status).map_err(io(&status))?;
+        // The timer file (`[output] timers`) is written before the rows, as `record` does.
+        let timers = run_path(from, run, "timers.csv");
+        if let Some(timer_bytes) = read_optional(&timers)? {
+            write_atomic(&self.run_path(run, "timers.csv"), &timer_bytes)?;
+        }
         let rows = run_path(from, run, "csv");
         if let Some(rows_bytes) = read_optional(&rows)? {
             write_atomic(&self.run_path(run, "csv"), &rows_bytes)?;
