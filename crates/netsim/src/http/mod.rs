@@ -14,6 +14,7 @@
 pub mod download;
 pub mod h1;
 pub mod h2;
+pub mod sim;
 
 pub use download::{Download, Flight, HttpProtocol, Sender, Trigger};
 
