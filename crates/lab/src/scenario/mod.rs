@@ -20,7 +20,7 @@ mod topology;
 
 pub use config::{
     FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload,
-    LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+    HTTP_CCS, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
 };
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};

@@ -31,6 +31,8 @@ pub struct DownloadOutcome {
     pub download_time: Duration,
     /// IP bytes delivered over the link, both directions, up to the completing segment.
     pub link_bytes: u64,
+    /// The part of `link_bytes` that went up (client → server).
+    pub link_bytes_up: u64,
     /// Packets counted in `link_bytes`.
     pub packets: u64,
     /// Packets the bottleneck buffers dropped (both directions, whole run).
@@ -111,6 +113,17 @@ pub fn simulate_download(
         ..tcp
     };
     let mut star = Star::new(network, seed).map_err(SimError::Network)?;
+    simulate_download_on(&mut star, protocol, object_bytes, tcp)
+}
+
+/// [`simulate_download`] on a star the caller built (and reads the link counters of
+/// afterwards); `tcp.mtu_bytes` must be the star's MTU.
+pub fn simulate_download_on(
+    star: &mut Star,
+    protocol: HttpProtocol,
+    object_bytes: usize,
+    tcp: TcpConfig,
+) -> Result<DownloadOutcome, SimError> {
     let download = Download::new(protocol, DEFAULT_HOST, object_bytes);
     let fast_open = protocol.is_iot();
     let (client_conn, server_conn) = if fast_open {
@@ -137,14 +150,14 @@ pub fn simulate_download(
     };
     let mut segments: HashMap<u64, Segment> = HashMap::new();
     let mut next_tag = 0u64;
-    let (mut link_bytes, mut packets) = (0u64, 0u64);
+    let (mut link_bytes, mut link_bytes_up, mut packets) = (0u64, 0u64, 0u64);
     let mut now = Instant::ZERO;
     // With TFO the client writes at connect (`TCP_FASTOPEN_CONNECT`: the first write makes
     // the SYN); without, once `connect` returns.
     client.write_due(fast_open);
     let mut buf = Vec::new();
     while now.as_nanos() <= DOWNLOAD_LIMIT.as_nanos() {
-        transmit(&mut star, &mut segments, &mut next_tag, &mut client, &mut server, now);
+        transmit(star, &mut segments, &mut next_tag, &mut client, &mut server, now);
         let next = [
             star.poll_at(),
             client.conn.poll_timeout(),
@@ -162,6 +175,9 @@ pub fn simulate_download(
                 continue;
             };
             link_bytes += u64::from(d.ip_len);
+            if d.direction == Direction::Up {
+                link_bytes_up += u64::from(d.ip_len);
+            }
             packets += 1;
             let end = match d.direction {
                 Direction::Up => &mut server,
@@ -178,6 +194,7 @@ pub fn simulate_download(
                 return Ok(DownloadOutcome {
                     download_time: Duration::from_nanos(d.at.as_nanos()),
                     link_bytes,
+                    link_bytes_up,
                     packets,
                     drops,
                 });
@@ -187,7 +204,7 @@ pub fn simulate_download(
         server.conn.handle_timeout(now);
         // The kernel answers a SYN-ACK at once, before hyper (woken by `connect`) writes:
         // send what is due first, then let the applications write.
-        transmit(&mut star, &mut segments, &mut next_tag, &mut client, &mut server, now);
+        transmit(star, &mut segments, &mut next_tag, &mut client, &mut server, now);
         let connected = fast_open || !matches!(client.conn.state(), TcpState::SynSent);
         client.write_due(connected);
         let accepted = match server.conn.state() {
