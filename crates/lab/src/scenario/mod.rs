@@ -19,8 +19,8 @@ mod reader;
 mod topology;
 
 pub use config::{
-    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload,
-    HTTP_CCS, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload, HTTP_CCS,
+    LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
 };
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};

@@ -6,7 +6,10 @@ use super::{data_path, FIXED_DATE, USER_AGENT};
 /// `GET /data/N` with hyper's client headers: `host`, then (standard only) `user-agent` and
 /// `accept: */*` as `coaplab http-get` sets them. IoT keeps only Host, mandatory in HTTP/1.1.
 pub fn request(host: &str, object_bytes: usize, iot: bool) -> Vec<u8> {
-    let mut head = format!("GET {} HTTP/1.1\r\nhost: {host}\r\n", data_path(object_bytes));
+    let mut head = format!(
+        "GET {} HTTP/1.1\r\nhost: {host}\r\n",
+        data_path(object_bytes)
+    );
     if !iot {
         head.push_str(&format!("user-agent: {USER_AGENT}\r\naccept: */*\r\n"));
     }

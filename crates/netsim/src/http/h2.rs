@@ -95,12 +95,7 @@ pub fn connection_window_update(client: bool, iot: bool) -> Option<Vec<u8>> {
         return None;
     }
     let increment: u32 = if client { 5_177_345 } else { 983_041 };
-    Some(frame(
-        TYPE_WINDOW_UPDATE,
-        0,
-        0,
-        &increment.to_be_bytes(),
-    ))
+    Some(frame(TYPE_WINDOW_UPDATE, 0, 0, &increment.to_be_bytes()))
 }
 
 /// How h2 represents one field (see the module documentation).
@@ -172,7 +167,12 @@ pub fn response_block(object_bytes: usize, iot: bool) -> Vec<u8> {
 /// The request HEADERS frame (END_HEADERS | END_STREAM: a GET has no body).
 pub fn request_headers(host: &str, object_bytes: usize, iot: bool) -> Vec<u8> {
     let block = request_block(host, object_bytes, iot);
-    frame(TYPE_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, STREAM_ID, &block)
+    frame(
+        TYPE_HEADERS,
+        FLAG_END_HEADERS | FLAG_END_STREAM,
+        STREAM_ID,
+        &block,
+    )
 }
 
 /// The response: one HEADERS frame, then DATA frames of at most [`MAX_FRAME_BYTES`] with

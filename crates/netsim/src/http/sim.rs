@@ -157,7 +157,14 @@ pub fn simulate_download_on(
     client.write_due(fast_open);
     let mut buf = Vec::new();
     while now.as_nanos() <= DOWNLOAD_LIMIT.as_nanos() {
-        transmit(star, &mut segments, &mut next_tag, &mut client, &mut server, now);
+        transmit(
+            star,
+            &mut segments,
+            &mut next_tag,
+            &mut client,
+            &mut server,
+            now,
+        );
         let next = [
             star.poll_at(),
             client.conn.poll_timeout(),
@@ -204,7 +211,14 @@ pub fn simulate_download_on(
         server.conn.handle_timeout(now);
         // The kernel answers a SYN-ACK at once, before hyper (woken by `connect`) writes:
         // send what is due first, then let the applications write.
-        transmit(star, &mut segments, &mut next_tag, &mut client, &mut server, now);
+        transmit(
+            star,
+            &mut segments,
+            &mut next_tag,
+            &mut client,
+            &mut server,
+            now,
+        );
         let connected = fast_open || !matches!(client.conn.state(), TcpState::SynSent);
         client.write_due(connected);
         let accepted = match server.conn.state() {
@@ -269,13 +283,22 @@ mod tests {
             .map(|p| {
                 let o = zigbee(p, 100);
                 assert_eq!(o.drops, 0);
-                (o.download_time.as_nanos() / 100_000, o.link_bytes, o.packets)
+                (
+                    o.download_time.as_nanos() / 100_000,
+                    o.link_bytes,
+                    o.packets,
+                )
             })
             .collect();
         // (download time in 0.1 ms, link bytes, packets) for http1, h2, iot-http1, iot-h2.
         assert_eq!(
             got,
-            [(3584, 638, 8), (3464, 792, 11), (2048, 396, 5), (2800, 552, 7)]
+            [
+                (3584, 638, 8),
+                (3464, 792, 11),
+                (2048, 396, 5),
+                (2800, 552, 7)
+            ]
         );
     }
 }

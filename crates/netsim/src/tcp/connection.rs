@@ -366,7 +366,10 @@ impl Connection {
                 Ok(())
             }
             TcpState::SynSent
-                if seg.syn && seg.ack.is_some_and(|a| a == 1 || a == 1 + self.syn_data_bytes) =>
+                if seg.syn
+                    && seg
+                        .ack
+                        .is_some_and(|a| a == 1 || a == 1 + self.syn_data_bytes) =>
             {
                 self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
                     .with_quickack(self.config.quickack_segments);

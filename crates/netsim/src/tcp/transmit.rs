@@ -103,7 +103,11 @@ impl Connection {
     fn fast_open_syn(&mut self, now: Instant, first_syn: bool) -> Segment {
         let mut payload = Vec::new();
         if first_syn && self.snd.unsent_bytes() > 0 {
-            let max_len = self.config.mss().saturating_sub(MAX_TCP_OPTION_SPACE).max(1);
+            let max_len = self
+                .config
+                .mss()
+                .saturating_sub(MAX_TCP_OPTION_SPACE)
+                .max(1);
             let tx = self.cc.rate.on_send(now, 0);
             if let Some(out) = self.snd.send_new_at_most(now, tx, max_len) {
                 self.syn_data_bytes = out.payload.len() as u64;
