@@ -37,6 +37,7 @@ use deadlines::Deadlines;
 
 mod deadlines;
 pub mod emulated;
+mod http;
 mod mesh;
 mod network;
 pub mod tag;
@@ -47,6 +48,9 @@ mod tcp_flow;
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
         return mesh::run(spec, mesh);
+    }
+    if spec.config.flows.iter().any(|f| f.is_http()) {
+        return http::run(spec);
     }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
@@ -66,6 +70,9 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 /// the clients' events with their algorithm's snapshots, every packet sent and the star's
 /// per-packet records ([`crate::trace`]).
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
+    if spec.config.flows.iter().any(|f| f.is_http()) {
+        return Ok((http::run(spec)?, RunTrace::default()));
+    }
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return tcp::run_traced(spec);
     }

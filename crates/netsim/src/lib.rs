@@ -18,6 +18,8 @@
 //! * [`mesh`]: the multi-hop 802.15.4 mesh (UDGM radio, CSMA/CA, 6LoWPAN, static routes),
 //!   a second topology with the star's interface.
 //! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK) for CoAP over TCP.
+//! * [`http`]: byte-exact HTTP/1.1 and HTTP/2 (h2c) message models for spec §8e, carried by
+//!   the TCP model.
 //!
 //! Time is [`coaplab_cc::time`] everywhere: integer nanoseconds.
 //!
@@ -25,6 +27,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod http;
 pub mod link;
 pub mod mesh;
 pub mod record;

@@ -87,6 +87,7 @@ fn bad_segments_are_refused_with_typed_errors() {
         syn: false,
         fin: false,
         payload: vec![1, 2, 3],
+        options_bytes: 0,
     };
     assert_eq!(
         listener.handle_segment(Instant::ZERO, data.clone()),
@@ -100,6 +101,7 @@ fn bad_segments_are_refused_with_typed_errors() {
         syn: true,
         fin: false,
         payload: Vec::new(),
+        options_bytes: 0,
     };
     assert_eq!(
         client.handle_segment(Instant::ZERO, bad_synack),

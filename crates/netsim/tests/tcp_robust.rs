@@ -19,6 +19,7 @@ fn segment() -> impl Strategy<Value = Segment> {
             syn,
             fin,
             payload,
+            options_bytes: 0,
         })
 }
 
@@ -39,13 +40,13 @@ proptest! {
         c.write(&[1; 700]).expect("open");
         while c.poll_transmit(now).is_some() {}
         if establish {
-            let syn = |ack| Segment { seq: 0, ack, syn: true, fin: false, payload: Vec::new() };
+            let syn = |ack| Segment { seq: 0, ack, syn: true, fin: false, payload: Vec::new(), options_bytes: 0 };
             if client {
                 c.handle_segment(now, syn(Some(1))).expect("SYN-ACK");
             } else {
                 c.handle_segment(now, syn(None)).expect("SYN");
                 while c.poll_transmit(now).is_some() {}
-                let ack = Segment { seq: 1, ack: Some(1), syn: false, fin: false, payload: Vec::new() };
+                let ack = Segment { seq: 1, ack: Some(1), syn: false, fin: false, payload: Vec::new(), options_bytes: 0 };
                 c.handle_segment(now, ack).expect("ACK");
             }
             while c.poll_transmit(now).is_some() {}

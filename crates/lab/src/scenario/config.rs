@@ -131,6 +131,11 @@ impl SourcePort {
 /// UDP with a registry algorithm (spec §5): Linux reno or BBR v1.
 pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
 
+/// The `cc` names that download one object over HTTP on the TCP model instead of CoAP (spec
+/// §8e, netsim's `http` models): HTTP/1.1, h2c, and their IoT variants (minimal headers, TCP
+/// Fast Open). Only with `workload = "long-transfer"`, one flow per run.
+pub const HTTP_CCS: [&str; 4] = ["http1", "h2", "iot-http1", "iot-h2"];
+
 /// Token length of a CoAP-over-TCP long transfer's GET, bytes (spec §5.1: 1 B; short
 /// exchanges use 2 B, §5.2).
 pub const LONG_TRANSFER_TOKEN_BYTES: usize = 1;
@@ -167,5 +172,10 @@ impl FlowConfig {
     /// Whether the flow runs CoAP over TCP (its `cc` is one of [`TCP_CCS`]).
     pub fn is_tcp(&self) -> bool {
         TCP_CCS.contains(&self.cc.as_str())
+    }
+
+    /// Whether the flow is an HTTP download (its `cc` is one of [`HTTP_CCS`]).
+    pub fn is_http(&self) -> bool {
+        HTTP_CCS.contains(&self.cc.as_str())
     }
 }

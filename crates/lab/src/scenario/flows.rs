@@ -8,7 +8,7 @@ use coaplab_netsim::tcp::{BbrConfig, TcpConfig, BBR_PARAMS, TCP_PARAMS};
 use toml_edit::{Item, Value};
 
 use super::config::{
-    FlowConfig, ProtocolConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+    FlowConfig, ProtocolConfig, SourcePort, Workload, HTTP_CCS, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
 };
 use super::reader::{choice, float, shown, uint, Reader};
 use super::ScenarioError;
@@ -79,9 +79,12 @@ fn read_one(
         .unwrap_or(1) as u32;
     let mut names = registry::names();
     names.extend(TCP_CCS);
+    names.extend(HTTP_CCS);
     let cc = r.required(t, t.span(), p, "cc", |v| choice(v, &names))?;
     let cc_span = t.get("cc").and_then(Item::span);
-    let tcp = TCP_CCS.contains(&cc.as_str());
+    let http = HTTP_CCS.contains(&cc.as_str());
+    // HTTP runs on the TCP model (Linux reno): the same `[flows.params]`.
+    let tcp = TCP_CCS.contains(&cc.as_str()) || http;
     let mut settings = Settings::new();
     if let Some(preset) = &protocol.cc_preset {
         settings.set(coaplab_cc::presets::PRESET_KEY, preset.clone());
@@ -186,6 +189,24 @@ fn read_one(
             "only with workload = \"continuous\" and a CoAP-over-UDP cc",
         ));
     }
+    if http && workload != "long-transfer" {
+        let span = t.get("workload").and_then(Item::span).or(cc_span.clone());
+        return Err(r.bad(
+            span,
+            &format!("{p}.workload"),
+            &workload,
+            format!("\"long-transfer\" (cc = \"{cc}\" downloads one object)"),
+        ));
+    }
+    if http && object_bytes > HTTP_MAX_OBJECT_BYTES {
+        let span = t.get("object_bytes").and_then(Item::span);
+        return Err(r.bad(
+            span,
+            &format!("{p}.object_bytes"),
+            &object_bytes.to_string(),
+            format!("at most {HTTP_MAX_OBJECT_BYTES} for cc = \"{cc}\" (h2's initial window; flow control is not modelled)"),
+        ));
+    }
     let workload = match workload.as_str() {
         "random" => {
             if batch_min > batch_max {
@@ -221,6 +242,10 @@ fn read_one(
         interval: interval_s.map(Duration::from_secs_f64_round_us),
     })
 }
+
+/// The largest object an HTTP flow downloads: HTTP/2's initial 65,535-B window, so that no
+/// WINDOW_UPDATE for the stream is needed (the model sends none).
+const HTTP_MAX_OBJECT_BYTES: u64 = 65_535;
 
 /// CoAP bytes around a request payload: header 4, token 2, Uri-Path `f` 2, marker 1.
 const REQUEST_OVERHEAD_BYTES: u32 = 9;

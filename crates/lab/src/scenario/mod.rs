@@ -19,7 +19,7 @@ mod reader;
 mod topology;
 
 pub use config::{
-    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload,
+    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload, HTTP_CCS,
     LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
 };
 pub use error::ScenarioError;

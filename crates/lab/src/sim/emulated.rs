@@ -74,6 +74,13 @@ fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunE
             "an emulated mesh ([topology] kind = \"mesh\" runs simulated only)".to_string(),
         ));
     }
+    if spec.config.flows.iter().any(|f| f.is_http()) {
+        return Err(RunError::NotAvailable(
+            "emulated HTTP flows (scripts/http-vs-coap.sh runs coaplab http-server / http-get \
+             through coaplab emulate; docs/http-vs-coap.md)"
+                .to_string(),
+        ));
+    }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows > 0 && tcp_flows == spec.config.flows.len() {
         return tcp::run(spec).map(|r| (r, None));

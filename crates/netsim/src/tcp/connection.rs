@@ -143,6 +143,11 @@ pub struct Connection {
     pub(super) stats: TcpStats,
     /// Delivery-rate sampling, pacing and BBR (`cc.rs`).
     pub(super) cc: CcState,
+    /// TCP Fast Open (RFC 7413): a client with a cookie sends data in its SYN; a server
+    /// accepts such data and may send before the handshake completes.
+    pub(super) fast_open: bool,
+    /// Client: data bytes the first SYN carried (0 without TFO or without data).
+    pub(super) syn_data_bytes: u64,
 }
 
 impl Connection {
@@ -176,6 +181,8 @@ impl Connection {
             active_close: None,
             stats: TcpStats::default(),
             cc: CcState::new(),
+            fast_open: false,
+            syn_data_bytes: 0,
             config,
         }
     }
@@ -190,6 +197,27 @@ impl Connection {
     pub fn listen(config: TcpConfig) -> Result<Self, TcpConfigError> {
         config.validate()?;
         Ok(Connection::new(config, Role::Server, TcpState::Listen))
+    }
+
+    /// Active open with a TCP Fast Open cookie (from an earlier, unmeasured connection, spec
+    /// §8e): bytes written before the first [`Connection::poll_transmit`] ride in the SYN, at
+    /// most MSS − 40 of them (Linux `tcp_send_syn_data`: 48 B at MTU 128); the SYN carries
+    /// the cookie option ([`super::TFO_OPTION_BYTES`]). Retransmitted SYNs carry no data; data
+    /// the SYN-ACK does not acknowledge is sent again after the handshake.
+    pub fn connect_fast_open(config: TcpConfig) -> Result<Self, TcpConfigError> {
+        let mut c = Connection::connect(config)?;
+        c.fast_open = true;
+        Ok(c)
+    }
+
+    /// Passive open that accepts Fast Open data (`TCP_FASTOPEN` on the listener, every cookie
+    /// valid): the SYN-ACK acknowledges the SYN's data, which is readable at once, and this
+    /// end may send data right after its SYN-ACK, before the handshake's final ACK (Linux
+    /// accepts the child socket in SYN-RECV).
+    pub fn listen_fast_open(config: TcpConfig) -> Result<Self, TcpConfigError> {
+        let mut c = Connection::listen(config)?;
+        c.fast_open = true;
+        Ok(c)
     }
 
     /// Connection state.
@@ -330,12 +358,36 @@ impl Connection {
                     .with_quickack(self.config.quickack_segments);
                 self.state = TcpState::SynReceived;
                 self.hs.pending = 1;
+                if self.fast_open && seg.options_bytes > 0 && !seg.payload.is_empty() {
+                    // The SYN-ACK, built after this, acknowledges the data.
+                    self.rcv
+                        .on_data(now, seg.seq + 1, &seg.payload, self.rtt.rto());
+                }
                 Ok(())
             }
-            TcpState::SynSent if seg.syn && seg.ack == Some(1) => {
+            TcpState::SynSent
+                if seg.syn
+                    && seg
+                        .ack
+                        .is_some_and(|a| a == 1 || a == 1 + self.syn_data_bytes) =>
+            {
                 self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
                     .with_quickack(self.config.quickack_segments);
                 self.establish(now);
+                if self.syn_data_bytes > 0 {
+                    match seg.ack {
+                        // The SYN's data is acknowledged with it (`tcp_rcv_fastopen_synack`).
+                        // One RTT sample per ACK (`tcp_clean_rtx_queue`), and `establish`
+                        // took it from the SYN already.
+                        Some(a) if a > 1 => {
+                            let rtt = self.rtt.clone();
+                            self.on_ack(now, a, false);
+                            self.rtt = rtt;
+                        }
+                        // Data refused: send it again now (`tcp_rcv_fastopen_synack`).
+                        _ => self.snd.mark_head_lost(),
+                    }
+                }
                 self.rcv.request_ack();
                 Ok(())
             }
@@ -344,7 +396,9 @@ impl Connection {
                 self.stats.syn_retransmissions += 1;
                 Ok(())
             }
-            TcpState::SynReceived if !seg.syn && seg.ack == Some(1) => {
+            TcpState::SynReceived
+                if !seg.syn && seg.ack.is_some_and(|a| a == 1 || (self.fast_open && a > 1)) =>
+            {
                 self.establish(now);
                 self.on_established_segment(now, seg)
             }

@@ -2,7 +2,8 @@
 //!
 //! Sequence numbers are 64-bit and absolute, each side's initial sequence number is 0 (the SYN
 //! occupies sequence 0, data starts at 1), so they never wrap. There is no window field (the
-//! receive window never limits, spec §5.3), no options (no SACK, no timestamps) and no checksum.
+//! receive window never limits, spec §5.3), no options (no SACK, no timestamps) except TCP Fast
+//! Open's in a SYN ([`TFO_OPTION_BYTES`]), and no checksum.
 
 /// IPv4 header bytes (no options).
 pub const IPV4_HEADER_BYTES: u32 = 20;
@@ -10,6 +11,14 @@ pub const IPV4_HEADER_BYTES: u32 = 20;
 pub const TCP_HEADER_BYTES: u32 = 20;
 /// IPv4 + TCP header bytes of every segment.
 pub const HEADER_BYTES: u32 = IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
+
+/// TCP option bytes of a SYN carrying a TFO cookie (RFC 7413 §4.1.1): kind 34, length 10, an
+/// 8-B cookie (Linux's), padded with two NOPs to a 4-B multiple.
+pub const TFO_OPTION_BYTES: u32 = 12;
+
+/// Linux's largest TCP option space (`MAX_TCP_OPTION_SPACE`): a SYN carries at most MSS − 40
+/// data bytes (`tcp_send_syn_data`), 48 B at MTU 128.
+pub const MAX_TCP_OPTION_SPACE: u32 = 40;
 
 /// One segment on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,12 +33,14 @@ pub struct Segment {
     pub fin: bool,
     /// Payload bytes.
     pub payload: Vec<u8>,
+    /// TCP option bytes (padded): [`TFO_OPTION_BYTES`] on a Fast Open SYN, else 0.
+    pub options_bytes: u32,
 }
 
 impl Segment {
-    /// IP length: 40 header bytes + payload. This is what a netsim link is offered.
+    /// IP length: 40 header bytes + options + payload. This is what a netsim link is offered.
     pub fn ip_len(&self) -> u32 {
-        HEADER_BYTES + self.payload.len() as u32
+        HEADER_BYTES + self.options_bytes + self.payload.len() as u32
     }
 
     /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
@@ -55,6 +66,7 @@ mod tests {
             syn: false,
             fin: false,
             payload: vec![0; 256],
+            options_bytes: 0,
         };
         assert_eq!(full.ip_len(), 296);
         assert_eq!(full.seq_len(), 256);
@@ -64,6 +76,7 @@ mod tests {
             syn: true,
             fin: false,
             payload: Vec::new(),
+            options_bytes: 0,
         };
         assert_eq!(syn.ip_len(), 40);
         assert_eq!(syn.seq_len(), 1);

@@ -191,6 +191,17 @@ impl Sender {
     /// Cuts and records the next new segment (the FIN alone once the data is all sent), with
     /// the delivery snapshot `tx`.
     pub fn send_new(&mut self, now: Instant, tx: RateSnapshot) -> Option<Outgoing> {
+        self.send_new_at_most(now, tx, self.mss)
+    }
+
+    /// As [`Sender::send_new`], with at most `max_len` payload bytes (TCP Fast Open's SYN
+    /// data, whose limit is below the MSS).
+    pub fn send_new_at_most(
+        &mut self,
+        now: Instant,
+        tx: RateSnapshot,
+        max_len: u32,
+    ) -> Option<Outgoing> {
         if !self.has_unsent() {
             return None;
         }
@@ -220,7 +231,7 @@ impl Sender {
             self.write_ends.pop_front();
         }
         let end_of_write = self.write_ends.front().copied().unwrap_or(u64::MAX);
-        let end = (self.snd_nxt + u64::from(self.mss)).min(end_of_write);
+        let end = (self.snd_nxt + u64::from(max_len.min(self.mss))).min(end_of_write);
         let len = (end - self.snd_nxt) as u32;
         let seq = self.snd_nxt;
         self.rtx.push_back(TxSegment {

@@ -6,7 +6,7 @@ use coaplab_cc::time::Instant;
 
 use super::config::RecoveryMode;
 use super::connection::{CaState, Connection, Role, TcpState};
-use super::segment::Segment;
+use super::segment::{Segment, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES};
 use super::sender::Outgoing;
 
 impl Connection {
@@ -42,13 +42,16 @@ impl Connection {
         let ack = Some(self.rcv.rcv_nxt());
         if self.hs.pending > 0 {
             self.hs.on_sent(now);
+            let first_syn = self.stats.segments_sent == 0;
             return Some(match self.role {
+                Role::Client if self.fast_open => self.fast_open_syn(now, first_syn),
                 Role::Client => Segment {
                     seq: 0,
                     ack: None,
                     syn: true,
                     fin: false,
                     payload: Vec::new(),
+                    options_bytes: 0,
                 },
                 Role::Server => Segment {
                     seq: 0,
@@ -56,6 +59,7 @@ impl Connection {
                     syn: true,
                     fin: false,
                     payload: Vec::new(),
+                    options_bytes: 0,
                 },
             });
         }
@@ -69,6 +73,7 @@ impl Connection {
                 syn: false,
                 fin: out.fin,
                 payload: out.payload,
+                options_bytes: 0,
             });
         }
         if self.rcv.ack_due() {
@@ -78,17 +83,47 @@ impl Connection {
                 syn: false,
                 fin: false,
                 payload: Vec::new(),
+                options_bytes: 0,
             });
         }
         None
     }
 
-    /// Past the handshake and not failed.
+    /// Past the handshake and not failed (a Fast Open server sends from SYN-RECV on).
     fn synchronized(&self) -> bool {
-        !matches!(
-            self.state,
-            TcpState::Listen | TcpState::SynSent | TcpState::SynReceived | TcpState::Failed
-        )
+        match self.state {
+            TcpState::SynReceived => self.fast_open && self.hs.first_sent.is_some(),
+            s => !matches!(s, TcpState::Listen | TcpState::SynSent | TcpState::Failed),
+        }
+    }
+
+    /// The client's SYN with the TFO cookie option; the first one also carries up to
+    /// MSS − 40 written bytes, recorded as a data segment in the retransmission queue
+    /// (Linux `tcp_send_syn_data`).
+    fn fast_open_syn(&mut self, now: Instant, first_syn: bool) -> Segment {
+        let mut payload = Vec::new();
+        if first_syn && self.snd.unsent_bytes() > 0 {
+            let max_len = self
+                .config
+                .mss()
+                .saturating_sub(MAX_TCP_OPTION_SPACE)
+                .max(1);
+            let tx = self.cc.rate.on_send(now, 0);
+            if let Some(out) = self.snd.send_new_at_most(now, tx, max_len) {
+                self.syn_data_bytes = out.payload.len() as u64;
+                self.stats.data_segments_sent += 1;
+                self.lsndtime = now;
+                payload = out.payload;
+            }
+        }
+        Segment {
+            seq: 0,
+            ack: None,
+            syn: true,
+            fin: false,
+            payload,
+            options_bytes: TFO_OPTION_BYTES,
+        }
     }
 
     /// A lost segment's retransmission or new data, as the window allows.
