@@ -150,7 +150,12 @@ fn parse_option(s: &str) -> Result<(u16, Vec<u8>), String> {
 /// The response's code and options, one per line, as `-v` prints them to stderr, e.g.
 /// `2.05 Content` then `  Content-Format: 0 (text/plain)`, `  ETag: 0x0000000000000400`.
 pub(crate) fn describe(code: Code, options: &OptionList) -> String {
-    let mut s = format!("{}.{:02} {}", code.class(), code.detail(), code_name(code));
+    let mut s = format!(
+        "{}.{:02} {}",
+        code.class(),
+        code.detail(),
+        code.name().unwrap_or("")
+    );
     for (n, v) in options.iter() {
         s.push_str("\n  ");
         s.push_str(&describe_option(n, v));
@@ -191,38 +196,6 @@ pub(crate) fn describe_option(n: u16, v: &[u8]) -> String {
         f.name.to_owned()
     } else {
         format!("{}: {value}", f.name)
-    }
-}
-
-/// RFC 7252 §12.1.2 / RFC 8132 §4 names of response codes.
-fn code_name(code: Code) -> &'static str {
-    match (code.class(), code.detail()) {
-        (2, 1) => "Created",
-        (2, 2) => "Deleted",
-        (2, 3) => "Valid",
-        (2, 4) => "Changed",
-        (2, 5) => "Content",
-        (2, 31) => "Continue",
-        (4, 0) => "Bad Request",
-        (4, 1) => "Unauthorized",
-        (4, 2) => "Bad Option",
-        (4, 3) => "Forbidden",
-        (4, 4) => "Not Found",
-        (4, 5) => "Method Not Allowed",
-        (4, 6) => "Not Acceptable",
-        (4, 8) => "Request Entity Incomplete",
-        (4, 9) => "Conflict",
-        (4, 12) => "Precondition Failed",
-        (4, 13) => "Request Entity Too Large",
-        (4, 15) => "Unsupported Content-Format",
-        (4, 22) => "Unprocessable Entity",
-        (5, 0) => "Internal Server Error",
-        (5, 1) => "Not Implemented",
-        (5, 2) => "Bad Gateway",
-        (5, 3) => "Service Unavailable",
-        (5, 4) => "Gateway Timeout",
-        (5, 5) => "Proxying Not Supported",
-        _ => "",
     }
 }
 
