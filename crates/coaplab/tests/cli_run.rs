@@ -1,36 +1,10 @@
 //! `coaplab run` end to end, as the built binary: a tiny scenario simulated for real.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-fn coaplab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coaplab"))
-        .args(args)
-        .output()
-        .expect("run coaplab")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A fresh directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("coaplab-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod run_support;
+use run_support::{coaplab, text, TempDir};
 
 const TINY: &str = "# tiny\nname = \"tiny\"\nseed = 5\nreplications = 2\n[[flows]]\ncount = 2\n\
                     cc = [\"default\", \"fasor\"]\nexchanges = 3\n";
