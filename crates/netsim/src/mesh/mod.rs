@@ -18,6 +18,7 @@ pub mod medium;
 pub mod params;
 pub mod phy;
 pub mod routing;
+pub mod rpl;
 pub mod sixlowpan;
 pub mod topology;
 
