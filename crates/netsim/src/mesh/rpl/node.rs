@@ -184,6 +184,11 @@ impl RplNode {
         self.parent
     }
 
+    /// The next hop towards `target` below this node, if a DAO installed one.
+    pub fn downward(&self, target: u16) -> Option<u16> {
+        self.down.get(&target).copied()
+    }
+
     /// This node's id.
     pub fn id(&self) -> u16 {
         self.id
