@@ -52,6 +52,29 @@ pub struct Frame {
     pub to: u16,
     /// MAC sequence number.
     pub seq: u8,
+    /// An RPL control message instead of a datagram's fragment (`slot` and `datagram` then
+    /// unused); `to` is [`BROADCAST`] for a DIO.
+    pub control: Option<Control>,
+}
+
+/// The broadcast destination (short address 0xFFFF): no ACK, no retries.
+pub const BROADCAST: u16 = u16::MAX;
+
+/// An RPL control message carried by one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// A DIO advertising the sender's rank, and its DTSN (RFC 6550 §6.3.1).
+    Dio {
+        /// The sender's rank.
+        rank: u16,
+        /// Destination Advertisement Trigger Sequence Number.
+        dtsn: u8,
+    },
+    /// A storing-mode DAO for `target`.
+    Dao {
+        /// The node whose route this is.
+        target: u16,
+    },
 }
 
 /// Where a MAC is in its cycle for the head frame.

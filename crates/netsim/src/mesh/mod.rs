@@ -18,9 +18,10 @@ pub mod medium;
 pub mod params;
 pub mod phy;
 pub mod routing;
+pub mod rpl;
 pub mod sixlowpan;
 pub mod topology;
 
 pub use layout::{Layout, LayoutError, Node, Role};
-pub use params::{CsmaParams, MeshParams, MESH_PARAMS};
-pub use topology::{Mesh, MeshConfig, MeshError, MeshSendError, MeshStats};
+pub use params::{CsmaParams, MeshParams, Routing, MESH_PARAMS};
+pub use topology::{ControlStats, Mesh, MeshConfig, MeshError, MeshSendError, MeshStats};

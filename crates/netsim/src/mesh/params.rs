@@ -118,6 +118,25 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// How the mesh's routes form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Routing {
+    /// The converged minimum-hop DODAG, fixed for the run ([`super::routing::Routes::tree`]).
+    Static,
+    /// RPL storing mode ([`super::rpl`]) with its control traffic on the channel.
+    Rpl {
+        /// The objective function.
+        objective: super::rpl::Objective,
+        /// Traffic starts this long after the DODAG starts forming; `None`: once it has formed
+        /// (every reachable node has a parent and the root a downward route to it), waiting
+        /// at most [`RPL_FORMATION_LIMIT`].
+        warmup: Option<Duration>,
+    },
+}
+
+/// The longest wait for a DODAG to form before a run fails (Contiki's `Imax` is 1048.576 s).
+pub const RPL_FORMATION_LIMIT: Duration = Duration::from_secs(3600);
+
 /// The resolved mesh parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeshParams {
@@ -141,6 +160,9 @@ pub struct MeshParams {
     pub short_addresses: bool,
     /// RPL hop-by-hop option in data packets.
     pub rpl_hbh_option: bool,
+    /// How routes form: the static tree, or RPL (set from `[topology] routing`, not a
+    /// `[topology.params]` key).
+    pub routing: Routing,
 }
 
 /// The unslotted CSMA/CA and ACK parameters of one MAC.
@@ -216,6 +238,7 @@ impl MeshParams {
             reass_maxage: p.secs("reass_maxage_s"),
             short_addresses: p.flag("short_addresses"),
             rpl_hbh_option: p.flag("rpl_hbh_option"),
+            routing: Routing::Static,
         }
     }
 }

@@ -51,6 +51,14 @@ impl Routes {
                 .min()
                 .unwrap_or(NO_NODE);
         }
+        Routes::from_parents(parent, hops)
+    }
+
+    /// Storing-mode routes over a DODAG given by each node's `parent` (`NO_NODE` for the root
+    /// and detached nodes) and hops to the root (`u32::MAX` when detached): what RPL's DAOs
+    /// install ([`super::rpl`]).
+    pub fn from_parents(parent: Vec<u16>, hops: Vec<u32>) -> Routes {
+        let n = parent.len();
         let mut next = vec![NO_NODE; n * n];
         for d in 0..n {
             if hops[d] == u32::MAX {
@@ -59,7 +67,10 @@ impl Routes {
             // Walk d's ancestors: each ancestor a reaches d through the child on that chain.
             let mut child = d as u16;
             let mut a = parent[d];
-            while a != NO_NODE {
+            // Bounded by n: a parent cycle (never formed by rank-monotonic RPL) cannot hang.
+            let mut steps = 0;
+            while a != NO_NODE && steps < n {
+                steps += 1;
                 next[a as usize * n + d] = child;
                 child = a;
                 a = parent[a as usize];

@@ -19,9 +19,9 @@ use coaplab_cc::time::{Duration, Instant};
 
 use super::csma::{Failure, Next};
 use super::layout::{Layout, LayoutError, Role};
-use super::mac::{self, Frame, Mac, Phase, ACK_BYTES, FCS_BYTES};
+use super::mac::{self, Frame, Mac, Phase, ACK_BYTES, BROADCAST, FCS_BYTES};
 use super::medium::{MediumStats, Udgm};
-use super::params::MeshParams;
+use super::params::{MeshParams, Routing, RPL_FORMATION_LIMIT};
 use super::phy;
 use super::routing::Routes;
 use super::sixlowpan::{self, Hop, Input, Plan, Reassembly, MAX_DATAGRAM_BYTES};
@@ -47,6 +47,8 @@ pub enum MeshError {
         /// The node.
         node: u16,
     },
+    /// RPL's DODAG did not form within [`RPL_FORMATION_LIMIT`].
+    NotFormed,
 }
 
 impl std::fmt::Display for MeshError {
@@ -56,6 +58,11 @@ impl std::fmt::Display for MeshError {
             MeshError::Unreachable { node } => write!(
                 f,
                 "mesh node {node} has no path to the border router within the transmission range"
+            ),
+            MeshError::NotFormed => write!(
+                f,
+                "RPL's DODAG did not form within {} s",
+                RPL_FORMATION_LIMIT.as_secs_f64()
             ),
         }
     }
@@ -137,7 +144,12 @@ struct Datagram {
     ip_len: u32,
     payload: Vec<u8>,
     alive: bool,
+    /// Hops taken (RPL: a datagram caught in a transient loop dies at [`HOP_LIMIT`]).
+    hops: u32,
 }
+
+/// IPv6 hop limit of data datagrams (Contiki `UIP_TTL` 64).
+const HOP_LIMIT: u32 = 64;
 
 /// What a radio is sending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +167,7 @@ enum Ev {
     AckStart { node: u16, to: u16, seq: u8 },
     AckTimeout { node: u16, gen: u32 },
     Arrive { slot: u32 },
+    Trickle { node: u16, gen: u32 },
 }
 
 /// Sequence-number filter value meaning "nothing received yet".
@@ -191,6 +204,13 @@ pub struct Mesh {
     stats: [MeshStats; 2],
     acks_skipped: u64,
     duplicates: u64,
+    /// RPL (`Routing::Rpl`); `None` with static routes.
+    rpl: Option<control::RplState>,
+    /// The routes RPL's parents give (`None` with static routes).
+    rpl_routes: Option<Routes>,
+    control_stats: ControlStats,
+    /// Internal time minus run time: the DODAG's formation (warm-up) precedes the run.
+    epoch: Duration,
 }
 
 impl Mesh {
@@ -236,7 +256,7 @@ impl Mesh {
                 Mac::new(p.csma, p.queue_frames as usize, r.below(256) as u8)
             })
             .collect();
-        Ok(Mesh {
+        let mut mesh = Mesh {
             params: p.clone(),
             medium,
             routes,
@@ -257,7 +277,51 @@ impl Mesh {
             acks_skipped: 0,
             duplicates: 0,
             layout,
-        })
+            rpl: None,
+            rpl_routes: None,
+            control_stats: ControlStats::default(),
+            epoch: Duration::ZERO,
+        };
+        if let Routing::Rpl { objective, warmup } = p.routing {
+            mesh.rpl_start(objective, run_seed);
+            mesh.warm_up(warmup)?;
+        }
+        Ok(mesh)
+    }
+
+    /// Runs RPL alone until the DODAG has formed (or for `warmup`); the run starts there.
+    fn warm_up(&mut self, warmup: Option<Duration>) -> Result<(), MeshError> {
+        let limit = Instant::ZERO + warmup.unwrap_or(RPL_FORMATION_LIMIT);
+        let mut buf = Vec::new();
+        let mut formed = None;
+        while let Some(t) = self.events.peek_time() {
+            if t > limit {
+                break;
+            }
+            let _ = self.step(t, &mut buf);
+            if formed.is_none() && self.rpl_formed() {
+                formed = Some(t);
+                if warmup.is_none() {
+                    break;
+                }
+            }
+        }
+        self.control_stats.formed_after = formed.map(|t| t - Instant::ZERO);
+        self.epoch = match (warmup, formed) {
+            (Some(w), _) => w,
+            (None, Some(t)) => t - Instant::ZERO,
+            (None, None) => return Err(MeshError::NotFormed),
+        };
+        Ok(())
+    }
+
+    /// RPL's control-traffic counters (all zero with static routes).
+    pub fn control_stats(&self) -> ControlStats {
+        let mut c = self.control_stats;
+        if let Some(r) = &self.rpl {
+            c.parent_switches = r.nodes.iter().map(|x| x.parent_switches()).sum();
+        }
+        c
     }
 
     /// The layout.
@@ -265,9 +329,9 @@ impl Mesh {
         &self.layout
     }
 
-    /// The routes.
+    /// The routes (under RPL: over the parents chosen so far).
     pub fn routes(&self) -> &Routes {
-        &self.routes
+        self.rpl_routes.as_ref().unwrap_or(&self.routes)
     }
 
     /// The node with address `addr`.
@@ -304,7 +368,7 @@ impl Mesh {
     /// Hands `coap` (a UDP payload) from `src` to `dst` at `now`.
     pub fn send(
         &mut self,
-        now: Instant,
+        run_now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
         coap: &[u8],
@@ -319,6 +383,7 @@ impl Mesh {
         if src_node == dst_node {
             return Err(MeshSendError::SameNode(src));
         }
+        let now = run_now + self.epoch;
         let coap_len = u32::try_from(coap.len()).unwrap_or(u32::MAX);
         let ip_len = sixlowpan::ipv6_len(coap_len.min(1 << 20), self.params.rpl_hbh_option);
         if ip_len > MAX_DATAGRAM_BYTES {
@@ -347,6 +412,7 @@ impl Mesh {
         d.payload.clear();
         d.payload.extend_from_slice(coap);
         d.alive = true;
+        d.hops = 0;
         self.dir(up).offered_packets += 1;
         self.enqueue(slot, src_node, now);
         Ok(PacketId(id))
@@ -360,11 +426,18 @@ impl Mesh {
 
     /// When the mesh next has something to do.
     pub fn poll_at(&self) -> Option<Instant> {
-        self.events.peek_time()
+        self.events.peek_time().map(|t| t - self.epoch)
     }
 
     /// The next datagram arriving at or before `now`; its bytes replace `buf`'s (swapped).
     pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        let mut d = self.step(now + self.epoch, buf)?;
+        d.at = d.at - self.epoch;
+        Some(d)
+    }
+
+    /// [`Mesh::poll_delivery`] on the internal clock.
+    fn step(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
         while let Some((at, ev)) = self.events.pop_due(now) {
             match ev {
                 Ev::BackoffEnd { node, gen } => {
@@ -407,13 +480,13 @@ impl Mesh {
                             m.csma.no_ack(at, &mut self.mac_rngs[node as usize])
                         };
                         if matches!(next, Next::Cca(_)) {
-                            let up = self.head_up(node);
-                            self.dir(up).retries += 1;
+                            self.head_stats(node).retries += 1;
                         }
                         self.csma_next(node, at, next);
                     }
                 }
                 Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
+                Ev::Trickle { node, gen } => self.rpl_timer(node, gen, at),
             }
         }
         None
@@ -423,13 +496,17 @@ impl Mesh {
         &mut self.stats[usize::from(!up)]
     }
 
-    /// Whether node's head frame travels towards the server.
-    fn head_up(&self, node: u16) -> bool {
-        self.macs[node as usize]
-            .queue
-            .front()
-            .map(|f| self.slots[f.slot as usize].up)
-            .unwrap_or(true)
+    /// The counters `node`'s head frame counts in: its datagram's direction, or control.
+    fn head_stats(&mut self, node: u16) -> &mut MeshStats {
+        let head = self.macs[node as usize].queue.front().copied();
+        match head {
+            Some(f) if f.control.is_some() => &mut self.control_stats.mac,
+            Some(f) => {
+                let up = self.slots[f.slot as usize].up;
+                self.dir(up)
+            }
+            None => self.dir(true),
+        }
     }
 
     /// Starts CSMA/CA for the head frame of an idle MAC.
@@ -463,10 +540,15 @@ impl Mesh {
                 self.events.schedule(t, Ev::TxStart { node, gen });
             }
             Next::Fail(f) => {
-                let up = self.head_up(node);
                 match f {
-                    Failure::ChannelAccess => self.dir(up).channel_access_failures += 1,
-                    Failure::NoAck => self.dir(up).no_ack_failures += 1,
+                    Failure::ChannelAccess => self.head_stats(node).channel_access_failures += 1,
+                    Failure::NoAck => {
+                        self.head_stats(node).no_ack_failures += 1;
+                        if let Some(&h) = self.macs[node as usize].queue.front() {
+                            let tx = self.macs[node as usize].csma.retries() + 1;
+                            self.rpl_link_sample(node, h.to, false, tx);
+                        }
+                    }
                 }
                 self.drop_head(node, at);
             }
@@ -485,8 +567,10 @@ impl Mesh {
         self.tx_kind[node as usize] = TxKind::Data;
         self.macs[node as usize].phase = Phase::Transmitting;
         let airtime = phy::airtime(u32::from(frame.psdu_bytes));
-        let up = self.slots[frame.slot as usize].up;
-        let s = self.dir(up);
+        if frame.control.is_some() {
+            self.control_stats.frame_bytes += u64::from(frame.psdu_bytes);
+        }
+        let s = self.head_stats(node);
         s.frames_sent += 1;
         s.frame_bytes += u64::from(frame.psdu_bytes);
         s.airtime += airtime;
@@ -500,6 +584,19 @@ impl Mesh {
         match self.tx_kind[node as usize] {
             TxKind::Data => {
                 if let Some(&frame) = self.macs[node as usize].queue.front() {
+                    if frame.to == BROADCAST {
+                        // No ACK, no retry: done once on air.
+                        for &r in &received {
+                            self.got_control(r, node, frame, at);
+                        }
+                        let m = &mut self.macs[node as usize];
+                        m.bump();
+                        m.phase = Phase::Idle;
+                        m.queue.pop_front();
+                        self.kick(node, at);
+                        self.received = received;
+                        return;
+                    }
                     if received.contains(&frame.to) {
                         self.got_data(frame.to, node, frame, at);
                     }
@@ -540,6 +637,9 @@ impl Mesh {
             return;
         }
         *filter = u16::from(frame.seq);
+        if frame.control.is_some() {
+            return self.got_control(receiver, sender, frame, at);
+        }
         let input = self.reassembly[receiver as usize].input(
             at,
             sender,
@@ -556,10 +656,14 @@ impl Mesh {
 
     fn acked(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
+        let tx = m.csma.retries() + 1;
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
-            if u32::from(frame.fragment) + 1 == u32::from(frame.fragments) {
+            self.rpl_link_sample(node, frame.to, true, tx);
+            if frame.control.is_none()
+                && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
+            {
                 let d = &self.slots[frame.slot as usize];
                 if d.alive && d.id == frame.datagram && d.holder == node {
                     // Every frame acknowledged, yet the next hop has no datagram.
@@ -578,6 +682,9 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
+            if frame.control.is_some() {
+                return self.kick(node, at);
+            }
             while m
                 .queue
                 .front()
@@ -609,7 +716,12 @@ impl Mesh {
     /// Frames the datagram in `slot` for its hop from `node` and queues them.
     fn enqueue(&mut self, slot: u32, node: u16, at: Instant) {
         let d = &self.slots[slot as usize];
-        let Some(next) = self.routes.next_hop(node, d.dst_node) else {
+        let next = if d.hops >= HOP_LIMIT {
+            None
+        } else {
+            self.next_hop(node, d.dst_node)
+        };
+        let Some(next) = next else {
             let up = d.up;
             self.dir(up).mac_drops += 1;
             return self.finish(slot);
@@ -622,6 +734,8 @@ impl Mesh {
             rpl_hbh: self.params.rpl_hbh_option,
         };
         let plan = Plan::new(d.ip_len, hop, self.max_payload);
+        self.slots[slot as usize].hops += 1;
+        let d = &self.slots[slot as usize];
         let (up, id) = (d.up, d.id);
         let header = mac::header_bytes(self.params.short_addresses) + FCS_BYTES;
         let m = &mut self.macs[node as usize];
@@ -638,6 +752,7 @@ impl Mesh {
                 psdu_bytes: (header + plan.payload_bytes(k)) as u16,
                 to: next,
                 seq: 0,
+                control: None,
             });
         }
         let len = m.queue.len() as u64;
@@ -670,5 +785,11 @@ impl Mesh {
     }
 }
 
+mod control;
+pub use control::ControlStats;
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod rpl_tests;
