@@ -120,12 +120,7 @@ impl UdpDriver {
                 .as_deref()
                 .and_then(DtlsLayer::poll_timeout)
                 .map(|d| self.deadline(d));
-            let sleep = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let sleep = sleep_until(deadline);
             tokio::select! {
                 biased;
                 r = self.socket.recv_from(&mut self.recv_buf) => match r {
@@ -300,12 +295,7 @@ impl UdpDriver {
                 due = Some(due.map_or(d, |e| e.min(d)));
             }
             let deadline = due.map(|d| self.deadline(d));
-            let sleep = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let sleep = sleep_until(deadline);
             tokio::select! {
                 biased;
                 r = self.socket.recv_from(&mut self.recv_buf) => match r {
@@ -365,6 +355,14 @@ pub fn is_unreachable(e: &io::Error) -> bool {
 fn to_instant(elapsed: std::time::Duration) -> Instant {
     let ns = i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX);
     Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
+}
+
+/// Sleeps until `deadline`; without one, forever (a `select!` arm that never fires).
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]
