@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use coaplab_cc::params::{Kind, ParamSpec};
+use coaplab_cc::params::ParamSpec;
 use coaplab_cc::rng::SeededRandom;
 use coaplab_cc::{registry, trace as cc_trace, Instant, Settings};
 use coaplab_lab::exec;
@@ -106,23 +106,12 @@ fn trace(cc: &str, text: &str, sets: Vec<String>, seed: u64) -> PyResult<String>
     cc_trace::run_text(alg.as_mut(), text, &mut rng).map_err(err)
 }
 
-fn range(kind: Kind) -> String {
-    match kind {
-        Kind::Seconds { min, max } if max.is_infinite() => format!("seconds >= {min}, or inf"),
-        Kind::Seconds { min, max } => format!("seconds in [{min}, {max}]"),
-        Kind::Float { min, max } => format!("number in [{min}, {max}]"),
-        Kind::Int { min, max } => format!("integer in [{min}, {max}]"),
-        Kind::Bool => "true | false".to_string(),
-        Kind::Choice(names) => names.join(" | "),
-    }
-}
-
 fn param<'py>(py: Python<'py>, algorithm: &str, spec: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("algorithm", algorithm)?;
     d.set_item("key", spec.key)?;
     d.set_item("default", spec.default.to_string())?;
-    d.set_item("range", range(spec.kind))?;
+    d.set_item("range", spec.kind.describe())?;
     d.set_item("help", spec.help)?;
     d.set_item("source", spec.source)?;
     Ok(d)

@@ -41,6 +41,21 @@ pub enum Kind {
     Choice(&'static [&'static str]),
 }
 
+impl Kind {
+    /// The accepted values, in words (`seconds in [0, 60]`, `true | false`, `a | b`), as
+    /// `coaplab algorithms NAME` and the Python package print them.
+    pub fn describe(self) -> String {
+        match self {
+            Kind::Seconds { min, max } if max.is_infinite() => format!("seconds >= {min}, or inf"),
+            Kind::Seconds { min, max } => format!("seconds in [{min}, {max}]"),
+            Kind::Float { min, max } => format!("number in [{min}, {max}]"),
+            Kind::Int { min, max } => format!("integer in [{min}, {max}]"),
+            Kind::Bool => "true | false".to_string(),
+            Kind::Choice(names) => names.join(" | "),
+        }
+    }
+}
+
 /// Seconds in [0, 3600] (a threshold or a granularity).
 pub(crate) const SECS: Kind = Kind::Seconds {
     min: 0.0,

@@ -124,21 +124,15 @@ fn describe(name: &str) -> Result<String, String> {
 
 /// One parameter as `coaplab algorithms NAME` prints it (also `coaplab models NAME`).
 pub(crate) fn param(out: &mut String, p: &ParamSpec) {
-    let _ = writeln!(out, "  {} = {}    ({})", p.key, p.default, range(p.kind));
+    let _ = writeln!(
+        out,
+        "  {} = {}    ({})",
+        p.key,
+        p.default,
+        p.kind.describe()
+    );
     let _ = writeln!(out, "      {}", p.help);
     let _ = writeln!(out, "      source: {}", p.source);
-}
-
-/// The accepted values of a parameter, in words.
-fn range(kind: Kind) -> String {
-    match kind {
-        Kind::Seconds { min, max } if max.is_infinite() => format!("seconds >= {min}, or inf"),
-        Kind::Seconds { min, max } => format!("seconds in [{min}, {max}]"),
-        Kind::Float { min, max } => format!("number in [{min}, {max}]"),
-        Kind::Int { min, max } => format!("integer in [{min}, {max}]"),
-        Kind::Bool => "true | false".to_string(),
-        Kind::Choice(names) => names.join(" | "),
-    }
 }
 
 /// The regeneration command, quoted in the generated file.
@@ -254,7 +248,7 @@ fn md_range(kind: Kind) -> String {
             .map(|n| format!("`{n}`"))
             .collect::<Vec<_>>()
             .join(", "),
-        _ => range(kind),
+        _ => kind.describe(),
     }
 }
 
