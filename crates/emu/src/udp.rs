@@ -201,15 +201,8 @@ impl UdpDriver {
         let now = self.now();
         let mut unreachable = None;
         while let Some(h) = self.endpoint.poll_transmit_into(now, &mut self.send_buf) {
-            match self.socket.send_to(&self.send_buf, h.destination).await {
-                Ok(_) => self.stats.datagrams_out += 1,
-                Err(e) => {
-                    self.stats.send_errors += 1;
-                    if is_unreachable(&e) {
-                        unreachable = Some(e);
-                    }
-                }
-            }
+            let sent = send_counted(&self.socket, &mut self.stats, &self.send_buf, h.destination);
+            unreachable = sent.await.or(unreachable);
         }
         unreachable
     }
@@ -224,15 +217,8 @@ impl UdpDriver {
             layer.seal(h.destination, &self.send_buf);
         }
         while let Some((to, record)) = layer.poll_transmit() {
-            match self.socket.send_to(&record, to).await {
-                Ok(_) => self.stats.datagrams_out += 1,
-                Err(e) => {
-                    self.stats.send_errors += 1;
-                    if is_unreachable(&e) {
-                        unreachable = Some(e);
-                    }
-                }
-            }
+            let sent = send_counted(&self.socket, &mut self.stats, &record, to);
+            unreachable = sent.await.or(unreachable);
         }
         unreachable
     }
@@ -355,6 +341,26 @@ pub fn is_unreachable(e: &io::Error) -> bool {
 fn to_instant(elapsed: std::time::Duration) -> Instant {
     let ns = i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX);
     Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
+}
+
+/// Sends one datagram and counts it (sent, or a send error); returns the error when it says
+/// the destination is unreachable (ICMP, on a connected socket).
+async fn send_counted(
+    socket: &UdpSocket,
+    stats: &mut DriverStats,
+    bytes: &[u8],
+    to: SocketAddr,
+) -> Option<io::Error> {
+    match socket.send_to(bytes, to).await {
+        Ok(_) => {
+            stats.datagrams_out += 1;
+            None
+        }
+        Err(e) => {
+            stats.send_errors += 1;
+            is_unreachable(&e).then_some(e)
+        }
+    }
 }
 
 /// Sleeps until `deadline`; without one, forever (a `select!` arm that never fires).
