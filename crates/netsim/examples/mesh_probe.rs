@@ -75,6 +75,7 @@ fn run(layout: Layout, offer: Offer, coap_bytes: usize, seconds: i64, seed: u64,
     let mut next_tag = 0u64;
     let mut next_send = Some(Instant::ZERO);
     let (mut delivered, mut delay_sum) = (0u64, Duration::ZERO);
+    let mut by_sender: HashMap<std::net::SocketAddr, u64> = HashMap::new();
     let mut buf = Vec::new();
     loop {
         let t = match (mesh.poll_at(), next_send) {
@@ -86,6 +87,7 @@ fn run(layout: Layout, offer: Offer, coap_bytes: usize, seconds: i64, seed: u64,
         }
         while let Some(d) = mesh.poll_delivery(t, &mut buf) {
             delivered += 1;
+            *by_sender.entry(d.src).or_default() += 1;
             if let Some(at) = sent_at.remove(&d.tag) {
                 delay_sum += d.at - at;
             }
@@ -142,6 +144,10 @@ fn run(layout: Layout, offer: Offer, coap_bytes: usize, seconds: i64, seed: u64,
         // Every MAC is busy all the time: a frame's service time is the time per frame
         // finished at one sender.
         println!("service_ms={:.3}", secs * 1e3 * f64::from(clients) / finished);
+        let split: Vec<String> = (0..clients)
+            .map(|k| by_sender.get(&client_addr(k)).copied().unwrap_or(0).to_string())
+            .collect();
+        println!("delivered_by_sender={}/", split.join("/"));
     } else {
         println!(
             "frames_per_datagram_hop={:.2}",
