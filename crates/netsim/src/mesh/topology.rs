@@ -516,7 +516,10 @@ impl Mesh {
             return;
         }
         let gen = m.bump();
-        let at = m.csma.begin(now, &mut self.mac_rngs[node as usize]);
+        // CSMA/CA starts once the interframe space after the last frame (or its ACK) is over.
+        let at = m
+            .csma
+            .begin(now.max(m.ifs_until), &mut self.mac_rngs[node as usize]);
         m.phase = Phase::Backoff;
         self.events.schedule(at, Ev::BackoffEnd { node, gen });
     }
@@ -556,8 +559,9 @@ impl Mesh {
     }
 
     fn tx_start(&mut self, node: u16, at: Instant) {
-        if self.medium.is_transmitting(node) {
-            // Still sending an ACK: the channel is busy for this frame.
+        if self.medium.is_transmitting(node) || at < self.macs[node as usize].ifs_until {
+            // Still sending an ACK, or within the SIFS after it: the channel is busy for this
+            // frame.
             return self.cca_done(node, at, true);
         }
         let Some(&frame) = self.macs[node as usize].queue.front() else {
@@ -593,6 +597,7 @@ impl Mesh {
                         m.bump();
                         m.phase = Phase::Idle;
                         m.queue.pop_front();
+                        m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
                         self.kick(node, at);
                         self.received = received;
                         return;
@@ -630,6 +635,11 @@ impl Mesh {
                 seq: frame.seq,
             },
         );
+        // The receiver's own next frame follows its ACK by at least a SIFS (§7.5.1.3).
+        let r = &mut self.macs[receiver as usize];
+        r.ifs_until = r
+            .ifs_until
+            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
         let n = self.macs.len();
         let filter = &mut self.last_seq[receiver as usize * n + sender as usize];
         if *filter == u16::from(frame.seq) {
@@ -660,6 +670,8 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
+            // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
+            m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
             self.rpl_link_sample(node, frame.to, true, tx);
             if frame.control.is_none()
                 && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
