@@ -143,9 +143,18 @@ fn run(layout: Layout, offer: Offer, coap_bytes: usize, seconds: i64, seed: u64,
     if let Offer::Saturated = offer {
         // Every MAC is busy all the time: a frame's service time is the time per frame
         // finished at one sender.
-        println!("service_ms={:.3}", secs * 1e3 * f64::from(clients) / finished);
+        println!(
+            "service_ms={:.3}",
+            secs * 1e3 * f64::from(clients) / finished
+        );
         let split: Vec<String> = (0..clients)
-            .map(|k| by_sender.get(&client_addr(k)).copied().unwrap_or(0).to_string())
+            .map(|k| {
+                by_sender
+                    .get(&client_addr(k))
+                    .copied()
+                    .unwrap_or(0)
+                    .to_string()
+            })
             .collect();
         println!("delivered_by_sender={}/", split.join("/"));
     } else {
@@ -170,7 +179,10 @@ fn main() {
     let usage = "usage: mesh_probe saturated N [seconds] [seed] | hidden [seconds] [seed] | chain [seconds] [seed]";
     let arg = |i: usize, default: i64| -> i64 {
         args.get(i)
-            .map(|a| a.parse().unwrap_or_else(|_| panic!("{usage}: bad number {a}")))
+            .map(|a| {
+                a.parse()
+                    .unwrap_or_else(|_| panic!("{usage}: bad number {a}"))
+            })
             .unwrap_or(default)
     };
     match args.first().map(String::as_str) {

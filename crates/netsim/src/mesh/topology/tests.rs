@@ -328,10 +328,7 @@ fn a_relay_waits_a_sifs_after_its_own_ack_before_forwarding() {
     let s = mesh.stats(Direction::Up);
     let first_psdu = (end - on_air).as_micros() / 32 - 6;
     let relay_psdu = s.frame_bytes as i64 - first_psdu;
-    assert_eq!(
-        arrivals,
-        vec![relay_on_air + us(32 * (6 + relay_psdu))]
-    );
+    assert_eq!(arrivals, vec![relay_on_air + us(32 * (6 + relay_psdu))]);
     assert_eq!((s.frames_sent, s.retries), (2, 0));
     assert_eq!(mac::SIFS, us(192));
 }
