@@ -180,8 +180,10 @@ fn main() {
     let arg = |i: usize, default: i64| -> i64 {
         args.get(i)
             .map(|a| {
-                a.parse()
-                    .unwrap_or_else(|_| panic!("{usage}: bad number {a}"))
+                a.parse().unwrap_or_else(|_| {
+                    eprintln!("mesh_probe: bad number {a:?}\n{usage}");
+                    std::process::exit(2)
+                })
             })
             .unwrap_or(default)
     };
