@@ -280,16 +280,18 @@ impl<'s> Reader<'s> {
         let topology = super::topology::read(self, doc)?;
         let protocol = self.protocol(doc)?;
         let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
-        let mut timers = None;
+        let (mut timers, mut intervals, mut exchanges) = (None, None, None);
         if let Some(item) = doc.get("output") {
             let t = item
                 .as_table_like()
                 .ok_or_else(|| self.bad(item.span(), "output", item.type_name(), "a table"))?;
             self.check_keys(t, "output", super::output::OUTPUT_KEYS)?;
-            timers = self.scalar(t, "output", "timers", |v| {
-                v.as_bool().ok_or_else(|| "true or false".to_string())
-            })?;
+            let flag = |v: &Value| v.as_bool().ok_or_else(|| "true or false".to_string());
+            timers = self.scalar(t, "output", "timers", flag)?;
+            intervals = self.scalar(t, "output", "intervals", flag)?;
+            exchanges = self.scalar(t, "output", "exchanges", flag)?;
         }
+        let mesh = matches!(topology, super::config::Topology::Mesh(_));
         if let super::config::Topology::Mesh(mesh) = &topology {
             let clients = mesh
                 .layout
@@ -317,6 +319,8 @@ impl<'s> Reader<'s> {
                 protocol,
                 flows,
                 timers: timers.unwrap_or(false),
+                intervals: intervals.unwrap_or(mesh),
+                exchanges: exchanges.unwrap_or(false),
                 max_sim_time: Duration::from_secs_f64_round_us(
                     max_sim_time_s.unwrap_or(6.0 * 3600.0),
                 ),

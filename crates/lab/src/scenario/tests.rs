@@ -594,7 +594,7 @@ fn swept_parameters_are_prefixed_and_never_collide_with_metrics() {
     assert_eq!(s.axes[0].column, "param.rto_max_s");
     let sweep = s.plan(Some(1), None).spec(1).sweep;
     assert_eq!(sweep, [("param.rto_max_s".to_string(), "60".to_string())]);
-    let header = crate::results::flows::header(&sweep);
+    let header = crate::results::flows::header(&sweep, false);
     assert!(
         header.ends_with(
             ",rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,\

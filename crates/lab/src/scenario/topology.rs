@@ -64,6 +64,15 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
         .ok_or_else(|| r.bad(item.span(), "topology", item.type_name(), "a table"))?;
     r.check_keys(t, "topology", TOPOLOGY_KEYS)?;
     let p = "topology";
+    if let Some(Item::Value(Value::Array(list))) = t.get("kind") {
+        // flows.csv and runs.csv have the mesh columns for the whole plan or not at all.
+        return Err(r.bad(
+            list.span(),
+            "topology.kind",
+            &list.to_string(),
+            "one of star, mesh (not a sweep: the results' columns depend on it)",
+        ));
+    }
     let kind = r
         .scalar(t, p, "kind", |v| choice(v, &["star", "mesh"]))?
         .unwrap_or_else(|| "star".to_string());
