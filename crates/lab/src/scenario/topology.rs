@@ -92,9 +92,14 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     let shape = r
         .scalar(t, p, "shape", |v| choice(v, SHAPES))?
         .unwrap_or_else(|| "grid".to_string());
-    // Keys that only one shape reads are refused with another, rather than silently ignored.
+    // Keys that only one shape reads are refused with another, rather than silently ignored;
+    // with a `shape` sweep, a key some swept shape reads is ignored by the others.
+    let swept: Vec<&str> = match t.get("shape") {
+        Some(Item::Value(Value::Array(list))) => list.iter().filter_map(|v| v.as_str()).collect(),
+        _ => vec![shape.as_str()],
+    };
     for (key, shapes) in SHAPE_KEYS {
-        if !shapes.contains(&shape.as_str()) {
+        if !swept.iter().any(|s| shapes.contains(s)) {
             if let Some(item) = t.get(key) {
                 return Err(r.bad(
                     item.span(),
