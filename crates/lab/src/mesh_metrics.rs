@@ -63,9 +63,7 @@ impl MeshFlowMetrics {
     /// (`FlowMetrics::exchange_id`).
     pub fn on_event(&mut self, event: &Event, exchange: u64) {
         match *event {
-            Event::Sent {
-                ordinal: 0, at, ..
-            } if self.samples.is_some() => {
+            Event::Sent { ordinal: 0, at, .. } if self.samples.is_some() => {
                 let i = exchange as usize;
                 if self.starts.len() <= i {
                     self.starts.resize(i + 1, at);
@@ -130,7 +128,12 @@ impl MeshFlowMetrics {
 
     /// The record of a flow whose generic counters are `f` (first request sent at
     /// `first_sent`; `rtts` its exchanges' CoAP delays).
-    pub fn record(&self, f: &Totals, first_sent: Option<Instant>, rtts: &[Duration]) -> MeshFlowRecord {
+    pub fn record(
+        &self,
+        f: &Totals,
+        first_sent: Option<Instant>,
+        rtts: &[Duration],
+    ) -> MeshFlowRecord {
         let requests = f.transmissions - f.retransmissions;
         let active_s = match (first_sent, self.last_end) {
             (Some(a), Some(b)) if b > a => Some((b - a).as_secs_f64()),

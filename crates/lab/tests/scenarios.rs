@@ -132,8 +132,14 @@ fn every_rathod_mesh_scenario_runs_with_one_replication() {
                 let m = f.mesh.as_ref().expect("mesh runs keep the mesh metrics");
                 // Every request is an original copy, and at most one starts per interval.
                 assert_eq!(m.requests, f.transmissions - f.retransmissions, "{name}");
-                assert!(m.requests > 0 && m.requests <= 2 * SIM_S as u64 * 10, "{name}");
-                assert!(m.coap_pdr.is_some_and(|p| (0.0..=1.0).contains(&p)), "{name}");
+                assert!(
+                    m.requests > 0 && m.requests <= 2 * SIM_S as u64 * 10,
+                    "{name}"
+                );
+                assert!(
+                    m.coap_pdr.is_some_and(|p| (0.0..=1.0).contains(&p)),
+                    "{name}"
+                );
             }
             let net = result.network.unwrap();
             let channel = net.mesh.expect("mesh runs count the channel");

@@ -142,7 +142,14 @@ pub fn header(sweep: &[(String, String)], mesh: bool) -> String {
 }
 
 /// The header line of `intervals.csv` (no newline).
-pub const INTERVAL_COLUMNS: &[&str] = &["run", "flow", "interval", "start_s", "bytes", "throughput_bps"];
+pub const INTERVAL_COLUMNS: &[&str] = &[
+    "run",
+    "flow",
+    "interval",
+    "start_s",
+    "bytes",
+    "throughput_bps",
+];
 
 /// The rows of `intervals.csv` for one run: per flow in order, one row per 50-ms interval in
 /// which the flow's exchanges delivered payload (`interval` k covers [k·50 ms, (k+1)·50 ms)

@@ -11,9 +11,7 @@ pub mod runs;
 pub mod store;
 pub mod summary;
 
-pub use manifest::{
-    LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, Status,
-};
+pub use manifest::{LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, Status};
 pub use record::{
     ExchangeSample, FlowRecord, MeshFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry,
 };

@@ -115,7 +115,9 @@ pub fn to_csv(runs: &[ManifestRun], columns: &[String]) -> String {
         fields.extend(link_fields(r.network.as_ref().map(|n| &n.down)));
         fields.extend(link_fields(r.network.as_ref().map(|n| &n.up)));
         if mesh {
-            fields.extend(mesh_fields(r.network.as_ref().and_then(|n| n.mesh.as_ref())));
+            fields.extend(mesh_fields(
+                r.network.as_ref().and_then(|n| n.mesh.as_ref()),
+            ));
         }
         for c in columns {
             fields.push(r.parameters.get(c).cloned().unwrap_or_default());

@@ -20,13 +20,8 @@ use super::ScenarioError;
 use crate::trace::{RunSelection, TraceFormat};
 
 /// Keys valid in `[output]`.
-pub(super) const OUTPUT_KEYS: &[&str] = &[
-    "trace",
-    "trace_format",
-    "timers",
-    "intervals",
-    "exchanges",
-];
+pub(super) const OUTPUT_KEYS: &[&str] =
+    &["trace", "trace_format", "timers", "intervals", "exchanges"];
 
 /// The `[output]` table of a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

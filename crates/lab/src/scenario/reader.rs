@@ -354,10 +354,20 @@ impl<'s> Reader<'s> {
             .and_then(Item::span);
         let key = format!("flows[{first}].count");
         let super::config::Topology::Mesh(mesh) = topology else {
-            return Err(self.bad(span, &key, "\"all\"", "a number (\"all\" needs [topology] kind = \"mesh\")"));
+            return Err(self.bad(
+                span,
+                &key,
+                "\"all\"",
+                "a number (\"all\" needs [topology] kind = \"mesh\")",
+            ));
         };
         if all.len() > 1 {
-            return Err(self.bad(span, &key, "\"all\"", "a number (only one [[flows]] table may say \"all\")"));
+            return Err(self.bad(
+                span,
+                &key,
+                "\"all\"",
+                "a number (only one [[flows]] table may say \"all\")",
+            ));
         }
         let clients = mesh
             .layout
