@@ -163,4 +163,7 @@ fn every_rathod_mesh_scenario_runs_with_one_replication() {
     let once = coaplab_lab::sim::run_one(&runs[0]).unwrap();
     let twice = coaplab_lab::sim::run_one(&runs[0]).unwrap();
     assert_eq!(once, twice);
+    // A traced run is the same run (before the fix it ran on the star: no mesh records).
+    let (traced, _) = coaplab_lab::sim::run_traced(&runs[0]).unwrap();
+    assert_eq!(traced, once);
 }

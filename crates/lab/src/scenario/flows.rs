@@ -34,11 +34,11 @@ const FLOW_KEYS: &[&str] = &[
 /// The workloads.
 const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer"];
 
-/// Reads every `[[flows]]` table.
 /// `count = "all"` as read, before [`super::reader`] resolves it on a mesh to the client nodes
 /// the other `[[flows]]` tables leave (no flow has 0 clients otherwise).
 pub(super) const COUNT_ALL: u32 = 0;
 
+/// Reads every `[[flows]]` table.
 pub(super) fn read(
     r: &mut Reader<'_>,
     doc: &toml_edit::Table,
