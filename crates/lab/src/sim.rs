@@ -28,6 +28,7 @@ use coaplab_endpoint::{
 };
 use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SERVER_ADDR};
 
+use crate::mesh_metrics::MeshFlowMetrics;
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
@@ -70,6 +71,10 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 /// the clients' events with their algorithm's snapshots, every packet sent and the star's
 /// per-packet records ([`crate::trace`]).
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
+    if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
+        // Not traced yet; simulated as untraced (it ran on the star before).
+        return Ok((mesh::run(spec, mesh)?, RunTrace::default()));
+    }
     if spec.config.flows.iter().any(|f| f.is_http()) {
         return Ok((http::run(spec)?, RunTrace::default()));
     }
@@ -509,6 +514,7 @@ fn network_record(star: &Star, now: Instant) -> NetworkRecord {
         down: link_record(star.stats(Direction::Down)),
         up: link_record(star.stats(Direction::Up)),
         sim_time_s: now.as_secs_f64(),
+        mesh: None,
     }
 }
 
@@ -557,7 +563,8 @@ fn client(
         // As for the server: no byte cap, no purge wake-ups (see `with_network`).
         dedup_capacity_bytes: usize::MAX,
         dedup_purge_timer: false,
-        emit_snapshots: snapshots,
+        // The mesh metrics read the algorithm's base RTO from the snapshots.
+        emit_snapshots: snapshots || spec.config.mesh_metrics(),
         ..Config::default()
     };
     let endpoint = Endpoint::new(config, factory, Router::new())
@@ -580,7 +587,15 @@ fn client(
         )
         .new_client_per_batch(renewal.is_some())
         .periodic(flow.interval),
-        metrics: FlowMetrics::with_expiries(spec.config.timers),
+        metrics: FlowMetrics::with_expiries(spec.config.timers).with_mesh(
+            spec.config.mesh_metrics().then(|| {
+                MeshFlowMetrics::new(
+                    flow.request_payload_bytes,
+                    spec.config.intervals,
+                    spec.config.exchanges,
+                )
+            }),
+        ),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),
         renewal,

@@ -127,6 +127,31 @@ pub struct NetworkRecord {
     pub up: LinkRecord,
     /// Virtual time when the run ended, seconds (utilisation = busy_s / sim_time_s).
     pub sim_time_s: f64,
+    /// Mesh runs only: what the radio channel carried during the run (absent otherwise, so
+    /// the star's manifests and status files are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshChannelRecord>,
+}
+
+/// The radio channel of a mesh run, from the run's start (after any RPL warm-up) to its end
+/// (spec §8f "total packets"; docs/scenarios.md, "Mesh metrics").
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MeshChannelRecord {
+    /// Every frame put on air: data frames (retransmissions included), ACKs and RPL control
+    /// frames.
+    pub frames_on_air: u64,
+    /// Unicast data frame transmissions of both directions, MAC retransmissions included.
+    pub data_frames: u64,
+    /// Of those, the ones acknowledged: `data_frames` − MAC retries − no-ACK drops.
+    pub data_frames_acked: u64,
+    /// ACK frames sent.
+    pub ack_frames: u64,
+    /// RPL control frames (DIO, DAO) sent; 0 with static routes.
+    pub control_frames: u64,
+    /// Frames dropped after `macMaxCSMABackoffs` busy CCAs (data, both directions).
+    pub channel_access_failures: u64,
+    /// Receptions lost to an overlapping signal or to the receiver transmitting.
+    pub collisions: u64,
 }
 
 /// The code version string recorded in manifests.

@@ -11,8 +11,10 @@ pub mod runs;
 pub mod store;
 pub mod summary;
 
-pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
-pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry};
+pub use manifest::{LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, Status};
+pub use record::{
+    ExchangeSample, FlowRecord, MeshFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry,
+};
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;
 

@@ -26,6 +26,11 @@ pub struct RunConfig {
     pub max_sim_time: Duration,
     /// `[output] timers`: keep every expired CoAP retransmission timer for `timers.csv`.
     pub timers: bool,
+    /// `[output] intervals` (default: on for a mesh): write `intervals.csv`, each flow's
+    /// delivered payload per 50-ms interval.
+    pub intervals: bool,
+    /// `[output] exchanges` (default off): write `exchanges.csv`, one row per ended exchange.
+    pub exchanges: bool,
     /// `[topology]`: the star (default; `network` describes it) or a mesh.
     pub topology: Topology,
 }
@@ -41,6 +46,17 @@ pub enum Topology {
 }
 
 impl RunConfig {
+    /// Whether the run keeps the multi-hop experiments' metrics ([`crate::mesh_metrics`]):
+    /// mesh runs, and any run that writes `intervals.csv` or `exchanges.csv`.
+    pub fn mesh_metrics(&self) -> bool {
+        self.is_mesh() || self.intervals || self.exchanges
+    }
+
+    /// Whether the run is on a mesh (`flows.csv` then has the mesh columns).
+    pub fn is_mesh(&self) -> bool {
+        matches!(self.topology, Topology::Mesh(_))
+    }
+
     /// The total number of flows (clients) in the run.
     pub fn total_flows(&self) -> u32 {
         self.flows.iter().map(|f| f.count).sum()

@@ -34,6 +34,10 @@ const FLOW_KEYS: &[&str] = &[
 /// The workloads.
 const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer"];
 
+/// `count = "all"` as read, before [`super::reader`] resolves it on a mesh to the client nodes
+/// the other `[[flows]]` tables leave (no flow has 0 clients otherwise).
+pub(super) const COUNT_ALL: u32 = 0;
+
 /// Reads every `[[flows]]` table.
 pub(super) fn read(
     r: &mut Reader<'_>,
@@ -75,7 +79,12 @@ fn read_one(
 ) -> Result<FlowConfig, ScenarioError> {
     r.check_keys(t, p, FLOW_KEYS)?;
     let count = r
-        .scalar(t, p, "count", |v| uint(v, 1, 1_000_000))?
+        .scalar(t, p, "count", |v| {
+            if v.as_str() == Some("all") {
+                return Ok(u64::from(COUNT_ALL));
+            }
+            uint(v, 1, 1_000_000).map_err(|e| format!("{e}, or \"all\" (mesh: every client node)"))
+        })?
         .unwrap_or(1) as u32;
     let mut names = registry::names();
     names.extend(TCP_CCS);

@@ -64,6 +64,15 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
         .ok_or_else(|| r.bad(item.span(), "topology", item.type_name(), "a table"))?;
     r.check_keys(t, "topology", TOPOLOGY_KEYS)?;
     let p = "topology";
+    if let Some(Item::Value(Value::Array(list))) = t.get("kind") {
+        // flows.csv and runs.csv have the mesh columns for the whole plan or not at all.
+        return Err(r.bad(
+            list.span(),
+            "topology.kind",
+            &list.to_string(),
+            "one of star, mesh (not a sweep: the results' columns depend on it)",
+        ));
+    }
     let kind = r
         .scalar(t, p, "kind", |v| choice(v, &["star", "mesh"]))?
         .unwrap_or_else(|| "star".to_string());
@@ -83,9 +92,14 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     let shape = r
         .scalar(t, p, "shape", |v| choice(v, SHAPES))?
         .unwrap_or_else(|| "grid".to_string());
-    // Keys that only one shape reads are refused with another, rather than silently ignored.
+    // Keys that only one shape reads are refused with another, rather than silently ignored;
+    // with a `shape` sweep, a key some swept shape reads is ignored by the others.
+    let swept: Vec<&str> = match t.get("shape") {
+        Some(Item::Value(Value::Array(list))) => list.iter().filter_map(|v| v.as_str()).collect(),
+        _ => vec![shape.as_str()],
+    };
     for (key, shapes) in SHAPE_KEYS {
-        if !shapes.contains(&shape.as_str()) {
+        if !swept.iter().any(|s| shapes.contains(s)) {
             if let Some(item) = t.get(key) {
                 return Err(r.bad(
                     item.span(),
