@@ -167,7 +167,7 @@ enum Ev {
     AckStart { node: u16, to: u16, seq: u8 },
     AckTimeout { node: u16, gen: u32 },
     Arrive { slot: u32 },
-    Trickle { node: u16, gen: u32 },
+    Rpl { node: u16, gen: u32 },
 }
 
 /// Sequence-number filter value meaning "nothing received yet".
@@ -312,6 +312,8 @@ impl Mesh {
             (None, Some(t)) => t - Instant::ZERO,
             (None, None) => return Err(MeshError::NotFormed),
         };
+        self.control_stats.warm_up_time = self.epoch;
+        self.control_stats.warm_up = self.control_stats.total;
         Ok(())
     }
 
@@ -486,7 +488,7 @@ impl Mesh {
                     }
                 }
                 Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
-                Ev::Trickle { node, gen } => self.rpl_timer(node, gen, at),
+                Ev::Rpl { node, gen } => self.rpl_timer(node, gen, at),
             }
         }
         None
@@ -546,7 +548,7 @@ impl Mesh {
                         self.head_stats(node).no_ack_failures += 1;
                         if let Some(&h) = self.macs[node as usize].queue.front() {
                             let tx = self.macs[node as usize].csma.retries() + 1;
-                            self.rpl_link_sample(node, h.to, false, tx);
+                            self.rpl_link_sample(node, h.to, false, tx, at);
                         }
                     }
                 }
@@ -567,8 +569,8 @@ impl Mesh {
         self.tx_kind[node as usize] = TxKind::Data;
         self.macs[node as usize].phase = Phase::Transmitting;
         let airtime = phy::airtime(u32::from(frame.psdu_bytes));
-        if frame.control.is_some() {
-            self.control_stats.frame_bytes += u64::from(frame.psdu_bytes);
+        if let Some(c) = frame.control {
+            self.count_control(c, frame.psdu_bytes);
         }
         let s = self.head_stats(node);
         s.frames_sent += 1;
@@ -660,7 +662,7 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
-            self.rpl_link_sample(node, frame.to, true, tx);
+            self.rpl_link_sample(node, frame.to, true, tx, at);
             if frame.control.is_none()
                 && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
             {
@@ -786,7 +788,7 @@ impl Mesh {
 }
 
 mod control;
-pub use control::ControlStats;
+pub use control::{ControlCounts, ControlStats};
 
 #[cfg(test)]
 mod tests;
