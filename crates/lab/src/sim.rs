@@ -509,6 +509,7 @@ fn network_record(star: &Star, now: Instant) -> NetworkRecord {
         down: link_record(star.stats(Direction::Down)),
         up: link_record(star.stats(Direction::Up)),
         sim_time_s: now.as_secs_f64(),
+        rpl: None,
     }
 }
 

@@ -11,7 +11,9 @@ pub mod runs;
 pub mod store;
 pub mod summary;
 
-pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
+pub use manifest::{
+    ControlRecord, LinkRecord, Manifest, ManifestRun, NetworkRecord, RplRecord, Status,
+};
 pub use record::{FlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry};
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;

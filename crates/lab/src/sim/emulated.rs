@@ -318,6 +318,7 @@ impl Network for EmulatedNet {
             down: link_record(stats.down.link),
             up: link_record(stats.up.link),
             sim_time_s: now.as_secs_f64(),
+            rpl: None,
         };
         self.log = Some(stats);
         Ok(record)

@@ -4,11 +4,11 @@
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
-use coaplab_netsim::mesh::{Mesh, MeshConfig, MeshStats};
+use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
 use coaplab_netsim::{Delivery, Direction};
 
 use super::{Network, Sim};
-use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
+use crate::results::{ControlRecord, LinkRecord, NetworkRecord, RplRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
 
 impl Network for Mesh {
@@ -42,7 +42,28 @@ impl Network for Mesh {
             down: link_record(self.stats(Direction::Down)),
             up: link_record(self.stats(Direction::Up)),
             sim_time_s: now.as_secs_f64(),
+            rpl: matches!(self.params().routing, Routing::Rpl { .. }).then(|| {
+                let c = self.control_stats();
+                RplRecord {
+                    formed_after_s: c.formed_after.map(|d| d.as_secs_f64()),
+                    warm_up_s: c.warm_up_time.as_secs_f64(),
+                    warm_up: control_record(c.warm_up),
+                    measured: control_record(c.measured()),
+                    parent_switches: c.parent_switches,
+                }
+            }),
         })
+    }
+}
+
+fn control_record(c: ControlCounts) -> ControlRecord {
+    ControlRecord {
+        dio_frames: c.dio_frames,
+        dio_bytes: c.dio_bytes,
+        dis_frames: c.dis_frames,
+        dis_bytes: c.dis_bytes,
+        dao_frames: c.dao_frames,
+        dao_bytes: c.dao_bytes,
     }
 }
 

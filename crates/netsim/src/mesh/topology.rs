@@ -326,6 +326,11 @@ impl Mesh {
         c
     }
 
+    /// The model parameters.
+    pub fn params(&self) -> &MeshParams {
+        &self.params
+    }
+
     /// The layout.
     pub fn layout(&self) -> &Layout {
         &self.layout

@@ -613,6 +613,7 @@ impl Run {
                 down: super::super::link_record(stats.down.link),
                 up: super::super::link_record(stats.up.link),
                 sim_time_s: now.as_secs_f64(),
+                rpl: None,
             }),
         })
     }

@@ -656,6 +656,29 @@ mod tests {
     }
 
     #[test]
+    fn a_node_whose_first_dao_is_lost_rejoins_at_the_next_dio() {
+        // The cause of the earlier NotFormed: a lost DAO (hidden neighbours of the root
+        // collide) made the link unusable for good. As in Contiki 3.0 the node detaches, but
+        // the parent's next DIO takes it back, at a higher rank that successful frames lower.
+        let (mut n, mut rng) = node(Objective::Mrhof);
+        n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        assert_eq!(n.rank(), 768);
+        // The first sample replaces ETX 2: 10 × 256. Rank 2816 is DAGRank 11 > (768 + 1792)
+        // / 256 = 10: unacceptable, local repair.
+        n.on_link(Instant::from_millis(2500), 1, TxStatus::NoAck);
+        let a = n.on_timer(Instant::from_secs(3), &mut rng);
+        assert_eq!((n.parent(), n.rank()), (None, INFINITE_RANK));
+        assert_eq!(a.no_path_to, vec![1]);
+        let a = n.on_dio(Instant::from_secs(5), 1, 256, 241, &mut rng);
+        assert!(a.parent_changed);
+        assert_eq!((n.parent(), n.rank()), (Some(1), 2816));
+        n.on_link(Instant::from_secs(6), 1, TxStatus::Ok(1));
+        n.on_timer(Instant::from_secs(7), &mut rng);
+        // (2560·90 + 256·10) / 100 = 2329.
+        assert_eq!((n.parent(), n.rank()), (Some(1), 256 + 2329));
+    }
+
+    #[test]
     fn daos_install_routes_and_loops_are_refused() {
         let (mut n, mut rng) = node(Objective::Of0);
         n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
