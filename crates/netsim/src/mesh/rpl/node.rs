@@ -46,9 +46,10 @@ use coaplab_cc::time::{Duration, Instant};
 
 use super::etx::{LinkMetric, TxStatus};
 use super::of::{dag_rank, Objective, ParentView, INFINITE_RANK, MAX_RANK_INCREASE};
-use super::trickle::{Trickle, TrickleParams};
+use super::trickle::Trickle;
+use super::RplParams;
 
-/// `RPL_DAO_LATENCY` (`rpl-private.h`, 4 s).
+/// `RPL_DAO_LATENCY` (`rpl-private.h`, 4 s): the default of [`RplParams::dao_latency`].
 pub const DAO_LATENCY: Duration = Duration::from_secs(4);
 /// `RPL_DIS_INTERVAL` (`rpl-private.h`, 60 s).
 pub const DIS_INTERVAL_S: i64 = 60;
@@ -121,7 +122,7 @@ pub struct RplNode {
     /// Downward routes (storing mode): target → next hop, ordered for determinism.
     down: std::collections::BTreeMap<u16, u16>,
     trickle: Option<Trickle>,
-    params: TrickleParams,
+    params: RplParams,
     dtsn_out: u8,
     dao_due: Option<Instant>,
     recalc_due: Option<Instant>,
@@ -131,12 +132,7 @@ pub struct RplNode {
 
 impl RplNode {
     /// A node that has not joined yet; its DIS schedule is drawn from `rng`.
-    pub fn new(
-        id: u16,
-        objective: Objective,
-        params: TrickleParams,
-        rng: &mut impl Random,
-    ) -> RplNode {
+    pub fn new(id: u16, objective: Objective, params: RplParams, rng: &mut impl Random) -> RplNode {
         // `rpl_reset_periodic_timer`: next_dis = 60/2 + 60·rand/RANDOM_RAND_MAX − 5, then +1 per
         // second; a DIS goes out at the first tick where it reaches 60.
         let next_dis =
@@ -166,7 +162,7 @@ impl RplNode {
     pub fn root(
         id: u16,
         objective: Objective,
-        params: TrickleParams,
+        params: RplParams,
         now: Instant,
         rng: &mut impl Random,
     ) -> RplNode {
@@ -176,7 +172,7 @@ impl RplNode {
         n.dis_due = None;
         n.rank = objective.root_rank();
         n.min_rank = n.rank;
-        n.trickle = Some(Trickle::start(params, now, rng));
+        n.trickle = Some(Trickle::start(params.trickle, now, rng));
         n
     }
 
@@ -411,7 +407,7 @@ impl RplNode {
     /// `schedule_dao(instance, RPL_DAO_LATENCY)`: not moved while one is pending.
     fn schedule_dao(&mut self, now: Instant, rng: &mut impl Random) {
         if self.dao_due.is_none() {
-            let latency_ms = DAO_LATENCY.as_millis() as u64;
+            let latency_ms = (self.params.dao_latency.as_millis() as u64).max(1);
             let ms = latency_ms / 2 + rng.below(latency_ms);
             self.dao_due = Some(now + Duration::from_millis(ms as i64));
         }
@@ -453,7 +449,7 @@ impl RplNode {
         self.parent = Some(from);
         self.rank = self.rank_through(from);
         self.min_rank = self.rank;
-        self.trickle = Some(Trickle::start(self.params, now, rng));
+        self.trickle = Some(Trickle::start(self.params.trickle, now, rng));
         self.schedule_dao(now, rng);
         a.parent_changed = true;
     }
@@ -559,7 +555,7 @@ mod tests {
     fn node(objective: Objective) -> (RplNode, impl Random) {
         let mut rng = ScriptedRandom::constant(0.0);
         (
-            RplNode::new(5, objective, TrickleParams::CONTIKI, &mut rng),
+            RplNode::new(5, objective, RplParams::CONTIKI, &mut rng),
             rng,
         )
     }

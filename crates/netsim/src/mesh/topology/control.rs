@@ -15,7 +15,7 @@ use crate::mesh::routing::{Routes, NO_NODE};
 use crate::mesh::rpl::etx::TxStatus;
 use crate::mesh::rpl::messages;
 use crate::mesh::rpl::node::{Actions, RplNode};
-use crate::mesh::rpl::{Objective, TrickleParams};
+use crate::mesh::rpl::Objective;
 
 /// Datagram ids of control frames carry this bit, so a dropped DAO never matches a datagram.
 const CONTROL_ID: u64 = 1 << 63;
@@ -125,7 +125,7 @@ impl Mesh {
         let mut rngs: Vec<SeededRandom> = (0..n)
             .map(|i| crate::rng::stream(run_seed, &format!("mesh/rpl/node{i}")))
             .collect();
-        let params = TrickleParams::CONTIKI;
+        let params = self.params.rpl;
         let nodes = (0..n as u16)
             .map(|i| {
                 let rng = &mut rngs[i as usize];
