@@ -9,7 +9,10 @@ use super::phy;
 
 /// Every mesh parameter. Defaults: the radio medium of spec/experiments.md §8f (Cooja UDGM,
 /// 10 m / 20 m), IEEE 802.15.4-2006 `macPIB` defaults for CSMA/CA (Table 86), Contiki 3.0's
-/// queue, framer and 6LoWPAN constants.
+/// queue, framer and 6LoWPAN constants, and Contiki 3.0's RPL timers (`rpl_*`: Trickle's
+/// `RPL_DIO_INTERVAL_MIN` 12, `RPL_DIO_INTERVAL_DOUBLINGS` 8, `RPL_DIO_REDUNDANCY` 10 from
+/// `core/net/rpl/rpl-conf.h`; `RPL_DAO_LATENCY` 4 s from `rpl-private.h`). RPL's fixed
+/// constants (MRHOF/OF0 thresholds, ETX filter, ranks) are [`super::rpl::RPL_CONSTANTS`].
 pub const MESH_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "tx_range_m",
