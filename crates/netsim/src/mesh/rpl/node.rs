@@ -28,17 +28,18 @@
 //!   DTSN, `dio_output`) schedules one too, so routes are refreshed each time a parent
 //!   advertises. `dao_input` installs "target via sender" and forwards the DAO to the
 //!   preferred parent at once; a DAO from a parent of lower DAGRank, or from the preferred
-//!   parent, is a loop: that parent's rank becomes ∞. A No-Path DAO removes the route if it
-//!   went via its sender and is forwarded likewise.
+//!   parent, is a loop: that parent's rank becomes ∞. A No-Path DAO for a route via its sender
+//!   is forwarded likewise; the route stays usable for `DAO_EXPIRATION_TIMEOUT` (60) ticks of
+//!   the periodic timer, then `rpl_purge_routes` removes it (one per tick) and sends a No-Path
+//!   DAO for it to the preferred parent.
 //! * **DIS** (`handle_periodic_timer`, `RPL_DIS_INTERVAL` 60 s, `RPL_DIS_START_DELAY` 5 s): a
 //!   node without a DODAG multicasts a DIS when its seconds counter, started at
 //!   `30 + 60·rand − 5`, reaches 60, then every 60 s; a DIS heard resets the DIO timer.
 //!
 //! Not modelled: DODAG versions and global repair (the root never increments its version),
 //! several DODAGs or instances, route lifetimes (Contiki 3.0's default lifetime is infinite,
-//! `RPL_DEFAULT_LIFETIME` 0xff with unit 0xffff), the 60-s grace before a No-Path route is
-//! purged (removed at once here), probing (`RPL_WITH_PROBING`: unicast DIOs to stale parents
-//! every 2 min), IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0), the
+//! `RPL_DEFAULT_LIFETIME` 0xff with unit 0xffff), probing (`RPL_WITH_PROBING`: unicast DIOs
+//! to stale parents every 2 min), IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0), the
 //! hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
 
 use coaplab_cc::rng::Random;
@@ -82,6 +83,24 @@ pub fn lollipop_greater_than(a: u8, b: u8) -> bool {
         || (a < b && (b - a) > (LOLLIPOP_CIRCULAR_REGION + 1 - LOLLIPOP_SEQUENCE_WINDOWS))
 }
 
+/// How long a route withdrawn by a No-Path DAO stays (`rpl-private.h`
+/// `DAO_EXPIRATION_TIMEOUT` 60, in ticks of the periodic timer).
+pub const NO_PATH_GRACE: Duration = Duration::from_secs(60);
+
+/// The periodic timer's next tick after `now` (whole seconds of RPL time).
+fn next_tick(now: Instant) -> Instant {
+    let tick = PERIODIC_TIMER.as_nanos();
+    Instant::from_nanos(((now - Instant::ZERO).as_nanos().div_euclid(tick) + 1) * tick)
+}
+
+/// A downward route (storing mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Route {
+    via: u16,
+    /// When a No-Path DAO's grace ends (`None`: a live route).
+    withdrawn_at: Option<Instant>,
+}
+
 /// What the caller must do after an input or a timer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Actions {
@@ -93,6 +112,8 @@ pub struct Actions {
     pub dao_to: Option<u16>,
     /// Send a No-Path DAO for this node to each of these former parents.
     pub no_path_to: Vec<u16>,
+    /// Send a No-Path DAO for this target (a purged route) to this parent.
+    pub purged: Option<(u16, u16)>,
     /// The preferred parent changed (joined, switched or lost).
     pub parent_changed: bool,
 }
@@ -120,7 +141,9 @@ pub struct RplNode {
     parent: Option<u16>,
     candidates: Vec<Candidate>,
     /// Downward routes (storing mode): target → next hop, ordered for determinism.
-    down: std::collections::BTreeMap<u16, u16>,
+    down: std::collections::BTreeMap<u16, Route>,
+    /// The next periodic tick that purges routes withdrawn by a No-Path DAO.
+    purge_due: Option<Instant>,
     trickle: Option<Trickle>,
     params: RplParams,
     dtsn_out: u8,
@@ -148,6 +171,7 @@ impl RplNode {
             parent: None,
             candidates: Vec::new(),
             down: std::collections::BTreeMap::new(),
+            purge_due: None,
             trickle: None,
             params,
             dtsn_out: LOLLIPOP_INIT,
@@ -214,12 +238,12 @@ impl RplNode {
 
     /// The downward routes: (target, next hop).
     pub fn downward_routes(&self) -> impl Iterator<Item = (u16, u16)> + '_ {
-        self.down.iter().map(|(&t, &v)| (t, v))
+        self.down.iter().map(|(&t, r)| (t, r.via))
     }
 
     /// The next hop towards `target` below this node, if a DAO installed one.
     pub fn downward(&self, target: u16) -> Option<u16> {
-        self.down.get(&target).copied()
+        self.down.get(&target).map(|r| r.via)
     }
 
     /// The DIO timer's (transmissions, suppressions).
@@ -233,6 +257,7 @@ impl RplNode {
             self.trickle.as_ref().map(Trickle::poll_at),
             self.dao_due,
             self.recalc_due,
+            self.purge_due,
             self.dis_due,
         ]
         .into_iter()
@@ -254,6 +279,25 @@ impl RplNode {
                 }
                 k += 1;
             }
+        }
+        if self.purge_due.is_some_and(|t| t <= now) {
+            // `rpl_purge_routes`: remove one expired route per tick, with a No-Path DAO for it
+            // to the preferred parent (none at the root).
+            let expired = self
+                .down
+                .iter()
+                .find(|(_, r)| r.withdrawn_at.is_some_and(|t| t <= now))
+                .map(|(&t, _)| t);
+            if let Some(target) = expired {
+                self.down.remove(&target);
+                a.purged = self.parent.map(|p| (target, p));
+            }
+            self.purge_due = self
+                .down
+                .values()
+                .filter_map(|r| r.withdrawn_at)
+                .min()
+                .map(|t| t.max(next_tick(now)));
         }
         if self.dao_due.is_some_and(|t| t <= now) {
             self.dao_due = None;
@@ -347,12 +391,23 @@ impl RplNode {
             }
         }
         if no_path {
-            if self.down.get(&target) != Some(&via) {
-                return None;
+            // Kept (and used) until DAO_EXPIRATION_TIMEOUT ticks have passed; forwarded once.
+            match self.down.get_mut(&target) {
+                Some(r) if r.via == via && r.withdrawn_at.is_none() => {
+                    let at = next_tick(now) + NO_PATH_GRACE - PERIODIC_TIMER;
+                    r.withdrawn_at = Some(at);
+                    self.purge_due = Some(self.purge_due.map_or(at, |t| t.min(at)));
+                }
+                _ => return None,
             }
-            self.down.remove(&target);
         } else {
-            self.down.insert(target, via);
+            self.down.insert(
+                target,
+                Route {
+                    via,
+                    withdrawn_at: None,
+                },
+            );
         }
         self.parent
     }
@@ -386,9 +441,7 @@ impl RplNode {
     fn flag(&mut self, k: usize, now: Instant) {
         self.candidates[k].updated = true;
         if self.recalc_due.is_none() {
-            let tick = PERIODIC_TIMER.as_nanos();
-            let next = (now - Instant::ZERO).as_nanos().div_euclid(tick) + 1;
-            self.recalc_due = Some(Instant::from_nanos(next * tick));
+            self.recalc_due = Some(next_tick(now));
         }
     }
 
@@ -682,13 +735,23 @@ mod tests {
         // From a child: installed and forwarded to the parent.
         assert_eq!(n.on_dao(Instant::ZERO, 9, 7, false), Some(1));
         assert_eq!(n.downward(9), Some(7));
-        // A No-Path via another node leaves it; via 7 removes it.
+        // A No-Path via another node leaves it; via 7 withdraws it: forwarded once, the route
+        // kept for 60 ticks (the 60th tick after 0.5 s is 60 s), then purged with a No-Path
+        // of its own to the parent.
         assert_eq!(n.on_dao(Instant::ZERO, 9, 8, true), None);
-        assert_eq!(n.on_dao(Instant::ZERO, 9, 7, true), Some(1));
+        assert_eq!(n.on_dao(Instant::from_millis(500), 9, 7, true), Some(1));
+        assert_eq!(n.on_dao(Instant::from_millis(600), 9, 7, true), None);
+        assert_eq!(n.downward(9), Some(7));
+        n.on_timer(Instant::from_secs(59), &mut rng);
+        assert_eq!(n.downward(9), Some(7));
+        let a = n.on_timer(Instant::from_secs(60), &mut rng);
         assert_eq!(n.downward(9), None);
+        assert_eq!(a.purged, Some((9, 1)));
+        // A fresh DAO re-installs a route.
+        assert_eq!(n.on_dao(Instant::from_secs(61), 9, 7, false), Some(1));
         // From the preferred parent: a loop, the parent's rank becomes infinite.
-        assert_eq!(n.on_dao(Instant::ZERO, 9, 1, false), None);
-        let a = n.on_timer(Instant::from_secs(1), &mut rng);
+        assert_eq!(n.on_dao(Instant::from_secs(61), 9, 1, false), None);
+        let a = n.on_timer(Instant::from_secs(62), &mut rng);
         assert_eq!(n.parent(), None);
         assert_eq!(a.no_path_to, vec![1]);
     }

@@ -233,6 +233,13 @@ impl Mesh {
             };
             self.send_control(node, old, dao, at);
         }
+        if let Some((target, p)) = a.purged {
+            let dao = Control::Dao {
+                target,
+                no_path: true,
+            };
+            self.send_control(node, p, dao, at);
+        }
         if let Some(p) = a.dao_to {
             let dao = Control::Dao {
                 target: node,
