@@ -104,15 +104,22 @@ fn the_rathod_mesh_scenarios_run_with_one_replication() {
         let result = coaplab_lab::sim::run_one(spec).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(result.flows.len(), 7);
         assert!(result.sim_time_s > 149.0, "{}", result.sim_time_s);
-        // At most one request per 100 ms and flow, and most of them answered.
+        // At most one request per 100 ms and flow, and a good share of them answered. Under
+        // RPL the whole load may cross one relay beside the server (the parent the server
+        // happened to join through), whose own client then stalls in CoAP's backoff: seed
+        // 2022's default-fb2 cell answers 1,516 in these 150 s.
         let exchanges: u64 = result.flows.iter().map(|f| u64::from(f.exchanges)).sum();
         assert!(
-            (2_000..=7 * 1_500).contains(&exchanges),
+            (1_000..=7 * 1_500).contains(&exchanges),
             "{}: {exchanges}",
             spec.run
         );
         let net = result.network.unwrap();
         assert!(net.up.sent_packets > 0 && net.down.sent_packets > 0);
+        // RPL formed before the clients started, and its control traffic is counted.
+        let rpl = net.rpl.expect("routing = \"rpl\"");
+        assert_eq!(rpl.formed_after_s, Some(rpl.warm_up_s));
+        assert!(rpl.warm_up.dio_frames > 0 && rpl.measured.dao_frames > 0);
     }
     // One seed, one result: the mesh's draws come from the run's named streams.
     let once = coaplab_lab::sim::run_one(&runs[0]).unwrap();
