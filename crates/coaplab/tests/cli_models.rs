@@ -23,6 +23,12 @@ fn models_mesh_lists_every_parameter_with_default_range_and_source() {
         assert!(out.contains(spec.source), "{}", spec.key);
     }
     assert!(out.contains("mac_max_frame_retries = 3    (integer in [0, 7])"));
+    assert!(out.contains("rpl_dio_interval_min = 12"));
+    assert!(out.contains("routing = \"rpl\"") && out.contains("objective = \"mrhof\""));
+    assert!(out.contains("warm_up_s"));
+    for (name, _, source) in coaplab_netsim::mesh::rpl::RPL_CONSTANTS {
+        assert!(out.contains(name) && out.contains(source), "{name}");
+    }
     let list = coaplab(&["models"]);
     assert!(String::from_utf8_lossy(&list.stdout).contains("mesh"));
     let bad = coaplab(&["models", "wifi"]);

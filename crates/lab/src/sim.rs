@@ -515,6 +515,7 @@ fn network_record(star: &Star, now: Instant) -> NetworkRecord {
         up: link_record(star.stats(Direction::Up)),
         sim_time_s: now.as_secs_f64(),
         mesh: None,
+        rpl: None,
     }
 }
 

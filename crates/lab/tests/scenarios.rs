@@ -142,6 +142,10 @@ fn every_rathod_mesh_scenario_runs_with_one_replication() {
                 );
             }
             let net = result.network.unwrap();
+            // RPL (the mesh default) formed before the clients started, its control counted.
+            let rpl = net.rpl.expect("routing defaults to rpl");
+            assert_eq!(rpl.formed_after_s, Some(rpl.warm_up_s), "{name}");
+            assert!(rpl.warm_up.dio_frames > 0, "{name}");
             let channel = net.mesh.expect("mesh runs count the channel");
             assert!(net.up.offered_packets > 0, "{name}");
             assert!(channel.frames_on_air >= channel.data_frames + channel.ack_frames);

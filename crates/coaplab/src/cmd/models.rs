@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use coaplab_netsim::mesh::rpl::RPL_CONSTANTS;
 use coaplab_netsim::mesh::MESH_PARAMS;
 
 use super::algorithms::param;
@@ -10,8 +11,24 @@ use super::algorithms::param;
 /// The models with a parameter table.
 const MODELS: [(&str, &str); 1] = [(
     "mesh",
-    "multi-hop IEEE 802.15.4 mesh: Cooja UDGM radio, unslotted CSMA/CA, 6LoWPAN ([topology] kind = \"mesh\", parameters in [topology.params]; docs/mesh-model.md)",
+    "multi-hop IEEE 802.15.4 mesh: Cooja UDGM radio, unslotted CSMA/CA, 6LoWPAN, RPL ([topology] kind = \"mesh\", parameters in [topology.params]; docs/mesh-model.md)",
 )];
+
+/// The mesh's routing keys, read from `[topology]` itself.
+const ROUTING_KEYS: &str = "
+Routing ([topology]):
+  routing = \"rpl\"    (\"rpl\" or \"static\")
+      rpl: RPL storing mode over the channel (DIO/DIS/DAO compete with data); static: the
+      converged minimum-hop DODAG, no control traffic
+      source: Contiki 3.0 core/net/rpl (docs/mesh-model.md, \"RPL\")
+  objective = \"mrhof\"    (\"mrhof\" or \"of0\"; routing = \"rpl\" only)
+      objective function: MRHOF over ETX, or OF0 (hop count)
+      source: Contiki 3.0 rpl-conf.h RPL_OF rpl_mrhof; rpl-mrhof.c, rpl-of0.c
+  warm_up_s = (formation)    (seconds in [0, 3600]; routing = \"rpl\" only)
+      clients start this long after RPL starts; unset: at the instant the DODAG has formed
+      (every node has a parent chain to the root and the root a route down to it)
+      source: thesis (\"once RPL has formed\"); coaplab's choice of criterion
+";
 
 /// Arguments of `coaplab models`.
 #[derive(clap::Args, Debug)]
@@ -38,6 +55,11 @@ pub(crate) fn run(args: Args) -> ExitCode {
             let mut out = format!("mesh: {}\n\nParameters ([topology.params]):\n", MODELS[0].1);
             for spec in MESH_PARAMS {
                 param(&mut out, spec);
+            }
+            out.push_str(ROUTING_KEYS);
+            out.push_str("\nRPL constants (fixed, Contiki 3.0):\n");
+            for (name, value, source) in RPL_CONSTANTS {
+                out.push_str(&format!("  {name} = {value}\n      source: {source}\n"));
             }
             print!("{out}");
             ExitCode::SUCCESS

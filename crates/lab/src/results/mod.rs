@@ -11,7 +11,10 @@ pub mod runs;
 pub mod store;
 pub mod summary;
 
-pub use manifest::{LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, Status};
+pub use manifest::{
+    ControlRecord, LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, RplRecord,
+    Status,
+};
 pub use record::{
     ExchangeSample, FlowRecord, MeshFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry,
 };

@@ -565,6 +565,60 @@ fn mesh_errors_name_the_key_and_line() {
 }
 
 #[test]
+fn mesh_routing_defaults_to_rpl_with_mrhof_and_names_bad_keys() {
+    use coaplab_netsim::mesh::rpl::Objective;
+    use coaplab_netsim::mesh::Routing;
+    let routing = |text: &str| match parse(text).unwrap().config(0).unwrap().topology {
+        Topology::Mesh(m) => m.params.routing,
+        Topology::Star => panic!("a mesh"),
+    };
+    assert_eq!(
+        routing(MESH),
+        Routing::Rpl {
+            objective: Objective::Mrhof,
+            warmup: None
+        }
+    );
+    let rpl = MESH.replace("cols = 3", "cols = 3\nobjective = \"of0\"\nwarm_up_s = 120");
+    assert_eq!(
+        routing(&rpl),
+        Routing::Rpl {
+            objective: Objective::Of0,
+            warmup: Some(Duration::from_secs(120))
+        }
+    );
+    let fixed = MESH.replace("cols = 3", "cols = 3\nrouting = \"static\"");
+    assert_eq!(routing(&fixed), Routing::Static);
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nrouting = \"aodv\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 7, .. } if key == "topology.routing"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("rpl, static"), "{e}");
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nobjective = \"etx\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, .. } if key == "topology.objective"),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nwarm_up_s = -1")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, .. } if key == "topology.warm_up_s"),
+        "{e}"
+    );
+    let e = parse(&fixed.replace("cols = 3", "cols = 3\nobjective = \"of0\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 7, .. } if key == "topology.objective"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("only with routing"), "{e}");
+    let star = ISSUE_EXAMPLE.replace("[[flows]]", "[topology]\nrouting = \"rpl\"\n[[flows]]");
+    assert!(parse(&star)
+        .unwrap_err()
+        .to_string()
+        .contains("only with kind"));
+}
+
+#[test]
 fn interval_s_is_read_for_continuous_udp_flows_only() {
     let ok = MESH.replace("cc = \"default\"", "cc = \"default\"\ninterval_s = 0.1");
     let c = parse(&ok).unwrap().config(0).unwrap();

@@ -319,6 +319,7 @@ impl Network for EmulatedNet {
             up: link_record(stats.up.link),
             sim_time_s: now.as_secs_f64(),
             mesh: None,
+            rpl: None,
         };
         self.log = Some(stats);
         Ok(record)

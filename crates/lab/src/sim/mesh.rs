@@ -5,11 +5,13 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 use coaplab_netsim::mesh::medium::MediumStats;
-use coaplab_netsim::mesh::{Mesh, MeshConfig, MeshStats};
+use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
 use coaplab_netsim::{Delivery, Direction};
 
 use super::{Network, Sim};
-use crate::results::{LinkRecord, MeshChannelRecord, NetworkRecord, RunError, RunResult};
+use crate::results::{
+    ControlRecord, LinkRecord, MeshChannelRecord, NetworkRecord, RplRecord, RunError, RunResult,
+};
 use crate::scenario::RunSpec;
 
 /// The mesh with what its counters held when the run started (after any RPL warm-up), so
@@ -61,6 +63,16 @@ impl Network for MeshNet {
             up: link_record(up),
             sim_time_s: now.as_secs_f64(),
             mesh: Some(self.channel_record(up, down)),
+            rpl: matches!(self.params().routing, Routing::Rpl { .. }).then(|| {
+                let c = self.control_stats();
+                RplRecord {
+                    formed_after_s: c.formed_after.map(|d| d.as_secs_f64()),
+                    warm_up_s: c.warm_up_time.as_secs_f64(),
+                    warm_up: control_record(c.warm_up),
+                    measured: control_record(c.measured()),
+                    parent_switches: c.parent_switches,
+                }
+            }),
         })
     }
 }
@@ -83,6 +95,17 @@ impl MeshNet {
             channel_access_failures: up.channel_access_failures + down.channel_access_failures,
             collisions: medium.collisions - self.medium_start.collisions,
         }
+    }
+}
+
+fn control_record(c: ControlCounts) -> ControlRecord {
+    ControlRecord {
+        dio_frames: c.dio_frames,
+        dio_bytes: c.dio_bytes,
+        dis_frames: c.dis_frames,
+        dis_bytes: c.dis_bytes,
+        dao_frames: c.dao_frames,
+        dao_bytes: c.dao_bytes,
     }
 }
 

@@ -91,10 +91,14 @@ pub enum Control {
         /// Destination Advertisement Trigger Sequence Number.
         dtsn: u8,
     },
+    /// A DODAG Information Solicitation (RFC 6550 §6.2), multicast.
+    Dis,
     /// A storing-mode DAO for `target`.
     Dao {
         /// The node whose route this is.
         target: u16,
+        /// A No-Path DAO (lifetime 0): withdraw the route.
+        no_path: bool,
     },
 }
 

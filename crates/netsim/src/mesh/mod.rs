@@ -24,4 +24,6 @@ pub mod topology;
 
 pub use layout::{Layout, LayoutError, Node, Role};
 pub use params::{CsmaParams, MeshParams, Routing, MESH_PARAMS};
-pub use topology::{ControlStats, Mesh, MeshConfig, MeshError, MeshSendError, MeshStats};
+pub use topology::{
+    ControlCounts, ControlStats, Mesh, MeshConfig, MeshError, MeshSendError, MeshStats,
+};

@@ -167,7 +167,7 @@ enum Ev {
     AckStart { node: u16, to: u16, seq: u8 },
     AckTimeout { node: u16, gen: u32 },
     Arrive { slot: u32 },
-    Trickle { node: u16, gen: u32 },
+    Rpl { node: u16, gen: u32 },
 }
 
 /// Sequence-number filter value meaning "nothing received yet".
@@ -312,6 +312,8 @@ impl Mesh {
             (None, Some(t)) => t - Instant::ZERO,
             (None, None) => return Err(MeshError::NotFormed),
         };
+        self.control_stats.warm_up_time = self.epoch;
+        self.control_stats.warm_up = self.control_stats.total;
         Ok(())
     }
 
@@ -322,6 +324,11 @@ impl Mesh {
             c.parent_switches = r.nodes.iter().map(|x| x.parent_switches()).sum();
         }
         c
+    }
+
+    /// The model parameters.
+    pub fn params(&self) -> &MeshParams {
+        &self.params
     }
 
     /// The layout.
@@ -486,7 +493,7 @@ impl Mesh {
                     }
                 }
                 Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
-                Ev::Trickle { node, gen } => self.rpl_timer(node, gen, at),
+                Ev::Rpl { node, gen } => self.rpl_timer(node, gen, at),
             }
         }
         None
@@ -549,7 +556,7 @@ impl Mesh {
                         self.head_stats(node).no_ack_failures += 1;
                         if let Some(&h) = self.macs[node as usize].queue.front() {
                             let tx = self.macs[node as usize].csma.retries() + 1;
-                            self.rpl_link_sample(node, h.to, false, tx);
+                            self.rpl_link_sample(node, h.to, false, tx, at);
                         }
                     }
                 }
@@ -571,8 +578,8 @@ impl Mesh {
         self.tx_kind[node as usize] = TxKind::Data;
         self.macs[node as usize].phase = Phase::Transmitting;
         let airtime = phy::airtime(u32::from(frame.psdu_bytes));
-        if frame.control.is_some() {
-            self.control_stats.frame_bytes += u64::from(frame.psdu_bytes);
+        if let Some(c) = frame.control {
+            self.count_control(c, frame.psdu_bytes);
         }
         let s = self.head_stats(node);
         s.frames_sent += 1;
@@ -672,7 +679,7 @@ impl Mesh {
         if let Some(frame) = m.queue.pop_front() {
             // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
             m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
-            self.rpl_link_sample(node, frame.to, true, tx);
+            self.rpl_link_sample(node, frame.to, true, tx, at);
             if frame.control.is_none()
                 && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
             {
@@ -798,7 +805,7 @@ impl Mesh {
 }
 
 mod control;
-pub use control::ControlStats;
+pub use control::{ControlCounts, ControlStats};
 
 #[cfg(test)]
 mod tests;

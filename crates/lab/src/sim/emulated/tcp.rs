@@ -614,6 +614,7 @@ impl Run {
                 up: super::super::link_record(stats.up.link),
                 sim_time_s: now.as_secs_f64(),
                 mesh: None,
+                rpl: None,
             }),
         })
     }
