@@ -211,6 +211,10 @@ pub struct Mesh {
     control_stats: ControlStats,
     /// Internal time minus run time: the DODAG's formation (warm-up) precedes the run.
     epoch: Duration,
+    /// Moving nodes ([`Mesh::set_mobility`]); `None`: every node stays put.
+    mobility: Option<Box<crate::mesh::mobility::Tracker>>,
+    /// Static routes rebuilt after a move.
+    route_rebuilds: u64,
 }
 
 impl Mesh {
@@ -281,6 +285,8 @@ impl Mesh {
             rpl_routes: None,
             control_stats: ControlStats::default(),
             epoch: Duration::ZERO,
+            mobility: None,
+            route_rebuilds: 0,
         };
         if let Routing::Rpl { objective, warmup } = p.routing {
             mesh.rpl_start(objective, run_seed);
@@ -467,6 +473,7 @@ impl Mesh {
                     if self.medium.is_transmitting(node) {
                         self.acks_skipped += 1;
                     } else {
+                        self.move_radio(node, at);
                         self.medium.start_tx(node, &mut self.medium_rng);
                         self.tx_kind[node as usize] = TxKind::Ack { to, seq };
                         self.events
@@ -563,6 +570,7 @@ impl Mesh {
         let Some(&frame) = self.macs[node as usize].queue.front() else {
             return;
         };
+        self.move_radio(node, at);
         self.medium.start_tx(node, &mut self.medium_rng);
         self.tx_kind[node as usize] = TxKind::Data;
         self.macs[node as usize].phase = Phase::Transmitting;
@@ -715,6 +723,7 @@ impl Mesh {
 
     /// Frames the datagram in `slot` for its hop from `node` and queues them.
     fn enqueue(&mut self, slot: u32, node: u16, at: Instant) {
+        self.refresh_routes(at);
         let d = &self.slots[slot as usize];
         let next = if d.hops >= HOP_LIMIT {
             None
@@ -787,6 +796,7 @@ impl Mesh {
 
 mod control;
 pub use control::ControlStats;
+mod mobile;
 
 #[cfg(test)]
 mod tests;
