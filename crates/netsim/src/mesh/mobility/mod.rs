@@ -62,6 +62,19 @@ pub enum Model {
     File(Vec<Option<Trajectory>>),
 }
 
+impl Model {
+    /// The scenario name: `random-waypoint`, `gauss-markov`, `manhattan-grid`, `pursue`, `file`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Model::RandomWaypoint(_) => "random-waypoint",
+            Model::GaussMarkov(_) => "gauss-markov",
+            Model::ManhattanGrid(_) => "manhattan-grid",
+            Model::Pursue(_) => "pursue",
+            Model::File(_) => "file",
+        }
+    }
+}
+
 /// How the nodes of a mesh move.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MobilityConfig {
