@@ -88,10 +88,6 @@ pub struct MobilityConfig {
     pub route_check_interval: Duration,
 }
 
-/// The default check interval of the neighbour graph: 1 s of simulated time, a tenth of the
-/// time a node at BonnMotion's top default speed (1.5 m/s) needs to cross the 10-m range.
-pub const ROUTE_CHECK_INTERVAL: Duration = Duration::from_secs(1);
-
 /// Most waypoints one node's trajectory may hold (24 B each).
 pub const MAX_WAYPOINTS_PER_NODE: usize = 200_000;
 
