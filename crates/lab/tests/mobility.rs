@@ -41,8 +41,16 @@ fn the_ch6_mobile_scenario_runs_every_model_with_one_replication() {
     // Every flow of every run has its row: completed or counted as not completed.
     assert_eq!(flows.lines().count(), 1 + 8 * 34);
     let manifest = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
-    for model in ["random-waypoint", "gauss-markov", "pursue", "manhattan-grid"] {
-        assert!(manifest.contains(&format!("\"model\": \"{model}\"")), "{model}");
+    for model in [
+        "random-waypoint",
+        "gauss-markov",
+        "pursue",
+        "manhattan-grid",
+    ] {
+        assert!(
+            manifest.contains(&format!("\"model\": \"{model}\"")),
+            "{model}"
+        );
     }
     // One seed gives one result, and movement changes it (the same run with nobody moving).
     // (Few datagrams arrive: every grid link sits at exactly the 10-m range, so the corner
@@ -50,7 +58,7 @@ fn the_ch6_mobile_scenario_runs_every_model_with_one_replication() {
     let runs = s.expand(Some(1), None);
     for spec in runs.iter().step_by(2) {
         let r = run_one(spec).unwrap();
-        let net = r.network.clone().unwrap();
+        let net = r.network.unwrap();
         assert!(net.up.offered_packets > 0, "{}", spec.run);
         let again = run_one(spec).unwrap();
         assert_eq!((&r.flows, &r.network), (&again.flows, &again.network));
@@ -76,15 +84,30 @@ fn bad_mobility_keys_are_named() {
     let e = parse_err("model = \"random-waypoint\"\nalpha = 0.5");
     assert!(e.contains("mobility.alpha") && e.contains(":8:"), "{e}");
     let e = parse_err("model = \"walk\"");
-    assert!(e.contains("mobility.model") && e.contains("random-waypoint"), "{e}");
+    assert!(
+        e.contains("mobility.model") && e.contains("random-waypoint"),
+        "{e}"
+    );
     let e = parse_err("model = \"pursue\"\naggressiveness = 2");
-    assert!(e.contains("mobility.aggressiveness") && e.contains(":8:"), "{e}");
+    assert!(
+        e.contains("mobility.aggressiveness") && e.contains(":8:"),
+        "{e}"
+    );
     let e = parse_err("model = \"random-waypoint\"\nmin_speed = 3");
-    assert!(e.contains("mobility.min_speed") && e.contains("max_speed"), "{e}");
+    assert!(
+        e.contains("mobility.min_speed") && e.contains("max_speed"),
+        "{e}"
+    );
     let e = parse_err("model = \"random-waypoint\"\nroles = [\"border-router\"]");
-    assert!(e.contains("mobility.roles") && e.contains("border router"), "{e}");
+    assert!(
+        e.contains("mobility.roles") && e.contains("border router"),
+        "{e}"
+    );
     let e = parse_err("model = \"gauss-markov\"\nfile = \"x.movements\"");
-    assert!(e.contains("mobility.file") && e.contains("only with model"), "{e}");
+    assert!(
+        e.contains("mobility.file") && e.contains("only with model"),
+        "{e}"
+    );
     let e = parse_err("model = \"file\"");
     assert!(e.contains("mobility.file"), "{e}");
     // A street grid whose streets miss the clients' places.

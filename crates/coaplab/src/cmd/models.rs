@@ -4,7 +4,9 @@
 
 use std::process::ExitCode;
 
-use coaplab_netsim::mesh::mobility::{mobility_params, MOBILITY_COMMON_PARAMS, MODELS as MOBILITY_MODELS};
+use coaplab_netsim::mesh::mobility::{
+    mobility_params, MOBILITY_COMMON_PARAMS, MODELS as MOBILITY_MODELS,
+};
 use coaplab_netsim::mesh::MESH_PARAMS;
 
 use super::algorithms::param;
@@ -77,7 +79,9 @@ fn mobility() -> String {
         param(&mut out, spec);
     }
     for (name, module, summary) in MOBILITY_MODELS {
-        out.push_str(&format!("\nmodel = \"{name}\" (BonnMotion {module}): {summary}\n"));
+        out.push_str(&format!(
+            "\nmodel = \"{name}\" (BonnMotion {module}): {summary}\n"
+        ));
         for spec in mobility_params(name).unwrap_or_default() {
             param(&mut out, spec);
         }

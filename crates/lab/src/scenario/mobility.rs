@@ -67,7 +67,10 @@ pub(super) fn read(
     // The models this file names (all of them when `model` is absent or malformed).
     let listed: Vec<String> = match t.get("model").and_then(Item::as_value) {
         Some(Value::String(s)) => vec![s.value().clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect(),
         _ => MODEL_NAMES.iter().map(|s| s.to_string()).collect(),
     };
     let keys_of = |model: &str| -> Vec<&'static str> {
@@ -150,8 +153,14 @@ pub(super) fn read(
                 Some("cooja") => Format::Cooja,
                 _ => Format::BonnMotion,
             };
-            let paths = read_positions(r, &path, format)
-                .map_err(|e| r.bad(t.get("file").and_then(|i| i.span()), "mobility.file", &path, e))?;
+            let paths = read_positions(r, &path, format).map_err(|e| {
+                r.bad(
+                    t.get("file").and_then(|i| i.span()),
+                    "mobility.file",
+                    &path,
+                    e,
+                )
+            })?;
             MobilityConfig::from_file(paths, &settings, moving).map_err(|e| bad_param(r, e))?
         }
         m => MobilityConfig::resolve(m, &settings, moving).map_err(|e| bad_param(r, e))?,
@@ -217,4 +226,3 @@ fn read_positions(
         .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
     file::parse(&text, format).map_err(|e| format!("{}: {e}", full.display()))
 }
-

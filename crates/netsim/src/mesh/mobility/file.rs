@@ -303,7 +303,9 @@ mod tests {
             })
         );
         assert_eq!(
-            parse("0 5 0 0 3 1 1\n", Format::BonnMotion).unwrap_err().to_string(),
+            parse("0 5 0 0 3 1 1\n", Format::BonnMotion)
+                .unwrap_err()
+                .to_string(),
             "line 1: 7 fields, expected groups of 3 (t x y)"
         );
         assert_eq!(
@@ -320,7 +322,11 @@ mod tests {
         );
         assert!(matches!(
             parse("99999 0 1 1\n", Format::Cooja),
-            Err(FileError::BadValue { line: 1, column: 1, .. })
+            Err(FileError::BadValue {
+                line: 1,
+                column: 1,
+                ..
+            })
         ));
         assert_eq!(
             parse("0 0 1\n", Format::Cooja),

@@ -187,8 +187,8 @@ impl ManhattanGrid {
                         st = t;
                         points.push(t, dst)?;
                     }
-                    speed = (gaussian(rng) * self.speed_std_dev + self.mean_speed)
-                        .max(self.min_speed);
+                    speed =
+                        (gaussian(rng) * self.speed_std_dev + self.mean_speed).max(self.min_speed);
                 }
             }
         }

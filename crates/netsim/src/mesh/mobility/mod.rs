@@ -254,9 +254,8 @@ impl Motion {
             }
             let start = (node.x_m, node.y_m);
             let generated = !matches!(config.model, Model::File(_));
-            if generated && !(0.0..=area.x).contains(&start.0)
-                || generated && !(0.0..=area.y).contains(&start.1)
-            {
+            let inside = (0.0..=area.x).contains(&start.0) && (0.0..=area.y).contains(&start.1);
+            if generated && !inside {
                 return Err(MobilityError::StartOutside { node: id, area });
             }
             let rng = &mut crate::rng::stream(run_seed, &format!("mesh/mobility/node{i}"));

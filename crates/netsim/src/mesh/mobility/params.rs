@@ -11,14 +11,15 @@
 
 use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
 
-use super::{
-    Area, GaussMarkov, ManhattanGrid, MobilityConfig, Model, Pursue, RandomWaypoint,
-};
+use super::{Area, GaussMarkov, ManhattanGrid, MobilityConfig, Model, Pursue, RandomWaypoint};
 use crate::mesh::layout::Role;
 
 const MIN_SPEED: ParamSpec = ParamSpec {
     key: "min_speed",
-    kind: Kind::Float { min: 0.001, max: 1e3 },
+    kind: Kind::Float {
+        min: 0.001,
+        max: 1e3,
+    },
     default: Value::Float(0.5),
     help: "minspeed: lowest speed drawn, uniform in [min_speed, max_speed) (m/s)",
     source: "BonnMotion RandomSpeedBase / Pursue default 0.5",
@@ -26,7 +27,10 @@ const MIN_SPEED: ParamSpec = ParamSpec {
 
 const MAX_SPEED: ParamSpec = ParamSpec {
     key: "max_speed",
-    kind: Kind::Float { min: 0.001, max: 1e3 },
+    kind: Kind::Float {
+        min: 0.001,
+        max: 1e3,
+    },
     default: Value::Float(1.5),
     help: "maxspeed: highest speed drawn (m/s; at least min_speed)",
     source: "BonnMotion RandomSpeedBase / Pursue default 1.5",
@@ -113,21 +117,30 @@ const GAUSS_MARKOV: &[ParamSpec] = &[
 const MANHATTAN_GRID: &[ParamSpec] = &[
     ParamSpec {
         key: "x_blocks",
-        kind: Kind::Int { min: 1, max: 10_000 },
+        kind: Kind::Int {
+            min: 1,
+            max: 10_000,
+        },
         default: Value::Int(10),
         help: "xblocks: blocks along x (vertical streets every x / x_blocks m)",
         source: "BonnMotion ManhattanGrid default 10",
     },
     ParamSpec {
         key: "y_blocks",
-        kind: Kind::Int { min: 1, max: 10_000 },
+        kind: Kind::Int {
+            min: 1,
+            max: 10_000,
+        },
         default: Value::Int(10),
         help: "yblocks: blocks along y (horizontal streets every y / y_blocks m)",
         source: "BonnMotion ManhattanGrid default 10",
     },
     ParamSpec {
         key: "update_dist",
-        kind: Kind::Float { min: 0.01, max: 1e6 },
+        kind: Kind::Float {
+            min: 0.01,
+            max: 1e6,
+        },
         default: Value::Float(5.0),
         help: "updateDist: metres between speed / pause / turn decisions",
         source: "BonnMotion ManhattanGrid default 5",
@@ -148,14 +161,20 @@ const MANHATTAN_GRID: &[ParamSpec] = &[
     },
     ParamSpec {
         key: "min_speed",
-        kind: Kind::Float { min: 0.001, max: 1e3 },
+        kind: Kind::Float {
+            min: 0.001,
+            max: 1e3,
+        },
         default: Value::Float(0.5),
         help: "minSpeed: new speeds below it are raised to it (m/s)",
         source: "BonnMotion ManhattanGrid default 0.5",
     },
     ParamSpec {
         key: "mean_speed",
-        kind: Kind::Float { min: 0.001, max: 1e3 },
+        kind: Kind::Float {
+            min: 0.001,
+            max: 1e3,
+        },
         default: Value::Float(1.0),
         help: "meanSpeed: initial speed and mean of new speeds (m/s)",
         source: "BonnMotion ManhattanGrid default 1.0",
@@ -171,7 +190,8 @@ const MANHATTAN_GRID: &[ParamSpec] = &[
         key: "pause_prob",
         kind: Kind::Float { min: 0.0, max: 1.0 },
         default: Value::Float(0.0),
-        help: "pauseProb: probability of a pause every update_dist (with speed_change_prob at most 1)",
+        help:
+            "pauseProb: probability of a pause every update_dist (with speed_change_prob at most 1)",
         source: "BonnMotion ManhattanGrid default 0",
     },
     ParamSpec {
@@ -311,7 +331,10 @@ impl MobilityConfig {
                 })
             }
         };
-        let area = (f("x") > 0.0 || f("y") > 0.0).then(|| Area { x: f("x"), y: f("y") });
+        let area = (f("x") > 0.0 || f("y") > 0.0).then(|| Area {
+            x: f("x"),
+            y: f("y"),
+        });
         if let Some(a) = area {
             if a.x <= 0.0 || a.y <= 0.0 {
                 return Err(ParamError::BadValue {

@@ -81,8 +81,10 @@ impl Pursue {
             let next = changes.get(i).map_or(duration_s, |w| w.t_s);
             let aim = target.position_at(t);
             let mag = self.pursue_randomness_magnitude;
-            let new_x = src.0 + self.aggressiveness * (aim.0 - src.0) + (2.0 * rng.uniform01() - 1.0) * mag;
-            let new_y = src.1 + self.aggressiveness * (aim.1 - src.1) + (2.0 * rng.uniform01() - 1.0) * mag;
+            let new_x =
+                src.0 + self.aggressiveness * (aim.0 - src.0) + (2.0 * rng.uniform01() - 1.0) * mag;
+            let new_y =
+                src.1 + self.aggressiveness * (aim.1 - src.1) + (2.0 * rng.uniform01() - 1.0) * mag;
             let mut dst = (new_x.clamp(0.0, area.x), new_y.clamp(0.0, area.y));
             let dist = distance(src, dst);
             let speed = dist / (next - t);

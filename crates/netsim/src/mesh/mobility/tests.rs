@@ -31,7 +31,11 @@ fn random_waypoint_travels_then_pauses() {
     assert_eq!(p.position_at(12.5), (15.0, 20.0));
     assert_eq!(p.position_at(27.0), (30.0, 40.0));
     // 15 s after leaving (30, 40) at 29 s: 22.5 m of the 50 towards (0, 0).
-    assert!(close(p.position_at(44.0), (16.5, 22.0)), "{:?}", p.position_at(44.0));
+    assert!(
+        close(p.position_at(44.0), (16.5, 22.0)),
+        "{:?}",
+        p.position_at(44.0)
+    );
     assert_eq!(rng.consumed(), 7);
 }
 
@@ -77,7 +81,11 @@ fn gauss_markov_noise_is_scaled_by_the_square_root_of_one_minus_alpha_squared() 
     let mut rng = ScriptedRandom::new(&[0.0, two, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     let area = Area { x: 100.0, y: 100.0 };
     let p = path(m.generate((10.0, 10.0), area, 2.0, &mut rng, 0).unwrap());
-    assert!(close(p.position_at(2.0), (10.8, 10.0)), "{:?}", p.position_at(2.0));
+    assert!(
+        close(p.position_at(2.0), (10.8, 10.0)),
+        "{:?}",
+        p.position_at(2.0)
+    );
 }
 
 #[test]
@@ -135,11 +143,18 @@ fn pursue_closes_in_on_the_target() {
     };
     let area = Area { x: 100.0, y: 100.0 };
     let target = m
-        .target(area, 10.0, &mut ScriptedRandom::new(&[0.5, 0.5, 0.5, 0.0, 0.5]))
+        .target(
+            area,
+            10.0,
+            &mut ScriptedRandom::new(&[0.5, 0.5, 0.5, 0.0, 0.5]),
+        )
         .unwrap();
     assert_eq!(target.position_at(12.5), (50.0, 25.0));
     let mut rng = ScriptedRandom::new(&[0.5, 0.5, 0.5]);
-    let p = path(m.generate(&target, (0.0, 50.0), area, 10.0, &mut rng, 0).unwrap());
+    let p = path(
+        m.generate(&target, (0.0, 50.0), area, 10.0, &mut rng, 0)
+            .unwrap(),
+    );
     assert_eq!(p.position_at(5.0), (10.0, 50.0));
     assert_eq!(p.position_at(12.5), (25.0, 50.0));
     // Too far for max_speed before the target's next turn: only (speed draw)/needed of it.
@@ -149,7 +164,10 @@ fn pursue_closes_in_on_the_target() {
         ..m
     };
     let mut rng = ScriptedRandom::new(&[0.5, 0.5, 0.0]);
-    let p = path(slow.generate(&target, (0.0, 50.0), area, 10.0, &mut rng, 0).unwrap());
+    let p = path(
+        slow.generate(&target, (0.0, 50.0), area, 10.0, &mut rng, 0)
+            .unwrap(),
+    );
     // Needed 1 m/s > 0.5: fraction 0.25 / 1 of the 25 m, arriving at the target's 25 s.
     assert_eq!(p.position_at(25.0), (6.25, 50.0));
 }
@@ -181,9 +199,12 @@ fn motion_is_a_pure_function_of_the_seed_and_moves_only_the_chosen_roles() {
     }
     // Every generated model builds on the 6×6 grid (the Ch. 6 mobile layout) with defaults.
     for (name, _, _) in MODELS {
-        let config =
-            MobilityConfig::resolve(name, &coaplab_cc::params::Settings::new(), vec![Role::Client])
-                .unwrap();
+        let config = MobilityConfig::resolve(
+            name,
+            &coaplab_cc::params::Settings::new(),
+            vec![Role::Client],
+        )
+        .unwrap();
         Motion::build(&config, &layout, 1, horizon).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     let mut bad = config.clone();

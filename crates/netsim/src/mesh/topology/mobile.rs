@@ -103,7 +103,8 @@ mod tests {
         };
         let mut mesh = Mesh::new(&config, 3).unwrap();
         let paths = parse(movements, Format::BonnMotion).unwrap();
-        let mobility = MobilityConfig::from_file(paths, &Settings::new(), vec![Role::Client]).unwrap();
+        let mobility =
+            MobilityConfig::from_file(paths, &Settings::new(), vec![Role::Client]).unwrap();
         mesh.set_mobility(&mobility, 3, Duration::from_secs(100))
             .unwrap();
         mesh
@@ -145,7 +146,10 @@ mod tests {
             .unwrap();
         assert_eq!(drain(&mut mesh), 0);
         let up = mesh.stats(Direction::Up);
-        assert_eq!((up.delivered_packets, up.mac_drops, up.no_ack_failures), (1, 1, 1));
+        assert_eq!(
+            (up.delivered_packets, up.mac_drops, up.no_ack_failures),
+            (1, 1, 1)
+        );
         // 1 + 1 + macMaxFrameRetries 3 transmissions of one frame.
         assert_eq!(up.frames_sent, 5);
         // The graph checked at 6 s has no link left: the client has no route, and the next
@@ -175,8 +179,14 @@ mod tests {
             "0 0 0\n0 10 0\n0 0 10\n0 20 0 20 0 20\n",
         );
         assert_eq!(mesh.routes().parent(3), Some(1));
-        mesh.send(Instant::from_millis(15_500), client_addr(0), SERVER_ADDR, &[0; 11], 1)
-            .unwrap();
+        mesh.send(
+            Instant::from_millis(15_500),
+            client_addr(0),
+            SERVER_ADDR,
+            &[0; 11],
+            1,
+        )
+        .unwrap();
         assert_eq!(mesh.routes().parent(3), Some(2));
         assert_eq!(mesh.routes().path_len(3, 1), Some(3));
         assert_eq!(drain(&mut mesh), 1);
