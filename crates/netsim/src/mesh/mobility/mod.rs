@@ -22,6 +22,7 @@ mod manhattan_grid;
 mod params;
 mod pursue;
 mod random_waypoint;
+mod svg;
 mod tracker;
 pub mod trajectory;
 

@@ -205,7 +205,19 @@ fn motion_is_a_pure_function_of_the_seed_and_moves_only_the_chosen_roles() {
             vec![Role::Client],
         )
         .unwrap();
-        Motion::build(&config, &layout, 1, horizon).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m = Motion::build(&config, &layout, 1, horizon).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Inside the 50-m area at all times; Manhattan Grid's nodes on its 5-m streets.
+        for node in layout.with_role(Role::Client) {
+            for step in 0..=1080 / 7 {
+                let (x, y) = m.position(node, f64::from(step * 7));
+                let tol = 1e-9;
+                assert!((-tol..=50.0 + tol).contains(&x) && (-tol..=50.0 + tol).contains(&y));
+                if *name == "manhattan-grid" {
+                    let on = |v: f64| (v / 5.0 - (v / 5.0).round()).abs() < 1e-6;
+                    assert!(on(x) || on(y), "{name} node {node} at ({x}, {y})");
+                }
+            }
+        }
     }
     let mut bad = config.clone();
     bad.moving.push(Role::BorderRouter);
@@ -229,4 +241,29 @@ fn bad_parameters_are_refused_by_name() {
     s.set("x", "10");
     let e = MobilityConfig::resolve("pursue", &s, vec![]).unwrap_err();
     assert!(e.to_string().contains("y"), "{e}");
+}
+
+#[test]
+fn the_trace_drawings_in_the_docs_are_these_trajectories() {
+    // docs/mesh/mobility-*.svg: four clients of the 6×6 grid over the first 300 s of each
+    // model with its defaults, run seed 1 (regenerate: COAPLAB_WRITE_SVG=1).
+    let layout = Layout::grid(6, 6, 10.0).unwrap();
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mesh");
+    for (name, module, _) in MODELS {
+        let config =
+            MobilityConfig::resolve(name, &coaplab_cc::params::Settings::new(), vec![Role::Client])
+                .unwrap();
+        let motion = Motion::build(&config, &layout, 1, Duration::from_secs(300)).unwrap();
+        let title = format!("{name} (BonnMotion {module}, defaults): nodes 0, 14, 28, 35, 0-300 s");
+        let svg = motion.svg(default_area(&layout), &[0, 14, 28, 35], 300.0, &title);
+        let path = docs.join(format!("mobility-{name}.svg"));
+        if std::env::var_os("COAPLAB_WRITE_SVG").is_some() {
+            std::fs::write(&path, &svg).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some(svg.as_str()),
+            "{name}"
+        );
+    }
 }
