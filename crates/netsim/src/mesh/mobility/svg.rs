@@ -29,7 +29,11 @@ impl Motion {
             m = margin
         );
         for (i, &(x, y)) in self.fixed.iter().enumerate() {
-            let fill = if self.paths[i].is_some() { "#bbb" } else { "black" };
+            let fill = if self.paths[i].is_some() {
+                "#bbb"
+            } else {
+                "black"
+            };
             let _ = writeln!(
                 out,
                 "  <circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{fill}\"/>",

@@ -205,7 +205,8 @@ fn motion_is_a_pure_function_of_the_seed_and_moves_only_the_chosen_roles() {
             vec![Role::Client],
         )
         .unwrap();
-        let m = Motion::build(&config, &layout, 1, horizon).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m =
+            Motion::build(&config, &layout, 1, horizon).unwrap_or_else(|e| panic!("{name}: {e}"));
         // Inside the 50-m area at all times; Manhattan Grid's nodes on its 5-m streets.
         for node in layout.with_role(Role::Client) {
             for step in 0..=1080 / 7 {
@@ -250,9 +251,12 @@ fn the_trace_drawings_in_the_docs_are_these_trajectories() {
     let layout = Layout::grid(6, 6, 10.0).unwrap();
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mesh");
     for (name, module, _) in MODELS {
-        let config =
-            MobilityConfig::resolve(name, &coaplab_cc::params::Settings::new(), vec![Role::Client])
-                .unwrap();
+        let config = MobilityConfig::resolve(
+            name,
+            &coaplab_cc::params::Settings::new(),
+            vec![Role::Client],
+        )
+        .unwrap();
         let motion = Motion::build(&config, &layout, 1, Duration::from_secs(300)).unwrap();
         let title = format!("{name} (BonnMotion {module}, defaults): nodes 0, 14, 28, 35, 0-300 s");
         let svg = motion.svg(default_area(&layout), &[0, 14, 28, 35], 300.0, &title);

@@ -22,11 +22,27 @@ impl Mesh {
         let motion = Motion::build(config, &self.layout, run_seed, horizon)?;
         let origin = Instant::ZERO + self.epoch;
         let mut tracker = Tracker::new(motion, origin, config.route_check_interval);
-        // The graph at the start: the one the routes of `Mesh::new` were built on.
+        // The graph at the start. For generated models it is the layout's, on which
+        // `Mesh::new` built the routes (rebuilding gives the same tree); a position file may
+        // start elsewhere.
         let medium = &self.medium;
         tracker.graph_changed(origin, |a, b| medium.linked(a, b));
         self.mobility = Some(Box::new(tracker));
+        self.rebuild_static_routes();
         Ok(())
+    }
+
+    /// Static routes: the minimum-hop tree over the graph of the last check.
+    fn rebuild_static_routes(&mut self) {
+        let (Some(t), None) = (self.mobility.as_ref(), self.rpl.as_ref()) else {
+            return;
+        };
+        let root = self
+            .layout
+            .with_role(Role::BorderRouter)
+            .next()
+            .expect("validated: one border router");
+        self.routes = Routes::tree(self.layout.nodes.len(), root, |u| t.neighbours(u));
     }
 
     /// The movement, when the nodes move.
@@ -63,12 +79,7 @@ impl Mesh {
         };
         let medium = &self.medium;
         if t.graph_changed(at, |a, b| medium.linked(a, b)) {
-            let root = self
-                .layout
-                .with_role(Role::BorderRouter)
-                .next()
-                .expect("validated: one border router");
-            self.routes = Routes::tree(self.layout.nodes.len(), root, |u| t.neighbours(u));
+            self.rebuild_static_routes();
             self.route_rebuilds += 1;
         }
     }
@@ -179,6 +190,18 @@ mod tests {
             "0 0 0\n0 10 0\n0 0 10\n0 20 0 20 0 20\n",
         );
         assert_eq!(mesh.routes().parent(3), Some(1));
+        // A position file that puts the client elsewhere from the start: routes from there.
+        let elsewhere = moving_mesh(
+            vec![
+                node(0.0, 0.0, Role::BorderRouter),
+                node(10.0, 0.0, Role::Server),
+                node(0.0, 10.0, Role::Router),
+                node(20.0, 0.0, Role::Client),
+            ],
+            "0 0 0\n0 10 0\n0 0 10\n0 0 20\n",
+        );
+        assert_eq!(elsewhere.routes().parent(3), Some(2));
+        assert_eq!(elsewhere.route_rebuilds(), 0);
         mesh.send(
             Instant::from_millis(15_500),
             client_addr(0),
