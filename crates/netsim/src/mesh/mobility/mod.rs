@@ -13,7 +13,9 @@
 //! A moving node starts at its layout position (BonnMotion draws a start uniformly; here the
 //! run begins from the placed topology, where RPL formed) and the movement clock starts with
 //! the run (after RPL's warm-up). The area is `[0, x] × [0, y]` (BonnMotion's `-x`, `-y`),
-//! by default the layout's bounding box. docs/mesh-model.md ("Mobility") gives every formula
+//! by default the layout's bounding box. Waypoint times are `f64` seconds, as in BonnMotion's
+//! files; the mesh asks with its integer-nanosecond instants converted to seconds (exact to the
+//! nanosecond for runs shorter than about 100 days). docs/mesh-model.md ("Mobility") gives every formula
 //! with its BonnMotion source and the defaults with the principle that chose them.
 
 pub mod file;

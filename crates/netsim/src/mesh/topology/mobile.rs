@@ -70,15 +70,23 @@ impl Mesh {
         }
     }
 
-    /// Before a route is looked up at `at`: static routes are rebuilt when the neighbour graph
-    /// at the latest check instant differs from the previous check's. RPL needs no hook: it
-    /// notices lost links through its ETX and no-ACK samples.
-    pub(super) fn refresh_routes(&mut self, at: Instant) {
-        let (Some(t), None) = (self.mobility.as_mut(), self.rpl.as_ref()) else {
-            return;
+    /// Whether the neighbour graph at the latest check instant not after `at` differs from
+    /// the one the previous call saw (`false` without mobility, and between check instants,
+    /// at the cost of one division): the routing hook. Static routes use it; RPL reacts to lost
+    /// links through ETX and missing ACKs by itself, but could use it too (e.g. to reset
+    /// Trickle). One consumer: each call moves the reference graph on.
+    pub(super) fn graph_changed(&mut self, at: Instant) -> bool {
+        let Some(t) = self.mobility.as_mut() else {
+            return false;
         };
         let medium = &self.medium;
-        if t.graph_changed(at, |a, b| medium.linked(a, b)) {
+        t.graph_changed(at, |a, b| medium.linked(a, b))
+    }
+
+    /// Before a route is looked up at `at`: static routes are rebuilt when the neighbour graph
+    /// changed ([`Mesh::graph_changed`]).
+    pub(super) fn refresh_routes(&mut self, at: Instant) {
+        if self.rpl.is_none() && self.graph_changed(at) {
             self.rebuild_static_routes();
             self.route_rebuilds += 1;
         }
