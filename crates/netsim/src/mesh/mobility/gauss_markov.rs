@@ -58,6 +58,7 @@ impl GaussMarkov {
         let mut v = (0.0, 0.0);
         let mut remaining = self.update_frequency;
         while t < duration_s {
+            points.step()?;
             let mut dst = (src.0 + v.0 * remaining, src.1 + v.1 * remaining);
             let mut bottom = dst.1 < 0.0;
             let mut top = dst.1 > h;

@@ -124,6 +124,7 @@ impl ManhattanGrid {
         let mut speed = self.mean_speed;
         let mut dist = self.update_dist;
         while t < duration_s {
+            points.step()?;
             let mut dst = step(pos, dist, dir);
             let exact = !out(dst) && must_turn(dst, dir);
             if out(dst) || exact || (griddist <= dist && rng.uniform01() < self.turn_prob) {

@@ -94,6 +94,10 @@ pub struct MobilityConfig {
 /// Most waypoints one node's trajectory may hold (24 B each).
 pub const MAX_WAYPOINTS_PER_NODE: usize = 200_000;
 
+/// Most steps a model may take for one node (decisions that add no waypoint included, e.g.
+/// Manhattan Grid's straight `updateDist` stretches): bounds the work of extreme parameters.
+pub const MAX_STEPS_PER_NODE: u64 = 10_000_000;
+
 /// Why movement cannot be set up.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MobilityError {
@@ -113,7 +117,8 @@ pub enum MobilityError {
         /// The area.
         area: Area,
     },
-    /// A trajectory needs more than [`MAX_WAYPOINTS_PER_NODE`] waypoints before the run's end.
+    /// A trajectory needs more than [`MAX_WAYPOINTS_PER_NODE`] waypoints or
+    /// [`MAX_STEPS_PER_NODE`] steps before the run's end.
     TooManyWaypoints {
         /// The node.
         node: u16,
@@ -143,7 +148,7 @@ impl std::fmt::Display for MobilityError {
             ),
             MobilityError::TooManyWaypoints { node } => write!(
                 f,
-                "node {node} needs more than {MAX_WAYPOINTS_PER_NODE} waypoints before the run's end (lower max_sim_time_s or move less often)"
+                "node {node} needs more than {MAX_WAYPOINTS_PER_NODE} waypoints or {MAX_STEPS_PER_NODE} steps before the run's end (lower max_sim_time_s or move less often)"
             ),
             MobilityError::FileNodes { file, mesh } => write!(
                 f,
@@ -171,6 +176,7 @@ pub fn gaussian(rng: &mut dyn Random) -> f64 {
 pub(crate) struct Points {
     node: u16,
     v: Vec<Waypoint>,
+    steps: u64,
 }
 
 impl Points {
@@ -178,7 +184,17 @@ impl Points {
         Points {
             node,
             v: Vec::new(),
+            steps: 0,
         }
+    }
+
+    /// Counts one step of a model's loop.
+    fn step(&mut self) -> Result<(), MobilityError> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS_PER_NODE {
+            return Err(MobilityError::TooManyWaypoints { node: self.node });
+        }
+        Ok(())
     }
 
     fn push(&mut self, t_s: f64, (x_m, y_m): (f64, f64)) -> Result<(), MobilityError> {

@@ -48,6 +48,7 @@ impl Pursue {
         let mut src = (area.x * rng.uniform01(), area.y * rng.uniform01());
         points.push(0.0, src)?;
         while t < duration_s {
+            points.step()?;
             let dst = (area.x * rng.uniform01(), area.y * rng.uniform01());
             let speed = (self.max_speed - self.min_speed) * rng.uniform01() + self.min_speed;
             t += distance(src, dst) / speed;
@@ -76,6 +77,7 @@ impl Pursue {
             (self.max_speed - self.min_speed) * rng.uniform01() + self.min_speed
         };
         while t < duration_s {
+            points.step()?;
             // The target's first waypoint time after t (BonnMotion's `gmi` scan).
             let i = changes.partition_point(|w| w.t_s <= t);
             let next = changes.get(i).map_or(duration_s, |w| w.t_s);

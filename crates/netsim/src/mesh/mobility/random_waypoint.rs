@@ -33,6 +33,7 @@ impl RandomWaypoint {
         let mut t = 0.0;
         let mut src = start;
         while t < duration_s {
+            points.step()?;
             points.push(t, src)?;
             let dst = (area.x * rng.uniform01(), area.y * rng.uniform01());
             let speed = (self.max_speed - self.min_speed) * rng.uniform01() + self.min_speed;

@@ -271,3 +271,19 @@ fn the_trace_drawings_in_the_docs_are_these_trajectories() {
         );
     }
 }
+
+#[test]
+fn extreme_parameters_end_in_an_error_not_a_hang() {
+    // 1,000 m/s legs in a 1-m square over 10^6 s: billions of waypoints; refused at the cap.
+    let m = RandomWaypoint {
+        min_speed: 999.0,
+        max_speed: 1000.0,
+        max_pause: 0.0,
+    };
+    let rng = &mut crate::rng::stream(1, "test");
+    let area = Area { x: 1.0, y: 1.0 };
+    assert_eq!(
+        m.generate((0.0, 0.0), area, 1e6, rng, 4).unwrap_err(),
+        MobilityError::TooManyWaypoints { node: 4 }
+    );
+}
