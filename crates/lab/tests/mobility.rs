@@ -83,6 +83,8 @@ fn parse_err(mobility: &str) -> String {
 fn bad_mobility_keys_are_named() {
     let e = parse_err("model = \"random-waypoint\"\nalpha = 0.5");
     assert!(e.contains("mobility.alpha") && e.contains(":8:"), "{e}");
+    let e = parse_err("min_speed = 1");
+    assert!(e.contains("mobility.min_speed"), "{e}");
     let e = parse_err("model = \"walk\"");
     assert!(
         e.contains("mobility.model") && e.contains("random-waypoint"),

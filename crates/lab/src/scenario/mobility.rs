@@ -64,14 +64,16 @@ pub(super) fn read(
             "only with [topology] kind = \"mesh\"",
         ));
     };
-    // The models this file names (all of them when `model` is absent or malformed).
-    let listed: Vec<String> = match t.get("model").and_then(Item::as_value) {
-        Some(Value::String(s)) => vec![s.value().clone()],
-        Some(Value::Array(a)) => a
+    // The models this file names (`none` when `model` is absent; all of them when it is
+    // malformed, which `model`'s own check then reports).
+    let listed: Vec<String> = match t.get("model").map(Item::as_value) {
+        None => vec!["none".to_string()],
+        Some(Some(Value::String(s))) => vec![s.value().clone()],
+        Some(Some(Value::Array(a))) => a
             .iter()
             .filter_map(|v| v.as_str().map(String::from))
             .collect(),
-        _ => MODEL_NAMES.iter().map(|s| s.to_string()).collect(),
+        Some(_) => MODEL_NAMES.iter().map(|s| s.to_string()).collect(),
     };
     let keys_of = |model: &str| -> Vec<&'static str> {
         let mut keys: Vec<&str> = match model {
