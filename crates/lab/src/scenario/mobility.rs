@@ -134,16 +134,18 @@ pub(super) fn read(
         }
     }
     let bad_param = |r: &Reader<'_>, e: ParamError| {
-        let key = match &e {
-            ParamError::BadValue { key, .. } | ParamError::UnknownKey { key, .. } => key.clone(),
-            _ => String::new(),
+        let (key, expected) = match &e {
+            ParamError::BadValue { key, expected, .. } => (key.clone(), expected.clone()),
+            ParamError::UnknownKey { key, .. } => (key.clone(), e.to_string()),
+            _ => (String::new(), e.to_string()),
         };
         let at = spans
             .iter()
             .find(|(k, _)| *k == key)
             .and_then(|(_, s)| s.clone())
             .or(span.clone());
-        r.bad(at, &format!("mobility.{key}"), "", e.to_string())
+        let value = settings.get(&key).unwrap_or("(not set)").to_string();
+        r.bad(at, &format!("mobility.{key}"), &value, expected)
     };
     let config = match model.as_str() {
         "none" => return Ok(None),

@@ -340,7 +340,7 @@ impl MobilityConfig {
                 return Err(ParamError::BadValue {
                     key: if a.x <= 0.0 { "x" } else { "y" }.into(),
                     value: "0".into(),
-                    expected: "set x and y together, both above 0".into(),
+                    expected: "x and y set together, both above 0".into(),
                 });
             }
         }
