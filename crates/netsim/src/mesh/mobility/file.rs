@@ -6,9 +6,14 @@
 //!   node moves in a straight line ([`Between::Linear`]). Only the 2-D form is read (a 3-D
 //!   file's `t x y z` groups are refused: its field count is not a multiple of 3, or its times
 //!   go backwards).
-//! * Cooja (contiki `tools/cooja/apps/mobility/README.txt`): lines `nodeid time x y`, node ids
-//!   from 0, time in seconds; the mote jumps to each position at its time and stays
-//!   ([`Between::Hold`]). Lines starting with `#` and blank lines are skipped in both formats.
+//! * Cooja (contiki `tools/cooja/apps/mobility/README.txt` and `java/Mobility.java`): lines
+//!   `nodeid time x y`, node ids from 0 (the mote's index), time in seconds truncated to whole
+//!   microseconds (`(long)(time·10⁶)`); entries are sorted by time (a stable sort, so lines need
+//!   not be in order); the mote jumps to each position at its time and stays
+//!   ([`Between::Hold`]); after the file's last entry the plugin replays the whole file from
+//!   that instant (`WRAP_MOVES`), so positions repeat with the period of the latest entry time
+//!   ([`Trajectory::repeating`]). Lines starting with `#` and blank lines are skipped in both
+//!   formats.
 //!
 //! Limits ([`MAX_FILE_NODES`], [`MAX_FILE_ENTRIES`]) bound the memory a file can take; every
 //! error names the line and column (1-based) of the bad field.
@@ -233,25 +238,46 @@ pub fn parse(text: &str, format: Format) -> Result<Vec<Option<Trajectory>>, File
                 if nodes.len() <= id {
                     nodes.resize(id + 1, Vec::new());
                 }
+                // Mobility.java: `(long) (time · 1000 · MILLISECOND)` microseconds.
+                let t_s = (time(line, f[1])? * 1e6).floor() / 1e6;
                 let w = Waypoint {
-                    t_s: time(line, f[1])?,
+                    t_s,
                     x_m: number(line, f[2])?,
                     y_m: number(line, f[3])?,
                 };
-                append(&mut nodes[id], w, line, f[1].0, &mut total)?;
+                // Cooja sorts the entries by time: out of order is fine here.
+                nodes[id].push(Waypoint {
+                    t_s: f64::NEG_INFINITY,
+                    ..w
+                });
+                let last = nodes[id].len() - 1;
+                nodes[id][last].t_s = w.t_s;
+                total += 1;
+                if total > MAX_FILE_ENTRIES {
+                    return Err(FileError::TooLarge {
+                        line,
+                        limit: format!("{MAX_FILE_ENTRIES} waypoints"),
+                    });
+                }
             }
         }
     }
     if nodes.iter().all(Vec::is_empty) {
         return Err(FileError::Empty);
     }
-    let between = match format {
-        Format::BonnMotion => Between::Linear,
-        Format::Cooja => Between::Hold,
+    let (between, period_s) = match format {
+        Format::BonnMotion => (Between::Linear, 0.0),
+        Format::Cooja => {
+            for p in &mut nodes {
+                p.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+            }
+            let last = nodes.iter().flatten().map(|w| w.t_s).fold(0.0, f64::max);
+            (Between::Hold, last)
+        }
     };
     Ok(nodes
         .into_iter()
-        .map(|p| (!p.is_empty()).then(|| Trajectory::new(p, between)))
+        .map(|p| (!p.is_empty()).then(|| Trajectory::new(p, between).repeating(period_s)))
         .collect())
 }
 
@@ -272,16 +298,34 @@ mod tests {
     }
 
     #[test]
-    fn cooja_lines_hold_positions_per_node_id() {
+    fn cooja_lines_hold_positions_per_node_id_and_repeat() {
+        // The README's example, lines shuffled (Cooja sorts them by time); the last entry is
+        // at 0.5 s, so the file replays every 0.5 s.
         let t = parse(
-            "0 0.00 1 0\n1 0.00 2 0\n0 0.25 1.5 0\n1 0.25 2.5 0\n",
+            "1 0.25 2.5 0\n0 0.00 1 0\n1 0.00 2 0\n0 0.25 1.5 0\n0 0.50 2 0\n1 0.50 3 0\n",
             Format::Cooja,
         )
         .unwrap();
         let n0 = t[0].as_ref().unwrap();
         assert_eq!(n0.position_at(0.2), (1.0, 0.0));
         assert_eq!(n0.position_at(0.25), (1.5, 0.0));
-        assert_eq!(t[1].as_ref().unwrap().position_at(1.0), (2.5, 0.0));
+        assert_eq!(n0.position_at(0.49), (1.5, 0.0));
+        // At 0.5 s the last entry and, at once, the replayed first one.
+        assert_eq!(n0.position_at(0.5), (1.0, 0.0));
+        assert_eq!(n0.position_at(0.8), (1.5, 0.0));
+        assert_eq!(t[1].as_ref().unwrap().position_at(1.3), (2.5, 0.0));
+        // A node whose first entry is late holds its last position from the previous round;
+        // times are truncated to whole microseconds, as Cooja does.
+        let t = parse("0 0.0000019 5 5\n1 1 0 0\n0 0.5 6 6\n", Format::Cooja).unwrap();
+        let n1 = t[1].as_ref().unwrap();
+        assert_eq!(n1.position_at(0.5), (0.0, 0.0));
+        assert_eq!(n1.position_at(1.5), (0.0, 0.0));
+        assert_eq!(t[0].as_ref().unwrap().points()[0].t_s, 0.000001);
+        // Before its first entry a mote is where it was placed.
+        let placed = t[1].clone().unwrap().starting_at((7.0, 7.0));
+        assert_eq!(placed.position_at(0.5), (7.0, 7.0));
+        assert_eq!(placed.position_at(1.0), (0.0, 0.0));
+        assert_eq!(placed.position_at(1.5), (0.0, 0.0));
     }
 
     #[test]

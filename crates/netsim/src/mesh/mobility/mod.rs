@@ -291,7 +291,12 @@ impl Motion {
                     id,
                 )?,
                 Model::File(paths_in) => {
-                    paths.push(paths_in.get(i).cloned().flatten());
+                    let path = paths_in.get(i).cloned().flatten();
+                    // A Cooja mote stays at its place until the plugin first moves it.
+                    paths.push(path.map(|p| match p.between() {
+                        Between::Hold => p.starting_at(start),
+                        Between::Linear => p,
+                    }));
                     continue;
                 }
             };

@@ -4,6 +4,9 @@
 //! Cooja position file, holding each position until the next entry (Cooja's mobility plugin
 //! moves a mote at the listed instants and nowhere in between).
 //!
+//! A Cooja trajectory may also repeat: the plugin replays its whole file again from the
+//! instant of its last entry (`WRAP_MOVES`), so positions repeat with that period.
+//!
 //! A position query is a binary search over the waypoints, so it is a pure function of time.
 
 /// One waypoint: where the node is at `t_s` (seconds since the start of movement).
@@ -31,6 +34,10 @@ pub enum Between {
 pub struct Trajectory {
     points: Vec<Waypoint>,
     between: Between,
+    /// Positions repeat every `period_s` seconds (0: they do not).
+    period_s: f64,
+    /// Where the node is before its first waypoint in the first round (`None`: there).
+    before: Option<(f64, f64)>,
 }
 
 impl Trajectory {
@@ -39,7 +46,32 @@ impl Trajectory {
     pub fn new(points: Vec<Waypoint>, between: Between) -> Trajectory {
         debug_assert!(!points.is_empty());
         debug_assert!(points.windows(2).all(|w| w[0].t_s <= w[1].t_s));
-        Trajectory { points, between }
+        Trajectory {
+            points,
+            between,
+            period_s: 0.0,
+            before: None,
+        }
+    }
+
+    /// The node stands at `place` until its first waypoint (Cooja: a mote stays where it was
+    /// placed until the plugin first moves it).
+    pub fn starting_at(mut self, place: (f64, f64)) -> Trajectory {
+        self.before = Some(place);
+        self
+    }
+
+    /// How positions between waypoints are found.
+    pub fn between(&self) -> Between {
+        self.between
+    }
+
+    /// The same waypoints replayed every `period_s` seconds (0: once), as Cooja's mobility
+    /// plugin does: in each later round the node holds the previous round's last position
+    /// until its first entry.
+    pub fn repeating(mut self, period_s: f64) -> Trajectory {
+        self.period_s = period_s;
+        self
     }
 
     /// The waypoints.
@@ -50,10 +82,20 @@ impl Trajectory {
     /// The position at `t_s` seconds: the first waypoint before it, the last after it.
     pub fn position_at(&self, t_s: f64) -> (f64, f64) {
         let p = &self.points;
+        let t_s = if self.period_s > 0.0 && t_s >= self.period_s {
+            let within = t_s % self.period_s;
+            if within < p[0].t_s {
+                let last = p[p.len() - 1];
+                return (last.x_m, last.y_m);
+            }
+            within
+        } else {
+            t_s
+        };
         // The first waypoint later than t.
         let i = p.partition_point(|w| w.t_s <= t_s);
         if i == 0 {
-            return (p[0].x_m, p[0].y_m);
+            return self.before.unwrap_or((p[0].x_m, p[0].y_m));
         }
         let a = p[i - 1];
         if i == p.len() || self.between == Between::Hold {
