@@ -794,9 +794,10 @@ impl Mesh {
     }
 }
 
+mod mobile;
+
 mod control;
 pub use control::ControlStats;
-mod mobile;
 
 #[cfg(test)]
 mod tests;
