@@ -33,6 +33,8 @@ pub struct RunConfig {
     pub exchanges: bool,
     /// `[topology]`: the star (default; `network` describes it) or a mesh.
     pub topology: Topology,
+    /// `[mobility]`: how mesh nodes move (`None`: they stay put).
+    pub mobility: Option<coaplab_netsim::mesh::mobility::MobilityConfig>,
 }
 
 /// Which topology a run uses.

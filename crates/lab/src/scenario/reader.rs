@@ -25,6 +25,7 @@ const TOP_KEYS: &[&str] = &[
     "nstart",
     "network",
     "topology",
+    "mobility",
     "protocol",
     "flows",
     "vars",
@@ -278,6 +279,7 @@ impl<'s> Reader<'s> {
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
         let topology = super::topology::read(self, doc)?;
+        let mobility = super::mobility::read(self, doc, &topology)?;
         let protocol = self.protocol(doc)?;
         let mut flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
         let (mut timers, mut intervals, mut exchanges) = (None, None, None);
@@ -326,6 +328,7 @@ impl<'s> Reader<'s> {
                     max_sim_time_s.unwrap_or(6.0 * 3600.0),
                 ),
                 topology,
+                mobility,
             },
         })
     }

@@ -134,7 +134,12 @@ pub(super) fn run(spec: &RunSpec, config: &MeshConfig) -> Result<RunResult, RunE
             "CoAP over TCP on a mesh (issue 13)".to_string(),
         ));
     }
-    let mesh = Mesh::new(config, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+    let mut mesh = Mesh::new(config, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+    if let Some(mobility) = &spec.config.mobility {
+        // Trajectories over the whole run (its simulated-time cap), from the run's seed.
+        mesh.set_mobility(mobility, spec.seed, spec.config.max_sim_time)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+    }
     let net = MeshNet {
         medium_start: mesh.medium_stats(),
         control_start: mesh.control_stats().mac,

@@ -211,6 +211,10 @@ pub struct Mesh {
     control_stats: ControlStats,
     /// Internal time minus run time: the DODAG's formation (warm-up) precedes the run.
     epoch: Duration,
+    /// Moving nodes ([`Mesh::set_mobility`]); `None`: every node stays put.
+    mobility: Option<Box<crate::mesh::mobility::Tracker>>,
+    /// Static routes rebuilt after a move.
+    route_rebuilds: u64,
 }
 
 impl Mesh {
@@ -281,6 +285,8 @@ impl Mesh {
             rpl_routes: None,
             control_stats: ControlStats::default(),
             epoch: Duration::ZERO,
+            mobility: None,
+            route_rebuilds: 0,
         };
         if let Routing::Rpl { objective, warmup } = p.routing {
             mesh.rpl_start(objective, run_seed);
@@ -474,6 +480,7 @@ impl Mesh {
                     if self.medium.is_transmitting(node) {
                         self.acks_skipped += 1;
                     } else {
+                        self.move_radio(node, at);
                         self.medium.start_tx(node, &mut self.medium_rng);
                         self.tx_kind[node as usize] = TxKind::Ack { to, seq };
                         self.events
@@ -574,6 +581,7 @@ impl Mesh {
         let Some(&frame) = self.macs[node as usize].queue.front() else {
             return;
         };
+        self.move_radio(node, at);
         self.medium.start_tx(node, &mut self.medium_rng);
         self.tx_kind[node as usize] = TxKind::Data;
         self.macs[node as usize].phase = Phase::Transmitting;
@@ -734,6 +742,7 @@ impl Mesh {
 
     /// Frames the datagram in `slot` for its hop from `node` and queues them.
     fn enqueue(&mut self, slot: u32, node: u16, at: Instant) {
+        self.refresh_routes(at);
         let d = &self.slots[slot as usize];
         let next = if d.hops >= HOP_LIMIT {
             None
@@ -803,6 +812,8 @@ impl Mesh {
         self.free.push(slot);
     }
 }
+
+mod mobile;
 
 mod control;
 pub use control::{ControlCounts, ControlStats};
