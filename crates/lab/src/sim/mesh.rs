@@ -63,8 +63,8 @@ impl Network for MeshNet {
             up: link_record(up),
             sim_time_s: now.as_secs_f64(),
             mesh: Some(self.channel_record(up, down)),
-            rpl: matches!(self.params().routing, Routing::Rpl { .. }).then(|| {
-                let c = self.control_stats();
+            rpl: matches!(self.mesh.params().routing, Routing::Rpl { .. }).then(|| {
+                let c = self.mesh.control_stats();
                 RplRecord {
                     formed_after_s: c.formed_after.map(|d| d.as_secs_f64()),
                     warm_up_s: c.warm_up_time.as_secs_f64(),
