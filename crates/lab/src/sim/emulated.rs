@@ -9,7 +9,8 @@
 //! client namespace when it first sends; the server has one socket on 198.18.0.2:5683 in the
 //! server namespace. Runs take their simulated duration in real time, one at a time.
 //!
-//! A run whose flows are all CoAP over TCP runs in [`tcp`] on the kernel's TCP instead.
+//! A run whose flows are all CoAP over TCP runs in [`tcp`] on the kernel's TCP instead; an HTTP
+//! download (spec §8e) in [`http`], with the real hyper client and server.
 //!
 //! Real packets carry no tag naming the exchange copy a reply answers, so the ground truth
 //! for `unnecessary_retransmissions` comes from the emulator's per-packet log instead (kept
@@ -37,6 +38,7 @@ use crate::metrics::IP_UDP_HEADER_BYTES;
 use crate::results::{NetworkRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
 
+mod http;
 mod tcp;
 mod truth;
 
@@ -75,11 +77,7 @@ fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunE
         ));
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return Err(RunError::NotAvailable(
-            "emulated HTTP flows (scripts/http-vs-coap.sh runs coaplab http-server / http-get \
-             through coaplab emulate; docs/http-vs-coap.md)"
-                .to_string(),
-        ));
+        return http::run(spec).map(|r| (r, None));
     }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows > 0 && tcp_flows == spec.config.flows.len() {

@@ -20,10 +20,11 @@ use crate::metrics::FlowMetrics;
 use crate::results::{RunError, RunResult};
 use crate::scenario::{RunSpec, Workload};
 
-/// Simulates the run's one HTTP download.
-pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
-    let config = &spec.config;
-    let [fc] = config.flows.as_slice() else {
+/// The run's one download: its protocol, object size and flow, or why the run has none.
+pub(super) fn download_of(
+    spec: &RunSpec,
+) -> Result<(HttpProtocol, usize, &crate::scenario::FlowConfig), RunError> {
+    let [fc] = spec.config.flows.as_slice() else {
         return Err(RunError::NotAvailable(
             "an HTTP flow beside other flows (one download per run)".to_string(),
         ));
@@ -35,6 +36,39 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
             "an HTTP flow must be one long-transfer download (count = 1)".to_string(),
         ));
     };
+    Ok((protocol, *object_bytes as usize, fc))
+}
+
+/// What one download measured, in either mode.
+pub(super) struct Measured {
+    /// From the client's connect to the object's last byte.
+    pub download_time: coaplab_cc::time::Duration,
+    /// IP bytes up and down of the packets counted.
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    /// Packets counted.
+    pub packets: u64,
+}
+
+/// The flow record of the download `m` (`completed`: the whole object arrived).
+pub(super) fn record(cc: &str, m: &Measured, completed: bool) -> crate::results::FlowRecord {
+    let mut metrics = FlowMetrics::default();
+    metrics.first_sent = Some(coaplab_cc::time::Instant::ZERO);
+    if completed {
+        metrics.finished = Some(coaplab_cc::time::Instant::ZERO + m.download_time);
+        metrics.exchanges = 1;
+        metrics.rtts = vec![m.download_time];
+    }
+    metrics.transmissions = m.packets;
+    metrics.bytes_up = m.bytes_up;
+    metrics.bytes_down = m.bytes_down;
+    metrics.record(0, cc, "long-transfer", completed)
+}
+
+/// Simulates the run's one HTTP download.
+pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+    let config = &spec.config;
+    let (protocol, object_bytes, fc) = download_of(spec)?;
     let tcp = TcpConfig {
         mtu_bytes: config.network.mtu_bytes,
         ..TcpConfig::default()
@@ -43,20 +77,17 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     .map_err(|e| RunError::Setup(format!("flow 0: {e}")))?;
     let mut star =
         Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
-    let outcome = simulate_download_on(&mut star, protocol, *object_bytes as usize, tcp)
+    let outcome = simulate_download_on(&mut star, protocol, object_bytes, tcp)
         .map_err(|e| RunError::Setup(e.to_string()))?;
     let end = coaplab_cc::time::Instant::ZERO + outcome.download_time;
-    let mut metrics = FlowMetrics::default();
-    metrics.first_sent = Some(coaplab_cc::time::Instant::ZERO);
-    metrics.finished = Some(end);
-    metrics.exchanges = 1;
-    metrics.transmissions = outcome.packets;
-    metrics.bytes_up = outcome.link_bytes_up;
-    metrics.bytes_down = outcome.link_bytes - outcome.link_bytes_up;
-    metrics.rtts = vec![outcome.download_time];
-    let workload = "long-transfer";
+    let measured = Measured {
+        download_time: outcome.download_time,
+        bytes_up: outcome.link_bytes_up,
+        bytes_down: outcome.link_bytes - outcome.link_bytes_up,
+        packets: outcome.packets,
+    };
     Ok(RunResult {
-        flows: vec![metrics.record(0, &fc.cc, workload, true)],
+        flows: vec![record(&fc.cc, &measured, true)],
         events: outcome.packets,
         sim_time_s: end.as_secs_f64(),
         network: Some(super::network_record(&star, end)),
