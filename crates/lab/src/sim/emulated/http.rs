@@ -170,7 +170,8 @@ mod tests {
         }
         let text = "name = \"t\"\nseed = 2016\n[network]\npreset = \"zigbee\"\nloss = \"none\"\n\
                     [[flows]]\ncount = 1\ncc = [\"http1\", \"iot-h2\"]\n\
-                    workload = \"long-transfer\"\nobject_bytes = 100\nstart_jitter_s = 0.0\n";
+                    workload = \"long-transfer\"\nobject_bytes = 100\nblock_bytes = 64\n\
+                    start_jitter_s = 0.0\n";
         let runs = Scenario::parse(text, "t.toml").unwrap().expand(Some(1), None);
         assert_eq!(runs.len(), 2);
         for spec in &runs {
