@@ -550,6 +550,7 @@ fn client(
         initial_message_id: ids.below(1 << 16) as u16,
         initial_token: ids.below(1 << 16),
         block_size_bytes: block,
+        request_block2_size_bytes: flow.early_block2.then_some(block),
         keep_bodies: false,
         // Bodies are not kept and the server is ours: the scenario's object_bytes bounds a
         // transfer, and an object past the CLI's 64-MiB default still runs as before.
