@@ -12,7 +12,9 @@
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
-//! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
+//! private `tcp` module: one connection of netsim's TCP model per flow on the same star. An
+//! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
+//! the same loop, its connection carrying HTTP instead of RFC 8323 sessions.
 //!
 //! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
 //! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time, or
@@ -50,7 +52,9 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
         return mesh::run(spec, mesh);
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return http::run(spec);
+        // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session kind).
+        http::download_of(spec)?;
+        return tcp::run(spec);
     }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
@@ -71,7 +75,8 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 /// per-packet records ([`crate::trace`]).
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return Ok((http::run(spec)?, RunTrace::default()));
+        http::download_of(spec)?;
+        return tcp::run_traced(spec);
     }
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return tcp::run_traced(spec);

@@ -45,6 +45,7 @@ use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, Tcp
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
+use super::http::HttpApp;
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
@@ -76,6 +77,9 @@ struct Flow {
     failed: bool,
     bytes_up: u64,
     bytes_down: u64,
+    /// An HTTP download flow (`sim::http`): its one connection carries the HTTP
+    /// applications instead of RFC 8323 sessions.
+    http: Option<HttpApp>,
 }
 
 impl Flow {
@@ -90,7 +94,8 @@ impl Flow {
         if self.opened == 0 {
             return Some(self.plan.start);
         }
-        self.conns.iter().filter_map(Conn::next_timer).min()
+        let woken = self.http.as_ref().and_then(|h| h.woken_at);
+        self.conns.iter().filter_map(Conn::next_timer).chain(woken).min()
     }
 
     fn draw_batch(&mut self) -> u32 {
@@ -116,12 +121,17 @@ struct Conn {
 
 impl Conn {
     fn new(k: u32, addr: SocketAddr, flow: &Flow, i: u32, batch: u32) -> Result<Conn, RunError> {
-        let mut server =
-            Connection::listen(flow.tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?;
-        server.set_random(rng::stream(
-            flow.seed,
-            &format!("tcp/flow{i}/conn{k}/server"),
-        ));
+        let server = if let Some(http) = &flow.http {
+            http.listen(flow.tcp.clone()).map_err(RunError::Setup)?
+        } else {
+            let mut server = Connection::listen(flow.tcp.clone())
+                .map_err(|e| RunError::Setup(e.to_string()))?;
+            server.set_random(rng::stream(
+                flow.seed,
+                &format!("tcp/flow{i}/conn{k}/server"),
+            ));
+            server
+        };
         Ok(Conn {
             k,
             addr,
@@ -189,6 +199,11 @@ fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrConfig, RunE
 
 /// The client connection of flow `i`'s `k`-th connection.
 fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
+    if let Some(http) = &flow.http {
+        return http
+            .connect(flow.tcp.clone())
+            .map_err(|e| RunError::Setup(format!("flow {i}: {e}")));
+    }
     let mut c = Connection::connect(flow.tcp.clone())
         .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
     c.set_random(rng::stream(
@@ -216,6 +231,17 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
     for (group, fc) in config.flows.iter().enumerate() {
         for _ in 0..fc.count {
             let i = flows.len() as u32;
+            let http = if fc.is_http() {
+                let (protocol, object_bytes, _) = super::http::download_of(spec)?;
+                Some(HttpApp::new(protocol, object_bytes))
+            } else {
+                None
+            };
+            let mut plan = FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]);
+            if http.is_some() {
+                // The download starts at 0 (start_jitter_s does not apply).
+                plan.start = Instant::ZERO;
+            }
             let mut flow = Flow {
                 cc: fc.cc.clone(),
                 tcp: TcpConfig {
@@ -230,7 +256,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
                 .with_settings(&fc.settings)
                 .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
                 seed: spec.seed,
-                plan: FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]),
+                plan,
                 conns: Vec::new(),
                 opened: 0,
                 clients: Vec::new(),
@@ -240,6 +266,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
                 failed: false,
                 bytes_up: 0,
                 bytes_down: 0,
+                http,
             };
             let batch = flow.draw_batch();
             flow.conns.push(
@@ -366,6 +393,18 @@ impl TcpSim {
                         let client = d.dst != SERVER_ADDR;
                         trace.tcp.ack(d.at, i, k, client, ack, conn);
                     }
+                    if let Some(http) = f.http.as_mut() {
+                        // The application reads now and writes once every delivery of this
+                        // instant is in (`woken_at`); the download ends with the segment that
+                        // completes the object: nothing after it is simulated.
+                        if http.delivered(d.at, d.dst == SERVER_ADDR, d.ip_len, conn) {
+                            f.progress.times.done_at = Some(d.at);
+                            self.rearm(i);
+                            break;
+                        }
+                        self.rearm(i);
+                        continue;
+                    }
                 }
                 self.service(i)?;
                 self.rearm(i);
@@ -378,10 +417,19 @@ impl TcpSim {
                 let f = &mut self.flows[i as usize];
                 let mut fired = false;
                 if f.opened == 0 {
-                    f.conns[0].client = Some(connect(f, i, 0)?);
+                    let mut client = connect(f, i, 0)?;
+                    if let Some(http) = f.http.as_mut() {
+                        http.write_at_connect(&mut client);
+                    }
+                    f.conns[0].client = Some(client);
                     f.opened = 1;
                     f.clients.push((f.conns[0].addr, 0));
                     f.progress.times.syn_at = Some(now);
+                    if f.http.is_some() {
+                        self.transmit(i)?;
+                        self.rearm(i);
+                        continue;
+                    }
                     fired = true;
                 } else {
                     for c in &mut f.conns {
@@ -397,7 +445,9 @@ impl TcpSim {
                         }
                     }
                 }
-                if fired {
+                if f.http.is_some() {
+                    self.service_http(i)?;
+                } else if fired {
                     self.events += 1;
                     self.service(i)?;
                 }
@@ -531,6 +581,20 @@ impl TcpSim {
         self.transmit(i)
     }
 
+    /// An HTTP flow after its timers and deliveries at this instant: what the connections
+    /// send on their own leaves first (the kernel answers before hyper runs), then the
+    /// applications write what is due and that is sent.
+    fn service_http(&mut self, i: u32) -> Result<(), RunError> {
+        self.transmit(i)?;
+        let f = &mut self.flows[i as usize];
+        if let (Some(http), Some(c)) = (f.http.as_mut(), f.conns.first_mut()) {
+            if let Some(client) = c.client.as_mut() {
+                http.write_due(client, &mut c.server);
+            }
+        }
+        self.transmit(i)
+    }
+
     /// Sends what flow `i`'s connections queued, oldest connection first.
     fn transmit(&mut self, i: u32) -> Result<(), RunError> {
         let now = self.now;
@@ -577,11 +641,20 @@ impl TcpSim {
             .flows
             .iter()
             .enumerate()
-            .map(|(i, f)| record(i as u32, f))
+            .map(|(i, f)| match &f.http {
+                Some(http) => super::http::record(&f.cc, &http.measured, f.finished() && !f.failed),
+                None => record(i as u32, f),
+            })
             .collect();
+        // An HTTP run's events are its packets delivered up to the download's end.
+        let http_packets = self.flows.iter().filter_map(|f| f.http.as_ref());
+        let events = match http_packets.map(|h| h.measured.packets).reduce(|a, b| a + b) {
+            Some(packets) => packets,
+            None => self.events,
+        };
         RunResult {
             flows,
-            events: self.events,
+            events,
             sim_time_s: self.now.as_secs_f64(),
             network: Some(super::network_record(&self.star, self.now)),
         }
