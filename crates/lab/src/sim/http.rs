@@ -17,7 +17,7 @@
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
-use coaplab_netsim::tcp::{Connection, TcpState};
+use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
 use crate::metrics::FlowMetrics;
 use crate::results::RunError;
@@ -105,39 +105,61 @@ impl HttpEnd {
     }
 }
 
-/// The HTTP applications of one download's connection, both ends, and what was measured.
+/// The gap between the end of the warm-up download and the measured connection's connect
+/// (`coaplab http-get --warm-up-gap`'s default): the warm-up connection's FIN exchange is
+/// over well before it on every §8e link, so the measured download has the link to itself.
+pub(super) const WARM_UP_GAP: Duration = Duration::from_millis(500);
+
+/// What a delivered segment did for the download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fetch {
+    /// Nothing complete yet.
+    Pending,
+    /// The warm-up download got its object; its client has closed the connection, and the
+    /// measured connection connects at [`HttpApp::connect_at`].
+    WarmedUp,
+    /// The measured download got its object (the download time is in [`HttpApp::measured`]).
+    Complete,
+}
+
+/// The HTTP applications of a download flow: both ends of the current connection, and what
+/// was measured. The IoT variants first download the object once on an unmeasured warm-up
+/// connection whose SYN asks for the TFO cookie (spec §8e), then, [`WARM_UP_GAP`] later,
+/// on the measured connection whose SYN carries the request.
 pub(super) struct HttpApp {
     protocol: HttpProtocol,
+    object_bytes: usize,
     client: HttpEnd,
     server: HttpEnd,
     /// The client has the object once it has read this many bytes.
     complete_at_client_bytes: usize,
+    /// The current connection is the warm-up one.
+    warming_up: bool,
+    /// The measured connection connects at this instant (after the warm-up).
+    pub(super) connect_at: Option<Instant>,
+    /// When the measured connection connected (the download time's start).
+    measured_from: Instant,
     /// A segment was delivered at this instant: both applications act once every delivery
-    /// of the instant is in (hyper, woken by the kernel, reads and writes after it).
+    /// of the instant is in (hyper, woken by the kernel, reads and writes after it); the run
+    /// loop clears it then.
     pub(super) woken_at: Option<Instant>,
-    /// The packets delivered so far, with their IP bytes.
+    /// The measured connection's packets delivered so far, with their IP bytes.
     pub(super) measured: Measured,
 }
 
 impl HttpApp {
     /// The download of `object_bytes` over `protocol`.
     pub(super) fn new(protocol: HttpProtocol, object_bytes: usize) -> HttpApp {
-        let download = Download::new(protocol, DEFAULT_HOST, object_bytes);
-        let of = |s: Sender| -> Vec<Flight> {
-            let flights = download.flights.iter().filter(|f| f.sender == s);
-            flights.cloned().collect()
-        };
+        let (client, server, complete_at_client_bytes) = exchange(protocol, object_bytes);
         HttpApp {
             protocol,
-            client: HttpEnd {
-                pending: of(Sender::Client),
-                read_bytes: 0,
-            },
-            server: HttpEnd {
-                pending: of(Sender::Server),
-                read_bytes: 0,
-            },
-            complete_at_client_bytes: download.complete_at_client_bytes,
+            object_bytes,
+            client,
+            server,
+            complete_at_client_bytes,
+            warming_up: protocol.is_iot(),
+            connect_at: None,
+            measured_from: Instant::ZERO,
             woken_at: None,
             measured: Measured {
                 download_time: Duration::ZERO,
@@ -149,22 +171,33 @@ impl HttpApp {
     }
 
     /// TCP Fast Open on both ends (the IoT variants).
-    pub(super) fn fast_open(&self) -> bool {
+    fn fast_open(&self) -> bool {
         self.protocol.is_iot()
     }
 
-    /// The client's connection (TFO: `TCP_FASTOPEN_CONNECT` with the warm-up's cookie).
-    pub(super) fn connect(&self, tcp: coaplab_netsim::tcp::TcpConfig) -> Result<Connection, String> {
-        let c = if self.fast_open() {
-            Connection::connect_fast_open(tcp)
-        } else {
-            Connection::connect(tcp)
+    /// The client's next connection, connecting at `now`: TFO (`TCP_FASTOPEN_CONNECT`) asks
+    /// for a cookie on the warm-up connection and uses it, when `cookie` came, on the
+    /// measured one. The download time counts from `now` on the measured connection.
+    pub(super) fn connect(
+        &mut self,
+        tcp: TcpConfig,
+        now: Instant,
+        cookie: bool,
+    ) -> Result<Connection, String> {
+        if !self.warming_up {
+            self.measured_from = now;
+            self.connect_at = None;
+        }
+        let c = match (self.fast_open(), self.warming_up || !cookie) {
+            (false, _) => Connection::connect(tcp),
+            (true, true) => Connection::connect_fast_open_request(tcp),
+            (true, false) => Connection::connect_fast_open(tcp),
         };
         c.map_err(|e| e.to_string())
     }
 
     /// The server's listening connection (TFO: `TCP_FASTOPEN` on the listener).
-    pub(super) fn listen(&self, tcp: coaplab_netsim::tcp::TcpConfig) -> Result<Connection, String> {
+    pub(super) fn listen(&self, tcp: TcpConfig) -> Result<Connection, String> {
         let c = if self.fast_open() {
             Connection::listen_fast_open(tcp)
         } else {
@@ -173,40 +206,59 @@ impl HttpApp {
         c.map_err(|e| e.to_string())
     }
 
-    /// Counts a packet of `ip_len` bytes delivered at `at` (`up`: to the server) after its
-    /// connection took it in, lets the receiving end read, and tells whether the object is
-    /// now complete at the client (the download time is then `at`).
+    /// A packet of `ip_len` bytes delivered at `at` (`up`: to the server) on the current
+    /// connection (`current`; else the warm-up one, done) after `conn` took it in: counts it
+    /// on the measured connection, lets the receiving end read, and says what completed.
     pub(super) fn delivered(
         &mut self,
         at: Instant,
         up: bool,
         ip_len: u32,
         conn: &mut Connection,
-    ) -> bool {
-        let m = &mut self.measured;
-        m.packets += 1;
-        if up {
-            m.bytes_up += u64::from(ip_len);
-            self.server.read_all(conn);
-        } else {
-            m.bytes_down += u64::from(ip_len);
-            self.client.read_all(conn);
-        }
+        current: bool,
+    ) -> Fetch {
         self.woken_at = Some(at);
-        if self.client.read_bytes >= self.complete_at_client_bytes {
-            m.download_time = Duration::from_nanos(at.as_nanos());
-            return true;
+        // The warm-up connection's last segments (ACKs, FINs) are not measured.
+        if !current || self.connect_at.is_some() {
+            return Fetch::Pending;
         }
-        false
+        if !self.warming_up {
+            let m = &mut self.measured;
+            m.packets += 1;
+            if up {
+                m.bytes_up += u64::from(ip_len);
+            } else {
+                m.bytes_down += u64::from(ip_len);
+            }
+        }
+        if up {
+            self.server.read_all(conn);
+            return Fetch::Pending;
+        }
+        self.client.read_all(conn);
+        if self.client.read_bytes < self.complete_at_client_bytes {
+            return Fetch::Pending;
+        }
+        if self.warming_up {
+            // hyper's client drops the connection (FIN); the next fetch starts after the gap
+            // on a fresh exchange.
+            conn.close();
+            (self.client, self.server, self.complete_at_client_bytes) =
+                exchange(self.protocol, self.object_bytes);
+            self.warming_up = false;
+            self.connect_at = Some(at + WARM_UP_GAP);
+            return Fetch::WarmedUp;
+        }
+        self.measured.download_time = at - self.measured_from;
+        Fetch::Complete
     }
 
-    /// Both applications write what is due: the client once `connect` has returned (at
-    /// once with TFO: the first write makes the SYN), the server once it has accepted (with
-    /// TFO already in SYN-RECEIVED when the SYN's data arrived: Linux hands the child
-    /// socket to `accept` then).
+    /// Both applications of the current connection write what is due: the client once
+    /// `connect` has returned (at once with TFO: the first write makes the SYN), the server
+    /// once it has accepted (with TFO already in SYN-RECEIVED when the SYN's data arrived:
+    /// Linux hands the child socket to `accept` then).
     pub(super) fn write_due(&mut self, client: &mut Connection, server: &mut Connection) {
         let fast_open = self.fast_open();
-        self.woken_at = None;
         let connected = fast_open || !matches!(client.state(), TcpState::SynSent);
         self.client.write_due(client, connected);
         let accepted = match server.state() {
@@ -217,9 +269,70 @@ impl HttpApp {
         self.server.write_due(server, accepted);
     }
 
-    /// The client writes at `connect` (TFO: the request starts in the SYN).
+    /// The client writes at `connect` (TFO with a cookie: the request starts in the SYN;
+    /// without one it waits for the handshake in the socket).
     pub(super) fn write_at_connect(&mut self, client: &mut Connection) {
         let fast_open = self.fast_open();
         self.client.write_due(client, fast_open);
+    }
+}
+
+/// Both ends of one download's exchange: their flights, and the client's byte count at
+/// which the object is complete.
+fn exchange(protocol: HttpProtocol, object_bytes: usize) -> (HttpEnd, HttpEnd, usize) {
+    let download = Download::new(protocol, DEFAULT_HOST, object_bytes);
+    let of = |s: Sender| HttpEnd {
+        pending: download
+            .flights
+            .iter()
+            .filter(|f| f.sender == s)
+            .cloned()
+            .collect(),
+        read_bytes: 0,
+    };
+    (
+        of(Sender::Client),
+        of(Sender::Server),
+        download.complete_at_client_bytes,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    /// The IoT variants' TCP Fast Open cookie comes from a simulated, unmeasured warm-up
+    /// download (spec §8e), as on the real stack: its SYN asks for the cookie (40 + 4 B, no
+    /// data), the SYN-ACK brings it (40 + 12 B); 500 ms after the warm-up's object arrived the
+    /// measured connection, from a new port, sends its request in the SYN (40 + 12 + 44 B).
+    /// The measured download is the one the 100-B test above asserts.
+    #[test]
+    fn the_fast_open_cookie_comes_from_a_simulated_warm_up_download() {
+        let text = "name = \"t\"\nseed = 2016\n[network]\npreset = \"zigbee\"\nloss = \"none\"\n\
+                    [[flows]]\ncount = 1\ncc = \"iot-http1\"\nworkload = \"long-transfer\"\n\
+                    object_bytes = 100\nblock_bytes = 64\nstart_jitter_s = 0.0\n";
+        let runs = Scenario::parse(text, "t.toml").unwrap().expand(Some(1), None);
+        let (result, trace) = crate::sim::run_traced(&runs[0]).unwrap();
+        let flow = &result.flows[0];
+        assert!(flow.completed);
+        assert_eq!((flow.bytes_up, flow.bytes_down, flow.transmissions), (136, 260, 5));
+        let server = coaplab_netsim::SERVER_ADDR;
+        let up: Vec<_> = trace.records.iter().filter(|r| r.dst == server).collect();
+        let down: Vec<_> = trace.records.iter().filter(|r| r.src == server).collect();
+        let warm_up = up[0].src;
+        assert_eq!(up[0].ip_len, 44, "the warm-up SYN asks for a cookie");
+        assert_eq!(down[0].ip_len, 52, "the SYN-ACK carries the cookie");
+        let measured: Vec<_> = up.iter().filter(|r| r.src != warm_up).collect();
+        assert_eq!(measured[0].ip_len, 40 + 12 + 44, "the request rides in the SYN");
+        // The warm-up's object arrived with the last down packet to its port before the SYN.
+        let warm_up_done = down
+            .iter()
+            .filter(|r| r.dst == warm_up && r.sent_at < measured[0].sent_at)
+            .filter(|r| r.ip_len > 40)
+            .map(|r| r.serialized.unwrap().1)
+            .max()
+            .unwrap();
+        let gap = measured[0].sent_at - warm_up_done;
+        // 20 ms of propagation after the serialisation, then the 500-ms gap.
+        assert_eq!(gap.as_nanos(), 520_000_000, "{gap:?}");
     }
 }

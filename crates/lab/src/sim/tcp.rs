@@ -45,7 +45,7 @@ use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, Tcp
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
-use super::http::HttpApp;
+use super::http::{Fetch, HttpApp};
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
@@ -94,8 +94,9 @@ impl Flow {
         if self.opened == 0 {
             return Some(self.plan.start);
         }
-        let woken = self.http.as_ref().and_then(|h| h.woken_at);
-        self.conns.iter().filter_map(Conn::next_timer).chain(woken).min()
+        let http = self.http.as_ref();
+        let app = http.and_then(|h| h.woken_at.into_iter().chain(h.connect_at).min());
+        self.conns.iter().filter_map(Conn::next_timer).chain(app).min()
     }
 
     fn draw_batch(&mut self) -> u32 {
@@ -199,11 +200,6 @@ fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrConfig, RunE
 
 /// The client connection of flow `i`'s `k`-th connection.
 fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
-    if let Some(http) = &flow.http {
-        return http
-            .connect(flow.tcp.clone())
-            .map_err(|e| RunError::Setup(format!("flow {i}: {e}")));
-    }
     let mut c = Connection::connect(flow.tcp.clone())
         .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
     c.set_random(rng::stream(
@@ -376,6 +372,7 @@ impl TcpSim {
                     }
                 }
                 // A segment of a connection already dropped (both ends closed) is lost.
+                let current = f.conns.last().is_some_and(|c| c.k == k);
                 let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                     continue;
                 };
@@ -397,7 +394,9 @@ impl TcpSim {
                         // The application reads now and writes once every delivery of this
                         // instant is in (`woken_at`); the download ends with the segment that
                         // completes the object: nothing after it is simulated.
-                        if http.delivered(d.at, d.dst == SERVER_ADDR, d.ip_len, conn) {
+                        let up = d.dst == SERVER_ADDR;
+                        if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete
+                        {
                             f.progress.times.done_at = Some(d.at);
                             self.rearm(i);
                             break;
@@ -416,20 +415,16 @@ impl TcpSim {
                 }
                 let f = &mut self.flows[i as usize];
                 let mut fired = false;
+                if f.opened == 0 && f.http.is_some() {
+                    self.open_http(i)?;
+                    self.rearm(i);
+                    continue;
+                }
                 if f.opened == 0 {
-                    let mut client = connect(f, i, 0)?;
-                    if let Some(http) = f.http.as_mut() {
-                        http.write_at_connect(&mut client);
-                    }
-                    f.conns[0].client = Some(client);
+                    f.conns[0].client = Some(connect(f, i, 0)?);
                     f.opened = 1;
                     f.clients.push((f.conns[0].addr, 0));
                     f.progress.times.syn_at = Some(now);
-                    if f.http.is_some() {
-                        self.transmit(i)?;
-                        self.rearm(i);
-                        continue;
-                    }
                     fired = true;
                 } else {
                     for c in &mut f.conns {
@@ -586,12 +581,59 @@ impl TcpSim {
     /// applications write what is due and that is sent.
     fn service_http(&mut self, i: u32) -> Result<(), RunError> {
         self.transmit(i)?;
+        let now = self.now;
         let f = &mut self.flows[i as usize];
-        if let (Some(http), Some(c)) = (f.http.as_mut(), f.conns.first_mut()) {
+        if f.http.as_ref().and_then(|h| h.connect_at).is_some_and(|t| t <= now) {
+            self.open_http(i)?;
+        }
+        let f = &mut self.flows[i as usize];
+        let Some(http) = f.http.as_mut() else {
+            return Ok(());
+        };
+        http.woken_at = None;
+        // Between the warm-up and the measured connection no connection is current.
+        let live = if http.connect_at.is_some() { 0 } else { 1 };
+        let done = f.conns.len().saturating_sub(live);
+        let (warm_up, current) = f.conns.split_at_mut(done);
+        for old in warm_up {
+            // The warm-up connection's client closed: the server closes its side.
+            if old.server.state() == TcpState::CloseWait {
+                old.server.close();
+            }
+        }
+        if let Some(c) = current.first_mut() {
             if let Some(client) = c.client.as_mut() {
                 http.write_due(client, &mut c.server);
             }
         }
+        self.transmit(i)
+    }
+
+    /// Opens HTTP flow `i`'s next connection now (its first, or the measured one after the
+    /// warm-up): the client connects and writes what hyper writes at once, then it is sent.
+    fn open_http(&mut self, i: u32) -> Result<(), RunError> {
+        let now = self.now;
+        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
+        let f = &mut self.flows[i as usize];
+        let k = f.opened;
+        let first = f.conns.first().and_then(|c| c.client.as_ref());
+        let cookie = first.is_some_and(Connection::fast_open_cookie_received);
+        if k > 0 {
+            let c = Conn::new(k, super::source_addr(i, k, self.port_stride), f, i, 0)
+                .map_err(|e| setup(&e))?;
+            f.conns.push(c);
+        }
+        let (Some(http), Some(c)) = (f.http.as_mut(), f.conns.last_mut()) else {
+            return Ok(());
+        };
+        let mut client = http
+            .connect(f.tcp.clone(), now, cookie)
+            .map_err(|e| setup(&e))?;
+        http.write_at_connect(&mut client);
+        c.client = Some(client);
+        f.opened += 1;
+        f.clients.push((c.addr, 0));
+        f.progress.times.syn_at = Some(now);
         self.transmit(i)
     }
 
