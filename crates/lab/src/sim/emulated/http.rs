@@ -40,6 +40,12 @@ const MAX_BODY_BYTES: usize = 8 << 20;
 
 /// Runs the run's one HTTP download through the emulator.
 pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+    run_captured(spec, None)
+}
+
+/// [`run`], writing the packets the link delivered to `pcap` when given (for checks with
+/// tshark).
+fn run_captured(spec: &RunSpec, pcap: Option<std::path::PathBuf>) -> Result<RunResult, RunError> {
     let (protocol, object_bytes, fc) = download_of(spec)?;
     super::tcp::refuse_model_params(fc)?;
     let mut config = EmulatorConfig::new(spec.config.network.clone());
@@ -47,6 +53,7 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     config.log_packets = true;
     config.log_bytes = true;
     config.tcp_fastopen = protocol.is_iot();
+    config.pcap = pcap;
     let emu = Emulator::start(config).map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
     let what = Across {
         server_addr: SERVER_ADDR,
@@ -174,8 +181,11 @@ mod tests {
                     start_jitter_s = 0.0\n";
         let runs = Scenario::parse(text, "t.toml").unwrap().expand(Some(1), None);
         assert_eq!(runs.len(), 2);
+        let tshark = tshark();
+        let dir = tempfile::tempdir().unwrap();
         for spec in &runs {
-            let emulated = super::super::run_one(spec).unwrap();
+            let pcap = dir.path().join(format!("{}.pcap", spec.config.flows[0].cc));
+            let emulated = super::run_captured(spec, Some(pcap.clone())).unwrap();
             let simulated = crate::sim::run_one(spec).unwrap();
             let (e, s) = (&emulated.flows[0], &simulated.flows[0]);
             println!("emulated {e:?}\nsimulated {s:?}");
@@ -186,6 +196,56 @@ mod tests {
             assert_eq!(eb, sb + 16 + 40 * extra_packets, "{}", e.cc);
             let (ef, sf) = (e.fct_s.unwrap(), s.fct_s.unwrap());
             assert!((ef - sf).abs() < 0.1 + 0.3 * sf, "{}: {ef} s vs {sf} s", e.cc);
+            // The packet log's count is the capture's, as tshark decodes it.
+            match &tshark {
+                Some(tshark) => assert_eq!(
+                    pcap_count(tshark, &pcap),
+                    (eb, e.transmissions),
+                    "{}",
+                    e.cc
+                ),
+                None => eprintln!("SKIPPED the pcap check: no tshark"),
+            }
         }
+    }
+
+    fn tshark() -> Option<std::path::PathBuf> {
+        let found = std::process::Command::new("tshark")
+            .arg("-v")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        found
+            .is_ok_and(|s| s.success())
+            .then(|| "tshark".into())
+    }
+
+    /// `scripts/http-vs-coap.sh`'s count from the capture: IP bytes and packets of the last
+    /// TCP stream (the measured connection) up to and including the server's last packet
+    /// with payload (the one completing the object: the server sends nothing after it).
+    fn pcap_count(tshark: &std::path::Path, pcap: &std::path::Path) -> (u64, u64) {
+        let out = std::process::Command::new(tshark)
+            .arg("-r")
+            .arg(pcap)
+            .args(["-T", "fields", "-e", "ip.src", "-e", "ip.len", "-e", "tcp.stream"])
+            .args(["-e", "tcp.len", "-Y", "tcp"])
+            .output()
+            .expect("tshark runs");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<(bool, u64, u32, u64)> = text
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                let from_server = f[0] == "198.18.0.2";
+                (from_server, f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap())
+            })
+            .collect();
+        let last = rows.iter().map(|r| r.2).max().unwrap();
+        let end = rows
+            .iter()
+            .rposition(|r| r.2 == last && r.0 && r.3 > 0)
+            .unwrap();
+        let mine = rows[..=end].iter().filter(|r| r.2 == last);
+        (mine.clone().map(|r| r.1).sum(), mine.count() as u64)
     }
 }
