@@ -182,7 +182,9 @@ fn a_syn_without_a_cookie_asks_for_one() {
         let syn_ack = server.poll_transmit(Instant::ZERO).expect("SYN-ACK");
         assert_eq!(syn_ack.ip_len(), if cookie { 52 } else { 40 });
         assert!(!client.fast_open_cookie_received());
-        client.handle_segment(Instant::ZERO, syn_ack).expect("SYN-ACK");
+        client
+            .handle_segment(Instant::ZERO, syn_ack)
+            .expect("SYN-ACK");
         assert_eq!(client.state(), TcpState::Established);
         assert_eq!(client.fast_open_cookie_received(), cookie);
     }

@@ -173,9 +173,7 @@ fn read_one(
             span,
             &format!("{p}.early_block2"),
             "true",
-            format!(
-                "only with workload = \"long-transfer\" (here \"{workload}\")"
-            ),
+            format!("only with workload = \"long-transfer\" (here \"{workload}\")"),
         ));
     }
     let request_payload_bytes = r

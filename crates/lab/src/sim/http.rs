@@ -310,11 +310,16 @@ mod tests {
         let text = "name = \"t\"\nseed = 2016\n[network]\npreset = \"zigbee\"\nloss = \"none\"\n\
                     [[flows]]\ncount = 1\ncc = \"iot-http1\"\nworkload = \"long-transfer\"\n\
                     object_bytes = 100\nblock_bytes = 64\nstart_jitter_s = 0.0\n";
-        let runs = Scenario::parse(text, "t.toml").unwrap().expand(Some(1), None);
+        let runs = Scenario::parse(text, "t.toml")
+            .unwrap()
+            .expand(Some(1), None);
         let (result, trace) = crate::sim::run_traced(&runs[0]).unwrap();
         let flow = &result.flows[0];
         assert!(flow.completed);
-        assert_eq!((flow.bytes_up, flow.bytes_down, flow.transmissions), (136, 260, 5));
+        assert_eq!(
+            (flow.bytes_up, flow.bytes_down, flow.transmissions),
+            (136, 260, 5)
+        );
         let server = coaplab_netsim::SERVER_ADDR;
         let up: Vec<_> = trace.records.iter().filter(|r| r.dst == server).collect();
         let down: Vec<_> = trace.records.iter().filter(|r| r.src == server).collect();
@@ -322,7 +327,11 @@ mod tests {
         assert_eq!(up[0].ip_len, 44, "the warm-up SYN asks for a cookie");
         assert_eq!(down[0].ip_len, 52, "the SYN-ACK carries the cookie");
         let measured: Vec<_> = up.iter().filter(|r| r.src != warm_up).collect();
-        assert_eq!(measured[0].ip_len, 40 + 12 + 44, "the request rides in the SYN");
+        assert_eq!(
+            measured[0].ip_len,
+            40 + 12 + 44,
+            "the request rides in the SYN"
+        );
         // The warm-up's object arrived with the last down packet to its port before the SYN.
         let warm_up_done = down
             .iter()

@@ -96,7 +96,11 @@ impl Flow {
         }
         let http = self.http.as_ref();
         let app = http.and_then(|h| h.woken_at.into_iter().chain(h.connect_at).min());
-        self.conns.iter().filter_map(Conn::next_timer).chain(app).min()
+        self.conns
+            .iter()
+            .filter_map(Conn::next_timer)
+            .chain(app)
+            .min()
     }
 
     fn draw_batch(&mut self) -> u32 {
@@ -125,8 +129,8 @@ impl Conn {
         let server = if let Some(http) = &flow.http {
             http.listen(flow.tcp.clone()).map_err(RunError::Setup)?
         } else {
-            let mut server = Connection::listen(flow.tcp.clone())
-                .map_err(|e| RunError::Setup(e.to_string()))?;
+            let mut server =
+                Connection::listen(flow.tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?;
             server.set_random(rng::stream(
                 flow.seed,
                 &format!("tcp/flow{i}/conn{k}/server"),
@@ -395,8 +399,7 @@ impl TcpSim {
                         // instant is in (`woken_at`); the download ends with the segment that
                         // completes the object: nothing after it is simulated.
                         let up = d.dst == SERVER_ADDR;
-                        if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete
-                        {
+                        if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete {
                             f.progress.times.done_at = Some(d.at);
                             self.rearm(i);
                             break;
@@ -583,7 +586,11 @@ impl TcpSim {
         self.transmit(i)?;
         let now = self.now;
         let f = &mut self.flows[i as usize];
-        if f.http.as_ref().and_then(|h| h.connect_at).is_some_and(|t| t <= now) {
+        if f.http
+            .as_ref()
+            .and_then(|h| h.connect_at)
+            .is_some_and(|t| t <= now)
+        {
             self.open_http(i)?;
         }
         let f = &mut self.flows[i as usize];
@@ -690,7 +697,10 @@ impl TcpSim {
             .collect();
         // An HTTP run's events are its packets delivered up to the download's end.
         let http_packets = self.flows.iter().filter_map(|f| f.http.as_ref());
-        let events = match http_packets.map(|h| h.measured.packets).reduce(|a, b| a + b) {
+        let events = match http_packets
+            .map(|h| h.measured.packets)
+            .reduce(|a, b| a + b)
+        {
             Some(packets) => packets,
             None => self.events,
         };

@@ -95,12 +95,20 @@ fn run_captured(spec: &RunSpec, pcap: Option<std::path::PathBuf>) -> Result<RunR
             let download_time = Duration::from_nanos(d.fetched.download_time.as_nanos() as i64);
             let done = since_origin(d.started) + download_time;
             let completed = d.fetched.status.is_success() && d.fetched.body.len() == object_bytes;
-            (count(&stats.packets, &stats.packet_bytes, done, download_time), completed)
+            (
+                count(&stats.packets, &stats.packet_bytes, done, download_time),
+                completed,
+            )
         }
         // The download failed (e.g. the link lost too much): an incomplete flow, as a
         // simulated download that never ends.
         Err(_) => (
-            count(&stats.packets, &stats.packet_bytes, since_origin(ended), Duration::ZERO),
+            count(
+                &stats.packets,
+                &stats.packet_bytes,
+                since_origin(ended),
+                Duration::ZERO,
+            ),
             false,
         ),
     };
@@ -128,7 +136,12 @@ fn client_port(log: &PacketLog, ip: &[u8]) -> Option<(u16, bool)> {
 
 /// The measured connection's packets delivered by `done`: the last connection the client
 /// opened (the one whose SYN came last).
-fn count(packets: &[PacketLog], bytes: &[Vec<u8>], done: Instant, download_time: Duration) -> Measured {
+fn count(
+    packets: &[PacketLog],
+    bytes: &[Vec<u8>],
+    done: Instant,
+    download_time: Duration,
+) -> Measured {
     let ports: Vec<Option<(u16, bool)>> = packets
         .iter()
         .zip(bytes)
@@ -179,7 +192,9 @@ mod tests {
                     [[flows]]\ncount = 1\ncc = [\"http1\", \"iot-h2\"]\n\
                     workload = \"long-transfer\"\nobject_bytes = 100\nblock_bytes = 64\n\
                     start_jitter_s = 0.0\n";
-        let runs = Scenario::parse(text, "t.toml").unwrap().expand(Some(1), None);
+        let runs = Scenario::parse(text, "t.toml")
+            .unwrap()
+            .expand(Some(1), None);
         assert_eq!(runs.len(), 2);
         let tshark = tshark();
         let dir = tempfile::tempdir().unwrap();
@@ -195,15 +210,16 @@ mod tests {
             let (eb, sb) = (e.bytes_up + e.bytes_down, s.bytes_up + s.bytes_down);
             assert_eq!(eb, sb + 16 + 40 * extra_packets, "{}", e.cc);
             let (ef, sf) = (e.fct_s.unwrap(), s.fct_s.unwrap());
-            assert!((ef - sf).abs() < 0.1 + 0.3 * sf, "{}: {ef} s vs {sf} s", e.cc);
+            assert!(
+                (ef - sf).abs() < 0.1 + 0.3 * sf,
+                "{}: {ef} s vs {sf} s",
+                e.cc
+            );
             // The packet log's count is the capture's, as tshark decodes it.
             match &tshark {
-                Some(tshark) => assert_eq!(
-                    pcap_count(tshark, &pcap),
-                    (eb, e.transmissions),
-                    "{}",
-                    e.cc
-                ),
+                Some(tshark) => {
+                    assert_eq!(pcap_count(tshark, &pcap), (eb, e.transmissions), "{}", e.cc)
+                }
                 None => eprintln!("SKIPPED the pcap check: no tshark"),
             }
         }
@@ -215,9 +231,7 @@ mod tests {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status();
-        found
-            .is_ok_and(|s| s.success())
-            .then(|| "tshark".into())
+        found.is_ok_and(|s| s.success()).then(|| "tshark".into())
     }
 
     /// `scripts/http-vs-coap.sh`'s count from the capture: IP bytes and packets of the last
@@ -227,7 +241,16 @@ mod tests {
         let out = std::process::Command::new(tshark)
             .arg("-r")
             .arg(pcap)
-            .args(["-T", "fields", "-e", "ip.src", "-e", "ip.len", "-e", "tcp.stream"])
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "ip.src",
+                "-e",
+                "ip.len",
+                "-e",
+                "tcp.stream",
+            ])
             .args(["-e", "tcp.len", "-Y", "tcp"])
             .output()
             .expect("tshark runs");
@@ -237,7 +260,12 @@ mod tests {
             .map(|l| {
                 let f: Vec<&str> = l.split('\t').collect();
                 let from_server = f[0] == "198.18.0.2";
-                (from_server, f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap())
+                (
+                    from_server,
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                    f[3].parse().unwrap(),
+                )
             })
             .collect();
         let last = rows.iter().map(|r| r.2).max().unwrap();
