@@ -20,6 +20,14 @@
 //! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself kept in a table keyed
 //! by the packet's tag.
 //!
+//! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, spec §8e) runs in this
+//! loop too, as a sibling session kind: its connection's ends carry the HTTP applications of
+//! `sim::http` (`HttpApp`: netsim's byte-exact messages, written when hyper writes them)
+//! instead of RFC 8323 sessions. They read each delivered segment at once and write once every
+//! delivery and timer of the instant is handled (`service_http`); the IoT variants first
+//! download on an unmeasured warm-up connection that fetches the TCP Fast Open cookie, then
+//! on the measured one (`open_http`). The run ends with the segment that completes the object.
+//!
 //! `cc = "tcp-bbr"` runs both ends' connections with BBR v1 (netsim's `tcp::bbr`, Linux
 //! defaults); each connection draws its PROBE_BW start phases from the stream
 //! `tcp/flow{i}/conn{k}/client|server`.
