@@ -70,6 +70,15 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 
 /// [`run_one`], with the emulator's counters and packet log of a UDP run.
 fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunError> {
+    run_captured(spec, None)
+}
+
+/// [`run_logged`], writing the packets the link delivered to `pcap` when given (UDP and HTTP
+/// runs; for checks with tshark).
+fn run_captured(
+    spec: &RunSpec,
+    pcap: Option<std::path::PathBuf>,
+) -> Result<(RunResult, Option<EmulatorStats>), RunError> {
     interrupted()?;
     if spec.config.topology != crate::scenario::Topology::Star {
         return Err(RunError::NotAvailable(
@@ -77,7 +86,7 @@ fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunE
         ));
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return http::run(spec).map(|r| (r, None));
+        return http::run(spec, pcap).map(|r| (r, None));
     }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows > 0 && tcp_flows == spec.config.flows.len() {
@@ -92,6 +101,7 @@ fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunE
     config.seed = spec.seed;
     config.log_packets = true;
     config.log_bytes = true;
+    config.pcap = pcap;
     let emu = Emulator::start(config).map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
     let stride = spec.config.total_flows().div_ceil(254).max(1);
     let net = EmulatedNet::new(emu, stride)?;
