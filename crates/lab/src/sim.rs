@@ -12,7 +12,9 @@
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
-//! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
+//! private `tcp` module: one connection of netsim's TCP model per flow on the same star. An
+//! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
+//! the same loop, its connection carrying HTTP instead of RFC 8323 sessions.
 //!
 //! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
 //! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time, or
@@ -51,7 +53,9 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
         return mesh::run(spec, mesh);
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return http::run(spec);
+        // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session kind).
+        http::download_of(spec)?;
+        return tcp::run(spec);
     }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
@@ -76,7 +80,8 @@ pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
         return Ok((mesh::run(spec, mesh)?, RunTrace::default()));
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return Ok((http::run(spec)?, RunTrace::default()));
+        http::download_of(spec)?;
+        return tcp::run_traced(spec);
     }
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return tcp::run_traced(spec);
@@ -557,6 +562,7 @@ fn client(
         initial_message_id: ids.below(1 << 16) as u16,
         initial_token: ids.below(1 << 16),
         block_size_bytes: block,
+        request_block2_size_bytes: flow.early_block2.then_some(block),
         keep_bodies: false,
         // Bodies are not kept and the server is ours: the scenario's object_bytes bounds a
         // transfer, and an object past the CLI's 64-MiB default still runs as before.

@@ -122,9 +122,16 @@ pub fn config_json(config: &RunConfig) -> Value {
                 Workload::LongTransfer {
                     object_bytes,
                     block_bytes,
-                } => json!({
-                    "kind": "long-transfer", "object_bytes": object_bytes, "block_bytes": block_bytes,
-                }),
+                } => {
+                    let mut w = json!({
+                        "kind": "long-transfer", "object_bytes": object_bytes, "block_bytes": block_bytes,
+                    });
+                    // Only when set, so manifests of existing scenarios keep their exact form.
+                    if f.early_block2 {
+                        w["early_block2"] = json!(true);
+                    }
+                    w
+                }
             };
             json!({
                 "count": f.count,

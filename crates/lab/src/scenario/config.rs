@@ -184,6 +184,12 @@ pub struct FlowConfig {
     /// flow's start + k · interval, whatever became of the earlier ones, instead of when the
     /// previous one ends; `None`: back to back.
     pub interval: Option<Duration>,
+    /// `early_block2` (long-transfer only; TCP and HTTP flows, which have no blocks, ignore
+    /// it): a CoAP-over-UDP flow's first GET already asks
+    /// for `block_bytes` blocks with a Block2 option (early negotiation, RFC 7959 §2.4), as
+    /// `coaplab get --block-size` does; `false` (spec §4.1, the default): the first GET carries
+    /// no Block2 and the server's block size applies from its first response.
+    pub early_block2: bool,
 }
 
 impl FlowConfig {

@@ -24,6 +24,7 @@ const FLOW_KEYS: &[&str] = &[
     "batch_max",
     "object_bytes",
     "block_bytes",
+    "early_block2",
     "payload_bytes",
     "response_payload_bytes",
     "start_jitter_s",
@@ -168,6 +169,22 @@ fn read_one(
             }
         })?
         .unwrap_or(256) as u32;
+    let early_block2 = r
+        .scalar(t, p, "early_block2", |v| {
+            v.as_bool().ok_or_else(|| "true or false".to_string())
+        })?
+        .unwrap_or(false);
+    // A sweep over `cc` may mix CoAP over UDP with TCP and HTTP flows, which have no blocks:
+    // those ignore it.
+    if early_block2 && workload != "long-transfer" {
+        let span = t.get("early_block2").and_then(Item::span);
+        return Err(r.bad(
+            span,
+            &format!("{p}.early_block2"),
+            "true",
+            format!("only with workload = \"long-transfer\" (here \"{workload}\")"),
+        ));
+    }
     let request_payload_bytes = r
         .scalar(t, p, "payload_bytes", |v| uint(v, 0, 65_000))?
         .unwrap_or(51) as u32;
@@ -249,6 +266,7 @@ fn read_one(
         start_jitter: Duration::from_secs_f64_round_us(start_jitter_s),
         random_source_port,
         interval: interval_s.map(Duration::from_secs_f64_round_us),
+        early_block2,
     })
 }
 
