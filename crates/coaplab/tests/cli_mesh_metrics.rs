@@ -118,7 +118,8 @@ fn a_mesh_run_writes_consistent_thesis_metrics() {
             num(r, col(rh, "data_frames_acked")),
         );
         assert_eq!(num(r, col(rh, "link_pdr")), acked / data);
-        assert_eq!(num(r, col(rh, "control_frames")), 0.0);
+        // RPL (the mesh default) keeps sending DIOs and DAOs during the run.
+        assert!(num(r, col(rh, "control_frames")) > 0.0);
         assert!(num(r, col(rh, "frames_on_air")) >= data + num(r, col(rh, "ack_frames")));
     }
 
