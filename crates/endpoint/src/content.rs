@@ -43,6 +43,14 @@ pub enum Content {
 }
 
 impl Content {
+    /// How often an observable resource changes (`None`: not observable, RFC 7641).
+    pub(crate) fn observe_period(&self) -> Option<Duration> {
+        match self {
+            Content::Counter { period } => Some(*period),
+            _ => None,
+        }
+    }
+
     /// The answer to `method` at `now`: code, Content-Format and payload. `links` and
     /// `query` (the request's Uri-Query values) make the [`Content::Links`] listing.
     pub(crate) fn answer<'q>(

@@ -359,4 +359,7 @@ pub enum ObserverGone {
     Reset,
     /// A CON notification was never acknowledged (§4.5).
     TimedOut,
+    /// The connection carrying the observation closed or was aborted (CoAP over TCP,
+    /// RFC 8323 §7: an observation lives only as long as its connection).
+    Closed,
 }

@@ -436,6 +436,7 @@ answer to {request_bytes} B)"
                 ObserverGone::Deregistered => "deregistered",
                 ObserverGone::Reset => "reset",
                 ObserverGone::TimedOut => "timed_out",
+                ObserverGone::Closed => "closed",
             };
             *c.observers_gone.entry(label).or_default() += 1;
         }

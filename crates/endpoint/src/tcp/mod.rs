@@ -27,6 +27,7 @@ pub mod config;
 pub mod event;
 
 mod inbound;
+mod observe;
 mod serve;
 mod session;
 
