@@ -25,7 +25,8 @@ pub(crate) struct Until {
     pub(crate) duration: Option<std::time::Duration>,
 }
 
-fn print_line(verbose: bool, sequence: Option<u32>, body: &[u8]) {
+/// One payload on stdout (with `-v`, its Observe number on stderr first).
+pub(crate) fn print_line(verbose: bool, sequence: Option<u32>, body: &[u8]) {
     let mut out = std::io::stdout().lock();
     if verbose {
         match sequence {
