@@ -112,6 +112,15 @@ impl Router {
         self
     }
 
+    /// Sets how notifications over UDP are sent (default [`NotifyPolicy::default`]: the
+    /// first CON, then NON with a CON at least every 24 h; a fixed 2-s first timeout).
+    ///
+    /// [`NotifyPolicy::default`]: crate::observe::NotifyPolicy
+    pub fn notify_policy(&mut self, policy: crate::observe::NotifyPolicy) -> &mut Self {
+        self.notify = policy;
+        self
+    }
+
     /// The most observers kept ([`Router::max_observers`]).
     pub fn observer_limit(&self) -> usize {
         self.max_observers
