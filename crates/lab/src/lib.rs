@@ -24,6 +24,7 @@
 pub mod exec;
 pub mod html;
 pub mod metrics;
+pub mod observe_metrics;
 pub mod report;
 pub mod results;
 pub mod scenario;

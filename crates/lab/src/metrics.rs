@@ -176,6 +176,7 @@ impl FlowMetrics {
             completed,
             transmission_counts: self.transmission_counts.clone(),
             tcp: None,
+            observe: None,
         }
     }
 }

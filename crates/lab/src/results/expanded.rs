@@ -125,6 +125,14 @@ pub fn config_json(config: &RunConfig) -> Value {
                 } => json!({
                     "kind": "long-transfer", "object_bytes": object_bytes, "block_bytes": block_bytes,
                 }),
+                Workload::Observe {
+                    period,
+                    duration,
+                    con_every,
+                } => json!({
+                    "kind": "observe", "period_s": period.as_secs_f64(),
+                    "duration_s": duration.as_secs_f64(), "con_every": con_every,
+                }),
             };
             json!({
                 "count": f.count,

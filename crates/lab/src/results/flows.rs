@@ -37,6 +37,20 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "expired_rtos",
 ];
 
+/// The columns `flows.csv` has after the sweep columns when a flow group observes
+/// (`workload = "observe"`, [`crate::scenario::RunConfig::has_observe`]); absent otherwise, so
+/// other runs' files do not change. Empty for flows of other workloads in such a run.
+pub const OBSERVE_COLUMNS: &[&str] = &[
+    "notifications_sent",
+    "notifications_received",
+    "notifications_lost",
+    "notification_delay_mean_s",
+    "notification_delay_p50_s",
+    "notification_delay_p95_s",
+    "notification_delay_max_s",
+    "notification_retransmissions",
+];
+
 /// A histogram as space-separated counts (`"45 4 1"`: 45 exchanges took one transmission, 4
 /// took two, 1 took three).
 pub fn counts_text(counts: &[u32]) -> String {
@@ -70,7 +84,37 @@ pub fn sweep_columns(sweep: &[(String, String)]) -> Vec<&str> {
 
 /// The header line (no newline) of runs with `sweep` ([`RunSpec::sweep`]).
 pub fn header(sweep: &[(String, String)]) -> String {
-    csv::line(FLOW_COLUMNS.iter().copied().chain(sweep_columns(sweep)))
+    header_for(sweep, false)
+}
+
+/// The header line (no newline) of runs with `sweep`, with [`OBSERVE_COLUMNS`] when
+/// `observe`.
+pub fn header_for(sweep: &[(String, String)], observe: bool) -> String {
+    let tail: &[&str] = if observe { OBSERVE_COLUMNS } else { &[] };
+    csv::line(
+        FLOW_COLUMNS
+            .iter()
+            .copied()
+            .chain(sweep_columns(sweep))
+            .chain(tail.iter().copied()),
+    )
+}
+
+/// An observer's cells of [`OBSERVE_COLUMNS`] (empty for other flows).
+fn observe_cells(f: &FlowRecord) -> Vec<String> {
+    let Some(o) = &f.observe else {
+        return vec![String::new(); OBSERVE_COLUMNS.len()];
+    };
+    vec![
+        o.sent.to_string(),
+        o.received.to_string(),
+        o.lost.to_string(),
+        csv::float(o.delay_mean_s),
+        csv::float(o.delay_p50_s),
+        csv::float(o.delay_p95_s),
+        csv::float(o.delay_max_s),
+        o.retransmissions.to_string(),
+    ]
 }
 
 /// The header line of `timers.csv` (no newline).
@@ -116,7 +160,13 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
         .filter(|(c, _)| !FLOW_COLUMNS.contains(&c.as_str()))
         .map(|(_, v)| v.as_str())
         .collect();
+    let observe = spec.config.has_observe();
     for f in flows {
+        let tail = if observe {
+            observe_cells(f)
+        } else {
+            Vec::new()
+        };
         let fixed = [
             spec.run.to_string(),
             spec.combination.to_string(),
@@ -152,7 +202,8 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             fixed
                 .iter()
                 .map(String::as_str)
-                .chain(extra.iter().copied()),
+                .chain(extra.iter().copied())
+                .chain(tail.iter().map(String::as_str)),
         ));
         out.push('\n');
     }

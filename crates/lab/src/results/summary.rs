@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::csv;
-use super::flows::FLOW_COLUMNS;
+use super::flows::{FLOW_COLUMNS, OBSERVE_COLUMNS};
 use crate::stats::{self, Tally, SUMMARY_QUANTILES};
 
 /// One row of `summary.csv`.
@@ -43,7 +43,48 @@ pub struct SummaryRow {
     pub unnecessary_retransmissions_median: Option<f64>,
     /// Frequency of transmissions over every successful exchange of the group.
     pub transmission_counts: Vec<u64>,
+    /// Observers only (`workload = "observe"`): the group's notification metrics.
+    pub observe: Option<ObserveSummary>,
 }
+
+/// The notification metrics of a group of observers in `summary.csv` (issue 16).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ObserveSummary {
+    /// Notifications generated for the group's observers, all replications.
+    pub sent: u64,
+    /// Of those, lost (never received).
+    pub lost: u64,
+    /// Median over observers of their median delay (generation → reception), seconds.
+    pub delay_p50_median_s: Option<f64>,
+    /// Median over observers of their 95th-percentile delay, seconds.
+    pub delay_p95_median_s: Option<f64>,
+    /// The largest delay of any observer, seconds.
+    pub delay_max_s: Option<f64>,
+    /// Median over observers of their CON-notification retransmissions.
+    pub retransmissions_median: Option<f64>,
+}
+
+/// What a group's observe summary needs, row by row.
+#[derive(Debug, Default)]
+struct ObserveAcc {
+    sent: u64,
+    lost: u64,
+    p50: Tally,
+    p95: Tally,
+    max: Option<f64>,
+    rexmit: Tally,
+}
+
+/// The notification columns of `summary.csv`, present when a row has them.
+const OBSERVE_SUMMARY_COLUMNS: &[&str] = &[
+    "notifications_sent",
+    "notifications_lost",
+    "notification_loss_ratio",
+    "notification_delay_p50_median_s",
+    "notification_delay_p95_median_s",
+    "notification_delay_max_s",
+    "notification_retransmissions_median",
+];
 
 /// Groups the records of `flows.csv` (header first) into summary rows, ordered by
 /// combination, then by first appearance of (cc, workload).
@@ -68,6 +109,7 @@ struct Acc {
     rexmit: Tally,
     unnec: Tally,
     counts: Vec<u64>,
+    observe: Option<ObserveAcc>,
 }
 
 /// [`summarize`] one row at a time, so that `flows.csv` need never be held whole: per group
@@ -83,6 +125,8 @@ pub struct Summarizer {
     groups: BTreeMap<(usize, usize), Acc>,
     /// (cc, workload) in order of first appearance.
     order: Vec<(String, String)>,
+    /// Columns of [`OBSERVE_COLUMNS`] (`usize::MAX` when absent).
+    observe_cols: Vec<usize>,
 }
 
 const COMBINATION: usize = 0;
@@ -120,12 +164,17 @@ impl Summarizer {
         ]
         .map(idx);
         let extra = (0..header.len())
-            .filter(|i| !FLOW_COLUMNS.contains(&header[*i].as_str()))
+            .filter(|i| {
+                let h = header[*i].as_str();
+                !FLOW_COLUMNS.contains(&h) && !OBSERVE_COLUMNS.contains(&h)
+            })
             .collect();
+        let observe_cols = OBSERVE_COLUMNS.iter().map(|c| idx(c)).collect();
         Summarizer {
             header,
             cols,
             extra,
+            observe_cols,
             groups: BTreeMap::new(),
             order: Vec::new(),
         }
@@ -158,6 +207,7 @@ impl Summarizer {
             rexmit: Tally::default(),
             unnec: Tally::default(),
             counts: Vec::new(),
+            observe: None,
         });
         acc.flows += 1;
         if completed {
@@ -170,6 +220,25 @@ impl Summarizer {
             acc.unnec.push(x);
         }
         super::flows::add_counts(&mut acc.counts, counts);
+        // An observer's row: its notification cells are filled (`flows::OBSERVE_COLUMNS`).
+        let ocell = |k: usize| field(row, self.observe_cols[k]).parse::<f64>().ok();
+        if let Some(sent) = ocell(0) {
+            let o = acc.observe.get_or_insert_with(ObserveAcc::default);
+            o.sent += sent as u64;
+            o.lost += ocell(2).unwrap_or(0.0) as u64;
+            if let Some(x) = ocell(4) {
+                o.p50.push(x);
+            }
+            if let Some(x) = ocell(5) {
+                o.p95.push(x);
+            }
+            if let Some(x) = ocell(6) {
+                o.max = Some(o.max.map_or(x, |m: f64| m.max(x)));
+            }
+            if let Some(x) = ocell(7) {
+                o.rexmit.push(x);
+            }
+        }
     }
 
     /// The summary rows, ordered by combination, then by first appearance of (cc, workload).
@@ -210,6 +279,14 @@ impl Summarizer {
                     retransmissions_median: acc.rexmit.median(),
                     unnecessary_retransmissions_median: acc.unnec.median(),
                     transmission_counts: acc.counts,
+                    observe: acc.observe.as_ref().map(|o| ObserveSummary {
+                        sent: o.sent,
+                        lost: o.lost,
+                        delay_p50_median_s: o.p50.median(),
+                        delay_p95_median_s: o.p95.median(),
+                        delay_max_s: o.max,
+                        retransmissions_median: o.rexmit.median(),
+                    }),
                 };
                 samples.push(acc.fct);
                 row
@@ -294,6 +371,10 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         .max()
         .unwrap_or(0);
     header.extend((1..=tx_columns).map(|k| format!("exchanges_tx{k}")));
+    let observe = rows.iter().any(|r| r.observe.is_some());
+    if observe {
+        header.extend(OBSERVE_SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
+    }
     let mut out = csv::line(header.iter().map(String::as_str));
     out.push('\n');
     for r in rows {
@@ -325,8 +406,28 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
                 .unwrap_or(0)
                 .to_string()
         }));
+        if observe {
+            fields.extend(observe_fields(r.observe.as_ref()));
+        }
         out.push_str(&csv::line(fields.iter().map(String::as_str)));
         out.push('\n');
     }
     out
+}
+
+/// A row's cells of [`OBSERVE_SUMMARY_COLUMNS`] (empty for a group of other flows).
+fn observe_fields(o: Option<&ObserveSummary>) -> Vec<String> {
+    let Some(o) = o else {
+        return vec![String::new(); OBSERVE_SUMMARY_COLUMNS.len()];
+    };
+    let ratio = (o.sent > 0).then(|| o.lost as f64 / o.sent as f64);
+    vec![
+        o.sent.to_string(),
+        o.lost.to_string(),
+        csv::float(ratio),
+        csv::float(o.delay_p50_median_s),
+        csv::float(o.delay_p95_median_s),
+        csv::float(o.delay_max_s),
+        csv::float(o.retransmissions_median),
+    ]
 }
