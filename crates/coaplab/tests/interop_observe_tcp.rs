@@ -72,7 +72,11 @@ fn coaplab_observes_libcoap_time_over_tcp() {
     );
     // libcoap counts Observe up over TCP too; two of the three came as notifications.
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(err.matches(" recv notification=2.05 Content ").count(), 2, "{err}");
+    assert_eq!(
+        err.matches(" recv notification=2.05 Content ").count(),
+        2,
+        "{err}"
+    );
 }
 
 #[test]

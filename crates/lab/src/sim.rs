@@ -420,7 +420,9 @@ impl<N: Network> Sim<N> {
             if !self.observing {
                 continue;
             }
-            if let Event::NotificationSent { peer, .. } | Event::NotificationRetransmitted { peer, .. } = e {
+            if let Event::NotificationSent { peer, .. }
+            | Event::NotificationRetransmitted { peer, .. } = e
+            {
                 let flow = flow_of(peer, self.port_stride) as usize;
                 if let Some(o) = self.clients.get_mut(flow).and_then(|c| c.observe.as_mut()) {
                     o.on_server_event(&e);
@@ -659,7 +661,7 @@ fn observer_factory(
         let f = registry_factory(&flow.cc, &flow.settings, seed)
             .map_err(|e| RunError::Setup(format!("server for flows[{g}]: {e}")))?;
         factories.push(f);
-        group_of.extend(std::iter::repeat_n(g, flow.count as usize));
+        group_of.resize(group_of.len() + flow.count as usize, g);
     }
     Ok(Box::new(move |addr, now| {
         let flow = flow_of(addr, port_stride) as usize;

@@ -154,10 +154,7 @@ pub(crate) async fn observe(call: &Call, until: Until) -> u8 {
     }
     // RFC 7641 §3.6: deregister actively, so the server stops at once.
     let now = d.now();
-    if let Ok(cancel) = d
-        .session_mut()
-        .cancel_observation(now, id, &call.request)
-    {
+    if let Ok(cancel) = d.session_mut().cancel_observation(now, id, &call.request) {
         let wait = async {
             loop {
                 match d.next_event().await {

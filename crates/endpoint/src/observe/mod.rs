@@ -364,12 +364,9 @@ impl Endpoint {
         let pi = self.peer(peer);
         let ctl = self.ensure_controller(now, pi);
         let mut x = coaplab_cc::Exchange::new();
-        let t0 = ctl.algorithm.start(
-            now,
-            coaplab_cc::Admission::ALONE,
-            &mut x,
-            &mut *ctl.rng,
-        );
+        let t0 = ctl
+            .algorithm
+            .start(now, coaplab_cc::Admission::ALONE, &mut x, &mut *ctl.rng);
         (t0, Some(Box::new((x, vec![now]))))
     }
 

@@ -185,11 +185,10 @@ impl Session {
         body: &[u8],
     ) {
         // A queued notification of this observer whose writing has not begun.
-        let stale = self
-            .writes
-            .iter()
-            .enumerate()
-            .position(|(i, q)| q.notification == Some(token) && !(i == 0 && self.front_sent > 0));
+        let stale =
+            self.writes.iter().enumerate().position(|(i, q)| {
+                q.notification == Some(token) && !(i == 0 && self.front_sent > 0)
+            });
         let freed = stale.map_or(0, |i| self.writes[i].cost());
         let mut out = Response {
             bytes: self.buffer(),

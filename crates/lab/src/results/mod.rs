@@ -12,9 +12,7 @@ pub mod store;
 pub mod summary;
 
 pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
-pub use record::{
-    FlowRecord, ObserveFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry,
-};
+pub use record::{FlowRecord, ObserveFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry};
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;
 

@@ -89,17 +89,24 @@ fn check_one_resource(
     else {
         return Ok(());
     };
-    let first = before.iter().enumerate().find_map(|(i, f)| match f.workload {
-        Workload::Observe {
-            period, con_every, ..
-        } => Some((i, period, con_every)),
-        _ => None,
-    });
+    let first = before
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| match f.workload {
+            Workload::Observe {
+                period, con_every, ..
+            } => Some((i, period, con_every)),
+            _ => None,
+        });
     let Some((i, p0, k0)) = first else {
         return Ok(());
     };
     let (key, value, want) = if period != p0 {
-        ("period_s", period.as_secs_f64().to_string(), p0.as_secs_f64().to_string())
+        (
+            "period_s",
+            period.as_secs_f64().to_string(),
+            p0.as_secs_f64().to_string(),
+        )
     } else if con_every != k0 {
         ("con_every", con_every.to_string(), k0.to_string())
     } else {

@@ -42,7 +42,10 @@ fn one_observer_gets_every_notification_after_the_path_delay() {
     let f = &run_one(&runs[0]).unwrap().flows[0];
     let o = f.observe.as_ref().unwrap();
     // Every change at 1, 2, …, 10 s reaches the observer one path delay later.
-    assert_eq!((o.sent, o.received, o.lost, o.retransmissions), (10, 10, 0, 0));
+    assert_eq!(
+        (o.sent, o.received, o.lost, o.retransmissions),
+        (10, 10, 0, 0)
+    );
     assert_delays(o, 10);
     // The registration (CON GET, 39 B up) and the deregistration at 10.5 s.
     assert_eq!((f.transmissions, f.retransmissions), (2, 0));
@@ -110,6 +113,9 @@ fn dropped_notifications_are_counted_lost() {
     sim.run().unwrap();
     let f = &sim.finish().unwrap().flows[0];
     let o = f.observe.as_ref().unwrap();
-    assert_eq!((o.sent, o.received, o.lost, o.retransmissions), (10, 8, 2, 0));
+    assert_eq!(
+        (o.sent, o.received, o.lost, o.retransmissions),
+        (10, 8, 2, 0)
+    );
     assert_delays(o, 8);
 }

@@ -127,7 +127,8 @@ fn a_get_with_observe_1_deregisters_and_late_notifications_are_ignored() {
     pump(&mut c, &mut s, t(1000));
     let gone = events(&mut s);
     assert!(
-        gone.iter().any(|e| matches!(e, SessionEvent::ObserverRemoved {
+        gone.iter()
+            .any(|e| matches!(e, SessionEvent::ObserverRemoved {
             reason: ObserverGone::Deregistered,
             at,
             ..
