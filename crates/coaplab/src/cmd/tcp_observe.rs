@@ -14,10 +14,9 @@
 use coaplab_emu::{TcpDriver, TcpEvent};
 use coaplab_endpoint::tcp::{SessionEvent, Side};
 use coaplab_endpoint::Router;
-use coaplab_wire::ReadOptions;
 
 use super::net;
-use super::observe::{print_line, Until, CANCEL_WAIT};
+use super::observe::{notification, registration_answer, Next, Until, CANCEL_WAIT};
 use super::tcp::{client_config, trace, Call};
 
 fn fail(code: u8, msg: impl std::fmt::Display) -> u8 {
@@ -90,23 +89,12 @@ pub(crate) async fn observe(call: &Call, until: Until) -> u8 {
                 ..
             } if request == id => {
                 answered = true;
-                let sequence = options.observe().ok().flatten();
-                if call.verbose {
-                    eprintln!("{}", super::coap_options::describe(rc, &options));
-                }
-                print_line(call.verbose, sequence, &body);
                 seen += 1;
-                if rc.class() != 2 {
+                if let Next::Exit(c) | Next::Deregister(c) =
+                    registration_answer(call.verbose, rc, &options, &body)
+                {
                     d.close().await;
-                    return fail(net::EXIT_ERROR_RESPONSE, format!("{rc:?}"));
-                }
-                if sequence.is_none() {
-                    // The server answered without registering (RFC 7641 §3.1).
-                    if call.verbose {
-                        eprintln!("coaplab: the resource is not observable");
-                    }
-                    d.close().await;
-                    return net::EXIT_OK;
+                    return c;
                 }
             }
             SessionEvent::Notification {
@@ -116,16 +104,17 @@ pub(crate) async fn observe(call: &Call, until: Until) -> u8 {
                 body,
                 ..
             } if request == id => {
-                print_line(call.verbose, sequence, &body);
                 seen += 1;
-                if rc.class() != 2 {
-                    eprintln!("coaplab: {rc:?}");
-                    code = net::EXIT_ERROR_RESPONSE;
-                    break;
-                }
-                if sequence.is_none() {
-                    d.close().await;
-                    return net::EXIT_OK;
+                match notification(call.verbose, rc, sequence, &body) {
+                    Next::Go => {}
+                    Next::Deregister(c) => {
+                        code = c;
+                        break;
+                    }
+                    Next::Exit(c) => {
+                        d.close().await;
+                        return c;
+                    }
                 }
             }
             SessionEvent::Aborted { by, diagnostic, .. } => {
