@@ -521,7 +521,7 @@ impl Endpoint {
             if p.message_id != mid {
                 // The ACK is for a replaced state: the newest goes out at once as a new CON.
                 let (timeout, cc) = self.notify_start(now, from);
-                let (bytes, mid) = (p.bytes.clone(), p.message_id);
+                let (bytes, newest_mid) = (p.bytes.clone(), p.message_id);
                 let o = &mut self.observers.list[i];
                 o.pending = Some(Pending {
                     older_message_id: None,
@@ -531,7 +531,7 @@ impl Endpoint {
                     cc,
                     ..p
                 });
-                self.push_notification(from, bytes, mid, true);
+                self.push_notification(from, bytes, newest_mid, true);
             } else {
                 self.recycle(p.bytes);
             }
