@@ -69,8 +69,10 @@ pub(crate) struct Follow {
 ///    [`Session::poll_event`]. When [`Session::should_close`] turns true, write what is
 ///    queued and close the connection.
 ///
-/// The session has no timers: a stream never retransmits at this layer. A driver that times
-/// out idle connections asks [`Session::idle_since`] and keeps the clock itself.
+/// A stream never retransmits at this layer; the session's one timer is Observe's, the next
+/// change of an observed resource ([`Session::poll_timeout`], [`Session::handle_timeout`];
+/// none without observers). A driver that times out idle connections asks
+/// [`Session::idle_since`] and keeps the clock itself.
 ///
 /// # Time
 ///
