@@ -291,7 +291,8 @@ impl Session {
     }
 
     /// True when nothing is pending: no outstanding request or Ping, no partial frame, no
-    /// queued write. After [`Session::release`], the moment to [`Session::close`].
+    /// queued write, no observer of ours and no observation held (an observed connection is
+    /// in use however quiet). After [`Session::release`], the moment to [`Session::close`].
     pub fn is_idle(&self) -> bool {
         self.observers.list_is_empty()
             && self.watches.is_empty()
