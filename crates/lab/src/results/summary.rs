@@ -431,3 +431,73 @@ fn observe_fields(o: Option<&ObserveSummary>) -> Vec<String> {
         csv::float(o.retransmissions_median),
     ]
 }
+
+#[cfg(test)]
+mod observe_tests {
+    use super::*;
+
+    /// Two observers and one continuous flow: only the observers' group gets notification
+    /// cells, summed and medianed over its observers.
+    #[test]
+    fn observers_are_summarised_by_group() {
+        let mut header: Vec<String> = FLOW_COLUMNS.iter().map(|c| c.to_string()).collect();
+        header.extend(OBSERVE_COLUMNS.iter().map(|c| c.to_string()));
+        let row = |cc: &str, workload: &str, observe: [&str; 8]| {
+            let mut r: Vec<String> = header
+                .iter()
+                .map(|h| match h.as_str() {
+                    "cc" => cc.to_string(),
+                    "workload" => workload.to_string(),
+                    "completed" => "true".to_string(),
+                    "fct_s" => "300".to_string(),
+                    _ => "0".to_string(),
+                })
+                .collect();
+            let n = r.len();
+            for (k, v) in observe.iter().enumerate() {
+                r[n - 8 + k] = v.to_string();
+            }
+            r
+        };
+        let rows = vec![
+            header.clone(),
+            row(
+                "cocoa",
+                "observe",
+                ["60", "57", "3", "0.5", "0.4", "1.5", "2.0", "4"],
+            ),
+            row(
+                "cocoa",
+                "observe",
+                ["59", "59", "0", "0.6", "0.5", "0.9", "1.2", "2"],
+            ),
+            row("default", "continuous", [""; 8]),
+        ];
+        let s = summarize(&rows);
+        assert_eq!(
+            s[0].observe,
+            Some(ObserveSummary {
+                sent: 119,
+                lost: 3,
+                delay_p50_median_s: Some(0.45),
+                delay_p95_median_s: Some(1.2),
+                delay_max_s: Some(2.0),
+                retransmissions_median: Some(3.0),
+            })
+        );
+        assert_eq!(s[1].observe, None);
+        let text = to_csv(&s);
+        let mut lines = text.lines();
+        assert!(lines.next().unwrap().ends_with(
+            ",notifications_sent,notifications_lost,notification_loss_ratio,\
+notification_delay_p50_median_s,notification_delay_p95_median_s,notification_delay_max_s,\
+notification_retransmissions_median"
+        ));
+        let loss = 3.0 / 119.0;
+        assert!(lines
+            .next()
+            .unwrap()
+            .ends_with(&format!(",119,3,{loss},0.45,1.2,2,3")));
+        assert!(lines.next().unwrap().ends_with(",,,,,,,"));
+    }
+}
