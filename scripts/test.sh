@@ -6,6 +6,7 @@
 #   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
 #   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
 #                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md)
+#                               and the ns-3 mesh comparison (scripts/ns3-mesh/compare.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -112,4 +113,6 @@ PATH="$PWD/.peers/py-venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" \
 if [ "$long" = 1 ]; then
   step "ns-3 oracle (TCP model vs ns-3 TcpLinuxReno/TcpNewReno/TcpBbr; installs .peers/ns3-venv)"
   python3 scripts/ns3-oracle/oracle.py --markdown
+  step "ns-3 mesh comparison (802.15.4 mesh vs ns-3 lr-wpan + sixlowpan; docs/mesh-validation.md)"
+  python3 scripts/ns3-mesh/compare.py
 fi

@@ -70,8 +70,9 @@ CCS = {
 }
 
 
-def ensure_venv():
-    """Re-executes in the ns-3 venv, creating it when missing."""
+def ensure_venv(script=None):
+    """Re-executes `script` (default: this oracle) in the ns-3 venv, creating it when missing.
+    scripts/ns3-mesh reuses it."""
     py = os.path.join(VENV, "bin", "python")
     if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
         return
@@ -86,7 +87,7 @@ def ensure_venv():
             subprocess.check_call([py, "-m", "pip", "install", "-q", f"ns3=={NS3_VERSION}"])
         except (subprocess.CalledProcessError, OSError) as e:
             sys.exit(f"ns3-oracle: cannot install ns3=={NS3_VERSION} from PyPI into {VENV}: {e}")
-    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+    os.execv(py, [py, script or os.path.abspath(__file__)] + sys.argv[1:])
 
 
 CPP = r"""

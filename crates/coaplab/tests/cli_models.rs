@@ -23,9 +23,36 @@ fn models_mesh_lists_every_parameter_with_default_range_and_source() {
         assert!(out.contains(spec.source), "{}", spec.key);
     }
     assert!(out.contains("mac_max_frame_retries = 3    (integer in [0, 7])"));
+    assert!(out.contains("rpl_dio_interval_min = 12"));
+    assert!(out.contains("routing = \"rpl\"") && out.contains("objective = \"mrhof\""));
+    assert!(out.contains("warm_up_s"));
+    for (name, _, source) in coaplab_netsim::mesh::rpl::RPL_CONSTANTS {
+        assert!(out.contains(name) && out.contains(source), "{name}");
+    }
     let list = coaplab(&["models"]);
     assert!(String::from_utf8_lossy(&list.stdout).contains("mesh"));
     let bad = coaplab(&["models", "wifi"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown model 'wifi'"));
+}
+
+#[test]
+fn models_mobility_lists_every_model_parameter_with_default_and_source() {
+    use coaplab_netsim::mesh::mobility::{mobility_params, MOBILITY_COMMON_PARAMS, MODELS};
+    let o = coaplab(&["models", "mobility"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    let tables = MODELS.iter().map(|m| mobility_params(m.0).unwrap());
+    for spec in tables.flatten().chain(MOBILITY_COMMON_PARAMS) {
+        assert!(
+            out.contains(&format!("  {} = {}", spec.key, spec.default)),
+            "{}",
+            spec.key
+        );
+        assert!(out.contains(spec.source), "{}", spec.key);
+    }
+    for (name, module, _) in MODELS {
+        assert!(out.contains(&format!("model = \"{name}\" (BonnMotion {module})")));
+    }
+    assert!(out.contains("alpha = 0.75    (number in [0, 1])"), "{out}");
 }

@@ -23,6 +23,7 @@
 
 pub mod exec;
 pub mod html;
+pub mod mesh_metrics;
 pub mod metrics;
 pub mod observe_metrics;
 pub mod report;

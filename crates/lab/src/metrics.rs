@@ -8,6 +8,7 @@
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::Event;
 
+use crate::mesh_metrics::{MeshFlowMetrics, Totals};
 use crate::results::{FlowRecord, TimerExpiry};
 
 /// IPv4 + UDP header bytes added to every CoAP message.
@@ -52,6 +53,8 @@ pub struct FlowMetrics {
     pub bytes_down: u64,
     /// Successful exchanges by transmissions needed (index = transmissions − 1).
     pub transmission_counts: Vec<u32>,
+    /// The multi-hop experiments' metrics ([`crate::mesh_metrics`]), when the run writes them.
+    pub mesh: Option<Box<MeshFlowMetrics>>,
     truth: Vec<ExchangeTruth>,
     /// Added to the current endpoint's exchange ids: a fresh short-lived client's endpoint
     /// numbers its exchanges from 0 again ([`FlowMetrics::start_new_client`]).
@@ -67,8 +70,23 @@ impl FlowMetrics {
         }
     }
 
+    /// These metrics with the multi-hop experiments' metrics `mesh` kept too (`None`: not).
+    pub fn with_mesh(mut self, mesh: Option<MeshFlowMetrics>) -> Self {
+        self.mesh = mesh.map(Box::new);
+        self
+    }
+
     /// Accounts a client endpoint event.
     pub fn on_event(&mut self, event: &Event) {
+        if let Some(mesh) = &mut self.mesh {
+            let local = match *event {
+                Event::Sent { exchange, .. }
+                | Event::ExchangeCompleted { exchange, .. }
+                | Event::ExchangeFailed { exchange, .. } => exchange.0,
+                _ => 0,
+            };
+            mesh.on_event(event, self.exchange_base + local);
+        }
         match *event {
             Event::Sent {
                 exchange,
@@ -177,6 +195,15 @@ impl FlowMetrics {
             transmission_counts: self.transmission_counts.clone(),
             tcp: None,
             observe: None,
+            mesh: self.mesh.as_ref().map(|m| {
+                let totals = Totals {
+                    transmissions: self.transmissions,
+                    retransmissions: self.retransmissions,
+                    exchanges: self.exchanges,
+                    bytes_up: self.bytes_up,
+                };
+                Box::new(m.record(&totals, self.first_sent, &self.rtts))
+            }),
         }
     }
 }

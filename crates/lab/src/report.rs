@@ -95,6 +95,7 @@ mod tests {
             retransmissions_median: Some(1.5),
             unnecessary_retransmissions_median: Some(0.0),
             transmission_counts: vec![20],
+            mesh: Vec::new(),
         }
     }
 

@@ -12,7 +12,9 @@
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
-//! private `tcp` module: one connection of netsim's TCP model per flow on the same star.
+//! private `tcp` module: one connection of netsim's TCP model per flow on the same star. An
+//! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
+//! the same loop, its connection carrying HTTP instead of RFC 8323 sessions.
 //!
 //! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
 //! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time, or
@@ -29,6 +31,7 @@ use coaplab_endpoint::{
 };
 use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SERVER_ADDR};
 
+use crate::mesh_metrics::MeshFlowMetrics;
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
 use crate::observe_metrics::ObserveMetrics;
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
@@ -52,7 +55,9 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
         return mesh::run(spec, mesh);
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return http::run(spec);
+        // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session kind).
+        http::download_of(spec)?;
+        return tcp::run(spec);
     }
     let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
     if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
@@ -72,8 +77,13 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 /// the clients' events with their algorithm's snapshots, every packet sent and the star's
 /// per-packet records ([`crate::trace`]).
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
+    if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
+        // Not traced yet; simulated as untraced (it ran on the star before).
+        return Ok((mesh::run(spec, mesh)?, RunTrace::default()));
+    }
     if spec.config.flows.iter().any(|f| f.is_http()) {
-        return Ok((http::run(spec)?, RunTrace::default()));
+        http::download_of(spec)?;
+        return tcp::run_traced(spec);
     }
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return tcp::run_traced(spec);
@@ -567,6 +577,8 @@ fn network_record(star: &Star, now: Instant) -> NetworkRecord {
         down: link_record(star.stats(Direction::Down)),
         up: link_record(star.stats(Direction::Up)),
         sim_time_s: now.as_secs_f64(),
+        mesh: None,
+        rpl: None,
     }
 }
 
@@ -608,6 +620,7 @@ fn client(
         initial_message_id: ids.below(1 << 16) as u16,
         initial_token: ids.below(1 << 16),
         block_size_bytes: block,
+        request_block2_size_bytes: flow.early_block2.then_some(block),
         keep_bodies: false,
         // Bodies are not kept and the server is ours: the scenario's object_bytes bounds a
         // transfer, and an object past the CLI's 64-MiB default still runs as before.
@@ -615,7 +628,8 @@ fn client(
         // As for the server: no byte cap, no purge wake-ups (see `with_network`).
         dedup_capacity_bytes: usize::MAX,
         dedup_purge_timer: false,
-        emit_snapshots: snapshots,
+        // The mesh metrics read the algorithm's base RTO from the snapshots.
+        emit_snapshots: snapshots || spec.config.mesh_metrics(),
         ..Config::default()
     };
     let endpoint = Endpoint::new(config, factory, Router::new())
@@ -638,7 +652,15 @@ fn client(
         )
         .new_client_per_batch(renewal.is_some())
         .periodic(flow.interval),
-        metrics: FlowMetrics::with_expiries(spec.config.timers),
+        metrics: FlowMetrics::with_expiries(spec.config.timers).with_mesh(
+            spec.config.mesh_metrics().then(|| {
+                MeshFlowMetrics::new(
+                    flow.request_payload_bytes,
+                    spec.config.intervals,
+                    spec.config.exchanges,
+                )
+            }),
+        ),
         cc: flow.cc.clone(),
         workload: flow.workload.name(),
         renewal,

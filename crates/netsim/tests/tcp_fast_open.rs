@@ -145,3 +145,47 @@ fn syn_data_is_limited_to_mss_less_forty() {
     assert!(again.syn && again.payload.is_empty());
     assert_eq!(again.ip_len(), 52);
 }
+
+/// The warm-up connection of spec §8e: `TCP_FASTOPEN_CONNECT` without a cookie. The SYN
+/// asks for one (4-B option: kind 34, length 2, two NOPs) and carries no data, the Fast Open
+/// server's SYN-ACK hands one out (12 B), the request waits for the handshake as without
+/// Fast Open; a server without `TCP_FASTOPEN` answers without a cookie.
+#[test]
+fn a_syn_without_a_cookie_asks_for_one() {
+    let request = b"GET /data/100 HTTP/1.1\r\nhost: 198.18.0.2\r\n\r\n";
+    let client = Connection::connect_fast_open_request(zigbee_tcp()).expect("config");
+    let server = Connection::listen_fast_open(zigbee_tcp()).expect("config");
+    let log = run(client, server, request, 140);
+    assert_eq!(
+        log,
+        [
+            "0 C SYN 0 - 0 44",
+            "20 S SYNACK 0 1 0 52",
+            "40 C DATA 1 1 44 84",
+            "60 S DATA 1 45 88 128",
+            "60 S DATA 89 45 52 92",
+            "80 C ACK 45 141 0 40",
+        ]
+    );
+    for (fast_open_server, cookie) in [(true, true), (false, false)] {
+        let mut client = Connection::connect_fast_open_request(zigbee_tcp()).expect("config");
+        let mut server = if fast_open_server {
+            Connection::listen_fast_open(zigbee_tcp())
+        } else {
+            Connection::listen(zigbee_tcp())
+        }
+        .expect("config");
+        client.write(request).expect("open");
+        let syn = client.poll_transmit(Instant::ZERO).expect("SYN");
+        assert!(syn.payload.is_empty());
+        server.handle_segment(Instant::ZERO, syn).expect("SYN");
+        let syn_ack = server.poll_transmit(Instant::ZERO).expect("SYN-ACK");
+        assert_eq!(syn_ack.ip_len(), if cookie { 52 } else { 40 });
+        assert!(!client.fast_open_cookie_received());
+        client
+            .handle_segment(Instant::ZERO, syn_ack)
+            .expect("SYN-ACK");
+        assert_eq!(client.state(), TcpState::Established);
+        assert_eq!(client.fast_open_cookie_received(), cookie);
+    }
+}

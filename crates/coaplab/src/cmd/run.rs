@@ -92,7 +92,8 @@ pub(crate) struct Args {
     dry_run: bool,
     /// simulated: virtual time. emulated: real time, our endpoints on real sockets in two
     /// network namespaces joined by the link emulator (root; one run at a time; CoAP over TCP
-    /// on the kernel's reno / bbr, whose unnecessary retransmissions are not measured). See
+    /// on the kernel's reno / bbr, whose unnecessary retransmissions are not measured; HTTP
+    /// cells with the hyper client and server of http-get / http-server). See
     /// docs/emulation.md.
     #[arg(long, value_name = "MODE", default_value = "simulated", value_parser = ["simulated", "emulated"])]
     mode: String,

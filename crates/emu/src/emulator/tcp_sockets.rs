@@ -56,8 +56,9 @@ pub fn ensure_congestion_control(name: &str) -> io::Result<()> {
     ))
 }
 
-/// Runs `f` on a thread that has joined network namespace `ns`.
-fn in_namespace<T: Send + 'static>(
+/// Runs `f` on a thread that has joined network namespace `ns` (sockets `f` creates belong
+/// to `ns`; so do the threads it starts), and returns its result.
+pub fn in_namespace<T: Send + 'static>(
     ns: &Namespace,
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {

@@ -5,7 +5,9 @@
 //!
 //! - [`server`]: `/data/N` over HTTP/1.1 and h2c on one listener.
 //! - [`client`]: one timed GET on a fresh connection.
+//! - [`across`]: both in process, across the link emulator's namespaces.
 
+pub mod across;
 pub mod client;
 pub mod server;
 pub mod tfo;

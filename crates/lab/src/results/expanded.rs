@@ -122,9 +122,16 @@ pub fn config_json(config: &RunConfig) -> Value {
                 Workload::LongTransfer {
                     object_bytes,
                     block_bytes,
-                } => json!({
-                    "kind": "long-transfer", "object_bytes": object_bytes, "block_bytes": block_bytes,
-                }),
+                } => {
+                    let mut w = json!({
+                        "kind": "long-transfer", "object_bytes": object_bytes, "block_bytes": block_bytes,
+                    });
+                    // Only when set, so manifests of existing scenarios keep their exact form.
+                    if f.early_block2 {
+                        w["early_block2"] = json!(true);
+                    }
+                    w
+                }
                 Workload::Observe {
                     period,
                     duration,
@@ -195,5 +202,27 @@ pub fn config_json(config: &RunConfig) -> Value {
             },
         });
     }
+    if let Some(m) = &config.mobility {
+        out["mobility"] = mobility_json(m);
+    }
     out
+}
+
+/// `[mobility]` for the manifest: the model, its parameters as resolved, who moves.
+fn mobility_json(m: &coaplab_netsim::mesh::mobility::MobilityConfig) -> serde_json::Value {
+    use coaplab_netsim::mesh::mobility::Model;
+    let params = match &m.model {
+        Model::RandomWaypoint(p) => format!("{p:?}"),
+        Model::GaussMarkov(p) => format!("{p:?}"),
+        Model::ManhattanGrid(p) => format!("{p:?}"),
+        Model::Pursue(p) => format!("{p:?}"),
+        Model::File(paths) => format!("{} trajectories", paths.iter().flatten().count()),
+    };
+    json!({
+        "model": m.model.name(),
+        "params": params,
+        "roles": m.moving.iter().map(|r| r.name()).collect::<Vec<_>>(),
+        "area_m": m.area.map(|a| [a.x, a.y]),
+        "route_check_interval_s": m.route_check_interval.as_secs_f64(),
+    })
 }

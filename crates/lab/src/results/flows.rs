@@ -1,7 +1,9 @@
-//! `flows.csv`: one row per flow, the fixed columns of the issue plus one per sweep axis.
+//! `flows.csv`: one row per flow, the fixed columns of the issue (on a mesh, then the multi-hop
+//! experiments' columns) plus one per sweep axis; and the per-run rows of `timers.csv`,
+//! `intervals.csv` and `exchanges.csv`.
 
 use super::csv;
-use super::record::{FlowRecord, TcpFlowRecord};
+use super::record::{FlowRecord, MeshFlowRecord, TcpFlowRecord};
 use crate::scenario::RunSpec;
 
 /// The fixed columns of `flows.csv`, in order.
@@ -51,6 +53,59 @@ pub const OBSERVE_COLUMNS: &[&str] = &[
     "notification_retransmissions",
 ];
 
+/// The columns a mesh run's rows add after [`FLOW_COLUMNS`] (before the sweep columns): the
+/// multi-hop experiments' metrics of [`MeshFlowRecord`], in its field order. Star runs' rows do
+/// not have them, so their `flows.csv` is unchanged.
+pub const MESH_FLOW_COLUMNS: &[&str] = &[
+    "requests",
+    "coap_pdr",
+    "fct50_s",
+    "active_s",
+    "transactions_per_s",
+    "sending_rate_pps",
+    "sending_rate_bps",
+    "throughput_bps",
+    "delay_mean_s",
+    "delay_p50_s",
+    "delay_p90_s",
+    "delay_p99_s",
+    "delay_max_s",
+    "rto_base_mean_s",
+    "rto_base_p50_s",
+    "rto_base_p90_s",
+    "rto_base_max_s",
+];
+
+/// The values of [`MESH_FLOW_COLUMNS`] of `m` (all empty without a record).
+fn mesh_fields(m: Option<&MeshFlowRecord>) -> Vec<String> {
+    let Some(m) = m else {
+        return vec![String::new(); MESH_FLOW_COLUMNS.len()];
+    };
+    let mut out = vec![m.requests.to_string()];
+    out.extend(
+        [
+            m.coap_pdr,
+            m.fct50_s,
+            m.active_s,
+            m.transactions_per_s,
+            m.sending_rate_pps,
+            m.sending_rate_bps,
+            m.throughput_bps,
+            m.delay_mean_s,
+            m.delay_p50_s,
+            m.delay_p90_s,
+            m.delay_p99_s,
+            m.delay_max_s,
+            m.rto_base_mean_s,
+            m.rto_base_p50_s,
+            m.rto_base_p90_s,
+            m.rto_base_max_s,
+        ]
+        .map(csv::float),
+    );
+    out
+}
+
 /// A histogram as space-separated counts (`"45 4 1"`: 45 exchanges took one transmission, 4
 /// took two, 1 took three).
 pub fn counts_text(counts: &[u32]) -> String {
@@ -78,25 +133,32 @@ pub fn sweep_columns(sweep: &[(String, String)]) -> Vec<&str> {
     sweep
         .iter()
         .map(|(c, _)| c.as_str())
-        .filter(|c| !FLOW_COLUMNS.contains(c))
+        .filter(|c| is_sweep_column(c))
         .collect()
 }
 
-/// The header line (no newline) of runs with `sweep` ([`RunSpec::sweep`]).
-pub fn header(sweep: &[(String, String)]) -> String {
-    header_for(sweep, false)
+/// Whether the sweep column `c` gets a column of its own (it is not a fixed column).
+pub fn is_sweep_column(c: &str) -> bool {
+    !FLOW_COLUMNS.contains(&c) && !MESH_FLOW_COLUMNS.contains(&c) && !OBSERVE_COLUMNS.contains(&c)
 }
 
-/// The header line (no newline) of runs with `sweep`, with [`OBSERVE_COLUMNS`] when
-/// `observe`.
-pub fn header_for(sweep: &[(String, String)], observe: bool) -> String {
-    let tail: &[&str] = if observe { OBSERVE_COLUMNS } else { &[] };
+/// The header line (no newline) of runs with `sweep` ([`RunSpec::sweep`]); with `mesh`, the
+/// [`MESH_FLOW_COLUMNS`] too.
+pub fn header(sweep: &[(String, String)], mesh: bool) -> String {
+    header_for(sweep, mesh, false)
+}
+
+/// [`header`], with the [`OBSERVE_COLUMNS`] last when `observe`.
+pub fn header_for(sweep: &[(String, String)], mesh: bool, observe: bool) -> String {
+    let mesh_columns = if mesh { MESH_FLOW_COLUMNS } else { &[] };
+    let observe_columns = if observe { OBSERVE_COLUMNS } else { &[] };
     csv::line(
         FLOW_COLUMNS
             .iter()
+            .chain(mesh_columns)
             .copied()
             .chain(sweep_columns(sweep))
-            .chain(tail.iter().copied()),
+            .chain(observe_columns.iter().copied()),
     )
 }
 
@@ -115,6 +177,74 @@ fn observe_cells(f: &FlowRecord) -> Vec<String> {
         csv::float(o.delay_max_s),
         o.retransmissions.to_string(),
     ]
+}
+
+/// The header line of `intervals.csv` (no newline).
+pub const INTERVAL_COLUMNS: &[&str] = &[
+    "run",
+    "flow",
+    "interval",
+    "start_s",
+    "bytes",
+    "throughput_bps",
+];
+
+/// The rows of `intervals.csv` for one run: per flow in order, one row per 50-ms interval in
+/// which the flow's exchanges delivered payload (`interval` k covers [k·50 ms, (k+1)·50 ms)
+/// of the run; intervals without any are left out); each row ends in a newline.
+pub fn interval_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
+    let width_s = crate::mesh_metrics::INTERVAL.as_secs_f64();
+    let mut out = String::new();
+    let run = spec.run.to_string();
+    for f in flows {
+        let flow = f.flow.to_string();
+        for &(k, bytes) in f.mesh.iter().flat_map(|m| &m.intervals) {
+            out.push_str(&csv::line([
+                run.as_str(),
+                flow.as_str(),
+                &k.to_string(),
+                &csv::float(Some(k as f64 * width_s)),
+                &bytes.to_string(),
+                &csv::float(Some(bytes as f64 * 8.0 / width_s)),
+            ]));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The header line of `exchanges.csv` (no newline).
+pub const EXCHANGE_COLUMNS: &[&str] = &[
+    "run",
+    "flow",
+    "start_s",
+    "end_s",
+    "delay_s",
+    "transmissions",
+    "rto_base_s",
+];
+
+/// The rows of `exchanges.csv` for one run: per flow in order, one row per ended exchange in
+/// the order they ended (`delay_s` empty for a failed one); each row ends in a newline.
+pub fn exchange_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
+    let mut out = String::new();
+    let run = spec.run.to_string();
+    for f in flows {
+        let flow = f.flow.to_string();
+        for e in f.mesh.iter().flat_map(|m| &m.samples) {
+            out.push_str(&csv::line([
+                run.as_str(),
+                flow.as_str(),
+                &csv::float(Some(e.start_s)),
+                &csv::float(Some(e.end_s)),
+                &csv::float(e.delay_s),
+                &e.transmissions.to_string(),
+                &csv::float(e.rto_base_s),
+            ]));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The header line of `timers.csv` (no newline).
@@ -157,7 +287,7 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
     let extra: Vec<&str> = spec
         .sweep
         .iter()
-        .filter(|(c, _)| !FLOW_COLUMNS.contains(&c.as_str()))
+        .filter(|(c, _)| is_sweep_column(c))
         .map(|(_, v)| v.as_str())
         .collect();
     let observe = spec.config.has_observe();
@@ -198,9 +328,15 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             tcp_count(f, |t| t.syn_retransmissions),
             f.expired_rtos.to_string(),
         ];
+        let mesh = if spec.config.is_mesh() {
+            mesh_fields(f.mesh.as_deref())
+        } else {
+            Vec::new()
+        };
         out.push_str(&csv::line(
             fixed
                 .iter()
+                .chain(&mesh)
                 .map(String::as_str)
                 .chain(extra.iter().copied())
                 .chain(tail.iter().map(String::as_str)),

@@ -127,6 +127,67 @@ pub struct NetworkRecord {
     pub up: LinkRecord,
     /// Virtual time when the run ended, seconds (utilisation = busy_s / sim_time_s).
     pub sim_time_s: f64,
+    /// Mesh runs only: what the radio channel carried during the run (absent otherwise, so
+    /// the star's manifests and status files are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshChannelRecord>,
+    /// RPL on a mesh (`[topology] routing = "rpl"`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpl: Option<RplRecord>,
+}
+
+/// The radio channel of a mesh run, from the run's start (after any RPL warm-up) to its end
+/// (spec §8f "total packets"; docs/scenarios.md, "Mesh metrics").
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MeshChannelRecord {
+    /// Every frame put on air: data frames (retransmissions included), ACKs and RPL control
+    /// frames.
+    pub frames_on_air: u64,
+    /// Unicast data frame transmissions of both directions, MAC retransmissions included.
+    pub data_frames: u64,
+    /// Of those, the ones acknowledged: `data_frames` − MAC retries − no-ACK drops.
+    pub data_frames_acked: u64,
+    /// ACK frames sent.
+    pub ack_frames: u64,
+    /// RPL control frames (DIO, DAO) sent; 0 with static routes.
+    pub control_frames: u64,
+    /// Frames dropped after `macMaxCSMABackoffs` busy CCAs (data, both directions).
+    pub channel_access_failures: u64,
+    /// Receptions lost to an overlapping signal or to the receiver transmitting.
+    pub collisions: u64,
+}
+
+/// RPL's formation and control overhead in one run (docs/scenarios.md, "mesh outputs").
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RplRecord {
+    /// When the DODAG had formed, seconds of RPL time (`null`: not within a fixed warm-up).
+    pub formed_after_s: Option<f64>,
+    /// RPL time before the run's instant 0 (the formation instant, or `warm_up_s`).
+    pub warm_up_s: f64,
+    /// Control frames on the channel during the warm-up.
+    pub warm_up: ControlRecord,
+    /// Control frames on the channel during the run.
+    pub measured: ControlRecord,
+    /// Preferred-parent changes after joining, over all nodes, warm-up included.
+    pub parent_switches: u64,
+}
+
+/// RPL control frames on the channel (every transmission, DAO hops and retries included) and
+/// their PSDU bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ControlRecord {
+    /// DIO frames.
+    pub dio_frames: u64,
+    /// DIO bytes.
+    pub dio_bytes: u64,
+    /// DIS frames.
+    pub dis_frames: u64,
+    /// DIS bytes.
+    pub dis_bytes: u64,
+    /// DAO frames (No-Path DAOs included).
+    pub dao_frames: u64,
+    /// DAO bytes.
+    pub dao_bytes: u64,
 }
 
 /// The code version string recorded in manifests.

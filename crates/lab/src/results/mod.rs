@@ -11,8 +11,14 @@ pub mod runs;
 pub mod store;
 pub mod summary;
 
-pub use manifest::{LinkRecord, Manifest, ManifestRun, NetworkRecord, Status};
-pub use record::{FlowRecord, ObserveFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry};
+pub use manifest::{
+    ControlRecord, LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, RplRecord,
+    Status,
+};
+pub use record::{
+    ExchangeSample, FlowRecord, MeshFlowRecord, ObserveFlowRecord, RunError, RunResult,
+    TcpFlowRecord, TimerExpiry,
+};
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;
 

@@ -52,6 +52,9 @@ pub struct FlowRecord {
     pub tcp: Option<TcpFlowRecord>,
     /// Observers (`workload = "observe"`) only: the notification counters.
     pub observe: Option<ObserveFlowRecord>,
+    /// The multi-hop experiments' metrics (spec §8f), for runs that write them (mesh runs,
+    /// `[output] intervals` or `exchanges`); `None` otherwise.
+    pub mesh: Option<Box<MeshFlowRecord>>,
 }
 
 /// What an observer adds to its record (issue 16; `crate::observe_metrics` says how each is
@@ -74,6 +77,66 @@ pub struct ObserveFlowRecord {
     pub delay_max_s: Option<f64>,
     /// Retransmissions of CON notifications to the observer.
     pub retransmissions: u64,
+}
+
+/// The multi-hop experiments' metrics of one flow (spec §8f; definitions in docs/scenarios.md,
+/// "Mesh metrics"). Rates are over the flow's active time, `active_s`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeshFlowRecord {
+    /// Exchanges started (original CON copies sent).
+    pub requests: u64,
+    /// CoAP-level packet delivery ratio: successful exchanges / exchanges started.
+    pub coap_pdr: Option<f64>,
+    /// First request sent → answer of the 50th successful exchange, seconds.
+    pub fct50_s: Option<f64>,
+    /// First request sent → end (answer or failure) of the flow's last ended exchange, seconds.
+    pub active_s: Option<f64>,
+    /// Successful exchanges per second.
+    pub transactions_per_s: Option<f64>,
+    /// CON copies sent per second (retransmissions included).
+    pub sending_rate_pps: Option<f64>,
+    /// IP bytes the client sent per second, in bit/s.
+    pub sending_rate_bps: Option<f64>,
+    /// Request payload of the successful exchanges per second, in bit/s.
+    pub throughput_bps: Option<f64>,
+    /// Mean CoAP delay (original sent → first answer) of the successful exchanges, seconds.
+    pub delay_mean_s: Option<f64>,
+    /// Median CoAP delay, seconds.
+    pub delay_p50_s: Option<f64>,
+    /// 90th percentile of the CoAP delay, seconds.
+    pub delay_p90_s: Option<f64>,
+    /// 99th percentile of the CoAP delay, seconds.
+    pub delay_p99_s: Option<f64>,
+    /// Largest CoAP delay, seconds.
+    pub delay_max_s: Option<f64>,
+    /// Mean of the algorithm's base RTO after each ended exchange, seconds.
+    pub rto_base_mean_s: Option<f64>,
+    /// Median base RTO, seconds.
+    pub rto_base_p50_s: Option<f64>,
+    /// 90th percentile of the base RTO, seconds.
+    pub rto_base_p90_s: Option<f64>,
+    /// Largest base RTO, seconds.
+    pub rto_base_max_s: Option<f64>,
+    /// `(interval, bytes)`: request payload bytes of the exchanges answered in each 50-ms
+    /// interval since the run started, the empty intervals left out (`intervals.csv`).
+    pub intervals: Vec<(u64, u64)>,
+    /// One sample per ended exchange when `[output] exchanges` asks for `exchanges.csv`.
+    pub samples: Vec<ExchangeSample>,
+}
+
+/// One ended exchange (a row of `exchanges.csv`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExchangeSample {
+    /// Its original copy was sent, seconds since the run started.
+    pub start_s: f64,
+    /// It was answered or failed, seconds since the run started.
+    pub end_s: f64,
+    /// CoAP delay (original sent → first answer), seconds; `None` when it failed.
+    pub delay_s: Option<f64>,
+    /// Copies sent.
+    pub transmissions: u32,
+    /// The algorithm's base RTO right after it ended, seconds.
+    pub rto_base_s: Option<f64>,
 }
 
 /// One expired CoAP retransmission timer (a row of `timers.csv`).

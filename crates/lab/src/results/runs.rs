@@ -2,7 +2,7 @@
 //! by cause, wire counts, utilisation = busy_s / sim_time_s).
 
 use super::csv;
-use super::manifest::{LinkRecord, ManifestRun, Status};
+use super::manifest::{LinkRecord, ManifestRun, MeshChannelRecord, Status};
 
 /// The columns of `runs.csv` before the sweep columns.
 pub const RUN_COLUMNS: &[&str] = &[
@@ -31,6 +31,40 @@ pub const RUN_COLUMNS: &[&str] = &[
     "up_queue_high_water_bytes",
 ];
 
+/// The columns a mesh plan's `runs.csv` adds after [`RUN_COLUMNS`] (before the sweep
+/// columns): [`MeshChannelRecord`] and the link-level delivery ratio.
+pub const MESH_RUN_COLUMNS: &[&str] = &[
+    "frames_on_air",
+    "data_frames",
+    "data_frames_acked",
+    "ack_frames",
+    "control_frames",
+    "channel_access_failures",
+    "collisions",
+    "link_pdr",
+];
+
+fn mesh_fields(m: Option<&MeshChannelRecord>) -> Vec<String> {
+    let Some(m) = m else {
+        return vec![String::new(); MESH_RUN_COLUMNS.len()];
+    };
+    let mut out: Vec<String> = [
+        m.frames_on_air,
+        m.data_frames,
+        m.data_frames_acked,
+        m.ack_frames,
+        m.control_frames,
+        m.channel_access_failures,
+        m.collisions,
+    ]
+    .iter()
+    .map(u64::to_string)
+    .collect();
+    let pdr = (m.data_frames > 0).then(|| m.data_frames_acked as f64 / m.data_frames as f64);
+    out.push(csv::float(pdr));
+    out
+}
+
 fn link_fields(l: Option<&LinkRecord>) -> [String; 7] {
     match l {
         None => Default::default(),
@@ -46,11 +80,17 @@ fn link_fields(l: Option<&LinkRecord>) -> [String; 7] {
     }
 }
 
-/// `runs.csv` text for `runs` (in run order); `columns` are the sweep columns.
+/// `runs.csv` text for `runs` (in run order); `columns` are the sweep columns. When a run has
+/// mesh channel counters (a mesh plan), every row has the [`MESH_RUN_COLUMNS`].
 pub fn to_csv(runs: &[ManifestRun], columns: &[String]) -> String {
+    let mesh = runs
+        .iter()
+        .any(|r| r.network.is_some_and(|n| n.mesh.is_some()));
+    let mesh_columns = if mesh { MESH_RUN_COLUMNS } else { &[] };
     let mut out = csv::line(
         RUN_COLUMNS
             .iter()
+            .chain(mesh_columns)
             .copied()
             .chain(columns.iter().map(String::as_str)),
     );
@@ -74,6 +114,11 @@ pub fn to_csv(runs: &[ManifestRun], columns: &[String]) -> String {
         ];
         fields.extend(link_fields(r.network.as_ref().map(|n| &n.down)));
         fields.extend(link_fields(r.network.as_ref().map(|n| &n.up)));
+        if mesh {
+            fields.extend(mesh_fields(
+                r.network.as_ref().and_then(|n| n.mesh.as_ref()),
+            ));
+        }
         for c in columns {
             fields.push(r.parameters.get(c).cloned().unwrap_or_default());
         }

@@ -29,7 +29,7 @@ use super::manifest::{Manifest, ManifestRun, Status};
 use super::record::{RunError, RunResult};
 use super::summary::{self, Summarizer, SummaryRow};
 use super::{csv, flows, runs};
-use crate::scenario::{Plan, RunSpec};
+use crate::scenario::{Plan, RunConfig, RunSpec};
 
 /// A results directory that cannot be used.
 #[derive(Debug)]
@@ -411,10 +411,12 @@ impl ResultsDir {
     pub(crate) fn adopt(&self, from: &Path, run: usize) -> Result<(), ResultsError> {
         let status = run_path(from, run, "json");
         let status_bytes = std::fs::read(&status).map_err(io(&status))?;
-        // The timer file (`[output] timers`) is written before the rows, as `record` does.
-        let timers = run_path(from, run, "timers.csv");
-        if let Some(timer_bytes) = read_optional(&timers)? {
-            write_atomic(&self.run_path(run, "timers.csv"), &timer_bytes)?;
+        // The per-run parts of the side files are written before the rows, as `record` does.
+        for side in SIDE_FILES {
+            let part = run_path(from, run, side.name);
+            if let Some(bytes) = read_optional(&part)? {
+                write_atomic(&self.run_path(run, side.name), &bytes)?;
+            }
         }
         let rows = run_path(from, run, "csv");
         if let Some(rows_bytes) = read_optional(&rows)? {
@@ -468,9 +470,9 @@ impl ResultsDir {
         match outcome {
             Ok(result) => {
                 rows = flows::rows(spec, &result.flows);
-                if spec.config.timers {
-                    let timers = flows::timer_rows(spec, &result.flows);
-                    write_atomic(&self.run_path(spec.run, "timers.csv"), timers.as_bytes())?;
+                for side in SIDE_FILES.iter().filter(|f| (f.enabled)(&spec.config)) {
+                    let part = (side.rows)(spec, &result.flows);
+                    write_atomic(&self.run_path(spec.run, side.name), part.as_bytes())?;
                 }
                 write_atomic(&self.run_path(spec.run, "csv"), rows.as_bytes())?;
                 status.events = result.events;
@@ -492,19 +494,24 @@ impl ResultsDir {
         write_atomic(&self.run_path(spec.run, "json"), file.to_text().as_bytes())
     }
 
-    /// Writes `timers.csv` (`[output] timers`): the per-run timer files of the runs that
-    /// finished, in run order. A finished run's timer file is written before its rows file,
-    /// so it exists whenever the run's files verify.
-    fn assemble_timers(&self, manifest: &Manifest, runs: usize) -> Result<(), ResultsError> {
-        let mut out = AtomicFile::create(&self.root.join("timers.csv"))?;
-        let mut header = csv::line(flows::TIMER_COLUMNS.iter().copied());
+    /// Writes the side file `side` (e.g. `timers.csv` with `[output] timers`): the per-run
+    /// parts of the runs that finished, in run order. A finished run's part is written before
+    /// its rows file, so it exists whenever the run's files verify.
+    fn assemble_side(
+        &self,
+        side: &SideFile,
+        manifest: &Manifest,
+        runs: usize,
+    ) -> Result<(), ResultsError> {
+        let mut out = AtomicFile::create(&self.root.join(side.name))?;
+        let mut header = csv::line(side.columns.iter().copied());
         header.push('\n');
         out.write(header.as_bytes())?;
         for entry in manifest.runs.iter().take(runs) {
             if entry.status != Status::Ok {
                 continue;
             }
-            let path = self.run_path(entry.run, "timers.csv");
+            let path = self.run_path(entry.run, side.name);
             if let Some(bytes) = read_optional(&path)? {
                 out.write(&bytes)?;
             }
@@ -528,8 +535,9 @@ impl ResultsDir {
     ) -> Result<Vec<SummaryRow>, ResultsError> {
         // flows.csv is streamed to disk and summarized run by run: only one run's rows are
         // in memory at a time, plus what each summary row needs (see `Summarizer`).
+        let mesh = !plan.is_empty() && plan.config(0).is_mesh();
         let observe = !plan.is_empty() && plan.config(0).has_observe();
-        let mut header = flows::header_for(&plan.sweep(0), observe);
+        let mut header = flows::header_for(&plan.sweep(0), mesh, observe);
         header.push('\n');
         let mut flows_csv = AtomicFile::create(&self.root.join("flows.csv"))?;
         flows_csv.write(header.as_bytes())?;
@@ -549,8 +557,11 @@ impl ResultsDir {
             }
         }
         flows_csv.commit()?;
-        if !plan.is_empty() && plan.config(0).timers {
-            self.assemble_timers(manifest, plan.len())?;
+        if !plan.is_empty() {
+            let config = plan.config(0);
+            for side in SIDE_FILES.iter().filter(|f| (f.enabled)(&config)) {
+                self.assemble_side(side, manifest, plan.len())?;
+            }
         }
         let rows = summarizer.finish();
         write_atomic(
@@ -566,6 +577,42 @@ impl ResultsDir {
         Ok(rows)
     }
 }
+
+/// A results file assembled from one part per run (`runs/NNNNNN.NAME`), written only when the
+/// run configuration asks for it.
+struct SideFile {
+    /// The file name, also the per-run part's extension.
+    name: &'static str,
+    /// Its header.
+    columns: &'static [&'static str],
+    /// Whether a run of this configuration writes it.
+    enabled: fn(&RunConfig) -> bool,
+    /// A run's part: rows ending in newlines.
+    rows: fn(&RunSpec, &[super::FlowRecord]) -> String,
+}
+
+/// The side files: `timers.csv` (`[output] timers`), `intervals.csv` (`[output] intervals`,
+/// on by default for a mesh) and `exchanges.csv` (`[output] exchanges`).
+const SIDE_FILES: &[SideFile] = &[
+    SideFile {
+        name: "timers.csv",
+        columns: flows::TIMER_COLUMNS,
+        enabled: |c| c.timers,
+        rows: flows::timer_rows,
+    },
+    SideFile {
+        name: "intervals.csv",
+        columns: flows::INTERVAL_COLUMNS,
+        enabled: |c| c.intervals,
+        rows: flows::interval_rows,
+    },
+    SideFile {
+        name: "exchanges.csv",
+        columns: flows::EXCHANGE_COLUMNS,
+        enabled: |c| c.exchanges,
+        rows: flows::exchange_rows,
+    },
+];
 
 /// What `root/runs/` holds for `run` of the plan with fingerprint `plan`, verified (see
 /// [`RunFiles`]), without taking the directory's lock: for reading another directory, as

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::csv;
-use super::flows::{FLOW_COLUMNS, OBSERVE_COLUMNS};
+use super::flows::{is_sweep_column, MESH_FLOW_COLUMNS, OBSERVE_COLUMNS};
 use crate::stats::{self, Tally, SUMMARY_QUANTILES};
 
 /// One row of `summary.csv`.
@@ -45,6 +45,10 @@ pub struct SummaryRow {
     pub transmission_counts: Vec<u64>,
     /// Observers only (`workload = "observe"`): the group's notification metrics.
     pub observe: Option<ObserveSummary>,
+    /// Mesh runs only (empty otherwise): `(column, median over the cell's flows)` of every
+    /// [`MESH_FLOW_COLUMNS`] column, then `retransmissions_per_run`: the retransmissions of
+    /// the cell's flows summed per run, averaged over its runs.
+    pub mesh: Vec<(String, Option<f64>)>,
 }
 
 /// The notification metrics of a group of observers in `summary.csv` (issue 16).
@@ -110,6 +114,13 @@ struct Acc {
     unnec: Tally,
     counts: Vec<u64>,
     observe: Option<ObserveAcc>,
+    /// Per mesh column of the header, the values of the cell's flows.
+    mesh: Vec<Tally>,
+    /// Sum of the cell's retransmissions and the runs they came from (rows of one run are
+    /// contiguous, so a change of `run` starts another).
+    rexmit_sum: f64,
+    runs: usize,
+    last_run: String,
 }
 
 /// [`summarize`] one row at a time, so that `flows.csv` need never be held whole: per group
@@ -122,6 +133,10 @@ pub struct Summarizer {
     cols: [usize; 11],
     /// The sweep columns that are not fixed columns.
     extra: Vec<usize>,
+    /// The mesh columns present (a mesh plan's header), with their index.
+    mesh: Vec<(usize, &'static str)>,
+    /// Column of `run`.
+    run: usize,
     groups: BTreeMap<(usize, usize), Acc>,
     /// (cc, workload) in order of first appearance.
     order: Vec<(String, String)>,
@@ -164,17 +179,20 @@ impl Summarizer {
         ]
         .map(idx);
         let extra = (0..header.len())
-            .filter(|i| {
-                let h = header[*i].as_str();
-                !FLOW_COLUMNS.contains(&h) && !OBSERVE_COLUMNS.contains(&h)
-            })
+            .filter(|i| is_sweep_column(&header[*i]))
+            .collect();
+        let mesh = MESH_FLOW_COLUMNS
+            .iter()
+            .filter_map(|&c| header.iter().position(|h| h == c).map(|i| (i, c)))
             .collect();
         let observe_cols = OBSERVE_COLUMNS.iter().map(|c| idx(c)).collect();
         Summarizer {
+            run: idx("run"),
             header,
             cols,
             extra,
             observe_cols,
+            mesh,
             groups: BTreeMap::new(),
             order: Vec::new(),
         }
@@ -208,8 +226,25 @@ impl Summarizer {
             unnec: Tally::default(),
             counts: Vec::new(),
             observe: None,
+            mesh: vec![Tally::default(); self.mesh.len()],
+            rexmit_sum: 0.0,
+            runs: 0,
+            last_run: String::new(),
         });
         acc.flows += 1;
+        if !self.mesh.is_empty() {
+            for (tally, &(i, _)) in acc.mesh.iter_mut().zip(&self.mesh) {
+                if let Ok(x) = field(row, i).parse::<f64>() {
+                    tally.push(x);
+                }
+            }
+            let run = field(row, self.run);
+            if acc.runs == 0 || acc.last_run != run {
+                acc.runs += 1;
+                acc.last_run = run.to_string();
+            }
+            acc.rexmit_sum += rexmit.unwrap_or(0.0);
+        }
         if completed {
             acc.fct.extend(fct);
         }
@@ -248,6 +283,7 @@ impl Summarizer {
             cols,
             extra,
             groups,
+            mesh,
             ..
         } = self;
         let mut samples: Vec<Vec<f64>> = Vec::with_capacity(groups.len());
@@ -278,6 +314,7 @@ impl Summarizer {
                     fct_p50_ci95_s: None, // below
                     retransmissions_median: acc.rexmit.median(),
                     unnecessary_retransmissions_median: acc.unnec.median(),
+                    mesh: mesh_medians(&mesh, &acc),
                     transmission_counts: acc.counts,
                     observe: acc.observe.as_ref().map(|o| ObserveSummary {
                         sent: o.sent,
@@ -295,6 +332,24 @@ impl Summarizer {
         bootstrap_all(&mut rows, &samples);
         rows
     }
+}
+
+/// The mesh statistics of a cell (empty without mesh columns): the median of each mesh
+/// column, then `retransmissions_per_run`.
+fn mesh_medians(columns: &[(usize, &'static str)], acc: &Acc) -> Vec<(String, Option<f64>)> {
+    if columns.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, Option<f64>)> = columns
+        .iter()
+        .zip(&acc.mesh)
+        .map(|(&(_, c), tally)| (format!("{c}_median"), tally.median()))
+        .collect();
+    out.push((
+        "retransmissions_per_run".to_string(),
+        (acc.runs > 0).then(|| acc.rexmit_sum / acc.runs as f64),
+    ));
+    out
 }
 
 /// Sets the bootstrap interval of every row (`samples[i]`: the sorted FCTs of `rows[i]`),
@@ -371,6 +426,11 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         .max()
         .unwrap_or(0);
     header.extend((1..=tx_columns).map(|k| format!("exchanges_tx{k}")));
+    let mesh_columns: Vec<String> = rows
+        .first()
+        .map(|r| r.mesh.iter().map(|(c, _)| c.clone()).collect())
+        .unwrap_or_default();
+    header.extend(mesh_columns.iter().cloned());
     let observe = rows.iter().any(|r| r.observe.is_some());
     if observe {
         header.extend(OBSERVE_SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
@@ -406,6 +466,9 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
                 .unwrap_or(0)
                 .to_string()
         }));
+        fields.extend(
+            (0..mesh_columns.len()).map(|k| csv::float(r.mesh.get(k).and_then(|(_, x)| *x))),
+        );
         if observe {
             fields.extend(observe_fields(r.observe.as_ref()));
         }
@@ -435,6 +498,7 @@ fn observe_fields(o: Option<&ObserveSummary>) -> Vec<String> {
 #[cfg(test)]
 mod observe_tests {
     use super::*;
+    use crate::results::flows::FLOW_COLUMNS;
 
     /// Two observers and one continuous flow: only the observers' group gets notification
     /// cells, summed and medianed over its observers.

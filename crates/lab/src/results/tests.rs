@@ -39,6 +39,7 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
             transmission_counts: vec![50 - i, i],
             tcp: None,
             observe: None,
+            mesh: None,
         })
         .collect();
     Ok(RunResult {

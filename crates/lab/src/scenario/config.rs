@@ -26,8 +26,15 @@ pub struct RunConfig {
     pub max_sim_time: Duration,
     /// `[output] timers`: keep every expired CoAP retransmission timer for `timers.csv`.
     pub timers: bool,
+    /// `[output] intervals` (default: on for a mesh): write `intervals.csv`, each flow's
+    /// delivered payload per 50-ms interval.
+    pub intervals: bool,
+    /// `[output] exchanges` (default off): write `exchanges.csv`, one row per ended exchange.
+    pub exchanges: bool,
     /// `[topology]`: the star (default; `network` describes it) or a mesh.
     pub topology: Topology,
+    /// `[mobility]`: how mesh nodes move (`None`: they stay put).
+    pub mobility: Option<coaplab_netsim::mesh::mobility::MobilityConfig>,
 }
 
 /// Which topology a run uses.
@@ -41,6 +48,17 @@ pub enum Topology {
 }
 
 impl RunConfig {
+    /// Whether the run keeps the multi-hop experiments' metrics ([`crate::mesh_metrics`]):
+    /// mesh runs, and any run that writes `intervals.csv` or `exchanges.csv`.
+    pub fn mesh_metrics(&self) -> bool {
+        self.is_mesh() || self.intervals || self.exchanges
+    }
+
+    /// Whether the run is on a mesh (`flows.csv` then has the mesh columns).
+    pub fn is_mesh(&self) -> bool {
+        matches!(self.topology, Topology::Mesh(_))
+    }
+
     /// The total number of flows (clients) in the run.
     pub fn total_flows(&self) -> u32 {
         self.flows.iter().map(|f| f.count).sum()
@@ -186,6 +204,12 @@ pub struct FlowConfig {
     /// flow's start + k · interval, whatever became of the earlier ones, instead of when the
     /// previous one ends; `None`: back to back.
     pub interval: Option<Duration>,
+    /// `early_block2` (long-transfer only; TCP and HTTP flows, which have no blocks, ignore
+    /// it): a CoAP-over-UDP flow's first GET already asks
+    /// for `block_bytes` blocks with a Block2 option (early negotiation, RFC 7959 §2.4), as
+    /// `coaplab get --block-size` does; `false` (spec §4.1, the default): the first GET carries
+    /// no Block2 and the server's block size applies from its first response.
+    pub early_block2: bool,
 }
 
 impl FlowConfig {

@@ -24,6 +24,7 @@ const FLOW_KEYS: &[&str] = &[
     "batch_max",
     "object_bytes",
     "block_bytes",
+    "early_block2",
     "payload_bytes",
     "response_payload_bytes",
     "start_jitter_s",
@@ -39,6 +40,10 @@ const OBSERVE_KEYS: &[&str] = &["period_s", "duration_s", "con_every"];
 
 /// The workloads.
 const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer", "observe"];
+
+/// `count = "all"` as read, before [`super::reader`] resolves it on a mesh to the client nodes
+/// the other `[[flows]]` tables leave (no flow has 0 clients otherwise).
+pub(super) const COUNT_ALL: u32 = 0;
 
 /// Reads every `[[flows]]` table.
 pub(super) fn read(
@@ -129,7 +134,12 @@ fn read_one(
 ) -> Result<FlowConfig, ScenarioError> {
     r.check_keys(t, p, FLOW_KEYS)?;
     let count = r
-        .scalar(t, p, "count", |v| uint(v, 1, 1_000_000))?
+        .scalar(t, p, "count", |v| {
+            if v.as_str() == Some("all") {
+                return Ok(u64::from(COUNT_ALL));
+            }
+            uint(v, 1, 1_000_000).map_err(|e| format!("{e}, or \"all\" (mesh: every client node)"))
+        })?
         .unwrap_or(1) as u32;
     let mut names = registry::names();
     names.extend(TCP_CCS);
@@ -213,6 +223,22 @@ fn read_one(
             }
         })?
         .unwrap_or(256) as u32;
+    let early_block2 = r
+        .scalar(t, p, "early_block2", |v| {
+            v.as_bool().ok_or_else(|| "true or false".to_string())
+        })?
+        .unwrap_or(false);
+    // A sweep over `cc` may mix CoAP over UDP with TCP and HTTP flows, which have no blocks:
+    // those ignore it.
+    if early_block2 && workload != "long-transfer" {
+        let span = t.get("early_block2").and_then(Item::span);
+        return Err(r.bad(
+            span,
+            &format!("{p}.early_block2"),
+            "true",
+            format!("only with workload = \"long-transfer\" (here \"{workload}\")"),
+        ));
+    }
     let request_payload_bytes = r
         .scalar(t, p, "payload_bytes", |v| uint(v, 0, 65_000))?
         .unwrap_or(51) as u32;
@@ -327,6 +353,7 @@ fn read_one(
         start_jitter: Duration::from_secs_f64_round_us(start_jitter_s),
         random_source_port,
         interval: interval_s.map(Duration::from_secs_f64_round_us),
+        early_block2,
     })
 }
 

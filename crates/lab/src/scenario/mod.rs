@@ -12,6 +12,7 @@ mod config;
 mod error;
 mod expand;
 mod flows;
+mod mobility;
 mod network;
 mod output;
 mod overrides;

@@ -6,10 +6,12 @@
 //! trace = [0, 5]          # trace runs 0 and 5 (or "first", or "0,5,10-12")
 //! trace_format = "csv"    # "parquet" (default) or "csv"
 //! timers = true           # timers.csv: every expired retransmission timer
+//! intervals = true        # intervals.csv: payload per 50-ms interval (default: on a mesh)
+//! exchanges = true        # exchanges.csv: one row per ended exchange
 //! ```
 //!
-//! `timers` changes what a run records, so it is read with the run configuration
-//! (`RunConfig::timers`, in the reader); the trace keys are read here.
+//! `timers`, `intervals` and `exchanges` change what a run records, so they are read with the
+//! run configuration (`RunConfig`, in the reader); the trace keys are read here.
 
 use toml_edit::{Item, Value};
 
@@ -18,7 +20,8 @@ use super::ScenarioError;
 use crate::trace::{RunSelection, TraceFormat};
 
 /// Keys valid in `[output]`.
-pub(super) const OUTPUT_KEYS: &[&str] = &["trace", "trace_format", "timers"];
+pub(super) const OUTPUT_KEYS: &[&str] =
+    &["trace", "trace_format", "timers", "intervals", "exchanges"];
 
 /// The `[output]` table of a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

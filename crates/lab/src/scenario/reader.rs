@@ -25,6 +25,7 @@ const TOP_KEYS: &[&str] = &[
     "nstart",
     "network",
     "topology",
+    "mobility",
     "protocol",
     "flows",
     "vars",
@@ -278,18 +279,22 @@ impl<'s> Reader<'s> {
         let max_sim_time_s = self.scalar(doc, "", "max_sim_time_s", |v| float(v, 0.001, 1e7))?;
         let network = super::network::read(self, doc)?;
         let topology = super::topology::read(self, doc)?;
+        let mobility = super::mobility::read(self, doc, &topology)?;
         let protocol = self.protocol(doc)?;
-        let flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
-        let mut timers = None;
+        let mut flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
+        let (mut timers, mut intervals, mut exchanges) = (None, None, None);
         if let Some(item) = doc.get("output") {
             let t = item
                 .as_table_like()
                 .ok_or_else(|| self.bad(item.span(), "output", item.type_name(), "a table"))?;
             self.check_keys(t, "output", super::output::OUTPUT_KEYS)?;
-            timers = self.scalar(t, "output", "timers", |v| {
-                v.as_bool().ok_or_else(|| "true or false".to_string())
-            })?;
+            let flag = |v: &Value| v.as_bool().ok_or_else(|| "true or false".to_string());
+            timers = self.scalar(t, "output", "timers", flag)?;
+            intervals = self.scalar(t, "output", "intervals", flag)?;
+            exchanges = self.scalar(t, "output", "exchanges", flag)?;
         }
+        let mesh = matches!(topology, super::config::Topology::Mesh(_));
+        self.resolve_count_all(doc, &topology, &mut flows)?;
         if let super::config::Topology::Mesh(mesh) = &topology {
             let clients = mesh
                 .layout
@@ -317,12 +322,71 @@ impl<'s> Reader<'s> {
                 protocol,
                 flows,
                 timers: timers.unwrap_or(false),
+                intervals: intervals.unwrap_or(mesh),
+                exchanges: exchanges.unwrap_or(false),
                 max_sim_time: Duration::from_secs_f64_round_us(
                     max_sim_time_s.unwrap_or(6.0 * 3600.0),
                 ),
                 topology,
+                mobility,
             },
         })
+    }
+
+    /// Replaces `count = "all"` ([`super::flows::COUNT_ALL`]) of one `[[flows]]` table by the
+    /// mesh's client nodes the other tables leave: one flow per client node, whatever the
+    /// shape (a `shape` sweep then needs no per-shape count).
+    fn resolve_count_all(
+        &self,
+        doc: &toml_edit::Table,
+        topology: &super::config::Topology,
+        flows: &mut [super::config::FlowConfig],
+    ) -> Result<(), ScenarioError> {
+        use super::flows::COUNT_ALL;
+        let all: Vec<usize> = (0..flows.len())
+            .filter(|&i| flows[i].count == COUNT_ALL)
+            .collect();
+        let Some(&first) = all.first() else {
+            return Ok(());
+        };
+        let span = doc
+            .get("flows")
+            .and_then(|f| f.as_array_of_tables())
+            .and_then(|a| a.get(first))
+            .and_then(|t| t.get("count"))
+            .and_then(Item::span);
+        let key = format!("flows[{first}].count");
+        let super::config::Topology::Mesh(mesh) = topology else {
+            return Err(self.bad(
+                span,
+                &key,
+                "\"all\"",
+                "a number (\"all\" needs [topology] kind = \"mesh\")",
+            ));
+        };
+        if all.len() > 1 {
+            return Err(self.bad(
+                span,
+                &key,
+                "\"all\"",
+                "a number (only one [[flows]] table may say \"all\")",
+            ));
+        }
+        let clients = mesh
+            .layout
+            .with_role(coaplab_netsim::mesh::Role::Client)
+            .count() as u32;
+        let others: u32 = flows.iter().map(|f| f.count).sum();
+        if others >= clients {
+            return Err(self.bad(
+                span,
+                &key,
+                "\"all\"",
+                format!("a number: the other tables take all {clients} client nodes"),
+            ));
+        }
+        flows[first].count = clients - others;
+        Ok(())
     }
 
     /// Protocol keys: from `[protocol]`, the top level or `[network]` (the example

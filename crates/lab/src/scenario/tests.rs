@@ -565,6 +565,60 @@ fn mesh_errors_name_the_key_and_line() {
 }
 
 #[test]
+fn mesh_routing_defaults_to_rpl_with_mrhof_and_names_bad_keys() {
+    use coaplab_netsim::mesh::rpl::Objective;
+    use coaplab_netsim::mesh::Routing;
+    let routing = |text: &str| match parse(text).unwrap().config(0).unwrap().topology {
+        Topology::Mesh(m) => m.params.routing,
+        Topology::Star => panic!("a mesh"),
+    };
+    assert_eq!(
+        routing(MESH),
+        Routing::Rpl {
+            objective: Objective::Mrhof,
+            warmup: None
+        }
+    );
+    let rpl = MESH.replace("cols = 3", "cols = 3\nobjective = \"of0\"\nwarm_up_s = 120");
+    assert_eq!(
+        routing(&rpl),
+        Routing::Rpl {
+            objective: Objective::Of0,
+            warmup: Some(Duration::from_secs(120))
+        }
+    );
+    let fixed = MESH.replace("cols = 3", "cols = 3\nrouting = \"static\"");
+    assert_eq!(routing(&fixed), Routing::Static);
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nrouting = \"aodv\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 7, .. } if key == "topology.routing"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("rpl, static"), "{e}");
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nobjective = \"etx\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, .. } if key == "topology.objective"),
+        "{e}"
+    );
+    let e = parse(&MESH.replace("cols = 3", "cols = 3\nwarm_up_s = -1")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, .. } if key == "topology.warm_up_s"),
+        "{e}"
+    );
+    let e = parse(&fixed.replace("cols = 3", "cols = 3\nobjective = \"of0\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 7, .. } if key == "topology.objective"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("only with routing"), "{e}");
+    let star = ISSUE_EXAMPLE.replace("[[flows]]", "[topology]\nrouting = \"rpl\"\n[[flows]]");
+    assert!(parse(&star)
+        .unwrap_err()
+        .to_string()
+        .contains("only with kind"));
+}
+
+#[test]
 fn interval_s_is_read_for_continuous_udp_flows_only() {
     let ok = MESH.replace("cc = \"default\"", "cc = \"default\"\ninterval_s = 0.1");
     let c = parse(&ok).unwrap().config(0).unwrap();
@@ -594,7 +648,7 @@ fn swept_parameters_are_prefixed_and_never_collide_with_metrics() {
     assert_eq!(s.axes[0].column, "param.rto_max_s");
     let sweep = s.plan(Some(1), None).spec(1).sweep;
     assert_eq!(sweep, [("param.rto_max_s".to_string(), "60".to_string())]);
-    let header = crate::results::flows::header(&sweep);
+    let header = crate::results::flows::header(&sweep, false);
     assert!(
         header.ends_with(
             ",rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,\
@@ -603,4 +657,57 @@ fn swept_parameters_are_prefixed_and_never_collide_with_metrics() {
         ),
         "{header}"
     );
+}
+
+#[test]
+fn count_all_takes_the_client_nodes_the_other_tables_leave() {
+    let all = MESH.replace("count = 7", "count = \"all\"");
+    assert_eq!(parse(&all).unwrap().config(0).unwrap().flows[0].count, 7);
+    let two = format!("{all}[[flows]]\ncount = 2\ncc = \"cocoa\"\n");
+    let c = parse(&two).unwrap().config(0).unwrap();
+    assert_eq!((c.flows[0].count, c.flows[1].count), (5, 2));
+    // A shape sweep: each shape reads its own keys (rows/cols only the grid's), and "all"
+    // follows the shape: 3x3 grid 7, 20-node chain 18.
+    let sweep = all.replace("shape = \"grid\"", "shape = [\"grid\", \"chain\"]");
+    let s = parse(&sweep).unwrap();
+    let counts: Vec<u32> = (0..4).map(|c| s.config(c).unwrap().total_flows()).collect();
+    assert_eq!(counts, [7, 7, 18, 18]);
+    let e = parse(&format!(
+        "{two}[[flows]]\ncount = \"all\"\ncc = \"cocoa\"\n"
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 10, .. } if key == "flows[0].count"),
+        "{e}"
+    );
+    let e = parse("name = \"s\"\n[[flows]]\ncount = \"all\"\ncc = \"default\"\n").unwrap_err();
+    assert!(e.to_string().contains("needs [topology] kind"), "{e}");
+    let e = parse(&MESH.replace("count = 7", "count = \"some\"")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 10, .. } if key == "flows[0].count"),
+        "{e}"
+    );
+    // The results' columns depend on the topology kind: it is not a sweep axis.
+    let e = parse(&MESH.replace("kind = \"mesh\"", "kind = [\"star\", \"mesh\"]")).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::BadValue { key, line: 3, .. } if key == "topology.kind"),
+        "{e}"
+    );
+}
+
+#[test]
+fn output_intervals_default_to_the_mesh_and_exchanges_to_off() {
+    let c = parse(MESH).unwrap().config(0).unwrap();
+    assert!(c.intervals && !c.exchanges && c.is_mesh() && c.mesh_metrics());
+    let off = format!("{MESH}[output]\nintervals = false\nexchanges = true\n");
+    let c = parse(&off).unwrap().config(0).unwrap();
+    assert!(!c.intervals && c.exchanges);
+    let star = "name = \"s\"\n[[flows]]\ncc = \"default\"\n";
+    let c = parse(star).unwrap().config(0).unwrap();
+    assert!(!c.intervals && !c.exchanges && !c.mesh_metrics());
+    let c = parse(&format!("{star}[output]\nintervals = true\n"))
+        .unwrap()
+        .config(0)
+        .unwrap();
+    assert!(c.intervals && c.mesh_metrics() && !c.is_mesh());
 }

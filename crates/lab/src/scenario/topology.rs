@@ -1,9 +1,14 @@
 //! `[topology]`: the star of spec §1.1 (the default) or a multi-hop 802.15.4 mesh
 //! (netsim's [`coaplab_netsim::mesh`]): a generated shape or an explicit node list, roles, and
-//! the mesh parameters in `[topology.params]` (netsim's `MESH_PARAMS`; `coaplab models mesh`).
+//! the mesh parameters in `[topology.params]` (netsim's `MESH_PARAMS`; `coaplab models mesh`),
+//! and how routes form: `routing = "rpl"` (the default: RPL storing mode on the channel, with
+//! `objective = "mrhof" | "of0"` and an optional fixed `warm_up_s`) or `"static"` (the
+//! converged minimum-hop tree, no control traffic).
 
 use coaplab_cc::params::Settings;
-use coaplab_netsim::mesh::{Layout, MeshConfig, MeshParams, Node, Role, MESH_PARAMS};
+use coaplab_cc::time::Duration;
+use coaplab_netsim::mesh::rpl::Objective;
+use coaplab_netsim::mesh::{Layout, MeshConfig, MeshParams, Node, Role, Routing, MESH_PARAMS};
 use toml_edit::{Item, TableLike, Value};
 
 use super::config::Topology;
@@ -22,8 +27,17 @@ const TOPOLOGY_KEYS: &[&str] = &[
     "spacing_m",
     "border_router",
     "server",
+    "routing",
+    "objective",
+    "warm_up_s",
     "params",
 ];
+
+/// Keys read only with `routing = "rpl"`.
+const RPL_KEYS: &[&str] = &["objective", "warm_up_s"];
+
+/// Longest fixed warm-up (s): RPL's formation limit.
+const MAX_WARM_UP_S: f64 = 3600.0;
 
 /// Keys read by some shapes only.
 const SHAPE_KEYS: &[(&str, &[&str])] = &[
@@ -64,6 +78,15 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
         .ok_or_else(|| r.bad(item.span(), "topology", item.type_name(), "a table"))?;
     r.check_keys(t, "topology", TOPOLOGY_KEYS)?;
     let p = "topology";
+    if let Some(Item::Value(Value::Array(list))) = t.get("kind") {
+        // flows.csv and runs.csv have the mesh columns for the whole plan or not at all.
+        return Err(r.bad(
+            list.span(),
+            "topology.kind",
+            &list.to_string(),
+            "one of star, mesh (not a sweep: the results' columns depend on it)",
+        ));
+    }
     let kind = r
         .scalar(t, p, "kind", |v| choice(v, &["star", "mesh"]))?
         .unwrap_or_else(|| "star".to_string());
@@ -83,9 +106,14 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     let shape = r
         .scalar(t, p, "shape", |v| choice(v, SHAPES))?
         .unwrap_or_else(|| "grid".to_string());
-    // Keys that only one shape reads are refused with another, rather than silently ignored.
+    // Keys that only one shape reads are refused with another, rather than silently ignored;
+    // with a `shape` sweep, a key some swept shape reads is ignored by the others.
+    let swept: Vec<&str> = match t.get("shape") {
+        Some(Item::Value(Value::Array(list))) => list.iter().filter_map(|v| v.as_str()).collect(),
+        _ => vec![shape.as_str()],
+    };
     for (key, shapes) in SHAPE_KEYS {
-        if !shapes.contains(&shape.as_str()) {
+        if !swept.iter().any(|s| shapes.contains(s)) {
             if let Some(item) = t.get(key) {
                 return Err(r.bad(
                     item.span(),
@@ -135,13 +163,49 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
                 e.to_string(),
             )
         })?;
-    let params = params(r, t)?;
+    let mut params = params(r, t)?;
+    params.routing = routing(r, t)?;
     let config = MeshConfig { layout, params };
-    // Build it once: a layout without a route from a client to the border router fails here,
-    // with the file's line, rather than when the run starts.
-    coaplab_netsim::mesh::Mesh::new(&config, 0)
+    // Build it once (with static routes: RPL's warm-up is the run's business): a layout
+    // without a route from a client to the border router fails here, with the file's line,
+    // rather than when the run starts.
+    let mut check = config.clone();
+    check.params.routing = Routing::Static;
+    coaplab_netsim::mesh::Mesh::new(&check, 0)
         .map_err(|e| r.bad(table_span, "topology", &shape, e.to_string()))?;
     Ok(Topology::Mesh(Box::new(config)))
+}
+
+/// `routing`, `objective`, `warm_up_s` (each sweepable like any scalar).
+fn routing(r: &mut Reader<'_>, t: &dyn TableLike) -> Result<Routing, ScenarioError> {
+    let p = "topology";
+    let routing = r
+        .scalar(t, p, "routing", |v| choice(v, &["rpl", "static"]))?
+        .unwrap_or_else(|| "rpl".to_string());
+    if routing == "static" {
+        for key in RPL_KEYS {
+            if let Some(item) = t.get(key) {
+                return Err(r.bad(
+                    item.span(),
+                    &format!("topology.{key}"),
+                    "(with routing = \"static\")",
+                    "only with routing = \"rpl\"",
+                ));
+            }
+        }
+        return Ok(Routing::Static);
+    }
+    let objective = match r
+        .scalar(t, p, "objective", |v| choice(v, &["mrhof", "of0"]))?
+        .as_deref()
+    {
+        Some("of0") => Objective::Of0,
+        _ => Objective::Mrhof,
+    };
+    let warmup = r
+        .scalar(t, p, "warm_up_s", |v| float(v, 0.0, MAX_WARM_UP_S))?
+        .map(Duration::from_secs_f64_round_us);
+    Ok(Routing::Rpl { objective, warmup })
 }
 
 /// `[topology.params]`: each key one of `MESH_PARAMS`, sweepable like any scalar.

@@ -1,7 +1,11 @@
 //! HTTP download flows (spec §8e): `cc` = `http1`, `h2`, `iot-http1` or `iot-h2` with
-//! `workload = "long-transfer"` downloads `object_bytes` once over netsim's byte-exact HTTP
-//! models on the TCP model ([`coaplab_netsim::http::sim`]); the IoT variants with TCP Fast
-//! Open, the cookie cached (the warm-up connection is not simulated).
+//! `workload = "long-transfer"` downloads `object_bytes` once. HTTP is a sibling of the CoAP
+//! session on the TCP model (DESIGN.md): the flow runs in the CoAP-over-TCP run loop
+//! ([`super::tcp`]) on one connection whose ends carry [`HttpApp`] instead of RFC 8323
+//! sessions; the bytes each end writes are netsim's byte-exact HTTP messages
+//! ([`coaplab_netsim::http::Download`]), written when hyper would write them. The IoT variants
+//! run TCP Fast Open (`Connection::connect_fast_open` / `listen_fast_open`); the cookie comes
+//! from an unmeasured warm-up connection ([`WARM_UP_GAP`]).
 //!
 //! One flow per run (the comparison has one client). flows.csv: `fct_s` = download time from
 //! the client's connect (the handshake counts, as `coaplab http-get`'s `download_ms`), not
@@ -11,19 +15,19 @@
 //! `exchanges` 1; `transmissions` = packets counted. `start_jitter_s` does not apply (the
 //! download starts at 0).
 
-use coaplab_netsim::http::sim::simulate_download_on;
-use coaplab_netsim::http::HttpProtocol;
-use coaplab_netsim::tcp::TcpConfig;
-use coaplab_netsim::Star;
+use coaplab_cc::time::{Duration, Instant};
+use coaplab_netsim::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
+use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
 use crate::metrics::FlowMetrics;
-use crate::results::{RunError, RunResult};
+use crate::results::RunError;
 use crate::scenario::{RunSpec, Workload};
 
-/// Simulates the run's one HTTP download.
-pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
-    let config = &spec.config;
-    let [fc] = config.flows.as_slice() else {
+/// The run's one download: its protocol, object size and flow, or why the run has none.
+pub(super) fn download_of(
+    spec: &RunSpec,
+) -> Result<(HttpProtocol, usize, &crate::scenario::FlowConfig), RunError> {
+    let [fc] = spec.config.flows.as_slice() else {
         return Err(RunError::NotAvailable(
             "an HTTP flow beside other flows (one download per run)".to_string(),
         ));
@@ -35,30 +39,309 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
             "an HTTP flow must be one long-transfer download (count = 1)".to_string(),
         ));
     };
-    let tcp = TcpConfig {
-        mtu_bytes: config.network.mtu_bytes,
-        ..TcpConfig::default()
-    }
-    .with_settings(&fc.settings)
-    .map_err(|e| RunError::Setup(format!("flow 0: {e}")))?;
-    let mut star =
-        Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
-    let outcome = simulate_download_on(&mut star, protocol, *object_bytes as usize, tcp)
-        .map_err(|e| RunError::Setup(e.to_string()))?;
-    let end = coaplab_cc::time::Instant::ZERO + outcome.download_time;
+    Ok((protocol, *object_bytes as usize, fc))
+}
+
+/// What one download measured, in either mode.
+pub(super) struct Measured {
+    /// From the client's connect to the object's last byte.
+    pub download_time: coaplab_cc::time::Duration,
+    /// IP bytes up and down of the packets counted.
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    /// Packets counted.
+    pub packets: u64,
+}
+
+/// The flow record of the download `m` (`completed`: the whole object arrived).
+pub(super) fn record(cc: &str, m: &Measured, completed: bool) -> crate::results::FlowRecord {
     let mut metrics = FlowMetrics::default();
     metrics.first_sent = Some(coaplab_cc::time::Instant::ZERO);
-    metrics.finished = Some(end);
-    metrics.exchanges = 1;
-    metrics.transmissions = outcome.packets;
-    metrics.bytes_up = outcome.link_bytes_up;
-    metrics.bytes_down = outcome.link_bytes - outcome.link_bytes_up;
-    metrics.rtts = vec![outcome.download_time];
-    let workload = "long-transfer";
-    Ok(RunResult {
-        flows: vec![metrics.record(0, &fc.cc, workload, true)],
-        events: outcome.packets,
-        sim_time_s: end.as_secs_f64(),
-        network: Some(super::network_record(&star, end)),
-    })
+    if completed {
+        metrics.finished = Some(coaplab_cc::time::Instant::ZERO + m.download_time);
+        metrics.exchanges = 1;
+        metrics.rtts = vec![m.download_time];
+    }
+    metrics.transmissions = m.packets;
+    metrics.bytes_up = m.bytes_up;
+    metrics.bytes_down = m.bytes_down;
+    metrics.record(0, cc, "long-transfer", completed)
+}
+
+/// One end's application: the flights it still has to write and what it has read.
+struct HttpEnd {
+    pending: Vec<Flight>,
+    read_bytes: usize,
+}
+
+impl HttpEnd {
+    /// Writes every pending flight whose trigger holds, as one write (hyper flushes them
+    /// together; one push with `TCP_NODELAY`).
+    fn write_due(&mut self, conn: &mut Connection, connected: bool) {
+        let read = self.read_bytes;
+        let due = |f: &Flight| match f.trigger {
+            Trigger::Connected => connected,
+            Trigger::Received(n) => connected && read >= n,
+        };
+        // Flights go out in order: stop at the first one not yet due.
+        let ready = self.pending.iter().take_while(|f| due(f)).count();
+        if ready == 0 {
+            return;
+        }
+        let bytes: Vec<u8> = self.pending.drain(..ready).flat_map(|f| f.bytes).collect();
+        // A connection that failed refuses the write; the flow then never completes.
+        let _ = conn.write(&bytes);
+    }
+
+    fn read_all(&mut self, conn: &mut Connection) {
+        let mut buf = [0u8; 2048];
+        loop {
+            let n = conn.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            self.read_bytes += n;
+        }
+    }
+}
+
+/// The gap between the end of the warm-up download and the measured connection's connect
+/// (`coaplab http-get --warm-up-gap`'s default): the warm-up connection's FIN exchange is
+/// over well before it on every §8e link, so the measured download has the link to itself.
+pub(super) const WARM_UP_GAP: Duration = Duration::from_millis(500);
+
+/// What a delivered segment did for the download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fetch {
+    /// Nothing complete yet.
+    Pending,
+    /// The warm-up download got its object; its client has closed the connection, and the
+    /// measured connection connects at [`HttpApp::connect_at`].
+    WarmedUp,
+    /// The measured download got its object (the download time is in [`HttpApp::measured`]).
+    Complete,
+}
+
+/// The HTTP applications of a download flow: both ends of the current connection, and what
+/// was measured. The IoT variants first download the object once on an unmeasured warm-up
+/// connection whose SYN asks for the TFO cookie (spec §8e), then, [`WARM_UP_GAP`] later,
+/// on the measured connection whose SYN carries the request.
+pub(super) struct HttpApp {
+    protocol: HttpProtocol,
+    object_bytes: usize,
+    client: HttpEnd,
+    server: HttpEnd,
+    /// The client has the object once it has read this many bytes.
+    complete_at_client_bytes: usize,
+    /// The current connection is the warm-up one.
+    warming_up: bool,
+    /// The measured connection connects at this instant (after the warm-up).
+    pub(super) connect_at: Option<Instant>,
+    /// When the measured connection connected (the download time's start).
+    measured_from: Instant,
+    /// A segment was delivered at this instant: both applications act once every delivery
+    /// of the instant is in (hyper, woken by the kernel, reads and writes after it); the run
+    /// loop clears it then.
+    pub(super) woken_at: Option<Instant>,
+    /// The measured connection's packets delivered so far, with their IP bytes.
+    pub(super) measured: Measured,
+}
+
+impl HttpApp {
+    /// The download of `object_bytes` over `protocol`.
+    pub(super) fn new(protocol: HttpProtocol, object_bytes: usize) -> HttpApp {
+        let (client, server, complete_at_client_bytes) = exchange(protocol, object_bytes);
+        HttpApp {
+            protocol,
+            object_bytes,
+            client,
+            server,
+            complete_at_client_bytes,
+            warming_up: protocol.is_iot(),
+            connect_at: None,
+            measured_from: Instant::ZERO,
+            woken_at: None,
+            measured: Measured {
+                download_time: Duration::ZERO,
+                bytes_up: 0,
+                bytes_down: 0,
+                packets: 0,
+            },
+        }
+    }
+
+    /// TCP Fast Open on both ends (the IoT variants).
+    fn fast_open(&self) -> bool {
+        self.protocol.is_iot()
+    }
+
+    /// The client's next connection, connecting at `now`: TFO (`TCP_FASTOPEN_CONNECT`) asks
+    /// for a cookie on the warm-up connection and uses it, when `cookie` came, on the
+    /// measured one. The download time counts from `now` on the measured connection.
+    pub(super) fn connect(
+        &mut self,
+        tcp: TcpConfig,
+        now: Instant,
+        cookie: bool,
+    ) -> Result<Connection, String> {
+        if !self.warming_up {
+            self.measured_from = now;
+            self.connect_at = None;
+        }
+        let c = match (self.fast_open(), self.warming_up || !cookie) {
+            (false, _) => Connection::connect(tcp),
+            (true, true) => Connection::connect_fast_open_request(tcp),
+            (true, false) => Connection::connect_fast_open(tcp),
+        };
+        c.map_err(|e| e.to_string())
+    }
+
+    /// The server's listening connection (TFO: `TCP_FASTOPEN` on the listener).
+    pub(super) fn listen(&self, tcp: TcpConfig) -> Result<Connection, String> {
+        let c = if self.fast_open() {
+            Connection::listen_fast_open(tcp)
+        } else {
+            Connection::listen(tcp)
+        };
+        c.map_err(|e| e.to_string())
+    }
+
+    /// A packet of `ip_len` bytes delivered at `at` (`up`: to the server) on the current
+    /// connection (`current`; else the warm-up one, done) after `conn` took it in: counts it
+    /// on the measured connection, lets the receiving end read, and says what completed.
+    pub(super) fn delivered(
+        &mut self,
+        at: Instant,
+        up: bool,
+        ip_len: u32,
+        conn: &mut Connection,
+        current: bool,
+    ) -> Fetch {
+        self.woken_at = Some(at);
+        // The warm-up connection's last segments (ACKs, FINs) are not measured.
+        if !current || self.connect_at.is_some() {
+            return Fetch::Pending;
+        }
+        if !self.warming_up {
+            let m = &mut self.measured;
+            m.packets += 1;
+            if up {
+                m.bytes_up += u64::from(ip_len);
+            } else {
+                m.bytes_down += u64::from(ip_len);
+            }
+        }
+        if up {
+            self.server.read_all(conn);
+            return Fetch::Pending;
+        }
+        self.client.read_all(conn);
+        if self.client.read_bytes < self.complete_at_client_bytes {
+            return Fetch::Pending;
+        }
+        if self.warming_up {
+            // hyper's client drops the connection (FIN); the next fetch starts after the gap
+            // on a fresh exchange.
+            conn.close();
+            (self.client, self.server, self.complete_at_client_bytes) =
+                exchange(self.protocol, self.object_bytes);
+            self.warming_up = false;
+            self.connect_at = Some(at + WARM_UP_GAP);
+            return Fetch::WarmedUp;
+        }
+        self.measured.download_time = at - self.measured_from;
+        Fetch::Complete
+    }
+
+    /// Both applications of the current connection write what is due: the client once
+    /// `connect` has returned (at once with TFO: the first write makes the SYN), the server
+    /// once it has accepted (with TFO already in SYN-RECEIVED when the SYN's data arrived:
+    /// Linux hands the child socket to `accept` then).
+    pub(super) fn write_due(&mut self, client: &mut Connection, server: &mut Connection) {
+        let fast_open = self.fast_open();
+        let connected = fast_open || !matches!(client.state(), TcpState::SynSent);
+        self.client.write_due(client, connected);
+        let accepted = match server.state() {
+            TcpState::Listen | TcpState::Failed => false,
+            TcpState::SynReceived => fast_open && self.server.read_bytes > 0,
+            _ => true,
+        };
+        self.server.write_due(server, accepted);
+    }
+
+    /// The client writes at `connect` (TFO with a cookie: the request starts in the SYN;
+    /// without one it waits for the handshake in the socket).
+    pub(super) fn write_at_connect(&mut self, client: &mut Connection) {
+        let fast_open = self.fast_open();
+        self.client.write_due(client, fast_open);
+    }
+}
+
+/// Both ends of one download's exchange: their flights, and the client's byte count at
+/// which the object is complete.
+fn exchange(protocol: HttpProtocol, object_bytes: usize) -> (HttpEnd, HttpEnd, usize) {
+    let download = Download::new(protocol, DEFAULT_HOST, object_bytes);
+    let of = |s: Sender| HttpEnd {
+        pending: download
+            .flights
+            .iter()
+            .filter(|f| f.sender == s)
+            .cloned()
+            .collect(),
+        read_bytes: 0,
+    };
+    (
+        of(Sender::Client),
+        of(Sender::Server),
+        download.complete_at_client_bytes,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    /// The IoT variants' TCP Fast Open cookie comes from a simulated, unmeasured warm-up
+    /// download (spec §8e), as on the real stack: its SYN asks for the cookie (40 + 4 B, no
+    /// data), the SYN-ACK brings it (40 + 12 B); 500 ms after the warm-up's object arrived the
+    /// measured connection, from a new port, sends its request in the SYN (40 + 12 + 44 B).
+    /// The measured download is the one the 100-B test above asserts.
+    #[test]
+    fn the_fast_open_cookie_comes_from_a_simulated_warm_up_download() {
+        let text = "name = \"t\"\nseed = 2016\n[network]\npreset = \"zigbee\"\nloss = \"none\"\n\
+                    [[flows]]\ncount = 1\ncc = \"iot-http1\"\nworkload = \"long-transfer\"\n\
+                    object_bytes = 100\nblock_bytes = 64\nstart_jitter_s = 0.0\n";
+        let runs = Scenario::parse(text, "t.toml")
+            .unwrap()
+            .expand(Some(1), None);
+        let (result, trace) = crate::sim::run_traced(&runs[0]).unwrap();
+        let flow = &result.flows[0];
+        assert!(flow.completed);
+        assert_eq!(
+            (flow.bytes_up, flow.bytes_down, flow.transmissions),
+            (136, 260, 5)
+        );
+        let server = coaplab_netsim::SERVER_ADDR;
+        let up: Vec<_> = trace.records.iter().filter(|r| r.dst == server).collect();
+        let down: Vec<_> = trace.records.iter().filter(|r| r.src == server).collect();
+        let warm_up = up[0].src;
+        assert_eq!(up[0].ip_len, 44, "the warm-up SYN asks for a cookie");
+        assert_eq!(down[0].ip_len, 52, "the SYN-ACK carries the cookie");
+        let measured: Vec<_> = up.iter().filter(|r| r.src != warm_up).collect();
+        assert_eq!(
+            measured[0].ip_len,
+            40 + 12 + 44,
+            "the request rides in the SYN"
+        );
+        // The warm-up's object arrived with the last down packet to its port before the SYN.
+        let warm_up_done = down
+            .iter()
+            .filter(|r| r.dst == warm_up && r.sent_at < measured[0].sent_at)
+            .filter(|r| r.ip_len > 40)
+            .map(|r| r.serialized.unwrap().1)
+            .max()
+            .unwrap();
+        let gap = measured[0].sent_at - warm_up_done;
+        // 20 ms of propagation after the serialisation, then the 500-ms gap.
+        assert_eq!(gap.as_nanos(), 520_000_000, "{gap:?}");
+    }
 }

@@ -4,24 +4,39 @@
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
-use coaplab_netsim::mesh::{Mesh, MeshConfig, MeshStats};
+use coaplab_netsim::mesh::medium::MediumStats;
+use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
 use coaplab_netsim::{Delivery, Direction};
 
 use super::{Network, Sim};
-use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
+use crate::results::{
+    ControlRecord, LinkRecord, MeshChannelRecord, NetworkRecord, RplRecord, RunError, RunResult,
+};
 use crate::scenario::RunSpec;
 
-impl Network for Mesh {
+/// The mesh with what its counters held when the run started (after any RPL warm-up), so
+/// that the run's records count the run only.
+struct MeshNet {
+    mesh: Mesh,
+    /// Medium counters at the run's start.
+    medium_start: MediumStats,
+    /// Control-frame MAC counters at the run's start.
+    control_start: MeshStats,
+    /// Internal events scheduled before the run started.
+    events_start: u64,
+}
+
+impl Network for MeshNet {
     fn next_at(
         &mut self,
         local: Option<Instant>,
         _end: Instant,
     ) -> Result<Option<Instant>, RunError> {
-        Ok([self.poll_at(), local].into_iter().flatten().min())
+        Ok([self.mesh.poll_at(), local].into_iter().flatten().min())
     }
 
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        Mesh::poll_delivery(self, now, buf)
+        self.mesh.poll_delivery(now, buf)
     }
 
     fn send(
@@ -32,17 +47,65 @@ impl Network for Mesh {
         bytes: &[u8],
         tag: u64,
     ) -> Result<(), String> {
-        Mesh::send(self, now, src, dst, bytes, tag)
+        self.mesh
+            .send(now, src, dst, bytes, tag)
             .map(drop)
             .map_err(|e| e.to_string())
     }
 
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
+        let (up, down) = (
+            self.mesh.stats(Direction::Up),
+            self.mesh.stats(Direction::Down),
+        );
         Ok(NetworkRecord {
-            down: link_record(self.stats(Direction::Down)),
-            up: link_record(self.stats(Direction::Up)),
+            down: link_record(down),
+            up: link_record(up),
             sim_time_s: now.as_secs_f64(),
+            mesh: Some(self.channel_record(up, down)),
+            rpl: matches!(self.mesh.params().routing, Routing::Rpl { .. }).then(|| {
+                let c = self.mesh.control_stats();
+                RplRecord {
+                    formed_after_s: c.formed_after.map(|d| d.as_secs_f64()),
+                    warm_up_s: c.warm_up_time.as_secs_f64(),
+                    warm_up: control_record(c.warm_up),
+                    measured: control_record(c.measured()),
+                    parent_switches: c.parent_switches,
+                }
+            }),
         })
+    }
+}
+
+impl MeshNet {
+    /// What the channel carried since the run started.
+    fn channel_record(&self, up: MeshStats, down: MeshStats) -> MeshChannelRecord {
+        let medium = self.mesh.medium_stats();
+        let control = self.mesh.control_stats().mac;
+        let data_frames = up.frames_sent + down.frames_sent;
+        let not_acked = up.retries + up.no_ack_failures + down.retries + down.no_ack_failures;
+        let control_frames = control.frames_sent - self.control_start.frames_sent;
+        let frames_on_air = medium.transmissions - self.medium_start.transmissions;
+        MeshChannelRecord {
+            frames_on_air,
+            data_frames,
+            data_frames_acked: data_frames.saturating_sub(not_acked),
+            ack_frames: frames_on_air.saturating_sub(data_frames + control_frames),
+            control_frames,
+            channel_access_failures: up.channel_access_failures + down.channel_access_failures,
+            collisions: medium.collisions - self.medium_start.collisions,
+        }
+    }
+}
+
+fn control_record(c: ControlCounts) -> ControlRecord {
+    ControlRecord {
+        dio_frames: c.dio_frames,
+        dio_bytes: c.dio_bytes,
+        dis_frames: c.dis_frames,
+        dis_bytes: c.dis_bytes,
+        dao_frames: c.dao_frames,
+        dao_bytes: c.dao_bytes,
     }
 }
 
@@ -63,15 +126,29 @@ fn link_record(s: MeshStats) -> LinkRecord {
     }
 }
 
-/// Simulates `spec` on the mesh `config`.
+/// Simulates `spec` on the mesh `config`. The run's `events` count the loop's events and the
+/// mesh's internal ones (MAC timers, radio starts and ends), the work a mesh run does.
 pub(super) fn run(spec: &RunSpec, config: &MeshConfig) -> Result<RunResult, RunError> {
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return Err(RunError::NotAvailable(
             "CoAP over TCP on a mesh (issue 13)".to_string(),
         ));
     }
-    let mesh = Mesh::new(config, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
-    let mut sim = Sim::with_network(spec, mesh)?;
+    let mut mesh = Mesh::new(config, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+    if let Some(mobility) = &spec.config.mobility {
+        // Trajectories over the whole run (its simulated-time cap), from the run's seed.
+        mesh.set_mobility(mobility, spec.seed, spec.config.max_sim_time)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+    }
+    let net = MeshNet {
+        medium_start: mesh.medium_stats(),
+        control_start: mesh.control_stats().mac,
+        events_start: mesh.events_scheduled(),
+        mesh,
+    };
+    let mut sim = Sim::with_network(spec, net)?;
     sim.run()?;
-    sim.finish()
+    let mut result = sim.finish()?;
+    result.events += sim.net.mesh.events_scheduled() - sim.net.events_start;
+    Ok(result)
 }

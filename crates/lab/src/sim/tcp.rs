@@ -20,6 +20,14 @@
 //! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself kept in a table keyed
 //! by the packet's tag.
 //!
+//! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, spec §8e) runs in this
+//! loop too, as a sibling session kind: its connection's ends carry the HTTP applications of
+//! `sim::http` (`HttpApp`: netsim's byte-exact messages, written when hyper writes them)
+//! instead of RFC 8323 sessions. They read each delivered segment at once and write once every
+//! delivery and timer of the instant is handled (`service_http`); the IoT variants first
+//! download on an unmeasured warm-up connection that fetches the TCP Fast Open cookie, then
+//! on the measured one (`open_http`). The run ends with the segment that completes the object.
+//!
 //! `cc = "tcp-bbr"` runs both ends' connections with BBR v1 (netsim's `tcp::bbr`, Linux
 //! defaults); each connection draws its PROBE_BW start phases from the stream
 //! `tcp/flow{i}/conn{k}/client|server`.
@@ -45,6 +53,7 @@ use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, Tcp
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
+use super::http::{Fetch, HttpApp};
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
@@ -76,6 +85,9 @@ struct Flow {
     failed: bool,
     bytes_up: u64,
     bytes_down: u64,
+    /// An HTTP download flow (`sim::http`): its one connection carries the HTTP
+    /// applications instead of RFC 8323 sessions.
+    http: Option<HttpApp>,
 }
 
 impl Flow {
@@ -90,7 +102,13 @@ impl Flow {
         if self.opened == 0 {
             return Some(self.plan.start);
         }
-        self.conns.iter().filter_map(Conn::next_timer).min()
+        let http = self.http.as_ref();
+        let app = http.and_then(|h| h.woken_at.into_iter().chain(h.connect_at).min());
+        self.conns
+            .iter()
+            .filter_map(Conn::next_timer)
+            .chain(app)
+            .min()
     }
 
     fn draw_batch(&mut self) -> u32 {
@@ -116,12 +134,17 @@ struct Conn {
 
 impl Conn {
     fn new(k: u32, addr: SocketAddr, flow: &Flow, i: u32, batch: u32) -> Result<Conn, RunError> {
-        let mut server =
-            Connection::listen(flow.tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?;
-        server.set_random(rng::stream(
-            flow.seed,
-            &format!("tcp/flow{i}/conn{k}/server"),
-        ));
+        let server = if let Some(http) = &flow.http {
+            http.listen(flow.tcp.clone()).map_err(RunError::Setup)?
+        } else {
+            let mut server =
+                Connection::listen(flow.tcp.clone()).map_err(|e| RunError::Setup(e.to_string()))?;
+            server.set_random(rng::stream(
+                flow.seed,
+                &format!("tcp/flow{i}/conn{k}/server"),
+            ));
+            server
+        };
         Ok(Conn {
             k,
             addr,
@@ -216,6 +239,17 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
     for (group, fc) in config.flows.iter().enumerate() {
         for _ in 0..fc.count {
             let i = flows.len() as u32;
+            let http = if fc.is_http() {
+                let (protocol, object_bytes, _) = super::http::download_of(spec)?;
+                Some(HttpApp::new(protocol, object_bytes))
+            } else {
+                None
+            };
+            let mut plan = FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]);
+            if http.is_some() {
+                // The download starts at 0 (start_jitter_s does not apply).
+                plan.start = Instant::ZERO;
+            }
             let mut flow = Flow {
                 cc: fc.cc.clone(),
                 tcp: TcpConfig {
@@ -230,7 +264,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
                 .with_settings(&fc.settings)
                 .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
                 seed: spec.seed,
-                plan: FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]),
+                plan,
                 conns: Vec::new(),
                 opened: 0,
                 clients: Vec::new(),
@@ -240,6 +274,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
                 failed: false,
                 bytes_up: 0,
                 bytes_down: 0,
+                http,
             };
             let batch = flow.draw_batch();
             flow.conns.push(
@@ -349,6 +384,7 @@ impl TcpSim {
                     }
                 }
                 // A segment of a connection already dropped (both ends closed) is lost.
+                let current = f.conns.last().is_some_and(|c| c.k == k);
                 let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                     continue;
                 };
@@ -366,6 +402,19 @@ impl TcpSim {
                         let client = d.dst != SERVER_ADDR;
                         trace.tcp.ack(d.at, i, k, client, ack, conn);
                     }
+                    if let Some(http) = f.http.as_mut() {
+                        // The application reads now and writes once every delivery of this
+                        // instant is in (`woken_at`); the download ends with the segment that
+                        // completes the object: nothing after it is simulated.
+                        let up = d.dst == SERVER_ADDR;
+                        if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete {
+                            f.progress.times.done_at = Some(d.at);
+                            self.rearm(i);
+                            break;
+                        }
+                        self.rearm(i);
+                        continue;
+                    }
                 }
                 self.service(i)?;
                 self.rearm(i);
@@ -377,6 +426,11 @@ impl TcpSim {
                 }
                 let f = &mut self.flows[i as usize];
                 let mut fired = false;
+                if f.opened == 0 && f.http.is_some() {
+                    self.open_http(i)?;
+                    self.rearm(i);
+                    continue;
+                }
                 if f.opened == 0 {
                     f.conns[0].client = Some(connect(f, i, 0)?);
                     f.opened = 1;
@@ -397,7 +451,9 @@ impl TcpSim {
                         }
                     }
                 }
-                if fired {
+                if f.http.is_some() {
+                    self.service_http(i)?;
+                } else if fired {
                     self.events += 1;
                     self.service(i)?;
                 }
@@ -531,6 +587,71 @@ impl TcpSim {
         self.transmit(i)
     }
 
+    /// An HTTP flow after its timers and deliveries at this instant: what the connections
+    /// send on their own leaves first (the kernel answers before hyper runs), then the
+    /// applications write what is due and that is sent.
+    fn service_http(&mut self, i: u32) -> Result<(), RunError> {
+        self.transmit(i)?;
+        let now = self.now;
+        let f = &mut self.flows[i as usize];
+        if f.http
+            .as_ref()
+            .and_then(|h| h.connect_at)
+            .is_some_and(|t| t <= now)
+        {
+            self.open_http(i)?;
+        }
+        let f = &mut self.flows[i as usize];
+        let Some(http) = f.http.as_mut() else {
+            return Ok(());
+        };
+        http.woken_at = None;
+        // Between the warm-up and the measured connection no connection is current.
+        let live = if http.connect_at.is_some() { 0 } else { 1 };
+        let done = f.conns.len().saturating_sub(live);
+        let (warm_up, current) = f.conns.split_at_mut(done);
+        for old in warm_up {
+            // The warm-up connection's client closed: the server closes its side.
+            if old.server.state() == TcpState::CloseWait {
+                old.server.close();
+            }
+        }
+        if let Some(c) = current.first_mut() {
+            if let Some(client) = c.client.as_mut() {
+                http.write_due(client, &mut c.server);
+            }
+        }
+        self.transmit(i)
+    }
+
+    /// Opens HTTP flow `i`'s next connection now (its first, or the measured one after the
+    /// warm-up): the client connects and writes what hyper writes at once, then it is sent.
+    fn open_http(&mut self, i: u32) -> Result<(), RunError> {
+        let now = self.now;
+        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
+        let f = &mut self.flows[i as usize];
+        let k = f.opened;
+        let first = f.conns.first().and_then(|c| c.client.as_ref());
+        let cookie = first.is_some_and(Connection::fast_open_cookie_received);
+        if k > 0 {
+            let c = Conn::new(k, super::source_addr(i, k, self.port_stride), f, i, 0)
+                .map_err(|e| setup(&e))?;
+            f.conns.push(c);
+        }
+        let (Some(http), Some(c)) = (f.http.as_mut(), f.conns.last_mut()) else {
+            return Ok(());
+        };
+        let mut client = http
+            .connect(f.tcp.clone(), now, cookie)
+            .map_err(|e| setup(&e))?;
+        http.write_at_connect(&mut client);
+        c.client = Some(client);
+        f.opened += 1;
+        f.clients.push((c.addr, 0));
+        f.progress.times.syn_at = Some(now);
+        self.transmit(i)
+    }
+
     /// Sends what flow `i`'s connections queued, oldest connection first.
     fn transmit(&mut self, i: u32) -> Result<(), RunError> {
         let now = self.now;
@@ -577,11 +698,23 @@ impl TcpSim {
             .flows
             .iter()
             .enumerate()
-            .map(|(i, f)| record(i as u32, f))
+            .map(|(i, f)| match &f.http {
+                Some(http) => super::http::record(&f.cc, &http.measured, f.finished() && !f.failed),
+                None => record(i as u32, f),
+            })
             .collect();
+        // An HTTP run's events are its packets delivered up to the download's end.
+        let http_packets = self.flows.iter().filter_map(|f| f.http.as_ref());
+        let events = match http_packets
+            .map(|h| h.measured.packets)
+            .reduce(|a, b| a + b)
+        {
+            Some(packets) => packets,
+            None => self.events,
+        };
         RunResult {
             flows,
-            events: self.events,
+            events,
             sim_time_s: self.now.as_secs_f64(),
             network: Some(super::network_record(&self.star, self.now)),
         }

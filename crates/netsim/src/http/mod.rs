@@ -10,11 +10,13 @@
 //!   (header blocks from a real HPACK encoder, `httlib-hpack`, with h2's indexing choices)
 //!   and DATA frames.
 //! * [`Download`]: every message of one download in the order each side writes it.
+//!
+//! The lab's run loop drives a download on two TCP model connections (`coaplab_lab`'s
+//! `sim::http`, beside the CoAP-over-TCP sessions).
 
 pub mod download;
 pub mod h1;
 pub mod h2;
-pub mod sim;
 
 pub use download::{Download, Flight, HttpProtocol, Sender, Trigger};
 

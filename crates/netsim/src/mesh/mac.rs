@@ -12,14 +12,35 @@
 
 use std::collections::VecDeque;
 
+use coaplab_cc::time::{Duration, Instant};
+
 use super::csma::Csma;
 use super::params::CsmaParams;
-use super::phy::MAX_PSDU_OCTETS;
+use super::phy::{self, MAX_PSDU_OCTETS};
 
 /// FCS bytes (§7.2.1.9).
 pub const FCS_BYTES: u32 = 2;
 /// Immediate ACK PSDU bytes (§7.2.2.3).
 pub const ACK_BYTES: u32 = 5;
+
+/// `aMaxSIFSFrameSize` (§7.4.1 Table 85): frames up to 18 octets are followed by a SIFS, longer
+/// ones by a LIFS.
+pub const MAX_SIFS_FRAME_BYTES: u32 = 18;
+/// `macMinSIFSPeriod` for the 2.4 GHz O-QPSK PHY (Table 86): 12 symbols = 192 µs.
+pub const SIFS: Duration = phy::symbols(12);
+/// `macMinLIFSPeriod` for the 2.4 GHz O-QPSK PHY (Table 86): 40 symbols = 640 µs.
+pub const LIFS: Duration = phy::symbols(40);
+
+/// The interframe space after a frame of `psdu_bytes` (IEEE 802.15.4-2006 §7.5.1.3): two
+/// successive frames of a device, or an acknowledged frame's ACK and the device's next frame,
+/// are at least this far apart.
+pub const fn ifs(psdu_bytes: u32) -> Duration {
+    if psdu_bytes <= MAX_SIFS_FRAME_BYTES {
+        SIFS
+    } else {
+        LIFS
+    }
+}
 
 /// MAC header bytes of a data frame with PAN ID compression.
 pub const fn header_bytes(short_addresses: bool) -> u32 {
@@ -70,10 +91,14 @@ pub enum Control {
         /// Destination Advertisement Trigger Sequence Number.
         dtsn: u8,
     },
+    /// A DODAG Information Solicitation (RFC 6550 §6.2), multicast.
+    Dis,
     /// A storing-mode DAO for `target`.
     Dao {
         /// The node whose route this is.
         target: u16,
+        /// A No-Path DAO (lifetime 0): withdraw the route.
+        no_path: bool,
     },
 }
 
@@ -108,7 +133,10 @@ pub struct Mac {
     /// Generation of the pending MAC timer; a timer event of another generation is stale.
     pub generation: u32,
     /// Start of the CCA in progress.
-    pub cca_start: coaplab_cc::time::Instant,
+    pub cca_start: Instant,
+    /// The interframe space (§7.5.1.3) after this node's last frame, or after the ACK of it,
+    /// ends here: no transmission of this node starts earlier.
+    pub ifs_until: Instant,
     /// Next sequence number to assign.
     next_seq: u8,
 }
@@ -122,7 +150,8 @@ impl Mac {
             csma: Csma::new(params),
             phase: Phase::Idle,
             generation: 0,
-            cca_start: coaplab_cc::time::Instant::ZERO,
+            cca_start: Instant::ZERO,
+            ifs_until: Instant::ZERO,
             next_seq: first_seq,
         }
     }

@@ -106,12 +106,44 @@ pub struct MediumStats {
     pub collisions: u64,
 }
 
-/// The UDGM medium over fixed node positions.
+/// The radio parameters that decide an edge.
+#[derive(Debug, Clone, Copy)]
+struct Ranges {
+    tx_range_m: f64,
+    interference_range_m: f64,
+    success_ratio_rx: f64,
+    cca_threshold_dbm: f64,
+}
+
+impl Ranges {
+    /// The edge from a sender at `s` to a radio `to` at `r`, if `to` hears it at all.
+    fn edge(&self, s: (f64, f64), r: (f64, f64), to: u16) -> Option<Edge> {
+        let (tx, itf) = (self.tx_range_m, self.interference_range_m);
+        let d = ((s.0 - r.0) * (s.0 - r.0) + (s.1 - r.1) * (s.1 - r.1)).sqrt();
+        // Snap a distance within the tolerance of a range onto it.
+        let d = [tx, itf]
+            .into_iter()
+            .find(|&range| (d - range).abs() <= range * RANGE_TOLERANCE)
+            .unwrap_or(d);
+        let in_tx_range = d <= tx;
+        if d >= tx.max(itf) || (!in_tx_range && d > itf) {
+            return None;
+        }
+        Some(Edge {
+            to,
+            in_tx_range,
+            cca: signal_strength_dbm(d, tx) > self.cca_threshold_dbm,
+            rx_probability: rx_success_probability(d, tx, self.success_ratio_rx),
+        })
+    }
+}
+
+/// The UDGM medium over node positions: fixed, or moved per transmission ([`Udgm::relink`]).
 #[derive(Debug, Clone)]
 pub struct Udgm {
-    edges: Vec<Edge>,
-    /// `edges[first[n]..first[n + 1]]` are node `n`'s listeners.
-    first: Vec<u32>,
+    /// `out[n]`: node `n`'s listeners, as of its last transmission's start.
+    out: Vec<Vec<Edge>>,
+    ranges: Ranges,
     success_ratio_tx: f64,
     radios: Vec<Radio>,
     received: Vec<u16>,
@@ -128,34 +160,6 @@ impl Udgm {
         success_ratio_rx: f64,
         cca_threshold_dbm: f64,
     ) -> Udgm {
-        let reach = tx_range_m.max(interference_range_m);
-        let mut edges = Vec::new();
-        let mut first = Vec::with_capacity(positions.len() + 1);
-        for (s, &(sx, sy)) in positions.iter().enumerate() {
-            first.push(edges.len() as u32);
-            for (r, &(rx, ry)) in positions.iter().enumerate() {
-                let d = ((sx - rx) * (sx - rx) + (sy - ry) * (sy - ry)).sqrt();
-                // Snap a distance within the tolerance of a range onto it.
-                let d = [tx_range_m, interference_range_m]
-                    .into_iter()
-                    .find(|&range| (d - range).abs() <= range * RANGE_TOLERANCE)
-                    .unwrap_or(d);
-                if r == s || d >= reach {
-                    continue;
-                }
-                let in_tx_range = d <= tx_range_m;
-                if !in_tx_range && d > interference_range_m {
-                    continue;
-                }
-                edges.push(Edge {
-                    to: r as u16,
-                    in_tx_range,
-                    cca: signal_strength_dbm(d, tx_range_m) > cca_threshold_dbm,
-                    rx_probability: rx_success_probability(d, tx_range_m, success_ratio_rx),
-                });
-            }
-        }
-        first.push(edges.len() as u32);
         let idle = Radio {
             transmitting: false,
             tx_failed: false,
@@ -165,14 +169,50 @@ impl Udgm {
             rx_from: NONE,
             rx_ok: false,
         };
-        Udgm {
-            edges,
-            first,
+        let mut m = Udgm {
+            out: vec![Vec::new(); positions.len()],
+            ranges: Ranges {
+                tx_range_m,
+                interference_range_m,
+                success_ratio_rx,
+                cca_threshold_dbm,
+            },
             success_ratio_tx,
             radios: vec![idle; positions.len()],
             received: Vec::new(),
             stats: MediumStats::default(),
+        };
+        for s in 0..positions.len() {
+            m.relink(s as u16, positions);
         }
+        m
+    }
+
+    /// Recomputes `node`'s listeners from `positions` (where every radio is now): a moving
+    /// mesh calls it just before `node` starts transmitting, so the whole frame is judged by
+    /// the distances at its start. Not while `node` transmits (its end must undo the same
+    /// edges its start used).
+    pub fn relink(&mut self, node: u16, positions: &[(f64, f64)]) {
+        debug_assert!(!self.radios[node as usize].transmitting);
+        let s = positions[node as usize];
+        let mut edges = std::mem::take(&mut self.out[node as usize]);
+        edges.clear();
+        edges.extend(
+            positions
+                .iter()
+                .enumerate()
+                .filter(|&(r, _)| r != node as usize)
+                .filter_map(|(r, &p)| self.ranges.edge(s, p, r as u16)),
+        );
+        self.out[node as usize] = edges;
+    }
+
+    /// Whether radios at `a` and `b` are linked for routing: within the TX range with a
+    /// non-zero reception probability (UDGM links are symmetric).
+    pub fn linked(&self, a: (f64, f64), b: (f64, f64)) -> bool {
+        self.ranges
+            .edge(a, b, 0)
+            .is_some_and(|e| e.in_tx_range && e.rx_probability > 0.0)
     }
 
     /// Counters so far.
@@ -180,14 +220,10 @@ impl Udgm {
         self.stats
     }
 
-    fn listeners(&self, node: u16) -> std::ops::Range<usize> {
-        self.first[node as usize] as usize..self.first[node as usize + 1] as usize
-    }
-
     /// Radios within the TX range of `node` with a non-zero reception probability (the
     /// links routing may use).
     pub fn links(&self, node: u16) -> impl Iterator<Item = u16> + '_ {
-        self.edges[self.listeners(node)]
+        self.out[node as usize]
             .iter()
             .filter(|e| e.in_tx_range && e.rx_probability > 0.0)
             .map(|e| e.to)
@@ -219,8 +255,8 @@ impl Udgm {
             self.stats.tx_failures += 1;
             return;
         }
-        for i in self.listeners(sender) {
-            let e = self.edges[i];
+        for i in 0..self.out[sender as usize].len() {
+            let e = self.out[sender as usize][i];
             let r = &mut self.radios[e.to as usize];
             if e.in_tx_range && !r.transmitting && r.signals == 0 {
                 // Idle radio in range: UDGM's RX draw.
@@ -250,8 +286,8 @@ impl Udgm {
             s.tx_failed = false;
             return &self.received;
         }
-        for i in self.listeners(sender) {
-            let e = self.edges[i];
+        for i in 0..self.out[sender as usize].len() {
+            let e = self.out[sender as usize][i];
             let r = &mut self.radios[e.to as usize];
             r.signals -= 1;
             if e.cca {

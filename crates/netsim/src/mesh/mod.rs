@@ -7,6 +7,8 @@
 //! * [`csma`] and [`mac`]: unslotted CSMA/CA with ACKs and retries, NullRDC, bounded queues.
 //! * [`sixlowpan`]: IPHC/NHC header sizes, FRAG1/FRAGN fragmentation, reassembly.
 //! * [`routing`]: static minimum-hop routes towards the border router (where RPL plugs in).
+//! * [`mobility`]: BonnMotion's Random Waypoint, Gauss-Markov, Manhattan Grid and Pursue, and
+//!   position files; the medium and static routes follow the moving nodes.
 //! * [`layout`]: grid, chain, flower, dumbbell, half-dumbbell and explicit placements.
 //! * [`params`]: every constant as a documented parameter ([`MESH_PARAMS`]).
 //! * [`topology`]: [`Mesh`], which joins them. docs/mesh-model.md gives the sources.
@@ -15,6 +17,7 @@ pub mod csma;
 pub mod layout;
 pub mod mac;
 pub mod medium;
+pub mod mobility;
 pub mod params;
 pub mod phy;
 pub mod routing;
@@ -24,4 +27,6 @@ pub mod topology;
 
 pub use layout::{Layout, LayoutError, Node, Role};
 pub use params::{CsmaParams, MeshParams, Routing, MESH_PARAMS};
-pub use topology::{ControlStats, Mesh, MeshConfig, MeshError, MeshSendError, MeshStats};
+pub use topology::{
+    ControlCounts, ControlStats, Mesh, MeshConfig, MeshError, MeshSendError, MeshStats,
+};

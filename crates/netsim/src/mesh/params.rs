@@ -9,7 +9,10 @@ use super::phy;
 
 /// Every mesh parameter. Defaults: the radio medium of spec/experiments.md §8f (Cooja UDGM,
 /// 10 m / 20 m), IEEE 802.15.4-2006 `macPIB` defaults for CSMA/CA (Table 86), Contiki 3.0's
-/// queue, framer and 6LoWPAN constants.
+/// queue, framer and 6LoWPAN constants, and Contiki 3.0's RPL timers (`rpl_*`: Trickle's
+/// `RPL_DIO_INTERVAL_MIN` 12, `RPL_DIO_INTERVAL_DOUBLINGS` 8, `RPL_DIO_REDUNDANCY` 10 from
+/// `core/net/rpl/rpl-conf.h`; `RPL_DAO_LATENCY` 4 s from `rpl-private.h`). RPL's fixed
+/// constants (MRHOF/OF0 thresholds, ETX filter, ranks) are [`super::rpl::RPL_CONSTANTS`].
 pub const MESH_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "tx_range_m",
@@ -116,6 +119,34 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         help: "data packets carry RPL's 8-B hop-by-hop option (RFC 6553), so UDP is not NHC-compressed",
         source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_INSERT_HBH_OPTION 1",
     },
+    ParamSpec {
+        key: "rpl_dio_interval_min",
+        kind: Kind::Int { min: 1, max: 24 },
+        default: Value::Int(12),
+        help: "RPL: Trickle Imin of the DIO timer as a power of two of milliseconds (12: 4.096 s)",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DIO_INTERVAL_MIN 12",
+    },
+    ParamSpec {
+        key: "rpl_dio_interval_doublings",
+        kind: Kind::Int { min: 0, max: 16 },
+        default: Value::Int(8),
+        help: "RPL: Trickle doublings of the DIO interval (Imax = Imin x 2^doublings; 8: 1048.576 s)",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DIO_INTERVAL_DOUBLINGS 8",
+    },
+    ParamSpec {
+        key: "rpl_dio_redundancy",
+        kind: Kind::Int { min: 0, max: 255 },
+        default: Value::Int(10),
+        help: "RPL: Trickle redundancy k: a DIO is suppressed after k consistent ones in its interval (0: never)",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DIO_REDUNDANCY 10",
+    },
+    ParamSpec {
+        key: "rpl_dao_latency_s",
+        kind: Kind::Seconds { min: 0.001, max: 3600.0 },
+        default: Value::Float(4.0),
+        help: "RPL: a scheduled DAO leaves latency/2 + uniform[0, latency) later",
+        source: "Contiki 3.0 core/net/rpl/rpl-private.h RPL_DAO_LATENCY (CLOCK_SECOND * 4); rpl-timers.c schedule_dao",
+    },
 ];
 
 /// How the mesh's routes form.
@@ -163,6 +194,8 @@ pub struct MeshParams {
     /// How routes form: the static tree, or RPL (set from `[topology] routing`, not a
     /// `[topology.params]` key).
     pub routing: Routing,
+    /// RPL's timer parameters (used with [`Routing::Rpl`]).
+    pub rpl: super::rpl::RplParams,
 }
 
 /// The unslotted CSMA/CA and ACK parameters of one MAC.
@@ -239,6 +272,14 @@ impl MeshParams {
             short_addresses: p.flag("short_addresses"),
             rpl_hbh_option: p.flag("rpl_hbh_option"),
             routing: Routing::Static,
+            rpl: super::rpl::RplParams {
+                trickle: super::rpl::TrickleParams {
+                    interval_min_log2_ms: int("rpl_dio_interval_min"),
+                    doublings: int("rpl_dio_interval_doublings"),
+                    redundancy: int("rpl_dio_redundancy"),
+                },
+                dao_latency: p.secs("rpl_dao_latency_s"),
+            },
         }
     }
 }
@@ -254,6 +295,7 @@ mod tests {
         assert_eq!(d.csma.ack_wait, Duration::from_micros(864));
         assert_eq!(d.queue_frames, 8);
         assert_eq!(d.reass_maxage, Duration::from_secs(20));
+        assert_eq!(d.rpl, crate::mesh::rpl::RplParams::CONTIKI);
         let mut s = Settings::new();
         s.set("mac_min_be", "6");
         assert!(MeshParams::resolve(&s).is_err());

@@ -64,5 +64,22 @@ mod tests {
         );
         assert_eq!(TURNAROUND, Duration::from_micros(192));
         assert_eq!(CCA, Duration::from_micros(128));
+        // aUnitBackoffPeriod (Table 85) 20 symbols = 320 µs; macAckWaitDuration (Table 86)
+        // aUnitBackoffPeriod + aTurnaroundTime + phySHRDuration + ⌈6 · phySymbolsPerOctet⌉ =
+        // 20 + 12 + 10 + 12 = 54 symbols = 864 µs; both are the MAC's defaults
+        // (docs/mesh-validation.md checks them against ns-3's lr-wpan).
+        let csma = super::super::params::CsmaParams::default();
+        assert_eq!(csma.unit_backoff, Duration::from_micros(320));
+        assert_eq!(
+            csma.ack_wait,
+            symbols(20 + TURNAROUND_SYMBOLS + SHR_SYMBOLS + 6 * SYMBOLS_PER_OCTET)
+        );
+        assert_eq!(csma.ack_wait, Duration::from_micros(864));
+        // An ACK ends aTurnaroundTime + its airtime = 544 µs after the data frame: inside the
+        // wait, 320 µs (one unit backoff period) to spare.
+        assert_eq!(
+            csma.ack_wait - (TURNAROUND + airtime(5)),
+            Duration::from_micros(320)
+        );
     }
 }

@@ -167,7 +167,7 @@ enum Ev {
     AckStart { node: u16, to: u16, seq: u8 },
     AckTimeout { node: u16, gen: u32 },
     Arrive { slot: u32 },
-    Trickle { node: u16, gen: u32 },
+    Rpl { node: u16, gen: u32 },
 }
 
 /// Sequence-number filter value meaning "nothing received yet".
@@ -211,6 +211,10 @@ pub struct Mesh {
     control_stats: ControlStats,
     /// Internal time minus run time: the DODAG's formation (warm-up) precedes the run.
     epoch: Duration,
+    /// Moving nodes ([`Mesh::set_mobility`]); `None`: every node stays put.
+    mobility: Option<Box<crate::mesh::mobility::Tracker>>,
+    /// Static routes rebuilt after a move.
+    route_rebuilds: u64,
 }
 
 impl Mesh {
@@ -281,6 +285,8 @@ impl Mesh {
             rpl_routes: None,
             control_stats: ControlStats::default(),
             epoch: Duration::ZERO,
+            mobility: None,
+            route_rebuilds: 0,
         };
         if let Routing::Rpl { objective, warmup } = p.routing {
             mesh.rpl_start(objective, run_seed);
@@ -312,6 +318,8 @@ impl Mesh {
             (None, Some(t)) => t - Instant::ZERO,
             (None, None) => return Err(MeshError::NotFormed),
         };
+        self.control_stats.warm_up_time = self.epoch;
+        self.control_stats.warm_up = self.control_stats.total;
         Ok(())
     }
 
@@ -322,6 +330,11 @@ impl Mesh {
             c.parent_switches = r.nodes.iter().map(|x| x.parent_switches()).sum();
         }
         c
+    }
+
+    /// The model parameters.
+    pub fn params(&self) -> &MeshParams {
+        &self.params
     }
 
     /// The layout.
@@ -467,6 +480,7 @@ impl Mesh {
                     if self.medium.is_transmitting(node) {
                         self.acks_skipped += 1;
                     } else {
+                        self.move_radio(node, at);
                         self.medium.start_tx(node, &mut self.medium_rng);
                         self.tx_kind[node as usize] = TxKind::Ack { to, seq };
                         self.events
@@ -486,7 +500,7 @@ impl Mesh {
                     }
                 }
                 Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
-                Ev::Trickle { node, gen } => self.rpl_timer(node, gen, at),
+                Ev::Rpl { node, gen } => self.rpl_timer(node, gen, at),
             }
         }
         None
@@ -516,7 +530,10 @@ impl Mesh {
             return;
         }
         let gen = m.bump();
-        let at = m.csma.begin(now, &mut self.mac_rngs[node as usize]);
+        // CSMA/CA starts once the interframe space after the last frame (or its ACK) is over.
+        let at = m
+            .csma
+            .begin(now.max(m.ifs_until), &mut self.mac_rngs[node as usize]);
         m.phase = Phase::Backoff;
         self.events.schedule(at, Ev::BackoffEnd { node, gen });
     }
@@ -546,7 +563,7 @@ impl Mesh {
                         self.head_stats(node).no_ack_failures += 1;
                         if let Some(&h) = self.macs[node as usize].queue.front() {
                             let tx = self.macs[node as usize].csma.retries() + 1;
-                            self.rpl_link_sample(node, h.to, false, tx);
+                            self.rpl_link_sample(node, h.to, false, tx, at);
                         }
                     }
                 }
@@ -556,19 +573,21 @@ impl Mesh {
     }
 
     fn tx_start(&mut self, node: u16, at: Instant) {
-        if self.medium.is_transmitting(node) {
-            // Still sending an ACK: the channel is busy for this frame.
+        if self.medium.is_transmitting(node) || at < self.macs[node as usize].ifs_until {
+            // Still sending an ACK, or within the SIFS after it: the channel is busy for this
+            // frame.
             return self.cca_done(node, at, true);
         }
         let Some(&frame) = self.macs[node as usize].queue.front() else {
             return;
         };
+        self.move_radio(node, at);
         self.medium.start_tx(node, &mut self.medium_rng);
         self.tx_kind[node as usize] = TxKind::Data;
         self.macs[node as usize].phase = Phase::Transmitting;
         let airtime = phy::airtime(u32::from(frame.psdu_bytes));
-        if frame.control.is_some() {
-            self.control_stats.frame_bytes += u64::from(frame.psdu_bytes);
+        if let Some(c) = frame.control {
+            self.count_control(c, frame.psdu_bytes);
         }
         let s = self.head_stats(node);
         s.frames_sent += 1;
@@ -593,6 +612,7 @@ impl Mesh {
                         m.bump();
                         m.phase = Phase::Idle;
                         m.queue.pop_front();
+                        m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
                         self.kick(node, at);
                         self.received = received;
                         return;
@@ -630,6 +650,11 @@ impl Mesh {
                 seq: frame.seq,
             },
         );
+        // The receiver's own next frame follows its ACK by at least a SIFS (§7.5.1.3).
+        let r = &mut self.macs[receiver as usize];
+        r.ifs_until = r
+            .ifs_until
+            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
         let n = self.macs.len();
         let filter = &mut self.last_seq[receiver as usize * n + sender as usize];
         if *filter == u16::from(frame.seq) {
@@ -660,7 +685,9 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
-            self.rpl_link_sample(node, frame.to, true, tx);
+            // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
+            m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
+            self.rpl_link_sample(node, frame.to, true, tx, at);
             if frame.control.is_none()
                 && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
             {
@@ -715,6 +742,7 @@ impl Mesh {
 
     /// Frames the datagram in `slot` for its hop from `node` and queues them.
     fn enqueue(&mut self, slot: u32, node: u16, at: Instant) {
+        self.refresh_routes(at);
         let d = &self.slots[slot as usize];
         let next = if d.hops >= HOP_LIMIT {
             None
@@ -785,8 +813,10 @@ impl Mesh {
     }
 }
 
+mod mobile;
+
 mod control;
-pub use control::ControlStats;
+pub use control::{ControlCounts, ControlStats};
 
 #[cfg(test)]
 mod tests;

@@ -148,6 +148,11 @@ pub struct Connection {
     pub(super) fast_open: bool,
     /// Client: data bytes the first SYN carried (0 without TFO or without data).
     pub(super) syn_data_bytes: u64,
+    /// TFO without a cookie yet: a client's SYNs ask for one; a Fast Open server's SYN-ACK
+    /// hands one out because the SYN asked.
+    pub(super) cookie_request: bool,
+    /// Client: the SYN-ACK carried a cookie (a later connection may send data in its SYN).
+    pub(super) cookie_received: bool,
 }
 
 impl Connection {
@@ -183,6 +188,8 @@ impl Connection {
             cc: CcState::new(),
             fast_open: false,
             syn_data_bytes: 0,
+            cookie_request: false,
+            cookie_received: false,
             config,
         }
     }
@@ -208,6 +215,23 @@ impl Connection {
         let mut c = Connection::connect(config)?;
         c.fast_open = true;
         Ok(c)
+    }
+
+    /// Active open with `TCP_FASTOPEN_CONNECT` but no cookie cached yet (spec §8e's warm-up
+    /// connection): the SYN asks for a cookie ([`super::TFO_REQUEST_OPTION_BYTES`]) and
+    /// carries no data; bytes written before the handshake ends wait for it. A Fast Open
+    /// server's SYN-ACK answers with a cookie ([`Connection::fast_open_cookie_received`]).
+    pub fn connect_fast_open_request(config: TcpConfig) -> Result<Self, TcpConfigError> {
+        let mut c = Connection::connect(config)?;
+        c.cookie_request = true;
+        Ok(c)
+    }
+
+    /// Whether the SYN-ACK carried a TFO cookie (asked for by
+    /// [`Connection::connect_fast_open_request`]): the next connection to this server may use
+    /// [`Connection::connect_fast_open`].
+    pub fn fast_open_cookie_received(&self) -> bool {
+        self.cookie_received
     }
 
     /// Passive open that accepts Fast Open data (`TCP_FASTOPEN` on the listener, every cookie
@@ -358,6 +382,9 @@ impl Connection {
                     .with_quickack(self.config.quickack_segments);
                 self.state = TcpState::SynReceived;
                 self.hs.pending = 1;
+                // A SYN with a TFO option but no cookie asks for one (RFC 7413 §4.1.2).
+                self.cookie_request =
+                    self.fast_open && seg.options_bytes == super::TFO_REQUEST_OPTION_BYTES;
                 if self.fast_open && seg.options_bytes > 0 && !seg.payload.is_empty() {
                     // The SYN-ACK, built after this, acknowledges the data.
                     self.rcv
@@ -373,6 +400,7 @@ impl Connection {
             {
                 self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
                     .with_quickack(self.config.quickack_segments);
+                self.cookie_received = self.cookie_request && seg.options_bytes > 0;
                 self.establish(now);
                 if self.syn_data_bytes > 0 {
                     match seg.ack {

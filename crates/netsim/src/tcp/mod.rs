@@ -45,5 +45,7 @@ pub use bbr::{BbrConfig, Mode as BbrMode, BBR_PARAMS};
 pub use cc::CongestionControl;
 pub use config::{RecoveryMode, RtoBackoffReset, TcpConfig, TcpConfigError, TCP_PARAMS};
 pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};
-pub use segment::{Segment, HEADER_BYTES, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES};
+pub use segment::{
+    Segment, HEADER_BYTES, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES, TFO_REQUEST_OPTION_BYTES,
+};
 pub use stats::TcpStats;

@@ -16,6 +16,10 @@ pub const HEADER_BYTES: u32 = IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
 /// 8-B cookie (Linux's), padded with two NOPs to a 4-B multiple.
 pub const TFO_OPTION_BYTES: u32 = 12;
 
+/// TCP option bytes of a SYN asking for a TFO cookie (RFC 7413 §4.1.1): kind 34, length 2
+/// (no cookie), padded with two NOPs (Linux `tcp_options_write`).
+pub const TFO_REQUEST_OPTION_BYTES: u32 = 4;
+
 /// Linux's largest TCP option space (`MAX_TCP_OPTION_SPACE`): a SYN carries at most MSS − 40
 /// data bytes (`tcp_send_syn_data`), 48 B at MTU 128.
 pub const MAX_TCP_OPTION_SPACE: u32 = 40;
@@ -33,7 +37,8 @@ pub struct Segment {
     pub fin: bool,
     /// Payload bytes.
     pub payload: Vec<u8>,
-    /// TCP option bytes (padded): [`TFO_OPTION_BYTES`] on a Fast Open SYN, else 0.
+    /// TCP option bytes (padded): [`TFO_OPTION_BYTES`] on a Fast Open SYN and on the SYN-ACK
+    /// that hands a cookie out, [`TFO_REQUEST_OPTION_BYTES`] on a SYN asking for one, else 0.
     pub options_bytes: u32,
 }
 

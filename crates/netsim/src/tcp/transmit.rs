@@ -6,7 +6,7 @@ use coaplab_cc::time::Instant;
 
 use super::config::RecoveryMode;
 use super::connection::{CaState, Connection, Role, TcpState};
-use super::segment::{Segment, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES};
+use super::segment::{Segment, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES, TFO_REQUEST_OPTION_BYTES};
 use super::sender::Outgoing;
 
 impl Connection {
@@ -45,13 +45,19 @@ impl Connection {
             let first_syn = self.stats.segments_sent == 0;
             return Some(match self.role {
                 Role::Client if self.fast_open => self.fast_open_syn(now, first_syn),
+                // Without a cookie the SYN asks for one (TFO_REQUEST_OPTION_BYTES) and the
+                // server's SYN-ACK hands it out (TFO_OPTION_BYTES: the same option's size).
                 Role::Client => Segment {
                     seq: 0,
                     ack: None,
                     syn: true,
                     fin: false,
                     payload: Vec::new(),
-                    options_bytes: 0,
+                    options_bytes: if self.cookie_request {
+                        TFO_REQUEST_OPTION_BYTES
+                    } else {
+                        0
+                    },
                 },
                 Role::Server => Segment {
                     seq: 0,
@@ -59,7 +65,11 @@ impl Connection {
                     syn: true,
                     fin: false,
                     payload: Vec::new(),
-                    options_bytes: 0,
+                    options_bytes: if self.cookie_request {
+                        TFO_OPTION_BYTES
+                    } else {
+                        0
+                    },
                 },
             });
         }

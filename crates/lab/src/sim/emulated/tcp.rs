@@ -62,6 +62,25 @@ pub(crate) fn kernel_cc(cc: &str) -> Result<&'static str, RunError> {
     }
 }
 
+/// Refuses a flow with `[flows.params]` keys: every such key of a TCP (or HTTP) flow is a
+/// parameter of the simulator's TCP model (BBR constants, `quickack_segments`, …) and none
+/// reaches the kernel's TCP. Only the `[protocol]` keys copied into every flow's settings pass.
+pub(super) fn refuse_model_params(fc: &crate::scenario::FlowConfig) -> Result<(), RunError> {
+    if let Some(key) = fc
+        .settings
+        .iter()
+        .map(|(k, _)| k)
+        .find(|k| *k != coaplab_cc::presets::PRESET_KEY && *k != "max_retransmit")
+    {
+        return Err(RunError::NotAvailable(format!(
+            "[flows.params] {key} of {} in emulated runs (a parameter of the simulator's \
+             TCP model; the kernel's TCP has its own)",
+            fc.cc
+        )));
+    }
+    Ok(())
+}
+
 /// One end of a connection: its socket and what is still to be written.
 #[derive(Debug)]
 struct End {
@@ -259,21 +278,7 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     let mut cc_of_flow = Vec::new();
     for fc in &config.flows {
         let cc = kernel_cc(&fc.cc)?;
-        // Every `[flows.params]` key of a TCP flow is a parameter of the simulator's TCP model
-        // (BBR constants, `quickack_segments`, …): none reaches the kernel's TCP. Only the
-        // `[protocol]` keys copied into every flow's settings pass.
-        if let Some(key) = fc
-            .settings
-            .iter()
-            .map(|(k, _)| k)
-            .find(|k| *k != coaplab_cc::presets::PRESET_KEY && *k != "max_retransmit")
-        {
-            return Err(RunError::NotAvailable(format!(
-                "[flows.params] {key} of {} in emulated runs (a parameter of the simulator's \
-                 TCP model; the kernel's TCP has its own)",
-                fc.cc
-            )));
-        }
+        refuse_model_params(fc)?;
         tcp_sockets::ensure_congestion_control(cc)
             .map_err(|e| RunError::NotAvailable(format!("{}: {e}", fc.cc)))?;
         cc_of_flow.push(cc);
@@ -613,6 +618,8 @@ impl Run {
                 down: super::super::link_record(stats.down.link),
                 up: super::super::link_record(stats.up.link),
                 sim_time_s: now.as_secs_f64(),
+                mesh: None,
+                rpl: None,
             }),
         })
     }

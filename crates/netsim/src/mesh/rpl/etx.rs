@@ -1,58 +1,66 @@
-//! Per-neighbour ETX from MAC acknowledgement statistics, as Contiki 3.0 keeps it
-//! (`core/net/link-stats.c`, `link_stats_packet_sent`): an EWMA over unicast transmissions,
-//! each counting its number of transmissions (retries + 1), or `ETX_NOACK_PENALTY` when no ACK
-//! ever came. Fixed point: ETX × [`ETX_DIVISOR`] (RFC 6551's 128).
+//! Per-neighbour ETX as Contiki 3.0's MRHOF keeps it (`core/net/rpl/rpl-mrhof.c`,
+//! `neighbor_link_callback`, tag 3.0): each unicast frame to a neighbour in the parent table
+//! yields a sample — its number of transmissions (retries + 1), or `MAX_LINK_METRIC` (10) when
+//! the MAC gave up without an ACK (`MAC_TX_NOACK`). The first sample replaces the initial
+//! value (`RPL_PARENT_FLAG_LINK_METRIC_VALID`); later ones enter an EWMA keeping 90 % of the
+//! old value (`ETX_ALPHA` 90 of `ETX_SCALE` 100). Channel-access failures (`MAC_TX_COLLISION`)
+//! leave it alone. Fixed point: ETX × [`ETX_DIVISOR`] (`RPL_DAG_MC_ETX_DIVISOR` 256 in 3.0's
+//! `rpl-private.h`; RFC 6551 and later Contiki use 128).
 
-/// ETX fixed-point divisor (RFC 6551 §4.3.2, Contiki `LINK_STATS_ETX_DIVISOR`).
-pub const ETX_DIVISOR: u32 = 128;
-/// ETX of a neighbour before any transmission (`ETX_INIT` 2).
-pub const ETX_INIT: u32 = 2 * ETX_DIVISOR;
-/// Transmissions charged to an unacknowledged frame (`ETX_NOACK_PENALTY` 10).
+/// ETX fixed-point divisor (Contiki 3.0 `rpl-private.h` `RPL_DAG_MC_ETX_DIVISOR` 256).
+pub const ETX_DIVISOR: u32 = 256;
+/// Link metric of a new parent before any sample: `RPL_INIT_LINK_METRIC` 2 (`rpl-conf.h`) ×
+/// [`ETX_DIVISOR`], set in `rpl_add_parent` (`rpl-dag.c`).
+pub const ETX_INIT: u16 = 2 * ETX_DIVISOR as u16;
+/// Transmissions charged to a frame never acknowledged (`rpl-mrhof.c` `MAX_LINK_METRIC` 10).
 pub const ETX_NOACK_PENALTY: u32 = 10;
-/// EWMA scale and weights (`EWMA_SCALE` 100, `EWMA_ALPHA` 15, `EWMA_BOOTSTRAP_ALPHA` 30).
-pub const EWMA_SCALE: u32 = 100;
-/// Weight of a new sample once the statistics are fresh.
-pub const EWMA_ALPHA: u32 = 15;
-/// Weight of a new sample while they are not yet fresh.
-pub const EWMA_BOOTSTRAP_ALPHA: u32 = 30;
-/// Transmissions after which statistics count as fresh (`FRESHNESS_TARGET` 4; Contiki also
-/// halves the freshness counter every 20 min, which this model omits: runs are shorter).
-pub const FRESHNESS_TARGET: u32 = 4;
+/// EWMA scale (`ETX_SCALE` 100).
+pub const ETX_SCALE: u32 = 100;
+/// Weight of the old value (`ETX_ALPHA` 90).
+pub const ETX_ALPHA: u32 = 90;
 
-/// One neighbour's link statistics.
+/// How a unicast frame to a neighbour ended at the MAC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkStats {
-    /// ETX × [`ETX_DIVISOR`].
-    pub etx: u32,
-    /// Transmissions counted (saturating at [`FRESHNESS_TARGET`]).
-    freshness: u32,
+pub enum TxStatus {
+    /// Acknowledged after this many transmissions (`MAC_TX_OK`, `numtx`).
+    Ok(u32),
+    /// Every retransmission went unacknowledged (`MAC_TX_NOACK`).
+    NoAck,
 }
 
-impl Default for LinkStats {
-    fn default() -> LinkStats {
-        LinkStats {
+/// One neighbour's link metric (ETX × [`ETX_DIVISOR`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkMetric {
+    /// The metric.
+    pub etx: u16,
+    /// Whether a sample has replaced [`ETX_INIT`].
+    valid: bool,
+}
+
+impl Default for LinkMetric {
+    fn default() -> LinkMetric {
+        LinkMetric {
             etx: ETX_INIT,
-            freshness: 0,
+            valid: false,
         }
     }
 }
 
-impl LinkStats {
-    /// A unicast frame to this neighbour finished: ACKed after `transmissions` attempts, or
-    /// (`acked == false`) dropped after them.
-    pub fn packet_sent(&mut self, acked: bool, transmissions: u32) {
-        let sample = if acked {
-            transmissions.max(1)
-        } else {
-            ETX_NOACK_PENALTY
-        } * ETX_DIVISOR;
-        let alpha = if self.freshness >= FRESHNESS_TARGET {
-            EWMA_ALPHA
-        } else {
-            EWMA_BOOTSTRAP_ALPHA
+impl LinkMetric {
+    /// One frame's outcome.
+    pub fn packet_sent(&mut self, status: TxStatus) {
+        let sample = match status {
+            TxStatus::Ok(numtx) => numtx.max(1) * ETX_DIVISOR,
+            TxStatus::NoAck => ETX_NOACK_PENALTY * ETX_DIVISOR,
         };
-        self.etx = (self.etx * (EWMA_SCALE - alpha) + sample * alpha) / EWMA_SCALE;
-        self.freshness = (self.freshness + 1).min(FRESHNESS_TARGET);
+        let new = if self.valid {
+            (u32::from(self.etx) * ETX_ALPHA + sample * (ETX_SCALE - ETX_ALPHA)) / ETX_SCALE
+        } else {
+            self.valid = true;
+            sample
+        };
+        // Contiki stores it in a uint16_t.
+        self.etx = new.min(u32::from(u16::MAX)) as u16;
     }
 }
 
@@ -61,23 +69,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn perfect_links_converge_from_two_towards_one() {
-        let mut s = LinkStats::default();
-        assert_eq!(s.etx, 256);
-        // Bootstrap alpha 30 %: 256·0.7 + 128·0.3 = 217 (integer division), then 188, 170, 157.
-        let mut seen = Vec::new();
-        for _ in 0..5 {
-            s.packet_sent(true, 1);
-            seen.push(s.etx);
-        }
-        // The fifth sample uses alpha 15 %: (157·85 + 128·15) / 100 = 152.
-        assert_eq!(seen, vec![217, 190, 171, 158, 153]);
+    fn the_first_sample_replaces_then_ninety_percent_is_kept() {
+        let mut m = LinkMetric::default();
+        assert_eq!(m.etx, 512);
+        m.packet_sent(TxStatus::Ok(1));
+        assert_eq!(m.etx, 256);
+        // (256·90 + 2·256·10) / 100 = 281.
+        m.packet_sent(TxStatus::Ok(2));
+        assert_eq!(m.etx, 281);
+        // No ACK: a sample of 10·256: (281·90 + 2560·10) / 100 = 508.
+        m.packet_sent(TxStatus::NoAck);
+        assert_eq!(m.etx, 508);
     }
 
     #[test]
-    fn a_lost_frame_costs_ten_transmissions() {
-        let mut s = LinkStats::default();
-        s.packet_sent(false, 4);
-        assert_eq!(s.etx, (256 * 70 + 1280 * 30) / 100);
+    fn a_lost_neighbour_climbs_towards_ten() {
+        let mut m = LinkMetric::default();
+        m.packet_sent(TxStatus::Ok(1));
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            m.packet_sent(TxStatus::NoAck);
+            seen.push(m.etx);
+        }
+        assert_eq!(seen, vec![486, 693, 879, 1047]);
     }
 }

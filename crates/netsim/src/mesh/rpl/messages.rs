@@ -11,7 +11,9 @@
 //!   (the D flag: Contiki sets it when `RPL_MAX_DAG_PER_INSTANCE` > 1, default 2) + RPL target
 //!   option 20 (§6.7.7, a /128) + transit information option 6 (§6.7.8, no parent address in
 //!   storing mode) = 50 B; IPHC 2 + next header 1, both addresses and hop limit 64 elided
-//!   = 3 B; 53 B of MAC payload.
+//!   = 3 B; 53 B of MAC payload. A No-Path DAO is the same message with lifetime 0.
+//! * DIS, multicast to ff02::1a (`dis_output`): ICMPv6 4 + flags 1 + reserved 1 = 6 B, IPHC as
+//!   for a DIO 4 B: 10 B of MAC payload, a broadcast frame.
 
 /// ICMPv6 bytes of a DIO with the DODAG configuration and prefix information options.
 pub const DIO_ICMP_BYTES: u32 = 4 + 24 + 16 + 32;
@@ -21,6 +23,14 @@ pub const DIO_IPHC_BYTES: u32 = 4;
 pub const DAO_ICMP_BYTES: u32 = 4 + 4 + 16 + 20 + 6;
 /// Compressed IPv6 header bytes of a DAO.
 pub const DAO_IPHC_BYTES: u32 = 3;
+
+/// ICMPv6 bytes of a DIS without options.
+pub const DIS_ICMP_BYTES: u32 = 4 + 2;
+
+/// MAC payload of a DIS (10 B).
+pub const fn dis_payload_bytes() -> u32 {
+    DIS_ICMP_BYTES + DIO_IPHC_BYTES
+}
 
 /// MAC payload of a DIO (80 B).
 pub const fn dio_payload_bytes() -> u32 {
@@ -49,6 +59,8 @@ mod tests {
     fn control_messages_fit_one_frame_each() {
         assert_eq!(dio_payload_bytes(), 80);
         assert_eq!(dao_payload_bytes(), 53);
+        assert_eq!(dis_payload_bytes(), 10);
+        assert_eq!(broadcast_psdu_bytes(dis_payload_bytes(), false), 27);
         // DIO: broadcast header 15 + 80 + FCS 2 = 97 B.
         assert_eq!(broadcast_psdu_bytes(dio_payload_bytes(), false), 97);
         // DAO: unicast header 21 + 53 + FCS 2 = 76 B.

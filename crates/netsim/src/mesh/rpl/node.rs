@@ -1,27 +1,132 @@
-//! One node's view of the DODAG (RFC 6550 §8–9, storing mode): the candidate parents heard in
-//! DIOs, the preferred parent and the rank through it, the Trickle timer that paces its own
-//! DIOs, and the downward routes its children's DAOs installed.
+//! One node's RPL state in storing mode, following Contiki 3.0 (`core/net/rpl/rpl-dag.c`,
+//! `rpl-icmp6.c`, `rpl-timers.c`, `rpl.c`, tag 3.0) event for event, sans-IO: the caller hands
+//! in received DIO/DIS/DAO messages and MAC outcomes, calls [`RplNode::on_timer`] at
+//! [`RplNode::poll_at`], and carries out the returned [`Actions`].
 //!
-//! Parent selection: the candidate giving the lowest rank under the objective function, ties
-//! to the lower node id; the current parent is kept unless a candidate beats it by the
-//! objective's hysteresis ([`Objective::should_switch`]). A parent change or a rank change
-//! resets the Trickle timer (RFC 6550 §8.3, as Contiki's `rpl_set_preferred_parent` path
-//! does) and asks for a DAO to the new parent. Not modelled: DIS, DODAG versions and
-//! global repair, no-path DAOs, DTSN-triggered DAO refresh, route lifetimes.
-
-use std::collections::BTreeMap;
+//! * **Join** (`rpl_join_instance`): the first DIO of finite rank makes its sender the
+//!   preferred parent; the DIO timer starts at `Imin`; a DAO is scheduled.
+//! * **Candidates** (`rpl_process_dio`): every DIO sender enters the parent table (in arrival
+//!   order, Contiki's neighbour-table order) with its rank and DTSN; a DIO repeating the
+//!   sender's rank is *consistent* and counts towards Trickle's redundancy; a DIO of infinite
+//!   rank resets the DIO timer.
+//! * **Parent events** (`rpl_process_parent_event`, `rpl_select_dag`): a candidate whose rank
+//!   is not acceptable (`DAG_RANK(rank) > DAG_RANK(min_rank + MaxRankIncrease)`) is nullified;
+//!   the objective's `best_parent` picks the preferred parent (with hysteresis); a new rank
+//!   that is unacceptable detaches the node; a new parent sends a No-Path DAO to the old one,
+//!   increments the DTSN, schedules a DAO and resets the DIO timer. No parent left: local
+//!   repair (rank ∞, every parent nullified, DIO timer reset — the node then advertises
+//!   infinite rank, poisoning its sub-DODAG).
+//! * **Link feedback** (`rpl_link_neighbor_callback`): each unicast frame's MAC outcome to a
+//!   neighbour in the parent table updates its ETX (MRHOF, [`super::etx`]) and flags it; the
+//!   1-s periodic timer (`handle_periodic_timer` → `rpl_recalculate_ranks`) re-runs the parent
+//!   event for flagged parents. A DIO also flags its sender. A neighbour that stopped
+//!   answering thus loses its role as the ETX penalties raise the rank through it.
+//! * **DAO** (`rpl_schedule_dao`, `handle_dao_timer`): `RPL_DAO_LATENCY` 4 s: the DAO for the
+//!   node itself leaves `latency/2 + rand % latency` (2–6 s) after it is scheduled (not
+//!   rescheduled while pending), unicast to the preferred parent. A DIO from the preferred
+//!   parent with a newer DTSN (`should_send_dao`; every multicast DIO increments its sender's
+//!   DTSN, `dio_output`) schedules one too, so routes are refreshed each time a parent
+//!   advertises. `dao_input` installs "target via sender" and forwards the DAO to the
+//!   preferred parent at once; a DAO from a parent of lower DAGRank, or from the preferred
+//!   parent, is a loop: that parent's rank becomes ∞. A No-Path DAO for a route via its sender
+//!   is forwarded likewise; the route stays usable for `DAO_EXPIRATION_TIMEOUT` (60) ticks of
+//!   the periodic timer, then `rpl_purge_routes` removes it (one per tick) and sends a No-Path
+//!   DAO for it to the preferred parent.
+//! * **DIS** (`handle_periodic_timer`, `RPL_DIS_INTERVAL` 60 s, `RPL_DIS_START_DELAY` 5 s): a
+//!   node without a DODAG multicasts a DIS when its seconds counter, started at
+//!   `30 + 60·rand − 5`, reaches 60, then every 60 s; a DIS heard resets the DIO timer.
+//!
+//! Not modelled: DODAG versions and global repair (the root never increments its version),
+//! several DODAGs or instances, route lifetimes (Contiki 3.0's default lifetime is infinite,
+//! `RPL_DEFAULT_LIFETIME` 0xff with unit 0xffff), probing (`RPL_WITH_PROBING`: unicast DIOs
+//! to stale parents every 2 min), IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0), the
+//! hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
 
 use coaplab_cc::rng::Random;
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{Duration, Instant};
 
-use super::of::{Objective, INFINITE_RANK};
-use super::trickle::{Trickle, TrickleParams};
+use super::etx::{LinkMetric, TxStatus};
+use super::of::{dag_rank, Objective, ParentView, INFINITE_RANK, MAX_RANK_INCREASE};
+use super::trickle::Trickle;
+use super::RplParams;
 
-/// What a received DIO changed.
+/// `RPL_DAO_LATENCY` (`rpl-private.h`, 4 s): the default of [`RplParams::dao_latency`].
+pub const DAO_LATENCY: Duration = Duration::from_secs(4);
+/// `RPL_DIS_INTERVAL` (`rpl-private.h`, 60 s).
+pub const DIS_INTERVAL_S: i64 = 60;
+/// `RPL_DIS_START_DELAY` (`rpl-private.h`, 5 s).
+pub const DIS_START_DELAY_S: i64 = 5;
+/// Period of `handle_periodic_timer` (`rpl-timers.c`, `CLOCK_SECOND`).
+pub const PERIODIC_TIMER: Duration = Duration::from_secs(1);
+/// `RPL_LOLLIPOP_INIT` (`rpl-private.h`: 255 − 16 + 1).
+pub const LOLLIPOP_INIT: u8 = 240;
+const LOLLIPOP_CIRCULAR_REGION: i32 = 127;
+const LOLLIPOP_SEQUENCE_WINDOWS: i32 = 16;
+const LOLLIPOP_MAX_VALUE: i32 = 255;
+
+/// `RPL_LOLLIPOP_INCREMENT`.
+pub fn lollipop_increment(c: u8) -> u8 {
+    if i32::from(c) > LOLLIPOP_CIRCULAR_REGION {
+        c.wrapping_add(1)
+    } else {
+        (c + 1) & LOLLIPOP_CIRCULAR_REGION as u8
+    }
+}
+
+/// `lollipop_greater_than(a, b)` of `rpl-dag.c`.
+pub fn lollipop_greater_than(a: u8, b: u8) -> bool {
+    let (a, b) = (i32::from(a), i32::from(b));
+    if a > LOLLIPOP_CIRCULAR_REGION && b <= LOLLIPOP_CIRCULAR_REGION {
+        return (LOLLIPOP_MAX_VALUE + 1 + b - a) > LOLLIPOP_SEQUENCE_WINDOWS;
+    }
+    (a > b && (a - b) < LOLLIPOP_SEQUENCE_WINDOWS)
+        || (a < b && (b - a) > (LOLLIPOP_CIRCULAR_REGION + 1 - LOLLIPOP_SEQUENCE_WINDOWS))
+}
+
+/// How long a route withdrawn by a No-Path DAO stays (`rpl-private.h`
+/// `DAO_EXPIRATION_TIMEOUT` 60, in ticks of the periodic timer).
+pub const NO_PATH_GRACE: Duration = Duration::from_secs(60);
+
+/// The periodic timer's next tick after `now` (whole seconds of RPL time).
+fn next_tick(now: Instant) -> Instant {
+    let tick = PERIODIC_TIMER.as_nanos();
+    Instant::from_nanos(((now - Instant::ZERO).as_nanos().div_euclid(tick) + 1) * tick)
+}
+
+/// A downward route (storing mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DioOutcome {
-    /// The preferred parent changed: send a DAO to it.
+struct Route {
+    via: u16,
+    /// When a No-Path DAO's grace ends (`None`: a live route).
+    withdrawn_at: Option<Instant>,
+}
+
+/// What the caller must do after an input or a timer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Actions {
+    /// Multicast a DIO with this (rank, DTSN).
+    pub dio: Option<(u16, u8)>,
+    /// Multicast a DIS.
+    pub dis: bool,
+    /// Send a DAO for this node to this parent.
+    pub dao_to: Option<u16>,
+    /// Send a No-Path DAO for this node to each of these former parents.
+    pub no_path_to: Vec<u16>,
+    /// Send a No-Path DAO for this target (a purged route) to this parent.
+    pub purged: Option<(u16, u16)>,
+    /// The preferred parent changed (joined, switched or lost).
     pub parent_changed: bool,
+}
+
+/// One entry of the parent table (`rpl_parent_t` with its neighbour's link metric).
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    id: u16,
+    rank: u16,
+    dtsn: u8,
+    metric: LinkMetric,
+    /// `RPL_PARENT_FLAG_UPDATED`: re-run the parent event at the next periodic tick.
+    updated: bool,
 }
 
 /// One node's RPL state.
@@ -29,46 +134,75 @@ pub struct DioOutcome {
 pub struct RplNode {
     id: u16,
     objective: Objective,
+    is_root: bool,
+    joined: bool,
     rank: u16,
+    min_rank: u16,
     parent: Option<u16>,
-    /// Candidate parents: node → (advertised rank, link ETX × 128).
-    candidates: BTreeMap<u16, (u16, u32)>,
-    /// Downward routes (storing mode): target → next hop (the child that advertised it).
-    down: BTreeMap<u16, u16>,
-    /// The DIO timer; `None` until the node joins (roots start it at once).
+    candidates: Vec<Candidate>,
+    /// Downward routes (storing mode): target → next hop, ordered for determinism.
+    down: std::collections::BTreeMap<u16, Route>,
+    /// The next periodic tick that purges routes withdrawn by a No-Path DAO.
+    purge_due: Option<Instant>,
     trickle: Option<Trickle>,
-    params: TrickleParams,
+    params: RplParams,
+    dtsn_out: u8,
+    dao_due: Option<Instant>,
+    recalc_due: Option<Instant>,
+    dis_due: Option<Instant>,
     parent_switches: u64,
 }
 
 impl RplNode {
-    /// A node that has not joined yet.
-    pub fn new(id: u16, objective: Objective, params: TrickleParams) -> RplNode {
+    /// A node that has not joined yet; its DIS schedule is drawn from `rng`.
+    pub fn new(id: u16, objective: Objective, params: RplParams, rng: &mut impl Random) -> RplNode {
+        // `rpl_reset_periodic_timer`: next_dis = 60/2 + 60·rand/RANDOM_RAND_MAX − 5, then +1 per
+        // second; a DIS goes out at the first tick where it reaches 60.
+        let next_dis =
+            DIS_INTERVAL_S / 2 + rng.below(DIS_INTERVAL_S as u64 + 1) as i64 - DIS_START_DELAY_S;
+        let first_s = (DIS_INTERVAL_S - next_dis).max(1);
         RplNode {
             id,
             objective,
+            is_root: false,
+            joined: false,
             rank: INFINITE_RANK,
+            min_rank: INFINITE_RANK,
             parent: None,
-            candidates: BTreeMap::new(),
-            down: BTreeMap::new(),
+            candidates: Vec::new(),
+            down: std::collections::BTreeMap::new(),
+            purge_due: None,
             trickle: None,
             params,
+            dtsn_out: LOLLIPOP_INIT,
+            dao_due: None,
+            recalc_due: None,
+            dis_due: Some(Instant::ZERO + Duration::from_secs(first_s)),
             parent_switches: 0,
         }
     }
 
-    /// The DODAG root, whose DIO timer starts at `now`.
+    /// The DODAG root (`rpl_set_root`), whose DIO timer starts at `now` at `Imin`.
     pub fn root(
         id: u16,
         objective: Objective,
-        params: TrickleParams,
+        params: RplParams,
         now: Instant,
         rng: &mut impl Random,
     ) -> RplNode {
-        let mut n = RplNode::new(id, objective, params);
+        let mut n = RplNode::new(id, objective, params, rng);
+        n.is_root = true;
+        n.joined = true;
+        n.dis_due = None;
         n.rank = objective.root_rank();
-        n.trickle = Some(Trickle::start(params, now, rng));
+        n.min_rank = n.rank;
+        n.trickle = Some(Trickle::start(params.trickle, now, rng));
         n
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> u16 {
+        self.id
     }
 
     /// The node's rank ([`INFINITE_RANK`] while detached).
@@ -81,19 +215,35 @@ impl RplNode {
         self.parent
     }
 
-    /// Parent changes after the first join.
+    /// Whether the node has joined the DODAG (it stays joined through a local repair).
+    pub fn joined(&self) -> bool {
+        self.joined
+    }
+
+    /// Preferred-parent changes after the first join.
     pub fn parent_switches(&self) -> u64 {
         self.parent_switches
     }
 
-    /// The downward routes: (target, next hop).
-    pub fn downward_routes(&self) -> impl Iterator<Item = (u16, u16)> + '_ {
-        self.down.iter().map(|(&t, &v)| (t, v))
+    /// The rank the preferred parent last advertised.
+    pub fn parent_rank(&self) -> Option<u16> {
+        let k = self.find(self.parent?)?;
+        Some(self.candidates[k].rank)
     }
 
-    /// The next instant the DIO timer needs (`None` before joining).
-    pub fn poll_at(&self) -> Option<Instant> {
-        self.trickle.as_ref().map(Trickle::poll_at)
+    /// The link metric (ETX × 256) to `neighbour` if it is in the parent table.
+    pub fn link_metric(&self, neighbour: u16) -> Option<u16> {
+        self.find(neighbour).map(|i| self.candidates[i].metric.etx)
+    }
+
+    /// The downward routes: (target, next hop).
+    pub fn downward_routes(&self) -> impl Iterator<Item = (u16, u16)> + '_ {
+        self.down.iter().map(|(&t, r)| (t, r.via))
+    }
+
+    /// The next hop towards `target` below this node, if a DAO installed one.
+    pub fn downward(&self, target: u16) -> Option<u16> {
+        self.down.get(&target).map(|r| r.via)
     }
 
     /// The DIO timer's (transmissions, suppressions).
@@ -101,96 +251,508 @@ impl RplNode {
         self.trickle.as_ref().map_or((0, 0), Trickle::counts)
     }
 
-    /// The DIO timer at `now`; `true`: broadcast a DIO carrying [`RplNode::rank`] now.
-    pub fn on_timer(&mut self, now: Instant, rng: &mut impl Random) -> bool {
-        match self.trickle.as_mut() {
-            Some(t) => t.on_timer(now, rng),
-            None => false,
-        }
+    /// The next instant a timer needs [`RplNode::on_timer`].
+    pub fn poll_at(&self) -> Option<Instant> {
+        [
+            self.trickle.as_ref().map(Trickle::poll_at),
+            self.dao_due,
+            self.recalc_due,
+            self.purge_due,
+            self.dis_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    /// A DIO from `from` advertising `rank`, over a link of `link_etx` (× 128).
+    /// Runs every timer due at `now`.
+    pub fn on_timer(&mut self, now: Instant, rng: &mut impl Random) -> Actions {
+        let mut a = Actions::default();
+        if self.recalc_due.is_some_and(|t| t <= now) {
+            self.recalc_due = None;
+            // `rpl_recalculate_ranks`: each flagged parent, in table order.
+            let mut k = 0;
+            while k < self.candidates.len() {
+                if self.candidates[k].updated {
+                    self.candidates[k].updated = false;
+                    self.parent_event(k, now, rng, &mut a);
+                }
+                k += 1;
+            }
+        }
+        if self.purge_due.is_some_and(|t| t <= now) {
+            // `rpl_purge_routes`: remove one expired route per tick, with a No-Path DAO for it
+            // to the preferred parent (none at the root).
+            let expired = self
+                .down
+                .iter()
+                .find(|(_, r)| r.withdrawn_at.is_some_and(|t| t <= now))
+                .map(|(&t, _)| t);
+            if let Some(target) = expired {
+                self.down.remove(&target);
+                a.purged = self.parent.map(|p| (target, p));
+            }
+            self.purge_due = self
+                .down
+                .values()
+                .filter_map(|r| r.withdrawn_at)
+                .min()
+                .map(|t| t.max(next_tick(now)));
+        }
+        if self.dao_due.is_some_and(|t| t <= now) {
+            self.dao_due = None;
+            a.dao_to = self.parent;
+        }
+        if let Some(t) = self.trickle.as_mut() {
+            if t.poll_at() <= now && t.on_timer(now, rng) {
+                a.dio = Some((self.rank, self.dtsn_out));
+                self.dtsn_out = lollipop_increment(self.dtsn_out);
+            }
+        }
+        if let Some(t) = self.dis_due.filter(|&t| t <= now) {
+            if self.joined {
+                self.dis_due = None;
+            } else {
+                a.dis = true;
+                self.dis_due = Some(t + Duration::from_secs(DIS_INTERVAL_S));
+            }
+        }
+        a
+    }
+
+    /// A DIO from `from` advertising `rank` and `dtsn` (`rpl_process_dio`).
     pub fn on_dio(
         &mut self,
         now: Instant,
         from: u16,
         rank: u16,
-        link_etx: u32,
+        dtsn: u8,
         rng: &mut impl Random,
-    ) -> DioOutcome {
-        let unchanged = DioOutcome {
-            parent_changed: false,
-        };
-        if self.rank == self.objective.root_rank() && self.parent.is_none() {
-            // The root: every DIO of its own DODAG is consistent.
-            if let Some(t) = self.trickle.as_mut() {
-                t.hear_consistent();
+    ) -> Actions {
+        let mut a = Actions::default();
+        if rank < self.objective.root_rank() {
+            return a;
+        }
+        if !self.joined {
+            if rank != INFINITE_RANK {
+                self.join(now, from, rank, dtsn, rng, &mut a);
             }
-            return unchanged;
+            return a;
         }
         if rank == INFINITE_RANK {
-            self.candidates.remove(&from);
-        } else {
-            self.candidates.insert(from, (rank, link_etx));
+            self.reset_dio_timer(now, rng);
         }
-        let via = |&(r, e): &(u16, u32)| self.objective.rank_via(r, e);
-        // The best candidate: lowest rank through it, ties to the lower id (BTreeMap order).
-        let best = self
-            .candidates
-            .iter()
-            .map(|(&c, v)| (via(v), c))
-            .filter(|&(r, _)| r != INFINITE_RANK)
-            .min();
-        let current = self
-            .parent
-            .and_then(|p| self.candidates.get(&p))
-            .map_or(INFINITE_RANK, via);
-        let mut changed = false;
-        if let Some((best_rank, best)) = best {
-            if Some(best) != self.parent && self.objective.should_switch(current, best_rank) {
-                if self.parent.is_some() {
-                    self.parent_switches += 1;
+        if self.is_root {
+            if rank != INFINITE_RANK {
+                self.hear_consistent();
+            }
+            return a;
+        }
+        let k = match self.find(from) {
+            Some(k) => {
+                if self.candidates[k].rank == rank {
+                    self.hear_consistent();
+                } else {
+                    self.candidates[k].rank = rank;
                 }
-                self.parent = Some(best);
-                changed = true;
+                k
             }
-        } else if self.parent.is_some() {
-            self.parent = None;
-            changed = true;
+            None => self.add_candidate(from, rank, dtsn),
+        };
+        self.flag(k, now);
+        if !self.parent_event(k, now, rng, &mut a) {
+            return a;
         }
-        let new_rank = self
-            .parent
-            .and_then(|p| self.candidates.get(&p))
-            .map_or(INFINITE_RANK, via);
-        let rank_changed = new_rank != self.rank;
-        self.rank = new_rank;
-        match self.trickle.as_mut() {
-            None if self.parent.is_some() => {
-                self.trickle = Some(Trickle::start(self.params, now, rng));
-            }
-            Some(t) if changed || rank_changed => t.reset(now, rng),
-            Some(t) if Some(from) == self.parent || rank >= self.rank => t.hear_consistent(),
-            _ => {}
+        if self.parent == Some(from) && lollipop_greater_than(dtsn, self.candidates[k].dtsn) {
+            self.dtsn_out = lollipop_increment(self.dtsn_out);
+            self.schedule_dao(now, rng);
         }
-        DioOutcome {
-            parent_changed: changed && self.parent.is_some(),
+        self.candidates[k].dtsn = dtsn;
+        a
+    }
+
+    /// A multicast DIS (`dis_input`): a joined node resets its DIO timer.
+    pub fn on_dis(&mut self, now: Instant, rng: &mut impl Random) {
+        if self.joined {
+            self.reset_dio_timer(now, rng);
         }
     }
 
-    /// A DAO for `target` from the child `via` (storing mode): installs the downward route.
-    /// Returns the parent to forward it to (`None` at the root or while detached).
-    pub fn on_dao(&mut self, target: u16, via: u16) -> Option<u16> {
-        self.down.insert(target, via);
+    /// A (No-Path when `no_path`) DAO for `target` from `via` (`dao_input`, storing mode).
+    /// Returns the parent to forward it to.
+    pub fn on_dao(&mut self, now: Instant, target: u16, via: u16, no_path: bool) -> Option<u16> {
+        if let Some(k) = self.find(via) {
+            let sender_rank = self.candidates[k].rank;
+            // A DAO from a node of lower DAGRank, or from the preferred parent: a loop.
+            if dag_rank(sender_rank) < dag_rank(self.rank) || Some(via) == self.parent {
+                self.candidates[k].rank = INFINITE_RANK;
+                self.flag(k, now);
+                return None;
+            }
+        }
+        if no_path {
+            // Kept (and used) until DAO_EXPIRATION_TIMEOUT ticks have passed; forwarded once.
+            match self.down.get_mut(&target) {
+                Some(r) if r.via == via && r.withdrawn_at.is_none() => {
+                    let at = next_tick(now) + NO_PATH_GRACE - PERIODIC_TIMER;
+                    r.withdrawn_at = Some(at);
+                    self.purge_due = Some(self.purge_due.map_or(at, |t| t.min(at)));
+                }
+                _ => return None,
+            }
+        } else {
+            self.down.insert(
+                target,
+                Route {
+                    via,
+                    withdrawn_at: None,
+                },
+            );
+        }
         self.parent
     }
 
-    /// The next hop towards `target` below this node, if a DAO installed one.
-    pub fn downward(&self, target: u16) -> Option<u16> {
-        self.down.get(&target).copied()
+    /// A unicast frame to `neighbour` ended with `status` at `now` (`rpl_link_neighbor_callback`).
+    pub fn on_link(&mut self, now: Instant, neighbour: u16, status: TxStatus) {
+        if let Some(k) = self.find(neighbour) {
+            if self.objective.uses_link_metric() {
+                self.candidates[k].metric.packet_sent(status);
+            }
+            self.flag(k, now);
+        }
     }
 
-    /// This node's id.
-    pub fn id(&self) -> u16 {
-        self.id
+    fn find(&self, id: u16) -> Option<usize> {
+        self.candidates.iter().position(|c| c.id == id)
+    }
+
+    fn add_candidate(&mut self, id: u16, rank: u16, dtsn: u8) -> usize {
+        self.candidates.push(Candidate {
+            id,
+            rank,
+            dtsn,
+            metric: LinkMetric::default(),
+            updated: false,
+        });
+        self.candidates.len() - 1
+    }
+
+    /// Flags candidate `k` for the next periodic tick.
+    fn flag(&mut self, k: usize, now: Instant) {
+        self.candidates[k].updated = true;
+        if self.recalc_due.is_none() {
+            self.recalc_due = Some(next_tick(now));
+        }
+    }
+
+    fn hear_consistent(&mut self) {
+        if let Some(t) = self.trickle.as_mut() {
+            t.hear_consistent();
+        }
+    }
+
+    fn reset_dio_timer(&mut self, now: Instant, rng: &mut impl Random) {
+        if let Some(t) = self.trickle.as_mut() {
+            t.reset(now, rng);
+        }
+    }
+
+    /// `schedule_dao(instance, RPL_DAO_LATENCY)`: not moved while one is pending.
+    fn schedule_dao(&mut self, now: Instant, rng: &mut impl Random) {
+        if self.dao_due.is_none() {
+            let latency_ms = (self.params.dao_latency.as_millis() as u64).max(1);
+            let ms = latency_ms / 2 + rng.below(latency_ms);
+            self.dao_due = Some(now + Duration::from_millis(ms as i64));
+        }
+    }
+
+    fn view(&self, c: &Candidate) -> ParentView {
+        ParentView {
+            id: c.id,
+            rank: c.rank,
+            link_metric: c.metric.etx,
+        }
+    }
+
+    fn rank_through(&self, parent: u16) -> u16 {
+        self.find(parent).map_or(INFINITE_RANK, |k| {
+            self.objective.rank_via(self.view(&self.candidates[k]))
+        })
+    }
+
+    fn acceptable_rank(&self, rank: u16) -> bool {
+        rank != INFINITE_RANK
+            && u32::from(rank) / u32::from(super::of::MIN_HOP_RANK_INCREASE)
+                <= (u32::from(self.min_rank) + u32::from(MAX_RANK_INCREASE))
+                    / u32::from(super::of::MIN_HOP_RANK_INCREASE)
+    }
+
+    fn join(
+        &mut self,
+        now: Instant,
+        from: u16,
+        rank: u16,
+        dtsn: u8,
+        rng: &mut impl Random,
+        a: &mut Actions,
+    ) {
+        self.add_candidate(from, rank, dtsn);
+        self.joined = true;
+        self.dtsn_out = LOLLIPOP_INIT;
+        self.parent = Some(from);
+        self.rank = self.rank_through(from);
+        self.min_rank = self.rank;
+        self.trickle = Some(Trickle::start(self.params.trickle, now, rng));
+        self.schedule_dao(now, rng);
+        a.parent_changed = true;
+    }
+
+    /// `rpl_nullify_parent`.
+    fn nullify(&mut self, id: u16, a: &mut Actions) {
+        if self.parent == Some(id) || self.parent.is_none() {
+            self.rank = INFINITE_RANK;
+            if self.parent == Some(id) {
+                a.no_path_to.push(id);
+                self.parent = None;
+                a.parent_changed = true;
+            }
+        }
+    }
+
+    /// `rpl_process_parent_event` for candidate `k`; `false`: rejected or detached.
+    fn parent_event(
+        &mut self,
+        k: usize,
+        now: Instant,
+        rng: &mut impl Random,
+        a: &mut Actions,
+    ) -> bool {
+        if self.is_root {
+            return true;
+        }
+        let mut ok = true;
+        let id = self.candidates[k].id;
+        if !self.acceptable_rank(self.candidates[k].rank) {
+            self.nullify(id, a);
+            if self.parent != Some(id) {
+                // Contiki tests after nullifying, when the parent is already cleared.
+                return false;
+            }
+            ok = false;
+        }
+        if !self.select_parent(now, rng, a) {
+            // `rpl_local_repair`.
+            self.rank = INFINITE_RANK;
+            let ids: Vec<u16> = self.candidates.iter().map(|c| c.id).collect();
+            for id in ids {
+                self.nullify(id, a);
+            }
+            self.reset_dio_timer(now, rng);
+            return false;
+        }
+        ok
+    }
+
+    /// `rpl_select_dag` with one DODAG; `false`: no usable parent.
+    fn select_parent(&mut self, now: Instant, rng: &mut impl Random, a: &mut Actions) -> bool {
+        let last = self.parent;
+        let views: Vec<ParentView> = self.candidates.iter().map(|c| self.view(c)).collect();
+        match self
+            .objective
+            .best_parent(views.iter().copied(), self.parent)
+        {
+            Some(best) => self.parent = Some(best),
+            None => {
+                self.rank = INFINITE_RANK;
+                // Contiki keeps the DODAG while its preferred parent has a finite rank.
+                let usable = self
+                    .parent
+                    .and_then(|p| self.find(p))
+                    .is_some_and(|k| self.candidates[k].rank != INFINITE_RANK);
+                if !usable {
+                    return false;
+                }
+            }
+        }
+        let Some(parent) = self.parent else {
+            return false;
+        };
+        self.rank = self.rank_through(parent);
+        if last.is_none() || self.rank < self.min_rank {
+            self.min_rank = self.rank;
+        } else if !self.acceptable_rank(self.rank) {
+            self.parent = None;
+            a.parent_changed = true;
+            a.no_path_to.extend(last);
+            return false;
+        }
+        if self.parent != last {
+            if let Some(l) = last {
+                a.no_path_to.push(l);
+                self.parent_switches += 1;
+            }
+            a.parent_changed = true;
+            self.dtsn_out = lollipop_increment(self.dtsn_out);
+            self.schedule_dao(now, rng);
+            self.reset_dio_timer(now, rng);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coaplab_cc::rng::ScriptedRandom;
+
+    fn node(objective: Objective) -> (RplNode, impl Random) {
+        let mut rng = ScriptedRandom::constant(0.0);
+        (
+            RplNode::new(5, objective, RplParams::CONTIKI, &mut rng),
+            rng,
+        )
+    }
+
+    #[test]
+    fn lollipop_counters_follow_rfc_6550() {
+        assert_eq!(lollipop_increment(255), 0);
+        assert_eq!(lollipop_increment(127), 0);
+        assert_eq!(lollipop_increment(240), 241);
+        assert!(lollipop_greater_than(241, 240));
+        assert!(lollipop_greater_than(0, 250));
+        assert!(!lollipop_greater_than(240, 241));
+        assert!(lollipop_greater_than(3, 120));
+    }
+
+    #[test]
+    fn the_first_dio_joins_and_schedules_a_dao_two_to_six_seconds_later() {
+        let (mut n, mut rng) = node(Objective::Mrhof);
+        // DIS: next_dis = 30 + 0 − 5 = 25: the first DIS after 35 s.
+        assert_eq!(n.poll_at(), Some(Instant::from_secs(35)));
+        let a = n.on_dio(Instant::from_secs(3), 1, 256, 240, &mut rng);
+        assert!(a.parent_changed && n.joined());
+        assert_eq!(n.parent(), Some(1));
+        // ETX 2 before any sample: 256 + 512.
+        assert_eq!(n.rank(), 768);
+        // DAO at 3 s + 2 s (rand 0); Trickle's t at 3 s + 2.048 s.
+        assert_eq!(n.poll_at(), Some(Instant::from_secs(5)));
+        let a = n.on_timer(Instant::from_secs(5), &mut rng);
+        assert_eq!(a.dao_to, Some(1));
+        assert_eq!(n.poll_at(), Some(Instant::from_millis(5048)));
+        let a = n.on_timer(Instant::from_millis(5048), &mut rng);
+        assert_eq!(a.dio, Some((768, LOLLIPOP_INIT)));
+        // No DIS once joined.
+        assert!(!n.on_timer(Instant::from_secs(35), &mut rng).dis);
+    }
+
+    #[test]
+    fn mrhof_switches_when_the_parent_link_degrades_past_the_hysteresis() {
+        let (mut n, mut rng) = node(Objective::Mrhof);
+        n.on_dio(Instant::ZERO, 1, 512, 240, &mut rng);
+        n.on_dio(Instant::ZERO, 2, 512, 240, &mut rng);
+        n.on_link(Instant::ZERO, 1, TxStatus::Ok(1));
+        n.on_link(Instant::ZERO, 2, TxStatus::Ok(1));
+        n.on_timer(Instant::from_secs(1), &mut rng);
+        assert_eq!((n.parent(), n.rank()), (Some(1), 768));
+        // Two transmissions: ETX (256·90 + 512·10) / 100 = 281, rank 793 (parent metric 793 vs
+        // 768: within 128, stay); four: 355, 867, still within.
+        n.on_link(Instant::from_secs(1), 1, TxStatus::Ok(2));
+        let a = n.on_timer(Instant::from_secs(2), &mut rng);
+        assert_eq!(
+            (n.parent(), n.rank(), a.parent_changed),
+            (Some(1), 793, false)
+        );
+        n.on_link(Instant::from_secs(2), 1, TxStatus::Ok(4));
+        n.on_timer(Instant::from_secs(3), &mut rng);
+        assert_eq!((n.parent(), n.rank()), (Some(1), 867));
+        // No ACK: (355·90 + 2560·10) / 100 = 575, metric 1087: switch to 2 (rank 768), with a
+        // No-Path DAO to the old parent and a DAO scheduled for the new one.
+        n.on_link(Instant::from_secs(3), 1, TxStatus::NoAck);
+        let a = n.on_timer(Instant::from_secs(4), &mut rng);
+        assert_eq!((n.parent(), n.rank()), (Some(2), 768));
+        assert_eq!(a.no_path_to, vec![1]);
+        assert!(a.parent_changed);
+        assert_eq!(n.parent_switches(), 1);
+    }
+
+    #[test]
+    fn a_lone_parent_that_stops_answering_detaches_the_node() {
+        let (mut n, mut rng) = node(Objective::Mrhof);
+        n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        n.on_link(Instant::ZERO, 1, TxStatus::Ok(1));
+        n.on_timer(Instant::from_secs(1), &mut rng);
+        assert_eq!(n.rank(), 512);
+        // min_rank 512: acceptable up to DAGRank (512 + 1792) / 256 = 9, i.e. ETX < 9.
+        let mut t = 1;
+        let mut detached_at = None;
+        while detached_at.is_none() && t < 100 {
+            n.on_link(Instant::from_secs(t), 1, TxStatus::NoAck);
+            t += 1;
+            let a = n.on_timer(Instant::from_secs(t), &mut rng);
+            if n.parent().is_none() {
+                assert_eq!(a.no_path_to, vec![1]);
+                detached_at = Some(t);
+            }
+        }
+        assert_eq!(n.rank(), INFINITE_RANK);
+        // 20 lost frames raise the ETX from 256 to 2276 (rank 2532, DAGRank 9: acceptable), the
+        // 21st to 2304 (rank 2560, DAGRank 10): detached at the tick after it.
+        assert_eq!(n.link_metric(1), Some(2304));
+        assert_eq!(detached_at, Some(22));
+        // Its next DIO advertises infinite rank (poisoning).
+        let a = n.on_timer(n.poll_at().unwrap(), &mut rng);
+        assert_eq!(a.dio.map(|d| d.0), Some(INFINITE_RANK));
+    }
+
+    #[test]
+    fn a_node_whose_first_dao_is_lost_rejoins_at_the_next_dio() {
+        // The cause of the earlier NotFormed: a lost DAO (hidden neighbours of the root
+        // collide) made the link unusable for good. As in Contiki 3.0 the node detaches, but
+        // the parent's next DIO takes it back, at a higher rank that successful frames lower.
+        let (mut n, mut rng) = node(Objective::Mrhof);
+        n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        assert_eq!(n.rank(), 768);
+        // The first sample replaces ETX 2: 10 × 256. Rank 2816 is DAGRank 11 > (768 + 1792)
+        // / 256 = 10: unacceptable, local repair.
+        n.on_link(Instant::from_millis(2500), 1, TxStatus::NoAck);
+        let a = n.on_timer(Instant::from_secs(3), &mut rng);
+        assert_eq!((n.parent(), n.rank()), (None, INFINITE_RANK));
+        assert_eq!(a.no_path_to, vec![1]);
+        let a = n.on_dio(Instant::from_secs(5), 1, 256, 241, &mut rng);
+        assert!(a.parent_changed);
+        assert_eq!((n.parent(), n.rank()), (Some(1), 2816));
+        n.on_link(Instant::from_secs(6), 1, TxStatus::Ok(1));
+        n.on_timer(Instant::from_secs(7), &mut rng);
+        // (2560·90 + 256·10) / 100 = 2329.
+        assert_eq!((n.parent(), n.rank()), (Some(1), 256 + 2329));
+    }
+
+    #[test]
+    fn daos_install_routes_and_loops_are_refused() {
+        let (mut n, mut rng) = node(Objective::Of0);
+        n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        assert_eq!(n.rank(), 512);
+        // From a child: installed and forwarded to the parent.
+        assert_eq!(n.on_dao(Instant::ZERO, 9, 7, false), Some(1));
+        assert_eq!(n.downward(9), Some(7));
+        // A No-Path via another node leaves it; via 7 withdraws it: forwarded once, the route
+        // kept for 60 ticks (the 60th tick after 0.5 s is 60 s), then purged with a No-Path
+        // of its own to the parent.
+        assert_eq!(n.on_dao(Instant::ZERO, 9, 8, true), None);
+        assert_eq!(n.on_dao(Instant::from_millis(500), 9, 7, true), Some(1));
+        assert_eq!(n.on_dao(Instant::from_millis(600), 9, 7, true), None);
+        assert_eq!(n.downward(9), Some(7));
+        n.on_timer(Instant::from_secs(59), &mut rng);
+        assert_eq!(n.downward(9), Some(7));
+        let a = n.on_timer(Instant::from_secs(60), &mut rng);
+        assert_eq!(n.downward(9), None);
+        assert_eq!(a.purged, Some((9, 1)));
+        // A fresh DAO re-installs a route.
+        assert_eq!(n.on_dao(Instant::from_secs(61), 9, 7, false), Some(1));
+        // From the preferred parent: a loop, the parent's rank becomes infinite.
+        assert_eq!(n.on_dao(Instant::from_secs(61), 9, 1, false), None);
+        let a = n.on_timer(Instant::from_secs(62), &mut rng);
+        assert_eq!(n.parent(), None);
+        assert_eq!(a.no_path_to, vec![1]);
     }
 }

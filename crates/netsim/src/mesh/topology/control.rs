@@ -1,25 +1,21 @@
-//! RPL on the mesh (`Routing::Rpl`): every node's [`RplNode`] driven by the mesh's own MAC.
-//! DIOs go out as broadcast frames (no ACK, no retries) when a node's Trickle timer fires;
-//! DAOs as acknowledged unicast frames to the preferred parent, forwarded hop by hop to the
-//! root (storing mode), each hop installing the downward route. Link ETX comes from the
-//! acknowledgements of every unicast frame (data and DAO) as Contiki's `link-stats.c` keeps
-//! it. Control frames queue with data in the same bounded MAC queues.
-//!
-//! DAO refresh (Contiki 3.0 `RPL_DIO_REFRESH_DAO_ROUTES` 1): the root increments its DTSN in
-//! every DIO; a node hearing a new DTSN from its parent increments its own and sends a DAO
-//! for itself (Contiki delays it by up to `RPL_DAO_DELAY`; here it is queued at once).
+//! RPL on the mesh (`Routing::Rpl`): every node's [`RplNode`] driven by the mesh's own MAC and
+//! channel. DIOs and DISs go out as broadcast frames (no ACK, no retries), DAOs as acknowledged
+//! unicast frames to the preferred parent, forwarded hop by hop to the root (storing mode),
+//! each hop installing the downward route. Every unicast frame's MAC outcome (ACK after `n`
+//! transmissions, or none) feeds the sender's link metric to that neighbour. Control frames
+//! queue with data in the same bounded MAC queues and contend for the same channel.
 
 use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{Duration, Instant};
 
 use super::{Ev, Mesh, MeshStats};
 use crate::mesh::layout::Role;
 use crate::mesh::mac::{self, Control, Frame, BROADCAST, FCS_BYTES};
 use crate::mesh::routing::{Routes, NO_NODE};
-use crate::mesh::rpl::etx::LinkStats;
+use crate::mesh::rpl::etx::TxStatus;
 use crate::mesh::rpl::messages;
-use crate::mesh::rpl::node::RplNode;
-use crate::mesh::rpl::{Objective, TrickleParams};
+use crate::mesh::rpl::node::{Actions, RplNode};
+use crate::mesh::rpl::Objective;
 
 /// Datagram ids of control frames carry this bit, so a dropped DAO never matches a datagram.
 const CONTROL_ID: u64 = 1 << 63;
@@ -28,40 +24,97 @@ const CONTROL_ID: u64 = 1 << 63;
 #[derive(Debug)]
 pub(super) struct RplState {
     pub(super) nodes: Vec<RplNode>,
-    /// Generation of each node's pending Trickle event.
+    /// Generation and instant of each node's pending RPL event.
     gens: Vec<u32>,
+    scheduled: Vec<Option<Instant>>,
     rngs: Vec<SeededRandom>,
-    /// `links[from * n + to]`: `from`'s statistics of its link to `to`.
-    links: Vec<LinkStats>,
-    dtsn: Vec<u8>,
-    parent_dtsn: Vec<u8>,
-    root: u16,
+    pub(super) root: u16,
     next_control: u64,
     /// Reachable nodes (those that must join for the DODAG to count as formed).
     reachable: Vec<bool>,
+}
+
+/// RPL control frames on the channel (every transmission, DAO retransmissions included), and
+/// their PSDU bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ControlCounts {
+    /// DIO transmissions.
+    pub dio_frames: u64,
+    /// PSDU bytes of the DIOs.
+    pub dio_bytes: u64,
+    /// DIS transmissions.
+    pub dis_frames: u64,
+    /// PSDU bytes of the DISs.
+    pub dis_bytes: u64,
+    /// DAO transmissions (No-Path DAOs included, every hop and retry).
+    pub dao_frames: u64,
+    /// PSDU bytes of the DAOs.
+    pub dao_bytes: u64,
+}
+
+impl ControlCounts {
+    fn count(&mut self, control: Control, psdu_bytes: u64) {
+        let (frames, bytes) = match control {
+            Control::Dio { .. } => (&mut self.dio_frames, &mut self.dio_bytes),
+            Control::Dis => (&mut self.dis_frames, &mut self.dis_bytes),
+            Control::Dao { .. } => (&mut self.dao_frames, &mut self.dao_bytes),
+        };
+        *frames += 1;
+        *bytes += psdu_bytes;
+    }
+
+    /// All control frames.
+    pub fn frames(&self) -> u64 {
+        self.dio_frames + self.dis_frames + self.dao_frames
+    }
+
+    /// Their PSDU bytes.
+    pub fn bytes(&self) -> u64 {
+        self.dio_bytes + self.dis_bytes + self.dao_bytes
+    }
+
+    /// `self − earlier`, field by field.
+    pub fn since(&self, earlier: &ControlCounts) -> ControlCounts {
+        ControlCounts {
+            dio_frames: self.dio_frames - earlier.dio_frames,
+            dio_bytes: self.dio_bytes - earlier.dio_bytes,
+            dis_frames: self.dis_frames - earlier.dis_frames,
+            dis_bytes: self.dis_bytes - earlier.dis_bytes,
+            dao_frames: self.dao_frames - earlier.dao_frames,
+            dao_bytes: self.dao_bytes - earlier.dao_bytes,
+        }
+    }
 }
 
 /// Counters of RPL's control traffic.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ControlStats {
-    /// DIO broadcasts sent.
-    pub dio_frames: u64,
-    /// DAO frames sent (each hop, retries included).
-    pub dao_frames: u64,
-    /// PSDU bytes of all control frames sent.
-    pub frame_bytes: u64,
-    /// Air time and MAC outcomes of control frames (the data counters' meanings).
+    /// On the channel since RPL started, warm-up included.
+    pub total: ControlCounts,
+    /// On the channel during the warm-up (before the run's instant 0).
+    pub warm_up: ControlCounts,
+    /// MAC outcomes of control frames (the data counters' meanings).
     pub mac: MeshStats,
-    /// Parent changes after joining, over all nodes.
+    /// Preferred-parent changes after joining, over all nodes.
     pub parent_switches: u64,
-    /// When the DODAG had formed, on the mesh's internal clock (traffic starts at the run's
-    /// instant 0 = this or the configured warm-up).
-    pub formed_after: Option<coaplab_cc::time::Duration>,
+    /// When the DODAG had formed, on the mesh's internal clock (`None`: not during the
+    /// warm-up).
+    pub formed_after: Option<Duration>,
+    /// The warm-up: the run's instant 0 on the mesh's internal clock.
+    pub warm_up_time: Duration,
+}
+
+impl ControlStats {
+    /// On the channel during the run (after the warm-up).
+    pub fn measured(&self) -> ControlCounts {
+        self.total.since(&self.warm_up)
+    }
 }
 
 impl Mesh {
-    /// Starts RPL at internal instant 0: the root's Trickle timer runs.
+    /// Starts RPL at internal instant 0: the root's DIO timer runs, the others wait for DIOs.
     pub(super) fn rpl_start(&mut self, objective: Objective, run_seed: u64) {
         let n = self.macs.len();
         let root = self
@@ -72,13 +125,14 @@ impl Mesh {
         let mut rngs: Vec<SeededRandom> = (0..n)
             .map(|i| crate::rng::stream(run_seed, &format!("mesh/rpl/node{i}")))
             .collect();
-        let params = TrickleParams::CONTIKI;
+        let params = self.params.rpl;
         let nodes = (0..n as u16)
             .map(|i| {
+                let rng = &mut rngs[i as usize];
                 if i == root {
-                    RplNode::root(i, objective, params, Instant::ZERO, &mut rngs[i as usize])
+                    RplNode::root(i, objective, params, Instant::ZERO, rng)
                 } else {
-                    RplNode::new(i, objective, params)
+                    RplNode::new(i, objective, params, rng)
                 }
             })
             .collect();
@@ -88,31 +142,44 @@ impl Mesh {
         self.rpl = Some(RplState {
             nodes,
             gens: vec![0; n],
+            scheduled: vec![None; n],
             rngs,
-            links: vec![LinkStats::default(); n * n],
-            dtsn: vec![0; n],
-            parent_dtsn: vec![0; n],
             root,
             next_control: 0,
             reachable,
         });
-        self.rpl_schedule(root);
+        for i in 0..n as u16 {
+            self.rpl_schedule(i);
+        }
         self.rpl_refresh_routes();
     }
 
-    /// Whether every reachable node has a parent and the root a downward route to it.
+    /// Whether the DODAG has formed: every reachable node's parents lead it to the root, and the
+    /// root's downward routes lead to it (each within `n` hops, so no loop counts).
     pub(super) fn rpl_formed(&self) -> bool {
         let Some(r) = &self.rpl else { return true };
-        let root = &r.nodes[r.root as usize];
-        (0..r.nodes.len()).all(|i| {
-            i == r.root as usize
-                || !r.reachable[i]
-                || (r.nodes[i].parent().is_some() && root.downward(i as u16).is_some())
+        let n = r.nodes.len();
+        let leads = |from: u16, to: u16, step: &dyn Fn(u16) -> Option<u16>| {
+            let (mut at, mut hops) = (from, 0);
+            while at != to && hops < n {
+                match step(at) {
+                    Some(next) => at = next,
+                    None => return false,
+                }
+                hops += 1;
+            }
+            at == to
+        };
+        (0..n as u16).all(|i| {
+            i == r.root
+                || !r.reachable[i as usize]
+                || (leads(i, r.root, &|at| r.nodes[at as usize].parent())
+                    && leads(r.root, i, &|at| r.nodes[at as usize].downward(i)))
         })
     }
 
     /// The next hop from `node` towards `dst`: storing mode (a DAO-installed route below, else
-    /// up to the parent) under RPL, the static tree otherwise.
+    /// up to the preferred parent) under RPL, the static tree otherwise.
     pub(super) fn next_hop(&self, node: u16, dst: u16) -> Option<u16> {
         match &self.rpl {
             None => self.routes.next_hop(node, dst),
@@ -123,34 +190,65 @@ impl Mesh {
         }
     }
 
-    /// (Re)schedules `node`'s Trickle event.
+    /// (Re)schedules `node`'s RPL event at its [`RplNode::poll_at`] if that moved.
     fn rpl_schedule(&mut self, node: u16) {
         let Some(r) = self.rpl.as_mut() else { return };
-        if let Some(at) = r.nodes[node as usize].poll_at() {
-            r.gens[node as usize] = r.gens[node as usize].wrapping_add(1);
-            let gen = r.gens[node as usize];
-            self.events.schedule(at, Ev::Trickle { node, gen });
+        let i = node as usize;
+        let at = r.nodes[i].poll_at();
+        if at == r.scheduled[i] {
+            return;
+        }
+        r.scheduled[i] = at;
+        r.gens[i] = r.gens[i].wrapping_add(1);
+        if let Some(at) = at {
+            let gen = r.gens[i];
+            self.events.schedule(at, Ev::Rpl { node, gen });
         }
     }
 
-    /// `node`'s Trickle event at `at`.
+    /// `node`'s RPL timers at `at`.
     pub(super) fn rpl_timer(&mut self, node: u16, gen: u32, at: Instant) {
         let Some(r) = self.rpl.as_mut() else { return };
-        if r.gens[node as usize] != gen {
+        let i = node as usize;
+        if r.gens[i] != gen {
             return;
         }
-        let i = node as usize;
-        let send = r.nodes[i].on_timer(at, &mut r.rngs[i]);
-        if send {
-            if node == r.root {
-                r.dtsn[i] = r.dtsn[i].wrapping_add(1);
-            }
-            let dio = Control::Dio {
-                rank: r.nodes[i].rank(),
-                dtsn: r.dtsn[i],
+        r.scheduled[i] = None;
+        let actions = r.nodes[i].on_timer(at, &mut r.rngs[i]);
+        self.rpl_apply(node, actions, at);
+    }
+
+    /// Carries out what `node`'s RPL asked for, then reschedules its timers.
+    fn rpl_apply(&mut self, node: u16, a: Actions, at: Instant) {
+        if let Some((rank, dtsn)) = a.dio {
+            self.send_control(node, BROADCAST, Control::Dio { rank, dtsn }, at);
+        }
+        if a.dis {
+            self.send_control(node, BROADCAST, Control::Dis, at);
+        }
+        for old in a.no_path_to {
+            let dao = Control::Dao {
+                target: node,
+                no_path: true,
             };
-            self.control_stats.dio_frames += 1;
-            self.send_control(node, BROADCAST, dio, at);
+            self.send_control(node, old, dao, at);
+        }
+        if let Some((target, p)) = a.purged {
+            let dao = Control::Dao {
+                target,
+                no_path: true,
+            };
+            self.send_control(node, p, dao, at);
+        }
+        if let Some(p) = a.dao_to {
+            let dao = Control::Dao {
+                target: node,
+                no_path: false,
+            };
+            self.send_control(node, p, dao, at);
+        }
+        if a.parent_changed {
+            self.rpl_refresh_routes();
         }
         self.rpl_schedule(node);
     }
@@ -162,6 +260,7 @@ impl Mesh {
             Control::Dio { .. } => {
                 messages::broadcast_psdu_bytes(messages::dio_payload_bytes(), short)
             }
+            Control::Dis => messages::broadcast_psdu_bytes(messages::dis_payload_bytes(), short),
             Control::Dao { .. } => {
                 mac::header_bytes(short) + messages::dao_payload_bytes() + FCS_BYTES
             }
@@ -187,65 +286,55 @@ impl Mesh {
         self.kick(node, at);
     }
 
+    /// A control frame of `psdu_bytes` goes on air.
+    pub(super) fn count_control(&mut self, control: Control, psdu_bytes: u16) {
+        self.control_stats
+            .total
+            .count(control, u64::from(psdu_bytes));
+    }
+
     /// `receiver` decoded the control frame `frame` from `sender` at `at`.
     pub(super) fn got_control(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
         let Some(r) = self.rpl.as_mut() else { return };
-        let n = r.nodes.len();
         let i = receiver as usize;
         match frame.control {
             Some(Control::Dio { rank, dtsn }) => {
-                let etx = r.links[i * n + sender as usize].etx;
-                let before = r.nodes[i].poll_at();
-                let joined = r.nodes[i].parent().is_some();
-                let o = r.nodes[i].on_dio(at, sender, rank, etx, &mut r.rngs[i]);
-                if o.parent_changed && joined {
-                    self.control_stats.parent_switches += 1;
-                }
-                let mut dao = o.parent_changed;
-                if r.nodes[i].parent() == Some(sender) && r.parent_dtsn[i] != dtsn {
-                    r.parent_dtsn[i] = dtsn;
-                    r.dtsn[i] = r.dtsn[i].wrapping_add(1);
-                    dao = true;
-                }
-                let parent = r.nodes[i].parent();
-                let mut targets = Vec::new();
-                if o.parent_changed {
-                    targets.extend(r.nodes[i].downward_routes().map(|(t, _)| t));
-                }
-                let moved = r.nodes[i].poll_at() != before;
-                if moved {
-                    self.rpl_schedule(receiver);
-                }
-                if o.parent_changed {
-                    self.rpl_refresh_routes();
-                }
-                if let (true, Some(p)) = (dao, parent) {
-                    self.send_dao(receiver, p, receiver, at);
-                    for t in targets {
-                        self.send_dao(receiver, p, t, at);
-                    }
-                }
+                let a = r.nodes[i].on_dio(at, sender, rank, dtsn, &mut r.rngs[i]);
+                self.rpl_apply(receiver, a, at);
             }
-            Some(Control::Dao { target }) => {
-                if let Some(p) = r.nodes[i].on_dao(target, sender) {
-                    self.send_dao(receiver, p, target, at);
+            Some(Control::Dis) => {
+                r.nodes[i].on_dis(at, &mut r.rngs[i]);
+                self.rpl_schedule(receiver);
+            }
+            Some(Control::Dao { target, no_path }) => {
+                let forward = r.nodes[i].on_dao(at, target, sender, no_path);
+                if let Some(p) = forward {
+                    self.send_control(receiver, p, Control::Dao { target, no_path }, at);
                 }
+                self.rpl_schedule(receiver);
             }
             None => {}
         }
     }
 
-    fn send_dao(&mut self, node: u16, parent: u16, target: u16, at: Instant) {
-        self.control_stats.dao_frames += 1;
-        self.send_control(node, parent, Control::Dao { target }, at);
-    }
-
-    /// A unicast frame from `from` to `to` ended: ACKed after `transmissions`, or dropped.
-    pub(super) fn rpl_link_sample(&mut self, from: u16, to: u16, acked: bool, transmissions: u32) {
-        if let Some(r) = self.rpl.as_mut() {
-            let n = r.nodes.len();
-            r.links[from as usize * n + to as usize].packet_sent(acked, transmissions);
-        }
+    /// A unicast frame from `from` to `to` ended at `at`: acknowledged after `transmissions`,
+    /// or dropped without an ACK.
+    pub(super) fn rpl_link_sample(
+        &mut self,
+        from: u16,
+        to: u16,
+        acked: bool,
+        transmissions: u32,
+        at: Instant,
+    ) {
+        let Some(r) = self.rpl.as_mut() else { return };
+        let status = if acked {
+            TxStatus::Ok(transmissions)
+        } else {
+            TxStatus::NoAck
+        };
+        r.nodes[from as usize].on_link(at, to, status);
+        self.rpl_schedule(from);
     }
 
     /// Rebuilds [`Mesh::routes`] (parents and hop counts) from the RPL nodes.

@@ -245,3 +245,90 @@ fn every_datagram_ends_delivered_or_counted_as_dropped_under_heavy_load() {
         assert!(mesh.stats(Direction::Up).queue_drops > 0 || bytes < 100);
     }
 }
+
+/// Every instant the mesh asks to be polled at, and the deliveries, until it is idle.
+fn timeline(mesh: &mut Mesh) -> (Vec<Instant>, Vec<Instant>) {
+    let (mut seen, mut arrivals, mut buf) = (Vec::new(), Vec::new(), Vec::new());
+    while let Some(at) = mesh.poll_at() {
+        seen.push(at);
+        while let Some(d) = mesh.poll_delivery(at, &mut buf) {
+            arrivals.push(d.at);
+        }
+    }
+    seen.dedup();
+    (seen, arrivals)
+}
+
+#[test]
+fn the_next_frame_waits_a_lifs_after_the_ack_of_the_last() {
+    // IEEE 802.15.4-2006 §7.5.1.3: after an acknowledged frame longer than aMaxSIFSFrameSize
+    // (18 B), the device's next transmission follows the ACK by at least macMinLIFSPeriod
+    // (40 symbols = 640 µs). The client queues two 53-B frames (1,888 µs on air); the second
+    // one's CSMA/CA starts 640 µs after the first one's ACK ends (before the fix it started
+    // at the ACK's end, and the second CCA began 640 µs earlier than below).
+    let seed = 5;
+    let mut mesh = Mesh::new(&chain3(), seed).unwrap();
+    let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
+    let _first_seq = rng.below(256);
+    for tag in 0..2 {
+        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], tag)
+            .unwrap();
+    }
+    let us = Duration::from_micros;
+    let mut expected = Vec::new();
+    let mut arrivals = Vec::new();
+    let mut t = Instant::ZERO;
+    for _ in 0..2 {
+        let cca = t + us(320 * rng.below(8) as i64);
+        let on_air = cca + us(128 + 192);
+        let end = on_air + us(1_888);
+        // ACK on air 192 µs after the frame for 352 µs; the stale ACK-wait timer at 864 µs.
+        expected.extend([cca, cca + us(128), on_air, end, end + us(192)]);
+        expected.extend([end + us(544), end + us(864)]);
+        arrivals.push(end);
+        t = end + us(544) + mac::LIFS;
+    }
+    expected.sort();
+    expected.dedup();
+    assert_eq!(timeline(&mut mesh), (expected, arrivals));
+    assert_eq!(mac::LIFS, us(640));
+}
+
+#[test]
+fn a_relay_waits_a_sifs_after_its_own_ack_before_forwarding() {
+    // Chain 0 (border router) – 1 (server) – 2 – 3, 10 m apart: client 3's datagram is
+    // relayed by 2. Node 2 finishes receiving at `end`, ACKs it from end + 192 to end + 544 µs,
+    // and its own frame follows its ACK by at least macMinSIFSPeriod (an ACK is 5 B ≤ 18:
+    // 12 symbols = 192 µs): its CSMA/CA starts at end + 736 µs (before the fix: at `end`,
+    // a transmission due during its ACK counting as a busy CCA, one right after it not).
+    let seed = 3;
+    let config = MeshConfig {
+        layout: Layout::chain(4, 10.0).unwrap(),
+        params: MeshParams::default(),
+    };
+    let mut mesh = Mesh::new(&config, seed).unwrap();
+    let us = Duration::from_micros;
+    let first_cca = |node: u16| {
+        let mut rng = crate::rng::stream(seed, &format!("mesh/mac/node{node}"));
+        let _first_seq = rng.below(256);
+        us(320 * rng.below(8) as i64)
+    };
+    mesh.send(Instant::ZERO, client_addr(1), SERVER_ADDR, &[0; 11], 0)
+        .unwrap();
+    let on_air = Instant::ZERO + first_cca(3) + us(128 + 192);
+    let (seen, arrivals) = timeline(&mut mesh);
+    // The first event after the client's frame goes on air is its end at the relay.
+    let end = *seen.iter().find(|&&t| t > on_air).unwrap();
+    let relay_cca = end + us(192 + 352) + mac::SIFS + first_cca(2);
+    let relay_on_air = relay_cca + us(128 + 192);
+    let i = seen.iter().position(|&t| t == relay_cca).unwrap();
+    assert_eq!(&seen[i..i + 2], &[relay_cca, relay_cca + us(128)]);
+    assert!(seen.contains(&relay_on_air));
+    // The relay's frame reaches the server after its whole airtime.
+    let s = mesh.stats(Direction::Up);
+    let first_psdu = (end - on_air).as_micros() / 32 - 6;
+    let relay_psdu = s.frame_bytes as i64 - first_psdu;
+    assert_eq!(arrivals, vec![relay_on_air + us(32 * (6 + relay_psdu))]);
+    assert_eq!((s.frames_sent, s.retries), (2, 0));
+    assert_eq!(mac::SIFS, us(192));
+}

@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""The ns-3 side of the mesh validation (issue 13, docs/mesh-validation.md): the same
+cases as netsim's `mesh_probe` example, built on ns-3's lr-wpan (IEEE 802.15.4) and
+sixlowpan models, printing the same `key=value` figures.
+
+    python3 scripts/ns3-mesh/ns3_side.py saturated 4 [seconds] [seed]
+    python3 scripts/ns3-mesh/ns3_side.py hidden [seconds] [seed]
+    python3 scripts/ns3-mesh/ns3_side.py chain [seconds] [seed]
+
+It re-executes itself in `.peers/ns3-venv` (installed by scripts/ns3-oracle/oracle.py's
+`ensure_venv`: PyPI `ns3` 3.44.post0 = ns-3.44 with cppyy bindings). The experiment is C++
+compiled at run time by cppyy (the wheel ships ns-3's headers and libraries): ns-3's MAC
+reports through C++ callbacks and trace sources, which are simplest to attach in C++.
+
+The channel (what makes it netsim's radio): one SingleModelSpectrumChannel with
+RangePropagationLossModel (MaxRange 10 m: a receiver within 10 m gets the transmit power,
+0 dBm, anyone farther -1000 dBm) and ConstantSpeedPropagationDelayModel (27 ns over 8 m;
+netsim has none). With 0 dBm against the -106.58 dBm sensitivity, the lr-wpan error model
+decodes every frame that overlaps nothing, and loses both when two overlap at a receiver
+(SINR about 0 dB); CCA (mode 1, energy above sensitivity + 10 dB, or the PHY busy
+receiving) hears exactly the nodes within 10 m. Positions are those of mesh_probe (the
+border router netsim needs is left out: it never transmits there).
+
+  * saturated N / hidden: frames go straight to the MAC (McpsDataRequest, 16-bit
+    addresses, PAN ID compression, ACK requested), MSDU 59 B = PSDU 70 B, the size
+    netsim's 50-B CoAP payload makes; each sender has a frame queued at all times (a new
+    one whenever the MAC confirms one).
+  * chain: the full stack, IPv6 + sixlowpan + UDP, static host routes 3 -> 2 -> 1 -> 0,
+    neighbour caches filled by hand (no NS/NA), DAD and ICMPv6 redirects off, every
+    interface forwarding (so no router solicitations); one 300-B UDP payload at a time,
+    the next when it arrives (or after 1 s).
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+CPP = r"""
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+namespace coaplab_mesh {
+using namespace ns3;
+using namespace ns3::lrwpan;
+
+const double kRangeM = 10.0;
+const uint16_t kPanId = 0x1234;
+
+// One run's state. Allocated per run (cling does not run this module's static constructors
+// reliably, so no global has one).
+struct State {
+    uint64_t dataTx = 0, retries = 0, psduBytes = 0, broadcast = 0;
+    uint64_t ok = 0, caf = 0, noAck = 0, lostDrops = 0;
+    uint64_t delivered = 0, duplicates = 0;
+    double delaySum = 0;
+    std::map<uint32_t, int> lastTxSeq;   // sender node -> DSN of its last data frame
+    std::map<uint32_t, bool> onAir;      // sender node -> its current frame went on air
+    std::map<uint16_t, int> lastRxSeq;   // at the sink: sender short address -> DSN
+    std::map<uint16_t, uint64_t> bySender;  // at the sink: sender short address -> frames
+    std::vector<Ptr<LrWpanNetDevice>> devs;
+    uint32_t msdu = 0;
+    Mac16Address sink;
+    // Kept alive for the run: ~LrWpanHelper disposes the channel.
+    LrWpanHelper* helper = nullptr;
+    // The chain's stop-and-wait source.
+    Ptr<Socket> tx;
+    Inet6SocketAddress dst = Inet6SocketAddress(Ipv6Address::GetAny(), 5683);
+    uint32_t payload = 0;
+    double sentAt = 0;
+    EventId timeout;
+    uint64_t sent = 0;
+    std::map<int, uint64_t> ipDrops;   // Ipv6L3Protocol::DropReason -> count
+    std::map<uint32_t, std::vector<uint32_t>> firstPsdus;  // node -> PSDU sizes of its first frames
+};
+static State* s_ = nullptr;
+#define g (*s_)
+
+static void OnMacTx(uint32_t node, Ptr<const Packet> p) {
+    LrWpanMacHeader h;
+    p->PeekHeader(h);
+    if (!h.IsData()) return;                              // ACKs
+    if (h.GetDstAddrMode() == LrWpanMacHeader::SHORTADDR && h.GetShortDstAddr().IsBroadcast()) {
+        g.broadcast++;
+        return;
+    }
+    g.dataTx++;
+    g.psduBytes += p->GetSize();
+    if (g.firstPsdus[node].size() < 4) g.firstPsdus[node].push_back(p->GetSize());
+    auto it = g.lastTxSeq.find(node);
+    if (it != g.lastTxSeq.end() && it->second == h.GetSeqNum()) g.retries++;
+    g.lastTxSeq[node] = h.GetSeqNum();
+    g.onAir[node] = true;
+}
+
+static void SendFrame(uint32_t node) {
+    McpsDataRequestParams params;
+    params.m_srcAddrMode = SHORT_ADDR;
+    params.m_dstAddrMode = SHORT_ADDR;
+    params.m_dstPanId = kPanId;
+    params.m_dstAddr = g.sink;
+    params.m_msduHandle = 0;
+    params.m_txOptions = TX_OPTION_ACK;
+    g.devs[node]->GetMac()->McpsDataRequest(params, Create<Packet>(g.msdu));
+}
+
+static void OnConfirm(uint32_t node, McpsDataConfirmParams c) {
+    uint16_t me = 0;
+    uint8_t buf[2];
+    g.devs[node]->GetMac()->GetShortAddress().CopyTo(buf);
+    me = (buf[0] << 8) | buf[1];
+    if (c.m_status == MacStatus::SUCCESS) g.ok++;
+    else {
+        if (c.m_status == MacStatus::CHANNEL_ACCESS_FAILURE) g.caf++;
+        else if (c.m_status == MacStatus::NO_ACK) g.noAck++;
+        // Lost unless it went on air and the sink decoded it (its ACKs were lost): the sink's
+        // last DSN from me is this frame's.
+        auto it = g.lastRxSeq.find(me);
+        if (!g.onAir[node] || it == g.lastRxSeq.end() || it->second != g.lastTxSeq[node])
+            g.lostDrops++;
+    }
+    g.onAir[node] = false;
+    Simulator::ScheduleNow(&SendFrame, node);   // saturated: always one more
+}
+
+static void OnSinkRx(McpsDataIndicationParams p, Ptr<Packet>) {
+    uint8_t buf[2];
+    p.m_srcAddr.CopyTo(buf);
+    uint16_t src = (buf[0] << 8) | buf[1];
+    auto it = g.lastRxSeq.find(src);
+    if (it != g.lastRxSeq.end() && it->second == p.m_dsn) { g.duplicates++; return; }
+    g.lastRxSeq[src] = p.m_dsn;
+    g.delivered++;
+    g.bySender[src]++;
+}
+
+static NetDeviceContainer Radios(NodeContainer& nodes, const std::vector<Vector>& pos) {
+    MobilityHelper mob;
+    Ptr<ListPositionAllocator> alloc = CreateObject<ListPositionAllocator>();
+    for (auto& v : pos) alloc->Add(v);
+    mob.SetPositionAllocator(alloc);
+    mob.SetMobilityModel("ns3::ConstantPositionMobilityModel");
+    mob.Install(nodes);
+    g.helper = new LrWpanHelper();
+    LrWpanHelper& lr = *g.helper;
+    lr.SetPropagationDelayModel("ns3::ConstantSpeedPropagationDelayModel");
+    lr.AddPropagationLossModel("ns3::RangePropagationLossModel", "MaxRange", DoubleValue(kRangeM));
+    NetDeviceContainer devs = lr.Install(nodes);
+    lr.CreateAssociatedPan(devs, kPanId);   // short addresses 00:01, 00:02, ... in node order
+    // Fixed stream numbers: a case's draws do not depend on what ran before in this process.
+    lr.AssignStreams(devs, 0);
+    g.devs.clear();
+    for (uint32_t i = 0; i < devs.GetN(); i++) {
+        Ptr<LrWpanNetDevice> d = DynamicCast<LrWpanNetDevice>(devs.Get(i));
+        g.devs.push_back(d);
+        d->GetMac()->TraceConnectWithoutContext("MacTx", MakeBoundCallback(&OnMacTx, i));
+    }
+    return devs;
+}
+
+static void Reset(uint32_t seed) {
+    s_ = new State();
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(seed);
+}
+
+static void Finish() {
+    g.tx = nullptr;
+    g.devs.clear();
+    Simulator::Destroy();
+    delete g.helper;
+    delete s_;
+    s_ = nullptr;
+}
+
+static std::string Figures(uint32_t contenders, double seconds, uint32_t appBytes, uint32_t hops,
+                           bool saturated) {
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    uint64_t finishedFrames = saturated ? g.ok + g.caf + g.noAck : g.dataTx - g.retries;
+    double finished = finishedFrames ? (double)finishedFrames : 1.0;
+    uint64_t delivered = g.delivered;
+    o.precision(1);
+    o << "contenders=" << contenders << "\n";
+    o << "psdu_bytes_mean=" << (g.dataTx ? (double)g.psduBytes / g.dataTx : 0.0) << "\n";
+    o << "frames_sent=" << g.dataTx << "\n";
+    o << "frames_finished=" << finishedFrames << "\n";
+    o << "retries=" << g.retries << "\n";
+    o.precision(3);
+    o << "tx_per_frame=" << g.dataTx / finished << "\n";
+    o << "retries_per_frame=" << g.retries / finished << "\n";
+    o << "channel_access_failures=" << g.caf << "\n";
+    o << "no_ack_failures=" << g.noAck << "\n";
+    o << "delivered=" << delivered << "\n";
+    o << "mac_drops=" << g.lostDrops << "\n";
+    o.precision(4);
+    o << "delivery_ratio="
+      << (delivered + g.lostDrops ? (double)delivered / (delivered + g.lostDrops) : 0.0) << "\n";
+    o.precision(2);
+    o << "throughput_kbps=" << delivered * appBytes * 8.0 / seconds / 1e3 << "\n";
+    o.precision(3);
+    if (saturated) {
+        o << "service_ms=" << seconds * 1e3 * contenders / (double)(g.ok + g.caf + g.noAck) << "\n";
+    } else {
+        o.precision(2);
+        o << "frames_per_datagram_hop=" << finished / (double)(std::max<uint64_t>(delivered, 1) * hops) << "\n";
+        o.precision(3);
+        o << "delay_ms=" << g.delaySum * 1e3 / std::max<uint64_t>(delivered, 1) << "\n";
+        o << "per_hop_ms=" << g.delaySum * 1e3 / (std::max<uint64_t>(delivered, 1) * hops) << "\n";
+    }
+    if (saturated) {
+        o << "delivered_by_sender=";
+        for (auto& kv : g.bySender) o << kv.second << "/";
+        o << "\n";
+    }
+    o << "duplicates=" << g.duplicates << "\n";
+    o << "broadcast_frames=" << g.broadcast << "\n";
+    return o.str();
+}
+
+// positions[0] is the sink; the others saturate it with `msdu`-byte MSDUs for `seconds`.
+// Throughput counts `appBytes` per frame (netsim's CoAP payload in that frame).
+std::string RunSingleHop(std::vector<double> xs, std::vector<double> ys, uint32_t msdu,
+                         uint32_t appBytes, double seconds, uint32_t seed) {
+    Reset(seed);
+    g.msdu = msdu;
+    NodeContainer nodes;
+    nodes.Create(xs.size());
+    std::vector<Vector> pos;
+    for (size_t i = 0; i < xs.size(); i++) pos.push_back(Vector(xs[i], ys[i], 0));
+    Radios(nodes, pos);
+    g.sink = g.devs[0]->GetMac()->GetShortAddress();
+    g.devs[0]->GetMac()->SetMcpsDataIndicationCallback(MakeCallback(&OnSinkRx));
+    for (uint32_t i = 1; i < g.devs.size(); i++) {
+        g.devs[i]->GetMac()->SetMcpsDataConfirmCallback(MakeBoundCallback(&OnConfirm, i));
+        // Two frames: one in service, one waiting, refilled on every confirm.
+        Simulator::Schedule(Seconds(0), &SendFrame, i);
+        Simulator::Schedule(Seconds(0), &SendFrame, i);
+    }
+    Simulator::Stop(Seconds(seconds));
+    Simulator::Run();
+    std::string out = Figures(xs.size() - 1, seconds, appBytes, 1, true);
+    Finish();
+    return out;
+}
+
+// ---- the 3-hop chain over IPv6 / 6LoWPAN / UDP ----
+
+static void SendDatagram() {
+    g.sentAt = Simulator::Now().GetSeconds();
+    g.sent++;
+    g.tx->SendTo(Create<Packet>(g.payload), 0, g.dst);
+    g.timeout = Simulator::Schedule(Seconds(1), &SendDatagram);
+}
+
+static void OnIpDrop(const Ipv6Header&, Ptr<const Packet>, Ipv6L3Protocol::DropReason r,
+                     Ptr<Ipv6>, uint32_t) {
+    g.ipDrops[(int)r]++;
+}
+
+static void OnServerRx(Ptr<Socket> s) {
+    Address from;
+    while (Ptr<Packet> p = s->RecvFrom(from)) {
+        g.delivered++;
+        g.delaySum += Simulator::Now().GetSeconds() - g.sentAt;
+        g.timeout.Cancel();
+        Simulator::ScheduleNow(&SendDatagram);
+    }
+}
+
+std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spacing) {
+    Reset(seed);
+    Config::SetDefault("ns3::Icmpv6L4Protocol::DAD", BooleanValue(false));
+    Config::SetDefault("ns3::Ipv6L3Protocol::SendIcmpv6Redirect", BooleanValue(false));
+    NodeContainer nodes;
+    nodes.Create(4);
+    std::vector<Vector> pos;
+    for (int i = 0; i < 4; i++) pos.push_back(Vector(i * spacing, 0, 0));
+    NetDeviceContainer lrDevs = Radios(nodes, pos);
+    InternetStackHelper ip;
+    ip.SetIpv4StackInstall(false);
+    ip.Install(nodes);
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::Ipv6L3Protocol/Drop", MakeCallback(&OnIpDrop));
+    SixLowPanHelper six;
+    NetDeviceContainer sixDevs = six.Install(lrDevs);
+    six.AddContext(sixDevs, 0, Ipv6Prefix("fd00::", 64), Seconds(3600));
+    six.AssignStreams(sixDevs, 1000);
+    Ipv6AddressHelper addrs;
+    // Not 2001:db8::/32: ns-3 refuses to forward the documentation prefix (RFC 3849).
+    addrs.SetBase(Ipv6Address("fd00::"), Ipv6Prefix(64));
+    Ipv6InterfaceContainer ifs = addrs.Assign(sixDevs);
+    for (uint32_t i = 0; i < 4; i++) {
+        ifs.SetForwarding(i, true);
+        nodes.Get(i)->GetObject<Ipv6L3Protocol>()->SetAttribute("IpForward", BooleanValue(true));
+    }
+    // Neighbour caches by hand (NeighborCacheHelper looks for IPv6 on the lr-wpan devices).
+    for (uint32_t i = 0; i < 4; i++) {
+        Ptr<Ipv6L3Protocol> l3 = nodes.Get(i)->GetObject<Ipv6L3Protocol>();
+        Ptr<Ipv6Interface> iface = l3->GetInterface(1);
+        for (uint32_t j = 0; j < 4; j++) {
+            if (i == j) continue;
+            Ptr<Ipv6Interface> other = nodes.Get(j)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
+            for (uint32_t a = 0; a < other->GetNAddresses(); a++) {
+                NdiscCache::Entry* e = iface->GetNdiscCache()->Add(other->GetAddress(a).GetAddress());
+                e->SetMacAddress(sixDevs.Get(j)->GetAddress());
+                e->MarkPermanent();
+            }
+        }
+    }
+    // Host routes: 3 -> 2 -> 1 -> 0 (more specific than the on-link /64).
+    Ipv6StaticRoutingHelper rh;
+    Ipv6Address server = ifs.GetAddress(0, 1);
+    for (uint32_t i = 2; i < 4; i++) {
+        rh.GetStaticRouting(nodes.Get(i)->GetObject<Ipv6>())
+            ->AddHostRouteTo(server, ifs.GetAddress(i - 1, 1), 1);
+    }
+    TypeId udp = TypeId::LookupByName("ns3::UdpSocketFactory");
+    Ptr<Socket> rx = Socket::CreateSocket(nodes.Get(0), udp);
+    rx->Bind(Inet6SocketAddress(Ipv6Address::GetAny(), 5683));
+    rx->SetRecvCallback(MakeCallback(&OnServerRx));
+    g.tx = Socket::CreateSocket(nodes.Get(3), udp);
+    g.tx->Bind6();
+    g.dst = Inet6SocketAddress(server, 5683);
+    g.payload = payload;
+    Simulator::Schedule(Seconds(0), &SendDatagram);
+    Simulator::Stop(Seconds(seconds));
+    Simulator::Run();
+    g.timeout.Cancel();
+    std::string out = Figures(1, seconds, payload, 3, false);
+    std::ostringstream o;
+    o << out << "sent=" << g.sent << "\n";
+    o << "first_psdus=";
+    for (auto& kv : g.firstPsdus) {
+        o << "node" << kv.first << ":";
+        for (auto b : kv.second) o << b << "/";
+        o << ",";
+    }
+    o << "\n";
+    o << "ip_drops=";
+    for (auto& kv : g.ipDrops) o << "reason" << kv.first << ":" << kv.second << ",";
+    o << "\n";
+    Finish();
+    return o.str();
+}
+#undef g
+}
+"""
+
+_NS = None
+
+
+def ns3_module():
+    """ns-3's cppyy namespace with the experiment compiled in."""
+    global _NS
+    if _NS is None:
+        from ns import ns  # noqa: the pip package's cppyy bindings
+
+        ns.cppyy.cppdef(CPP)
+        _NS = ns
+    return _NS
+
+
+#: MSDU of the single-hop cases: netsim's 50-B CoAP payload after IPHC (2 B) and UDP NHC (7 B).
+SINGLE_HOP_MSDU = 59
+#: The CoAP bytes in it, which the throughput counts (as netsim's does).
+SINGLE_HOP_COAP = 50
+#: UDP payload of the chain (netsim: 300 B of CoAP).
+CHAIN_PAYLOAD = 300
+
+
+def positions(case, n=1):
+    """Node positions (metres), sink first, as in netsim's mesh_probe."""
+    import math
+
+    if case == "saturated":
+        pts = [(0.0, 0.0)]
+        for k in range(n):
+            deg = 0.0 if n == 1 else -60.0 + 120.0 * k / (n - 1)
+            pts.append((5.0 * math.cos(math.radians(deg)), 5.0 * math.sin(math.radians(deg))))
+        return pts
+    if case == "hidden":
+        return [(8.0, 0.0), (0.0, 0.0), (16.0, 0.0)]
+    raise ValueError(case)
+
+
+def run(case, n=1, seconds=20.0, seed=1):
+    """Runs one case; returns its figures as a dict of strings."""
+    ns = ns3_module()
+    m = ns.cppyy.gbl.coaplab_mesh
+    if case == "chain":
+        text = str(m.RunChain(CHAIN_PAYLOAD, float(seconds), int(seed), 8.0))
+    else:
+        pts = positions(case, n)
+        xs = ns.cppyy.gbl.std.vector["double"]([p[0] for p in pts])
+        ys = ns.cppyy.gbl.std.vector["double"]([p[1] for p in pts])
+        text = str(m.RunSingleHop(xs, ys, SINGLE_HOP_MSDU, SINGLE_HOP_COAP, float(seconds), int(seed)))
+    return dict(line.split("=", 1) for line in text.strip().splitlines())
+
+
+def ensure_venv():
+    """Re-executes this script in .peers/ns3-venv (the TCP oracle's installer)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "ns3_oracle", os.path.join(ROOT, "scripts", "ns3-oracle", "oracle.py")
+    )
+    oracle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oracle)
+    oracle.ensure_venv(script=os.path.abspath(sys.argv[0]))
+
+
+def main():
+    usage = "usage: ns3_side.py saturated N [seconds] [seed] | hidden|chain [seconds] [seed]"
+    args = sys.argv[1:]
+    if not args or args[0] not in ("saturated", "hidden", "chain"):
+        sys.exit(usage)
+    ensure_venv()
+    case, rest = args[0], args[1:]
+    n = 1
+    if case == "saturated":
+        if not rest:
+            sys.exit(usage)
+        n, rest = int(rest[0]), rest[1:]
+    seconds = float(rest[0]) if rest else 20.0
+    seed = int(rest[1]) if len(rest) > 1 else 1
+    for k, v in run(case, n, seconds, seed).items():
+        print(f"{k}={v}")
+
+
+if __name__ == "__main__":
+    main()
