@@ -54,6 +54,8 @@ pub(crate) async fn observe(call: &Call, until: Until) -> u8 {
             (false, None) => Some(registered_by),
             (true, e) => e,
         };
+        // A timeout cancels `next_event` while it waits to read: our only writes are the CSM
+        // and one GET, written at once into an empty socket buffer, so none is cut short.
         let event = match deadline {
             Some(at) => match tokio::time::timeout_at(at, d.next_event()).await {
                 Ok(e) => e,
