@@ -8,10 +8,16 @@
 //! it is written, so a 1-GB response holds 64 KiB here) on a socket with `TCP_NODELAY` set
 //! (so the client's CSM and its first request are two segments, spec/experiments.md §5.1).
 //! When [`Session::should_close`] turns true the queued writes go out and the write half is
-//! shut down (a FIN). A session has no timers; with [`TcpDriver::idle_timeout`] and
-//! [`TcpDriver::stall_timeout`] the driver keeps the clocks it needs, and the session says
-//! whether it is idle ([`Session::idle_since`]) or owes bytes ([`Session::stalled_since`]).
-//! Protocol decisions all stay in the session.
+//! shut down (a FIN). A session's only timer is Observe's ([`Session::poll_timeout`], the
+//! next change of an observed resource, RFC 8323 §7); with [`TcpDriver::idle_timeout`] and
+//! [`TcpDriver::stall_timeout`] the driver keeps the other clocks it needs, and the session
+//! says whether it is idle ([`Session::idle_since`]) or owes bytes
+//! ([`Session::stalled_since`]). Protocol decisions all stay in the session.
+//!
+//! Writing comes first: the driver hands the session the time again only once every queued
+//! message is written, so an observer that reads slowly holds at most one notification in
+//! the session (a newer state replaces it, `coaplab_endpoint::tcp`) and what the kernel's
+//! socket buffer takes; one that reads nothing for the idle timeout is disconnected.
 
 use std::io;
 use std::net::SocketAddr;
@@ -159,6 +165,8 @@ pub struct TcpDriver {
 enum Timer {
     Idle,
     Stall,
+    /// The session's own timer ([`Session::poll_timeout`]: an observed resource changes).
+    Session,
 }
 
 impl TcpDriver {
@@ -289,9 +297,13 @@ impl TcpDriver {
         self.start + since.saturating_add(timeout)
     }
 
-    /// The earliest of the idle and stall deadlines, and which: `None` without timeouts or
-    /// while the session is neither idle nor owed bytes.
+    /// The earliest of the idle, stall and session deadlines, and which: `None` without
+    /// timeouts or while the session is neither idle nor owed bytes nor observed.
     fn next_deadline(&self) -> Option<(tokio::time::Instant, Timer)> {
+        let session = self
+            .session
+            .poll_timeout()
+            .map(|t| (self.deadline(t, std::time::Duration::ZERO), Timer::Session));
         let idle = self
             .idle_timeout
             .zip(self.session.idle_since(self.opened))
@@ -300,16 +312,22 @@ impl TcpDriver {
             .stall_timeout
             .zip(self.session.stalled_since(self.opened))
             .map(|(t, since)| (self.deadline(since, t), Timer::Stall));
-        match (idle, stall) {
-            (Some(i), Some(s)) => Some(if s.0 < i.0 { s } else { i }),
-            (i, s) => i.or(s),
-        }
+        [idle, stall, session]
+            .into_iter()
+            .flatten()
+            .min_by_key(|(at, _)| *at)
     }
 
     /// A deadline passed: the idle timeout releases and closes, the stall timeout aborts.
     fn expire(&mut self, timer: Timer) {
         let now = self.now();
         match timer {
+            Timer::Session => {
+                // Notifications share the queue budget as responses do.
+                self.grant();
+                self.session.handle_timeout(now);
+                self.charge();
+            }
             Timer::Idle => {
                 if let Some(idle_since) = self.session.idle_since(self.opened) {
                     self.session.release(now, None);

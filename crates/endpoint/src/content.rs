@@ -43,6 +43,14 @@ pub enum Content {
 }
 
 impl Content {
+    /// How often an observable resource changes (`None`: not observable, RFC 7641).
+    pub(crate) fn observe_period(&self) -> Option<Duration> {
+        match self {
+            Content::Counter { period } => Some(*period),
+            _ => None,
+        }
+    }
+
     /// The answer to `method` at `now`: code, Content-Format and payload. `links` and
     /// `query` (the request's Uri-Query values) make the [`Content::Links`] listing.
     pub(crate) fn answer<'q>(
@@ -101,6 +109,15 @@ impl Router {
     /// [`crate::observe::MAX_OBSERVERS`]); a registration beyond it gets a plain response.
     pub fn max_observers(&mut self, observers: usize) -> &mut Self {
         self.max_observers = observers;
+        self
+    }
+
+    /// Sets how notifications over UDP are sent (default [`NotifyPolicy::default`]: the
+    /// first CON, then NON with a CON at least every 24 h; a fixed 2-s first timeout).
+    ///
+    /// [`NotifyPolicy::default`]: crate::observe::NotifyPolicy
+    pub fn notify_policy(&mut self, policy: crate::observe::NotifyPolicy) -> &mut Self {
+        self.notify = policy;
         self
     }
 

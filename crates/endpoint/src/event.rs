@@ -332,6 +332,17 @@ pub enum Event {
         /// When.
         at: Instant,
     },
+    /// Server: a CON notification's timer expired and it was sent again (its newest state).
+    NotificationRetransmitted {
+        /// The observer.
+        peer: SocketAddr,
+        /// The Observe value sent.
+        sequence: u32,
+        /// Retransmissions of this CON so far, this one included.
+        retransmission: u32,
+        /// When.
+        at: Instant,
+    },
     /// Client: a notification of an observation ([`crate::Endpoint::observe`]) was accepted
     /// (newer than the last by RFC 7641 §3.4).
     Notification {
@@ -359,4 +370,7 @@ pub enum ObserverGone {
     Reset,
     /// A CON notification was never acknowledged (§4.5).
     TimedOut,
+    /// The connection carrying the observation closed or was aborted (CoAP over TCP,
+    /// RFC 8323 §7: an observation lives only as long as its connection).
+    Closed,
 }

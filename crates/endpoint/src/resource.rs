@@ -149,6 +149,8 @@ pub struct Router {
     pub(crate) links: Vec<crate::links::Link>,
     /// The most observers kept (`crate::observe`).
     pub(crate) max_observers: usize,
+    /// How notifications over UDP are sent (`crate::observe`).
+    pub(crate) notify: crate::observe::NotifyPolicy,
 }
 
 impl Default for Router {
@@ -159,6 +161,7 @@ impl Default for Router {
             max_data_bytes: MAX_DATA_BYTES,
             links: Vec::new(),
             max_observers: crate::observe::MAX_OBSERVERS,
+            notify: crate::observe::NotifyPolicy::default(),
         }
     }
 }

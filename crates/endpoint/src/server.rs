@@ -336,10 +336,7 @@ impl Endpoint {
             Err(code) => return bare(out, to, code),
         };
         if let Some((index, content)) = self.router.find_content(path.clone()) {
-            let period = match content {
-                crate::content::Content::Counter { period } => Some(*period),
-                _ => None,
-            };
+            let period = content.observe_period();
             let (code, format, body) = content.answer(
                 msg.code,
                 now,

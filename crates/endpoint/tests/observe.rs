@@ -400,3 +400,88 @@ fn a_newer_state_replaces_the_outstanding_con() {
         .mtype;
     assert_eq!(m, MessageType::Non);
 }
+
+/// A server whose `counter` notifications follow `policy`, with the RTO algorithm `cc`
+/// (random factor 1: timers undithered).
+fn server_with(policy: coaplab_endpoint::observe::NotifyPolicy, cc: &str) -> Endpoint {
+    let mut s = Settings::new();
+    s.set("ack_random_factor", "1");
+    let mut router = Router::new();
+    router
+        .counter("counter", Duration::from_secs(1))
+        .notify_policy(policy);
+    Endpoint::new(
+        Config::default(),
+        registry_factory(cc, &s, 2).unwrap(),
+        router,
+    )
+    .unwrap()
+}
+
+/// The message types of the notifications `s` sends at `now` (the client takes none).
+fn types_at(s: &mut Endpoint, now: Instant) -> Vec<MessageType> {
+    s.handle_timeout(now);
+    std::iter::from_fn(|| s.poll_transmit(now))
+        .map(|t| Message::decode(&t.contents).unwrap().mtype)
+        .collect()
+}
+
+#[test]
+fn every_kth_notification_is_con_and_the_algorithm_times_it() {
+    use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
+    let (mut c, _, ca, sa) = endpoints();
+    let mut s = server_with(
+        NotifyPolicy {
+            con_every: 3,
+            timer: NotifyTimer::Controller,
+        },
+        "default",
+    );
+    let t0 = Instant::from_millis(500);
+    c.observe(t0, sa, &Request::get("counter")).unwrap();
+    exchange(&mut c, &mut s, ca, sa, t0);
+    let _ = notifications(&mut c);
+    // Notifications 1, 4, 7 are CON, each acknowledged at once; the rest NON.
+    let (con, non) = (MessageType::Con, MessageType::Non);
+    let mut seen = Vec::new();
+    for k in 1..=7i64 {
+        let now = Instant::from_millis(1000 * k);
+        s.handle_timeout(now);
+        exchange(&mut c, &mut s, ca, sa, now);
+        seen.extend(
+            std::iter::from_fn(|| s.poll_event()).filter_map(|e| match e {
+                Event::NotificationSent { confirmable, .. } => {
+                    Some(if confirmable { con } else { non })
+                }
+                _ => None,
+            }),
+        );
+    }
+    assert_eq!(seen, [con, non, non, con, non, non, con]);
+    assert_eq!(notifications(&mut c).len(), 7);
+    // Unanswered, notification 10 (CON) is retransmitted by the default algorithm's timer,
+    // undithered: 2 s, then 4 s; meanwhile notifications 11.. replace it and are not sent.
+    assert_eq!(types_at(&mut s, Instant::from_millis(8000)), [non]);
+    assert_eq!(types_at(&mut s, Instant::from_millis(9000)), [non]);
+    assert_eq!(types_at(&mut s, Instant::from_millis(10_000)), [con]);
+    assert_eq!(types_at(&mut s, Instant::from_millis(11_000)), []);
+    assert_eq!(s.poll_timeout(), Some(Instant::from_millis(12_000)));
+    let _ = std::iter::from_fn(|| s.poll_event()).count();
+    assert_eq!(types_at(&mut s, Instant::from_millis(12_000)), [con]);
+    let re: Vec<_> = std::iter::from_fn(|| s.poll_event())
+        .filter_map(|e| match e {
+            Event::NotificationRetransmitted {
+                sequence,
+                retransmission,
+                ..
+            } => Some((sequence, retransmission)),
+            _ => None,
+        })
+        .collect();
+    // The retransmission carries the newest state (12), its first retransmission.
+    assert_eq!(re, [(12, 1)]);
+    for k in 13..=15 {
+        assert_eq!(types_at(&mut s, Instant::from_millis(1000 * k)), []);
+    }
+    assert_eq!(types_at(&mut s, Instant::from_millis(16_000)), [con]);
+}

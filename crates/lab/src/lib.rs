@@ -25,6 +25,7 @@ pub mod exec;
 pub mod html;
 pub mod mesh_metrics;
 pub mod metrics;
+pub mod observe_metrics;
 pub mod report;
 pub mod results;
 pub mod scenario;

@@ -194,6 +194,7 @@ impl FlowMetrics {
             completed,
             transmission_counts: self.transmission_counts.clone(),
             tcp: None,
+            observe: None,
             mesh: self.mesh.as_ref().map(|m| {
                 let totals = Totals {
                     transmissions: self.transmissions,

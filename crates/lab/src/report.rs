@@ -78,6 +78,7 @@ mod tests {
 
     fn row(buffer: &str, cc: &str, fct: Option<[f64; 8]>) -> SummaryRow {
         SummaryRow {
+            observe: None,
             combination: 0,
             sweep: Vec::new(),
             clients: "10".into(),

@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{Duration, Instant};
+use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
     registry_factory, Config, Endpoint, Event, FailReason, Resource, Router, TransmitMeta,
 };
@@ -32,6 +33,7 @@ use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SER
 
 use crate::mesh_metrics::MeshFlowMetrics;
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
+use crate::observe_metrics::ObserveMetrics;
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
 use crate::trace::RunTrace;
@@ -180,6 +182,8 @@ struct Client {
     /// What a random flow with `random_source_port = "new"` needs to start its next
     /// short-lived client on a fresh endpoint; `None` otherwise.
     renewal: Option<Renewal>,
+    /// Observers (`workload = "observe"`): the notification metrics; `None` otherwise.
+    observe: Option<ObserveMetrics>,
 }
 
 /// The state a flow needs to build fresh short-lived clients.
@@ -215,6 +219,9 @@ struct Sim<N: Network> {
     tx_buf: Vec<u8>,
     /// What a traced run keeps ([`run_traced`]); `None` otherwise.
     trace: Option<Box<RunTrace>>,
+    /// A flow group observes: the server's events feed the observers' metrics, and what it
+    /// sends from a timer (notifications) is tagged with the observer's flow.
+    observing: bool,
 }
 
 impl Sim<Star> {
@@ -239,6 +246,24 @@ impl<N: Network> Sim<N> {
         for (path, resource) in &paths.routes {
             router.route(path, *resource);
         }
+        let observed = config.flows.iter().find_map(|f| match f.workload {
+            Workload::Observe {
+                period, con_every, ..
+            } => Some((period, con_every)),
+            _ => None,
+        });
+        if let Some((period, con_every)) = observed {
+            // One observable resource; its CON notifications timed by the observer's
+            // algorithm (the server's controller factory below).
+            router
+                .counter(crate::workload::OBSERVE_PATH, period)
+                .max_observers(config.total_flows() as usize)
+                .notify_policy(NotifyPolicy {
+                    con_every,
+                    timer: NotifyTimer::Controller,
+                });
+        }
+        let port_stride = config.total_flows().div_ceil(254).max(1);
         let server_config = Config {
             block_size_bytes: paths.block_bytes,
             dedup_lifetime: None,
@@ -256,8 +281,11 @@ impl<N: Network> Sim<N> {
             server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
-        let server_factory = registry_factory("default", &Settings::new(), spec.seed)
-            .map_err(|e| RunError::Setup(e.to_string()))?;
+        let server_factory = match observed {
+            None => registry_factory("default", &Settings::new(), spec.seed)
+                .map_err(|e| RunError::Setup(e.to_string()))?,
+            Some(_) => observer_factory(spec, port_stride)?,
+        };
         let server = Endpoint::new(server_config, server_factory, router)
             .map_err(|e| RunError::Setup(e.to_string()))?;
         let mut clients = Vec::with_capacity(config.total_flows() as usize);
@@ -288,10 +316,11 @@ impl<N: Network> Sim<N> {
             now: Instant::ZERO,
             events: 0,
             seed: spec.seed,
-            port_stride: config.total_flows().div_ceil(254).max(1),
+            port_stride,
             buf: Vec::with_capacity(2048),
             tx_buf: Vec::with_capacity(2048),
             trace: None,
+            observing: observed.is_some(),
         })
     }
 
@@ -324,7 +353,7 @@ impl<N: Network> Sim<N> {
                 }
                 if who == self.server_slot() {
                     self.server.handle_timeout(now);
-                    self.drain_server(0)?;
+                    self.drain_server(None)?;
                 } else {
                     let c = &mut self.clients[who as usize];
                     c.endpoint.handle_timeout(now);
@@ -349,7 +378,7 @@ impl<N: Network> Sim<N> {
     fn deliver(&mut self, d: &Delivery, bytes: &[u8]) -> Result<(), RunError> {
         if d.dst == SERVER_ADDR {
             self.server.handle_datagram(d.at, d.src, bytes);
-            return self.drain_server(d.tag);
+            return self.drain_server(Some(d.tag));
         }
         let flow = tag::flow(d.tag);
         let Some(c) = self.clients.get_mut(flow as usize) else {
@@ -373,12 +402,17 @@ impl<N: Network> Sim<N> {
         self.clients.len() as u32
     }
 
-    fn drain_server(&mut self, rx_tag: u64) -> Result<(), RunError> {
+    /// `rx_tag`: the tag of the datagram just handed in; `None` after a timer.
+    fn drain_server(&mut self, rx_tag: Option<u64>) -> Result<(), RunError> {
         let now = self.now;
         while let Some(tx) = self.server.poll_transmit_into(now, &mut self.tx_buf) {
-            let tag = match tx.meta {
-                TransmitMeta::Reply { .. } => tag::reply(rx_tag),
-                TransmitMeta::Exchange { .. } => {
+            let tag = match (tx.meta, rx_tag) {
+                // A notification (or its retransmission) belongs to its observer's flow.
+                (TransmitMeta::Reply { .. }, None) if self.observing => {
+                    tag::from_server(flow_of(tx.destination, self.port_stride))
+                }
+                (TransmitMeta::Reply { .. }, rx) => tag::reply(rx.unwrap_or(0)),
+                (TransmitMeta::Exchange { .. }, _) => {
                     tag::from_server(flow_of(tx.destination, self.port_stride))
                 }
             };
@@ -392,7 +426,19 @@ impl<N: Network> Sim<N> {
                 .send(now, SERVER_ADDR, tx.destination, &self.tx_buf, tag)
                 .map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
-        while self.server.poll_event().is_some() {}
+        while let Some(e) = self.server.poll_event() {
+            if !self.observing {
+                continue;
+            }
+            if let Event::NotificationSent { peer, .. }
+            | Event::NotificationRetransmitted { peer, .. } = e
+            {
+                let flow = flow_of(peer, self.port_stride) as usize;
+                if let Some(o) = self.clients.get_mut(flow).and_then(|c| c.observe.as_mut()) {
+                    o.on_server_event(&e);
+                }
+            }
+        }
         let t = self.server.poll_timeout();
         self.timers.arm(self.server_slot(), t);
         Ok(())
@@ -425,6 +471,11 @@ impl<N: Network> Sim<N> {
                 c.metrics.on_event(&event);
                 if let Some(trace) = self.trace.as_deref_mut() {
                     trace.event(i, &event);
+                }
+                if let Some(o) = c.observe.as_mut() {
+                    // An observer: notifications are its metrics; it ends at its tick.
+                    o.on_client_event(&event);
+                    continue;
                 }
                 match event {
                     Event::RequestCompleted { code, body_len, .. }
@@ -479,6 +530,11 @@ impl<N: Network> Sim<N> {
                 c.driver.resume(now, &mut c.endpoint);
             }
         }
+        if c.observe.is_some() && c.driver.is_done() && c.metrics.finished.is_none() {
+            // The observer deregistered: its observation is over.
+            c.metrics.finished = Some(now);
+            self.remaining -= 1;
+        }
         // A periodic flow's next request start is a deadline of its client too.
         let t = [c.endpoint.poll_timeout(), c.driver.next_tick()]
             .into_iter()
@@ -501,7 +557,9 @@ impl<N: Network> Sim<N> {
             .enumerate()
             .map(|(i, c)| {
                 let done = c.driver.is_done() && c.metrics.finished.is_some();
-                c.metrics.record(i as u32, &c.cc, c.workload, done)
+                let mut r = c.metrics.record(i as u32, &c.cc, c.workload, done);
+                r.observe = c.observe.as_ref().map(ObserveMetrics::record);
+                r
             })
             .collect();
         Ok(RunResult {
@@ -606,7 +664,32 @@ fn client(
         cc: flow.cc.clone(),
         workload: flow.workload.name(),
         renewal,
+        observe: matches!(flow.workload, Workload::Observe { .. }).then(ObserveMetrics::default),
     })
+}
+
+/// The server's controller factory in a run with observers: each observer's address gets
+/// its flow group's algorithm and settings, so its CON notifications are timed as that
+/// group's `cc` would time a CON request (each destination its own random stream, seeded
+/// from the run seed).
+fn observer_factory(
+    spec: &RunSpec,
+    port_stride: u32,
+) -> Result<coaplab_endpoint::ControllerFactory, RunError> {
+    let seed = rng::stream_seed(spec.seed, "cc/server");
+    let mut factories = Vec::with_capacity(spec.config.flows.len());
+    let mut group_of = Vec::with_capacity(spec.config.total_flows() as usize);
+    for (g, flow) in spec.config.flows.iter().enumerate() {
+        let f = registry_factory(&flow.cc, &flow.settings, seed)
+            .map_err(|e| RunError::Setup(format!("server for flows[{g}]: {e}")))?;
+        factories.push(f);
+        group_of.resize(group_of.len() + flow.count as usize, g);
+    }
+    Ok(Box::new(move |addr, now| {
+        let flow = flow_of(addr, port_stride) as usize;
+        let g = group_of.get(flow).copied().unwrap_or(0);
+        (factories[g])(addr, now)
+    }))
 }
 
 /// Replaces client `i`'s endpoint by a fresh one on the flow's next source address
@@ -674,5 +757,7 @@ pub(crate) fn resource(object_bytes: u64, reply_bytes: u32) -> Resource {
     Resource::experiment(object_bytes as usize, reply_bytes as usize)
 }
 
+#[cfg(test)]
+mod observe_tests;
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,12 @@
 //! its previous expiry); failed requests are not repeated, and the flow is done when every one
 //! of its `exchanges` requests has completed or failed. The runner wakes it at
 //! [`FlowDriver::next_tick`] and calls [`FlowDriver::tick`].
+//!
+//! An observer (`workload = "observe"`) registers at its start with a GET of [`OBSERVE_PATH`]
+//! carrying Observe 0 (RFC 7641, [`Endpoint::observe`]), receives notifications for its
+//! `duration`, then deregisters (GET with Observe 1) at the tick start + duration, which ends
+//! the flow. The notifications come from the server's observe code
+//! (`coaplab_endpoint::observe`), the same as the real server's.
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::Instant;
@@ -27,6 +33,10 @@ use crate::scenario::Workload;
 
 /// The path of the experiments' resource (spec §4: one Uri-Path segment `f`).
 pub const PATH: &str = "f";
+
+/// The path of the observable resource of the `observe` workload (a counter changing every
+/// `period_s`).
+pub const OBSERVE_PATH: &str = "obs";
 
 /// Drives one flow.
 #[derive(Debug)]
@@ -58,6 +68,8 @@ pub struct FlowDriver {
     resolved: u32,
     /// Periodic flows: a request is open.
     open: bool,
+    /// Observers: the observation's request while registered.
+    observation: Option<coaplab_endpoint::RequestId>,
 }
 
 impl FlowDriver {
@@ -72,6 +84,7 @@ impl FlowDriver {
     ) -> Self {
         let request = match workload {
             Workload::LongTransfer { .. } => Request::get(path),
+            Workload::Observe { .. } => Request::get(OBSERVE_PATH),
             _ => Request::post(path, vec![0; request_payload_bytes as usize]),
         };
         let response_bytes = match workload {
@@ -94,7 +107,13 @@ impl FlowDriver {
             issued: 0,
             resolved: 0,
             open: false,
+            observation: None,
         }
+    }
+
+    /// Whether the flow observes (`workload = "observe"`).
+    pub fn is_observe(&self) -> bool {
+        matches!(self.workload, Workload::Observe { .. })
     }
 
     /// Random workload: each short-lived client after the first runs on a fresh endpoint
@@ -120,8 +139,19 @@ impl FlowDriver {
         self.next_tick.filter(|_| !self.open)
     }
 
-    /// Starts the periodic request due at `now`, if none is open.
+    /// Starts the periodic request due at `now`, if none is open; an observer whose
+    /// duration is over deregisters and is done.
     pub fn tick(&mut self, now: Instant, ep: &mut Endpoint) {
+        if self.is_observe() {
+            if self.next_tick.is_some_and(|at| at <= now) && !self.done {
+                if let Some(id) = self.observation.take() {
+                    let _ = ep.cancel_observation(now, id, &self.request);
+                }
+                self.done = true;
+                self.next_tick = None;
+            }
+            return;
+        }
         let (Some(at), Some(interval)) = (self.next_tick, self.interval) else {
             return;
         };
@@ -169,12 +199,17 @@ impl FlowDriver {
     fn quota(&self) -> u32 {
         match self.workload {
             Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => exchanges,
-            Workload::LongTransfer { .. } => 1,
+            Workload::LongTransfer { .. } | Workload::Observe { .. } => 1,
         }
     }
 
     /// The flow starts at `now`: its first request.
     pub fn start(&mut self, now: Instant, ep: &mut Endpoint) {
+        if let Workload::Observe { duration, .. } = self.workload {
+            self.observation = ep.observe(now, SERVER_ADDR, &self.request);
+            self.next_tick = Some(now + duration);
+            return;
+        }
         if self.interval.is_some() {
             self.next_tick = Some(now);
             return self.tick(now, ep);

@@ -17,4 +17,5 @@ pub(crate) mod request;
 pub(crate) mod run;
 pub(crate) mod server;
 pub(crate) mod tcp;
+pub(crate) mod tcp_observe;
 pub(crate) mod trace;

@@ -25,7 +25,8 @@ pub(crate) struct Until {
     pub(crate) duration: Option<std::time::Duration>,
 }
 
-fn print_line(verbose: bool, sequence: Option<u32>, body: &[u8]) {
+/// One payload on stdout (with `-v`, its Observe number on stderr first).
+pub(crate) fn print_line(verbose: bool, sequence: Option<u32>, body: &[u8]) {
     let mut out = std::io::stdout().lock();
     if verbose {
         match sequence {
@@ -37,6 +38,63 @@ fn print_line(verbose: bool, sequence: Option<u32>, body: &[u8]) {
         .write_all(body)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush());
+}
+
+/// What an observing client does after printing a payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Wait for the next notification.
+    Go,
+    /// Stop observing (deregister), then exit with this code.
+    Deregister(u8),
+    /// Exit now with this code (the observation is over).
+    Exit(u8),
+}
+
+/// The registration's answer (`code`, `options`, `body`) arrived: printed (`-v`: the code and
+/// every option first); an error code or an answer without Observe (the resource is not
+/// observable, RFC 7641 §3.1) ends it.
+pub(crate) fn registration_answer(
+    verbose: bool,
+    code: coaplab_wire::Code,
+    options: &coaplab_wire::OptionList,
+    body: &[u8],
+) -> Next {
+    let sequence = options.observe().ok().flatten();
+    if verbose {
+        eprintln!("{}", super::coap_options::describe(code, options));
+    }
+    print_line(verbose, sequence, body);
+    if code.class() != 2 {
+        eprintln!("coaplab: {code:?}");
+        return Next::Exit(net::EXIT_ERROR_RESPONSE);
+    }
+    if sequence.is_none() {
+        if verbose {
+            eprintln!("coaplab: the resource is not observable");
+        }
+        return Next::Exit(net::EXIT_OK);
+    }
+    Next::Go
+}
+
+/// A notification arrived: printed; an error code stops the observation (exit 1), one
+/// without Observe ends it (RFC 7641 §3.2, exit 0).
+pub(crate) fn notification(
+    verbose: bool,
+    code: coaplab_wire::Code,
+    sequence: Option<u32>,
+    body: &[u8],
+) -> Next {
+    print_line(verbose, sequence, body);
+    if code.class() != 2 {
+        eprintln!("coaplab: {code:?}");
+        return Next::Deregister(net::EXIT_ERROR_RESPONSE);
+    }
+    if sequence.is_none() {
+        return Next::Exit(net::EXIT_OK);
+    }
+    Next::Go
 }
 
 /// Observes `req` at `addr` through `driver`; returns the exit code.
@@ -86,22 +144,11 @@ pub(crate) async fn observe(
                 options,
                 ..
             } if request == id => {
-                let sequence = options.observe().ok().flatten();
-                if verbose {
-                    eprintln!("{}", super::coap_options::describe(rc, &options));
-                }
-                print_line(verbose, sequence, &body);
                 seen += 1;
-                if rc.class() != 2 {
-                    eprintln!("coaplab: {rc:?}");
-                    return net::EXIT_ERROR_RESPONSE;
-                }
-                if sequence.is_none() {
-                    // The server answered without registering (RFC 7641 §3.1).
-                    if verbose {
-                        eprintln!("coaplab: the resource is not observable");
-                    }
-                    return net::EXIT_OK;
+                if let Next::Exit(c) | Next::Deregister(c) =
+                    registration_answer(verbose, rc, &options, &body)
+                {
+                    return c;
                 }
             }
             Event::RequestFailed {
@@ -120,15 +167,14 @@ pub(crate) async fn observe(
                 body,
                 ..
             } if request == id => {
-                print_line(verbose, sequence, &body);
                 seen += 1;
-                if rc.class() != 2 {
-                    eprintln!("coaplab: {rc:?}");
-                    code = net::EXIT_ERROR_RESPONSE;
-                    break;
-                }
-                if sequence.is_none() {
-                    return net::EXIT_OK;
+                match notification(verbose, rc, sequence, &body) {
+                    Next::Go => {}
+                    Next::Deregister(c) => {
+                        code = c;
+                        break;
+                    }
+                    Next::Exit(c) => return c,
                 }
             }
             _ => {}

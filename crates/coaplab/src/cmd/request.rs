@@ -66,10 +66,11 @@ pub(crate) struct Args {
     /// such as /dev/zero cannot exhaust memory.
     #[arg(long = "max-body-bytes", value_name = "N", default_value_t = MAX_BODY_BYTES)]
     max_body_bytes: usize,
-    /// GET only, coap:// only: observe the resource (RFC 7641; libcoap: -s, aiocoap:
-    /// --observe): print the payload of the response and of every notification on a line
-    /// of its own (-v: the Observe number on stderr first) until --count or --duration, then
-    /// deregister (GET with Observe 1) and exit 0. Without either, until interrupted.
+    /// GET only, coap:// or coap+tcp://: observe the resource (RFC 7641, RFC 8323 §7;
+    /// libcoap: -s, aiocoap: --observe): print the payload of the response and of every
+    /// notification on a line of its own (-v: the Observe number on stderr first) until
+    /// --count or --duration, then deregister (GET with Observe 1) and exit 0. Without
+    /// either, until interrupted. Over TCP the observation ends with the connection (exit 4).
     #[arg(long)]
     observe: bool,
     /// With --observe: stop after N payloads (the registration's response is the first).
@@ -182,22 +183,29 @@ async fn request(method: Code, args: &Args) -> u8 {
         confirmable: !args.non,
         options: args.options.list(),
     };
-    if args.observe && (method != Code::GET || target.tcp || target.dtls) {
+    if args.observe && (method != Code::GET || target.dtls) {
         return fail(
             net::EXIT_BAD_ARGS,
-            "--observe is for GET over coap:// (UDP) only",
+            "--observe is for GET over coap:// or coap+tcp:// only",
         );
     }
     if target.tcp {
-        return tcp::request(tcp::Call {
+        let call = tcp::Call {
             addr: target.addr,
             request: req,
             seed: args.opts.seed(),
             timeout: args.timeout.unwrap_or(TCP_DEFAULT_TIMEOUT),
             max_body_bytes,
             verbose,
-        })
-        .await;
+        };
+        if args.observe {
+            let until = super::observe::Until {
+                count: args.count,
+                duration: args.duration,
+            };
+            return super::tcp_observe::observe(&call, until).await;
+        }
+        return tcp::request(call).await;
     }
     if !target.dtls && args.dtls.given() {
         return fail(

@@ -351,6 +351,9 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
             eprintln!("coaplab server: tcp accept failed: {e}");
         }
         eprintln!("coaplab server: {}", tcp_counters.line());
+        if let Some(line) = tcp_counters.observe_line() {
+            eprintln!("coaplab server: {line}");
+        }
     }
     net::EXIT_OK
 }
@@ -436,6 +439,7 @@ answer to {request_bytes} B)"
                 ObserverGone::Deregistered => "deregistered",
                 ObserverGone::Reset => "reset",
                 ObserverGone::TimedOut => "timed_out",
+                ObserverGone::Closed => "closed",
             };
             *c.observers_gone.entry(label).or_default() += 1;
         }

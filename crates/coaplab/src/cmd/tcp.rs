@@ -19,7 +19,7 @@ use coaplab_emu::{serve_tcp, RefuseReason, TcpDriver, TcpEvent, TcpEventSink, Tc
 use coaplab_endpoint::tcp::{
     RequestError, Role, SessionConfig, SessionEvent, SessionFailReason, Side, WriteKind,
 };
-use coaplab_endpoint::{Request, Router};
+use coaplab_endpoint::{ObserverGone, Request, Router};
 use tokio::net::TcpListener;
 
 use super::net;
@@ -274,7 +274,7 @@ async fn exchange(call: &Call) -> u8 {
 }
 
 /// One `-v` line per message written or received, and per session event.
-fn trace(event: &TcpEvent) {
+pub(crate) fn trace(event: &TcpEvent) {
     match event {
         TcpEvent::Wrote { kind, bytes, at } => match kind {
             WriteKind::Signal(code) => eprintln!("{at} send signal={code:?} bytes={bytes}"),
@@ -317,6 +317,17 @@ block_wise_transfer={block_wise_transfer}"
             } => {
                 eprintln!("{at} fail request={} reason={reason:?}", request.0)
             }
+            SessionEvent::Notification {
+                request,
+                code,
+                sequence,
+                bytes,
+                at,
+                ..
+            } => eprintln!(
+                "{at} recv notification={code:?} request={} observe={sequence:?} bytes={bytes}",
+                request.0
+            ),
             SessionEvent::PingAnswered { at, .. } => eprintln!("{at} recv signal=7.02 Ping"),
             SessionEvent::PongReceived { rtt, at, .. } => {
                 eprintln!("{at} recv signal=7.03 Pong rtt={rtt}")
@@ -357,6 +368,13 @@ pub(crate) struct Counters {
     too_large: AtomicU64,
     queue_full: AtomicU64,
     panics: AtomicU64,
+    observers_added: AtomicU64,
+    observers_refused: AtomicU64,
+    deregistered: AtomicU64,
+    observers_closed: AtomicU64,
+    notifications: AtomicU64,
+    replaced: AtomicU64,
+    dropped: AtomicU64,
 }
 
 impl Counters {
@@ -385,6 +403,29 @@ timed_out={} refused={} refused_source={} too_large={} queue_full={} panics={}",
             g(&self.queue_full),
             g(&self.panics),
         )
+    }
+
+    /// `tcp observers added= refused= deregistered= closed= notifications= replaced=
+    /// dropped=`, or `None` when nobody observed over TCP (added and refused: registrations
+    /// kept and refused; deregistered: by a GET with Observe 1; closed: gone with their
+    /// connection; notifications: queued; replaced: newer states that replaced a notification
+    /// still queued for a slow reader; dropped: states that did not fit the queue limits).
+    pub(crate) fn observe_line(&self) -> Option<String> {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        if g(&self.observers_added) + g(&self.observers_refused) == 0 {
+            return None;
+        }
+        Some(format!(
+            "tcp observers added={} refused={} deregistered={} closed={} notifications={} \
+replaced={} dropped={}",
+            g(&self.observers_added),
+            g(&self.observers_refused),
+            g(&self.deregistered),
+            g(&self.observers_closed),
+            g(&self.notifications),
+            g(&self.replaced),
+            g(&self.dropped),
+        ))
     }
 }
 
@@ -433,7 +474,12 @@ pub(crate) async fn serve(
         }
         match (what, e) {
             (Some(what), _) => eprintln!("coaplab server: tcp {peer}: {what}"),
-            (None, TcpEvent::Session(SessionEvent::Served { .. })) => {}
+            (
+                None,
+                TcpEvent::Session(
+                    SessionEvent::Served { .. } | SessionEvent::NotificationSent { .. },
+                ),
+            ) => {}
             (None, TcpEvent::Session(e)) => eprintln!("coaplab server: tcp {peer}: {e:?}"),
             (None, _) => {}
         }
@@ -459,6 +505,18 @@ fn session_counter<'c>(c: &'c Counters, e: &SessionEvent) -> Option<&'c AtomicU6
         SessionEvent::Ignored { .. } => &c.ignored,
         SessionEvent::ResponseRefused { .. } => &c.too_large,
         SessionEvent::QueueFull { .. } => &c.queue_full,
+        SessionEvent::ObserverAdded { .. } => &c.observers_added,
+        SessionEvent::ObserverRefused { .. } => &c.observers_refused,
+        SessionEvent::ObserverRemoved {
+            reason: ObserverGone::Deregistered,
+            ..
+        } => &c.deregistered,
+        SessionEvent::ObserverRemoved { .. } => &c.observers_closed,
+        SessionEvent::NotificationSent {
+            replaced: false, ..
+        } => &c.notifications,
+        SessionEvent::NotificationSent { replaced: true, .. } => &c.replaced,
+        SessionEvent::NotificationDropped { .. } => &c.dropped,
         _ => return None,
     })
 }

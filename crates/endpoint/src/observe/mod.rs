@@ -46,6 +46,33 @@ const NOTIFY_MAX_RETRANSMIT: u32 = 4;
 /// The 24-bit sequence number space of the Observe option (RFC 7641 §3.4).
 pub const OBSERVE_SEQ_MODULUS: u32 = 1 << 24;
 
+/// How a server sends notifications over UDP ([`crate::Router::notify_policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NotifyPolicy {
+    /// Every k-th notification to an observer is CON (its 1st, (k+1)-th, ...), the others
+    /// NON; 0: only the first, then one at least every [`CON_INTERVAL`] (RFC 7641 §4.5.1's
+    /// minimum). At most one CON per client is outstanding either way: a CON due while one is
+    /// goes out as NON, and a newer state replaces the pending one (§4.5.2).
+    pub con_every: u32,
+    /// What times a CON notification's retransmissions.
+    pub timer: NotifyTimer,
+}
+
+/// What times the retransmissions of a CON notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NotifyTimer {
+    /// RFC 7252's ACK_TIMEOUT of 2 s without a random factor, doubled up to MAX_RETRANSMIT 4
+    /// (the real server's default: independent of any request's congestion control).
+    #[default]
+    Fixed,
+    /// The server's RTO algorithm for the observer's address (the endpoint's controller
+    /// factory: default, CoCoA, FASOR, ...), as for a CON request to it: `start` at the
+    /// first transmission, `expired` at each timeout (it decides when to give up), and
+    /// `completed` with the ACK, so its estimator learns from notifications (the simulator's
+    /// `observe` workload, to study the algorithms on notifications).
+    Controller,
+}
+
 /// A CON notification not yet acknowledged.
 #[derive(Debug, Clone)]
 struct Pending {
@@ -58,6 +85,11 @@ struct Pending {
     retransmits: u32,
     timeout: Duration,
     deadline: Instant,
+    /// The Observe value of `bytes`.
+    sequence: u32,
+    /// [`NotifyTimer::Controller`]: the algorithm's per-exchange scratch and the send times
+    /// of every transmission (the first state's original first).
+    cc: Option<Box<(coaplab_cc::Exchange, Vec<Instant>)>>,
 }
 
 /// One registration: who, with which token, of which resource.
@@ -74,7 +106,12 @@ pub(crate) struct Observer {
     /// Message ID of the last NON notification, so an RST to it deregisters (§3.6).
     last_non_mid: Option<u16>,
     pending: Option<Pending>,
+    /// Notifications sent to it so far ([`NotifyPolicy::con_every`]).
+    sent: u64,
 }
+
+/// A first CON notification's timeout and, with [`NotifyTimer::Controller`], its scratch.
+type NotifyStart = (Duration, Option<Box<(coaplab_cc::Exchange, Vec<Instant>)>>);
 
 /// Every observer, and the sequence counter they share.
 #[derive(Debug, Default)]
@@ -215,6 +252,7 @@ impl Endpoint {
                     last_con: None,
                     last_non_mid: None,
                     pending: None,
+                    sent: 0,
                 });
                 self.events.push_back(Event::ObserverAdded {
                     peer: from,
@@ -267,11 +305,9 @@ impl Endpoint {
                 i += 1;
                 continue;
             }
-            let o = &mut self.observers.list[i];
-            let p = o.pending.as_mut().expect("due");
-            if p.retransmits >= NOTIFY_MAX_RETRANSMIT {
+            let Some(timeout) = self.notify_expired(now, i) else {
                 // §4.5: a CON notification that times out ends the observation.
-                let peer = o.peer;
+                let peer = self.observers.list[i].peer;
                 self.observers.list.swap_remove(i);
                 self.events.push_back(Event::ObserverRemoved {
                     peer,
@@ -279,14 +315,59 @@ impl Endpoint {
                     at: now,
                 });
                 continue;
-            }
+            };
+            let o = &mut self.observers.list[i];
+            let p = o.pending.as_mut().expect("due");
             p.retransmits += 1;
-            p.timeout = p.timeout * 2;
-            p.deadline = now + p.timeout;
+            p.timeout = timeout;
+            p.deadline = now + timeout;
+            if let Some(cc) = p.cc.as_deref_mut() {
+                cc.1.push(now);
+            }
             let (dest, bytes, mid) = (o.peer, p.bytes.clone(), p.message_id);
+            self.events.push_back(Event::NotificationRetransmitted {
+                peer: dest,
+                sequence: p.sequence,
+                retransmission: p.retransmits,
+                at: now,
+            });
             self.push_notification(dest, bytes, mid, true);
             i += 1;
         }
+    }
+
+    /// The timer of observer `i`'s pending CON expired at `now`: the next timeout, or `None`
+    /// to give up ([`NotifyTimer`]).
+    fn notify_expired(&mut self, now: Instant, i: usize) -> Option<Duration> {
+        let peer = self.observers.list[i].peer;
+        let p = self.observers.list[i].pending.as_mut()?;
+        let Some(cc) = p.cc.as_deref_mut() else {
+            return (p.retransmits < NOTIFY_MAX_RETRANSMIT).then(|| p.timeout * 2);
+        };
+        let pi = *self.peer_index.get(&peer)?;
+        let ctl = self.peers[pi].ctl.as_mut()?;
+        match ctl.algorithm.expired(now, &mut cc.0, &mut *ctl.rng) {
+            coaplab_cc::Expiry::Retransmit(t) => Some(t),
+            coaplab_cc::Expiry::GiveUp => {
+                ctl.algorithm.failed(now, &mut cc.0);
+                None
+            }
+        }
+    }
+
+    /// A first CON notification to `peer` goes out at `now`: its first timeout, and the
+    /// controller's scratch with [`NotifyTimer::Controller`].
+    fn notify_start(&mut self, now: Instant, peer: SocketAddr) -> NotifyStart {
+        if self.router.notify.timer == NotifyTimer::Fixed {
+            return (NOTIFY_ACK_TIMEOUT, None);
+        }
+        let pi = self.peer(peer);
+        let ctl = self.ensure_controller(now, pi);
+        let mut x = coaplab_cc::Exchange::new();
+        let t0 = ctl
+            .algorithm
+            .start(now, coaplab_cc::Admission::ALONE, &mut x, &mut *ctl.rng);
+        (t0, Some(Box::new((x, vec![now]))))
     }
 
     /// The observed state changed: every observer is sent the new state (§4.2).
@@ -312,8 +393,15 @@ impl Endpoint {
                 .list
                 .iter()
                 .any(|x| x.peer == peer && x.token != token && x.pending.is_some());
-            let due = o.last_con.is_none_or_due(now);
+            let k = u64::from(self.router.notify.con_every);
+            let due = o.last_con.is_none_or_due(now) || (k > 0 && o.sent % k == 0);
             let con = o.pending.is_some() || (due && !client_busy);
+            let fresh_con = con && o.pending.is_none();
+            let start = if fresh_con {
+                Some(self.notify_start(now, peer))
+            } else {
+                None
+            };
             let mid = self.alloc_message_id();
             let mtype = if con {
                 MessageType::Con
@@ -338,6 +426,7 @@ impl Endpoint {
                 at: now,
             });
             let o = &mut self.observers.list[i];
+            o.sent += 1;
             if !con {
                 o.last_non_mid = Some(mid);
                 self.push_notification(peer, out, mid, false);
@@ -350,15 +439,19 @@ impl Endpoint {
                     p.older_message_id = Some(p.message_id);
                     p.message_id = mid;
                     p.bytes = out;
+                    p.sequence = seq;
                 }
                 None => {
+                    let (timeout, cc) = start.unwrap_or((NOTIFY_ACK_TIMEOUT, None));
                     o.pending = Some(Pending {
                         message_id: mid,
                         older_message_id: None,
                         bytes: out.clone(),
                         retransmits: 0,
-                        timeout: NOTIFY_ACK_TIMEOUT,
-                        deadline: now + NOTIFY_ACK_TIMEOUT,
+                        timeout,
+                        deadline: now + timeout,
+                        sequence: seq,
+                        cc,
                     });
                     self.push_notification(peer, out, mid, true);
                 }
@@ -408,8 +501,42 @@ impl Endpoint {
             return true;
         }
         let o = &mut self.observers.list[i];
-        let p = o.pending.take().expect("matched");
+        let mut p = o.pending.take().expect("matched");
         o.last_con = Some(now);
+        if let Some(mut cc) = p.cc.take() {
+            // The controller learns from the ACK as from a CON request's (no copy is marked).
+            if let Some(ctl) = self
+                .peer_index
+                .get(&from)
+                .and_then(|&pi| self.peers[pi].ctl.as_mut())
+            {
+                let c = coaplab_cc::Completion {
+                    ack_time: now,
+                    tx_times: &cc.1,
+                    answered: None,
+                    timer_in_force: cc.0.timer,
+                };
+                ctl.algorithm.completed(&c, &mut cc.0, &mut *ctl.rng);
+            }
+            if p.message_id != mid {
+                // The ACK is for a replaced state: the newest goes out at once as a new CON.
+                let (timeout, cc) = self.notify_start(now, from);
+                let (bytes, newest_mid) = (p.bytes.clone(), p.message_id);
+                let o = &mut self.observers.list[i];
+                o.pending = Some(Pending {
+                    older_message_id: None,
+                    retransmits: 0,
+                    timeout,
+                    deadline: now + timeout,
+                    cc,
+                    ..p
+                });
+                self.push_notification(from, bytes, newest_mid, true);
+            } else {
+                self.recycle(p.bytes);
+            }
+            return true;
+        }
         if p.message_id != mid {
             // The ACK is for a replaced state; the newest still has to reach the client.
             let deadline = now;

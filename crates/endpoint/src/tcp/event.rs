@@ -5,9 +5,9 @@
 use core::fmt;
 
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_wire::{Code, DecodeError, Token};
+use coaplab_wire::{Code, DecodeError, OptionList, Token};
 
-use crate::event::RequestId;
+use crate::event::{ObserverGone, RequestId};
 
 /// Bytes for one `write()` on the TCP connection. Every message is its own write, so a CSM
 /// followed by a request is two writes (spec/experiments.md §5.1, `TCP_NODELAY`).
@@ -109,6 +109,9 @@ pub enum StreamIgnoreReason {
     UnknownSignal,
     /// A code of a class reserved in RFC 7252 §12.1 (1, 3, 6).
     ReservedCode,
+    /// A notification that arrived after we sent its observation's deregistration (RFC 7641
+    /// §3.6): the server had not yet seen it.
+    AfterDeregistration,
     /// A frame after the session was released by us (a request) or ended.
     AfterEnd,
 }
@@ -231,6 +234,76 @@ pub enum SessionEvent {
         /// Seconds to wait before reconnecting.
         hold_off_s: Option<u32>,
         /// When.
+        at: Instant,
+    },
+    /// Server: a GET with Observe 0 registered an observer (RFC 7641 §4.1, RFC 8323 §7).
+    ObserverAdded {
+        /// The registration's token.
+        token: Token,
+        /// When.
+        at: Instant,
+    },
+    /// Server: a registration was answered without Observe, because
+    /// [`crate::Router::max_observers`] observers are registered on this session; or (after
+    /// its [`SessionEvent::ObserverAdded`]) its answer was refused (5.00, 5.03), so it was
+    /// not kept.
+    ObserverRefused {
+        /// The registration's token.
+        token: Token,
+        /// When.
+        at: Instant,
+    },
+    /// Server: an observer is no longer notified (deregistered, or the session ended).
+    ObserverRemoved {
+        /// The registration's token.
+        token: Token,
+        /// Why: [`ObserverGone::Deregistered`] or [`ObserverGone::Closed`].
+        reason: ObserverGone,
+        /// When.
+        at: Instant,
+    },
+    /// Server: a notification was queued, or replaced the one of the same observer still
+    /// waiting in the write queue (a slow reader gets the newest state, not a backlog).
+    NotificationSent {
+        /// The observer's token.
+        token: Token,
+        /// Its Observe value.
+        sequence: u32,
+        /// Frame bytes.
+        bytes: usize,
+        /// It replaced a queued, unwritten notification (that state is never sent).
+        replaced: bool,
+        /// When.
+        at: Instant,
+    },
+    /// Server: a notification did not fit the write queue's limits and was dropped; the
+    /// observer gets the next state.
+    NotificationDropped {
+        /// The observer's token.
+        token: Token,
+        /// Its Observe value.
+        sequence: u32,
+        /// When.
+        at: Instant,
+    },
+    /// Client: a notification of an observation ([`crate::tcp::Session::observe`]) arrived.
+    /// The stream is ordered, so every one is passed on (RFC 8323 §7.1).
+    Notification {
+        /// The observation's request.
+        request: RequestId,
+        /// The response code (2.05 while the observation lasts).
+        code: Code,
+        /// Its Observe value (`None`: the observation ended, RFC 7641 §3.2).
+        sequence: Option<u32>,
+        /// Payload length.
+        body_len: usize,
+        /// The payload (empty unless [`crate::tcp::SessionConfig::keep_bodies`]).
+        body: Vec<u8>,
+        /// Its options (empty unless [`crate::tcp::SessionConfig::keep_bodies`]).
+        options: OptionList,
+        /// Frame bytes.
+        bytes: usize,
+        /// When it arrived.
         at: Instant,
     },
     /// The session was aborted (RFC 8323 §5.6); the connection must be closed.

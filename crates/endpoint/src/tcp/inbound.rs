@@ -41,8 +41,15 @@ impl Session {
     fn on_response(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
         let token = frame.token();
         let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
+            if self.on_notification(now, frame, len) {
+                return;
+            }
             return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
         };
+        if self.outstanding[i].deregistration && frame.has(number::OBSERVE) {
+            // A notification sent before the server saw our deregistration (RFC 7641 §3.6).
+            return self.ignore(now, StreamIgnoreReason::AfterDeregistration);
+        }
         // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
         let announced = frame.size2().ok().flatten().map_or(0, |n| n as usize);
         let so_far = self.outstanding[i]
@@ -70,6 +77,7 @@ impl Session {
             }
         }
         let o = self.outstanding.remove(i);
+        self.registration_answered(o.request, frame);
         let (body, options) = if self.config.keep_bodies {
             (frame.payload.to_vec(), frame.options.into())
         } else {

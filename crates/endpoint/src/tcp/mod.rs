@@ -10,6 +10,9 @@
 //! - `serve` (private): requests answered by the UDP server's [`crate::Router`] resources, as
 //!   one frame each, however large; a generated body is produced only while it is written
 //!   ([`Session::poll_write_chunk`]), so memory stays bounded whatever its size.
+//! - `observe` (private): Observe over the session (RFC 8323 §7), both sides: registration,
+//!   notifications at each change (at most one queued per observer, a newer state replacing
+//!   it), deregistration by Observe 1, observers gone with the connection.
 //! - [`config`]: [`SessionConfig`], with the experiments' client and server
 //!   (spec/experiments.md §5.1–5.2).
 //! - [`event`]: [`Write`] and [`SessionEvent`].
@@ -27,6 +30,7 @@ pub mod config;
 pub mod event;
 
 mod inbound;
+mod observe;
 mod serve;
 mod session;
 

@@ -14,7 +14,7 @@
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::Frame;
 use coaplab_wire::option::{number, uint};
-use coaplab_wire::{Block, Code, Token};
+use coaplab_wire::{Block, Code, ReadOptions, Token};
 
 use crate::media;
 use crate::request_options;
@@ -60,6 +60,10 @@ impl Session {
             Some(v) => self.upload(now, frame, v, &mut out),
             None => self.respond(now, frame, frame.payload, None, &mut out),
         };
+        if out.refused.is_some() {
+            // A registration whose answer cannot be sent is not kept.
+            self.forget_observer(now, token);
+        }
         match out.refused {
             None => {}
             Some(Refusal::TooLarge { len }) => {
@@ -86,6 +90,7 @@ impl Session {
             bytes: out.bytes,
             tail: out.tail,
             kind: WriteKind::Response(code),
+            notification: None,
         };
         self.events.push_back(SessionEvent::Served {
             token,
@@ -111,7 +116,7 @@ impl Session {
     ) -> Code {
         let token = frame.token();
         let bare = |out: &mut Response, code| {
-            encode_response(out, code, token, None, None, Body::Zeros(0));
+            encode_response(out, code, token, Extra::default(), Body::Zeros(0));
             code
         };
         let Ok(block) = Block::decode(value) else {
@@ -153,7 +158,11 @@ impl Session {
         self.uploads[i].body.extend_from_slice(frame.payload);
         if block.more {
             let code = Code::CONTINUE;
-            encode_response(out, code, token, None, Some(block), Body::Zeros(0));
+            let extra = Extra {
+                block1: Some(block),
+                ..Extra::default()
+            };
+            encode_response(out, code, token, extra, Body::Zeros(0));
             return code;
         }
         let body = self.uploads.remove(i).body;
@@ -163,7 +172,7 @@ impl Session {
     /// Runs the resource on `payload` and encodes the response into `out`, with `block1`
     /// when it ends an upload; returns its code.
     fn respond(
-        &self,
+        &mut self,
         now: Instant,
         frame: &Frame<'_>,
         payload: &[u8],
@@ -181,7 +190,8 @@ impl Session {
                 .iter()
                 .filter(|(n, _)| *n == number::URI_PATH)
                 .map(|(_, v)| v);
-            if let Some((_, content)) = self.router.find_content(path.clone()) {
+            if let Some((index, content)) = self.router.find_content(path.clone()) {
+                let period = content.observe_period();
                 let (code, format, body) = content.answer(
                     frame.code,
                     now,
@@ -195,7 +205,24 @@ impl Session {
                 if code.class() == 2 && !request_options::acceptable(accept, format) {
                     break 'answer (Code::NOT_ACCEPTABLE, Body::Zeros(0));
                 }
-                encode_response(out, code, token, format, block1, Body::Bytes(&body));
+                // RFC 7641 §4.1 (RFC 8323 §7): a GET with Observe of an observable resource
+                // (un)registers; the answer says with Observe whether it is registered.
+                let (observe, max_age) = match period {
+                    Some(period) if frame.code == Code::GET => {
+                        let observe = frame.observe().ok().flatten();
+                        let seq = self.observe_request(now, token, index, observe, period);
+                        let next = crate::observe::next_tick(now, period);
+                        (seq, Some(crate::observe::max_age_s(now, next)))
+                    }
+                    _ => (None, None),
+                };
+                let extra = Extra {
+                    content_format: format,
+                    observe,
+                    max_age,
+                    block1,
+                };
+                encode_response(out, code, token, extra, Body::Bytes(&body));
                 return code;
             }
             let Some(resource) = self.router.find(path) else {
@@ -226,14 +253,36 @@ impl Session {
                 Action::Fixed { code, len_bytes } => (code, Body::Zeros(len_bytes)),
                 Action::Echo => {
                     let code = media::echo_code(frame.code);
-                    encode_response(out, code, token, format, block1, Body::Bytes(payload));
+                    let extra = Extra {
+                        content_format: format,
+                        block1,
+                        ..Extra::default()
+                    };
+                    encode_response(out, code, token, extra, Body::Bytes(payload));
                     return code;
                 }
             }
         };
-        encode_response(out, code, token, None, block1, body);
+        let extra = Extra {
+            block1,
+            ..Extra::default()
+        };
+        encode_response(out, code, token, extra, body);
         code
     }
+}
+
+/// The options a response carries here besides its code and token, all optional.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Extra {
+    /// Content-Format.
+    pub(crate) content_format: Option<u16>,
+    /// Observe (RFC 7641): a registration's answer and every notification.
+    pub(crate) observe: Option<u32>,
+    /// Max-Age in seconds (an observable resource's answers).
+    pub(crate) max_age: Option<u32>,
+    /// The last Block1 of an upload.
+    pub(crate) block1: Option<Block>,
 }
 
 /// A response being encoded, and the limits it must keep.
@@ -261,8 +310,8 @@ pub(crate) enum Refusal {
     QueueFull { len: usize, room: usize },
 }
 
-/// Encodes a response frame into `out`: `code`, `token`, an optional Content-Format and an
-/// optional Block1 (the only options a response carries here), and `body` after a marker when
+/// Encodes a response frame into `out`: `code`, `token`, the options of `extra` (the only
+/// ones a response carries here), and `body` after a marker when
 /// it is not empty (RFC 8323 §3.2). Given bytes are copied; a generated body becomes
 /// `out.tail`. The frame's length is known first: when it exceeds `out.max_frame_bytes` or
 /// its bytes in memory `out.room`, an empty 5.00 or 5.03 is encoded instead and
@@ -271,12 +320,11 @@ pub(crate) fn encode_response(
     out: &mut Response,
     code: Code,
     token: Token,
-    content_format: Option<u16>,
-    block1: Option<Block>,
+    extra: Extra,
     body: Body<'_>,
 ) {
-    // At most two options of at most 3 value bytes: deltas below 269, lengths below 13.
-    let mut opts = [0u8; 12];
+    // At most four options of at most 4 value bytes: deltas below 269, lengths below 13.
+    let mut opts = [0u8; 24];
     let mut opt_len = 0;
     let mut prev = 0;
     let mut put = |number: u16, v: u32| {
@@ -295,10 +343,16 @@ pub(crate) fn encode_response(
         opts[opt_len..opt_len + n].copy_from_slice(&value[..n]);
         opt_len += n;
     };
-    if let Some(f) = content_format {
+    if let Some(s) = extra.observe {
+        put(number::OBSERVE, s);
+    }
+    if let Some(f) = extra.content_format {
         put(number::CONTENT_FORMAT, u32::from(f));
     }
-    if let Some(b) = block1 {
+    if let Some(s) = extra.max_age {
+        put(number::MAX_AGE, s);
+    }
+    if let Some(b) = extra.block1 {
         put(number::BLOCK1, b.to_uint());
     }
     let n = body.len();
@@ -342,7 +396,7 @@ pub(crate) fn encode_response(
         };
         out.bytes.clear();
         out.tail = None;
-        return encode_response(out, code, token, None, None, Body::Zeros(0));
+        return encode_response(out, code, token, Extra::default(), Body::Zeros(0));
     }
     let bytes = &mut out.bytes;
     let body_len = body_len.unwrap_or(0);

@@ -35,6 +35,9 @@ pub(crate) struct Outstanding {
     pub(crate) started: Instant,
     /// What a Block2 follow-up needs (only with [`SessionConfig::block_wise_transfer`]).
     pub(crate) follow: Option<Box<Follow>>,
+    /// A deregistration (GET with Observe 1, RFC 7641 §3.6) on the token of an observation:
+    /// a response still carrying Observe is a late notification, not its answer.
+    pub(crate) deregistration: bool,
 }
 
 /// A request whose response may come block-wise (RFC 7959 §2.4, BERT: RFC 8323 §6): its
@@ -66,8 +69,10 @@ pub(crate) struct Follow {
 ///    [`Session::poll_event`]. When [`Session::should_close`] turns true, write what is
 ///    queued and close the connection.
 ///
-/// The session has no timers: a stream never retransmits at this layer. A driver that times
-/// out idle connections asks [`Session::idle_since`] and keeps the clock itself.
+/// A stream never retransmits at this layer; the session's one timer is Observe's, the next
+/// change of an observed resource ([`Session::poll_timeout`], [`Session::handle_timeout`];
+/// none without observers). A driver that times out idle connections asks
+/// [`Session::idle_since`] and keeps the clock itself.
 ///
 /// # Time
 ///
@@ -138,6 +143,10 @@ pub struct Session {
     pub(crate) pool: Vec<Vec<u8>>,
     /// When the last bytes from the peer arrived.
     pub(crate) heard_at: Option<Instant>,
+    /// Observers of our resources (server side, RFC 8323 §7).
+    pub(crate) observers: crate::tcp::observe::Observers,
+    /// Observations we hold (client side).
+    pub(crate) watches: Vec<crate::tcp::observe::Watch>,
 }
 
 /// A message queued for writing: `bytes` (in memory), then `tail` (a generated body, produced
@@ -147,6 +156,9 @@ pub(crate) struct Queued {
     pub(crate) bytes: Vec<u8>,
     pub(crate) tail: Option<Body<'static>>,
     pub(crate) kind: WriteKind,
+    /// The observer (token) this notification is for: a newer one replaces it while it
+    /// waits (`crate::tcp::observe`).
+    pub(crate) notification: Option<Token>,
 }
 
 impl Queued {
@@ -156,7 +168,7 @@ impl Queued {
     }
 
     /// What it costs [`Session::queued_bytes`].
-    fn cost(&self) -> usize {
+    pub(crate) fn cost(&self) -> usize {
         self.bytes.len() + QUEUED_MESSAGE_BYTES
     }
 }
@@ -206,6 +218,8 @@ impl Session {
             uploads: Vec::new(),
             pool: Vec::new(),
             heard_at: None,
+            observers: Default::default(),
+            watches: Vec::new(),
         };
         let csm = SignalMessage::new(Signal::Csm {
             max_message_size: s.config.max_message_size,
@@ -277,9 +291,12 @@ impl Session {
     }
 
     /// True when nothing is pending: no outstanding request or Ping, no partial frame, no
-    /// queued write. After [`Session::release`], the moment to [`Session::close`].
+    /// queued write, no observer of ours and no observation held (an observed connection is
+    /// in use however quiet). After [`Session::release`], the moment to [`Session::close`].
     pub fn is_idle(&self) -> bool {
-        self.outstanding.is_empty()
+        self.observers.list_is_empty()
+            && self.watches.is_empty()
+            && self.outstanding.is_empty()
             && self.pings.is_empty()
             && self.rx.is_empty()
             && self.writes.is_empty()
@@ -341,10 +358,24 @@ impl Session {
     /// limit on outstanding requests (pipelining). `request.confirmable` has no meaning over a
     /// reliable stream and is ignored.
     pub fn request(&mut self, now: Instant, request: &Request) -> Result<RequestId, RequestError> {
+        self.send_request(now, request, None)
+    }
+
+    /// [`Session::request`] with a fresh token, or with `deregister`'s: an observation's,
+    /// for its deregistration (`crate::tcp::observe`).
+    pub(crate) fn send_request(
+        &mut self,
+        now: Instant,
+        request: &Request,
+        deregister: Option<Token>,
+    ) -> Result<RequestId, RequestError> {
         if self.state != State::Open || self.peer_released {
             return Err(RequestError::NotOpen);
         }
-        let token = self.alloc_token()?;
+        let token = match deregister {
+            Some(t) => t,
+            None => self.alloc_token()?,
+        };
         let mut frame = FrameBuf::new(request.method, token);
         for seg in segments(&request.path) {
             if seg.len() > 255 {
@@ -379,7 +410,9 @@ impl Session {
         let request_method = request.method;
         let request = RequestId(self.next_request_id);
         self.next_request_id += 1;
-        self.next_token = self.next_token.wrapping_add(1);
+        if deregister.is_none() {
+            self.next_token = self.next_token.wrapping_add(1);
+        }
         let follow = self.config.block_wise_transfer.then(|| {
             Box::new(Follow {
                 method: request_method,
@@ -393,6 +426,7 @@ impl Session {
             request,
             started: now,
             follow,
+            deregistration: deregister.is_some(),
         });
         self.queue_request(now, request, token, bytes);
         Ok(request)
@@ -567,7 +601,7 @@ impl Session {
     }
 
     /// Keeps `bytes` for reuse when the pool has room.
-    fn recycle(&mut self, mut bytes: Vec<u8>) {
+    pub(crate) fn recycle(&mut self, mut bytes: Vec<u8>) {
         if self.pool.len() < POOL_MAX && bytes.capacity() <= POOL_BUFFER_MAX_BYTES {
             bytes.clear();
             self.pool.push(bytes);
@@ -599,7 +633,7 @@ impl Session {
         } else {
             1u64 << (8 * len)
         };
-        let in_use = self.outstanding.len() + self.pings.len();
+        let in_use = self.outstanding.len() + self.pings.len() + self.watches.len();
         if in_use as u64 >= space {
             return Err(RequestError::TokensExhausted);
         }
@@ -607,7 +641,8 @@ impl Session {
         loop {
             let t = Token::from_u64(self.next_token, len);
             let busy = self.outstanding.iter().any(|o| o.token == t)
-                || self.pings.iter().any(|(p, _)| *p == t);
+                || self.pings.iter().any(|(p, _)| *p == t)
+                || self.watches.iter().any(|w| w.token == t);
             if !busy {
                 return Ok(t);
             }
@@ -634,6 +669,7 @@ impl Session {
             bytes,
             tail: None,
             kind: WriteKind::Request(request),
+            notification: None,
         });
     }
 
@@ -644,6 +680,7 @@ impl Session {
             bytes,
             tail: None,
             kind: WriteKind::Signal(msg.code()),
+            notification: None,
         });
     }
 
@@ -655,6 +692,7 @@ impl Session {
         self.state = State::Ended;
         self.rx.clear();
         self.pings.clear();
+        self.end_observations(now);
         for o in std::mem::take(&mut self.outstanding) {
             self.events.push_back(SessionEvent::RequestFailed {
                 request: o.request,

@@ -132,6 +132,14 @@ pub fn config_json(config: &RunConfig) -> Value {
                     }
                     w
                 }
+                Workload::Observe {
+                    period,
+                    duration,
+                    con_every,
+                } => json!({
+                    "kind": "observe", "period_s": period.as_secs_f64(),
+                    "duration_s": duration.as_secs_f64(), "con_every": con_every,
+                }),
             };
             json!({
                 "count": f.count,

@@ -39,6 +39,20 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "expired_rtos",
 ];
 
+/// The columns `flows.csv` has after the sweep columns when a flow group observes
+/// (`workload = "observe"`, [`crate::scenario::RunConfig::has_observe`]); absent otherwise, so
+/// other runs' files do not change. Empty for flows of other workloads in such a run.
+pub const OBSERVE_COLUMNS: &[&str] = &[
+    "notifications_sent",
+    "notifications_received",
+    "notifications_lost",
+    "notification_delay_mean_s",
+    "notification_delay_p50_s",
+    "notification_delay_p95_s",
+    "notification_delay_max_s",
+    "notification_retransmissions",
+];
+
 /// The columns a mesh run's rows add after [`FLOW_COLUMNS`] (before the sweep columns): the
 /// multi-hop experiments' metrics of [`MeshFlowRecord`], in its field order. Star runs' rows do
 /// not have them, so their `flows.csv` is unchanged.
@@ -125,20 +139,44 @@ pub fn sweep_columns(sweep: &[(String, String)]) -> Vec<&str> {
 
 /// Whether the sweep column `c` gets a column of its own (it is not a fixed column).
 pub fn is_sweep_column(c: &str) -> bool {
-    !FLOW_COLUMNS.contains(&c) && !MESH_FLOW_COLUMNS.contains(&c)
+    !FLOW_COLUMNS.contains(&c) && !MESH_FLOW_COLUMNS.contains(&c) && !OBSERVE_COLUMNS.contains(&c)
 }
 
 /// The header line (no newline) of runs with `sweep` ([`RunSpec::sweep`]); with `mesh`, the
 /// [`MESH_FLOW_COLUMNS`] too.
 pub fn header(sweep: &[(String, String)], mesh: bool) -> String {
+    header_for(sweep, mesh, false)
+}
+
+/// [`header`], with the [`OBSERVE_COLUMNS`] last when `observe`.
+pub fn header_for(sweep: &[(String, String)], mesh: bool, observe: bool) -> String {
     let mesh_columns = if mesh { MESH_FLOW_COLUMNS } else { &[] };
+    let observe_columns = if observe { OBSERVE_COLUMNS } else { &[] };
     csv::line(
         FLOW_COLUMNS
             .iter()
             .chain(mesh_columns)
             .copied()
-            .chain(sweep_columns(sweep)),
+            .chain(sweep_columns(sweep))
+            .chain(observe_columns.iter().copied()),
     )
+}
+
+/// An observer's cells of [`OBSERVE_COLUMNS`] (empty for other flows).
+fn observe_cells(f: &FlowRecord) -> Vec<String> {
+    let Some(o) = &f.observe else {
+        return vec![String::new(); OBSERVE_COLUMNS.len()];
+    };
+    vec![
+        o.sent.to_string(),
+        o.received.to_string(),
+        o.lost.to_string(),
+        csv::float(o.delay_mean_s),
+        csv::float(o.delay_p50_s),
+        csv::float(o.delay_p95_s),
+        csv::float(o.delay_max_s),
+        o.retransmissions.to_string(),
+    ]
 }
 
 /// The header line of `intervals.csv` (no newline).
@@ -252,7 +290,13 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
         .filter(|(c, _)| is_sweep_column(c))
         .map(|(_, v)| v.as_str())
         .collect();
+    let observe = spec.config.has_observe();
     for f in flows {
+        let tail = if observe {
+            observe_cells(f)
+        } else {
+            Vec::new()
+        };
         let fixed = [
             spec.run.to_string(),
             spec.combination.to_string(),
@@ -294,7 +338,8 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
                 .iter()
                 .chain(&mesh)
                 .map(String::as_str)
-                .chain(extra.iter().copied()),
+                .chain(extra.iter().copied())
+                .chain(tail.iter().map(String::as_str)),
         ));
         out.push('\n');
     }

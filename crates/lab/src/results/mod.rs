@@ -16,7 +16,8 @@ pub use manifest::{
     Status,
 };
 pub use record::{
-    ExchangeSample, FlowRecord, MeshFlowRecord, RunError, RunResult, TcpFlowRecord, TimerExpiry,
+    ExchangeSample, FlowRecord, MeshFlowRecord, ObserveFlowRecord, RunError, RunResult,
+    TcpFlowRecord, TimerExpiry,
 };
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;

@@ -50,9 +50,33 @@ pub struct FlowRecord {
     pub transmission_counts: Vec<u32>,
     /// TCP flows only: the connection counters (spec §7); `None` for UDP flows.
     pub tcp: Option<TcpFlowRecord>,
+    /// Observers (`workload = "observe"`) only: the notification counters.
+    pub observe: Option<ObserveFlowRecord>,
     /// The multi-hop experiments' metrics (spec §8f), for runs that write them (mesh runs,
     /// `[output] intervals` or `exchanges`); `None` otherwise.
     pub mesh: Option<Box<MeshFlowRecord>>,
+}
+
+/// What an observer adds to its record (issue 16; `crate::observe_metrics` says how each is
+/// counted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObserveFlowRecord {
+    /// Notifications the server generated for the observer.
+    pub sent: u64,
+    /// Of those, received by the observer.
+    pub received: u64,
+    /// `sent − received`.
+    pub lost: u64,
+    /// Mean generation → reception delay of the received ones, seconds.
+    pub delay_mean_s: Option<f64>,
+    /// Its median.
+    pub delay_p50_s: Option<f64>,
+    /// Its 95th percentile.
+    pub delay_p95_s: Option<f64>,
+    /// Its maximum.
+    pub delay_max_s: Option<f64>,
+    /// Retransmissions of CON notifications to the observer.
+    pub retransmissions: u64,
 }
 
 /// The multi-hop experiments' metrics of one flow (spec §8f; definitions in docs/scenarios.md,

@@ -536,7 +536,8 @@ impl ResultsDir {
         // flows.csv is streamed to disk and summarized run by run: only one run's rows are
         // in memory at a time, plus what each summary row needs (see `Summarizer`).
         let mesh = !plan.is_empty() && plan.config(0).is_mesh();
-        let mut header = flows::header(&plan.sweep(0), mesh);
+        let observe = !plan.is_empty() && plan.config(0).has_observe();
+        let mut header = flows::header_for(&plan.sweep(0), mesh, observe);
         header.push('\n');
         let mut flows_csv = AtomicFile::create(&self.root.join("flows.csv"))?;
         flows_csv.write(header.as_bytes())?;

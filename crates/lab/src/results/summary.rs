@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::csv;
-use super::flows::{is_sweep_column, MESH_FLOW_COLUMNS};
+use super::flows::{is_sweep_column, MESH_FLOW_COLUMNS, OBSERVE_COLUMNS};
 use crate::stats::{self, Tally, SUMMARY_QUANTILES};
 
 /// One row of `summary.csv`.
@@ -43,11 +43,52 @@ pub struct SummaryRow {
     pub unnecessary_retransmissions_median: Option<f64>,
     /// Frequency of transmissions over every successful exchange of the group.
     pub transmission_counts: Vec<u64>,
+    /// Observers only (`workload = "observe"`): the group's notification metrics.
+    pub observe: Option<ObserveSummary>,
     /// Mesh runs only (empty otherwise): `(column, median over the cell's flows)` of every
     /// [`MESH_FLOW_COLUMNS`] column, then `retransmissions_per_run`: the retransmissions of
     /// the cell's flows summed per run, averaged over its runs.
     pub mesh: Vec<(String, Option<f64>)>,
 }
+
+/// The notification metrics of a group of observers in `summary.csv` (issue 16).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ObserveSummary {
+    /// Notifications generated for the group's observers, all replications.
+    pub sent: u64,
+    /// Of those, lost (never received).
+    pub lost: u64,
+    /// Median over observers of their median delay (generation → reception), seconds.
+    pub delay_p50_median_s: Option<f64>,
+    /// Median over observers of their 95th-percentile delay, seconds.
+    pub delay_p95_median_s: Option<f64>,
+    /// The largest delay of any observer, seconds.
+    pub delay_max_s: Option<f64>,
+    /// Median over observers of their CON-notification retransmissions.
+    pub retransmissions_median: Option<f64>,
+}
+
+/// What a group's observe summary needs, row by row.
+#[derive(Debug, Default)]
+struct ObserveAcc {
+    sent: u64,
+    lost: u64,
+    p50: Tally,
+    p95: Tally,
+    max: Option<f64>,
+    rexmit: Tally,
+}
+
+/// The notification columns of `summary.csv`, present when a row has them.
+const OBSERVE_SUMMARY_COLUMNS: &[&str] = &[
+    "notifications_sent",
+    "notifications_lost",
+    "notification_loss_ratio",
+    "notification_delay_p50_median_s",
+    "notification_delay_p95_median_s",
+    "notification_delay_max_s",
+    "notification_retransmissions_median",
+];
 
 /// Groups the records of `flows.csv` (header first) into summary rows, ordered by
 /// combination, then by first appearance of (cc, workload).
@@ -72,6 +113,7 @@ struct Acc {
     rexmit: Tally,
     unnec: Tally,
     counts: Vec<u64>,
+    observe: Option<ObserveAcc>,
     /// Per mesh column of the header, the values of the cell's flows.
     mesh: Vec<Tally>,
     /// Sum of the cell's retransmissions and the runs they came from (rows of one run are
@@ -98,6 +140,8 @@ pub struct Summarizer {
     groups: BTreeMap<(usize, usize), Acc>,
     /// (cc, workload) in order of first appearance.
     order: Vec<(String, String)>,
+    /// Columns of [`OBSERVE_COLUMNS`] (`usize::MAX` when absent).
+    observe_cols: Vec<usize>,
 }
 
 const COMBINATION: usize = 0;
@@ -141,11 +185,13 @@ impl Summarizer {
             .iter()
             .filter_map(|&c| header.iter().position(|h| h == c).map(|i| (i, c)))
             .collect();
+        let observe_cols = OBSERVE_COLUMNS.iter().map(|c| idx(c)).collect();
         Summarizer {
             run: idx("run"),
             header,
             cols,
             extra,
+            observe_cols,
             mesh,
             groups: BTreeMap::new(),
             order: Vec::new(),
@@ -179,6 +225,7 @@ impl Summarizer {
             rexmit: Tally::default(),
             unnec: Tally::default(),
             counts: Vec::new(),
+            observe: None,
             mesh: vec![Tally::default(); self.mesh.len()],
             rexmit_sum: 0.0,
             runs: 0,
@@ -208,6 +255,25 @@ impl Summarizer {
             acc.unnec.push(x);
         }
         super::flows::add_counts(&mut acc.counts, counts);
+        // An observer's row: its notification cells are filled (`flows::OBSERVE_COLUMNS`).
+        let ocell = |k: usize| field(row, self.observe_cols[k]).parse::<f64>().ok();
+        if let Some(sent) = ocell(0) {
+            let o = acc.observe.get_or_insert_with(ObserveAcc::default);
+            o.sent += sent as u64;
+            o.lost += ocell(2).unwrap_or(0.0) as u64;
+            if let Some(x) = ocell(4) {
+                o.p50.push(x);
+            }
+            if let Some(x) = ocell(5) {
+                o.p95.push(x);
+            }
+            if let Some(x) = ocell(6) {
+                o.max = Some(o.max.map_or(x, |m: f64| m.max(x)));
+            }
+            if let Some(x) = ocell(7) {
+                o.rexmit.push(x);
+            }
+        }
     }
 
     /// The summary rows, ordered by combination, then by first appearance of (cc, workload).
@@ -250,6 +316,14 @@ impl Summarizer {
                     unnecessary_retransmissions_median: acc.unnec.median(),
                     mesh: mesh_medians(&mesh, &acc),
                     transmission_counts: acc.counts,
+                    observe: acc.observe.as_ref().map(|o| ObserveSummary {
+                        sent: o.sent,
+                        lost: o.lost,
+                        delay_p50_median_s: o.p50.median(),
+                        delay_p95_median_s: o.p95.median(),
+                        delay_max_s: o.max,
+                        retransmissions_median: o.rexmit.median(),
+                    }),
                 };
                 samples.push(acc.fct);
                 row
@@ -357,6 +431,10 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         .map(|r| r.mesh.iter().map(|(c, _)| c.clone()).collect())
         .unwrap_or_default();
     header.extend(mesh_columns.iter().cloned());
+    let observe = rows.iter().any(|r| r.observe.is_some());
+    if observe {
+        header.extend(OBSERVE_SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
+    }
     let mut out = csv::line(header.iter().map(String::as_str));
     out.push('\n');
     for r in rows {
@@ -391,8 +469,99 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         fields.extend(
             (0..mesh_columns.len()).map(|k| csv::float(r.mesh.get(k).and_then(|(_, x)| *x))),
         );
+        if observe {
+            fields.extend(observe_fields(r.observe.as_ref()));
+        }
         out.push_str(&csv::line(fields.iter().map(String::as_str)));
         out.push('\n');
     }
     out
+}
+
+/// A row's cells of [`OBSERVE_SUMMARY_COLUMNS`] (empty for a group of other flows).
+fn observe_fields(o: Option<&ObserveSummary>) -> Vec<String> {
+    let Some(o) = o else {
+        return vec![String::new(); OBSERVE_SUMMARY_COLUMNS.len()];
+    };
+    let ratio = (o.sent > 0).then(|| o.lost as f64 / o.sent as f64);
+    vec![
+        o.sent.to_string(),
+        o.lost.to_string(),
+        csv::float(ratio),
+        csv::float(o.delay_p50_median_s),
+        csv::float(o.delay_p95_median_s),
+        csv::float(o.delay_max_s),
+        csv::float(o.retransmissions_median),
+    ]
+}
+
+#[cfg(test)]
+mod observe_tests {
+    use super::*;
+    use crate::results::flows::FLOW_COLUMNS;
+
+    /// Two observers and one continuous flow: only the observers' group gets notification
+    /// cells, summed and medianed over its observers.
+    #[test]
+    fn observers_are_summarised_by_group() {
+        let mut header: Vec<String> = FLOW_COLUMNS.iter().map(|c| c.to_string()).collect();
+        header.extend(OBSERVE_COLUMNS.iter().map(|c| c.to_string()));
+        let row = |cc: &str, workload: &str, observe: [&str; 8]| {
+            let mut r: Vec<String> = header
+                .iter()
+                .map(|h| match h.as_str() {
+                    "cc" => cc.to_string(),
+                    "workload" => workload.to_string(),
+                    "completed" => "true".to_string(),
+                    "fct_s" => "300".to_string(),
+                    _ => "0".to_string(),
+                })
+                .collect();
+            let n = r.len();
+            for (k, v) in observe.iter().enumerate() {
+                r[n - 8 + k] = v.to_string();
+            }
+            r
+        };
+        let rows = vec![
+            header.clone(),
+            row(
+                "cocoa",
+                "observe",
+                ["60", "57", "3", "0.5", "0.4", "1.5", "2.0", "4"],
+            ),
+            row(
+                "cocoa",
+                "observe",
+                ["59", "59", "0", "0.6", "0.5", "0.9", "1.2", "2"],
+            ),
+            row("default", "continuous", [""; 8]),
+        ];
+        let s = summarize(&rows);
+        assert_eq!(
+            s[0].observe,
+            Some(ObserveSummary {
+                sent: 119,
+                lost: 3,
+                delay_p50_median_s: Some(0.45),
+                delay_p95_median_s: Some(1.2),
+                delay_max_s: Some(2.0),
+                retransmissions_median: Some(3.0),
+            })
+        );
+        assert_eq!(s[1].observe, None);
+        let text = to_csv(&s);
+        let mut lines = text.lines();
+        assert!(lines.next().unwrap().ends_with(
+            ",notifications_sent,notifications_lost,notification_loss_ratio,\
+notification_delay_p50_median_s,notification_delay_p95_median_s,notification_delay_max_s,\
+notification_retransmissions_median"
+        ));
+        let loss = 3.0 / 119.0;
+        assert!(lines
+            .next()
+            .unwrap()
+            .ends_with(&format!(",119,3,{loss},0.45,1.2,2,3")));
+        assert!(lines.next().unwrap().ends_with(",,,,,,,"));
+    }
 }

@@ -38,6 +38,7 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
             completed: true,
             transmission_counts: vec![50 - i, i],
             tcp: None,
+            observe: None,
             mesh: None,
         })
         .collect();

@@ -63,6 +63,14 @@ impl RunConfig {
     pub fn total_flows(&self) -> u32 {
         self.flows.iter().map(|f| f.count).sum()
     }
+
+    /// Whether a flow group observes (`workload = "observe"`): `flows.csv` then has the
+    /// notification columns.
+    pub fn has_observe(&self) -> bool {
+        self.flows
+            .iter()
+            .any(|f| matches!(f.workload, Workload::Observe { .. }))
+    }
 }
 
 /// Protocol settings shared by all endpoints.
@@ -105,6 +113,17 @@ pub enum Workload {
         /// Block size (16..=1024, a power of two).
         block_bytes: u32,
     },
+    /// An observer (RFC 7641) of the server's one observable resource: it registers at its
+    /// start, takes every notification for `duration`, then deregisters (Observe 1).
+    Observe {
+        /// How often the resource changes (a notification to every observer each time).
+        period: Duration,
+        /// How long the flow observes.
+        duration: Duration,
+        /// Every k-th notification to an observer is CON, the others NON (0: only the first,
+        /// then one a day, RFC 7641 §4.5.1's minimum).
+        con_every: u32,
+    },
 }
 
 impl Workload {
@@ -114,6 +133,7 @@ impl Workload {
             Workload::Continuous { .. } => "continuous",
             Workload::Random { .. } => "random",
             Workload::LongTransfer { .. } => "long-transfer",
+            Workload::Observe { .. } => "observe",
         }
     }
 }

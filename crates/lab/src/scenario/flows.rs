@@ -30,10 +30,16 @@ const FLOW_KEYS: &[&str] = &[
     "start_jitter_s",
     "random_source_port",
     "interval_s",
+    "period_s",
+    "duration_s",
+    "con_every",
 ];
 
+/// The keys of `workload = "observe"` only.
+const OBSERVE_KEYS: &[&str] = &["period_s", "duration_s", "con_every"];
+
 /// The workloads.
-const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer"];
+const WORKLOADS: &[&str] = &["continuous", "random", "long-transfer", "observe"];
 
 /// `count = "all"` as read, before [`super::reader`] resolves it on a mesh to the client nodes
 /// the other `[[flows]]` tables leave (no flow has 0 clients otherwise).
@@ -67,9 +73,57 @@ pub(super) fn read(
         let flow = read_one(r, table, &path, protocol)?;
         check_mtu(r, table, &path, &flow, mtu_bytes)?;
         check_object(r, table, &path, &flow)?;
+        check_one_resource(r, table, &path, &flow, &flows)?;
         flows.push(flow);
     }
     Ok(flows)
+}
+
+/// Every observer observes the server's one resource: its period and CON rule are the same in
+/// every `workload = "observe"` group.
+fn check_one_resource(
+    r: &Reader<'_>,
+    t: &toml_edit::Table,
+    p: &str,
+    flow: &FlowConfig,
+    before: &[FlowConfig],
+) -> Result<(), ScenarioError> {
+    let Workload::Observe {
+        period, con_every, ..
+    } = flow.workload
+    else {
+        return Ok(());
+    };
+    let first = before
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| match f.workload {
+            Workload::Observe {
+                period, con_every, ..
+            } => Some((i, period, con_every)),
+            _ => None,
+        });
+    let Some((i, p0, k0)) = first else {
+        return Ok(());
+    };
+    let (key, value, want) = if period != p0 {
+        (
+            "period_s",
+            period.as_secs_f64().to_string(),
+            p0.as_secs_f64().to_string(),
+        )
+    } else if con_every != k0 {
+        ("con_every", con_every.to_string(), k0.to_string())
+    } else {
+        return Ok(());
+    };
+    let span = t.get(key).and_then(Item::span).or_else(|| t.span());
+    Err(r.bad(
+        span,
+        &format!("{p}.{key}"),
+        &value,
+        format!("{want}, as in flows[{i}]: every observer observes the server's one resource"),
+    ))
 }
 
 fn read_one(
@@ -206,6 +260,34 @@ fn read_one(
             }
         });
     let interval_s = r.scalar(t, p, "interval_s", |v| float(v, 1e-6, 1e6))?;
+    let period_s = r
+        .scalar(t, p, "period_s", |v| float(v, 1e-3, 1e6))?
+        .unwrap_or(1.0);
+    let duration_s = r
+        .scalar(t, p, "duration_s", |v| float(v, 1e-3, 1e7))?
+        .unwrap_or(60.0);
+    let con_every = r
+        .scalar(t, p, "con_every", |v| uint(v, 0, 1_000_000))?
+        .unwrap_or(0) as u32;
+    if workload != "observe" {
+        if let Some(key) = OBSERVE_KEYS.iter().find(|k| t.contains_key(k)) {
+            let span = t.get(key).and_then(Item::span);
+            return Err(r.bad(
+                span,
+                &format!("{p}.{key}"),
+                &format!("(with workload = \"{workload}\")"),
+                "only with workload = \"observe\"",
+            ));
+        }
+    } else if tcp {
+        let span = t.get("workload").and_then(Item::span).or(cc_span.clone());
+        return Err(r.bad(
+            span,
+            &format!("{p}.workload"),
+            &workload,
+            format!("a workload other than \"observe\" for cc = \"{cc}\" (the simulator observes over CoAP over UDP only)"),
+        ));
+    }
     if interval_s.is_some() && (workload != "continuous" || TCP_CCS.contains(&cc.as_str())) {
         let span = t.get("interval_s").and_then(Item::span);
         return Err(r.bad(
@@ -253,6 +335,11 @@ fn read_one(
         "long-transfer" => Workload::LongTransfer {
             object_bytes,
             block_bytes,
+        },
+        "observe" => Workload::Observe {
+            period: Duration::from_secs_f64_round_us(period_s),
+            duration: Duration::from_secs_f64_round_us(duration_s),
+            con_every,
         },
         _ => Workload::Continuous { exchanges },
     };

@@ -97,7 +97,7 @@ fn a_bad_value_names_the_key_the_line_and_the_allowed_values() {
     assert_eq!(
         e.to_string(),
         "t.toml:15: bad value \"bulk\" for 'flows[0].workload': expected one of continuous, \
-         random, long-transfer"
+         random, long-transfer, observe"
     );
     let text = ISSUE_EXAMPLE.replace("loss = \"none\"", "loss = \"severe\"");
     let e = parse(&text).unwrap_err();

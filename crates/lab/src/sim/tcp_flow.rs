@@ -65,6 +65,8 @@ impl FlowPlan {
                 Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
                     exchanges
                 }
+                // Rejected for TCP flows by the scenario reader.
+                Workload::Observe { .. } => 1,
             },
             batches: match fc.workload {
                 Workload::Random {

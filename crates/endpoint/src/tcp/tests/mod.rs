@@ -5,6 +5,7 @@ mod body_limit;
 mod csm;
 mod exchange;
 mod limits;
+mod observe;
 mod signals;
 mod split;
 
