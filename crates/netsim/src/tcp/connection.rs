@@ -346,8 +346,14 @@ impl Connection {
         }
     }
 
-    /// Takes in one segment from the peer.
-    pub fn handle_segment(&mut self, now: Instant, seg: Segment) -> Result<(), SegmentError> {
+    /// Takes in one segment from the peer, owned or borrowed (a driver that decodes segments
+    /// into one reused [`Segment`] passes `&seg` and allocates nothing per segment).
+    pub fn handle_segment(
+        &mut self,
+        now: Instant,
+        seg: impl std::borrow::Borrow<Segment>,
+    ) -> Result<(), SegmentError> {
+        let seg = seg.borrow();
         self.stats.segments_received += 1;
         if seg.seq.checked_add(seg.seq_len() + 1).is_none() {
             return Err(SegmentError::SeqOverflow(seg.seq));
@@ -462,7 +468,7 @@ impl Connection {
         self.cc_establish(now, sample);
     }
 
-    fn on_established_segment(&mut self, now: Instant, seg: Segment) -> Result<(), SegmentError> {
+    fn on_established_segment(&mut self, now: Instant, seg: &Segment) -> Result<(), SegmentError> {
         if seg.syn {
             // A retransmitted SYN-ACK (our ACK was lost): answer with an ACK.
             self.rcv.request_ack();
