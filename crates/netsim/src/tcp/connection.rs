@@ -14,6 +14,7 @@ use super::newreno::{Prr, Reno};
 use super::receiver::Receiver;
 use super::rtt::RttEstimator;
 use super::segment::Segment;
+use super::send_buffer::Generate;
 use super::sender::Sender;
 use super::stats::TcpStats;
 
@@ -274,12 +275,30 @@ impl Connection {
     /// the handshake completes wait for it; bytes written after [`Connection::close`] are
     /// refused.
     pub fn write(&mut self, bytes: &[u8]) -> Result<usize, ConnectionFailed> {
+        self.write_parts(bytes, None)
+    }
+
+    /// Queues one application write of `head` then a generated `tail` (one push, as
+    /// [`Connection::write`]): the tail's bytes are produced only when a segment carries
+    /// them, and every written byte is released once acknowledged.
+    pub fn write_parts(
+        &mut self,
+        head: &[u8],
+        tail: Option<std::sync::Arc<dyn Generate>>,
+    ) -> Result<usize, ConnectionFailed> {
         if self.state == TcpState::Failed || self.closed_by_app {
             return Err(ConnectionFailed);
         }
         self.cc_on_write();
-        self.snd.write(bytes);
-        Ok(bytes.len())
+        let len = head.len() + tail.as_ref().map_or(0, |t| t.len() as usize);
+        self.snd.write_parts(head, tail);
+        Ok(len)
+    }
+
+    /// Written bytes the connection holds in memory: unacknowledged or unsent, a generated
+    /// tail not counted.
+    pub fn send_buffer_bytes(&self) -> usize {
+        self.snd.held_bytes()
     }
 
     /// Closes the sending direction: a FIN follows the written data (a segment of its own).
