@@ -359,6 +359,7 @@ impl TcpSim {
                     flow: i,
                     conn: k,
                     copy,
+                    slot,
                 } = tcp_packet::decode(&rx, seg);
                 let f = &mut self.flows[i as usize];
                 // A segment of a connection already dropped (both ends closed) is lost (every
@@ -368,7 +369,7 @@ impl TcpSim {
                 };
                 if copy > 0 {
                     let up = d.dst == SERVER_ADDR;
-                    c.copies[usize::from(!up)].delivered(seg.seq, copy);
+                    c.copies[usize::from(!up)].delivered(seg.seq, copy, slot);
                 }
                 let to = if d.dst == SERVER_ADDR {
                     Some(&mut c.server)
@@ -567,15 +568,16 @@ impl TcpSim {
                     let tag = self.next_tag;
                     self.next_tag += 1;
                     // Data segments (FIN included; not SYNs) are numbered per sequence number.
-                    let copy = if seg.seq_len() > 0 && !seg.syn {
+                    let (copy, slot) = if seg.seq_len() > 0 && !seg.syn {
                         c.copies[usize::from(!up)].sent(seg.seq)
                     } else {
-                        0
+                        (0, 0)
                     };
                     let owner = Owner {
                         flow: i,
                         conn: c.k,
                         copy,
+                        slot,
                     };
                     tcp_packet::encode(&mut self.tx_bytes, owner, &seg);
                     self.star

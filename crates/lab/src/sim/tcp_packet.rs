@@ -9,9 +9,9 @@
 
 use coaplab_netsim::tcp::Segment;
 
-/// Bytes before the payload: flow, connection, copy (3 × 4), seq, ack (2 × 8), flags (1),
-/// option bytes (4).
-const HEADER_BYTES: usize = 33;
+/// Bytes before the payload: flow, connection, copy, copy-log position (4 × 4), seq, ack
+/// (2 × 8), flags (1), option bytes (4).
+const HEADER_BYTES: usize = 37;
 
 const FLAG_ACK: u8 = 1;
 const FLAG_SYN: u8 = 2;
@@ -26,6 +26,8 @@ pub(super) struct Owner {
     pub(super) conn: u32,
     /// Data segments: which copy (1 = the original); 0 for the others.
     pub(super) copy: u32,
+    /// Data segments: the position in the sender's copy log ([`super::tcp_copies`]).
+    pub(super) slot: u32,
 }
 
 /// Replaces `out` with `seg` and its owner.
@@ -35,6 +37,7 @@ pub(super) fn encode(out: &mut Vec<u8>, owner: Owner, seg: &Segment) {
     out.extend_from_slice(&owner.flow.to_le_bytes());
     out.extend_from_slice(&owner.conn.to_le_bytes());
     out.extend_from_slice(&owner.copy.to_le_bytes());
+    out.extend_from_slice(&owner.slot.to_le_bytes());
     out.extend_from_slice(&seg.seq.to_le_bytes());
     out.extend_from_slice(&seg.ack.unwrap_or(0).to_le_bytes());
     let flags = if seg.ack.is_some() { FLAG_ACK } else { 0 }
@@ -50,18 +53,19 @@ pub(super) fn encode(out: &mut Vec<u8>, owner: Owner, seg: &Segment) {
 pub(super) fn decode(bytes: &[u8], seg: &mut Segment) -> Owner {
     let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-    let flags = bytes[28];
-    seg.seq = u64_at(12);
-    seg.ack = (flags & FLAG_ACK != 0).then(|| u64_at(20));
+    let flags = bytes[32];
+    seg.seq = u64_at(16);
+    seg.ack = (flags & FLAG_ACK != 0).then(|| u64_at(24));
     seg.syn = flags & FLAG_SYN != 0;
     seg.fin = flags & FLAG_FIN != 0;
-    seg.options_bytes = u32_at(29);
+    seg.options_bytes = u32_at(33);
     seg.payload.clear();
     seg.payload.extend_from_slice(&bytes[HEADER_BYTES..]);
     Owner {
         flow: u32_at(0),
         conn: u32_at(4),
         copy: u32_at(8),
+        slot: u32_at(12),
     }
 }
 
@@ -102,6 +106,7 @@ mod tests {
                 flow: 399,
                 conn: 7,
                 copy: 2,
+                slot: 400,
             };
             encode(&mut buf, owner, &seg);
             assert_eq!(decode(&buf, &mut back), owner);
