@@ -30,6 +30,7 @@ be somewhat faster than the figures here.
 """
 
 import argparse
+import csv
 import os
 import shutil
 import subprocess
@@ -84,25 +85,22 @@ def coaplab_binary(target):
     return os.path.join(target, "release", "coaplab")
 
 
-def cpu_of(cmd, **kw):
-    """Runs cmd; returns (stdout, user + system CPU seconds of the child)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    out, err = p.communicate()
-    # The child is reaped by communicate(); its rusage is in RUSAGE_CHILDREN: take the delta.
-    if p.returncode != 0:
-        sys.exit(f"{cmd[0]} failed ({p.returncode}): {err.strip()[-400:]}")
-    return out
+def measured(cmd):
+    """Runs cmd; returns (stdout, user + system CPU seconds, peak RSS in KiB) of that child."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            sys.exit(f"{cmd[0]} failed ({p.returncode}): {err.read().strip()[-400:]}")
+        return out.read(), ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
-def child_cpu():
-    import resource
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def scenario(workload, n, buffer):
+def scenario(workload, n, buffer, object_bytes=102400):
     flows = (
-        'cc = "tcp-newreno"\nworkload = "long-transfer"\nobject_bytes = 102400\nstart_jitter_s = 0\n'
+        f'cc = "tcp-newreno"\nworkload = "long-transfer"\nobject_bytes = {object_bytes}\nstart_jitter_s = 0\n'
         if workload == "tcp"
         else 'cc = "default"\nworkload = "continuous"\nexchanges = 50\n'
     )
@@ -113,29 +111,49 @@ def scenario(workload, n, buffer):
     )
 
 
-def run_coaplab(binary, workload, n, buffer, tmp):
+def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400):
+    """(link packets, CPU s, peak RSS KiB, flows completed) of one coaplab run."""
     scen = os.path.join(tmp, f"{workload}-{n}.toml")
     with open(scen, "w") as fh:
-        fh.write(scenario(workload, n, buffer))
+        fh.write(scenario(workload, n, buffer, object_bytes))
     out = os.path.join(tmp, "out")
     shutil.rmtree(out, ignore_errors=True)
-    before = child_cpu()
-    cpu_of([binary, "run", scen, "--out", out, "-q", "--jobs", "1"])
-    cpu = child_cpu() - before
+    _, cpu, rss = measured([binary, "run", scen, "--out", out, "-q", "--jobs", "1"])
     with open(os.path.join(out, "runs.csv")) as fh:
         head, row = fh.read().strip().splitlines()[:2]
     rec = dict(zip(head.split(","), row.split(",")))
     packets = int(rec["down_sent_packets"]) + int(rec["up_sent_packets"])
-    return packets, cpu
+    with open(os.path.join(out, "flows.csv")) as fh:
+        rows = list(csv.DictReader(fh))
+    completed = sum(1 for r in rows if r.get("fct_s"))
+    return packets, cpu, rss, completed
 
 
-def run_ns3(star, workload, n, buffer):
-    amount = 102400 if workload == "tcp" else 50
-    out = cpu_of([star, workload, str(n), str(amount), str(buffer)])
+def run_ns3(star, workload, n, buffer, amount=None):
+    """(link packets, CPU s of the simulation, peak RSS KiB of the process, flows completed)."""
+    if amount is None:
+        amount = 102400 if workload == "tcp" else 50
+    out, _, rss = measured([star, workload, str(n), str(amount), str(buffer)])
     rec = dict(kv.split("=") for kv in out.split())
     if int(rec["completed"]) != n:
         print(f"warning: ns-3 {workload} N={n}: {rec['completed']} of {n} flows completed", file=sys.stderr)
-    return int(rec["packets"]), float(rec["cpu_s"])
+    return int(rec["packets"]), float(rec["cpu_s"]), rss, int(rec["completed"])
+
+
+def memory_table(binaries, labels, star, buffer, tmp):
+    """Peak RSS of the TCP long transfer (issue 17 item 2): 400 x 102,400 B and 10 x 10 MB,
+    with the bytes held per object byte above a 1-flow, 1-KB run of the same binary."""
+    print()
+    print("| TCP long transfer | tool | peak RSS MiB | 1 flow x 1 KB MiB | bytes per object byte above that |")
+    print("|---|---|---|---|---|")
+    for n, obj in [(400, 102400), (10, 10_000_000)]:
+        rows = [("ns-3", run_ns3(star, "tcp", n, buffer, obj)[2], run_ns3(star, "tcp", 1, buffer, 1024)[2])]
+        for label, b in zip(labels, binaries):
+            rows.append((label, run_coaplab(b, "tcp", n, buffer, tmp, obj)[2],
+                         run_coaplab(b, "tcp", 1, buffer, tmp, 1024)[2]))
+        for tool, rss, base in rows:
+            per = (rss - base) * 1024 / (n * obj)
+            print(f"| {n} x {obj:,} B | {tool} | {rss / 1024:.1f} | {base / 1024:.1f} | {per:.2f} |", flush=True)
 
 
 def main():
@@ -144,6 +162,8 @@ def main():
     ap.add_argument("--workloads", nargs="*", default=["tcp", "udp"], choices=["tcp", "udp"])
     ap.add_argument("--buffer", type=int, default=28200, help="bytes per direction (default 28,200)")
     ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions per cell (median kept)")
+    ap.add_argument("--memory", action="store_true",
+                    help="also the TCP peak-RSS table (400 x 102,400 B and 10 x 10 MB; ns-3's takes minutes)")
     ap.add_argument("--coaplab", action="append",
                     help="coaplab binary (repeat to compare builds; default: build target/release)")
     args = ap.parse_args()
@@ -165,14 +185,16 @@ def main():
                         ours[i].append(run_coaplab(b, workload, n, args.buffer, tmp))
                     theirs.append(run_ns3(star, workload, n, args.buffer))
                 med = lambda runs: sorted(runs, key=lambda r: r[1])[len(runs) // 2]
-                np_, nc = med(theirs)
+                np_, nc = med(theirs)[:2]
                 n_us = nc / np_ * 1e6
                 line = f"| {workload} | {n} | {np_} | {nc:.3f} | {n_us:.2f} "
                 for runs in ours:
-                    op, oc = med(runs)
+                    op, oc = med(runs)[:2]
                     o_us = oc / op * 1e6
                     line += f"| {op} | {oc:.3f} | {o_us:.2f} | {n_us / o_us:.1f}x "
                 print(line + "|", flush=True)
+        if args.memory:
+            memory_table(binaries, labels, star, args.buffer, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

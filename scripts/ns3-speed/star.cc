@@ -20,6 +20,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -221,7 +222,9 @@ main(int argc, char** argv)
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(4));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
     Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
+    // Room for the whole answer in the send buffer (one Send of a virtual, zero-filled packet).
+    Config::SetDefault("ns3::TcpSocket::SndBufSize",
+                       UintegerValue(std::max<uint32_t>(1 << 22, amount + 1024)));
     // netsim's TCP never gives up a connection; ns-3 would after 6 SYNs or 6 expiries.
     Config::SetDefault("ns3::TcpSocket::ConnCount", UintegerValue(1000));
     Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000));
