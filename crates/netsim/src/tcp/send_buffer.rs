@@ -18,6 +18,10 @@ use std::sync::Arc;
 pub trait Generate: Debug + Send + Sync {
     /// Bytes in the body.
     fn len(&self) -> u64;
+    /// Whether the body is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Writes bytes `offset .. offset + out.len()` of the body into `out`.
     fn write(&self, offset: u64, out: &mut [u8]);
 }
