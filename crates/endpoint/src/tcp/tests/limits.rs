@@ -78,8 +78,10 @@ fn a_1_gib_body_allowed_by_the_peer_is_produced_only_as_written() {
     assert_eq!(s.pending_write_bytes(), 8 + (1 << 30) - 65_539);
 }
 
-#[test]
-fn chunks_put_together_are_the_whole_messages() {
+/// Two identical client/server pairs whose servers have queued the same two answers (a
+/// generated 200,000-B body, then a 70,000-B echo): the whole writes of the first, and the
+/// second pair to take the same answers apart.
+fn two_answers() -> (Vec<Vec<u8>>, Session, Session) {
     let get = Request::get("data/200000");
     let server = SessionConfig {
         max_message_size: Some(1 << 20),
@@ -93,7 +95,13 @@ fn chunks_put_together_are_the_whole_messages() {
             .unwrap();
         pump(c, s, t(2));
     }
-    let whole: Vec<Vec<u8>> = writes(&mut s1).into_iter().map(|w| w.bytes).collect();
+    let whole = writes(&mut s1).into_iter().map(|w| w.bytes).collect();
+    (whole, c2, s2)
+}
+
+#[test]
+fn chunks_put_together_are_the_whole_messages() {
+    let (whole, _, mut s2) = two_answers();
     assert_eq!(
         whole.iter().map(Vec::len).collect::<Vec<_>>(),
         [200_008, 70_008]
@@ -206,20 +214,7 @@ fn discarded_writes_are_never_produced() {
 fn parts_put_together_are_the_whole_messages_and_a_generated_body_is_not_produced() {
     // issue 17: `poll_write_parts` hands out a generated body ungenerated, so a transport that
     // produces it as it sends holds only the frame's head.
-    let get = Request::get("data/200000");
-    let server = SessionConfig {
-        max_message_size: Some(1 << 20),
-        ..SessionConfig::server()
-    };
-    let (mut c1, mut s1) = pair(server.clone());
-    let (mut c2, mut s2) = pair(server);
-    for (c, s) in [(&mut c1, &mut s1), (&mut c2, &mut s2)] {
-        c.request(t(1), &get).unwrap();
-        c.request(t(1), &Request::post("echo", vec![7; 70_000]))
-            .unwrap();
-        pump(c, s, t(2));
-    }
-    let whole: Vec<Vec<u8>> = writes(&mut s1).into_iter().map(|w| w.bytes).collect();
+    let (whole, mut c2, mut s2) = two_answers();
     let mut got = Vec::new();
     let mut head = Vec::new();
     while let Some((_, tail)) = s2.poll_write_parts(&mut head) {
