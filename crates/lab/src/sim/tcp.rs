@@ -586,6 +586,7 @@ impl TcpSim {
                     if let Some(trace) = self.trace.as_deref_mut() {
                         trace.packets.tcp(i, &seg);
                     }
+                    conn.recycle(seg);
                     if up {
                         f.bytes_up += u64::from(len);
                     } else {

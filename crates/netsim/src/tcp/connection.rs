@@ -295,6 +295,13 @@ impl Connection {
         Ok(len)
     }
 
+    /// Hands back a segment from [`Connection::poll_transmit`] once it has been sent (its
+    /// bytes copied onto the wire): its payload buffer carries the next segment's bytes, so a
+    /// driver that recycles allocates nothing per segment.
+    pub fn recycle(&mut self, seg: Segment) {
+        self.snd.recycle(seg.payload);
+    }
+
     /// Written bytes the connection holds in memory: unacknowledged or unsent, a generated
     /// tail not counted.
     pub fn send_buffer_bytes(&self) -> usize {

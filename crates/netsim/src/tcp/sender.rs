@@ -99,7 +99,13 @@ pub struct Sender {
     /// segments the sender can account for. `None`: the sysctl value (`TcpConfig::dupthresh`).
     pub reno_reordering: Option<u32>,
     mss: u32,
+    /// A payload buffer handed back by the driver ([`Sender::recycle`]), reused for the next
+    /// segment so that a steady transfer allocates nothing per segment.
+    spare: Vec<u8>,
 }
+
+/// The largest payload buffer kept for reuse.
+const MAX_SPARE_BYTES: usize = 64 * 1024;
 
 /// `net.ipv4.tcp_max_reordering` (Linux default).
 pub const MAX_REORDERING: u32 = 300;
@@ -121,6 +127,7 @@ impl Sender {
             lost_total: 0,
             reno_reordering: None,
             mss,
+            spare: Vec::new(),
         }
     }
 
@@ -200,10 +207,20 @@ impl Sender {
         self.buf.held_bytes()
     }
 
-    fn payload(&self, seq: u64, len: u32) -> Vec<u8> {
-        let mut out = Vec::with_capacity(len as usize);
+    /// Bytes `seq .. seq + len`, in the spare buffer a driver handed back when there is one.
+    fn payload(&mut self, seq: u64, len: u32) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
         self.buf.copy_to(seq, u64::from(len), &mut out);
         out
+    }
+
+    /// Keeps `payload` (a sent segment's, no longer needed) for the next segment's bytes.
+    pub fn recycle(&mut self, payload: Vec<u8>) {
+        // A pure ACK's empty buffer does not replace a used one.
+        if payload.capacity() <= MAX_SPARE_BYTES && payload.capacity() > self.spare.capacity() {
+            self.spare = payload;
+        }
     }
 
     /// Cuts and records the next new segment (the FIN alone once the data is all sent), with
