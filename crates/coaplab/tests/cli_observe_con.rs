@@ -20,6 +20,8 @@ const ACK: u8 = 2;
 /// An observer on a raw socket: registers for `/counter` on `port` with token 0xA0B0 and
 /// returns the types of the first `n` notifications (each CON acknowledged) and the last
 /// NON notification's Message ID.
+/// The period (100 ms) leaves the ACK time to arrive before the next notification even on a
+/// loaded machine: a CON still unacknowledged then would take the next state with it (§4.5.2).
 fn observe_raw(sock: &UdpSocket, port: u16, n: usize) -> (Vec<u8>, u16) {
     sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     sock.connect(("127.0.0.1", port)).unwrap();
@@ -61,21 +63,21 @@ fn cons(types: &[u8]) -> Vec<usize> {
 
 #[test]
 fn every_fifth_notification_is_con_and_an_rst_deregisters() {
-    let server = OurServer::start(&["--observe-period", "20ms"]);
+    let server = OurServer::start(&["--observe-period", "100ms"]);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let (types, last_non) = observe_raw(&sock, server.port, 12);
     assert_eq!(cons(&types), [0, 5, 10], "{types:?}");
     // §3.6: an RST to a notification ends the observation; no notification follows it.
     let [hi, lo] = last_non.to_be_bytes();
     sock.send(&[0x70, 0x00, hi, lo]).unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
+    sock.set_read_timeout(Some(Duration::from_millis(500)))
         .unwrap();
     let mut buf = [0u8; 1500];
     let mut late = 0;
-    // Those already sent before the RST arrived may come; then none for 200 ms (10 periods).
+    // Those already sent before the RST arrived may come; then none for 500 ms (5 periods).
     while sock.recv(&mut buf).is_ok() {
         late += 1;
-        assert!(late <= 2, "notified after the RST");
+        assert!(late <= 3, "notified after the RST");
     }
     let (status, stderr) = server.stop();
     assert!(status.success());
@@ -87,7 +89,7 @@ fn every_fifth_notification_is_con_and_an_rst_deregisters() {
 
 #[test]
 fn con_every_zero_keeps_only_the_first_and_daily_con() {
-    let server = OurServer::start(&["--observe-period", "20ms", "--observe-con-every", "0"]);
+    let server = OurServer::start(&["--observe-period", "100ms", "--observe-con-every", "0"]);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let (types, _) = observe_raw(&sock, server.port, 12);
     assert_eq!(cons(&types), [0], "{types:?}");
