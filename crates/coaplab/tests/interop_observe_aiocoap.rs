@@ -20,7 +20,10 @@ mod support;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{coaplab, free_tcp_udp_port, peer, run_bounded, LineChild, OurServer, Stream};
+use support::{
+    assert_four_consecutive, coaplab, free_tcp_udp_port, peer, run_bounded, LineChild, OurServer,
+    Stream,
+};
 
 /// Bound on any one step (a client run, a peer starting, a child exiting).
 const LIMIT: Duration = Duration::from_secs(20);
@@ -266,26 +269,8 @@ fn coaplab_observes_aiocoap(python: &std::path::Path, scheme: &str) {
         None,
         LIMIT,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let values: Vec<u64> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    assert_eq!(values.len(), 4, "{values:?}");
-    assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "{values:?}");
     // aiocoap numbers its answer 0 and each notification one more, over UDP and TCP.
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let seqs: Vec<&str> = err.lines().filter(|l| l.starts_with("observe=")).collect();
-    assert_eq!(
-        seqs,
-        ["observe=0", "observe=1", "observe=2", "observe=3"],
-        "{err}"
-    );
+    let values = assert_four_consecutive(&o);
     // The deregistration reached aiocoap, which dropped the observation, and no notification
     // is rendered after it: wait five periods to see.
     let dereg = server.wait_until(LIMIT, |l| {

@@ -454,3 +454,22 @@ impl LineChild {
             .collect()
     }
 }
+
+/// Checks a finished `coaplab get --observe --count 4 -v` run: exit 0, four consecutive
+/// integers on stdout (the registration's answer and three notifications) and `observe=0` to
+/// `observe=3` on stderr; returns the integers.
+pub(crate) fn assert_four_consecutive(o: &Output) -> Vec<u64> {
+    assert_ok(o, "coaplab get --observe --count 4 -v");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let values: Vec<u64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(values.len(), 4, "{out:?}");
+    assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "{values:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let seqs: Vec<&str> = err.lines().filter(|l| l.starts_with("observe=")).collect();
+    assert_eq!(
+        seqs,
+        ["observe=0", "observe=1", "observe=2", "observe=3"],
+        "{err}"
+    );
+    values
+}
