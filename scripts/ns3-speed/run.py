@@ -15,12 +15,19 @@ one byte FIFO of --buffer bytes per direction, 28,200 B by default):
     doing the same over UDP sockets (scripts/ns3-speed/star.cc).
 The per-packet figure is CPU time (user + system) per packet transmitted on the bottleneck
 link, both directions (coaplab: runs.csv's down_sent_packets + up_sent_packets; ns-3: the two
-devices' PhyTxEnd). coaplab's CPU is the whole process (start-up, result files included,
-from wait4); ns-3's is building, running and destroying the simulation inside the process
-(getrusage; library loading not counted), so the ratio is conservative for coaplab. The two
-tools' TCP models are not the same code, so they send different numbers of packets under
-loss; the per-packet cost is what is compared. Runs are interleaved (coaplab, ns-3, coaplab,
-...), so load on the machine hits both alike; measure on an idle machine for the record.
+devices' PhyTxEnd). Two CPU times are given for each tool, over the same work in both:
+  * simulation: from building the topology and endpoints to the results in memory, measured
+    inside the process. ns-3: getrusage around topology construction ... Simulator::Destroy
+    (star.cc); coaplab: the simulating thread's CPU time around its run function, from
+    scenario-run setup to the RunResult (manifest.json, runs[0].cpu_s; binaries before that
+    field print "n/a"). Neither counts process start-up, library loading or result files.
+  * process: the whole process from wait4 (start-up, dynamic loading, for coaplab also the
+    results directory and its fsyncs), which is what a user waits for; at small N it is
+    mostly fixed start-up cost.
+The two tools' TCP models are not the same code, so they send different numbers of packets
+under loss; the per-packet cost is what is compared. Runs are interleaved (coaplab, ns-3,
+coaplab, ...), so load on the machine hits both alike; measure on an idle machine for the
+record. Each figure is the median over --reps of that figure.
 
 ns-3 is the pip wheel `ns3` 3.44.post0 in .peers/ns3-venv (created as ns3-oracle does when
 missing): it ships ns-3's headers and shared libraries (include/ns3, lib64/libns3.44-*.so),
@@ -31,6 +38,7 @@ be somewhat faster than the figures here.
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -112,7 +120,8 @@ def scenario(workload, n, buffer, object_bytes=102400):
 
 
 def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400):
-    """(link packets, CPU s, peak RSS KiB, flows completed) of one coaplab run."""
+    """(link packets, simulation CPU s or None, process CPU s, peak RSS KiB, flows completed)
+    of one coaplab run."""
     scen = os.path.join(tmp, f"{workload}-{n}.toml")
     with open(scen, "w") as fh:
         fh.write(scenario(workload, n, buffer, object_bytes))
@@ -123,21 +132,42 @@ def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400):
         head, row = fh.read().strip().splitlines()[:2]
     rec = dict(zip(head.split(","), row.split(",")))
     packets = int(rec["down_sent_packets"]) + int(rec["up_sent_packets"])
+    with open(os.path.join(out, "manifest.json")) as fh:
+        sim_cpu = json.load(fh)["runs"][0].get("cpu_s")
     with open(os.path.join(out, "flows.csv")) as fh:
         rows = list(csv.DictReader(fh))
     completed = sum(1 for r in rows if r.get("fct_s"))
-    return packets, cpu, rss, completed
+    return packets, sim_cpu, cpu, rss, completed
 
 
 def run_ns3(star, workload, n, buffer, amount=None):
-    """(link packets, CPU s of the simulation, peak RSS KiB of the process, flows completed)."""
+    """(link packets, simulation CPU s, process CPU s, peak RSS KiB, flows completed)."""
     if amount is None:
         amount = 102400 if workload == "tcp" else 50
-    out, _, rss = measured([star, workload, str(n), str(amount), str(buffer)])
+    out, cpu, rss = measured([star, workload, str(n), str(amount), str(buffer)])
     rec = dict(kv.split("=") for kv in out.split())
     if int(rec["completed"]) != n:
         print(f"warning: ns-3 {workload} N={n}: {rec['completed']} of {n} flows completed", file=sys.stderr)
-    return int(rec["packets"]), float(rec["cpu_s"]), rss, int(rec["completed"])
+    return int(rec["packets"]), float(rec["cpu_s"]), cpu, rss, int(rec["completed"])
+
+
+def median(values):
+    """The median of `values` (the upper one of an even count); None if any is None."""
+    if any(v is None for v in values):
+        return None
+    return sorted(values)[len(values) // 2]
+
+
+def per_packet_us(cpu_s, packets):
+    return None if cpu_s is None else cpu_s / packets * 1e6
+
+
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
+
+
+def ratio(theirs_us, ours_us):
+    return "n/a" if ours_us is None else f"{theirs_us / ours_us:.1f}x"
 
 
 def memory_table(binaries, labels, star, buffer, tmp):
@@ -147,10 +177,10 @@ def memory_table(binaries, labels, star, buffer, tmp):
     print("| TCP long transfer | tool | peak RSS MiB | 1 flow x 1 KB MiB | bytes per object byte above that |")
     print("|---|---|---|---|---|")
     for n, obj in [(400, 102400), (10, 10_000_000)]:
-        rows = [("ns-3", run_ns3(star, "tcp", n, buffer, obj)[2], run_ns3(star, "tcp", 1, buffer, 1024)[2])]
+        rows = [("ns-3", run_ns3(star, "tcp", n, buffer, obj)[3], run_ns3(star, "tcp", 1, buffer, 1024)[3])]
         for label, b in zip(labels, binaries):
-            rows.append((label, run_coaplab(b, "tcp", n, buffer, tmp, obj)[2],
-                         run_coaplab(b, "tcp", 1, buffer, tmp, 1024)[2]))
+            rows.append((label, run_coaplab(b, "tcp", n, buffer, tmp, obj)[3],
+                         run_coaplab(b, "tcp", 1, buffer, tmp, 1024)[3]))
         for tool, rss, base in rows:
             per = (rss - base) * 1024 / (n * obj)
             print(f"| {n} x {obj:,} B | {tool} | {rss / 1024:.1f} | {base / 1024:.1f} | {per:.2f} |", flush=True)
@@ -173,9 +203,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ns3-speed-")
     try:
         labels = [f"coaplab[{i}]" if len(binaries) > 1 else "coaplab" for i in range(len(binaries))]
-        cols = "".join(f"| {l} packets | {l} CPU s | {l} µs/packet | ns-3 ÷ {l} " for l in labels)
-        print("| workload | N | ns-3 packets | ns-3 CPU s | ns-3 µs/packet " + cols + "|")
-        print("|---|---|---|---|---" + "|---|---|---|---" * len(binaries) + "|")
+        # Per tool: packets, then per packet the simulation CPU and the whole process's CPU;
+        # the ratios are ns-3's figure over coaplab's of the same definition.
+        cols = "".join(f"| {l} packets | {l} sim µs/packet | ns-3 ÷ {l} (sim) | {l} process µs/packet "
+                       f"| ns-3 ÷ {l} (process) " for l in labels)
+        print("| workload | N | ns-3 packets | ns-3 sim CPU s | ns-3 sim µs/packet | ns-3 process µs/packet "
+              + cols + "|")
+        print("|---|---|---|---|---|---" + "|---|---|---|---|---" * len(binaries) + "|")
         for workload in args.workloads:
             for n in args.flows:
                 ours = [[] for _ in binaries]
@@ -184,14 +218,17 @@ def main():
                     for i, b in enumerate(binaries):
                         ours[i].append(run_coaplab(b, workload, n, args.buffer, tmp))
                     theirs.append(run_ns3(star, workload, n, args.buffer))
-                med = lambda runs: sorted(runs, key=lambda r: r[1])[len(runs) // 2]
-                np_, nc = med(theirs)[:2]
-                n_us = nc / np_ * 1e6
-                line = f"| {workload} | {n} | {np_} | {nc:.3f} | {n_us:.2f} "
+                np_ = theirs[0][0]
+                n_sim = median([r[1] for r in theirs])
+                n_sim_us = per_packet_us(n_sim, np_)
+                n_proc_us = per_packet_us(median([r[2] for r in theirs]), np_)
+                line = f"| {workload} | {n} | {np_} | {n_sim:.3f} | {n_sim_us:.2f} | {n_proc_us:.2f} "
                 for runs in ours:
-                    op, oc = med(runs)[:2]
-                    o_us = oc / op * 1e6
-                    line += f"| {op} | {oc:.3f} | {o_us:.2f} | {n_us / o_us:.1f}x "
+                    op = runs[0][0]
+                    o_sim_us = per_packet_us(median([r[1] for r in runs]), op)
+                    o_proc_us = per_packet_us(median([r[2] for r in runs]), op)
+                    line += (f"| {op} | {fmt(o_sim_us, '.2f')} | {ratio(n_sim_us, o_sim_us)} "
+                             f"| {o_proc_us:.2f} | {ratio(n_proc_us, o_proc_us)} ")
                 print(line + "|", flush=True)
         if args.memory:
             memory_table(binaries, labels, star, args.buffer, tmp)

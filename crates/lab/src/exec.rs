@@ -128,11 +128,13 @@ pub fn execute_with(
                     let Some(&run) = pending.get(i) else { break };
                     let spec = &cache.spec(plan, run);
                     let t0 = WallClock::now();
+                    let cpu0_s = thread_cpu_s();
                     let outcome = catch_unwind(AssertUnwindSafe(|| run_fn(spec)))
                         .unwrap_or_else(|payload| Err(RunError::Panicked(panic_text(payload))));
+                    let cpu_s = thread_cpu_s() - cpu0_s;
                     let wall_s = t0.elapsed().as_secs_f64();
                     let error = outcome.as_ref().err().map(ToString::to_string);
-                    let written = dir.record(spec, &outcome, wall_s).map(|()| error);
+                    let written = dir.record(spec, &outcome, wall_s, cpu_s).map(|()| error);
                     if tx.send((spec.run, written)).is_err() {
                         break;
                     }
@@ -171,6 +173,13 @@ pub fn execute_with(
         summary,
         manifest,
     })
+}
+
+/// CPU time (user + system) this thread has used, seconds. Around `run_fn` it is the run's
+/// own cost, whatever the other workers and the process start-up took.
+pub(crate) fn thread_cpu_s() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {

@@ -1,5 +1,5 @@
 //! `manifest.json`: what was run (expanded parameters, seeds), by which code, and how each run
-//! went (status, error, wall time).
+//! went (status, error, wall and CPU time).
 
 use std::collections::BTreeMap;
 
@@ -90,6 +90,12 @@ pub struct ManifestRun {
     /// Wall time of the run, seconds.
     #[serde(default)]
     pub wall_s: f64,
+    /// CPU time (user + system) of the thread that simulated the run, from building the
+    /// run's topology and endpoints to its results in memory, seconds: what the simulation
+    /// itself cost, without process start-up or writing files (`CLOCK_THREAD_CPUTIME_ID`).
+    /// Measured, like `wall_s`, so not in `runs.csv`.
+    #[serde(default)]
+    pub cpu_s: f64,
     /// Simulator events processed.
     #[serde(default)]
     pub events: u64,
@@ -258,6 +264,7 @@ impl Manifest {
                         status: Status::Pending,
                         error: None,
                         wall_s: 0.0,
+                        cpu_s: 0.0,
                         events: 0,
                         network: None,
                     }

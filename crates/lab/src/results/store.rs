@@ -448,11 +448,14 @@ impl ResultsDir {
     }
 
     /// Records the outcome of one run: its rows first, then its status (the commit mark).
+    /// `wall_s` and `cpu_s` are what the run took ([`ManifestRun::wall_s`],
+    /// [`ManifestRun::cpu_s`]).
     pub fn record(
         &self,
         spec: &RunSpec,
         outcome: &Result<RunResult, RunError>,
         wall_s: f64,
+        cpu_s: f64,
     ) -> Result<(), ResultsError> {
         let mut status = ManifestRun {
             run: spec.run,
@@ -463,6 +466,7 @@ impl ResultsDir {
             status: Status::Ok,
             error: None,
             wall_s,
+            cpu_s,
             events: 0,
             network: None,
         };

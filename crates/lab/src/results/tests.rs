@@ -415,3 +415,30 @@ fn without_its_manifest_a_directory_of_another_plan_is_refused() {
     assert_eq!((out.skipped, out.ok), (8, 0));
     assert_eq!(std::fs::read(tmp.path().join("flows.csv")).unwrap(), flows);
 }
+
+/// A fake simulator that uses 2 ms of its thread's CPU time before answering as [`fake`].
+fn busy(spec: &RunSpec) -> Result<RunResult, RunError> {
+    let start_s = crate::exec::thread_cpu_s();
+    while crate::exec::thread_cpu_s() - start_s < 0.002 {
+        std::hint::black_box(start_s);
+    }
+    fake(spec)
+}
+
+#[test]
+fn each_run_records_its_own_thread_cpu_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    let out = execute(&plan, &dir, manifest, 2, busy, &mut |_: &Progress| {}).unwrap();
+    let text = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
+    let back: Manifest = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, out.manifest);
+    for r in &back.runs {
+        // At least what the run used; and a thread cannot use more CPU than time passed.
+        assert!(r.cpu_s >= 0.002, "run {}: cpu_s {}", r.run, r.cpu_s);
+        assert!(r.cpu_s <= r.wall_s + 1e-3, "run {}: {} > {}", r.run, r.cpu_s, r.wall_s);
+    }
+    // Measured, so not a runs.csv column (results compared byte for byte leave it out).
+    let runs = std::fs::read_to_string(tmp.path().join("runs.csv")).unwrap();
+    assert!(!runs.lines().next().unwrap().contains("cpu_s"));
+}
