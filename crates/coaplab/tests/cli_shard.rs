@@ -26,14 +26,16 @@ fn read(dir: &str, file: &str) -> String {
 fn without_wall_times(manifest: &str) -> String {
     manifest
         .lines()
-        .map(|l| match ["\"wall_s\": ", "\"cpu_s\": "].map(|k| (k, l.find(k))) {
-            [(k, Some(at)), _] | [_, (k, Some(at))] => format!(
-                "{}{k}0{}",
-                &l[..at],
-                if l.ends_with(',') { "," } else { "" }
-            ),
-            _ => l.to_string(),
-        })
+        .map(
+            |l| match ["\"wall_s\": ", "\"cpu_s\": "].map(|k| (k, l.find(k))) {
+                [(k, Some(at)), _] | [_, (k, Some(at))] => format!(
+                    "{}{k}0{}",
+                    &l[..at],
+                    if l.ends_with(',') { "," } else { "" }
+                ),
+                _ => l.to_string(),
+            },
+        )
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -15,44 +15,87 @@
 //! [`ENTRY_OVERHEAD_BYTES`] (map slot, FIFO slot, allocation header), so the byte cap bounds
 //! memory however small or large the replies are. Insertion order is expiry order, so a FIFO
 //! of keys does all three in O(1) amortised, and [`DedupCache::next_expiry`] is its front.
+//!
+//! The replies live back to back in one byte arena, not one allocation each: a server that
+//! answers every request caches one reply per exchange, and an allocation (and later a free)
+//! per reply was a tenth of the simulator's per-packet cost. Forgotten replies leave dead
+//! bytes behind; the arena is compacted (live replies copied to a fresh one) once it holds
+//! more than twice the live reply bytes plus [`ARENA_SLACK_BYTES`], so it stays within that
+//! bound and compaction costs O(1) amortised per byte cached.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
 
-/// (peer, Message ID).
-type Key = (SocketAddr, u16);
+/// (peer, Message ID), hashed as one word for an IPv4 peer (address, port and Message ID
+/// fill 64 bits exactly), which is every peer of the simulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key {
+    peer: SocketAddr,
+    mid: u16,
+}
 
-/// The remembered outcome of one received message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entry {
-    /// The reply sent; `None` when nothing is replayed (a NON, whose duplicates are dropped).
-    pub(crate) reply: Option<Vec<u8>>,
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self.peer {
+            SocketAddr::V4(v4) => state.write_u64(
+                u64::from(v4.ip().to_bits()) << 32
+                    | u64::from(v4.port()) << 16
+                    | u64::from(self.mid),
+            ),
+            SocketAddr::V6(v6) => {
+                state.write_u128(v6.ip().to_bits());
+                state.write_u64(u64::from(v6.port()) << 16 | u64::from(self.mid));
+            }
+        }
+    }
+}
+
+/// Where a cached reply lies in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    len: usize,
+}
+
+/// The remembered outcome of one received message: the reply sent, or `None` when nothing
+/// is replayed (a NON, whose duplicates are dropped).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    reply: Option<Span>,
+    at: Instant,
 }
 
 /// What one entry costs beyond its reply bytes, counted against the byte cap: the hash-map
 /// slot (key, entry, instant: 72 B, up to twice that at the map's load factor), the FIFO slot
-/// (48 B, likewise) and the reply's allocation header, rounded up.
+/// (48 B, likewise) and its reply's span, rounded up (unchanged since replies moved into the
+/// arena, so every configured cap means what it meant; the arena's dead bytes are bounded
+/// separately, see the module docs).
 pub const ENTRY_OVERHEAD_BYTES: usize = 256;
 
-impl Entry {
-    /// What the entry counts against the byte cap.
-    fn cost_bytes(&self) -> usize {
-        ENTRY_OVERHEAD_BYTES + self.reply.as_ref().map_or(0, Vec::len)
-    }
+/// Dead bytes the reply arena may hold beyond the live reply bytes before it is compacted.
+pub(crate) const ARENA_SLACK_BYTES: usize = 64 * 1024;
+
+/// What an entry counts against the byte cap.
+fn cost_bytes(reply: Option<Span>) -> usize {
+    ENTRY_OVERHEAD_BYTES + reply.map_or(0, |s| s.len)
 }
 
 /// The cache.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
-    map: HashMap<Key, (Entry, Instant), BuildHasherDefault<FxHasher>>,
+    map: HashMap<Key, Slot, BuildHasherDefault<FxHasher>>,
     order: VecDeque<(Key, Instant)>,
+    /// Every cached reply, back to back (plus dead bytes of forgotten ones).
+    arena: Vec<u8>,
+    /// Sum of the live replies' lengths.
+    live_reply_bytes: usize,
     lifetime: Option<Duration>,
     capacity: usize,
     capacity_bytes: usize,
-    /// Sum of [`Entry::cost_bytes`] over the live entries.
+    /// Sum of [`cost_bytes`] over the live entries.
     held_bytes: usize,
 }
 
@@ -61,6 +104,8 @@ impl DedupCache {
         DedupCache {
             map: HashMap::default(),
             order: VecDeque::new(),
+            arena: Vec::new(),
+            live_reply_bytes: 0,
             lifetime,
             capacity: capacity.max(1),
             capacity_bytes,
@@ -82,6 +127,7 @@ impl DedupCache {
             // Give the memory of a burst back once it has all expired.
             self.map.shrink_to_fit();
             self.order.shrink_to_fit();
+            self.arena = Vec::new();
         }
     }
 
@@ -90,20 +136,49 @@ impl DedupCache {
         self.held_bytes
     }
 
-    /// The entry for `key` if it is still remembered at `now`.
-    pub(crate) fn get(&mut self, now: Instant, from: SocketAddr, mid: u16) -> Option<&Entry> {
+    /// The entry for (`from`, `mid`) if it is still remembered at `now`: `Some(reply)`, the
+    /// reply to replay being `None` for a message that had none.
+    pub(crate) fn get(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        mid: u16,
+    ) -> Option<Option<&[u8]>> {
         self.expire(now);
-        self.map.get(&(from, mid)).map(|(e, _)| e)
+        let slot = self.map.get(&Key { peer: from, mid })?;
+        Some(slot.reply.map(|s| &self.arena[s.start..s.start + s.len]))
     }
 
-    /// Remembers `entry`, replacing an older one with the same key.
-    pub(crate) fn insert(&mut self, now: Instant, from: SocketAddr, mid: u16, entry: Entry) {
+    /// Remembers `reply` (`None`: nothing to replay) for (`from`, `mid`), replacing an older
+    /// entry with the same key.
+    pub(crate) fn insert(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        mid: u16,
+        reply: Option<&[u8]>,
+    ) {
         self.expire(now);
-        let key = (from, mid);
+        let key = Key { peer: from, mid };
+        let span = reply.map(|r| {
+            let start = self.arena.len();
+            self.arena.extend_from_slice(r);
+            self.live_reply_bytes += r.len();
+            Span {
+                start,
+                len: r.len(),
+            }
+        });
         // A re-inserted key's old FIFO slot finds a newer timestamp and is skipped.
-        self.held_bytes += entry.cost_bytes();
-        if let Some((old, _)) = self.map.insert(key, (entry, now)) {
-            self.held_bytes -= old.cost_bytes();
+        self.held_bytes += cost_bytes(span);
+        if let Some(old) = self.map.insert(
+            key,
+            Slot {
+                reply: span,
+                at: now,
+            },
+        ) {
+            self.forget(old);
         }
         self.order.push_back((key, now));
         while self.map.len() > self.capacity
@@ -115,13 +190,22 @@ impl DedupCache {
         if self.order.len() > 2 * self.map.len() + 64 {
             let map = &self.map;
             self.order
-                .retain(|(k, t)| map.get(k).is_some_and(|(_, at)| at == t));
+                .retain(|(k, t)| map.get(k).is_some_and(|s| s.at == *t));
+        }
+        if self.arena.len() > 2 * self.live_reply_bytes + ARENA_SLACK_BYTES {
+            self.compact();
         }
     }
 
     /// Entries remembered.
     pub(crate) fn len(&self) -> usize {
         self.map.len()
+    }
+
+    /// Bytes the reply arena holds (live and dead), for the bound tests.
+    #[cfg(test)]
+    fn arena_bytes(&self) -> usize {
+        self.arena.len()
     }
 
     fn expire(&mut self, now: Instant) {
@@ -148,14 +232,37 @@ impl DedupCache {
     /// Removes `key` if its live insertion is the one made at `t` (a re-inserted key leaves a
     /// stale FIFO slot behind, which must not remove the newer entry).
     fn remove_if_current(&mut self, key: Key, t: Instant) -> bool {
-        if self.map.get(&key).is_some_and(|(_, at)| *at == t) {
-            if let Some((old, _)) = self.map.remove(&key) {
-                self.held_bytes -= old.cost_bytes();
+        if self.map.get(&key).is_some_and(|s| s.at == t) {
+            if let Some(old) = self.map.remove(&key) {
+                self.forget(old);
             }
             true
         } else {
             false
         }
+    }
+
+    /// Accounts for an entry gone from the map (its reply bytes become dead).
+    fn forget(&mut self, old: Slot) {
+        self.held_bytes -= cost_bytes(old.reply);
+        self.live_reply_bytes -= old.reply.map_or(0, |s| s.len);
+        if self.map.is_empty() {
+            // Nothing live: the whole arena is dead.
+            self.arena.clear();
+        }
+    }
+
+    /// Copies the live replies into a fresh arena, dropping the dead bytes.
+    fn compact(&mut self) {
+        let mut arena = Vec::with_capacity(self.live_reply_bytes);
+        for slot in self.map.values_mut() {
+            if let Some(span) = slot.reply.as_mut() {
+                let start = arena.len();
+                arena.extend_from_slice(&self.arena[span.start..span.start + span.len]);
+                span.start = start;
+            }
+        }
+        self.arena = arena;
     }
 }
 
@@ -204,10 +311,9 @@ mod tests {
         SocketAddr::from(([198, 18, 0, 1], port))
     }
 
-    fn entry(b: u8) -> Entry {
-        Entry {
-            reply: Some(vec![b]),
-        }
+    /// A one-byte reply (a static slice, so tests compare `Some(Some(&[b][..]))`).
+    fn entry(b: u8) -> Option<&'static [u8]> {
+        Some(&[1u8, 2, 3, 4, 5, 6, 7, 8, 9][b as usize - 1..b as usize])
     }
 
     #[test]
@@ -230,7 +336,7 @@ mod tests {
         assert!(c.get(Instant::from_secs(1_000_000), peer(1), 1).is_none());
         assert_eq!(
             c.get(Instant::from_secs(1_000_000), peer(1), 2),
-            Some(&entry(2))
+            Some(entry(2))
         );
     }
 
@@ -239,7 +345,7 @@ mod tests {
         let mut c = DedupCache::new(Some(Duration::from_secs(10)), 10, usize::MAX);
         c.insert(Instant::ZERO, peer(1), 1, entry(1));
         c.insert(Instant::from_secs(5), peer(1), 1, entry(2));
-        assert_eq!(c.get(Instant::from_secs(12), peer(1), 1), Some(&entry(2)));
+        assert_eq!(c.get(Instant::from_secs(12), peer(1), 1), Some(entry(2)));
         assert!(c.get(Instant::from_secs(15), peer(1), 1).is_none());
     }
 
@@ -248,17 +354,19 @@ mod tests {
         // Room for two 1,000-B replies with their overhead, not three.
         let cap = 2 * (1_000 + ENTRY_OVERHEAD_BYTES) + 10;
         let mut c = DedupCache::new(None, 100, cap);
-        let big = |b| Entry {
-            reply: Some(vec![b; 1_000]),
-        };
+        let big = |b| vec![b; 1_000];
         for mid in 1..=3 {
-            c.insert(Instant::from_secs(mid as i64), peer(1), mid, big(mid as u8));
+            let reply = big(mid as u8);
+            c.insert(Instant::from_secs(mid as i64), peer(1), mid, Some(&reply));
             assert!(c.held_bytes() <= cap);
         }
         assert_eq!(c.len(), 2);
         assert_eq!(c.held_bytes(), 2 * (1_000 + ENTRY_OVERHEAD_BYTES));
         assert!(c.get(Instant::from_secs(4), peer(1), 1).is_none());
-        assert_eq!(c.get(Instant::from_secs(4), peer(1), 3), Some(&big(3)));
+        assert_eq!(
+            c.get(Instant::from_secs(4), peer(1), 3),
+            Some(Some(&big(3)[..]))
+        );
         // Replacing a key's entry replaces its cost.
         c.insert(Instant::from_secs(5), peer(1), 3, entry(9));
         assert_eq!(c.held_bytes(), 1_000 + 1 + 2 * ENTRY_OVERHEAD_BYTES);
@@ -278,5 +386,46 @@ mod tests {
         c.purge(Instant::from_secs(14));
         assert_eq!((c.len(), c.held_bytes(), c.next_expiry()), (0, 0, None));
         assert_eq!(DedupCache::new(None, 1, 1).next_expiry(), None);
+    }
+
+    #[test]
+    fn an_unanswered_message_is_remembered_without_a_reply() {
+        let mut c = DedupCache::new(None, 10, usize::MAX);
+        c.insert(Instant::ZERO, peer(1), 1, None);
+        assert_eq!(c.get(Instant::ZERO, peer(1), 1), Some(None));
+        assert_eq!(c.held_bytes(), ENTRY_OVERHEAD_BYTES);
+    }
+
+    #[test]
+    fn ipv6_peers_and_message_ids_are_told_apart() {
+        let v6 = |port| SocketAddr::from(([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1], port));
+        let mut c = DedupCache::new(None, 10, usize::MAX);
+        c.insert(Instant::ZERO, v6(1), 1, entry(1));
+        c.insert(Instant::ZERO, v6(1), 2, entry(2));
+        c.insert(Instant::ZERO, peer(1), 1, entry(3));
+        assert_eq!(c.get(Instant::ZERO, v6(1), 1), Some(entry(1)));
+        assert_eq!(c.get(Instant::ZERO, v6(1), 2), Some(entry(2)));
+        assert_eq!(c.get(Instant::ZERO, peer(1), 1), Some(entry(3)));
+        assert_eq!(c.get(Instant::ZERO, v6(2), 1), None);
+    }
+
+    #[test]
+    fn the_reply_arena_stays_within_twice_the_live_bytes_plus_slack() {
+        // One key re-inserted forever (a duplicate reprocessed again and again) beside one
+        // old entry that never leaves: the replaced replies must not pile up.
+        let mut c = DedupCache::new(None, 10, usize::MAX);
+        let old = vec![7u8; 100];
+        c.insert(Instant::ZERO, peer(1), 1, Some(&old));
+        for i in 0..10_000u32 {
+            let reply = vec![i as u8; 100];
+            c.insert(Instant::from_millis(i64::from(i)), peer(2), 9, Some(&reply));
+            assert!(c.arena_bytes() <= 2 * 200 + ARENA_SLACK_BYTES + 100);
+        }
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.get(Instant::ZERO, peer(1), 1), Some(Some(&old[..])));
+        assert_eq!(
+            c.get(Instant::ZERO, peer(2), 9),
+            Some(Some(&[(9_999u32 as u8); 100][..]))
+        );
     }
 }

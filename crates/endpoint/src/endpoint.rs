@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{earliest, Instant};
 use coaplab_wire::option::OptionList;
 use coaplab_wire::{Code, Message, MessageType, Token};
 
@@ -434,16 +434,10 @@ impl Endpoint {
             .dedup
             .next_expiry()
             .filter(|_| self.config.dedup_purge_timer);
-        [
-            exchanges,
-            self.next_upload_expiry(),
-            dedup,
-            self.next_observe_deadline(),
-            self.next_reregistration(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let t = earliest(exchanges, self.next_upload_expiry());
+        let t = earliest(t, dedup);
+        let t = earliest(t, self.next_observe_deadline());
+        earliest(t, self.next_reregistration())
     }
 
     /// The next event.

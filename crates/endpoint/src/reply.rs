@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use coaplab_cc::time::Instant;
 use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
 
-use crate::dedup::Entry;
 use crate::endpoint::{Endpoint, POOL_MAX};
 use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
 
@@ -38,7 +37,7 @@ impl Endpoint {
     /// Remembers Message ID `mid` of `from` as seen, with no reply to replay: a duplicate
     /// of a NON is dropped, not answered again (RFC 7252 §4.5).
     pub(crate) fn remember_unanswered(&mut self, now: Instant, from: SocketAddr, mid: u16) {
-        self.dedup.insert(now, from, mid, Entry { reply: None });
+        self.dedup.insert(now, from, mid, None);
     }
 
     /// Queues an empty ACK or RST for Message ID `mid` of `to`, cached for duplicates.
@@ -72,14 +71,7 @@ impl Endpoint {
             mid
         };
         if !replayed {
-            self.dedup.insert(
-                now,
-                to,
-                mid,
-                Entry {
-                    reply: Some(reply.to_vec()),
-                },
-            );
+            self.dedup.insert(now, to, mid, Some(reply));
         }
         let mut contents = self.buffer();
         contents.extend_from_slice(reply);
@@ -100,10 +92,10 @@ impl Endpoint {
         from: SocketAddr,
         msg: &Message<'_>,
     ) -> bool {
-        let Some(entry) = self.dedup.get(now, from, msg.message_id) else {
+        let Some(reply) = self.dedup.get(now, from, msg.message_id) else {
             return false;
         };
-        match (&entry.reply, msg.mtype) {
+        match (reply, msg.mtype) {
             (Some(reply), MessageType::Con) => {
                 let mut contents = self.pool.pop().unwrap_or_default();
                 contents.clear();

@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
     registry_factory, Config, Endpoint, Event, FailReason, Resource, Router, TransmitMeta,
@@ -148,7 +148,7 @@ impl Network for Star {
         local: Option<Instant>,
         _end: Instant,
     ) -> Result<Option<Instant>, RunError> {
-        Ok([self.poll_at(), local].into_iter().flatten().min())
+        Ok(earliest(self.poll_at(), local))
     }
 
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
@@ -328,13 +328,10 @@ impl<N: Network> Sim<N> {
 
     fn run(&mut self) -> Result<(), RunError> {
         while self.remaining > 0 {
-            let local = [
+            let local = earliest(
                 self.timers.next_at(),
                 self.starts.get(self.next_start).map(|(t, _)| *t),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
+            );
             let Some(now) = self.net.next_at(local, self.end)? else {
                 break;
             };
@@ -538,10 +535,7 @@ impl<N: Network> Sim<N> {
             self.remaining -= 1;
         }
         // A periodic flow's next request start is a deadline of its client too.
-        let t = [c.endpoint.poll_timeout(), c.driver.next_tick()]
-            .into_iter()
-            .flatten()
-            .min();
+        let t = earliest(c.endpoint.poll_timeout(), c.driver.next_tick());
         self.timers.arm(i, t);
         Ok(())
     }

@@ -436,7 +436,13 @@ fn each_run_records_its_own_thread_cpu_time() {
     for r in &back.runs {
         // At least what the run used; and a thread cannot use more CPU than time passed.
         assert!(r.cpu_s >= 0.002, "run {}: cpu_s {}", r.run, r.cpu_s);
-        assert!(r.cpu_s <= r.wall_s + 1e-3, "run {}: {} > {}", r.run, r.cpu_s, r.wall_s);
+        assert!(
+            r.cpu_s <= r.wall_s + 1e-3,
+            "run {}: {} > {}",
+            r.run,
+            r.cpu_s,
+            r.wall_s
+        );
     }
     // Measured, so not a runs.csv column (results compared byte for byte leave it out).
     let runs = std::fs::read_to_string(tmp.path().join("runs.csv")).unwrap();
