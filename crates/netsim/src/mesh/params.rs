@@ -147,6 +147,20 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         help: "RPL: a scheduled DAO leaves latency/2 + uniform[0, latency) later",
         source: "Contiki 3.0 core/net/rpl/rpl-private.h RPL_DAO_LATENCY (CLOCK_SECOND * 4); rpl-timers.c schedule_dao",
     },
+    ParamSpec {
+        key: "rpl_default_lifetime",
+        kind: Kind::Int { min: 1, max: 255 },
+        default: Value::Int(255),
+        help: "RPL: a DAO's route lifetime in units of rpl_lifetime_unit_s; with 255 or unit 65535 no periodic DAO refresh",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DEFAULT_LIFETIME 0xff; rpl-icmp6.c dao_input, rpl.c rpl_purge_routes",
+    },
+    ParamSpec {
+        key: "rpl_lifetime_unit_s",
+        kind: Kind::Int { min: 1, max: 65535 },
+        default: Value::Int(65535),
+        help: "RPL: seconds per lifetime unit (routes last unit x lifetime s, refreshed by a DAO every half of that)",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DEFAULT_LIFETIME_UNIT 0xffff; rpl-timers.c set_dao_lifetime_timer",
+    },
 ];
 
 /// How the mesh's routes form.
@@ -279,6 +293,8 @@ impl MeshParams {
                     redundancy: int("rpl_dio_redundancy"),
                 },
                 dao_latency: p.secs("rpl_dao_latency_s"),
+                default_lifetime: p.int("rpl_default_lifetime") as u8,
+                lifetime_unit_s: p.int("rpl_lifetime_unit_s") as u16,
             },
         }
     }

@@ -823,3 +823,6 @@ mod tests;
 
 #[cfg(test)]
 mod rpl_tests;
+
+#[cfg(test)]
+mod rpl_mobile_tests;
