@@ -36,11 +36,17 @@
 //!   node without a DODAG multicasts a DIS when its seconds counter, started at
 //!   `30 + 60·rand − 5`, reaches 60, then every 60 s; a DIS heard resets the DIO timer.
 //!
+//! * **Probing** (`RPL_WITH_PROBING` 1, `rpl-timers.c` `handle_probing_timer`,
+//!   `get_probing_target`): every 60–180 s after the first join a unicast DIO to the preferred
+//!   parent if its link had no MAC outcome for 10 min, else (1/2) the best such parent, else the
+//!   least recently updated one; its MAC outcome is a link sample like any other.
+//! * **Route lifetimes** (`dao_input`, `rpl_purge_routes`, `set_dao_lifetime_timer`): a DAO's
+//!   route lives `RPL_DEFAULT_LIFETIME` × `RPL_DEFAULT_LIFETIME_UNIT` s (3.0: 193 days) counted in
+//!   periodic ticks; a finite lifetime also makes the node re-send its DAO every half lifetime.
+//!
 //! Not modelled: DODAG versions and global repair (the root never increments its version),
-//! several DODAGs or instances, route lifetimes (Contiki 3.0's default lifetime is infinite,
-//! `RPL_DEFAULT_LIFETIME` 0xff with unit 0xffff), probing (`RPL_WITH_PROBING`: unicast DIOs
-//! to stale parents every 2 min), IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0), the
-//! hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
+//! several DODAGs or instances, IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0),
+//! the hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
 
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{Duration, Instant};
