@@ -582,7 +582,7 @@ impl RplNode {
             let mut best: Option<(u16, u16)> = None;
             for c in self.candidates.iter().filter(|c| stale(c)) {
                 let rank = self.objective.rank_via(self.view(c));
-                if best.is_none_or(|(_, r)| rank < r) {
+                if best.map_or(true, |(_, r)| rank < r) {
                     best = Some((c.id, rank));
                 }
             }
@@ -592,7 +592,7 @@ impl RplNode {
         }
         let mut least: Option<&Candidate> = None;
         for c in &self.candidates {
-            if least.is_none_or(|l| c.last_tx < l.last_tx) {
+            if least.map_or(true, |l| c.last_tx < l.last_tx) {
                 least = Some(c);
             }
         }

@@ -120,7 +120,7 @@ fn run(mesh: &mut Mesh, from: Instant, until: Instant) -> Timeline {
             };
             // A client without a parent has no route: the datagram dies at once.
             let _ = mesh.send(next_send, src, dst, &[0; 11], tag);
-            next_send = next_send + Duration::from_millis(500);
+            next_send += Duration::from_millis(500);
             continue;
         }
         while let Some(d) = mesh.poll_delivery(t, &mut buf) {
