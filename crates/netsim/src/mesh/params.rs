@@ -78,6 +78,13 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         source: "IEEE 802.15.4-2006 Table 86 (Contiki 3.0 CSMA_MAX_MAC_TRANSMISSIONS 3 = 2 retries; Contiki-NG CSMA_MAX_FRAME_RETRIES 7)",
     },
     ParamSpec {
+        key: "mac_ack_request",
+        kind: Kind::Bool,
+        default: Value::Bool(true),
+        help: "unicast frames request an ACK and are retransmitted without one; false: sent once, no ACK on air (Contiki 3.0 NullRDC on Sky/Z1)",
+        source: "IEEE 802.15.4-2006 §7.5.6.4; Contiki 3.0 core/net/mac/nullrdc.c NULLRDC_802154_AUTOACK(_HW) default 0 sets no PACKETBUF_ATTR_MAC_ACK, framer-802154.c ack_required",
+    },
+    ParamSpec {
         key: "unit_backoff_symbols",
         kind: Kind::Int { min: 1, max: 1000 },
         default: Value::Int(20),
@@ -183,6 +190,10 @@ pub struct MeshParams {
     pub cca_threshold_dbm: f64,
     /// CSMA/CA parameters.
     pub csma: CsmaParams,
+    /// Unicast data frames request an ACK (and are retransmitted without one); `false`:
+    /// each is sent once and no ACK goes on air, as Contiki 3.0's NullRDC does on Sky/Z1
+    /// unless `NULLRDC_CONF_802154_AUTOACK` is set (docs/mesh-model.md, "ACKs in Cooja").
+    pub mac_ack_request: bool,
     /// Frames one node's MAC queue holds.
     pub queue_frames: u32,
     /// 6LoWPAN reassembly timeout.
@@ -267,6 +278,7 @@ impl MeshParams {
                 unit_backoff: phy::symbols(p.int("unit_backoff_symbols")),
                 ack_wait: phy::symbols(p.int("ack_wait_symbols")),
             },
+            mac_ack_request: p.flag("mac_ack_request"),
             queue_frames: int("queue_frames"),
             reass_maxage: p.secs("reass_maxage_s"),
             short_addresses: p.flag("short_addresses"),
@@ -294,6 +306,7 @@ mod tests {
         assert_eq!(d.csma, CsmaParams::default());
         assert_eq!(d.csma.ack_wait, Duration::from_micros(864));
         assert_eq!(d.queue_frames, 8);
+        assert!(d.mac_ack_request);
         assert_eq!(d.reass_maxage, Duration::from_secs(20));
         assert_eq!(d.rpl, crate::mesh::rpl::RplParams::CONTIKI);
         let mut s = Settings::new();
