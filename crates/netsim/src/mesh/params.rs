@@ -47,7 +47,7 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         kind: Kind::Float { min: -200.0, max: 0.0 },
         default: Value::Float(-95.0),
         help: "CCA is busy above this UDGM signal strength (-10 - 85 d/R dBm within R, -95 beyond)",
-        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (CC2420 default CCA_THR: -77)",
+        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (Sky/Z1 under Contiki 3.0: about -90, CC2420_CONF_CCA_THRESH -45 + MSPSim RSSI_OFFSET -45)",
     },
     ParamSpec {
         key: "mac_min_be",
