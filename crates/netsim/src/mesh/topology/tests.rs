@@ -336,10 +336,12 @@ fn a_relay_waits_a_sifs_after_its_own_ack_before_forwarding() {
 /// Border router 8 m left of the server, the client `spacing_m` (5–10 m) right of it: the
 /// client's only neighbour is the server, its parent. UDGM ratios 0.5/0.5.
 fn lossy_pair(spacing_m: f64, mac_ack_request: bool) -> MeshConfig {
-    let mut params = MeshParams::default();
-    params.success_ratio_tx = 0.5;
-    params.success_ratio_rx = 0.5;
-    params.mac_ack_request = mac_ack_request;
+    let params = MeshParams {
+        success_ratio_tx: 0.5,
+        success_ratio_rx: 0.5,
+        mac_ack_request,
+        ..MeshParams::default()
+    };
     let node = |x_m, role| Node {
         x_m,
         y_m: 0.0,
