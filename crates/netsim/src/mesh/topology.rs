@@ -3,9 +3,10 @@
 //!
 //! A datagram sent at a node is compressed and fragmented for its first hop
 //! ([`super::sixlowpan`]), queued at that node's MAC ([`super::mac`]), sent frame by frame with
-//! CSMA/CA and ACKs (none with `mac_ack_request = false`) over the UDGM medium ([`super::medium`]), reassembled at the next hop and,
-//! if that is not the destination, compressed, fragmented and queued again there (route-over,
-//! as Contiki forwards), along [`super::routing::Routes`].
+//! CSMA/CA and ACKs (none with `mac_ack_request = false`) over the UDGM medium
+//! ([`super::medium`]), reassembled at the next hop and, if that is not the destination,
+//! compressed, fragmented and queued again there (route-over, as Contiki forwards), along
+//! [`super::routing::Routes`].
 //!
 //! Fates: a datagram that does not fit in a MAC queue (all its fragments) is a
 //! `BufferOverflow`; one whose frame was dropped by the MAC (channel-access failure, no ACK)
