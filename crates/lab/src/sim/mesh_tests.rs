@@ -145,3 +145,26 @@ exchanges = 1
         "start_ns,start_s,end_ns,node,to,kind,psdu_bytes,packet,flow,fragment,fragments,attempt,decoded,receivers"
     );
 }
+
+#[test]
+fn the_servers_key_is_checked() {
+    let err = |topology: &str| {
+        let text = format!(
+            "name = \"s\"\n[topology]\nkind = \"mesh\"\n{topology}\n[[flows]]\ncount = 1\ncc = \"cocoa\"\n"
+        );
+        Scenario::parse(&text, "s.toml").unwrap_err().to_string()
+    };
+    let e = err("servers = 5");
+    assert!(e.contains("topology.servers") && e.contains("[1, 4]"), "{e}");
+    let e = err("shape = \"chain\"\nservers = 2");
+    assert!(e.contains("topology.servers") && e.contains("only with shape = grid"), "{e}");
+    let e = err("servers = 2\nserver = 0");
+    assert!(e.contains("topology.servers") && e.contains("either servers"), "{e}");
+    // A 1-row grid has no third corner free.
+    let e = err("rows = 1\ncols = 5\nservers = 3");
+    assert!(e.contains("no free corner for server 3"), "{e}");
+    // Two servers on a 3x3 grid leave 6 client nodes for `count = "all"`.
+    let text = "name = \"s\"\n[topology]\nkind = \"mesh\"\nservers = 2\n[[flows]]\ncount = \"all\"\ncc = \"cocoa\"\n";
+    let s = Scenario::parse(text, "s.toml").unwrap();
+    assert_eq!(s.config(0).unwrap().total_flows(), 6);
+}
