@@ -7,6 +7,7 @@ sixlowpan models, printing the same `key=value` figures.
     python3 scripts/ns3-mesh/ns3_side.py hidden [seconds] [seed]
     python3 scripts/ns3-mesh/ns3_side.py chain [seconds] [seed]
     python3 scripts/ns3-mesh/ns3_side.py grid [seconds] [seed]    # the timing case, 1080 s
+    python3 scripts/ns3-mesh/ns3_side.py grid-segments [total_s] [segment_s]   # 1080 s in 60-s runs
 
 It re-executes itself in `.peers/ns3-venv` (installed by scripts/ns3-oracle/oracle.py's
 `ensure_venv`: PyPI `ns3` 3.44.post0 = ns-3.44 with cppyy bindings). The experiment is C++
@@ -598,6 +599,47 @@ def run_grid(seconds=1080.0, seed=1, payload=25, reply=4, interval=0.4):
     return dict(line.split("=", 1) for line in text.strip().splitlines())
 
 
+def run_grid_segments(total_s=1080.0, segment_s=60.0, first_seed=1, max_tries=100):
+    """The timing case as consecutive `segment_s` runs (seeds first_seed, first_seed + 1, ...)
+    until `total_s` simulated seconds ran, each in a forked child of this process (cppyy
+    compiles once). ns-3.44's lr-wpan aborts some runs of this load (an NS_ASSERT in
+    LrWpanPhy::CheckInterference: BUSY_RX without a current packet); an aborted segment is
+    counted and replaced by the next seed. Returns (segments' figures, aborted seeds)."""
+    import json
+
+    ns3_module()
+    done, aborted, seed = [], [], first_seed
+    while sum(float(d["seconds"]) for d in done) < total_s - 1e-9 and seed < first_seed + max_tries:
+        seconds = min(segment_s, total_s - sum(float(d["seconds"]) for d in done))
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            try:
+                figures = run_grid(seconds, seed)
+                figures["seconds"] = str(seconds)
+                figures["seed"] = str(seed)
+                os.write(w, json.dumps(figures).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        chunks = []
+        while True:
+            b = os.read(r, 65536)
+            if not b:
+                break
+            chunks.append(b)
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+        text = b"".join(chunks).decode()
+        if status == 0 and text:
+            done.append(json.loads(text))
+        else:
+            aborted.append(seed)
+        seed += 1
+    return done, aborted
+
+
 def ensure_venv():
     """Re-executes this script in .peers/ns3-venv (the TCP oracle's installer)."""
     import importlib.util
@@ -613,10 +655,10 @@ def ensure_venv():
 def main():
     usage = (
         "usage: ns3_side.py saturated N [seconds] [seed] | hidden|chain [seconds] [seed]"
-        " | grid [seconds] [seed]"
+        " | grid [seconds] [seed] | grid-segments [total_s] [segment_s]"
     )
     args = sys.argv[1:]
-    if not args or args[0] not in ("saturated", "hidden", "chain", "grid"):
+    if not args or args[0] not in ("saturated", "hidden", "chain", "grid", "grid-segments"):
         sys.exit(usage)
     ensure_venv()
     case, rest = args[0], args[1:]
@@ -625,6 +667,18 @@ def main():
         seed = int(rest[1]) if len(rest) > 1 else 1
         for k, v in run_grid(seconds, seed).items():
             print(f"{k}={v}")
+        return
+    if case == "grid-segments":
+        total = float(rest[0]) if rest else 1080.0
+        segment = float(rest[1]) if len(rest) > 1 else 60.0
+        done, aborted = run_grid_segments(total, segment)
+        for d in done:
+            print(" ".join(f"{k}={v}" for k, v in d.items()))
+        keys = ["seconds", "run_cpu_s", "run_wall_s", "events", "requests_sent",
+                "requests_served", "replies_received", "data_frames", "mac_retries"]
+        for k in keys:
+            print(f"total_{k}={sum(float(d[k]) for d in done):.3f}")
+        print(f"aborted_seeds={','.join(map(str, aborted))}")
         return
     n = 1
     if case == "saturated":

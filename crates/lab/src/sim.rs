@@ -791,8 +791,8 @@ pub(crate) fn resource(object_bytes: u64, reply_bytes: u32) -> Resource {
 }
 
 #[cfg(test)]
+mod mesh_tests;
+#[cfg(test)]
 mod observe_tests;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod mesh_tests;

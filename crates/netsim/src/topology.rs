@@ -35,7 +35,10 @@ pub const SERVER_ADDR: SocketAddr =
 /// Indices past 253 share the last host (a mesh has at most 1,024 nodes, far fewer servers).
 pub fn server_addr(index: u32) -> SocketAddr {
     let host = (1 + index.min(253)) as u8;
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 1, host)), SERVER_ADDR.port())
+    SocketAddr::new(
+        IpAddr::V4(Ipv4Addr::new(198, 18, 1, host)),
+        SERVER_ADDR.port(),
+    )
 }
 
 /// Conventional address of client `index`: host 198.18.0.(1 + index mod 254), port

@@ -53,6 +53,8 @@ TRACES (--trace DIR, --trace-runs, or [output] trace in the scenario; simulated 
   DIR/runNNNNNN/link-up.pcap, link-down.pcap
                                  every packet offered to that bottleneck direction, as IPv4
                                  (LINKTYPE_RAW) with the simulated addresses and instants
+  DIR/runNNNNNN/frames.parquet   mesh runs (no queue table or pcap there): every 802.15.4
+                                 frame on air, per hop (data fragments, ACKs, RPL control)
   Tracing does not change any results file. Columns: docs/scenarios.md, Traces.
 
 EXAMPLES:

@@ -7,8 +7,8 @@
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::time::Duration;
-use coaplab_netsim::mesh::rpl::Objective;
 use coaplab_netsim::mesh::layout::MAX_GRID_SERVERS;
+use coaplab_netsim::mesh::rpl::Objective;
 use coaplab_netsim::mesh::{Layout, MeshConfig, MeshParams, Node, Role, Routing, MESH_PARAMS};
 use toml_edit::{Item, TableLike, Value};
 

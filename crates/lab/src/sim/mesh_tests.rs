@@ -56,7 +56,10 @@ exchanges = 3
         }
     }
     // Each server received its 9 requests and sent 9 answers, one frame each at least.
-    assert!(hops_at_servers.iter().all(|&n| n >= 18), "{hops_at_servers:?}");
+    assert!(
+        hops_at_servers.iter().all(|&n| n >= 18),
+        "{hops_at_servers:?}"
+    );
 }
 
 #[test]
@@ -155,11 +158,20 @@ fn the_servers_key_is_checked() {
         Scenario::parse(&text, "s.toml").unwrap_err().to_string()
     };
     let e = err("servers = 5");
-    assert!(e.contains("topology.servers") && e.contains("[1, 4]"), "{e}");
+    assert!(
+        e.contains("topology.servers") && e.contains("[1, 4]"),
+        "{e}"
+    );
     let e = err("shape = \"chain\"\nservers = 2");
-    assert!(e.contains("topology.servers") && e.contains("only with shape = grid"), "{e}");
+    assert!(
+        e.contains("topology.servers") && e.contains("only with shape = grid"),
+        "{e}"
+    );
     let e = err("servers = 2\nserver = 0");
-    assert!(e.contains("topology.servers") && e.contains("either servers"), "{e}");
+    assert!(
+        e.contains("topology.servers") && e.contains("either servers"),
+        "{e}"
+    );
     // A 1-row grid has no third corner free.
     let e = err("rows = 1\ncols = 5\nservers = 3");
     assert!(e.contains("no free corner for server 3"), "{e}");

@@ -59,7 +59,10 @@ pub(crate) fn batch(frames: &[FrameRecord]) -> RecordBatch {
         receivers.append_value(f.receivers);
     }
     let start_ns = start_ns.finish();
-    let start_s: Float64Array = start_ns.iter().map(|t| t.map(|t| t as f64 * 1e-9)).collect();
+    let start_s: Float64Array = start_ns
+        .iter()
+        .map(|t| t.map(|t| t as f64 * 1e-9))
+        .collect();
     let columns: Vec<(&str, ArrayRef)> = vec![
         ("start_ns", Arc::new(start_ns)),
         ("start_s", Arc::new(start_s)),

@@ -416,7 +416,10 @@ mod tests {
         assert_eq!(six.with_role(Role::Server).collect::<Vec<_>>(), [5, 30]);
         assert_eq!(six.with_role(Role::BorderRouter).collect::<Vec<_>>(), [21]);
         let four = Layout::grid_with_servers(3, 3, 10.0, 4).unwrap();
-        assert_eq!(four.with_role(Role::Server).collect::<Vec<_>>(), [0, 2, 6, 8]);
+        assert_eq!(
+            four.with_role(Role::Server).collect::<Vec<_>>(),
+            [0, 2, 6, 8]
+        );
         assert!(Layout::grid_with_servers(3, 3, 10.0, 0).is_err());
         assert!(Layout::grid_with_servers(3, 3, 10.0, 5).is_err());
         // A single row: its bottom-left corner is its top-left, which the third server needs.
@@ -427,7 +430,10 @@ mod tests {
         let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mesh");
         for (name, layout) in [
             ("grid-3x3", Layout::grid(3, 3, 10.0).unwrap()),
-            ("grid-6x6", Layout::grid_with_servers(6, 6, 10.0, 2).unwrap()),
+            (
+                "grid-6x6",
+                Layout::grid_with_servers(6, 6, 10.0, 2).unwrap(),
+            ),
             ("chain-20", Layout::chain(20, 10.0).unwrap()),
             ("flower-5x7", Layout::flower(5, 7, 10.0).unwrap()),
             ("dumbbell", Layout::dumbbell(10.0).unwrap()),

@@ -75,7 +75,10 @@ impl Mesh {
 
     /// The frames recorded so far, taken out.
     pub fn take_frames(&mut self) -> Vec<FrameRecord> {
-        self.frame_log.as_mut().map(std::mem::take).unwrap_or_default()
+        self.frame_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Logs the data or control frame `frame` that `node` finished sending at `end`
