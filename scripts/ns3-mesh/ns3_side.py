@@ -278,36 +278,31 @@ static void OnServerRx(Ptr<Socket> s) {
     }
 }
 
-std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spacing) {
-    Reset(seed);
-    Config::SetDefault("ns3::Icmpv6L4Protocol::DAD", BooleanValue(false));
-    Config::SetDefault("ns3::Ipv6L3Protocol::SendIcmpv6Redirect", BooleanValue(false));
-    NodeContainer nodes;
-    nodes.Create(4);
-    std::vector<Vector> pos;
-    for (int i = 0; i < 4; i++) pos.push_back(Vector(i * spacing, 0, 0));
-    NetDeviceContainer lrDevs = Radios(nodes, pos);
+// IPv6 over sixlowpan on `lrDevs` of `nodes`: addresses fd00::/64 (not 2001:db8::/32: ns-3
+// refuses to forward the documentation prefix, RFC 3849), every interface forwarding (so no
+// router solicitations), neighbour caches filled by hand (NeighborCacheHelper looks for IPv6 on
+// the lr-wpan devices). `sixDevs` receives the sixlowpan devices.
+static Ipv6InterfaceContainer SixLowPanStack(NodeContainer& nodes, NetDeviceContainer& lrDevs,
+                                             NetDeviceContainer& sixDevs) {
+    uint32_t n = nodes.GetN();
     InternetStackHelper ip;
     ip.SetIpv4StackInstall(false);
     ip.Install(nodes);
     Config::ConnectWithoutContext("/NodeList/*/$ns3::Ipv6L3Protocol/Drop", MakeCallback(&OnIpDrop));
     SixLowPanHelper six;
-    NetDeviceContainer sixDevs = six.Install(lrDevs);
+    sixDevs = six.Install(lrDevs);
     six.AddContext(sixDevs, 0, Ipv6Prefix("fd00::", 64), Seconds(3600));
     six.AssignStreams(sixDevs, 1000);
     Ipv6AddressHelper addrs;
-    // Not 2001:db8::/32: ns-3 refuses to forward the documentation prefix (RFC 3849).
     addrs.SetBase(Ipv6Address("fd00::"), Ipv6Prefix(64));
     Ipv6InterfaceContainer ifs = addrs.Assign(sixDevs);
-    for (uint32_t i = 0; i < 4; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         ifs.SetForwarding(i, true);
         nodes.Get(i)->GetObject<Ipv6L3Protocol>()->SetAttribute("IpForward", BooleanValue(true));
     }
-    // Neighbour caches by hand (NeighborCacheHelper looks for IPv6 on the lr-wpan devices).
-    for (uint32_t i = 0; i < 4; i++) {
-        Ptr<Ipv6L3Protocol> l3 = nodes.Get(i)->GetObject<Ipv6L3Protocol>();
-        Ptr<Ipv6Interface> iface = l3->GetInterface(1);
-        for (uint32_t j = 0; j < 4; j++) {
+    for (uint32_t i = 0; i < n; i++) {
+        Ptr<Ipv6Interface> iface = nodes.Get(i)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
+        for (uint32_t j = 0; j < n; j++) {
             if (i == j) continue;
             Ptr<Ipv6Interface> other = nodes.Get(j)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
             for (uint32_t a = 0; a < other->GetNAddresses(); a++) {
@@ -317,6 +312,20 @@ std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spa
             }
         }
     }
+    return ifs;
+}
+
+std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spacing) {
+    Reset(seed);
+    Config::SetDefault("ns3::Icmpv6L4Protocol::DAD", BooleanValue(false));
+    Config::SetDefault("ns3::Ipv6L3Protocol::SendIcmpv6Redirect", BooleanValue(false));
+    NodeContainer nodes;
+    nodes.Create(4);
+    std::vector<Vector> pos;
+    for (int i = 0; i < 4; i++) pos.push_back(Vector(i * spacing, 0, 0));
+    NetDeviceContainer lrDevs = Radios(nodes, pos);
+    NetDeviceContainer sixDevs;
+    Ipv6InterfaceContainer ifs = SixLowPanStack(nodes, lrDevs, sixDevs);
     // Host routes: 3 -> 2 -> 1 -> 0 (more specific than the on-link /64).
     Ipv6StaticRoutingHelper rh;
     Ipv6Address server = ifs.GetAddress(0, 1);
@@ -404,32 +413,8 @@ std::string RunGrid(std::vector<double> xs, std::vector<double> ys, std::vector<
     std::vector<Vector> pos;
     for (uint32_t i = 0; i < n; i++) pos.push_back(Vector(xs[i], ys[i], 0));
     NetDeviceContainer lrDevs = Radios(nodes, pos);
-    InternetStackHelper ip;
-    ip.SetIpv4StackInstall(false);
-    ip.Install(nodes);
-    SixLowPanHelper six;
-    NetDeviceContainer sixDevs = six.Install(lrDevs);
-    six.AddContext(sixDevs, 0, Ipv6Prefix("fd00::", 64), Seconds(36000));
-    six.AssignStreams(sixDevs, 1000);
-    Ipv6AddressHelper addrs;
-    addrs.SetBase(Ipv6Address("fd00::"), Ipv6Prefix(64));
-    Ipv6InterfaceContainer ifs = addrs.Assign(sixDevs);
-    for (uint32_t i = 0; i < n; i++) {
-        ifs.SetForwarding(i, true);
-        nodes.Get(i)->GetObject<Ipv6L3Protocol>()->SetAttribute("IpForward", BooleanValue(true));
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        Ptr<Ipv6Interface> iface = nodes.Get(i)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
-        for (uint32_t j = 0; j < n; j++) {
-            if (i == j) continue;
-            Ptr<Ipv6Interface> other = nodes.Get(j)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
-            for (uint32_t a = 0; a < other->GetNAddresses(); a++) {
-                NdiscCache::Entry* e = iface->GetNdiscCache()->Add(other->GetAddress(a).GetAddress());
-                e->SetMacAddress(sixDevs.Get(j)->GetAddress());
-                e->MarkPermanent();
-            }
-        }
-    }
+    NetDeviceContainer sixDevs;
+    Ipv6InterfaceContainer ifs = SixLowPanStack(nodes, lrDevs, sixDevs);
     Ipv6StaticRoutingHelper rh;
     for (uint32_t i = 0; i < n; i++) {
         Ptr<Ipv6StaticRouting> r = rh.GetStaticRouting(nodes.Get(i)->GetObject<Ipv6>());
