@@ -5,8 +5,9 @@
 #
 #   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
 #   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
-#                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md)
-#                               and the ns-3 mesh comparison (scripts/ns3-mesh/compare.py)
+#                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md),
+#                               the ns-3 mesh comparison (scripts/ns3-mesh/compare.py) and
+#                               the speed comparison with ns-3 (scripts/ns3-speed/run.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +15,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -115,4 +116,7 @@ if [ "$long" = 1 ]; then
   python3 scripts/ns3-oracle/oracle.py --markdown
   step "ns-3 mesh comparison (802.15.4 mesh vs ns-3 lr-wpan + sixlowpan; docs/mesh-validation.md)"
   python3 scripts/ns3-mesh/compare.py
+  step "simulator speed vs native ns-3 per link packet (scripts/ns3-speed; docs/BENCHMARKS.md)"
+  command -v g++ >/dev/null || apt_install g++
+  python3 scripts/ns3-speed/run.py
 fi

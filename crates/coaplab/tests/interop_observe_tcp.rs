@@ -10,7 +10,7 @@ mod support;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{coaplab, libcoap_server, peer, run_bounded, OurServer};
+use support::{assert_four_consecutive, coaplab, libcoap_server, peer, run_bounded, OurServer};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -94,17 +94,7 @@ fn coaplab_observes_our_counter_over_tcp_and_deregisters() {
         None,
         LIMIT,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let values = numbers(&o.stdout);
-    assert_eq!(values.len(), 4, "{values:?}");
-    assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "{values:?}");
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let seqs: Vec<&str> = err.lines().filter(|l| l.starts_with("observe=")).collect();
-    assert_eq!(
-        seqs,
-        ["observe=0", "observe=1", "observe=2", "observe=3"],
-        "{err}"
-    );
+    assert_four_consecutive(&o);
     let (status, stderr) = server.stop();
     assert!(status.success());
     assert!(

@@ -228,6 +228,18 @@ pub(crate) fn segments(path: &str) -> impl Iterator<Item = &str> + Clone {
     path.split('/').filter(|s| !s.is_empty())
 }
 
+/// Two periods of the pattern body (byte i is `i mod 256`), so any 256 bytes of it are one
+/// slice.
+const PATTERN_TWICE: [u8; 512] = {
+    let mut t = [0u8; 512];
+    let mut i = 0;
+    while i < 512 {
+        t[i] = (i & 0xff) as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Where a response body's bytes come from, so a 100-kB object is never materialised.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Body<'a> {
@@ -251,16 +263,12 @@ impl Body<'_> {
     pub(crate) fn write(&self, start: usize, out: &mut [u8]) {
         match self {
             Body::Pattern(_) => {
-                let first = out.len().min(256);
-                for (i, b) in out[..first].iter_mut().enumerate() {
-                    *b = ((start + i) & 0xff) as u8;
-                }
-                // The pattern repeats every 256 bytes: double what is written until full.
-                let mut done = first;
-                while done < out.len() {
-                    let n = done.min(out.len() - done);
-                    out.copy_within(..n, done);
-                    done += n;
+                // The pattern repeats every 256 bytes: copy from one period, starting anywhere.
+                let mut at = start & 0xff;
+                for chunk in out.chunks_mut(256) {
+                    let n = chunk.len();
+                    chunk.copy_from_slice(&PATTERN_TWICE[at..at + n]);
+                    at = (at + n) & 0xff;
                 }
             }
             Body::Zeros(_) => out.fill(0),

@@ -47,7 +47,9 @@ mod mesh;
 mod network;
 pub mod tag;
 mod tcp;
+mod tcp_copies;
 mod tcp_flow;
+mod tcp_packet;
 
 /// Simulates `spec` and returns one record per flow.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {

@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use coaplab_cc::time::Duration;
 use coaplab_emu::UdpDriver;
+use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
     Amplification, Event, ObserverGone, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
     MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
@@ -25,6 +26,10 @@ use tokio::signal::unix::{signal, SignalKind};
 use super::dtls_opts::{self, DtlsOpts, DtlsServerOpts};
 use super::net::{self, EndpointOpts};
 use super::tcp;
+
+/// The default `--observe-con-every`: libcoap's COAP_OBS_MAX_NON, so that an observer that went
+/// away silently is found out within a few periods, not the 24 h of RFC 7641 §4.5.1.
+const OBSERVE_CON_EVERY: u32 = 5;
 
 /// Describes the served resources in `/.well-known/core` (RFC 6690 §3: rt resource type,
 /// if interface, ct Content-Formats, sz size; RFC 7641 §6: obs for an observable one).
@@ -145,9 +150,18 @@ pub(crate) struct Args {
     /// Period of the observable `/counter` (RFC 7641): its value, the number of periods
     /// since the server started, changes this often, and every observer (a GET with
     /// Observe 0, e.g. `coap-client -s 10` or `aiocoap-client --observe`) is sent a
-    /// notification (NON; CON at least once a day). At most 256 observers. E.g. 1s, 500ms.
+    /// notification (NON; CON every `--observe-con-every`). At most 256 observers. E.g. 1s,
+    /// 500ms.
     #[arg(long = "observe-period", value_name = "D", default_value = "1s", value_parser = net::parse_duration)]
     observe_period: std::time::Duration,
+    /// Send every K-th notification to an observer over UDP as CON (its 1st, (K+1)-th, …),
+    /// the others NON, as libcoap's server does with K = 5 (COAP_OBS_MAX_NON). A CON that is
+    /// never acknowledged (ACK_TIMEOUT 2 s doubling, 4 retransmissions) removes the observer,
+    /// so one that vanished without deregistering (e.g. `aiocoap-client --observe` stopped
+    /// with Ctrl-C) is dropped within K periods plus about a minute. 0: only the first and
+    /// then one a day (RFC 7641 §4.5.1's minimum), which keeps such an observer for 24 h.
+    #[arg(long = "observe-con-every", value_name = "K", default_value_t = OBSERVE_CON_EVERY)]
+    observe_con_every: u32,
     /// Print every malformed datagram to stderr (TCP: every CSM, Abort and malformed frame).
     #[arg(short, long)]
     verbose: bool,
@@ -169,8 +183,11 @@ struct Counters {
     /// Observers registered (RFC 7641), and removed by cause.
     observers_added: u64,
     observers_gone: BTreeMap<&'static str, u64>,
-    /// Notifications queued (NON and CON).
+    /// Notifications sent as datagrams of their own (NON and CON), and states that replaced
+    /// an outstanding CON notification instead (RFC 7641 §4.5.2: they ride on its next
+    /// retransmission, or never leave if its ACK comes first).
     notifications: u64,
+    notifications_replaced: u64,
     malformed: BTreeMap<&'static str, u64>,
 }
 
@@ -202,7 +219,11 @@ async fn serve(args: &Args) -> u8 {
         .clock(
             "time",
             Duration::from_nanos(i64::try_from(unix.as_nanos()).unwrap_or(0)),
-        );
+        )
+        .notify_policy(NotifyPolicy {
+            con_every: args.observe_con_every,
+            timer: NotifyTimer::Fixed,
+        });
     let amplification = match args.amplification_limit {
         0 => None,
         factor => match echo_key() {
@@ -334,9 +355,10 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
             .map(|(k, n)| format!(" {k}={n}"))
             .collect();
         eprintln!(
-            "coaplab server: observers added={} notifications={}{}",
+            "coaplab server: observers added={} notifications={} replaced={}{}",
             c.observers_added,
             c.notifications,
+            c.notifications_replaced,
             gone.concat()
         );
     }
@@ -433,7 +455,10 @@ answer to {request_bytes} B)"
             }
         }
         Event::ObserverAdded { .. } => c.observers_added += 1,
-        Event::NotificationSent { .. } => c.notifications += 1,
+        Event::NotificationSent {
+            replaced: false, ..
+        } => c.notifications += 1,
+        Event::NotificationSent { replaced: true, .. } => c.notifications_replaced += 1,
         Event::ObserverRemoved { reason, .. } => {
             let label = match reason {
                 ObserverGone::Deregistered => "deregistered",

@@ -350,3 +350,126 @@ pub(crate) fn aiocoap_fileserver(bin: &Path, dir: &Path, port: u16) -> Guard {
     let bind = format!("127.0.0.1:{port}");
     spawn_quiet(bin, &["--write", "--bind", &bind, &dir.to_string_lossy()])
 }
+
+/// Which output of a child a [`LineChild`] line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// Its stdout.
+    Out,
+    /// Its stderr.
+    Err,
+}
+
+/// A long-running child (one that runs until interrupted, e.g. an observing client or a peer
+/// server) whose stdout and stderr lines are read as they come; killed (and reaped) on drop,
+/// so it dies even when the test fails.
+pub(crate) struct LineChild {
+    child: Guard,
+    rx: std::sync::mpsc::Receiver<(Stream, String)>,
+    /// Every line received so far, in arrival order (per stream).
+    pub(crate) lines: Vec<(Stream, String)>,
+}
+
+impl LineChild {
+    /// Spawns `cmd` with stdin closed and both outputs read line by line.
+    pub(crate) fn spawn(cmd: &mut Command) -> LineChild {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        for (stream, pipe) in [
+            (Stream::Out, Box::new(out) as Box<dyn Read + Send>),
+            (Stream::Err, Box::new(err)),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send((stream, line)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        LineChild {
+            child: Guard(child),
+            rx,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Reads lines until `done(lines so far)` holds (true) or `limit` passes, or both outputs
+    /// close (false).
+    pub(crate) fn wait_until(
+        &mut self,
+        limit: Duration,
+        done: impl Fn(&[(Stream, String)]) -> bool,
+    ) -> bool {
+        let deadline = Instant::now() + limit;
+        while !done(&self.lines) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => self.lines.push(line),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Sends SIGINT (what Ctrl-C does), waits at most `limit` for the exit (SIGKILL after
+    /// that), reads the rest of both outputs and returns the exit status.
+    pub(crate) fn interrupt(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let pid = self.child.0.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.child.0.try_wait().expect("wait") {
+                break s;
+            }
+            if Instant::now() > deadline {
+                eprintln!("SIGINT ignored for {limit:?}: killing {pid}");
+                let _ = self.child.0.kill();
+                break self.child.0.wait().expect("wait");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // Both readers end at EOF once the child (and any grandchild holding the pipes) is gone.
+        while let Ok(line) = self.rx.recv_timeout(Duration::from_secs(2)) {
+            self.lines.push(line);
+        }
+        status
+    }
+
+    /// The lines of `stream` received so far.
+    pub(crate) fn of(&self, stream: Stream) -> Vec<&str> {
+        self.lines
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, l)| l.as_str())
+            .collect()
+    }
+}
+
+/// Checks a finished `coaplab get --observe --count 4 -v` run: exit 0, four consecutive
+/// integers on stdout (the registration's answer and three notifications) and `observe=0` to
+/// `observe=3` on stderr; returns the integers.
+pub(crate) fn assert_four_consecutive(o: &Output) -> Vec<u64> {
+    assert_ok(o, "coaplab get --observe --count 4 -v");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let values: Vec<u64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(values.len(), 4, "{out:?}");
+    assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "{values:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let seqs: Vec<&str> = err.lines().filter(|l| l.starts_with("observe=")).collect();
+    assert_eq!(
+        seqs,
+        ["observe=0", "observe=1", "observe=2", "observe=3"],
+        "{err}"
+    );
+    values
+}

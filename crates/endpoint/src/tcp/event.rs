@@ -19,6 +19,29 @@ pub struct Write {
     pub kind: WriteKind,
 }
 
+/// A response body the session generates rather than holds (a resource's pattern or zeros),
+/// handed out by [`crate::tcp::Session::poll_write_parts`] so that the transport produces its
+/// bytes only as it sends them: a 100-kB object is then never in memory whole.
+#[derive(Debug, Clone, Copy)]
+pub struct GeneratedBody(pub(crate) crate::resource::Body<'static>);
+
+impl GeneratedBody {
+    /// Bytes in the body.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the body is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes bytes `offset .. offset + out.len()` of the body into `out`.
+    pub fn write(&self, offset: usize, out: &mut [u8]) {
+        self.0.write(offset, out);
+    }
+}
+
 /// A piece of the front message from [`crate::tcp::Session::poll_write_chunk`]: the bytes
 /// are in the caller's buffer; messages come whole and in order, split at any byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

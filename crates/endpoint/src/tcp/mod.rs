@@ -41,7 +41,7 @@ pub use config::{
     Role, SessionConfig, SessionConfigError, DEFAULT_MAX_QUEUED_BYTES, EXPERIMENT_MAX_MESSAGE_SIZE,
 };
 pub use event::{
-    RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write, WriteChunk,
-    WriteKind,
+    GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write,
+    WriteChunk, WriteKind,
 };
 pub use session::{Session, QUEUED_MESSAGE_BYTES};

@@ -13,7 +13,8 @@ use crate::event::RequestId;
 use crate::resource::{segments, Body, Router};
 use crate::tcp::config::{SessionConfig, SessionConfigError};
 use crate::tcp::event::{
-    RequestError, SessionEvent, SessionFailReason, Side, Write, WriteChunk, WriteKind,
+    GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, Write, WriteChunk,
+    WriteKind,
 };
 
 /// Where the session is.
@@ -187,6 +188,9 @@ pub(crate) struct Upload {
 
 /// Block1 uploads reassembled at once per session.
 pub(crate) const MAX_UPLOADS: usize = 4;
+
+/// The largest buffer of a partial frame kept for the next one once its frame is complete.
+const RX_KEEP_BYTES: usize = 4 * 1024;
 
 /// Spare buffers kept at most.
 const POOL_MAX: usize = 16;
@@ -486,6 +490,9 @@ impl Session {
                 Err(e) => return self.malformed(now, e),
             };
             let take = need.min(bytes.len());
+            // Exactly the frame's length once its header is known: a large frame is held
+            // once, without a doubling vector's slack.
+            self.rx.reserve_exact(need);
             self.rx.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
             let rx = std::mem::take(&mut self.rx);
@@ -503,6 +510,10 @@ impl Session {
             self.rx = rx;
             if done {
                 self.rx.clear();
+                if self.rx.capacity() > RX_KEEP_BYTES {
+                    // A large frame's buffer is not kept for the session's lifetime.
+                    self.rx = Vec::new();
+                }
             }
         }
         // Whole frames straight from the caller's bytes; a partial tail is kept.
@@ -512,7 +523,8 @@ impl Session {
                     self.on_frame(now, &frame, consumed);
                     bytes = &bytes[consumed..];
                 }
-                Ok(Decoded::NeedMore(_)) => {
+                Ok(Decoded::NeedMore(more)) => {
+                    self.rx.reserve_exact(bytes.len() + more);
                     self.rx.extend_from_slice(bytes);
                     return;
                 }
@@ -546,6 +558,24 @@ impl Session {
         std::mem::swap(buf, &mut w.bytes);
         self.recycle(w.bytes);
         Some(w.kind)
+    }
+
+    /// The next write like [`Session::poll_write_into`] (`head` replaced), except that a
+    /// generated body is not produced: it comes back as a [`GeneratedBody`] for a transport
+    /// that produces the bytes as it sends them, after the frame's `head` (one write).
+    #[must_use]
+    pub fn poll_write_parts(
+        &mut self,
+        head: &mut Vec<u8>,
+    ) -> Option<(WriteKind, Option<GeneratedBody>)> {
+        let front = self.writes.front()?;
+        if front.tail.is_none() || self.front_sent > 0 {
+            return self.poll_write_into(head).map(|kind| (kind, None));
+        }
+        let mut q = self.pop_front()?;
+        std::mem::swap(head, &mut q.bytes);
+        self.recycle(q.bytes);
+        Some((q.kind, q.tail.map(GeneratedBody)))
     }
 
     /// The next at most `max_bytes` (at least 1) of the front message, into `buf` (its previous

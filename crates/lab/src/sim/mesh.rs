@@ -88,7 +88,14 @@ impl MeshNet {
         let medium = self.mesh.medium_stats();
         let control = self.mesh.control_stats().mac;
         let data_frames = up.frames_sent + down.frames_sent;
-        let not_acked = up.retries + up.no_ack_failures + down.retries + down.no_ack_failures;
+        // Without ACK requests (`mac_ack_request = false`) a frame counts as "acked" when its
+        // addressee decoded it: `frames_lost` counts the others (0 with ACKs).
+        let not_acked = up.retries
+            + up.no_ack_failures
+            + up.frames_lost
+            + down.retries
+            + down.no_ack_failures
+            + down.frames_lost;
         let control_frames = control.frames_sent - self.control_start.frames_sent;
         let frames_on_air = medium.transmissions - self.medium_start.transmissions;
         MeshChannelRecord {

@@ -17,8 +17,8 @@
 //! client closes with a FIN (the server closes its side when it reads the end of the stream)
 //! and the next client connects at the same instant, its SYN queued behind that FIN. Former
 //! clients' connections live on until both ends have closed. Segments travel
-//! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself kept in a table keyed
-//! by the packet's tag.
+//! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself carried as the
+//! packet's bytes ([`super::tcp_packet`]).
 //!
 //! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, spec §8e) runs in this
 //! loop too, as a sibling session kind: its connection's ends carry the HTTP applications of
@@ -39,22 +39,25 @@
 //! `transmissions` / `retransmissions` = data segments sent / retransmitted by both ends, and a
 //! copy is an unnecessary retransmission when an earlier copy of the segment reached the receiver.
 //!
-//! The loop scans the timers of every flow's live connections for the next deadline:
-//! O(flows) per event, fine for spec §8d (its 90 cells at one replication, up to 400 random
-//! flows, run in about 15 s in a release build).
+//! Each flow has one deadline in a lazy heap ([`Deadlines`]), the earliest timer of its
+//! live connections, re-armed whenever the flow is touched.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use coaplab_cc::time::Instant;
-use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
+use coaplab_endpoint::tcp::{GeneratedBody, Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
-use coaplab_netsim::tcp::{BbrConfig, CongestionControl, Connection, Segment, TcpConfig, TcpState};
+use coaplab_netsim::tcp::{
+    BbrConfig, CongestionControl, Connection, Generate, Segment, TcpConfig, TcpState,
+};
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
 use super::deadlines::Deadlines;
 use super::http::{Fetch, HttpApp};
+use super::tcp_copies::CopyLog;
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
+use super::tcp_packet::{self, Owner};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
 use crate::trace::RunTrace;
@@ -76,9 +79,8 @@ struct Flow {
     clients: Vec<(SocketAddr, u32)>,
     /// Counters of the connections already dropped.
     retired: SegmentCounts,
-    /// Per data segment (connection, upstream, first sequence number): copies sent, and the
-    /// first copy that reached the receiver (ground truth for unnecessary retransmissions).
-    copies: HashMap<(u32, bool, u64), (u32, Option<u32>)>,
+    /// Unnecessary retransmissions of the connections already dropped.
+    retired_unnecessary: u64,
     /// Its instants (the first request's segment leaves at `get_at`), requests and exchanges.
     progress: Progress,
     /// The client connection gave up (SYN retries exhausted) or the session ended early.
@@ -130,6 +132,9 @@ struct Conn {
     /// Exchanges this connection still has to start (random workload: its short-lived
     /// client's draw; otherwise the flow's quota).
     batch_left: u32,
+    /// The data segments the client (`[0]`, upstream) and the server (`[1]`) sent: ground
+    /// truth for unnecessary retransmissions.
+    copies: [CopyLog; 2],
 }
 
 impl Conn {
@@ -153,6 +158,7 @@ impl Conn {
             client_session: None,
             server_session: None,
             batch_left: batch,
+            copies: Default::default(),
         })
     }
 
@@ -269,7 +275,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
                 opened: 0,
                 clients: Vec::new(),
                 retired: SegmentCounts::default(),
-                copies: HashMap::new(),
+                retired_unnecessary: 0,
                 progress: Progress::default(),
                 failed: false,
                 bytes_up: 0,
@@ -294,7 +300,15 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
         counted: flows.iter().map(Flow::finished).collect(),
         timers,
         flows,
-        segments: HashMap::new(),
+        rx_seg: Segment {
+            seq: 0,
+            ack: None,
+            syn: false,
+            fin: false,
+            payload: Vec::with_capacity(1500),
+            options_bytes: 0,
+        },
+        tx_bytes: Vec::with_capacity(1500),
         next_tag: 0,
         routes: paths.routes,
         port_stride: config.total_flows().div_ceil(254).max(1),
@@ -342,9 +356,11 @@ struct TcpSim {
     unfinished: usize,
     /// Whether a flow's finish has been subtracted from `unfinished`.
     counted: Vec<bool>,
-    /// Segments in flight, by packet tag, with their flow and connection.
-    /// Data segments also carry their copy number (1 = the original).
-    segments: HashMap<u64, (u32, u32, Segment, u32)>,
+    /// The segment of the packet being delivered (reused).
+    rx_seg: Segment,
+    /// The bytes of the packet being sent (reused).
+    tx_bytes: Vec<u8>,
+    /// The next packet's tag (packets are numbered in send order).
     next_tag: u64,
     routes: Vec<(String, coaplab_endpoint::Resource)>,
     /// Client ports per host taken by the flows' first connections (`source_addr`).
@@ -373,21 +389,24 @@ impl TcpSim {
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
             while let Some(d) = self.star.poll_delivery(now, &mut rx) {
                 self.events += 1;
-                let Some((i, k, seg, copy)) = self.segments.remove(&d.tag) else {
-                    continue;
-                };
+                let seg = &mut self.rx_seg;
+                let Owner {
+                    flow: i,
+                    conn: k,
+                    copy,
+                    slot,
+                } = tcp_packet::decode(&rx, seg);
                 let f = &mut self.flows[i as usize];
-                if copy > 0 {
-                    let up = d.dst == SERVER_ADDR;
-                    if let Some((_, first)) = f.copies.get_mut(&(k, up, seg.seq)) {
-                        first.get_or_insert(copy);
-                    }
-                }
-                // A segment of a connection already dropped (both ends closed) is lost.
+                // A segment of a connection already dropped (both ends closed) is lost (every
+                // data segment of such a connection had a copy delivered already).
                 let current = f.conns.last().is_some_and(|c| c.k == k);
                 let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                     continue;
                 };
+                if copy > 0 {
+                    let up = d.dst == SERVER_ADDR;
+                    c.copies[usize::from(!up)].delivered(seg.seq, copy, slot);
+                }
                 let to = if d.dst == SERVER_ADDR {
                     Some(&mut c.server)
                 } else {
@@ -397,7 +416,7 @@ impl TcpSim {
                     let ack = seg.ack;
                     // A refused segment is the model's business (counted there), not an error
                     // of the run.
-                    let _ = conn.handle_segment(d.at, seg);
+                    let _ = conn.handle_segment(d.at, &*seg);
                     if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
                         let client = d.dst != SERVER_ADDR;
                         trace.tcp.ack(d.at, i, k, client, ack, conn);
@@ -579,7 +598,9 @@ impl TcpSim {
         let mut j = 0;
         while j < last.min(f.conns.len() - 1) {
             if f.conns[j].is_over() {
-                f.retired = f.retired.sum(f.conns.remove(j).stats());
+                let c = f.conns.remove(j);
+                f.retired = f.retired.sum(c.stats());
+                f.retired_unnecessary += c.copies.iter().map(CopyLog::unnecessary).sum::<u64>();
             } else {
                 j += 1;
             }
@@ -667,21 +688,26 @@ impl TcpSim {
                     let len = seg.ip_len();
                     let tag = self.next_tag;
                     self.next_tag += 1;
+                    // Data segments (FIN included; not SYNs) are numbered per sequence number.
+                    let (copy, slot) = if seg.seq_len() > 0 && !seg.syn {
+                        c.copies[usize::from(!up)].sent(seg.seq)
+                    } else {
+                        (0, 0)
+                    };
+                    let owner = Owner {
+                        flow: i,
+                        conn: c.k,
+                        copy,
+                        slot,
+                    };
+                    tcp_packet::encode(&mut self.tx_bytes, owner, &seg);
                     self.star
-                        .send_ip(now, src, dst, &[], len, tag)
+                        .send_ip(now, src, dst, &self.tx_bytes, len, tag)
                         .map_err(|e| setup(&e))?;
                     if let Some(trace) = self.trace.as_deref_mut() {
                         trace.packets.tcp(i, &seg);
                     }
-                    // Data segments (FIN included; not SYNs) are numbered per sequence number.
-                    let copy = if seg.seq_len() > 0 && !seg.syn {
-                        let e = f.copies.entry((c.k, up, seg.seq)).or_insert((0, None));
-                        e.0 += 1;
-                        e.0
-                    } else {
-                        0
-                    };
-                    self.segments.insert(tag, (i, c.k, seg, copy));
+                    conn.recycle(seg);
                     if up {
                         f.bytes_up += u64::from(len);
                     } else {
@@ -734,10 +760,28 @@ fn pump(
         let n = conn.read(buf);
         session.handle_stream_bytes(now, &buf[..n]);
     }
-    while let Some(w) = session.poll_write() {
-        conn.write(&w.bytes)?;
+    // A generated body (the long transfer's object) goes to the connection ungenerated: its
+    // bytes are produced segment by segment, so neither end holds the object whole.
+    while let Some((_, tail)) = session.poll_write_parts(buf) {
+        let tail = tail.map(|t| Arc::new(Tail(t)) as Arc<dyn Generate>);
+        conn.write_parts(buf, tail)?;
     }
     Ok(())
+}
+
+/// A response body generated by the server's session, produced by the connection as it
+/// sends.
+#[derive(Debug)]
+struct Tail(GeneratedBody);
+
+impl Generate for Tail {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn write(&self, offset: u64, out: &mut [u8]) {
+        self.0.write(offset as usize, out);
+    }
 }
 
 /// The record of flow `i`.
@@ -755,10 +799,11 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         (f.bytes_up, f.bytes_down),
     );
     // A copy is unnecessary when an earlier copy of the same segment reached the receiver.
-    r.unnecessary_retransmissions = f
-        .copies
-        .values()
-        .map(|&(sent, first)| first.map_or(0, |d| u64::from(sent - d)))
-        .sum();
+    r.unnecessary_retransmissions = f.retired_unnecessary
+        + f.conns
+            .iter()
+            .flat_map(|c| &c.copies)
+            .map(CopyLog::unnecessary)
+            .sum::<u64>();
     r
 }

@@ -47,7 +47,7 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         kind: Kind::Float { min: -200.0, max: 0.0 },
         default: Value::Float(-95.0),
         help: "CCA is busy above this UDGM signal strength (-10 - 85 d/R dBm within R, -95 beyond)",
-        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (CC2420 default CCA_THR: -77)",
+        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (Sky/Z1 under Contiki 3.0: about -90, CC2420_CONF_CCA_THRESH -45 + MSPSim RSSI_OFFSET -45)",
     },
     ParamSpec {
         key: "mac_min_be",
@@ -76,6 +76,13 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         default: Value::Int(3),
         help: "macMaxFrameRetries: retransmissions after a missing ACK before the frame is dropped",
         source: "IEEE 802.15.4-2006 Table 86 (Contiki 3.0 CSMA_MAX_MAC_TRANSMISSIONS 3 = 2 retries; Contiki-NG CSMA_MAX_FRAME_RETRIES 7)",
+    },
+    ParamSpec {
+        key: "mac_ack_request",
+        kind: Kind::Bool,
+        default: Value::Bool(true),
+        help: "unicast frames request an ACK and are retransmitted without one; false: sent once, no ACK on air (Contiki 3.0 NullRDC on Sky/Z1)",
+        source: "IEEE 802.15.4-2006 §7.5.6.4; Contiki 3.0 core/net/mac/nullrdc.c NULLRDC_802154_AUTOACK(_HW) default 0 sets no PACKETBUF_ATTR_MAC_ACK, framer-802154.c ack_required",
     },
     ParamSpec {
         key: "unit_backoff_symbols",
@@ -183,6 +190,10 @@ pub struct MeshParams {
     pub cca_threshold_dbm: f64,
     /// CSMA/CA parameters.
     pub csma: CsmaParams,
+    /// Unicast data frames request an ACK (and are retransmitted without one); `false`:
+    /// each is sent once and no ACK goes on air, as Contiki 3.0's NullRDC does on Sky/Z1
+    /// unless `NULLRDC_CONF_802154_AUTOACK` is set (docs/mesh-model.md, "ACKs in Cooja").
+    pub mac_ack_request: bool,
     /// Frames one node's MAC queue holds.
     pub queue_frames: u32,
     /// 6LoWPAN reassembly timeout.
@@ -267,6 +278,7 @@ impl MeshParams {
                 unit_backoff: phy::symbols(p.int("unit_backoff_symbols")),
                 ack_wait: phy::symbols(p.int("ack_wait_symbols")),
             },
+            mac_ack_request: p.flag("mac_ack_request"),
             queue_frames: int("queue_frames"),
             reass_maxage: p.secs("reass_maxage_s"),
             short_addresses: p.flag("short_addresses"),
@@ -294,6 +306,7 @@ mod tests {
         assert_eq!(d.csma, CsmaParams::default());
         assert_eq!(d.csma.ack_wait, Duration::from_micros(864));
         assert_eq!(d.queue_frames, 8);
+        assert!(d.mac_ack_request);
         assert_eq!(d.reass_maxage, Duration::from_secs(20));
         assert_eq!(d.rpl, crate::mesh::rpl::RplParams::CONTIKI);
         let mut s = Settings::new();

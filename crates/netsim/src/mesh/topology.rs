@@ -3,9 +3,10 @@
 //!
 //! A datagram sent at a node is compressed and fragmented for its first hop
 //! ([`super::sixlowpan`]), queued at that node's MAC ([`super::mac`]), sent frame by frame with
-//! CSMA/CA and ACKs over the UDGM medium ([`super::medium`]), reassembled at the next hop and,
-//! if that is not the destination, compressed, fragmented and queued again there (route-over,
-//! as Contiki forwards), along [`super::routing::Routes`].
+//! CSMA/CA and ACKs (none with `mac_ack_request = false`) over the UDGM medium
+//! ([`super::medium`]), reassembled at the next hop and, if that is not the destination,
+//! compressed, fragmented and queued again there (route-over, as Contiki forwards), along
+//! [`super::routing::Routes`].
 //!
 //! Fates: a datagram that does not fit in a MAC queue (all its fragments) is a
 //! `BufferOverflow`; one whose frame was dropped by the MAC (channel-access failure, no ACK)
@@ -111,7 +112,8 @@ pub struct MeshStats {
     pub queue_drops: u64,
     /// Datagrams lost to a MAC failure (channel access or no ACK).
     pub mac_drops: u64,
-    /// Datagrams whose every frame was acknowledged but that the next hop could not reassemble.
+    /// Datagrams whose every frame was acknowledged (or, without ACK requests, sent) but that
+    /// the next hop could not reassemble.
     pub reassembly_drops: u64,
     /// Data frame transmissions, retransmissions included.
     pub frames_sent: u64,
@@ -123,6 +125,10 @@ pub struct MeshStats {
     pub channel_access_failures: u64,
     /// Frames dropped after `macMaxFrameRetries` retransmissions.
     pub no_ack_failures: u64,
+    /// Unicast data frames sent without an ACK request (`mac_ack_request = false`) that their
+    /// addressee did not decode; always 0 with ACKs, where `retries` and `no_ack_failures`
+    /// count the losses.
+    pub frames_lost: u64,
     /// Air time of the data frames.
     pub airtime: Duration,
     /// Most frames found in one MAC queue.
@@ -623,8 +629,20 @@ impl Mesh {
                         self.received = received;
                         return;
                     }
-                    if received.contains(&frame.to) {
+                    let decoded = received.contains(&frame.to);
+                    if decoded {
                         self.got_data(frame.to, node, frame, at);
+                    }
+                    if !self.params.mac_ack_request {
+                        // No ACK requested (Contiki 3.0 NullRDC without
+                        // NULLRDC_CONF_802154_AUTOACK: nullrdc.c `send_one_packet` maps
+                        // cc2420_send's RADIO_TX_OK to MAC_TX_OK): done once on air, a
+                        // success for the MAC and RPL whether or not the addressee decoded it.
+                        if !decoded {
+                            self.head_stats(node).frames_lost += 1;
+                        }
+                        self.received = received;
+                        return self.head_sent(node, at);
                     }
                     let m = &mut self.macs[node as usize];
                     m.phase = Phase::AwaitAck;
@@ -642,7 +660,7 @@ impl Mesh {
                     && m.phase == Phase::AwaitAck
                     && m.queue.front().is_some_and(|f| f.seq == seq)
                 {
-                    self.acked(to, at);
+                    self.head_sent(to, at);
                 }
             }
         }
@@ -651,19 +669,9 @@ impl Mesh {
 
     /// `receiver` decoded `frame` from `sender` at `at`.
     fn got_data(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
-        self.events.schedule(
-            at + phy::TURNAROUND,
-            Ev::AckStart {
-                node: receiver,
-                to: sender,
-                seq: frame.seq,
-            },
-        );
-        // The receiver's own next frame follows its ACK by at least a SIFS (§7.5.1.3).
-        let r = &mut self.macs[receiver as usize];
-        r.ifs_until = r
-            .ifs_until
-            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
+        if self.params.mac_ack_request {
+            self.schedule_ack(receiver, sender, frame, at);
+        }
         let n = self.macs.len();
         let filter = &mut self.last_seq[receiver as usize * n + sender as usize];
         if *filter == u16::from(frame.seq) {
@@ -688,7 +696,28 @@ impl Mesh {
         }
     }
 
-    fn acked(&mut self, node: u16, at: Instant) {
+    /// `receiver` owes `sender` the hardware auto-ACK of `frame` (MSPSim's CC2420 sends it as
+    /// an ordinary transmission through the radio medium, so UDGM's TX and RX ratios apply to
+    /// it as to any frame: `CC2420.java` `TX_ACK` → `rfListener.receivedByte`, Cooja's
+    /// `Msp802154Radio` → `TRANSMISSION_STARTED` → `UDGM.createConnections`).
+    fn schedule_ack(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
+        self.events.schedule(
+            at + phy::TURNAROUND,
+            Ev::AckStart {
+                node: receiver,
+                to: sender,
+                seq: frame.seq,
+            },
+        );
+        // The receiver's own next frame follows its ACK by at least a SIFS (§7.5.1.3).
+        let r = &mut self.macs[receiver as usize];
+        r.ifs_until = r
+            .ifs_until
+            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
+    }
+
+    /// `node`'s head frame is done: acknowledged, or on air without an ACK request.
+    fn head_sent(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
         let tx = m.csma.retries() + 1;
         m.bump();

@@ -14,6 +14,7 @@ use super::newreno::{Prr, Reno};
 use super::receiver::Receiver;
 use super::rtt::RttEstimator;
 use super::segment::Segment;
+use super::send_buffer::Generate;
 use super::sender::Sender;
 use super::stats::TcpStats;
 
@@ -298,12 +299,37 @@ impl Connection {
     /// the handshake completes wait for it; bytes written after [`Connection::close`] are
     /// refused.
     pub fn write(&mut self, bytes: &[u8]) -> Result<usize, ConnectionFailed> {
+        self.write_parts(bytes, None)
+    }
+
+    /// Queues one application write of `head` then a generated `tail` (one push, as
+    /// [`Connection::write`]): the tail's bytes are produced only when a segment carries
+    /// them, and every written byte is released once acknowledged.
+    pub fn write_parts(
+        &mut self,
+        head: &[u8],
+        tail: Option<std::sync::Arc<dyn Generate>>,
+    ) -> Result<usize, ConnectionFailed> {
         if self.state == TcpState::Failed || self.closed_by_app {
             return Err(ConnectionFailed);
         }
         self.cc_on_write();
-        self.snd.write(bytes);
-        Ok(bytes.len())
+        let len = head.len() + tail.as_ref().map_or(0, |t| t.len() as usize);
+        self.snd.write_parts(head, tail);
+        Ok(len)
+    }
+
+    /// Hands back a segment from [`Connection::poll_transmit`] once it has been sent (its
+    /// bytes copied onto the wire): its payload buffer carries the next segment's bytes, so a
+    /// driver that recycles allocates nothing per segment.
+    pub fn recycle(&mut self, seg: Segment) {
+        self.snd.recycle(seg.payload);
+    }
+
+    /// Written bytes the connection holds in memory: unacknowledged or unsent, a generated
+    /// tail not counted.
+    pub fn send_buffer_bytes(&self) -> usize {
+        self.snd.held_bytes()
     }
 
     /// Closes the sending direction: a FIN follows the written data (a segment of its own).
@@ -370,8 +396,14 @@ impl Connection {
         }
     }
 
-    /// Takes in one segment from the peer.
-    pub fn handle_segment(&mut self, now: Instant, seg: Segment) -> Result<(), SegmentError> {
+    /// Takes in one segment from the peer, owned or borrowed (a driver that decodes segments
+    /// into one reused [`Segment`] passes `&seg` and allocates nothing per segment).
+    pub fn handle_segment(
+        &mut self,
+        now: Instant,
+        seg: impl std::borrow::Borrow<Segment>,
+    ) -> Result<(), SegmentError> {
+        let seg = seg.borrow();
         self.stats.segments_received += 1;
         if seg.seq.checked_add(seg.seq_len() + 1).is_none() {
             return Err(SegmentError::SeqOverflow(seg.seq));
@@ -490,7 +522,7 @@ impl Connection {
         self.cc_establish(now, sample);
     }
 
-    fn on_established_segment(&mut self, now: Instant, seg: Segment) -> Result<(), SegmentError> {
+    fn on_established_segment(&mut self, now: Instant, seg: &Segment) -> Result<(), SegmentError> {
         if seg.syn {
             // A retransmitted SYN-ACK (our ACK was lost): answer with an ACK.
             self.rcv.request_ack();

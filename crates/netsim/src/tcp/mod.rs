@@ -13,6 +13,8 @@
 //!   `tcp_rate.c`) and paced by [`pacing`] (earliest departure times); `cc` chooses
 //!   ([`CongestionControl`]).
 //! * [`sender`] / [`receiver`]: retransmission queue and scoreboard; reassembly and delayed ACK.
+//!   [`send_buffer`]: the written bytes, released once acknowledged, and generated bodies
+//!   produced only as segments carry them.
 //! * `recovery`: ACK processing, fast retransmit / New Reno partial ACKs, RTO.
 //! * `transmit`: what `poll_transmit` sends, and cwnd validation.
 //! * [`connection`]: the [`Connection`] that ties them together — `handle_segment`,
@@ -37,6 +39,7 @@ pub mod receiver;
 mod recovery;
 pub mod rtt;
 pub mod segment;
+pub mod send_buffer;
 pub mod sender;
 pub mod stats;
 mod transmit;
@@ -48,4 +51,5 @@ pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, 
 pub use segment::{
     Segment, HEADER_BYTES, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES, TFO_REQUEST_OPTION_BYTES,
 };
+pub use send_buffer::Generate;
 pub use stats::TcpStats;

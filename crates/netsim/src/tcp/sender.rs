@@ -7,10 +7,12 @@
 //! segment.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use coaplab_cc::time::{Duration, Instant};
 
 use super::rate::{DeliveredSegment, RateSnapshot};
+use super::send_buffer::{Generate, SendBuffer};
 
 /// One sent, not yet cumulatively acknowledged segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,10 +72,9 @@ pub struct Acked {
 /// Send buffer and retransmission queue.
 #[derive(Debug, Clone)]
 pub struct Sender {
-    /// Bytes from `buf_start` on: sent-unacknowledged, then unsent.
-    buf: VecDeque<u8>,
-    /// Sequence number of `buf[0]` (`snd_una`, except once the FIN is acknowledged).
-    buf_start: u64,
+    /// The written stream from the oldest unacknowledged byte on: sent-unacknowledged, then
+    /// unsent; acknowledged pieces are released.
+    buf: SendBuffer,
     /// Sequence number of the FIN once sent.
     fin_seq: Option<u64>,
     /// Sequence number of `buf[0]`.
@@ -98,7 +99,13 @@ pub struct Sender {
     /// segments the sender can account for. `None`: the sysctl value (`TcpConfig::dupthresh`).
     pub reno_reordering: Option<u32>,
     mss: u32,
+    /// A payload buffer handed back by the driver ([`Sender::recycle`]), reused for the next
+    /// segment so that a steady transfer allocates nothing per segment.
+    spare: Vec<u8>,
 }
+
+/// The largest payload buffer kept for reuse.
+const MAX_SPARE_BYTES: usize = 64 * 1024;
 
 /// `net.ipv4.tcp_max_reordering` (Linux default).
 pub const MAX_REORDERING: u32 = 300;
@@ -107,8 +114,7 @@ impl Sender {
     /// Empty, first data byte at `isn + 1`.
     pub fn new(first_seq: u64, mss: u32) -> Self {
         Sender {
-            buf: VecDeque::new(),
-            buf_start: first_seq,
+            buf: SendBuffer::new(first_seq),
             fin_seq: None,
             snd_una: first_seq,
             snd_nxt: first_seq,
@@ -121,6 +127,7 @@ impl Sender {
             lost_total: 0,
             reno_reordering: None,
             mss,
+            spare: Vec::new(),
         }
     }
 
@@ -146,7 +153,7 @@ impl Sender {
 
     /// One past the last data byte written.
     fn data_end(&self) -> u64 {
-        self.buf_start + self.buf.len() as u64
+        self.buf.end()
     }
 
     /// Whether unsent bytes (or the FIN) are queued.
@@ -176,16 +183,44 @@ impl Sender {
 
     /// Appends one application write.
     pub fn write(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() || self.fin_queued {
-            return;
-        }
-        self.buf.extend(bytes);
-        self.write_ends.push_back(self.data_end());
+        self.write_parts(bytes, None);
     }
 
-    fn payload(&self, seq: u64, len: u32) -> Vec<u8> {
-        let off = (seq - self.buf_start) as usize;
-        self.buf.range(off..off + len as usize).copied().collect()
+    /// Appends one application write of `head` then a generated `tail`, produced only as
+    /// segments carry it.
+    pub fn write_parts(&mut self, head: &[u8], tail: Option<Arc<dyn Generate>>) {
+        if self.fin_queued {
+            return;
+        }
+        let start = self.data_end();
+        self.buf.push_bytes(head);
+        if let Some(tail) = tail {
+            self.buf.push_generated(tail);
+        }
+        if self.data_end() > start {
+            self.write_ends.push_back(self.data_end());
+        }
+    }
+
+    /// Bytes of written data held in memory (a generated tail costs none until sent).
+    pub fn held_bytes(&self) -> usize {
+        self.buf.held_bytes()
+    }
+
+    /// Bytes `seq .. seq + len`, in the spare buffer a driver handed back when there is one.
+    fn payload(&mut self, seq: u64, len: u32) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
+        self.buf.copy_to(seq, u64::from(len), &mut out);
+        out
+    }
+
+    /// Keeps `payload` (a sent segment's, no longer needed) for the next segment's bytes.
+    pub fn recycle(&mut self, payload: Vec<u8>) {
+        // A pure ACK's empty buffer does not replace a used one.
+        if payload.capacity() <= MAX_SPARE_BYTES && payload.capacity() > self.spare.capacity() {
+            self.spare = payload;
+        }
     }
 
     /// Cuts and records the next new segment (the FIN alone once the data is all sent), with
@@ -351,9 +386,7 @@ impl Sender {
                 s.seq = ack;
             }
         }
-        let new_start = ack.min(self.data_end());
-        self.buf.drain(..(new_start - self.buf_start) as usize);
-        self.buf_start = new_start;
+        self.buf.release_before(ack.min(self.data_end()));
         self.snd_una = ack;
         if !out.retrans_acked {
             out.rtt = first_sent.map(|t| now - t);

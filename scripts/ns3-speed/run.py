@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Simulator speed against native ns-3 per link packet (issue 17), on the star workloads.
+
+    python3 scripts/ns3-speed/run.py                        # N = 1 10 100 400, TCP and UDP
+    python3 scripts/ns3-speed/run.py --flows 400 --reps 3 --workloads tcp
+    python3 scripts/ns3-speed/run.py --coaplab /tmp/before/coaplab --coaplab target/release/coaplab
+
+The same workload in both tools, N flows over the nbiot star (30 kbit/s down, 60 kbit/s up,
+one byte FIFO of --buffer bytes per direction, 28,200 B by default):
+  * tcp: per flow one long transfer (spec/experiments.md §5.1): connect, CSM + GET, one
+    102,408-B answer; coaplab `tcp-newreno`, ns-3 TcpLinuxReno (MSS 256, no SACK, no
+    timestamps, IW 4, delayed ACK every 2nd segment), as scripts/ns3-oracle/oracle.py.
+  * udp: per flow 50 closed-loop 60-B CoAP CON exchanges (`continuous`, the fasor18 preset's
+    Default CoAP: 2 s x U[1, 1.5], doubling to 60 s, 20 retries); in ns-3 a small application
+    doing the same over UDP sockets (scripts/ns3-speed/star.cc).
+The per-packet figure is CPU time (user + system) per packet transmitted on the bottleneck
+link, both directions (coaplab: runs.csv's down_sent_packets + up_sent_packets; ns-3: the two
+devices' PhyTxEnd). coaplab's CPU is the whole process (start-up, result files included,
+from wait4); ns-3's is building, running and destroying the simulation inside the process
+(getrusage; library loading not counted), so the ratio is conservative for coaplab. The two
+tools' TCP models are not the same code, so they send different numbers of packets under
+loss; the per-packet cost is what is compared. Runs are interleaved (coaplab, ns-3, coaplab,
+...), so load on the machine hits both alike; measure on an idle machine for the record.
+
+ns-3 is the pip wheel `ns3` 3.44.post0 in .peers/ns3-venv (created as ns3-oracle does when
+missing): it ships ns-3's headers and shared libraries (include/ns3, lib64/libns3.44-*.so),
+so star.cc is compiled natively with g++ -O2 against them. The wheel's libraries are ns-3's
+`default` build profile (NS_ASSERT and NS_LOG compiled in); an `optimized` ns-3 build would
+be somewhat faster than the figures here.
+"""
+
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+VENV = os.path.join(ROOT, ".peers", "ns3-venv")
+NS3_VERSION = "3.44.post0"
+NS3_LIBS = ["core", "network", "internet", "point-to-point", "applications", "traffic-control"]
+
+
+def ns3_prefix():
+    """The wheel's ns3/ directory (include/, lib64/), installing the wheel when missing."""
+    py = os.path.join(VENV, "bin", "python")
+    find = [py, "-c", "import ns3; print(list(ns3.__path__)[0])"]
+    have = os.path.exists(py) and subprocess.run(find, capture_output=True).returncode == 0
+    if not have:
+        print(f"installing ns3=={NS3_VERSION} into {VENV} (a few minutes) ...", file=sys.stderr)
+        if not os.path.exists(py):
+            subprocess.check_call([sys.executable, "-m", "venv", VENV])
+        subprocess.check_call([py, "-m", "pip", "install", "-q", f"ns3=={NS3_VERSION}"])
+    out = subprocess.run(
+        [py, "-c", "import ns3; print(list(ns3.__path__)[0])"], capture_output=True, text=True, check=True
+    )
+    prefix = out.stdout.strip()
+    if not os.path.exists(os.path.join(prefix, "include", "ns3", "core-module.h")):
+        sys.exit(f"ns3-speed: the ns3 wheel at {prefix} has no include/ns3/core-module.h to compile against")
+    return prefix
+
+
+def build_star(prefix, target):
+    """Compiles star.cc against the wheel (again only when the source is newer)."""
+    out_dir = os.path.join(target, "ns3-speed")
+    os.makedirs(out_dir, exist_ok=True)
+    exe = os.path.join(out_dir, "star")
+    src = os.path.join(HERE, "star.cc")
+    if os.path.exists(exe) and os.path.getmtime(exe) >= os.path.getmtime(src):
+        return exe
+    lib = os.path.join(prefix, "lib64")
+    cmd = ["g++", "-O2", "-std=c++20", "-I", os.path.join(prefix, "include"), src, "-o", exe, "-L", lib,
+           f"-Wl,-rpath,{lib}"] + [f"-lns3.44-{m}" for m in NS3_LIBS]
+    print("compiling " + " ".join(cmd), file=sys.stderr)
+    subprocess.check_call(cmd)
+    return exe
+
+
+def coaplab_binary(target):
+    subprocess.check_call(["cargo", "build", "--release", "-q", "--locked", "-p", "coaplab"], cwd=ROOT,
+                          env=dict(os.environ, CARGO_TARGET_DIR=target))
+    return os.path.join(target, "release", "coaplab")
+
+
+def measured(cmd):
+    """Runs cmd; returns (stdout, user + system CPU seconds, peak RSS in KiB) of that child."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            sys.exit(f"{cmd[0]} failed ({p.returncode}): {err.read().strip()[-400:]}")
+        return out.read(), ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def scenario(workload, n, buffer, object_bytes=102400):
+    flows = (
+        f'cc = "tcp-newreno"\nworkload = "long-transfer"\nobject_bytes = {object_bytes}\nstart_jitter_s = 0\n'
+        if workload == "tcp"
+        else 'cc = "default"\nworkload = "continuous"\nexchanges = 50\n'
+    )
+    return (
+        f'name = "ns3-speed-{workload}-{n}"\nseed = 1\nreplications = 1\nmax_sim_time_s = 1000000\n\n'
+        f'[network]\npreset = "nbiot"\nbuffer_bytes = {buffer}\nloss = "none"\n\n'
+        f'[protocol]\ncc_preset = "fasor18"\nnstart = 1\n\n[[flows]]\ncount = {n}\n{flows}'
+    )
+
+
+def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400):
+    """(link packets, CPU s, peak RSS KiB, flows completed) of one coaplab run."""
+    scen = os.path.join(tmp, f"{workload}-{n}.toml")
+    with open(scen, "w") as fh:
+        fh.write(scenario(workload, n, buffer, object_bytes))
+    out = os.path.join(tmp, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    _, cpu, rss = measured([binary, "run", scen, "--out", out, "-q", "--jobs", "1"])
+    with open(os.path.join(out, "runs.csv")) as fh:
+        head, row = fh.read().strip().splitlines()[:2]
+    rec = dict(zip(head.split(","), row.split(",")))
+    packets = int(rec["down_sent_packets"]) + int(rec["up_sent_packets"])
+    with open(os.path.join(out, "flows.csv")) as fh:
+        rows = list(csv.DictReader(fh))
+    completed = sum(1 for r in rows if r.get("fct_s"))
+    return packets, cpu, rss, completed
+
+
+def run_ns3(star, workload, n, buffer, amount=None):
+    """(link packets, CPU s of the simulation, peak RSS KiB of the process, flows completed)."""
+    if amount is None:
+        amount = 102400 if workload == "tcp" else 50
+    out, _, rss = measured([star, workload, str(n), str(amount), str(buffer)])
+    rec = dict(kv.split("=") for kv in out.split())
+    if int(rec["completed"]) != n:
+        print(f"warning: ns-3 {workload} N={n}: {rec['completed']} of {n} flows completed", file=sys.stderr)
+    return int(rec["packets"]), float(rec["cpu_s"]), rss, int(rec["completed"])
+
+
+def memory_table(binaries, labels, star, buffer, tmp):
+    """Peak RSS of the TCP long transfer (issue 17 item 2): 400 x 102,400 B and 10 x 10 MB,
+    with the bytes held per object byte above a 1-flow, 1-KB run of the same binary."""
+    print()
+    print("| TCP long transfer | tool | peak RSS MiB | 1 flow x 1 KB MiB | bytes per object byte above that |")
+    print("|---|---|---|---|---|")
+    for n, obj in [(400, 102400), (10, 10_000_000)]:
+        rows = [("ns-3", run_ns3(star, "tcp", n, buffer, obj)[2], run_ns3(star, "tcp", 1, buffer, 1024)[2])]
+        for label, b in zip(labels, binaries):
+            rows.append((label, run_coaplab(b, "tcp", n, buffer, tmp, obj)[2],
+                         run_coaplab(b, "tcp", 1, buffer, tmp, 1024)[2]))
+        for tool, rss, base in rows:
+            per = (rss - base) * 1024 / (n * obj)
+            print(f"| {n} x {obj:,} B | {tool} | {rss / 1024:.1f} | {base / 1024:.1f} | {per:.2f} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--flows", type=int, nargs="*", default=[1, 10, 100, 400])
+    ap.add_argument("--workloads", nargs="*", default=["tcp", "udp"], choices=["tcp", "udp"])
+    ap.add_argument("--buffer", type=int, default=28200, help="bytes per direction (default 28,200)")
+    ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions per cell (median kept)")
+    ap.add_argument("--memory", action="store_true",
+                    help="also the TCP peak-RSS table (400 x 102,400 B and 10 x 10 MB; ns-3's takes minutes)")
+    ap.add_argument("--coaplab", action="append",
+                    help="coaplab binary (repeat to compare builds; default: build target/release)")
+    args = ap.parse_args()
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    star = build_star(ns3_prefix(), target)
+    binaries = args.coaplab or [coaplab_binary(target)]
+    tmp = tempfile.mkdtemp(prefix="ns3-speed-")
+    try:
+        labels = [f"coaplab[{i}]" if len(binaries) > 1 else "coaplab" for i in range(len(binaries))]
+        cols = "".join(f"| {l} packets | {l} CPU s | {l} µs/packet | ns-3 ÷ {l} " for l in labels)
+        print("| workload | N | ns-3 packets | ns-3 CPU s | ns-3 µs/packet " + cols + "|")
+        print("|---|---|---|---|---" + "|---|---|---|---" * len(binaries) + "|")
+        for workload in args.workloads:
+            for n in args.flows:
+                ours = [[] for _ in binaries]
+                theirs = []
+                for rep in range(args.reps):
+                    for i, b in enumerate(binaries):
+                        ours[i].append(run_coaplab(b, workload, n, args.buffer, tmp))
+                    theirs.append(run_ns3(star, workload, n, args.buffer))
+                med = lambda runs: sorted(runs, key=lambda r: r[1])[len(runs) // 2]
+                np_, nc = med(theirs)[:2]
+                n_us = nc / np_ * 1e6
+                line = f"| {workload} | {n} | {np_} | {nc:.3f} | {n_us:.2f} "
+                for runs in ours:
+                    op, oc = med(runs)[:2]
+                    o_us = oc / op * 1e6
+                    line += f"| {op} | {oc:.3f} | {o_us:.2f} | {n_us / o_us:.1f}x "
+                print(line + "|", flush=True)
+        if args.memory:
+            memory_table(binaries, labels, star, args.buffer, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
