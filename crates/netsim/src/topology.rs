@@ -32,7 +32,8 @@ pub const SERVER_ADDR: SocketAddr =
 
 /// The address of server `index` of a network with several servers (the mesh's server nodes
 /// in node order): host 198.18.1.(1 + index), port 5683; `server_addr(0)` is [`SERVER_ADDR`].
-/// Indices past 253 share the last host (a mesh has at most 1,024 nodes, far fewer servers).
+/// Indices past 253 share the last host (a mesh takes at most 254 servers,
+/// `mesh::layout::MAX_SERVERS`).
 pub fn server_addr(index: u32) -> SocketAddr {
     let host = (1 + index.min(253)) as u8;
     SocketAddr::new(

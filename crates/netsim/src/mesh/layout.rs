@@ -81,6 +81,10 @@ pub struct Layout {
 /// entries (2 MiB each at this size).
 pub const MAX_NODES: usize = 1024;
 
+/// Most server nodes a mesh takes: server `j` has the address host 198.18.1.(1 + j)
+/// ([`crate::topology::server_addr`]).
+pub const MAX_SERVERS: usize = 254;
+
 /// Most servers [`Layout::grid_with_servers`] places (one per corner).
 pub const MAX_GRID_SERVERS: u32 = 4;
 
@@ -278,7 +282,7 @@ impl Layout {
         Ok(self)
     }
 
-    /// Checks one border router and at least one server.
+    /// Checks one border router and 1 to [`MAX_SERVERS`] servers.
     pub fn validate(&self) -> Result<(), LayoutError> {
         let count = |role| self.nodes.iter().filter(|n| n.role == role).count();
         if count(Role::BorderRouter) != 1 {
@@ -289,6 +293,12 @@ impl Layout {
         }
         if count(Role::Server) == 0 {
             return Err(LayoutError::Roles("a mesh needs a server".into()));
+        }
+        if count(Role::Server) > MAX_SERVERS {
+            return Err(LayoutError::Roles(format!(
+                "a mesh takes at most {MAX_SERVERS} servers (one address host each), not {}",
+                count(Role::Server)
+            )));
         }
         Ok(())
     }
@@ -452,5 +462,11 @@ mod tests {
             );
         }
         assert!(g.clone().with_roles(Some(9), None).is_err());
+        let many: Vec<u32> = (0..255).collect();
+        let crowded = Layout::chain(300, 1.0)
+            .unwrap()
+            .with_roles(Some(299), Some(&many))
+            .unwrap();
+        assert!(matches!(crowded.validate(), Err(LayoutError::Roles(_))));
     }
 }
