@@ -27,7 +27,7 @@ use super::phy;
 use super::routing::Routes;
 use super::sixlowpan::{self, Hop, Input, Plan, Reassembly, MAX_DATAGRAM_BYTES};
 use crate::record::{Delivery, Direction, PacketId};
-use crate::topology::{client_addr, SERVER_ADDR};
+use crate::topology::{client_addr, server_addr, SERVER_ADDR};
 
 /// A mesh: where the nodes are and every model parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,8 +183,9 @@ const NO_SEQ: u16 = u16::MAX;
 ///
 /// Sans-IO like [`crate::Star`]: [`Mesh::send`] when an endpoint transmits, [`Mesh::poll_at`]
 /// for the next instant the mesh needs, [`Mesh::poll_delivery`] at that instant until `None`.
-/// Instants passed in must never decrease. The server is [`SERVER_ADDR`] (the first node with
-/// role server); the `k`-th client node in id order is [`client_addr`]`(k)`. A [`Delivery`]'s
+/// Instants passed in must never decrease. The `j`-th node with role server in id order is
+/// [`server_addr`]`(j)` (the first one [`SERVER_ADDR`]); the `k`-th client node in id
+/// order is [`client_addr`]`(k)`. "Up" is towards a server. A [`Delivery`]'s
 /// `ip_len` is the uncompressed IPv6 length (40 + 8 with RPL's option + 8 + CoAP bytes).
 /// Per-packet records (`Star::record_packets`) are not kept for the mesh yet.
 #[derive(Debug)]
@@ -221,6 +222,8 @@ pub struct Mesh {
     mobility: Option<Box<crate::mesh::mobility::Tracker>>,
     /// Static routes rebuilt after a move.
     route_rebuilds: u64,
+    /// Frames on air since [`Mesh::record_frames`]; `None`: not recording.
+    frame_log: Option<Vec<FrameRecord>>,
 }
 
 impl Mesh {
@@ -250,8 +253,8 @@ impl Mesh {
             }
         }
         let mut addr_node = HashMap::new();
-        if let Some(server) = layout.with_role(Role::Server).next() {
-            addr_node.insert(SERVER_ADDR, server);
+        for (j, s) in layout.with_role(Role::Server).enumerate() {
+            addr_node.insert(server_addr(j as u32), s);
         }
         for (k, c) in layout.with_role(Role::Client).enumerate() {
             addr_node.insert(client_addr(k as u32), c);
@@ -293,6 +296,7 @@ impl Mesh {
             epoch: Duration::ZERO,
             mobility: None,
             route_rebuilds: 0,
+            frame_log: None,
         };
         if let Routing::Rpl { objective, warmup } = p.routing {
             mesh.rpl_start(objective, run_seed);
@@ -353,6 +357,13 @@ impl Mesh {
         self.rpl_routes.as_ref().unwrap_or(&self.routes)
     }
 
+    /// The servers' addresses, in node order ([`server_addr`]`(0..)`).
+    pub fn server_addrs(&self) -> Vec<SocketAddr> {
+        (0..self.layout.with_role(Role::Server).count() as u32)
+            .map(server_addr)
+            .collect()
+    }
+
     /// The node with address `addr`.
     pub fn node_of(&self, addr: SocketAddr) -> Option<u16> {
         self.addr_node.get(&addr).copied()
@@ -410,7 +421,7 @@ impl Mesh {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let up = Some(dst) == self.server_addr();
+        let up = self.layout.nodes[usize::from(dst_node)].role == Role::Server;
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -435,12 +446,6 @@ impl Mesh {
         self.dir(up).offered_packets += 1;
         self.enqueue(slot, src_node, now);
         Ok(PacketId(id))
-    }
-
-    fn server_addr(&self) -> Option<SocketAddr> {
-        self.addr_node
-            .contains_key(&SERVER_ADDR)
-            .then_some(SERVER_ADDR)
     }
 
     /// When the mesh next has something to do.
@@ -609,6 +614,7 @@ impl Mesh {
         match self.tx_kind[node as usize] {
             TxKind::Data => {
                 if let Some(&frame) = self.macs[node as usize].queue.front() {
+                    self.log_frame(node, &frame, at, &received);
                     if frame.to == BROADCAST {
                         // No ACK, no retry: done once on air.
                         for &r in &received {
@@ -646,6 +652,9 @@ impl Mesh {
                 }
             }
             TxKind::Ack { to, seq } => {
+                if self.frame_log.is_some() {
+                    self.log_ack(node, to, at, &received);
+                }
                 let m = &self.macs[to as usize];
                 if received.contains(&to)
                     && m.phase == Phase::AwaitAck
@@ -841,6 +850,9 @@ impl Mesh {
         self.free.push(slot);
     }
 }
+
+mod frames;
+pub use frames::{FrameKind, FrameRecord};
 
 mod mobile;
 
