@@ -38,7 +38,9 @@ use std::time::Duration as StdDuration;
 
 use coaplab_cc::time::Instant;
 use coaplab_emu::emulator::tcp_sockets::{self, Ready, TcpInfo};
-use coaplab_emu::emulator::{Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER};
+use coaplab_emu::emulator::{
+    Emulator, EmulatorConfig, EmulatorStats, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER,
+};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
 use coaplab_netsim::SERVER_ADDR;
@@ -317,7 +319,9 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         events: 0,
     };
     run.run(Instant::ZERO + config.max_sim_time)?;
-    run.finish()
+    let (result, stats) = run.finish()?;
+    super::report_timing(spec, &stats);
+    Ok(result)
 }
 
 struct Run {
@@ -592,7 +596,8 @@ impl Run {
         Ok(())
     }
 
-    fn finish(self) -> Result<RunResult, RunError> {
+    /// The run's result and the emulator's counters (for [`super::report_timing`]).
+    fn finish(self) -> Result<(RunResult, EmulatorStats), RunError> {
         let records = self
             .flows
             .iter()
@@ -605,7 +610,7 @@ impl Run {
             .emu
             .finish()
             .map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
-        Ok(RunResult {
+        let result = RunResult {
             flows: records,
             events: self.events,
             sim_time_s: now.as_secs_f64(),
@@ -614,7 +619,8 @@ impl Run {
                 up: super::super::link_record(stats.up.link),
                 sim_time_s: now.as_secs_f64(),
             }),
-        })
+        };
+        Ok((result, stats))
     }
 }
 
