@@ -49,6 +49,20 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
+def flow_rows(result_dir, header_from):
+    """flows.csv of a results directory, or, while its sweep still runs, the rows of the runs
+    finished so far (runs/NNNNNN.csv, written without a header)."""
+    if (result_dir / "flows.csv").exists():
+        return rows(result_dir / "flows.csv")
+    with open(header_from, newline="") as f:
+        header = next(csv.reader(f))
+    out = []
+    for part in sorted((result_dir / "runs").glob("*.csv")):
+        with open(part, newline="") as f:
+            out += [dict(zip(header, r)) for r in csv.reader(f) if r]
+    return out
+
+
 def fmt(x, digits=3):
     if x is None:
         return "–"
@@ -69,6 +83,8 @@ def triple(values, digits=3):
 
 COLUMNS = [
     ("FCT (s)", "fct_s", 3),
+    ("retransmissions", "retransmissions", 1),
+    ("unnecessary retransmissions (simulated only)", "unnecessary_retransmissions", 1),
     ("RTO expiries (`expired_rtos`)", "expired_rtos", 1),
     ("largest RTO (`rto_max_s`)", "rto_max_s", 2),
     ("segments retransmitted", "segments_retransmitted", 1),
@@ -163,7 +179,7 @@ def main():
             print(f"\n`{(d / 'command.txt').read_text().strip()}`")
         bad = lateness_table(cell, d / "emu.log")
         sim = rows(d / "sim" / "flows.csv")
-        emu = rows(d / "emu" / "flows.csv") if (d / "emu" / "flows.csv").exists() else []
+        emu = flow_rows(d / "emu", d / "sim" / "flows.csv") if (d / "emu").exists() else []
         if bad:
             print(f"\n(emulated runs {sorted(bad)} discarded for lateness)")
             emu = [r for r in emu if r["run"] not in bad]

@@ -5,8 +5,8 @@
 # comparison tables (compare.py). Emulated runs take their simulated duration in wall time,
 # so the cells are reduced (fewer replications, one client count) and say so.
 #
-#   scripts/tcp-oracle/run.sh [CELL...]      CELL: bbr2500 reno2500 long4medium short100
-#                                            short100udp short200
+#   scripts/tcp-oracle/run.sh [CELL...]      CELL: bbr2500 bbr2500low reno2500 long4medium
+#                                            short100 short100udp short200
 #                                            (default: all); OUT=/tmp/oracle (results), REPS_*
 #                                            override the replications of a cell.
 #   scripts/tcp-oracle/compare.py OUT        the tables again, from the results alone
@@ -29,6 +29,10 @@ cell_args() {
     bbr2500)
         # Table 6's 2,500-B BBR cell: 1 client, error-free, 102,400 B (not reduced; 20 -> 10 reps).
         echo "scenarios/pesola-tcp-calibration.toml --reps ${REPS_BBR:-10} --set network.buffer_bytes=2500 --set flows.0.cc=tcp-bbr" ;;
+    bbr2500low)
+        # pesola-long-lived's 1-client BBR cell at 2,500 B with the low error profile (20 -> 5
+        # reps; runs cut at 400 s, flows unfinished by then count as incomplete in both modes).
+        echo "scenarios/pesola-long-lived.toml --reps ${REPS_BBR_LOW:-5} --set max_sim_time_s=400 --set network.buffer_bytes=2500 --set network.loss=low --set flows.0.count=1 --set flows.0.cc=tcp-bbr" ;;
     reno2500)
         # Table 6's 2,500-B New Reno cell (20 -> 5 reps).
         echo "scenarios/pesola-tcp-calibration.toml --reps ${REPS_RENO:-5} --set network.buffer_bytes=2500 --set flows.0.cc=tcp-newreno" ;;
@@ -49,8 +53,38 @@ cell_args() {
     esac
 }
 
+# TRACE=FILE: record the kernel's TCP tracepoints of every socket on port 5683 (both ends of
+# every emulated CoAP-over-TCP connection) into FILE while the emulated runs go on; read it
+# with ktrace.py. A tracefs instance of its own, removed at exit.
+tracer_pid=
+trace_dir=/sys/kernel/tracing/instances/coaplab-tcp-oracle
+trace_events="tcp_cong_state_set tcp_retransmit_skb tcp_probe"
+stop_trace() {
+    [ -n "$tracer_pid" ] || return 0
+    echo 0 >"$trace_dir/tracing_on"
+    for e in $trace_events; do echo 0 >"$trace_dir/events/tcp/$e/enable"; done
+    sleep 1
+    kill "$tracer_pid" 2>/dev/null || true
+    wait "$tracer_pid" 2>/dev/null || true
+    rmdir "$trace_dir"
+    tracer_pid=
+}
+if [ -n "${TRACE:-}" ]; then
+    mkdir -p "$trace_dir"
+    echo 16384 >"$trace_dir/buffer_size_kb"
+    echo mono >"$trace_dir/trace_clock"
+    for e in $trace_events; do
+        echo "sport == 5683 || dport == 5683" >"$trace_dir/events/tcp/$e/filter"
+        echo 1 >"$trace_dir/events/tcp/$e/enable"
+    done
+    echo 1 >"$trace_dir/tracing_on"
+    cat "$trace_dir/trace_pipe" >>"$TRACE" &
+    tracer_pid=$!
+    trap stop_trace EXIT
+fi
+
 cells=("$@")
-[ ${#cells[@]} -eq 0 ] && cells=(bbr2500 reno2500 long4medium short100 short100udp short200)
+[ ${#cells[@]} -eq 0 ] && cells=(bbr2500 bbr2500low reno2500 long4medium short100 short100udp short200)
 
 cd "$root"
 for c in "${cells[@]}"; do
@@ -64,5 +98,6 @@ for c in "${cells[@]}"; do
         echo "load average after: $(cat /proc/loadavg)" >>"$out/$c/emu.log"
     fi
 done
+stop_trace
 "$bin" emulate --cleanup >/dev/null || true
 python3 "$here/compare.py" "$out" "${cells[@]}"
