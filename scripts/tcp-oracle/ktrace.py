@@ -10,7 +10,7 @@ how many segments it retransmitted in each state, and for each entry into Loss t
 the later of the last ACK that advanced snd_una and the previous Loss entry: the RTO that
 expired (the kernel re-arms the timer at both). Standard library only.
 
-    ktrace.py TRACE [--side server|client|both] [--states]
+    ktrace.py TRACE [--side server|client|both] [--states] [--min-events N]
 """
 
 import argparse
@@ -98,10 +98,15 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--side", default="server", choices=["server", "client", "both"])
     ap.add_argument("--states", action="store_true", help="list every state change")
+    ap.add_argument(
+        "--min-events", type=int, default=0, help="skip sockets with fewer trace events (short-lived ones)"
+    )
     a = ap.parse_args()
     conns = parse(a.trace)
     for key in sorted(conns, key=lambda k: conns[k][0][0]):
         server = key[0] == 5683
+        if len(conns[key]) < a.min_events:
+            continue
         if a.side == "both" or (a.side == "server") == server:
             summarize(key, conns[key], a.states)
 
