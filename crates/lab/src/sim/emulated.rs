@@ -110,7 +110,7 @@ fn run_logged(spec: &RunSpec) -> Result<(RunResult, Option<EmulatorStats>), RunE
 /// Prints one line on standard error with how late the emulator wrote packets against the
 /// model's delivery instants (p50 / p99 / max per direction, ms) and the machine's 1-minute
 /// load average at the run's end. A real-time result is only as good as this lateness is
-/// small against the link's serialization time (nbiot: 78.7 ms per 295-B packet down), so
+/// small against the link's serialization time (nbiot: 78.9 ms per full 296-B segment down), so
 /// studies that compare emulated with simulated runs (docs/calibration.md) keep it with
 /// every result. Not a results column: the simulated files stay byte-identical.
 fn report_timing(spec: &RunSpec, stats: &EmulatorStats) {
