@@ -10,7 +10,8 @@ Prints, for the server (198.18.x.2, port 5683) and the clients: segments sent an
 data retransmissions, what preceded each client (request) retransmission (the response lost, or still
 on its way: a spurious timeout), whether each server retransmission replaced a lost original, and the
 deciles of the time a retransmitted segment waited since its previous copy (the expired RTO, backoff
-included). In the kernel capture a packet is lost when it was written by one end and never reached
+included); a kernel capture is read without its first 2 s and last 5 s (packets still on the link). In
+the kernel capture a packet is lost when it was written by one end and never reached
 the other TUN device (matched by ports and IP ID); the model's queue log says it directly.
 """
 
