@@ -88,7 +88,8 @@ cells=("$@")
 
 cd "$root"
 for c in "${cells[@]}"; do
-    read -r -a args <<<"$(cell_args "$c")"
+    spec=$(cell_args "$c") || exit 2
+    read -r -a args <<<"$spec"
     mkdir -p "$out/$c"
     echo "== $c: ${args[*]}" | tee "$out/$c/command.txt"
     [ -f "$out/$c/sim/summary.csv" ] || "$bin" run "${args[@]}" -q --out "$out/$c/sim"
