@@ -6,6 +6,8 @@ sixlowpan models, printing the same `key=value` figures.
     python3 scripts/ns3-mesh/ns3_side.py saturated 4 [seconds] [seed]
     python3 scripts/ns3-mesh/ns3_side.py hidden [seconds] [seed]
     python3 scripts/ns3-mesh/ns3_side.py chain [seconds] [seed]
+    python3 scripts/ns3-mesh/ns3_side.py grid [seconds] [seed]    # the timing case, 1080 s
+    python3 scripts/ns3-mesh/ns3_side.py grid-segments [total_s] [segment_s]   # 1080 s in 60-s runs
 
 It re-executes itself in `.peers/ns3-venv` (installed by scripts/ns3-oracle/oracle.py's
 `ensure_venv`: PyPI `ns3` 3.44.post0 = ns-3.44 with cppyy bindings). The experiment is C++
@@ -29,6 +31,10 @@ border router netsim needs is left out: it never transmits there).
     neighbour caches filled by hand (no NS/NA), DAD and ICMPv6 redirects off, every
     interface forwarding (so no router solicitations); one 300-B UDP payload at a time,
     the next when it arrives (or after 1 s).
+  * grid (timing only, docs/BENCHMARKS.md "Mesh"): the Ch. 6 6x6 grid over the full stack,
+    static shortest-path host routes on every node, 33 clients each sending 25 B every 0.4 s
+    to one of two servers, every request answered with 4 B; prints the time of
+    Simulator::Run alone (wall and CPU), not Python's import or cppyy's compile.
 """
 
 import os
@@ -38,6 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 CPP = r"""
+#include <chrono>
+#include <ctime>
 #include <map>
 #include <sstream>
 #include <string>
@@ -270,36 +278,31 @@ static void OnServerRx(Ptr<Socket> s) {
     }
 }
 
-std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spacing) {
-    Reset(seed);
-    Config::SetDefault("ns3::Icmpv6L4Protocol::DAD", BooleanValue(false));
-    Config::SetDefault("ns3::Ipv6L3Protocol::SendIcmpv6Redirect", BooleanValue(false));
-    NodeContainer nodes;
-    nodes.Create(4);
-    std::vector<Vector> pos;
-    for (int i = 0; i < 4; i++) pos.push_back(Vector(i * spacing, 0, 0));
-    NetDeviceContainer lrDevs = Radios(nodes, pos);
+// IPv6 over sixlowpan on `lrDevs` of `nodes`: addresses fd00::/64 (not 2001:db8::/32: ns-3
+// refuses to forward the documentation prefix, RFC 3849), every interface forwarding (so no
+// router solicitations), neighbour caches filled by hand (NeighborCacheHelper looks for IPv6 on
+// the lr-wpan devices). `sixDevs` receives the sixlowpan devices.
+static Ipv6InterfaceContainer SixLowPanStack(NodeContainer& nodes, NetDeviceContainer& lrDevs,
+                                             NetDeviceContainer& sixDevs) {
+    uint32_t n = nodes.GetN();
     InternetStackHelper ip;
     ip.SetIpv4StackInstall(false);
     ip.Install(nodes);
     Config::ConnectWithoutContext("/NodeList/*/$ns3::Ipv6L3Protocol/Drop", MakeCallback(&OnIpDrop));
     SixLowPanHelper six;
-    NetDeviceContainer sixDevs = six.Install(lrDevs);
+    sixDevs = six.Install(lrDevs);
     six.AddContext(sixDevs, 0, Ipv6Prefix("fd00::", 64), Seconds(3600));
     six.AssignStreams(sixDevs, 1000);
     Ipv6AddressHelper addrs;
-    // Not 2001:db8::/32: ns-3 refuses to forward the documentation prefix (RFC 3849).
     addrs.SetBase(Ipv6Address("fd00::"), Ipv6Prefix(64));
     Ipv6InterfaceContainer ifs = addrs.Assign(sixDevs);
-    for (uint32_t i = 0; i < 4; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         ifs.SetForwarding(i, true);
         nodes.Get(i)->GetObject<Ipv6L3Protocol>()->SetAttribute("IpForward", BooleanValue(true));
     }
-    // Neighbour caches by hand (NeighborCacheHelper looks for IPv6 on the lr-wpan devices).
-    for (uint32_t i = 0; i < 4; i++) {
-        Ptr<Ipv6L3Protocol> l3 = nodes.Get(i)->GetObject<Ipv6L3Protocol>();
-        Ptr<Ipv6Interface> iface = l3->GetInterface(1);
-        for (uint32_t j = 0; j < 4; j++) {
+    for (uint32_t i = 0; i < n; i++) {
+        Ptr<Ipv6Interface> iface = nodes.Get(i)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
+        for (uint32_t j = 0; j < n; j++) {
             if (i == j) continue;
             Ptr<Ipv6Interface> other = nodes.Get(j)->GetObject<Ipv6L3Protocol>()->GetInterface(1);
             for (uint32_t a = 0; a < other->GetNAddresses(); a++) {
@@ -309,6 +312,20 @@ std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spa
             }
         }
     }
+    return ifs;
+}
+
+std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spacing) {
+    Reset(seed);
+    Config::SetDefault("ns3::Icmpv6L4Protocol::DAD", BooleanValue(false));
+    Config::SetDefault("ns3::Ipv6L3Protocol::SendIcmpv6Redirect", BooleanValue(false));
+    NodeContainer nodes;
+    nodes.Create(4);
+    std::vector<Vector> pos;
+    for (int i = 0; i < 4; i++) pos.push_back(Vector(i * spacing, 0, 0));
+    NetDeviceContainer lrDevs = Radios(nodes, pos);
+    NetDeviceContainer sixDevs;
+    Ipv6InterfaceContainer ifs = SixLowPanStack(nodes, lrDevs, sixDevs);
     // Host routes: 3 -> 2 -> 1 -> 0 (more specific than the on-link /64).
     Ipv6StaticRoutingHelper rh;
     Ipv6Address server = ifs.GetAddress(0, 1);
@@ -341,6 +358,111 @@ std::string RunChain(uint32_t payload, double seconds, uint32_t seed, double spa
     o << "ip_drops=";
     for (auto& kv : g.ipDrops) o << "reason" << kv.first << ":" << kv.second << ",";
     o << "\n";
+    Finish();
+    return o.str();
+}
+
+// ---- the timing case: a Ch. 6-like grid over IPv6 / 6LoWPAN / UDP ----
+
+struct GridApp {
+    std::vector<Ptr<Socket>> clients;            // by client index
+    std::vector<Inet6SocketAddress> serverOf;    // by client index
+    uint32_t payload = 0, reply = 0;
+    double interval = 0;
+    uint64_t sent = 0, served = 0, answered = 0;
+};
+static GridApp* a_ = nullptr;
+
+static void GridSend(uint32_t k) {
+    a_->sent++;
+    a_->clients[k]->SendTo(Create<Packet>(a_->payload), 0, a_->serverOf[k]);
+    Simulator::Schedule(Seconds(a_->interval), &GridSend, k);
+}
+
+static void GridServerRx(Ptr<Socket> s) {
+    Address from;
+    while (Ptr<Packet> p = s->RecvFrom(from)) {
+        a_->served++;
+        s->SendTo(Create<Packet>(a_->reply), 0, from);
+    }
+}
+
+static void GridClientRx(Ptr<Socket> s) {
+    Address from;
+    while (Ptr<Packet> p = s->RecvFrom(from)) a_->answered++;
+}
+
+// `next[i * n + d]`: node i's next hop towards node d (d itself when a neighbour). Clients
+// send `payload` bytes of UDP every `interval` s from a start in [0, 1) s to their server
+// (`serverOfClient`), which answers each with `reply` bytes. Only Simulator::Run is timed:
+// wall (steady clock) and CPU (std::clock, this process; the run is single-threaded).
+std::string RunGrid(std::vector<double> xs, std::vector<double> ys, std::vector<int> next,
+                    std::vector<uint32_t> clientNodes, std::vector<uint32_t> serverOfClient,
+                    std::vector<uint32_t> serverNodes, uint32_t payload, uint32_t reply,
+                    double interval, double seconds, uint32_t seed) {
+    Reset(seed);
+    a_ = new GridApp();
+    a_->payload = payload;
+    a_->reply = reply;
+    a_->interval = interval;
+    Config::SetDefault("ns3::Icmpv6L4Protocol::DAD", BooleanValue(false));
+    Config::SetDefault("ns3::Ipv6L3Protocol::SendIcmpv6Redirect", BooleanValue(false));
+    uint32_t n = xs.size();
+    NodeContainer nodes;
+    nodes.Create(n);
+    std::vector<Vector> pos;
+    for (uint32_t i = 0; i < n; i++) pos.push_back(Vector(xs[i], ys[i], 0));
+    NetDeviceContainer lrDevs = Radios(nodes, pos);
+    NetDeviceContainer sixDevs;
+    Ipv6InterfaceContainer ifs = SixLowPanStack(nodes, lrDevs, sixDevs);
+    Ipv6StaticRoutingHelper rh;
+    for (uint32_t i = 0; i < n; i++) {
+        Ptr<Ipv6StaticRouting> r = rh.GetStaticRouting(nodes.Get(i)->GetObject<Ipv6>());
+        for (uint32_t d = 0; d < n; d++) {
+            int h = next[i * n + d];
+            if (d == i || h < 0 || (uint32_t)h == d) continue;
+            r->AddHostRouteTo(ifs.GetAddress(d, 1), ifs.GetAddress(h, 1), 1);
+        }
+    }
+    TypeId udp = TypeId::LookupByName("ns3::UdpSocketFactory");
+    std::vector<Ptr<Socket>> servers;
+    for (uint32_t s : serverNodes) {
+        Ptr<Socket> rx = Socket::CreateSocket(nodes.Get(s), udp);
+        rx->Bind(Inet6SocketAddress(Ipv6Address::GetAny(), 5683));
+        rx->SetRecvCallback(MakeCallback(&GridServerRx));
+        servers.push_back(rx);
+    }
+    Ptr<UniformRandomVariable> start = CreateObject<UniformRandomVariable>();
+    start->SetStream(5000);
+    for (uint32_t k = 0; k < clientNodes.size(); k++) {
+        Ptr<Socket> c = Socket::CreateSocket(nodes.Get(clientNodes[k]), udp);
+        c->Bind6();
+        c->SetRecvCallback(MakeCallback(&GridClientRx));
+        a_->clients.push_back(c);
+        a_->serverOf.push_back(Inet6SocketAddress(ifs.GetAddress(serverOfClient[k], 1), 5683));
+        Simulator::Schedule(Seconds(start->GetValue(0, 1)), &GridSend, k);
+    }
+    Simulator::Stop(Seconds(seconds));
+    auto wall0 = std::chrono::steady_clock::now();
+    std::clock_t cpu0 = std::clock();
+    Simulator::Run();
+    double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(3);
+    o << "run_wall_s=" << wall << "\n";
+    o << "run_cpu_s=" << cpu << "\n";
+    o << "events=" << Simulator::GetEventCount() << "\n";
+    o << "requests_sent=" << a_->sent << "\n";
+    o << "requests_served=" << a_->served << "\n";
+    o << "replies_received=" << a_->answered << "\n";
+    o << "data_frames=" << g.dataTx << "\n";
+    o << "mac_retries=" << g.retries << "\n";
+    a_->clients.clear();
+    servers.clear();
+    delete a_;
+    a_ = nullptr;
     Finish();
     return o.str();
 }
@@ -399,6 +521,110 @@ def run(case, n=1, seconds=20.0, seed=1):
     return dict(line.split("=", 1) for line in text.strip().splitlines())
 
 
+#: The timing case (docs/BENCHMARKS.md "Mesh"): the Ch. 6 6x6 grid, 10-m spacing, border
+#: router at node 21, servers at nodes 5 (top-right) and 30 (bottom-left), 33 clients sending
+#: 25 B of UDP every 0.4 s, client k to server k mod 2 (coaplab's round-robin rule), each
+#: request answered with 4 B (a CoAP 2.04 ACK's size).
+GRID_ROWS, GRID_COLS, GRID_SPACING_M = 6, 6, 10.0
+GRID_BORDER_ROUTER, GRID_SERVERS = 21, (5, 30)
+
+
+def grid_next_hops(rows, cols):
+    """Shortest-path next hops over the grid's 4-neighbour links (the 10-m UDGM links at
+    10-m spacing): next[i * n + d], -1 on the diagonal; ties go to the lowest node id."""
+    from collections import deque
+
+    n = rows * cols
+
+    def neighbours(u):
+        r, c = divmod(u, cols)
+        out = []
+        for dr, dc in ((-1, 0), (0, -1), (0, 1), (1, 0)):
+            if 0 <= r + dr < rows and 0 <= c + dc < cols:
+                out.append((r + dr) * cols + c + dc)
+        return sorted(out)
+
+    nxt = [-1] * (n * n)
+    for d in range(n):
+        # BFS from d: dist to d; i's next hop is its lowest-id neighbour one step closer.
+        dist = [-1] * n
+        dist[d] = 0
+        q = deque([d])
+        while q:
+            u = q.popleft()
+            for v in neighbours(u):
+                if dist[v] < 0:
+                    dist[v] = dist[u] + 1
+                    q.append(v)
+        for i in range(n):
+            if i != d:
+                nxt[i * n + d] = min(v for v in neighbours(i) if dist[v] == dist[i] - 1)
+    return nxt
+
+
+def run_grid(seconds=1080.0, seed=1, payload=25, reply=4, interval=0.4):
+    """The timing case; returns its figures (run_wall_s, run_cpu_s: Simulator::Run only)."""
+    ns = ns3_module()
+    m = ns.cppyy.gbl.coaplab_mesh
+    std = ns.cppyy.gbl.std
+    rows, cols, s = GRID_ROWS, GRID_COLS, GRID_SPACING_M
+    n = rows * cols
+    xs = std.vector["double"]([float((i % cols) * s) for i in range(n)])
+    ys = std.vector["double"]([float((i // cols) * s) for i in range(n)])
+    clients = [i for i in range(n) if i != GRID_BORDER_ROUTER and i not in GRID_SERVERS]
+    server_of = [GRID_SERVERS[k % len(GRID_SERVERS)] for k in range(len(clients))]
+    text = str(
+        m.RunGrid(
+            xs, ys, std.vector["int"](grid_next_hops(rows, cols)),
+            std.vector["unsigned int"](clients), std.vector["unsigned int"](server_of),
+            std.vector["unsigned int"](list(GRID_SERVERS)), payload, reply, float(interval),
+            float(seconds), int(seed),
+        )
+    )
+    return dict(line.split("=", 1) for line in text.strip().splitlines())
+
+
+def run_grid_segments(total_s=1080.0, segment_s=60.0, first_seed=1, max_tries=100):
+    """The timing case as consecutive `segment_s` runs (seeds first_seed, first_seed + 1, ...)
+    until `total_s` simulated seconds ran, each in a forked child of this process (cppyy
+    compiles once). ns-3.44's lr-wpan aborts some runs of this load (an NS_ASSERT in
+    LrWpanPhy::CheckInterference: BUSY_RX without a current packet); an aborted segment is
+    counted and replaced by the next seed. Returns (segments' figures, aborted seeds)."""
+    import json
+
+    ns3_module()
+    done, aborted, seed = [], [], first_seed
+    while sum(float(d["seconds"]) for d in done) < total_s - 1e-9 and seed < first_seed + max_tries:
+        seconds = min(segment_s, total_s - sum(float(d["seconds"]) for d in done))
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            try:
+                figures = run_grid(seconds, seed)
+                figures["seconds"] = str(seconds)
+                figures["seed"] = str(seed)
+                os.write(w, json.dumps(figures).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        chunks = []
+        while True:
+            b = os.read(r, 65536)
+            if not b:
+                break
+            chunks.append(b)
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+        text = b"".join(chunks).decode()
+        if status == 0 and text:
+            done.append(json.loads(text))
+        else:
+            aborted.append(seed)
+        seed += 1
+    return done, aborted
+
+
 def ensure_venv():
     """Re-executes this script in .peers/ns3-venv (the TCP oracle's installer)."""
     import importlib.util
@@ -412,12 +638,33 @@ def ensure_venv():
 
 
 def main():
-    usage = "usage: ns3_side.py saturated N [seconds] [seed] | hidden|chain [seconds] [seed]"
+    usage = (
+        "usage: ns3_side.py saturated N [seconds] [seed] | hidden|chain [seconds] [seed]"
+        " | grid [seconds] [seed] | grid-segments [total_s] [segment_s]"
+    )
     args = sys.argv[1:]
-    if not args or args[0] not in ("saturated", "hidden", "chain"):
+    if not args or args[0] not in ("saturated", "hidden", "chain", "grid", "grid-segments"):
         sys.exit(usage)
     ensure_venv()
     case, rest = args[0], args[1:]
+    if case == "grid":
+        seconds = float(rest[0]) if rest else 1080.0
+        seed = int(rest[1]) if len(rest) > 1 else 1
+        for k, v in run_grid(seconds, seed).items():
+            print(f"{k}={v}")
+        return
+    if case == "grid-segments":
+        total = float(rest[0]) if rest else 1080.0
+        segment = float(rest[1]) if len(rest) > 1 else 60.0
+        done, aborted = run_grid_segments(total, segment)
+        for d in done:
+            print(" ".join(f"{k}={v}" for k, v in d.items()))
+        keys = ["seconds", "run_cpu_s", "run_wall_s", "events", "requests_sent",
+                "requests_served", "replies_received", "data_frames", "mac_retries"]
+        for k in keys:
+            print(f"total_{k}={sum(float(d[k]) for d in done):.3f}")
+        print(f"aborted_seeds={','.join(map(str, aborted))}")
+        return
     n = 1
     if case == "saturated":
         if not rest:

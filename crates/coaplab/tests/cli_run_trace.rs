@@ -225,3 +225,75 @@ fn trace_options_are_checked_before_anything_runs() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("simulated runs only"));
 }
+
+/// Two servers on the 3×3 grid, a flow on each of the 6 client nodes, default RPL.
+const MESH: &str = "name = \"mesh\"\nseed = 5\n[topology]\nkind = \"mesh\"\nservers = 2\n\
+    [[flows]]\ncount = \"all\"\ncc = \"cocoa\"\nexchanges = 4\n";
+
+#[test]
+fn a_traced_mesh_run_writes_its_events_and_every_frame_on_air() {
+    let tmp = TempDir::new("run-trace-mesh");
+    let scenario = tmp.path("mesh.toml");
+    std::fs::write(&scenario, MESH).unwrap();
+    let (plain, traced, traces) = (tmp.path("plain"), tmp.path("traced"), tmp.path("traces"));
+    let o = coaplab(&["run", &scenario, "--reps", "1", "--out", &plain]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = coaplab(&[
+        "run",
+        &scenario,
+        "--reps",
+        "1",
+        "--out",
+        &traced,
+        "--trace",
+        &traces,
+        "--trace-format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for file in ["flows.csv", "summary.csv"] {
+        let a = std::fs::read(Path::new(&plain).join(file)).unwrap();
+        let b = std::fs::read(Path::new(&traced).join(file)).unwrap();
+        assert!(a == b, "{file} differs when traced");
+    }
+    let dir = Path::new(&traces).join("run000000");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["events.csv", "frames.csv"]);
+    let flows = std::fs::read_to_string(Path::new(&traced).join("flows.csv")).unwrap();
+    let runs = std::fs::read_to_string(Path::new(&traced).join("runs.csv")).unwrap();
+    assert_eq!(
+        column(&flows, "0", "server_node"),
+        ["2", "6", "2", "6", "2", "6"]
+    );
+    // events.csv: one `transmit` row per CON copy each client sent.
+    let events = std::fs::read_to_string(dir.join("events.csv")).unwrap();
+    let transmits = events.lines().filter(|l| l.contains(",transmit,")).count() as u64;
+    assert_eq!(transmits, sum(&column(&flows, "0", "transmissions")));
+    // frames.csv: every data, ACK and RPL frame that ended on air during the run; those still
+    // on air at the end (at most one per node) are not in it.
+    let frames = std::fs::read_to_string(dir.join("frames.csv")).unwrap();
+    let kind = |k: &str| {
+        frames
+            .lines()
+            .filter(|l| l.split(',').nth(5) == Some(k))
+            .count() as u64
+    };
+    for (k, counted) in [("data", "data_frames"), ("ack", "ack_frames")] {
+        let on_air = sum(&column(&runs, "0", counted));
+        assert!(
+            kind(k) <= on_air && kind(k) + 9 >= on_air,
+            "{k}: {} vs {on_air}",
+            kind(k)
+        );
+    }
+    let control = sum(&column(&runs, "0", "control_frames"));
+    let logged = kind("dio") + kind("dis") + kind("dao");
+    assert!(
+        logged <= control && logged + 9 >= control,
+        "{logged} vs {control}"
+    );
+}

@@ -329,6 +329,10 @@ pub enum Event {
         sequence: u32,
         /// CON (true) or NON.
         confirmable: bool,
+        /// It replaced the state of a CON notification still waiting for its ACK (RFC 7641
+        /// §4.5.2): no datagram of its own; it goes out at that CON's next retransmission, or
+        /// not at all if the ACK arrives first.
+        replaced: bool,
         /// When.
         at: Instant,
     },

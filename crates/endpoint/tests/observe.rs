@@ -466,7 +466,16 @@ fn every_kth_notification_is_con_and_the_algorithm_times_it() {
     assert_eq!(types_at(&mut s, Instant::from_millis(10_000)), [con]);
     assert_eq!(types_at(&mut s, Instant::from_millis(11_000)), []);
     assert_eq!(s.poll_timeout(), Some(Instant::from_millis(12_000)));
-    let _ = std::iter::from_fn(|| s.poll_event()).count();
+    // Notification 10 left as a CON of its own; 11 only replaced its state (no datagram).
+    let queued: Vec<_> = std::iter::from_fn(|| s.poll_event())
+        .filter_map(|e| match e {
+            Event::NotificationSent {
+                sequence, replaced, ..
+            } => Some((sequence, replaced)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queued[queued.len() - 2..], [(10, false), (11, true)]);
     assert_eq!(types_at(&mut s, Instant::from_millis(12_000)), [con]);
     let re: Vec<_> = std::iter::from_fn(|| s.poll_event())
         .filter_map(|e| match e {

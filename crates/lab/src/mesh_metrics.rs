@@ -167,6 +167,7 @@ impl MeshFlowMetrics {
             rto_base_p50_s: q(&rto, 0.5),
             rto_base_p90_s: q(&rto, 0.9),
             rto_base_max_s: rto.last().copied(),
+            server_node: None,
             intervals: self
                 .interval_bytes
                 .iter()

@@ -77,11 +77,10 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 
 /// Simulates `spec` like [`run_one`] (the same result, byte for byte) and keeps its trace:
 /// the clients' events with their algorithm's snapshots, every packet sent and the star's
-/// per-packet records ([`crate::trace`]).
+/// per-packet records, or on a mesh every frame on air ([`crate::trace`]).
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
-        // Not traced yet; simulated as untraced (it ran on the star before).
-        return Ok((mesh::run(spec, mesh)?, RunTrace::default()));
+        return mesh::run_traced(spec, mesh);
     }
     if spec.config.flows.iter().any(|f| f.is_http()) {
         http::download_of(spec)?;
@@ -140,6 +139,12 @@ pub(crate) trait Network {
     fn replies_delivered(&mut self) -> Vec<(u32, u64, u32)> {
         Vec::new()
     }
+    /// The servers' addresses: one server endpoint runs at each, and flow `i` addresses
+    /// server `i mod n` ([`server_of`]). The star and the emulated network have one,
+    /// [`SERVER_ADDR`]; a mesh has one per server node.
+    fn servers(&self) -> Vec<SocketAddr> {
+        vec![SERVER_ADDR]
+    }
 }
 
 impl Network for Star {
@@ -176,6 +181,8 @@ impl Network for Star {
 /// One client: its endpoint, what it does, what was measured.
 struct Client {
     addr: SocketAddr,
+    /// The server it addresses ([`server_of`]).
+    server: SocketAddr,
     endpoint: Endpoint,
     driver: FlowDriver,
     metrics: FlowMetrics,
@@ -199,9 +206,12 @@ struct Renewal {
 struct Sim<N: Network> {
     /// The network: netsim's star in virtual time, or the emulated one.
     net: N,
-    server: Endpoint,
+    /// One endpoint per address of [`Network::servers`], in that order.
+    servers: Vec<Endpoint>,
+    /// Their addresses.
+    server_addrs: Vec<SocketAddr>,
     clients: Vec<Client>,
-    /// Client deadlines at their index; the server's after every client (`server_slot`).
+    /// Client deadlines at their index; the servers' after every client (`server_slot`).
     timers: Deadlines,
     /// Flow start times, sorted.
     starts: Vec<(Instant, u32)>,
@@ -283,19 +293,25 @@ impl<N: Network> Sim<N> {
             server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
-        let server_factory = match observed {
-            None => registry_factory("default", &Settings::new(), spec.seed)
-                .map_err(|e| RunError::Setup(e.to_string()))?,
-            Some(_) => observer_factory(spec, port_stride)?,
-        };
-        let server = Endpoint::new(server_config, server_factory, router)
-            .map_err(|e| RunError::Setup(e.to_string()))?;
+        let server_addrs = net.servers();
+        let mut servers = Vec::with_capacity(server_addrs.len());
+        for _ in &server_addrs {
+            let server_factory = match observed {
+                None => registry_factory("default", &Settings::new(), spec.seed)
+                    .map_err(|e| RunError::Setup(e.to_string()))?,
+                Some(_) => observer_factory(spec, port_stride)?,
+            };
+            let server = Endpoint::new(server_config.clone(), server_factory, router.clone())
+                .map_err(|e| RunError::Setup(e.to_string()))?;
+            servers.push(server);
+        }
         let mut clients = Vec::with_capacity(config.total_flows() as usize);
         let mut starts = Vec::with_capacity(clients.capacity());
         for (group, flow) in config.flows.iter().enumerate() {
             for _ in 0..flow.count {
                 let i = clients.len() as u32;
-                let client = client(spec, flow, i, &paths.path_of[group], snapshots)?;
+                let server = server_of(i, &server_addrs);
+                let client = client(spec, flow, i, server, &paths.path_of[group], snapshots)?;
                 let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
                 let jitter = flow.start_jitter.as_nanos() as f64;
                 let at =
@@ -308,10 +324,11 @@ impl<N: Network> Sim<N> {
         let n_clients = clients.len();
         Ok(Sim {
             net,
-            server,
+            timers: Deadlines::new(n_clients + servers.len()),
+            servers,
+            server_addrs,
             remaining: clients.len(),
             clients,
-            timers: Deadlines::new(n_clients + 1),
             starts,
             next_start: 0,
             end: Instant::ZERO + config.max_sim_time,
@@ -350,9 +367,9 @@ impl<N: Network> Sim<N> {
                 if !live {
                     continue;
                 }
-                if who == self.server_slot() {
-                    self.server.handle_timeout(now);
-                    self.drain_server(None)?;
+                if let Some(j) = (who as usize).checked_sub(self.clients.len()) {
+                    self.servers[j].handle_timeout(now);
+                    self.drain_server(j, None)?;
                 } else {
                     let c = &mut self.clients[who as usize];
                     c.endpoint.handle_timeout(now);
@@ -375,9 +392,9 @@ impl<N: Network> Sim<N> {
     }
 
     fn deliver(&mut self, d: &Delivery, bytes: &[u8]) -> Result<(), RunError> {
-        if d.dst == SERVER_ADDR {
-            self.server.handle_datagram(d.at, d.src, bytes);
-            return self.drain_server(Some(d.tag));
+        if let Some(j) = self.server_addrs.iter().position(|a| *a == d.dst) {
+            self.servers[j].handle_datagram(d.at, d.src, bytes);
+            return self.drain_server(j, Some(d.tag));
         }
         let flow = tag::flow(d.tag);
         let Some(c) = self.clients.get_mut(flow as usize) else {
@@ -394,17 +411,19 @@ impl<N: Network> Sim<N> {
         self.drain_client(flow)
     }
 
-    /// Sends what the server queued (replies tagged after `rx_tag`) and re-arms its timer.
-    /// The server's owner index in `timers`: after every client, so that at equal instants
+    /// Server `j`'s owner index in `timers`: after every client, so that at equal instants
     /// client timers fire first.
-    fn server_slot(&self) -> u32 {
-        self.clients.len() as u32
+    fn server_slot(&self, j: usize) -> u32 {
+        (self.clients.len() + j) as u32
     }
 
+    /// Sends what server `j` queued (replies tagged after `rx_tag`) and re-arms its timer.
     /// `rx_tag`: the tag of the datagram just handed in; `None` after a timer.
-    fn drain_server(&mut self, rx_tag: Option<u64>) -> Result<(), RunError> {
+    fn drain_server(&mut self, j: usize, rx_tag: Option<u64>) -> Result<(), RunError> {
         let now = self.now;
-        while let Some(tx) = self.server.poll_transmit_into(now, &mut self.tx_buf) {
+        let from = self.server_addrs[j];
+        let server = &mut self.servers[j];
+        while let Some(tx) = server.poll_transmit_into(now, &mut self.tx_buf) {
             let tag = match (tx.meta, rx_tag) {
                 // A notification (or its retransmission) belongs to its observer's flow.
                 (TransmitMeta::Reply { .. }, None) if self.observing => {
@@ -422,10 +441,10 @@ impl<N: Network> Sim<N> {
                 trace.packets.udp(tag::flow(tag), &self.tx_buf);
             }
             self.net
-                .send(now, SERVER_ADDR, tx.destination, &self.tx_buf, tag)
+                .send(now, from, tx.destination, &self.tx_buf, tag)
                 .map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
-        while let Some(e) = self.server.poll_event() {
+        while let Some(e) = server.poll_event() {
             if !self.observing {
                 continue;
             }
@@ -438,8 +457,9 @@ impl<N: Network> Sim<N> {
                 }
             }
         }
-        let t = self.server.poll_timeout();
-        self.timers.arm(self.server_slot(), t);
+        let t = server.poll_timeout();
+        let slot = self.server_slot(j);
+        self.timers.arm(slot, t);
         Ok(())
     }
 
@@ -596,6 +616,7 @@ fn client(
     spec: &RunSpec,
     flow: &FlowConfig,
     i: u32,
+    server: SocketAddr,
     path: &str,
     snapshots: bool,
 ) -> Result<Client, RunError> {
@@ -638,6 +659,7 @@ fn client(
         });
     Ok(Client {
         addr: client_addr(i),
+        server,
         endpoint,
         driver: FlowDriver::new(
             flow.workload,
@@ -647,7 +669,8 @@ fn client(
             rng::stream(seed, &format!("workload/flow{i}")),
         )
         .new_client_per_batch(renewal.is_some())
-        .periodic(flow.interval),
+        .periodic(flow.interval)
+        .server(server),
         metrics: FlowMetrics::with_expiries(spec.config.timers).with_mesh(
             spec.config.mesh_metrics().then(|| {
                 MeshFlowMetrics::new(
@@ -662,6 +685,16 @@ fn client(
         renewal,
         observe: matches!(flow.workload, Workload::Observe { .. }).then(ObserveMetrics::default),
     })
+}
+
+/// The server flow `i` addresses: `servers[i mod n]` (round-robin over the servers in node
+/// order, by flow index, which on a mesh is the client node's rank among the client nodes).
+/// With one server (the star, most meshes) every flow addresses it.
+pub(crate) fn server_of(i: u32, servers: &[SocketAddr]) -> SocketAddr {
+    servers
+        .get(i as usize % servers.len().max(1))
+        .copied()
+        .unwrap_or(SERVER_ADDR)
 }
 
 /// The server's controller factory in a run with observers: each observer's address gets
@@ -753,6 +786,8 @@ pub(crate) fn resource(object_bytes: u64, reply_bytes: u32) -> Resource {
     Resource::experiment(object_bytes as usize, reply_bytes as usize)
 }
 
+#[cfg(test)]
+mod mesh_tests;
 #[cfg(test)]
 mod observe_tests;
 #[cfg(test)]

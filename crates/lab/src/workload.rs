@@ -70,6 +70,8 @@ pub struct FlowDriver {
     open: bool,
     /// Observers: the observation's request while registered.
     observation: Option<coaplab_endpoint::RequestId>,
+    /// Where its requests go ([`SERVER_ADDR`] unless [`FlowDriver::server`] says otherwise).
+    server: std::net::SocketAddr,
 }
 
 impl FlowDriver {
@@ -108,7 +110,15 @@ impl FlowDriver {
             resolved: 0,
             open: false,
             observation: None,
+            server: SERVER_ADDR,
         }
+    }
+
+    /// Sends its requests to `server` (a mesh with several server nodes) instead of
+    /// [`SERVER_ADDR`].
+    pub fn server(mut self, server: std::net::SocketAddr) -> Self {
+        self.server = server;
+        self
     }
 
     /// Whether the flow observes (`workload = "observe"`).
@@ -158,7 +168,7 @@ impl FlowDriver {
         if self.open || at > now || self.done {
             return;
         }
-        let _ = ep.request(now, SERVER_ADDR, &self.request);
+        let _ = ep.request(now, self.server, &self.request);
         self.open = true;
         self.issued += 1;
         self.next_tick = (self.issued < self.quota()).then(|| at + interval);
@@ -181,7 +191,7 @@ impl FlowDriver {
     /// Sends the first request of the new short-lived client on its fresh endpoint `ep`.
     pub fn resume(&mut self, now: Instant, ep: &mut Endpoint) {
         if std::mem::take(&mut self.wants_new_client) {
-            let _ = ep.request(now, SERVER_ADDR, &self.request);
+            let _ = ep.request(now, self.server, &self.request);
         }
     }
 
@@ -206,7 +216,7 @@ impl FlowDriver {
     /// The flow starts at `now`: its first request.
     pub fn start(&mut self, now: Instant, ep: &mut Endpoint) {
         if let Workload::Observe { duration, .. } = self.workload {
-            self.observation = ep.observe(now, SERVER_ADDR, &self.request);
+            self.observation = ep.observe(now, self.server, &self.request);
             self.next_tick = Some(now + duration);
             return;
         }
@@ -273,7 +283,7 @@ impl FlowDriver {
                     if self.new_client_per_batch {
                         self.wants_new_client = true;
                     } else {
-                        ep.reset_destination(now, SERVER_ADDR);
+                        ep.reset_destination(now, self.server);
                     }
                 }
                 let span = u64::from(batch_max - batch_min) + 1;
@@ -285,7 +295,7 @@ impl FlowDriver {
                 return;
             }
         }
-        let _ = ep.request(now, SERVER_ADDR, &self.request);
+        let _ = ep.request(now, self.server, &self.request);
     }
 }
 

@@ -39,7 +39,7 @@ fn the_ch6_mobile_scenario_runs_every_model_with_one_replication() {
     }
     let flows = std::fs::read_to_string(tmp.path().join("flows.csv")).unwrap();
     // Every flow of every run has its row: completed or counted as not completed.
-    assert_eq!(flows.lines().count(), 1 + 8 * 34);
+    assert_eq!(flows.lines().count(), 1 + 8 * 33);
     let manifest = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
     for model in [
         "random-waypoint",

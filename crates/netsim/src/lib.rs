@@ -44,4 +44,4 @@ pub use link::loss::{
 };
 pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};
 pub use record::{Delivery, Direction, Fate, PacketId, PacketRecord};
-pub use topology::{client_addr, SendError, Star, SERVER_ADDR};
+pub use topology::{client_addr, server_addr, SendError, Star, SERVER_ADDR};

@@ -30,6 +30,18 @@ use crate::record::{Delivery, Direction, Fate, PacketId, PacketRecord};
 pub const SERVER_ADDR: SocketAddr =
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(198, 18, 1, 1), 5683));
 
+/// The address of server `index` of a network with several servers (the mesh's server nodes
+/// in node order): host 198.18.1.(1 + index), port 5683; `server_addr(0)` is [`SERVER_ADDR`].
+/// Indices past 253 share the last host (a mesh takes at most 254 servers,
+/// `mesh::layout::MAX_SERVERS`).
+pub fn server_addr(index: u32) -> SocketAddr {
+    let host = (1 + index.min(253)) as u8;
+    SocketAddr::new(
+        IpAddr::V4(Ipv4Addr::new(198, 18, 1, host)),
+        SERVER_ADDR.port(),
+    )
+}
+
 /// Conventional address of client `index`: host 198.18.0.(1 + index mod 254), port
 /// 10000 + index div 254. Any address other than the server's is a client to [`Star`].
 pub fn client_addr(index: u32) -> SocketAddr {

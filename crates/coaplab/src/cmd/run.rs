@@ -53,6 +53,8 @@ TRACES (--trace DIR, --trace-runs, or [output] trace in the scenario; simulated 
   DIR/runNNNNNN/link-up.pcap, link-down.pcap
                                  every packet offered to that bottleneck direction, as IPv4
                                  (LINKTYPE_RAW) with the simulated addresses and instants
+  DIR/runNNNNNN/frames.parquet   mesh runs (no queue table or pcap there): every 802.15.4
+                                 frame on air, per hop (data fragments, ACKs, RPL control)
   Tracing does not change any results file. Columns: docs/scenarios.md, Traces.
 
 EXAMPLES:
@@ -98,8 +100,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "MODE", default_value = "simulated", value_parser = ["simulated", "emulated"])]
     mode: String,
     /// Write traces of chosen runs into DIR (one directory per run: events, queue and TCP
-    /// tables, a pcap per bottleneck direction) [default with --trace-runs or the scenario's
-    /// [output] trace: OUT/trace].
+    /// tables, a pcap per bottleneck direction; on a mesh: events and every 802.15.4 frame on
+    /// air) [default with --trace-runs or the scenario's [output] trace: OUT/trace].
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// The runs to trace: run ids and ranges (0,5,10-12), or `first` for the first replication

@@ -183,8 +183,11 @@ struct Counters {
     /// Observers registered (RFC 7641), and removed by cause.
     observers_added: u64,
     observers_gone: BTreeMap<&'static str, u64>,
-    /// Notifications queued (NON and CON).
+    /// Notifications sent as datagrams of their own (NON and CON), and states that replaced
+    /// an outstanding CON notification instead (RFC 7641 §4.5.2: they ride on its next
+    /// retransmission, or never leave if its ACK comes first).
     notifications: u64,
+    notifications_replaced: u64,
     malformed: BTreeMap<&'static str, u64>,
 }
 
@@ -352,9 +355,10 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
             .map(|(k, n)| format!(" {k}={n}"))
             .collect();
         eprintln!(
-            "coaplab server: observers added={} notifications={}{}",
+            "coaplab server: observers added={} notifications={} replaced={}{}",
             c.observers_added,
             c.notifications,
+            c.notifications_replaced,
             gone.concat()
         );
     }
@@ -451,7 +455,10 @@ answer to {request_bytes} B)"
             }
         }
         Event::ObserverAdded { .. } => c.observers_added += 1,
-        Event::NotificationSent { .. } => c.notifications += 1,
+        Event::NotificationSent {
+            replaced: false, ..
+        } => c.notifications += 1,
+        Event::NotificationSent { replaced: true, .. } => c.notifications_replaced += 1,
         Event::ObserverRemoved { reason, .. } => {
             let label = match reason {
                 ObserverGone::Deregistered => "deregistered",

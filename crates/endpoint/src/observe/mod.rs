@@ -423,6 +423,9 @@ impl Endpoint {
                 peer,
                 sequence: seq,
                 confirmable: con,
+                // The CON still waits for its ACK: this state rides on its next retransmission
+                // (or never leaves if the ACK comes first), so it is not a datagram of its own.
+                replaced: con && !fresh_con,
                 at: now,
             });
             let o = &mut self.observers.list[i];

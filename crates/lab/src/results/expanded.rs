@@ -193,6 +193,7 @@ pub fn config_json(config: &RunConfig) -> Value {
                 "mac_max_be": p.csma.max_be,
                 "mac_max_csma_backoffs": p.csma.max_csma_backoffs,
                 "mac_max_frame_retries": p.csma.max_frame_retries,
+                "mac_ack_request": p.mac_ack_request,
                 "unit_backoff_s": p.csma.unit_backoff.as_secs_f64(),
                 "ack_wait_s": p.csma.ack_wait.as_secs_f64(),
                 "queue_frames": p.queue_frames,

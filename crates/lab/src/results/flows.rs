@@ -74,6 +74,7 @@ pub const MESH_FLOW_COLUMNS: &[&str] = &[
     "rto_base_p50_s",
     "rto_base_p90_s",
     "rto_base_max_s",
+    "server_node",
 ];
 
 /// The values of [`MESH_FLOW_COLUMNS`] of `m` (all empty without a record).
@@ -103,6 +104,7 @@ fn mesh_fields(m: Option<&MeshFlowRecord>) -> Vec<String> {
         ]
         .map(csv::float),
     );
+    out.push(m.server_node.map(|n| n.to_string()).unwrap_or_default());
     out
 }
 

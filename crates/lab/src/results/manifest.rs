@@ -151,7 +151,8 @@ pub struct MeshChannelRecord {
     pub frames_on_air: u64,
     /// Unicast data frame transmissions of both directions, MAC retransmissions included.
     pub data_frames: u64,
-    /// Of those, the ones acknowledged: `data_frames` − MAC retries − no-ACK drops.
+    /// Of those, the ones acknowledged: `data_frames` − MAC retries − no-ACK drops (with
+    /// `mac_ack_request = false`, where no ACK is on air: the ones their addressee decoded).
     pub data_frames_acked: u64,
     /// ACK frames sent.
     pub ack_frames: u64,

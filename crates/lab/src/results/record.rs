@@ -117,6 +117,9 @@ pub struct MeshFlowRecord {
     pub rto_base_p90_s: Option<f64>,
     /// Largest base RTO, seconds.
     pub rto_base_max_s: Option<f64>,
+    /// The mesh node of the server the flow addressed (`None` off a mesh: the star's one
+    /// server has no node).
+    pub server_node: Option<u32>,
     /// `(interval, bytes)`: request payload bytes of the exchanges answered in each 50-ms
     /// interval since the run started, the empty intervals left out (`intervals.csv`).
     pub intervals: Vec<(u64, u64)>,

@@ -181,8 +181,10 @@ impl Summarizer {
         let extra = (0..header.len())
             .filter(|i| is_sweep_column(&header[*i]))
             .collect();
+        // A flow's server node is an identity, not a statistic: no median of it.
         let mesh = MESH_FLOW_COLUMNS
             .iter()
+            .filter(|&&c| c != "server_node")
             .filter_map(|&c| header.iter().position(|h| h == c).map(|i| (i, c)))
             .collect();
         let observe_cols = OBSERVE_COLUMNS.iter().map(|c| idx(c)).collect();

@@ -7,6 +7,7 @@
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::time::Duration;
+use coaplab_netsim::mesh::layout::MAX_GRID_SERVERS;
 use coaplab_netsim::mesh::rpl::Objective;
 use coaplab_netsim::mesh::{Layout, MeshConfig, MeshParams, Node, Role, Routing, MESH_PARAMS};
 use toml_edit::{Item, TableLike, Value};
@@ -27,6 +28,7 @@ const TOPOLOGY_KEYS: &[&str] = &[
     "spacing_m",
     "border_router",
     "server",
+    "servers",
     "routing",
     "objective",
     "warm_up_s",
@@ -43,6 +45,7 @@ const MAX_WARM_UP_S: f64 = 3600.0;
 const SHAPE_KEYS: &[(&str, &[&str])] = &[
     ("rows", &["grid"]),
     ("cols", &["grid"]),
+    ("servers", &["grid"]),
     ("nodes", &["chain", "nodes"]),
     ("petals", &["flower"]),
     ("petal_nodes", &["flower"]),
@@ -133,7 +136,17 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
         "grid" => {
             let rows = r.scalar(t, p, "rows", count)?.unwrap_or(3) as u32;
             let cols = r.scalar(t, p, "cols", count)?.unwrap_or(3) as u32;
-            Layout::grid(rows, cols, spacing)
+            let servers = |v: &Value| uint(v, 1, u64::from(MAX_GRID_SERVERS));
+            let servers = r.scalar(t, p, "servers", servers)?.unwrap_or(1) as u32;
+            if let (Some(a), Some(_)) = (t.get("servers"), t.get("server")) {
+                return Err(r.bad(
+                    a.span(),
+                    "topology.servers",
+                    "(with server)",
+                    "either servers (how many, in the grid's corners) or server (which node)",
+                ));
+            }
+            Layout::grid_with_servers(rows, cols, spacing, servers)
         }
         "chain" => Layout::chain(
             r.scalar(t, p, "nodes", count)?.unwrap_or(20) as u32,

@@ -108,7 +108,45 @@ fn run_captured(
     let mut sim = Sim::with_network(spec, net)?;
     sim.run()?;
     let result = sim.finish()?;
-    Ok((result, sim.net.log.take()))
+    let log = sim.net.log.take();
+    if let Some(stats) = &log {
+        report_timing(spec, stats);
+    }
+    Ok((result, log))
+}
+
+/// Prints one line on standard error with how late the emulator wrote packets against the
+/// model's delivery instants (p50 / p99 / max per direction, ms) and the machine's 1-minute
+/// load average at the run's end. A real-time result is only as good as this lateness is
+/// small against the link's serialization time (nbiot: 78.9 ms per full 296-B segment down), so
+/// studies that compare emulated with simulated runs (docs/calibration.md) keep it with
+/// every result. Not a results column: the simulated files stay byte-identical.
+fn report_timing(spec: &RunSpec, stats: &EmulatorStats) {
+    let ms = |q: Option<coaplab_cc::time::Duration>| {
+        q.map_or_else(
+            || "-".to_string(),
+            |d| format!("{:.3}", d.as_secs_f64() * 1e3),
+        )
+    };
+    let side = |d: &coaplab_emu::emulator::DirectionStats| {
+        format!(
+            "{}/{}/{}",
+            ms(d.lateness.quantile(0.5)),
+            ms(d.lateness.quantile(0.99)),
+            ms(d.lateness.quantile(1.0))
+        )
+    };
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "-".to_string());
+    eprintln!(
+        "emulated run {}: write lateness p50/p99/max ms down {} up {}; load average {}",
+        spec.run,
+        side(&stats.down),
+        side(&stats.up),
+        load
+    );
 }
 
 /// The emulated network as the run loop sees it.

@@ -13,6 +13,7 @@ use crate::results::{
     ControlRecord, LinkRecord, MeshChannelRecord, NetworkRecord, RplRecord, RunError, RunResult,
 };
 use crate::scenario::RunSpec;
+use crate::trace::RunTrace;
 
 /// The mesh with what its counters held when the run started (after any RPL warm-up), so
 /// that the run's records count the run only.
@@ -53,6 +54,10 @@ impl Network for MeshNet {
             .map_err(|e| e.to_string())
     }
 
+    fn servers(&self) -> Vec<SocketAddr> {
+        self.mesh.server_addrs()
+    }
+
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
         let (up, down) = (
             self.mesh.stats(Direction::Up),
@@ -83,7 +88,14 @@ impl MeshNet {
         let medium = self.mesh.medium_stats();
         let control = self.mesh.control_stats().mac;
         let data_frames = up.frames_sent + down.frames_sent;
-        let not_acked = up.retries + up.no_ack_failures + down.retries + down.no_ack_failures;
+        // Without ACK requests (`mac_ack_request = false`) a frame counts as "acked" when its
+        // addressee decoded it: `frames_lost` counts the others (0 with ACKs).
+        let not_acked = up.retries
+            + up.no_ack_failures
+            + up.frames_lost
+            + down.retries
+            + down.no_ack_failures
+            + down.frames_lost;
         let control_frames = control.frames_sent - self.control_start.frames_sent;
         let frames_on_air = medium.transmissions - self.medium_start.transmissions;
         MeshChannelRecord {
@@ -129,6 +141,25 @@ fn link_record(s: MeshStats) -> LinkRecord {
 /// Simulates `spec` on the mesh `config`. The run's `events` count the loop's events and the
 /// mesh's internal ones (MAC timers, radio starts and ends), the work a mesh run does.
 pub(super) fn run(spec: &RunSpec, config: &MeshConfig) -> Result<RunResult, RunError> {
+    Ok(run_with(spec, config, false)?.0)
+}
+
+/// [`run`], keeping the trace ([`super::run_traced`]): the clients' endpoint events with their
+/// algorithm's snapshots, and every frame on air after the warm-up. The result is
+/// [`run`]'s, byte for byte (recording draws nothing from the run's random streams).
+pub(super) fn run_traced(
+    spec: &RunSpec,
+    config: &MeshConfig,
+) -> Result<(RunResult, RunTrace), RunError> {
+    let (result, trace) = run_with(spec, config, true)?;
+    Ok((result, trace.unwrap_or_default()))
+}
+
+fn run_with(
+    spec: &RunSpec,
+    config: &MeshConfig,
+    traced: bool,
+) -> Result<(RunResult, Option<RunTrace>), RunError> {
     if spec.config.flows.iter().any(|f| f.is_tcp()) {
         return Err(RunError::NotAvailable(
             "CoAP over TCP on a mesh (issue 13)".to_string(),
@@ -140,15 +171,28 @@ pub(super) fn run(spec: &RunSpec, config: &MeshConfig) -> Result<RunResult, RunE
         mesh.set_mobility(mobility, spec.seed, spec.config.max_sim_time)
             .map_err(|e| RunError::Setup(e.to_string()))?;
     }
+    mesh.record_frames(traced);
     let net = MeshNet {
         medium_start: mesh.medium_stats(),
         control_start: mesh.control_stats().mac,
         events_start: mesh.events_scheduled(),
         mesh,
     };
-    let mut sim = Sim::with_network(spec, net)?;
+    let mut sim = Sim::assemble(spec, net, traced)?;
+    if traced {
+        sim.trace = Some(Box::default());
+    }
     sim.run()?;
     let mut result = sim.finish()?;
     result.events += sim.net.mesh.events_scheduled() - sim.net.events_start;
-    Ok(result)
+    for (record, client) in result.flows.iter_mut().zip(&sim.clients) {
+        if let Some(m) = record.mesh.as_deref_mut() {
+            m.server_node = sim.net.mesh.node_of(client.server).map(u32::from);
+        }
+    }
+    let trace = sim.trace.take().map(|mut t| {
+        t.frames = sim.net.mesh.take_frames();
+        *t
+    });
+    Ok((result, trace))
 }

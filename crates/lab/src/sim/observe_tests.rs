@@ -131,7 +131,7 @@ fn each_observer_s_notifications_are_timed_by_its_group_s_algorithm() {
     let mut sim = Sim::with_network(spec, star).unwrap();
     sim.run().unwrap();
     let name = |i: u32| {
-        sim.server
+        sim.servers[0]
             .controller(coaplab_netsim::client_addr(i))
             .map(|c| c.algorithm.name())
     };

@@ -19,12 +19,17 @@
 //! * `link-up.pcap`, `link-down.pcap` ([`pcap`]): every packet offered to that bottleneck
 //!   direction as IPv4 (`LINKTYPE_RAW`), stamped with the instant it reached the FIFO.
 //!
+//! A mesh run (`[topology] kind = "mesh"`) has no bottleneck FIFO: it writes `events.parquet`
+//! (the same CoAP-level rows) and `frames.parquet` ([`frames`]: every 802.15.4 frame on air,
+//! per hop), and no queue table or pcap.
+//!
 //! With `--trace-format csv` the tables are `.csv` files with the same columns.
 //! docs/scenarios.md ("Traces") lists every column.
 //!
 //! [`Event::Snapshot`]: coaplab_endpoint::Event::Snapshot
 
 pub mod events;
+pub mod frames;
 pub mod pcap;
 pub mod queue;
 pub mod table;
@@ -161,6 +166,8 @@ pub struct RunTrace {
     pub(crate) tcp: tcp::TcpLog,
     /// The star's per-packet records, every packet followed to its fate.
     pub(crate) records: Vec<PacketRecord>,
+    /// A mesh run's frames on air (empty on the star).
+    pub(crate) frames: Vec<coaplab_netsim::mesh::FrameRecord>,
 }
 
 impl RunTrace {
@@ -173,6 +180,10 @@ impl RunTrace {
     pub fn write(&self, dir: &Path, spec: &RunSpec, format: TraceFormat) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         table::write(&dir.join("events"), &self.events.batch(), format)?;
+        if spec.config.is_mesh() {
+            table::write(&dir.join("frames"), &frames::batch(&self.frames), format)?;
+            return Ok(());
+        }
         let network = &spec.config.network;
         let queue = queue::batch(&self.records, &self.packets, [&network.up, &network.down]);
         table::write(&dir.join("queue"), &queue, format)?;

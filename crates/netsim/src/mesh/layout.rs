@@ -81,6 +81,13 @@ pub struct Layout {
 /// entries (2 MiB each at this size).
 pub const MAX_NODES: usize = 1024;
 
+/// Most server nodes a mesh takes: server `j` has the address host 198.18.1.(1 + j)
+/// ([`crate::topology::server_addr`]).
+pub const MAX_SERVERS: usize = 254;
+
+/// Most servers [`Layout::grid_with_servers`] places (one per corner).
+pub const MAX_GRID_SERVERS: u32 = 4;
+
 fn clients(points: Vec<(f64, f64)>) -> Layout {
     Layout {
         nodes: points
@@ -106,9 +113,30 @@ fn check_count(n: usize) -> Result<(), LayoutError> {
 impl Layout {
     /// `rows × cols` grid, `spacing_m` apart, row-major from the top-left. Default roles: border
     /// router in the centre (row ⌊rows/2⌋, column ⌊cols/2⌋), server in the top-right corner,
-    /// every other node a client: the 3×3 grid of Ch. 3 and 5.
+    /// every other node a client: the 3×3 grid of Ch. 3 and 5. [`Layout::grid_with_servers`]
+    /// places more servers.
     pub fn grid(rows: u32, cols: u32, spacing_m: f64) -> Result<Layout, LayoutError> {
+        Layout::grid_with_servers(rows, cols, spacing_m, 1)
+    }
+
+    /// [`Layout::grid`] with `servers` servers (1 to [`MAX_GRID_SERVERS`]) in the corners, in
+    /// this order: top-right, bottom-left, top-left, bottom-right. The thesis draws its Ch. 6
+    /// grid's two servers without coordinates; opposite corners are the stated choice (each
+    /// server as far from the other and as far from the centre's border router as the grid
+    /// allows, so neither sits on the other's routes). Ch. 6: `grid_with_servers(6, 6, 10.0, 2)`,
+    /// servers at nodes 5 and 30, border router 21, 33 clients.
+    pub fn grid_with_servers(
+        rows: u32,
+        cols: u32,
+        spacing_m: f64,
+        servers: u32,
+    ) -> Result<Layout, LayoutError> {
         check_count(rows as usize * cols as usize)?;
+        if !(1..=MAX_GRID_SERVERS).contains(&servers) {
+            return Err(LayoutError::BadShape(format!(
+                "a grid takes 1 to {MAX_GRID_SERVERS} servers (its corners), not {servers}"
+            )));
+        }
         let mut l = clients(
             (0..rows)
                 .flat_map(|r| (0..cols).map(move |c| (c as f64 * spacing_m, r as f64 * spacing_m)))
@@ -116,13 +144,18 @@ impl Layout {
         );
         let centre = (rows / 2) * cols + cols / 2;
         l.nodes[centre as usize].role = Role::BorderRouter;
-        let corner = cols - 1;
-        if corner == centre {
-            return Err(LayoutError::BadShape(
-                "a grid needs its top-right corner apart from its centre".into(),
-            ));
+        let last = rows * cols - 1;
+        let corners = [cols - 1, last + 1 - cols, 0, last];
+        for (k, &corner) in corners.iter().take(servers as usize).enumerate() {
+            if corner == centre || corners[..k].contains(&corner) {
+                return Err(LayoutError::BadShape(format!(
+                    "a {rows}×{cols} grid has no free corner for server {}: it is the centre or \
+                     another server's corner",
+                    k + 1
+                )));
+            }
+            l.nodes[corner as usize].role = Role::Server;
         }
-        l.nodes[corner as usize].role = Role::Server;
         Ok(l)
     }
 
@@ -249,7 +282,7 @@ impl Layout {
         Ok(self)
     }
 
-    /// Checks one border router and at least one server.
+    /// Checks one border router and 1 to [`MAX_SERVERS`] servers.
     pub fn validate(&self) -> Result<(), LayoutError> {
         let count = |role| self.nodes.iter().filter(|n| n.role == role).count();
         if count(Role::BorderRouter) != 1 {
@@ -260,6 +293,12 @@ impl Layout {
         }
         if count(Role::Server) == 0 {
             return Err(LayoutError::Roles("a mesh needs a server".into()));
+        }
+        if count(Role::Server) > MAX_SERVERS {
+            return Err(LayoutError::Roles(format!(
+                "a mesh takes at most {MAX_SERVERS} servers (one address host each), not {}",
+                count(Role::Server)
+            )));
         }
         Ok(())
     }
@@ -375,17 +414,36 @@ mod tests {
             let d = ((h.nodes[c].x_m - 10.0).powi(2) + h.nodes[c].y_m.powi(2)).sqrt();
             assert!((d - 10.0).abs() < 1e-9);
         }
-        let six = Layout::grid(6, 6, 10.0)
-            .unwrap()
-            .with_roles(None, Some(&[5, 30]))
-            .unwrap();
+        let six = Layout::grid_with_servers(6, 6, 10.0, 2).unwrap();
+        assert_eq!(
+            six,
+            Layout::grid(6, 6, 10.0)
+                .unwrap()
+                .with_roles(None, Some(&[5, 30]))
+                .unwrap()
+        );
         assert_eq!(six.with_role(Role::Client).count(), 33);
+        assert_eq!(six.with_role(Role::Server).collect::<Vec<_>>(), [5, 30]);
+        assert_eq!(six.with_role(Role::BorderRouter).collect::<Vec<_>>(), [21]);
+        let four = Layout::grid_with_servers(3, 3, 10.0, 4).unwrap();
+        assert_eq!(
+            four.with_role(Role::Server).collect::<Vec<_>>(),
+            [0, 2, 6, 8]
+        );
+        assert!(Layout::grid_with_servers(3, 3, 10.0, 0).is_err());
+        assert!(Layout::grid_with_servers(3, 3, 10.0, 5).is_err());
+        // A single row: its bottom-left corner is its top-left, which the third server needs.
+        assert!(Layout::grid_with_servers(1, 5, 10.0, 2).is_ok());
+        assert!(Layout::grid_with_servers(1, 5, 10.0, 3).is_err());
         assert!(Layout::grid(1, 1, 10.0).is_err());
         // The drawings in docs/mesh/ are these layouts (regenerate: COAPLAB_WRITE_SVG=1).
         let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mesh");
         for (name, layout) in [
             ("grid-3x3", Layout::grid(3, 3, 10.0).unwrap()),
-            ("grid-6x6", Layout::grid(6, 6, 10.0).unwrap()),
+            (
+                "grid-6x6",
+                Layout::grid_with_servers(6, 6, 10.0, 2).unwrap(),
+            ),
             ("chain-20", Layout::chain(20, 10.0).unwrap()),
             ("flower-5x7", Layout::flower(5, 7, 10.0).unwrap()),
             ("dumbbell", Layout::dumbbell(10.0).unwrap()),
@@ -404,5 +462,11 @@ mod tests {
             );
         }
         assert!(g.clone().with_roles(Some(9), None).is_err());
+        let many: Vec<u32> = (0..255).collect();
+        let crowded = Layout::chain(300, 1.0)
+            .unwrap()
+            .with_roles(Some(299), Some(&many))
+            .unwrap();
+        assert!(matches!(crowded.validate(), Err(LayoutError::Roles(_))));
     }
 }

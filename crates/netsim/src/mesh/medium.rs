@@ -1,24 +1,31 @@
 //! The radio medium: Cooja's Unit Disk Graph Medium with distance loss (`UDGM`, "Distance
-//! Loss"), from contiki-os/contiki `tools/cooja/java/org/contikios/cooja/radiomediums/UDGM.java`
-//! and `AbstractRadioMedium.java` (commit 32b5b17, Contiki 3.x).
+//! Loss"), read against contiki-os/contiki tag 3.0,
+//! `tools/cooja/java/org/contikios/cooja/radiomediums/UDGM.java` (`U:line`) and
+//! `AbstractRadioMedium.java` (`A:line`); docs/mesh-model.md has the full comparison.
 //!
 //! * A transmission fails for everyone with probability `1 − SUCCESS_RATIO_TX`
-//!   (`createConnections`: one draw when the ratio is below 1); a failed one is heard by nobody.
-//! * A radio within the transmission range `R` (`distance ≤ R`) that is idle — not
+//!   (U:170 `createConnections`: one draw when the ratio is below 1); a failed one reaches
+//!   nobody: no reception, no interference, no signal strength for anyone's CCA.
+//! * A radio within the transmission range `R` (U:221, `distance <= R`) that is idle — not
 //!   transmitting, not receiving, not interfered — starts receiving with probability
-//!   `1 − (d² / R²) · (1 − SUCCESS_RATIO_RX)` (`getRxSuccessProbability`); otherwise, or when
-//!   busy, it is interfered and its ongoing reception is lost.
-//! * A radio beyond `R` but within the interference range (`distance ≤ I`) is interfered.
-//!   Only radios closer than `max(R, I)` are considered at all (`distance <` in `analyzeEdges`).
+//!   `1 − (d² / R²) · (1 − SUCCESS_RATIO_RX)` (U:265–279 `getRxSuccessProbability`: exactly
+//!   `SUCCESS_RATIO_RX` at `d = R`); otherwise, or when busy, it is interfered and its ongoing
+//!   reception is lost (U:224–243; no draw for a busy radio, U:232–233).
+//! * A radio beyond `R` but within the interference range (U:249, `distance <= I`) is
+//!   interfered, whether or not it is receiving. Only radios closer than `max(R, I)` are
+//!   considered at all (U:111 `analyzeEdges`, `distance <`).
 //! * A radio that starts transmitting while receiving loses the reception
-//!   (`AbstractRadioMedium`, `TRANSMISSION_STARTED`): radios are half-duplex.
-//! * CCA: Cooja's `UDGM.updateSignalStrengths` gives a radio within `R` the signal strength
-//!   `SS_STRONG + (d/R)(SS_WEAK − SS_STRONG)` = `−10 − 85 d/R` dBm and an interfered radio
-//!   beyond `R` `SS_WEAK` = −95 dBm; Contiki's Cooja radio (`platform/cooja/dev/cooja-radio.c`,
-//!   `CCA_SS_THRESHOLD −95`) calls the channel busy above the threshold (a parameter, default
-//!   −95 dBm), so by default a CCA is busy exactly when a transmitter closer than `R` is on
-//!   air — a neighbour at exactly `R` is not heard by CCA. The CCA here is busy if such a
-//!   signal was on air at any moment of the 8-symbol window, or the radio itself transmits.
+//!   (A:254–267 `TRANSMISSION_STARTED`): radios are half-duplex.
+//! * An ACK is a transmission like any other (MSPSim's CC2420 sends its auto-ACK through the
+//!   same RF path), so both ratios apply to it: see `Mesh`'s `schedule_ack`.
+//! * CCA: Cooja's `UDGM.updateSignalStrengths` (U:281–348) gives a radio within `R` the signal
+//!   strength `SS_STRONG + (d/R)(SS_WEAK − SS_STRONG)` = `−10 − 85 d/R` dBm and an interfered
+//!   radio beyond `R` `SS_WEAK` = −95 dBm; Contiki's Cooja radio (`platform/cooja/dev/
+//!   cooja-radio.c`, `CCA_SS_THRESHOLD −95`) calls the channel busy above the threshold (a
+//!   parameter, default −95 dBm; Sky/Z1's emulated CC2420 under Contiki 3.0: about −90), so by
+//!   default a CCA is busy exactly when a transmitter closer than `R` is on air — a neighbour
+//!   at exactly `R` is heard by neither. The CCA here is busy if such a signal was on air at
+//!   any moment of the 8-symbol window, or the radio itself transmits.
 //!
 //! Distances are compared with a relative tolerance of 1e-9, so generated layouts whose
 //! neighbours sit at exactly the range in real numbers (a flower's petals) link as intended
@@ -384,6 +391,28 @@ mod tests {
         m.start_tx(2, &mut rng);
         assert_eq!(m.end_tx(2, t(1_000)), &[1]);
         assert_eq!(m.stats().tx_failures, 1);
+    }
+
+    #[test]
+    fn a_failed_transmission_does_not_disturb_a_reception_in_progress() {
+        // UDGM.java:170-172 returns the empty connection before any receiver is visited: 1,
+        // receiving 0, is not interfered by 2's failed transmission, though 2 is 10 m away.
+        let pos = [(0.0, 0.0), (10.0, 0.0), (20.0, 0.0)];
+        let mut m = Udgm::new(&pos, 10.0, 20.0, 0.5, 0.5, -95.0);
+        // 0: TX draw 0.4 ≤ 0.5 passes, RX draw at d = R 0.5 ≤ 0.5 passes (exactly the edge
+        // ratio); 2: TX draw 0.6 > 0.5 fails, no RX draw.
+        let mut rng = ScriptedRandom::new(&[0.4, 0.5, 0.6]);
+        m.start_tx(0, &mut rng);
+        m.start_tx(2, &mut rng);
+        assert_eq!(rng.consumed(), 3);
+        assert_eq!(m.end_tx(2, t(300)), &[] as &[u16]);
+        assert_eq!(m.end_tx(0, t(500)), &[1]);
+        assert_eq!((m.stats().tx_failures, m.stats().collisions), (1, 0));
+        // A draw just above the edge ratio fails the reception.
+        let mut rng = ScriptedRandom::new(&[0.4, 0.500_001]);
+        m.start_tx(0, &mut rng);
+        assert_eq!(m.end_tx(0, t(1_000)), &[] as &[u16]);
+        assert_eq!(m.stats().rx_failures, 1);
     }
 
     #[test]

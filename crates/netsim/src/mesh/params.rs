@@ -47,7 +47,7 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         kind: Kind::Float { min: -200.0, max: 0.0 },
         default: Value::Float(-95.0),
         help: "CCA is busy above this UDGM signal strength (-10 - 85 d/R dBm within R, -95 beyond)",
-        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (CC2420 default CCA_THR: -77)",
+        source: "Contiki platform/cooja/dev/cooja-radio.c CCA_SS_THRESHOLD -95 (Sky/Z1 under Contiki 3.0: about -90, CC2420_CONF_CCA_THRESH -45 + MSPSim RSSI_OFFSET -45)",
     },
     ParamSpec {
         key: "mac_min_be",
@@ -76,6 +76,13 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         default: Value::Int(3),
         help: "macMaxFrameRetries: retransmissions after a missing ACK before the frame is dropped",
         source: "IEEE 802.15.4-2006 Table 86 (Contiki 3.0 CSMA_MAX_MAC_TRANSMISSIONS 3 = 2 retries; Contiki-NG CSMA_MAX_FRAME_RETRIES 7)",
+    },
+    ParamSpec {
+        key: "mac_ack_request",
+        kind: Kind::Bool,
+        default: Value::Bool(true),
+        help: "unicast frames request an ACK and are retransmitted without one; false: sent once, no ACK on air (Contiki 3.0 NullRDC on Sky/Z1)",
+        source: "IEEE 802.15.4-2006 §7.5.6.4; Contiki 3.0 core/net/mac/nullrdc.c NULLRDC_802154_AUTOACK(_HW) default 0 sets no PACKETBUF_ATTR_MAC_ACK, framer-802154.c ack_required",
     },
     ParamSpec {
         key: "unit_backoff_symbols",
@@ -147,6 +154,20 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         help: "RPL: a scheduled DAO leaves latency/2 + uniform[0, latency) later",
         source: "Contiki 3.0 core/net/rpl/rpl-private.h RPL_DAO_LATENCY (CLOCK_SECOND * 4); rpl-timers.c schedule_dao",
     },
+    ParamSpec {
+        key: "rpl_default_lifetime",
+        kind: Kind::Int { min: 1, max: 255 },
+        default: Value::Int(255),
+        help: "RPL: a DAO's route lifetime in units of rpl_lifetime_unit_s; with 255 or unit 65535 no periodic DAO refresh",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DEFAULT_LIFETIME 0xff; rpl-icmp6.c dao_input, rpl.c rpl_purge_routes",
+    },
+    ParamSpec {
+        key: "rpl_lifetime_unit_s",
+        kind: Kind::Int { min: 1, max: 65535 },
+        default: Value::Int(65535),
+        help: "RPL: seconds per lifetime unit (routes last unit x lifetime s, refreshed by a DAO every half of that)",
+        source: "Contiki 3.0 core/net/rpl/rpl-conf.h RPL_DEFAULT_LIFETIME_UNIT 0xffff; rpl-timers.c set_dao_lifetime_timer",
+    },
 ];
 
 /// How the mesh's routes form.
@@ -183,6 +204,10 @@ pub struct MeshParams {
     pub cca_threshold_dbm: f64,
     /// CSMA/CA parameters.
     pub csma: CsmaParams,
+    /// Unicast data frames request an ACK (and are retransmitted without one); `false`:
+    /// each is sent once and no ACK goes on air, as Contiki 3.0's NullRDC does on Sky/Z1
+    /// unless `NULLRDC_CONF_802154_AUTOACK` is set (docs/mesh-model.md, "ACKs in Cooja").
+    pub mac_ack_request: bool,
     /// Frames one node's MAC queue holds.
     pub queue_frames: u32,
     /// 6LoWPAN reassembly timeout.
@@ -267,6 +292,7 @@ impl MeshParams {
                 unit_backoff: phy::symbols(p.int("unit_backoff_symbols")),
                 ack_wait: phy::symbols(p.int("ack_wait_symbols")),
             },
+            mac_ack_request: p.flag("mac_ack_request"),
             queue_frames: int("queue_frames"),
             reass_maxage: p.secs("reass_maxage_s"),
             short_addresses: p.flag("short_addresses"),
@@ -279,6 +305,8 @@ impl MeshParams {
                     redundancy: int("rpl_dio_redundancy"),
                 },
                 dao_latency: p.secs("rpl_dao_latency_s"),
+                default_lifetime: p.int("rpl_default_lifetime") as u8,
+                lifetime_unit_s: p.int("rpl_lifetime_unit_s") as u16,
             },
         }
     }
@@ -294,6 +322,7 @@ mod tests {
         assert_eq!(d.csma, CsmaParams::default());
         assert_eq!(d.csma.ack_wait, Duration::from_micros(864));
         assert_eq!(d.queue_frames, 8);
+        assert!(d.mac_ack_request);
         assert_eq!(d.reass_maxage, Duration::from_secs(20));
         assert_eq!(d.rpl, crate::mesh::rpl::RplParams::CONTIKI);
         let mut s = Settings::new();

@@ -3,9 +3,10 @@
 //!
 //! A datagram sent at a node is compressed and fragmented for its first hop
 //! ([`super::sixlowpan`]), queued at that node's MAC ([`super::mac`]), sent frame by frame with
-//! CSMA/CA and ACKs over the UDGM medium ([`super::medium`]), reassembled at the next hop and,
-//! if that is not the destination, compressed, fragmented and queued again there (route-over,
-//! as Contiki forwards), along [`super::routing::Routes`].
+//! CSMA/CA and ACKs (none with `mac_ack_request = false`) over the UDGM medium
+//! ([`super::medium`]), reassembled at the next hop and, if that is not the destination,
+//! compressed, fragmented and queued again there (route-over, as Contiki forwards), along
+//! [`super::routing::Routes`].
 //!
 //! Fates: a datagram that does not fit in a MAC queue (all its fragments) is a
 //! `BufferOverflow`; one whose frame was dropped by the MAC (channel-access failure, no ACK)
@@ -26,7 +27,7 @@ use super::phy;
 use super::routing::Routes;
 use super::sixlowpan::{self, Hop, Input, Plan, Reassembly, MAX_DATAGRAM_BYTES};
 use crate::record::{Delivery, Direction, PacketId};
-use crate::topology::{client_addr, SERVER_ADDR};
+use crate::topology::{client_addr, server_addr, SERVER_ADDR};
 
 /// A mesh: where the nodes are and every model parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +112,8 @@ pub struct MeshStats {
     pub queue_drops: u64,
     /// Datagrams lost to a MAC failure (channel access or no ACK).
     pub mac_drops: u64,
-    /// Datagrams whose every frame was acknowledged but that the next hop could not reassemble.
+    /// Datagrams whose every frame was acknowledged (or, without ACK requests, sent) but that
+    /// the next hop could not reassemble.
     pub reassembly_drops: u64,
     /// Data frame transmissions, retransmissions included.
     pub frames_sent: u64,
@@ -123,6 +125,10 @@ pub struct MeshStats {
     pub channel_access_failures: u64,
     /// Frames dropped after `macMaxFrameRetries` retransmissions.
     pub no_ack_failures: u64,
+    /// Unicast data frames sent without an ACK request (`mac_ack_request = false`) that their
+    /// addressee did not decode; always 0 with ACKs, where `retries` and `no_ack_failures`
+    /// count the losses.
+    pub frames_lost: u64,
     /// Air time of the data frames.
     pub airtime: Duration,
     /// Most frames found in one MAC queue.
@@ -177,8 +183,9 @@ const NO_SEQ: u16 = u16::MAX;
 ///
 /// Sans-IO like [`crate::Star`]: [`Mesh::send`] when an endpoint transmits, [`Mesh::poll_at`]
 /// for the next instant the mesh needs, [`Mesh::poll_delivery`] at that instant until `None`.
-/// Instants passed in must never decrease. The server is [`SERVER_ADDR`] (the first node with
-/// role server); the `k`-th client node in id order is [`client_addr`]`(k)`. A [`Delivery`]'s
+/// Instants passed in must never decrease. The `j`-th node with role server in id order is
+/// [`server_addr`]`(j)` (the first one [`SERVER_ADDR`]); the `k`-th client node in id
+/// order is [`client_addr`]`(k)`. "Up" is towards a server. A [`Delivery`]'s
 /// `ip_len` is the uncompressed IPv6 length (40 + 8 with RPL's option + 8 + CoAP bytes).
 /// Per-packet records (`Star::record_packets`) are not kept for the mesh yet.
 #[derive(Debug)]
@@ -215,6 +222,8 @@ pub struct Mesh {
     mobility: Option<Box<crate::mesh::mobility::Tracker>>,
     /// Static routes rebuilt after a move.
     route_rebuilds: u64,
+    /// Frames on air since [`Mesh::record_frames`]; `None`: not recording.
+    frame_log: Option<Vec<FrameRecord>>,
 }
 
 impl Mesh {
@@ -244,8 +253,8 @@ impl Mesh {
             }
         }
         let mut addr_node = HashMap::new();
-        if let Some(server) = layout.with_role(Role::Server).next() {
-            addr_node.insert(SERVER_ADDR, server);
+        for (j, s) in layout.with_role(Role::Server).enumerate() {
+            addr_node.insert(server_addr(j as u32), s);
         }
         for (k, c) in layout.with_role(Role::Client).enumerate() {
             addr_node.insert(client_addr(k as u32), c);
@@ -287,6 +296,7 @@ impl Mesh {
             epoch: Duration::ZERO,
             mobility: None,
             route_rebuilds: 0,
+            frame_log: None,
         };
         if let Routing::Rpl { objective, warmup } = p.routing {
             mesh.rpl_start(objective, run_seed);
@@ -347,6 +357,13 @@ impl Mesh {
         self.rpl_routes.as_ref().unwrap_or(&self.routes)
     }
 
+    /// The servers' addresses, in node order ([`server_addr`]`(0..)`).
+    pub fn server_addrs(&self) -> Vec<SocketAddr> {
+        (0..self.layout.with_role(Role::Server).count() as u32)
+            .map(server_addr)
+            .collect()
+    }
+
     /// The node with address `addr`.
     pub fn node_of(&self, addr: SocketAddr) -> Option<u16> {
         self.addr_node.get(&addr).copied()
@@ -404,7 +421,7 @@ impl Mesh {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let up = Some(dst) == self.server_addr();
+        let up = self.layout.nodes[usize::from(dst_node)].role == Role::Server;
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -429,12 +446,6 @@ impl Mesh {
         self.dir(up).offered_packets += 1;
         self.enqueue(slot, src_node, now);
         Ok(PacketId(id))
-    }
-
-    fn server_addr(&self) -> Option<SocketAddr> {
-        self.addr_node
-            .contains_key(&SERVER_ADDR)
-            .then_some(SERVER_ADDR)
     }
 
     /// When the mesh next has something to do.
@@ -603,6 +614,7 @@ impl Mesh {
         match self.tx_kind[node as usize] {
             TxKind::Data => {
                 if let Some(&frame) = self.macs[node as usize].queue.front() {
+                    self.log_frame(node, &frame, at, &received);
                     if frame.to == BROADCAST {
                         // No ACK, no retry: done once on air.
                         for &r in &received {
@@ -617,8 +629,20 @@ impl Mesh {
                         self.received = received;
                         return;
                     }
-                    if received.contains(&frame.to) {
+                    let decoded = received.contains(&frame.to);
+                    if decoded {
                         self.got_data(frame.to, node, frame, at);
+                    }
+                    if !self.params.mac_ack_request {
+                        // No ACK requested (Contiki 3.0 NullRDC without
+                        // NULLRDC_CONF_802154_AUTOACK: nullrdc.c `send_one_packet` maps
+                        // cc2420_send's RADIO_TX_OK to MAC_TX_OK): done once on air, a
+                        // success for the MAC and RPL whether or not the addressee decoded it.
+                        if !decoded {
+                            self.head_stats(node).frames_lost += 1;
+                        }
+                        self.received = received;
+                        return self.head_sent(node, at);
                     }
                     let m = &mut self.macs[node as usize];
                     m.phase = Phase::AwaitAck;
@@ -628,12 +652,15 @@ impl Mesh {
                 }
             }
             TxKind::Ack { to, seq } => {
+                if self.frame_log.is_some() {
+                    self.log_ack(node, to, at, &received);
+                }
                 let m = &self.macs[to as usize];
                 if received.contains(&to)
                     && m.phase == Phase::AwaitAck
                     && m.queue.front().is_some_and(|f| f.seq == seq)
                 {
-                    self.acked(to, at);
+                    self.head_sent(to, at);
                 }
             }
         }
@@ -642,19 +669,9 @@ impl Mesh {
 
     /// `receiver` decoded `frame` from `sender` at `at`.
     fn got_data(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
-        self.events.schedule(
-            at + phy::TURNAROUND,
-            Ev::AckStart {
-                node: receiver,
-                to: sender,
-                seq: frame.seq,
-            },
-        );
-        // The receiver's own next frame follows its ACK by at least a SIFS (§7.5.1.3).
-        let r = &mut self.macs[receiver as usize];
-        r.ifs_until = r
-            .ifs_until
-            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
+        if self.params.mac_ack_request {
+            self.schedule_ack(receiver, sender, frame, at);
+        }
         let n = self.macs.len();
         let filter = &mut self.last_seq[receiver as usize * n + sender as usize];
         if *filter == u16::from(frame.seq) {
@@ -679,7 +696,28 @@ impl Mesh {
         }
     }
 
-    fn acked(&mut self, node: u16, at: Instant) {
+    /// `receiver` owes `sender` the hardware auto-ACK of `frame` (MSPSim's CC2420 sends it as
+    /// an ordinary transmission through the radio medium, so UDGM's TX and RX ratios apply to
+    /// it as to any frame: `CC2420.java` `TX_ACK` → `rfListener.receivedByte`, Cooja's
+    /// `Msp802154Radio` → `TRANSMISSION_STARTED` → `UDGM.createConnections`).
+    fn schedule_ack(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
+        self.events.schedule(
+            at + phy::TURNAROUND,
+            Ev::AckStart {
+                node: receiver,
+                to: sender,
+                seq: frame.seq,
+            },
+        );
+        // The receiver's own next frame follows its ACK by at least a SIFS (§7.5.1.3).
+        let r = &mut self.macs[receiver as usize];
+        r.ifs_until = r
+            .ifs_until
+            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
+    }
+
+    /// `node`'s head frame is done: acknowledged, or on air without an ACK request.
+    fn head_sent(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
         let tx = m.csma.retries() + 1;
         m.bump();
@@ -813,6 +851,9 @@ impl Mesh {
     }
 }
 
+mod frames;
+pub use frames::{FrameKind, FrameRecord};
+
 mod mobile;
 
 mod control;
@@ -823,3 +864,6 @@ mod tests;
 
 #[cfg(test)]
 mod rpl_tests;
+
+#[cfg(test)]
+mod rpl_mobile_tests;

@@ -38,7 +38,9 @@ use std::time::Duration as StdDuration;
 
 use coaplab_cc::time::Instant;
 use coaplab_emu::emulator::tcp_sockets::{self, Ready, TcpInfo};
-use coaplab_emu::emulator::{Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER};
+use coaplab_emu::emulator::{
+    Emulator, EmulatorConfig, EmulatorStats, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER,
+};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
 use coaplab_netsim::SERVER_ADDR;
@@ -322,7 +324,9 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         events: 0,
     };
     run.run(Instant::ZERO + config.max_sim_time)?;
-    run.finish()
+    let (result, stats) = run.finish()?;
+    super::report_timing(spec, &stats);
+    Ok(result)
 }
 
 struct Run {
@@ -597,7 +601,8 @@ impl Run {
         Ok(())
     }
 
-    fn finish(self) -> Result<RunResult, RunError> {
+    /// The run's result and the emulator's counters (for [`super::report_timing`]).
+    fn finish(self) -> Result<(RunResult, EmulatorStats), RunError> {
         let records = self
             .flows
             .iter()
@@ -610,7 +615,7 @@ impl Run {
             .emu
             .finish()
             .map_err(|e| RunError::Setup(format!("emulator: {e}")))?;
-        Ok(RunResult {
+        let result = RunResult {
             flows: records,
             events: self.events,
             sim_time_s: now.as_secs_f64(),
@@ -621,7 +626,8 @@ impl Run {
                 mesh: None,
                 rpl: None,
             }),
-        })
+        };
+        Ok((result, stats))
     }
 }
 

@@ -29,6 +29,11 @@ pub struct RplParams {
     pub trickle: TrickleParams,
     /// `RPL_DAO_LATENCY`: a DAO leaves `latency/2 + rand % latency` after it is scheduled.
     pub dao_latency: Duration,
+    /// `RPL_DEFAULT_LIFETIME`: a DAO's route lifetime in units of `lifetime_unit_s` (1–255;
+    /// 0 would be a No-Path DAO).
+    pub default_lifetime: u8,
+    /// `RPL_DEFAULT_LIFETIME_UNIT`, seconds.
+    pub lifetime_unit_s: u16,
 }
 
 impl RplParams {
@@ -36,7 +41,24 @@ impl RplParams {
     pub const CONTIKI: RplParams = RplParams {
         trickle: TrickleParams::CONTIKI,
         dao_latency: node::DAO_LATENCY,
+        default_lifetime: 0xff,
+        lifetime_unit_s: 0xffff,
     };
+
+    /// A downward route's lifetime: `RPL_LIFETIME(instance, default_lifetime)` =
+    /// `lifetime_unit × default_lifetime` seconds (`rpl-private.h`). Contiki 3.0's defaults
+    /// give 16,711,425 s (193 days): nothing expires within a run.
+    pub fn route_lifetime(&self) -> Duration {
+        Duration::from_secs(i64::from(self.lifetime_unit_s) * i64::from(self.default_lifetime))
+    }
+
+    /// The DAO lifetime timer's period, half the route lifetime (`set_dao_lifetime_timer`,
+    /// `rpl-timers.c`); `None` when Contiki treats the lifetime as infinite (unit 0xffff or
+    /// lifetime 0xff): no periodic DAO refresh.
+    pub fn dao_refresh_interval(&self) -> Option<Duration> {
+        (self.lifetime_unit_s != 0xffff && self.default_lifetime != 0xff)
+            .then(|| Duration::from_nanos(self.route_lifetime().as_nanos() / 2))
+    }
 }
 
 /// RPL's fixed constants as (name, value, source), for `coaplab models mesh` and
@@ -94,8 +116,8 @@ pub const RPL_CONSTANTS: &[(&str, &str, &str)] = &[
         "rpl-private.h RPL_LOLLIPOP_INIT; rpl-icmp6.c dio_output",
     ),
     (
-        "route lifetime",
-        "infinite",
-        "rpl-conf.h RPL_DEFAULT_LIFETIME 0xff, RPL_DEFAULT_LIFETIME_UNIT 0xffff",
+        "probing",
+        "unicast DIO every 60-180 s to the preferred parent if its link was not updated for 10 min, else (1/2) the best such parent, else the least recently updated one",
+        "rpl-conf.h RPL_WITH_PROBING 1, RPL_PROBING_INTERVAL 120 s, RPL_PROBING_EXPIRATION_TIME 10 min; rpl-timers.c get_probing_target, handle_probing_timer",
     ),
 ];

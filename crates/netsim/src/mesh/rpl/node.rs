@@ -36,11 +36,17 @@
 //!   node without a DODAG multicasts a DIS when its seconds counter, started at
 //!   `30 + 60·rand − 5`, reaches 60, then every 60 s; a DIS heard resets the DIO timer.
 //!
+//! * **Probing** (`RPL_WITH_PROBING` 1, `rpl-timers.c` `handle_probing_timer`,
+//!   `get_probing_target`): every 60–180 s after the first join a unicast DIO to the preferred
+//!   parent if its link had no MAC outcome for 10 min, else (1/2) the best such parent, else the
+//!   least recently updated one; its MAC outcome is a link sample like any other.
+//! * **Route lifetimes** (`dao_input`, `rpl_purge_routes`, `set_dao_lifetime_timer`): a DAO's
+//!   route lives `RPL_DEFAULT_LIFETIME` × `RPL_DEFAULT_LIFETIME_UNIT` s (3.0: 193 days) counted in
+//!   periodic ticks; a finite lifetime also makes the node re-send its DAO every half lifetime.
+//!
 //! Not modelled: DODAG versions and global repair (the root never increments its version),
-//! several DODAGs or instances, route lifetimes (Contiki 3.0's default lifetime is infinite,
-//! `RPL_DEFAULT_LIFETIME` 0xff with unit 0xffff), probing (`RPL_WITH_PROBING`: unicast DIOs
-//! to stale parents every 2 min), IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0), the
-//! hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
+//! several DODAGs or instances, IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0),
+//! the hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
 
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{Duration, Instant};
@@ -87,18 +93,34 @@ pub fn lollipop_greater_than(a: u8, b: u8) -> bool {
 /// `DAO_EXPIRATION_TIMEOUT` 60, in ticks of the periodic timer).
 pub const NO_PATH_GRACE: Duration = Duration::from_secs(60);
 
+/// `RPL_PROBING_INTERVAL` (`rpl-conf.h`, 120 s): a probe leaves `interval/2 + rand % interval`
+/// after the previous one (`RPL_PROBING_DELAY_FUNC`).
+pub const PROBING_INTERVAL: Duration = Duration::from_secs(120);
+/// `RPL_PROBING_EXPIRATION_TIME` (`rpl-conf.h`, 10 min): a parent whose link was not updated
+/// for this long needs probing.
+pub const PROBING_EXPIRATION: Duration = Duration::from_secs(600);
+
 /// The periodic timer's next tick after `now` (whole seconds of RPL time).
 fn next_tick(now: Instant) -> Instant {
     let tick = PERIODIC_TIMER.as_nanos();
     Instant::from_nanos(((now - Instant::ZERO).as_nanos().div_euclid(tick) + 1) * tick)
 }
 
-/// A downward route (storing mode).
+/// A downward route (storing mode), `uip_ds6_route_t` with its RPL state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Route {
     via: u16,
-    /// When a No-Path DAO's grace ends (`None`: a live route).
-    withdrawn_at: Option<Instant>,
+    /// The periodic tick at which `rpl_purge_routes` removes it: its lifetime counted down
+    /// one per tick (`state.lifetime`).
+    expires_at: Instant,
+    /// `state.nopath_received`: a No-Path DAO set the lifetime to `DAO_EXPIRATION_TIMEOUT`.
+    withdrawn: bool,
+}
+
+/// The tick at which a lifetime of `ticks` set at `now` has counted down to 0
+/// (`rpl_purge_routes` decrements first, then removes a route below 1).
+fn expiry(now: Instant, ticks: Duration) -> Instant {
+    next_tick(now) + ticks - PERIODIC_TIMER
 }
 
 /// What the caller must do after an input or a timer.
@@ -116,6 +138,9 @@ pub struct Actions {
     pub purged: Option<(u16, u16)>,
     /// The preferred parent changed (joined, switched or lost).
     pub parent_changed: bool,
+    /// Unicast a DIO with this (rank, DTSN) to this neighbour: a probe
+    /// (`handle_probing_timer`, `RPL_PROBING_SEND_FUNC` = `dio_output(instance, addr)`).
+    pub probe: Option<(u16, u16, u8)>,
 }
 
 /// One entry of the parent table (`rpl_parent_t` with its neighbour's link metric).
@@ -127,6 +152,9 @@ struct Candidate {
     metric: LinkMetric,
     /// `RPL_PARENT_FLAG_UPDATED`: re-run the parent event at the next periodic tick.
     updated: bool,
+    /// `last_tx_time`: the last MAC outcome of a unicast frame to it that fed the objective's
+    /// `neighbor_link_callback` (`None`: Contiki's 0; never for OF0, which has none).
+    last_tx: Option<Instant>,
 }
 
 /// One node's RPL state.
@@ -150,6 +178,11 @@ pub struct RplNode {
     dao_due: Option<Instant>,
     recalc_due: Option<Instant>,
     dis_due: Option<Instant>,
+    /// The probing timer (`instance->probing_timer`).
+    probe_due: Option<Instant>,
+    /// The DAO lifetime timer (`instance->dao_lifetime_timer`), running only with a finite
+    /// route lifetime.
+    dao_refresh_due: Option<Instant>,
     parent_switches: u64,
 }
 
@@ -178,6 +211,8 @@ impl RplNode {
             dao_due: None,
             recalc_due: None,
             dis_due: Some(Instant::ZERO + Duration::from_secs(first_s)),
+            probe_due: None,
+            dao_refresh_due: None,
             parent_switches: 0,
         }
     }
@@ -231,6 +266,11 @@ impl RplNode {
         Some(self.candidates[k].rank)
     }
 
+    /// The rank `neighbour` last advertised, if it is in the parent table (∞ once nullified).
+    pub fn candidate_rank(&self, neighbour: u16) -> Option<u16> {
+        self.find(neighbour).map(|i| self.candidates[i].rank)
+    }
+
     /// The link metric (ETX × 256) to `neighbour` if it is in the parent table.
     pub fn link_metric(&self, neighbour: u16) -> Option<u16> {
         self.find(neighbour).map(|i| self.candidates[i].metric.etx)
@@ -246,6 +286,16 @@ impl RplNode {
         self.down.get(&target).map(|r| r.via)
     }
 
+    /// When the downward route to `target` expires (its lifetime's last periodic tick).
+    pub fn route_expiry(&self, target: u16) -> Option<Instant> {
+        self.down.get(&target).map(|r| r.expires_at)
+    }
+
+    /// The next probe's instant.
+    pub fn probe_due(&self) -> Option<Instant> {
+        self.probe_due
+    }
+
     /// The DIO timer's (transmissions, suppressions).
     pub fn dio_counts(&self) -> (u64, u64) {
         self.trickle.as_ref().map_or((0, 0), Trickle::counts)
@@ -259,6 +309,8 @@ impl RplNode {
             self.recalc_due,
             self.purge_due,
             self.dis_due,
+            self.probe_due,
+            self.dao_refresh_due,
         ]
         .into_iter()
         .flatten()
@@ -281,27 +333,47 @@ impl RplNode {
             }
         }
         if self.purge_due.is_some_and(|t| t <= now) {
-            // `rpl_purge_routes`: remove one expired route per tick, with a No-Path DAO for it
-            // to the preferred parent (none at the root).
-            let expired = self
+            // `rpl_purge_routes` (rpl.c): every route's lifetime counts down one per tick; the
+            // root removes every expired route, another node one per tick, with a No-Path DAO
+            // for it to its preferred parent.
+            while let Some(target) = self
                 .down
                 .iter()
-                .find(|(_, r)| r.withdrawn_at.is_some_and(|t| t <= now))
-                .map(|(&t, _)| t);
-            if let Some(target) = expired {
+                .find(|(_, r)| r.expires_at <= now)
+                .map(|(&t, _)| t)
+            {
                 self.down.remove(&target);
-                a.purged = self.parent.map(|p| (target, p));
+                if !self.is_root {
+                    a.purged = self.parent.map(|p| (target, p));
+                    break;
+                }
             }
             self.purge_due = self
                 .down
                 .values()
-                .filter_map(|r| r.withdrawn_at)
+                .map(|r| r.expires_at)
                 .min()
                 .map(|t| t.max(next_tick(now)));
         }
         if self.dao_due.is_some_and(|t| t <= now) {
             self.dao_due = None;
             a.dao_to = self.parent;
+        }
+        if self.dao_refresh_due.is_some_and(|t| t <= now) {
+            // `handle_dao_timer` run by the DAO lifetime timer: a DAO to the preferred parent
+            // (a pending one is cancelled, `ctimer_stop(&instance->dao_timer)`), and the
+            // lifetime timer, now expired, re-armed (`set_dao_lifetime_timer`).
+            self.dao_due = None;
+            a.dao_to = self.parent;
+            self.dao_refresh_due = self.params.dao_refresh_interval().map(|d| now + d);
+        }
+        if self.probe_due.is_some_and(|t| t <= now) {
+            // `handle_probing_timer` (rpl-timers.c): a unicast DIO to the probing target, then
+            // the next probe (`rpl_schedule_probing`).
+            a.probe = self
+                .probing_target(now, rng)
+                .map(|id| (id, self.rank, self.dtsn_out));
+            self.schedule_probe(now, rng);
         }
         if let Some(t) = self.trickle.as_mut() {
             if t.poll_at() <= now && t.on_timer(now, rng) {
@@ -390,25 +462,31 @@ impl RplNode {
                 return None;
             }
         }
-        if no_path {
+        let at = if no_path {
             // Kept (and used) until DAO_EXPIRATION_TIMEOUT ticks have passed; forwarded once.
             match self.down.get_mut(&target) {
-                Some(r) if r.via == via && r.withdrawn_at.is_none() => {
-                    let at = next_tick(now) + NO_PATH_GRACE - PERIODIC_TIMER;
-                    r.withdrawn_at = Some(at);
-                    self.purge_due = Some(self.purge_due.map_or(at, |t| t.min(at)));
+                Some(r) if r.via == via && !r.withdrawn => {
+                    r.expires_at = expiry(now, NO_PATH_GRACE);
+                    r.withdrawn = true;
+                    r.expires_at
                 }
                 _ => return None,
             }
         } else {
+            // `rep->state.lifetime = RPL_LIFETIME(instance, lifetime)`: the DAO carries
+            // `default_lifetime` (`handle_dao_timer`), in units of `lifetime_unit` seconds.
+            let expires_at = expiry(now, self.params.route_lifetime());
             self.down.insert(
                 target,
                 Route {
                     via,
-                    withdrawn_at: None,
+                    expires_at,
+                    withdrawn: false,
                 },
             );
-        }
+            expires_at
+        };
+        self.purge_due = Some(self.purge_due.map_or(at, |t| t.min(at)));
         self.parent
     }
 
@@ -417,6 +495,7 @@ impl RplNode {
         if let Some(k) = self.find(neighbour) {
             if self.objective.uses_link_metric() {
                 self.candidates[k].metric.packet_sent(status);
+                self.candidates[k].last_tx = Some(now);
             }
             self.flag(k, now);
         }
@@ -433,6 +512,7 @@ impl RplNode {
             dtsn,
             metric: LinkMetric::default(),
             updated: false,
+            last_tx: None,
         });
         self.candidates.len() - 1
     }
@@ -457,13 +537,66 @@ impl RplNode {
         }
     }
 
-    /// `schedule_dao(instance, RPL_DAO_LATENCY)`: not moved while one is pending.
+    /// `schedule_dao(instance, RPL_DAO_LATENCY)`: not moved while one is pending; a newly
+    /// scheduled DAO also (re)starts the DAO lifetime timer (`set_dao_lifetime_timer`).
     fn schedule_dao(&mut self, now: Instant, rng: &mut impl Random) {
         if self.dao_due.is_none() {
             let latency_ms = (self.params.dao_latency.as_millis() as u64).max(1);
             let ms = latency_ms / 2 + rng.below(latency_ms);
             self.dao_due = Some(now + Duration::from_millis(ms as i64));
+            if let Some(d) = self.params.dao_refresh_interval() {
+                self.dao_refresh_due = Some(now + d);
+            }
         }
+    }
+
+    /// `rpl_schedule_probing`: the next probe `RPL_PROBING_DELAY_FUNC` =
+    /// `interval/2 + random_rand() % interval` from now (in milliseconds here, Contiki's clock
+    /// ticks being finer or coarser per platform).
+    fn schedule_probe(&mut self, now: Instant, rng: &mut impl Random) {
+        let interval_ms = PROBING_INTERVAL.as_millis() as u64;
+        let ms = interval_ms / 2 + rng.below(interval_ms);
+        self.probe_due = Some(now + Duration::from_millis(ms as i64));
+    }
+
+    /// `get_probing_target` (rpl-timers.c): the preferred parent if its link was not updated
+    /// for `RPL_PROBING_EXPIRATION_TIME`; else, with probability 1/2, the parent of lowest
+    /// rank through it among those not updated for that long; else the least recently updated
+    /// parent. Before twice the expiration time has passed Contiki's threshold is the clock's
+    /// tick 1, so only never-updated parents count as stale then.
+    fn probing_target(&self, now: Instant, rng: &mut impl Random) -> Option<u16> {
+        let parent = self.parent?;
+        let since_boot = now - Instant::ZERO;
+        let min_last_tx = (since_boot > PROBING_EXPIRATION + PROBING_EXPIRATION)
+            .then(|| now - PROBING_EXPIRATION);
+        let stale = |c: &Candidate| match (c.last_tx, min_last_tx) {
+            (None, _) => true,
+            (Some(t), Some(min)) => t < min,
+            (Some(_), None) => false,
+        };
+        let pk = self.find(parent)?;
+        if stale(&self.candidates[pk]) {
+            return Some(parent);
+        }
+        if rng.below(2) == 0 {
+            let mut best: Option<(u16, u16)> = None;
+            for c in self.candidates.iter().filter(|c| stale(c)) {
+                let rank = self.objective.rank_via(self.view(c));
+                if best.map_or(true, |(_, r)| rank < r) {
+                    best = Some((c.id, rank));
+                }
+            }
+            if let Some((id, _)) = best {
+                return Some(id);
+            }
+        }
+        let mut least: Option<&Candidate> = None;
+        for c in &self.candidates {
+            if least.map_or(true, |l| c.last_tx < l.last_tx) {
+                least = Some(c);
+            }
+        }
+        least.map(|c| c.id)
     }
 
     fn view(&self, c: &Candidate) -> ParentView {
@@ -504,6 +637,10 @@ impl RplNode {
         self.min_rank = self.rank;
         self.trickle = Some(Trickle::start(self.params.trickle, now, rng));
         self.schedule_dao(now, rng);
+        // `rpl_alloc_instance` starts the probing timer when the node first joins; it then
+        // runs for good. (Contiki draws its delay before the DIO timer's; drawing it after
+        // keeps every draw of DODAG formation as it was before probing was modelled.)
+        self.schedule_probe(now, rng);
         a.parent_changed = true;
     }
 
@@ -725,6 +862,77 @@ mod tests {
         n.on_timer(Instant::from_secs(7), &mut rng);
         // (2560·90 + 256·10) / 100 = 2329.
         assert_eq!((n.parent(), n.rank()), (Some(1), 256 + 2329));
+    }
+
+    #[test]
+    fn probing_sends_unicast_dios_to_the_parents_contiki_picks() {
+        // rpl-timers.c get_probing_target with random_rand() = 0 throughout.
+        let (mut n, mut rng) = node(Objective::Mrhof);
+        n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        n.on_dio(Instant::ZERO, 2, 512, 240, &mut rng);
+        // RPL_PROBING_DELAY_FUNC: 120 s / 2 + 0 after joining.
+        assert_eq!(n.probe_due(), Some(Instant::from_secs(60)));
+        // The preferred parent's link was never updated: probe it, with the current rank and
+        // DTSN, no DTSN increment (a unicast DIO).
+        let a = n.on_timer(Instant::from_secs(60), &mut rng);
+        assert_eq!(a.probe, Some((1, 768, LOLLIPOP_INIT)));
+        assert_eq!(n.probe_due(), Some(Instant::from_secs(120)));
+        // Its ACK updates it; now (rand % 2 == 0) the best parent never updated: 2.
+        n.on_link(Instant::from_secs(60), 1, TxStatus::Ok(1));
+        let a = n.on_timer(Instant::from_secs(120), &mut rng);
+        assert_eq!(a.probe.map(|p| p.0), Some(2));
+        // Once both were updated, the least recently updated one.
+        n.on_link(Instant::from_secs(121), 2, TxStatus::Ok(1));
+        let a = n.on_timer(Instant::from_secs(180), &mut rng);
+        assert_eq!(a.probe.map(|p| p.0), Some(1));
+        // OF0 has no neighbor_link_callback: last_tx_time is never set, the parent always
+        // probed.
+        let (mut o, mut rng) = node(Objective::Of0);
+        o.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        o.on_link(Instant::from_secs(1), 1, TxStatus::Ok(1));
+        let a = o.on_timer(Instant::from_secs(60), &mut rng);
+        assert_eq!(a.probe.map(|p| p.0), Some(1));
+    }
+
+    #[test]
+    fn routes_expire_after_their_lifetime_and_the_dao_lifetime_timer_refreshes() {
+        let params = RplParams {
+            default_lifetime: 2,
+            lifetime_unit_s: 30,
+            ..RplParams::CONTIKI
+        };
+        let mut rng = ScriptedRandom::constant(0.0);
+        let mut n = RplNode::new(5, Objective::Of0, params, &mut rng);
+        n.on_dio(Instant::ZERO, 1, 256, 240, &mut rng);
+        // DAO at 2 s (latency/2), the lifetime timer at 60 s / 2 = 30 s, then every 30 s.
+        assert_eq!(n.on_timer(Instant::from_secs(2), &mut rng).dao_to, Some(1));
+        assert_eq!(n.on_timer(Instant::from_secs(30), &mut rng).dao_to, Some(1));
+        // A route installed at 0.5 s lasts 60 ticks: removed at the tick of 60 s, with a
+        // No-Path DAO for it to the parent (one per tick).
+        n.on_dao(Instant::from_millis(500), 9, 7, false);
+        n.on_dao(Instant::from_millis(700), 8, 7, false);
+        assert_eq!(n.route_expiry(9), Some(Instant::from_secs(60)));
+        let a = n.on_timer(Instant::from_secs(60), &mut rng);
+        assert_eq!((a.purged, a.dao_to), (Some((8, 1)), Some(1)));
+        assert_eq!(n.downward(9), Some(7));
+        assert_eq!(
+            n.on_timer(Instant::from_secs(61), &mut rng).purged,
+            Some((9, 1))
+        );
+        // The root removes every expired route in one tick.
+        let mut root = RplNode::root(0, Objective::Of0, params, Instant::ZERO, &mut rng);
+        root.on_dao(Instant::from_millis(500), 9, 7, false);
+        root.on_dao(Instant::from_millis(700), 8, 7, false);
+        while root.poll_at().unwrap() <= Instant::from_secs(60) {
+            root.on_timer(root.poll_at().unwrap(), &mut rng);
+        }
+        assert_eq!(root.downward_routes().count(), 0);
+        // Contiki 3.0's defaults: 0xff × 0xffff s, no refresh timer.
+        assert_eq!(
+            RplParams::CONTIKI.route_lifetime(),
+            Duration::from_secs(16_711_425)
+        );
+        assert_eq!(RplParams::CONTIKI.dao_refresh_interval(), None);
     }
 
     #[test]

@@ -226,6 +226,10 @@ impl Mesh {
         if a.dis {
             self.send_control(node, BROADCAST, Control::Dis, at);
         }
+        if let Some((to, rank, dtsn)) = a.probe {
+            // A unicast DIO: acknowledged and retried, so its MAC outcome feeds the link metric.
+            self.send_control(node, to, Control::Dio { rank, dtsn }, at);
+        }
         for old in a.no_path_to {
             let dao = Control::Dao {
                 target: node,
@@ -256,14 +260,15 @@ impl Mesh {
     /// Queues a control frame at `node`.
     fn send_control(&mut self, node: u16, to: u16, control: Control, at: Instant) {
         let short = self.params.short_addresses;
-        let psdu = match control {
-            Control::Dio { .. } => {
-                messages::broadcast_psdu_bytes(messages::dio_payload_bytes(), short)
-            }
-            Control::Dis => messages::broadcast_psdu_bytes(messages::dis_payload_bytes(), short),
-            Control::Dao { .. } => {
-                mac::header_bytes(short) + messages::dao_payload_bytes() + FCS_BYTES
-            }
+        let payload = match control {
+            Control::Dio { .. } => messages::dio_payload_bytes(),
+            Control::Dis => messages::dis_payload_bytes(),
+            Control::Dao { .. } => messages::dao_payload_bytes(),
+        };
+        let psdu = if to == BROADCAST {
+            messages::broadcast_psdu_bytes(payload, short)
+        } else {
+            mac::header_bytes(short) + payload + FCS_BYTES
         };
         let Some(r) = self.rpl.as_mut() else { return };
         r.next_control += 1;

@@ -332,3 +332,104 @@ fn a_relay_waits_a_sifs_after_its_own_ack_before_forwarding() {
     assert_eq!((s.frames_sent, s.retries), (2, 0));
     assert_eq!(mac::SIFS, us(192));
 }
+
+/// Border router 8 m left of the server, the client `spacing_m` (5–10 m) right of it: the
+/// client's only neighbour is the server, its parent. UDGM ratios 0.5/0.5.
+fn lossy_pair(spacing_m: f64, mac_ack_request: bool) -> MeshConfig {
+    let params = MeshParams {
+        success_ratio_tx: 0.5,
+        success_ratio_rx: 0.5,
+        mac_ack_request,
+        ..MeshParams::default()
+    };
+    let node = |x_m, role| Node {
+        x_m,
+        y_m: 0.0,
+        role,
+    };
+    let nodes = vec![
+        node(-8.0, Role::BorderRouter),
+        node(0.0, Role::Server),
+        node(spacing_m, Role::Client),
+    ];
+    MeshConfig {
+        layout: Layout::explicit(nodes).unwrap(),
+        params,
+    }
+}
+
+#[test]
+fn without_ack_requests_a_frame_goes_on_air_once_and_nothing_follows() {
+    // Contiki 3.0 NullRDC on Sky/Z1 (NULLRDC_802154_AUTOACK 0): no ACK request, no ACK on
+    // air, no ACK wait: the frame of one_hop_frame_timeline_is_exact is the last event.
+    let mut config = chain3();
+    config.params.mac_ack_request = false;
+    let mut mesh = Mesh::new(&config, 7).unwrap();
+    mesh.send(
+        Instant::from_millis(5),
+        client_addr(0),
+        SERVER_ADDR,
+        &[0; 11],
+        9,
+    )
+    .unwrap();
+    let delivered = drain(&mut mesh);
+    assert_eq!(delivered.len(), 1);
+    assert_eq!(mesh.poll_at(), None);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!((s.frames_sent, s.retries, s.frames_lost), (1, 0, 0));
+    assert_eq!(mesh.medium_stats().transmissions, 1);
+}
+
+/// Sends `n` one-frame datagrams from the client to the server, one at a time.
+fn one_at_a_time(mesh: &mut Mesh, n: u32) -> u32 {
+    let mut delivered = 0;
+    for k in 0..n {
+        mesh.send(
+            Instant::from_secs(i64::from(k)),
+            client_addr(0),
+            SERVER_ADDR,
+            &[0; 11],
+            1,
+        )
+        .unwrap();
+        delivered += drain(mesh).len() as u32;
+    }
+    delivered
+}
+
+#[test]
+fn with_ratios_of_one_half_at_the_range_a_frame_gets_through_with_a_quarter() {
+    // UDGM.createConnections: one TX draw (0.5), then getRxSuccessProbability at d = R: 0.5.
+    // Without ACK requests each frame is sent once: delivered ~ Binomial(4,000, 0.25), sd 27.
+    let n = 4_000;
+    let mut mesh = Mesh::new(&lossy_pair(10.0, false), 3).unwrap();
+    let delivered = one_at_a_time(&mut mesh, n);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!((s.frames_sent, s.retries, s.no_ack_failures), (4_000, 0, 0));
+    assert_eq!(s.frames_lost, u64::from(n - delivered));
+    assert_eq!(mesh.medium_stats().transmissions, 4_000, "no ACK on air");
+    assert!((890..=1_110).contains(&delivered), "{delivered}");
+}
+
+#[test]
+fn an_ack_passes_the_medium_like_any_frame() {
+    // MSPSim's CC2420 sends its auto-ACK through the same RF listener as data, so Cooja's
+    // UDGM draws TX and RX for it too: P(ACK decoded) = SUCCESS_RATIO_TX × (1 − (d/R)² (1 −
+    // SUCCESS_RATIO_RX)) = 0.5 × 0.5 = 0.25 at d = R, 0.5 × 0.875 = 0.4375 at d = R/2.
+    for (spacing_m, p_ack) in [(10.0, 0.25), (5.0, 0.4375)] {
+        let mut mesh = Mesh::new(&lossy_pair(spacing_m, true), 5).unwrap();
+        let _ = one_at_a_time(&mut mesh, 2_000);
+        let s = mesh.stats(Direction::Up);
+        // Every decoded data frame (duplicates too) makes the server send an ACK (it is never
+        // transmitting here); an attempt ends acknowledged iff that ACK is decoded.
+        let acks = mesh.medium_stats().transmissions - s.frames_sent;
+        let acked = s.frames_sent - s.retries - s.no_ack_failures;
+        let ratio = acked as f64 / acks as f64;
+        // acks is ~1,500 at d = R, so the sd of the ratio is below 0.013.
+        assert!((ratio - p_ack).abs() < 0.05, "{spacing_m} m: {ratio}");
+        // The data frame itself: the same probability.
+        let p_data = acks as f64 / s.frames_sent as f64;
+        assert!((p_data - p_ack).abs() < 0.05, "{spacing_m} m: {p_data}");
+    }
+}

@@ -1,0 +1,142 @@
+//! The mesh's per-hop frame log ([`Mesh::record_frames`]): one [`FrameRecord`] per frame
+//! that went on air (data fragments, RPL control frames, ACKs), for traces. Off by default;
+//! recording draws nothing from any random stream, so a recorded run is the same run.
+
+use coaplab_cc::time::Instant;
+
+use super::Mesh;
+use crate::mesh::mac::{Control, Frame, BROADCAST};
+use crate::mesh::phy;
+
+/// What a frame on air carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A fragment (or the whole) of a CoAP datagram.
+    Data,
+    /// An 802.15.4 acknowledgement.
+    Ack,
+    /// RPL DIO.
+    Dio,
+    /// RPL DIS.
+    Dis,
+    /// RPL DAO.
+    Dao,
+}
+
+impl FrameKind {
+    /// `data`, `ack`, `dio`, `dis`, `dao`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameKind::Data => "data",
+            FrameKind::Ack => "ack",
+            FrameKind::Dio => "dio",
+            FrameKind::Dis => "dis",
+            FrameKind::Dao => "dao",
+        }
+    }
+}
+
+/// One frame on air, as [`Mesh::take_frames`] returns it (instants on the run's clock, as
+/// [`Mesh::poll_delivery`]'s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameRecord {
+    /// Transmission start (after CSMA/CA and turnaround).
+    pub start: Instant,
+    /// Transmission end.
+    pub end: Instant,
+    /// The sending node.
+    pub node: u16,
+    /// The addressed node; `None` for a broadcast (DIO, DIS).
+    pub to: Option<u16>,
+    /// What it carried.
+    pub kind: FrameKind,
+    /// PSDU bytes (MAC header, payload, FCS).
+    pub psdu_bytes: u16,
+    /// Data frames: the datagram's packet id (its send order, as a `Delivery`'s `id`).
+    pub packet: Option<u64>,
+    /// Data frames: the datagram's tag (the caller's, as given to [`Mesh::send`]).
+    pub tag: Option<u64>,
+    /// Data frames: fragment index (from 0) and count of the datagram on this hop.
+    pub fragment: Option<(u16, u16)>,
+    /// Data and control frames sent unicast: the attempt, 1 = first (MAC retries + 1).
+    pub attempt: Option<u32>,
+    /// Whether the addressed node decoded it (broadcast: whether any node did).
+    pub decoded: bool,
+    /// How many nodes decoded it.
+    pub receivers: u32,
+}
+
+impl Mesh {
+    /// Starts (or stops) keeping a [`FrameRecord`] of every frame that goes on air from now
+    /// on (after any RPL warm-up: the warm-up's frames are not kept).
+    pub fn record_frames(&mut self, on: bool) {
+        self.frame_log = on.then(Vec::new);
+    }
+
+    /// The frames recorded so far, taken out.
+    pub fn take_frames(&mut self) -> Vec<FrameRecord> {
+        self.frame_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Logs the data or control frame `frame` that `node` finished sending at `end`
+    /// (internal clock), `received` the nodes that decoded it.
+    pub(super) fn log_frame(&mut self, node: u16, frame: &Frame, end: Instant, received: &[u16]) {
+        if self.frame_log.is_none() {
+            return;
+        }
+        let kind = match frame.control {
+            None => FrameKind::Data,
+            Some(Control::Dio { .. }) => FrameKind::Dio,
+            Some(Control::Dis) => FrameKind::Dis,
+            Some(Control::Dao { .. }) => FrameKind::Dao,
+        };
+        let d = &self.slots[frame.slot as usize];
+        let data = (kind == FrameKind::Data && d.id == frame.datagram).then_some(d);
+        let broadcast = frame.to == BROADCAST;
+        let record = FrameRecord {
+            start: end - phy::airtime(u32::from(frame.psdu_bytes)) - self.epoch,
+            end: end - self.epoch,
+            node,
+            to: (!broadcast).then_some(frame.to),
+            kind,
+            psdu_bytes: frame.psdu_bytes,
+            packet: data.map(|d| d.id),
+            tag: data.map(|d| d.tag),
+            fragment: data.map(|_| (frame.fragment, frame.fragments)),
+            attempt: (!broadcast).then(|| self.macs[node as usize].csma.retries() + 1),
+            decoded: if broadcast {
+                !received.is_empty()
+            } else {
+                received.contains(&frame.to)
+            },
+            receivers: received.len() as u32,
+        };
+        if let Some(log) = self.frame_log.as_mut() {
+            log.push(record);
+        }
+    }
+
+    /// Logs the ACK `node` finished sending to `to` at `end` (internal clock).
+    pub(super) fn log_ack(&mut self, node: u16, to: u16, end: Instant, received: &[u16]) {
+        let Some(log) = self.frame_log.as_mut() else {
+            return;
+        };
+        log.push(FrameRecord {
+            start: end - phy::airtime(crate::mesh::mac::ACK_BYTES) - self.epoch,
+            end: end - self.epoch,
+            node,
+            to: Some(to),
+            kind: FrameKind::Ack,
+            psdu_bytes: crate::mesh::mac::ACK_BYTES as u16,
+            packet: None,
+            tag: None,
+            fragment: None,
+            attempt: None,
+            decoded: received.contains(&to),
+            receivers: received.len() as u32,
+        });
+    }
+}
