@@ -45,7 +45,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{earliest, Instant};
 use coaplab_endpoint::tcp::{GeneratedBody, Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
 use coaplab_netsim::tcp::{
@@ -163,13 +163,10 @@ impl Conn {
     }
 
     fn next_timer(&self) -> Option<Instant> {
-        [
+        earliest(
             self.client.as_ref().and_then(Connection::poll_timeout),
             self.server.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     /// Both ends closed and nothing left to time: a former short-lived client's connection
@@ -377,10 +374,7 @@ impl TcpSim {
     fn run(&mut self, end: Instant) -> Result<(), RunError> {
         let mut rx = Vec::new();
         while self.unfinished > 0 {
-            let next = [self.timers.next_at(), self.star.poll_at()]
-                .into_iter()
-                .flatten()
-                .min();
+            let next = earliest(self.timers.next_at(), self.star.poll_at());
             let Some(now) = next else { break };
             if now > end {
                 break;
