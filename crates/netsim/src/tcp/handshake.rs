@@ -4,6 +4,8 @@
 
 use coaplab_cc::time::{Duration, Instant};
 
+use super::timer_wheel;
+
 /// What a handshake timeout asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandshakeTimeout {
@@ -29,6 +31,8 @@ pub struct Handshake {
     /// First transmission instant.
     pub first_sent: Option<Instant>,
     deadline: Option<Instant>,
+    /// `timer_wheel_hz` (0: exact timer).
+    timer_wheel_hz: u32,
 }
 
 impl Handshake {
@@ -43,7 +47,14 @@ impl Handshake {
             pending: 1,
             first_sent: None,
             deadline: None,
+            timer_wheel_hz: 0,
         }
+    }
+
+    /// Fires the timer on a Linux timer wheel of `hz` jiffies per second (0: exact).
+    pub fn with_timer_wheel(mut self, hz: u32) -> Self {
+        self.timer_wheel_hz = hz;
+        self
     }
 
     /// The SYN / SYN-ACK went out at `now`; arms the timer unless it runs already.
@@ -51,7 +62,7 @@ impl Handshake {
         self.pending = self.pending.saturating_sub(1);
         self.first_sent.get_or_insert(now);
         if self.deadline.is_none() {
-            self.deadline = Some(now + self.rto);
+            self.deadline = Some(timer_wheel::expiry(now, self.rto, self.timer_wheel_hz));
         }
     }
 
@@ -74,7 +85,7 @@ impl Handshake {
         self.timeouts += 1;
         self.retransmits += 1;
         self.rto = (self.rto * 2).min(self.rto_max);
-        self.deadline = Some(now + self.rto);
+        self.deadline = Some(timer_wheel::expiry(now, self.rto, self.timer_wheel_hz));
         self.pending += 1;
         HandshakeTimeout::Retransmit
     }
