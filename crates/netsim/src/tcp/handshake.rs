@@ -111,3 +111,26 @@ impl Handshake {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_a_timer_wheel_the_syn_timer_fires_at_its_bucket() {
+        let mut hs = Handshake::new(Duration::from_secs(2), Duration::from_secs(120), 40)
+            .with_timer_wheel(250);
+        hs.on_sent(Instant::from_millis(10));
+        // Jiffy 2 + 500 = 502, level 1 (8-jiffy buckets): fires at jiffy 504 = 2.016 s.
+        assert_eq!(hs.deadline(), Some(Instant::from_millis(2016)));
+        assert_eq!(hs.on_timeout(Instant::from_millis(2016)), HandshakeTimeout::Retransmit);
+        // 4 s from jiffy 504: 1504, level 2 (64-jiffy buckets): jiffy 1536 = 6.144 s.
+        assert_eq!(hs.deadline(), Some(Instant::from_millis(6144)));
+        // Without the wheel: exactly 2 s, then 4 s after the expiry.
+        let mut exact = Handshake::new(Duration::from_secs(2), Duration::from_secs(120), 40);
+        exact.on_sent(Instant::from_millis(10));
+        assert_eq!(exact.deadline(), Some(Instant::from_millis(2010)));
+        exact.on_timeout(Instant::from_millis(2010));
+        assert_eq!(exact.deadline(), Some(Instant::from_millis(6010)));
+    }
+}
