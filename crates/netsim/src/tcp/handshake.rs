@@ -123,7 +123,10 @@ mod tests {
         hs.on_sent(Instant::from_millis(10));
         // Jiffy 2 + 500 = 502, level 1 (8-jiffy buckets): fires at jiffy 504 = 2.016 s.
         assert_eq!(hs.deadline(), Some(Instant::from_millis(2016)));
-        assert_eq!(hs.on_timeout(Instant::from_millis(2016)), HandshakeTimeout::Retransmit);
+        assert_eq!(
+            hs.on_timeout(Instant::from_millis(2016)),
+            HandshakeTimeout::Retransmit
+        );
         // 4 s from jiffy 504: 1504, level 2 (64-jiffy buckets): jiffy 1536 = 6.144 s.
         assert_eq!(hs.deadline(), Some(Instant::from_millis(6144)));
         // Without the wheel: exactly 2 s, then 4 s after the expiry.

@@ -40,11 +40,11 @@ pub mod rate;
 pub mod receiver;
 mod recovery;
 pub mod rtt;
-pub mod timer_wheel;
 pub mod segment;
 pub mod send_buffer;
 pub mod sender;
 pub mod stats;
+pub mod timer_wheel;
 mod transmit;
 
 pub use bbr::{BbrConfig, Mode as BbrMode, BBR_PARAMS};
