@@ -68,6 +68,11 @@ pub struct TcpConfig {
     /// When a backed-off RTO is recomputed (`rto_backoff_reset`). Default
     /// [`RtoBackoffReset::RttSample`] (Linux, spec §5.3).
     pub rto_backoff_reset: RtoBackoffReset,
+    /// Jiffies per second of the Linux timer wheel that retransmission timers (SYN, SYN-ACK,
+    /// data RTO) fire on (`timer_wheel_hz`, Linux `CONFIG_HZ`): each expiry is rounded up to
+    /// its wheel bucket ([`super::timer_wheel::expiry`]), so timers armed close together fire
+    /// together. Default 0: exact timers.
+    pub timer_wheel_hz: u32,
     /// Congestion control (`cc`, spec §5.3 `newreno | bbr`). Default Linux `reno`.
     pub cc: CongestionControl,
 }
@@ -89,6 +94,7 @@ impl Default for TcpConfig {
             recovery: RecoveryMode::Prr,
             slow_start_after_idle: true,
             rto_backoff_reset: RtoBackoffReset::RttSample,
+            timer_wheel_hz: 0,
             cc: CongestionControl::Reno,
         }
     }
@@ -272,6 +278,14 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
                sample (Linux), new-ack = on every ACK that advances snd_una (ns-3)",
         source: "spec §5.3; Linux tcp_ack_update_rtt; ns-3 TcpSocketBase::NewAck",
     },
+    ParamSpec {
+        key: "timer_wheel_hz",
+        kind: Kind::Int { min: 0, max: 10_000 },
+        default: Value::Int(0),
+        help: "Linux CONFIG_HZ whose timer wheel rounds retransmission timers up to its buckets \
+               (250: 256 ms for 2-16 s, 2.048 s for 16-129 s); 0 = exact timers",
+        source: "docs/calibration.md item 3; Linux kernel/time/timer.c calc_wheel_index",
+    },
 ];
 
 impl TcpConfig {
@@ -320,6 +334,7 @@ impl TcpConfig {
             "new-ack" => RtoBackoffReset::NewAck,
             _ => RtoBackoffReset::RttSample,
         };
+        self.timer_wheel_hz = count("timer_wheel_hz");
         Ok(self)
     }
 }
@@ -350,6 +365,7 @@ mod tests {
             "recovery=rfc6582",
             "slow_start_after_idle=false",
             "rto_backoff_reset=new-ack",
+            "timer_wheel_hz=250",
             "high_gain_256ths=700",
         ])
         .unwrap();
@@ -370,6 +386,7 @@ mod tests {
                 recovery: RecoveryMode::Rfc6582,
                 slow_start_after_idle: false,
                 rto_backoff_reset: RtoBackoffReset::NewAck,
+                timer_wheel_hz: 250,
                 ..TcpConfig::default()
             }
         );
@@ -383,6 +400,7 @@ mod tests {
             "rto_backoff_reset=never",
             "slow_start_after_idle=maybe",
             "quickack_segments=-1",
+            "timer_wheel_hz=-1",
         ] {
             let s = Settings::parse([bad]).unwrap();
             assert!(TcpConfig::default().with_settings(&s).is_err(), "{bad}");

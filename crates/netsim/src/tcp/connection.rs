@@ -162,7 +162,8 @@ impl Connection {
             Role::Client => config.syn_retries,
             Role::Server => config.synack_retries,
         };
-        let mut hs = Handshake::new(config.rto_initial, config.rto_max, max_timeouts);
+        let mut hs = Handshake::new(config.rto_initial, config.rto_max, max_timeouts)
+            .with_timer_wheel(config.timer_wheel_hz);
         hs.pending = u32::from(role == Role::Client);
         Connection {
             hs,
@@ -475,6 +476,12 @@ impl Connection {
             }
             s => Err(SegmentError::Unexpected(s)),
         }
+    }
+
+    /// The instant an RTO armed at `now` fires: `now + rto`, or its Linux timer-wheel bucket
+    /// when `timer_wheel_hz` is set.
+    pub(super) fn rto_deadline(&self, now: Instant) -> Instant {
+        super::timer_wheel::expiry(now, self.rtt.rto(), self.config.timer_wheel_hz)
     }
 
     /// Derives the closing states from the FINs sent, acknowledged and received.

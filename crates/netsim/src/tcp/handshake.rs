@@ -4,6 +4,8 @@
 
 use coaplab_cc::time::{Duration, Instant};
 
+use super::timer_wheel;
+
 /// What a handshake timeout asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandshakeTimeout {
@@ -29,6 +31,8 @@ pub struct Handshake {
     /// First transmission instant.
     pub first_sent: Option<Instant>,
     deadline: Option<Instant>,
+    /// `timer_wheel_hz` (0: exact timer).
+    timer_wheel_hz: u32,
 }
 
 impl Handshake {
@@ -43,7 +47,14 @@ impl Handshake {
             pending: 1,
             first_sent: None,
             deadline: None,
+            timer_wheel_hz: 0,
         }
+    }
+
+    /// Fires the timer on a Linux timer wheel of `hz` jiffies per second (0: exact).
+    pub fn with_timer_wheel(mut self, hz: u32) -> Self {
+        self.timer_wheel_hz = hz;
+        self
     }
 
     /// The SYN / SYN-ACK went out at `now`; arms the timer unless it runs already.
@@ -51,7 +62,7 @@ impl Handshake {
         self.pending = self.pending.saturating_sub(1);
         self.first_sent.get_or_insert(now);
         if self.deadline.is_none() {
-            self.deadline = Some(now + self.rto);
+            self.deadline = Some(timer_wheel::expiry(now, self.rto, self.timer_wheel_hz));
         }
     }
 
@@ -74,7 +85,7 @@ impl Handshake {
         self.timeouts += 1;
         self.retransmits += 1;
         self.rto = (self.rto * 2).min(self.rto_max);
-        self.deadline = Some(now + self.rto);
+        self.deadline = Some(timer_wheel::expiry(now, self.rto, self.timer_wheel_hz));
         self.pending += 1;
         HandshakeTimeout::Retransmit
     }
@@ -98,5 +109,31 @@ impl Handshake {
             (0, Some(t)) => Some(now - t),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_a_timer_wheel_the_syn_timer_fires_at_its_bucket() {
+        let mut hs = Handshake::new(Duration::from_secs(2), Duration::from_secs(120), 40)
+            .with_timer_wheel(250);
+        hs.on_sent(Instant::from_millis(10));
+        // Jiffy 2 + 500 = 502, level 1 (8-jiffy buckets): fires at jiffy 504 = 2.016 s.
+        assert_eq!(hs.deadline(), Some(Instant::from_millis(2016)));
+        assert_eq!(
+            hs.on_timeout(Instant::from_millis(2016)),
+            HandshakeTimeout::Retransmit
+        );
+        // 4 s from jiffy 504: 1504, level 2 (64-jiffy buckets): jiffy 1536 = 6.144 s.
+        assert_eq!(hs.deadline(), Some(Instant::from_millis(6144)));
+        // Without the wheel: exactly 2 s, then 4 s after the expiry.
+        let mut exact = Handshake::new(Duration::from_secs(2), Duration::from_secs(120), 40);
+        exact.on_sent(Instant::from_millis(10));
+        assert_eq!(exact.deadline(), Some(Instant::from_millis(2010)));
+        exact.on_timeout(Instant::from_millis(2010));
+        assert_eq!(exact.deadline(), Some(Instant::from_millis(6010)));
     }
 }

@@ -7,7 +7,8 @@
 //!   options), MSS = MTU − 40; 64-bit absolute sequence numbers, ISN 0.
 //! * [`config`]: every parameter of spec §5.3 by name, with its default.
 //! * [`handshake`]: SYN / SYN-ACK retransmission with exponential backoff.
-//! * [`rtt`]: Linux `tcp_rtt_estimator`, RTO bounds, Karn's backoff.
+//! * [`rtt`]: Linux `tcp_rtt_estimator`, RTO bounds, Karn's backoff; [`timer_wheel`]: when
+//!   the kernel's wheel fires a retransmission timer (`timer_wheel_hz`, off by default).
 //! * [`newreno`]: slow start, congestion avoidance (`cwnd_cnt`), PRR (RFC 6937).
 //! * [`bbr`]: BBR v1 as in Linux `tcp_bbr.c`, fed by [`rate`] (delivery-rate samples,
 //!   `tcp_rate.c`) and paced by [`pacing`] (earliest departure times); `cc` chooses
@@ -24,7 +25,8 @@
 //! states follow RFC 9293, TIME-WAIT without its 2MSL timer.
 //!
 //! Not modelled yet: RFC 2861 cwnd validation when application-limited, jiffies rounding
-//! of the RTO. (The dupthresh is raised by Reno's reordering detection,
+//! of the RTO value itself (the timer wheel's rounding of the expiry is `timer_wheel_hz`).
+//! (The dupthresh is raised by Reno's reordering detection,
 //! `tcp_check_reno_reordering`, in `sender`.)
 
 pub mod bbr;
@@ -42,6 +44,7 @@ pub mod segment;
 pub mod send_buffer;
 pub mod sender;
 pub mod stats;
+pub mod timer_wheel;
 mod transmit;
 
 pub use bbr::{BbrConfig, Mode as BbrMode, BBR_PARAMS};

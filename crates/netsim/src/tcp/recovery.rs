@@ -56,7 +56,7 @@ impl Connection {
                 delivered = self.snd.remove_reno_sacks(acked.segments);
             }
             if data_acked {
-                self.rto_at = (self.snd.packets_out() > 0).then(|| now + self.rtt.rto());
+                self.rto_at = (self.snd.packets_out() > 0).then(|| self.rto_deadline(now));
             }
             self.burst_open = true;
         }
@@ -238,6 +238,6 @@ impl Connection {
         self.bbr_on_loss(now);
         self.rto_retransmits += 1;
         self.rtt.back_off();
-        self.rto_at = Some(now + self.rtt.rto());
+        self.rto_at = Some(self.rto_deadline(now));
     }
 }

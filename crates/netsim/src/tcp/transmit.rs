@@ -155,7 +155,7 @@ impl Connection {
                 self.prr.out += 1;
             }
             if out.head {
-                self.rto_at = Some(now + self.rtt.rto());
+                self.rto_at = Some(self.rto_deadline(now));
             }
             self.burst_open = true;
             return Some(out);
@@ -192,7 +192,7 @@ impl Connection {
             self.prr.out += 1;
         }
         if prior_packets == 0 {
-            self.rto_at = Some(now + self.rtt.rto());
+            self.rto_at = Some(self.rto_deadline(now));
         }
         self.lsndtime = now;
         self.burst_open = true;
