@@ -284,8 +284,10 @@ fn http_get_exit_codes() {
 
 #[test]
 fn server_counts_and_exits_on_sigterm() {
-    let (mut server, port, mut stderr) = our_server_stderr(&["--max-connections", "4"]);
-    for p in ["/data/5", "/nope"] {
+    let (mut server, port, mut stderr) =
+        our_server_stderr(&["--max-connections", "4", "--max-data-bytes", "10"]);
+    // /data/11 is beyond --max-data-bytes: 400, counted too_large.
+    for p in ["/data/5", "/nope", "/data/11"] {
         let _ = run_bounded(
             coaplab().args(["http-get", &format!("http://127.0.0.1:{port}{p}")]),
             None,
@@ -300,8 +302,8 @@ fn server_counts_and_exits_on_sigterm() {
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(
         rest.contains(
-            "http connections=2 refused=0 served=1 not_found=1 not_allowed=0 errors=0 \
-accept_errors=0"
+            "http connections=3 refused=0 served=1 not_found=1 not_allowed=0 errors=0 \
+accept_errors=0 too_large=1"
         ),
         "{rest}"
     );
