@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{assert_ok as ok, coaplab, noise, pattern, peer, run_bounded, Guard};
+use support::{assert_ok as ok, coaplab, noise, pattern, peer, run_bounded, wait_exit, Guard};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
@@ -118,14 +118,7 @@ fn interrupt(pid: &str) {
 /// Waits (at most `limit`, else fails with `what`) for the child to end: its status and
 /// its stderr.
 fn wait_end(guard: &mut Guard, limit: Duration, what: &str) -> (ExitStatus, String) {
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = guard.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_exit(&mut guard.0, limit).unwrap_or_else(|| panic!("{what}"));
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
     (status, stderr)

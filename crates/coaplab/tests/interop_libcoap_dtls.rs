@@ -46,7 +46,7 @@ fn our_dtls_server(extra: &[&str]) -> (OurServer, u16) {
     let mut line = String::new();
     server_stderr(&mut server).read_line(&mut line).unwrap();
     assert!(line.contains("dtls listening on"), "{line}");
-    let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
+    let port = support::listening_port(&line);
     (server, port)
 }
 
