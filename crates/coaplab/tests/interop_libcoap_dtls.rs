@@ -13,8 +13,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_ok, coaplab, first_answer, noise, pattern, peer, peer_with_dir, run_bounded,
-    spawn_quiet, Guard, OurServer,
+    assert_ok, coaplab, emulator_unavailable, first_answer, noise, pattern, peer, peer_with_dir,
+    run_bounded, spawn_quiet, Guard, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -266,8 +266,7 @@ fn coaps_exit_codes() {
 /// Needs root and /dev/net/tun (skipped with a printed reason otherwise).
 #[test]
 fn coaps_through_the_emulated_nbiot_link() {
-    if let Some(why) = coaplab_emu::emulator::unavailable() {
-        eprintln!("SKIPPED: {why}");
+    if emulator_unavailable() {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_coaplab");

@@ -380,6 +380,18 @@ pub(crate) fn aiocoap_fileserver(bin: &Path, dir: &Path, port: u16) -> Guard {
     spawn_quiet(bin, &["--write", "--bind", &bind, &dir.to_string_lossy()])
 }
 
+/// Whether `coaplab emulate` cannot run here (not root, no /dev/net/tun): then prints why the
+/// test is skipped.
+pub(crate) fn emulator_unavailable() -> bool {
+    match coaplab_emu::emulator::unavailable() {
+        Some(why) => {
+            eprintln!("SKIPPED: {why}");
+            true
+        }
+        None => false,
+    }
+}
+
 /// Which output of a child a [`LineChild`] line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stream {
