@@ -117,29 +117,8 @@ fn our_client_against_python_http_server() {
         ],
     );
     wait_listening(port);
-    for iot in [false, true] {
-        let mut cmd = coaplab();
-        cmd.args(["http-get", "--http1.1", "-v"]);
-        if iot {
-            cmd.arg("--iot");
-        }
-        let o = run_bounded(
-            cmd.arg(format!("http://127.0.0.1:{port}/f.bin")),
-            None,
-            LIMIT,
-        );
-        assert_ok(&o, "http-get from python");
-        assert!(o.stdout == body, "iot={iot}: body differs");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("status=200 body_bytes=5000 "), "{err}");
-    }
-    // A 404 exits 1; -o writes the body to a file.
-    let o = run_bounded(
-        coaplab().args(["http-get", &format!("http://127.0.0.1:{port}/missing")]),
-        None,
-        LIMIT,
-    );
-    assert_eq!(o.status.code(), Some(1), "404 exit code");
+    get_f_bin_and_missing(port, "--http1.1", &body, "status=200 body_bytes=5000 ");
+    // -o writes the body to a file.
     let out = dir.join("copy.bin");
     let o = run_bounded(
         coaplab()
@@ -168,9 +147,17 @@ fn our_client_against_nghttpd() {
         &["--no-tls", "-a", "127.0.0.1", "-d", &dir_arg, &port_arg],
     );
     wait_listening(port);
+    get_f_bin_and_missing(port, "--http2-prior-knowledge", &body, "< Http2 200 OK");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Against a peer file server on 127.0.0.1:`port`: `coaplab http-get FLAG -v` of `/f.bin`,
+/// with and without `--iot`, exits 0 with `body` and `log_has` in its `-v` log; of `/missing`
+/// exits 1 (the 404).
+fn get_f_bin_and_missing(port: u16, flag: &str, body: &[u8], log_has: &str) {
     for iot in [false, true] {
         let mut cmd = coaplab();
-        cmd.args(["http-get", "--http2-prior-knowledge", "-v"]);
+        cmd.args(["http-get", flag, "-v"]);
         if iot {
             cmd.arg("--iot");
         }
@@ -179,22 +166,21 @@ fn our_client_against_nghttpd() {
             None,
             LIMIT,
         );
-        assert_ok(&o, "http-get from nghttpd");
-        assert!(o.stdout == body, "iot={iot}: body differs");
+        assert_ok(&o, &format!("http-get {flag} iot={iot}"));
+        assert!(o.stdout == body, "{flag} iot={iot}: body differs");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("< Http2 200 OK"), "{err}");
+        assert!(err.contains(log_has), "{err}");
     }
     let o = run_bounded(
         coaplab().args([
             "http-get",
-            "--http2-prior-knowledge",
+            flag,
             &format!("http://127.0.0.1:{port}/missing"),
         ]),
         None,
         LIMIT,
     );
-    assert_eq!(o.status.code(), Some(1), "404 exit code");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "{flag}: 404 exit code");
 }
 
 #[test]
