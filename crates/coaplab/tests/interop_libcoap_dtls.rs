@@ -144,10 +144,8 @@ fn libcoap_dtls_client_against_our_server() {
         Some(0),
         "libcoap 4.3.1 exits 0 when the handshake fails"
     );
-    let (status, stderr) = server.stop();
-    assert!(status.success());
+    let stderr = server.stop_clean();
     assert!(stderr.contains(" handshakes=2 "), "{stderr}");
-    assert!(stderr.contains(" malformed=0 "), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

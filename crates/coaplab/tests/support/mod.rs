@@ -170,6 +170,15 @@ impl OurServer {
         self.stop_with("-TERM")
     }
 
+    /// [`OurServer::stop`], asserting a clean exit (status 0, ` malformed=0 ` in its counters);
+    /// returns the rest of stderr.
+    pub(crate) fn stop_clean(self) -> String {
+        let (status, stderr) = self.stop();
+        assert!(status.success(), "{stderr}");
+        assert!(stderr.contains(" malformed=0 "), "{stderr}");
+        stderr
+    }
+
     /// Sends `signal` (`-TERM`, `-INT`), waits at most 10 s and returns the exit status and
     /// the rest of stderr.
     pub(crate) fn stop_with(mut self, signal: &str) -> (std::process::ExitStatus, String) {
