@@ -11,19 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{assert_ok as ok, coaplab, noise, pattern, peer, run_bounded, Guard};
+use support::{
+    assert_ok as ok, coaplab, emulator_unavailable, noise, pattern, peer, run_bounded, wait_exit,
+    Guard,
+};
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-fn skip() -> bool {
-    match coaplab_emu::emulator::unavailable() {
-        Some(why) => {
-            eprintln!("SKIPPED: {why}");
-            true
-        }
-        None => false,
-    }
-}
 
 fn bin() -> String {
     env!("CARGO_BIN_EXE_coaplab").to_owned()
@@ -118,14 +111,7 @@ fn interrupt(pid: &str) {
 /// Waits (at most `limit`, else fails with `what`) for the child to end: its status and
 /// its stderr.
 fn wait_end(guard: &mut Guard, limit: Duration, what: &str) -> (ExitStatus, String) {
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = guard.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_exit(&mut guard.0, limit).unwrap_or_else(|| panic!("{what}"));
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut guard.0.stderr.take().unwrap(), &mut stderr).unwrap();
     (status, stderr)
@@ -134,7 +120,7 @@ fn wait_end(guard: &mut Guard, limit: Duration, what: &str) -> (ExitStatus, Stri
 /// For a test with peer program `name`: the peer and a fresh scratch directory `scratch_name`,
 /// or `None` (the reason printed) when the emulator or the peer is unavailable.
 fn with_peer(name: &str, scratch_name: &str) -> Option<(PathBuf, PathBuf)> {
-    if skip() {
+    if emulator_unavailable() {
         return None;
     }
     let peer = peer(name)?;
@@ -144,7 +130,7 @@ fn with_peer(name: &str, scratch_name: &str) -> Option<(PathBuf, PathBuf)> {
 /// For a test: a fresh scratch directory `name`, or `None` (the reason printed) when the
 /// emulator is unavailable.
 fn setup(name: &str) -> Option<PathBuf> {
-    if skip() {
+    if emulator_unavailable() {
         return None;
     }
     Some(scratch(name))
@@ -506,7 +492,7 @@ fn tcp_flows(dir: &Path) -> Vec<(f64, u64, String)> {
 /// emulated against 2.562 s simulated.
 #[test]
 fn run_mode_emulated_tcp_long_transfer_is_close_to_the_simulated_one() {
-    if skip() {
+    if emulator_unavailable() {
         return;
     }
     if !coaplab_emu::emulator::tcp_sockets::congestion_available("reno") {

@@ -15,22 +15,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use coaplab_emu::emulator::reap::own_start_ticks;
-use support::{assert_ok, coaplab, run_bounded};
+use support::{assert_ok, coaplab, emulator_unavailable, run_bounded};
 
 /// The bound on how long removal may take after the kill.
 const REMOVAL_LIMIT: Duration = Duration::from_secs(5);
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn skip() -> bool {
-    match coaplab_emu::emulator::unavailable() {
-        Some(why) => {
-            eprintln!("SKIPPED: {why}");
-            true
-        }
-        None => false,
-    }
-}
 
 /// A `sleep` duration in seconds unique to test `n` of this process (far longer than a test),
 /// used as the marker argument.
@@ -180,7 +170,7 @@ fn cleanup() -> String {
 
 #[test]
 fn kill_9_of_emulate_leaves_no_process_namespace_or_device() {
-    if skip() {
+    if emulator_unavailable() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -225,7 +215,7 @@ fn watchdog_of(pid: u32) -> u32 {
 
 #[test]
 fn with_its_watchdog_killed_too_cleanup_removes_the_leftovers() {
-    if skip() {
+    if emulator_unavailable() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -258,7 +248,7 @@ fn with_its_watchdog_killed_too_cleanup_removes_the_leftovers() {
 
 #[test]
 fn cleanup_removes_only_names_of_dead_owners() {
-    if skip() {
+    if emulator_unavailable() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -373,7 +363,7 @@ fn emulated_run(dir: &std::path::Path, out: &str) -> Cleanup {
 
 #[test]
 fn an_emulated_run_killed_with_sigkill_is_removed_by_its_watchdog_or_the_next_session() {
-    if skip() {
+    if emulator_unavailable() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

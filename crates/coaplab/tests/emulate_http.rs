@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use support::{assert_ok, coaplab, pattern, peer, run_bounded};
+use support::{assert_ok, coaplab, emulator_unavailable, pattern, peer, run_bounded};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -83,8 +83,7 @@ fn hex(bytes: &[u8]) -> String {
 
 #[test]
 fn tfo_request_rides_in_the_syn() {
-    if let Some(why) = coaplab_emu::emulator::unavailable() {
-        eprintln!("SKIPPED: {why}");
+    if emulator_unavailable() {
         return;
     }
     let Some(tshark) = peer("tshark") else {
@@ -157,8 +156,7 @@ fn tfo_request_rides_in_the_syn() {
 /// IPv4 (the figure docs/http-vs-coap.md gives).
 #[test]
 fn coap_blockwise_bytes_from_the_capture() {
-    if let Some(why) = coaplab_emu::emulator::unavailable() {
-        eprintln!("SKIPPED: {why}");
+    if emulator_unavailable() {
         return;
     }
     let Some(tshark) = peer("tshark") else {

@@ -5,12 +5,13 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{assert_ok, coaplab, noise, pattern, peer, peer_with_dir, run_bounded, Guard};
+use support::{
+    assert_ok, coaplab, noise, pattern, peer, peer_with_dir, run_bounded, spawn_quiet, OurServer,
+};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -27,37 +28,6 @@ fn wait_listening(port: u16) {
         assert!(Instant::now() < deadline, "nothing listens on port {port}");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// `coaplab http-server --bind 127.0.0.1:0 EXTRA…` and the port it prints. Its stderr stays
-/// open (a thread drains it) so that it can print its counters at exit.
-fn our_server(extra: &[&str]) -> (Guard, u16) {
-    let (g, port, rest) = our_server_stderr(extra);
-    std::thread::spawn(move || {
-        let _ = std::io::copy(&mut { rest }, &mut std::io::sink());
-    });
-    (g, port)
-}
-
-/// [`our_server`], with the rest of its stderr.
-fn our_server_stderr(extra: &[&str]) -> (Guard, u16, BufReader<std::process::ChildStderr>) {
-    let mut child = coaplab()
-        .args(["http-server", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn coaplab http-server");
-    let mut line = String::new();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    stderr.read_line(&mut line).unwrap();
-    let port = line
-        .trim()
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    (Guard(child), port, stderr)
 }
 
 /// `curl -s -i FLAG URL`: the status line, headers and body exactly as received.
@@ -79,8 +49,8 @@ fn curl_against_our_server() {
         return;
     };
     // --iot: exactly the status line and content-length, nothing else (no date).
-    let (_iot, port) = our_server(&["--iot"]);
-    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    let iot = OurServer::start_http(&["--iot"]);
+    let url = |p: &str| format!("http://127.0.0.1:{}{p}", iot.port);
     for n in [0, 10, 300, 1000] {
         assert_eq!(
             curl(&bin, "--http1.1", &url(&format!("/data/{n}"))),
@@ -107,9 +77,9 @@ fn curl_against_our_server() {
         b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
     );
     // Without --iot: content-type, server and date as well.
-    let (_full, port) = our_server(&[]);
+    let full = OurServer::start_http(&[]);
     for flag in ["--http1.1", "--http2-prior-knowledge"] {
-        let got = curl(&bin, flag, &format!("http://127.0.0.1:{port}/data/100"));
+        let got = curl(&bin, flag, &full.http_url("data/100"));
         let text = String::from_utf8_lossy(&got);
         for h in [
             "content-length: 100\r\n",
@@ -131,48 +101,24 @@ fn our_client_against_python_http_server() {
     let body = noise(5000, 7);
     std::fs::write(dir.join("f.bin"), &body).unwrap();
     let port = free_tcp_port();
-    let _server = Guard(
-        Command::new(python)
-            .args([
-                "-m",
-                "http.server",
-                "--bind",
-                "127.0.0.1",
-                "--protocol",
-                "HTTP/1.1",
-            ])
-            .arg("--directory")
-            .arg(&dir)
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn python3 -m http.server"),
+    let (dir_arg, port_arg) = (dir.to_string_lossy(), port.to_string());
+    let _server = spawn_quiet(
+        &python,
+        &[
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            "--protocol",
+            "HTTP/1.1",
+            "--directory",
+            &dir_arg,
+            &port_arg,
+        ],
     );
     wait_listening(port);
-    for iot in [false, true] {
-        let mut cmd = coaplab();
-        cmd.args(["http-get", "--http1.1", "-v"]);
-        if iot {
-            cmd.arg("--iot");
-        }
-        let o = run_bounded(
-            cmd.arg(format!("http://127.0.0.1:{port}/f.bin")),
-            None,
-            LIMIT,
-        );
-        assert_ok(&o, "http-get from python");
-        assert!(o.stdout == body, "iot={iot}: body differs");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("status=200 body_bytes=5000 "), "{err}");
-    }
-    // A 404 exits 1; -o writes the body to a file.
-    let o = run_bounded(
-        coaplab().args(["http-get", &format!("http://127.0.0.1:{port}/missing")]),
-        None,
-        LIMIT,
-    );
-    assert_eq!(o.status.code(), Some(1), "404 exit code");
+    get_f_bin_and_missing(port, "--http1.1", &body, "status=200 body_bytes=5000 ");
+    // -o writes the body to a file.
     let out = dir.join("copy.bin");
     let o = run_bounded(
         coaplab()
@@ -195,20 +141,23 @@ fn our_client_against_nghttpd() {
     let body = noise(20_000, 9);
     std::fs::write(dir.join("f.bin"), &body).unwrap();
     let port = free_tcp_port();
-    let _server = Guard(
-        Command::new(nghttpd)
-            .args(["--no-tls", "-a", "127.0.0.1", "-d"])
-            .arg(&dir)
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn nghttpd"),
+    let (dir_arg, port_arg) = (dir.to_string_lossy(), port.to_string());
+    let _server = spawn_quiet(
+        &nghttpd,
+        &["--no-tls", "-a", "127.0.0.1", "-d", &dir_arg, &port_arg],
     );
     wait_listening(port);
+    get_f_bin_and_missing(port, "--http2-prior-knowledge", &body, "< Http2 200 OK");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Against a peer file server on 127.0.0.1:`port`: `coaplab http-get FLAG -v` of `/f.bin`,
+/// with and without `--iot`, exits 0 with `body` and `log_has` in its `-v` log; of `/missing`
+/// exits 1 (the 404).
+fn get_f_bin_and_missing(port: u16, flag: &str, body: &[u8], log_has: &str) {
     for iot in [false, true] {
         let mut cmd = coaplab();
-        cmd.args(["http-get", "--http2-prior-knowledge", "-v"]);
+        cmd.args(["http-get", flag, "-v"]);
         if iot {
             cmd.arg("--iot");
         }
@@ -217,22 +166,21 @@ fn our_client_against_nghttpd() {
             None,
             LIMIT,
         );
-        assert_ok(&o, "http-get from nghttpd");
-        assert!(o.stdout == body, "iot={iot}: body differs");
+        assert_ok(&o, &format!("http-get {flag} iot={iot}"));
+        assert!(o.stdout == body, "{flag} iot={iot}: body differs");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("< Http2 200 OK"), "{err}");
+        assert!(err.contains(log_has), "{err}");
     }
     let o = run_bounded(
         coaplab().args([
             "http-get",
-            "--http2-prior-knowledge",
+            flag,
             &format!("http://127.0.0.1:{port}/missing"),
         ]),
         None,
         LIMIT,
     );
-    assert_eq!(o.status.code(), Some(1), "404 exit code");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "{flag}: 404 exit code");
 }
 
 #[test]
@@ -268,13 +216,13 @@ fn http_get_exit_codes() {
     );
     assert_eq!(o.status.code(), Some(3), "timeout");
     // Body past --max-body-bytes.
-    let (_s, port) = our_server(&[]);
+    let server = OurServer::start_http(&[]);
     let o = run_bounded(
         coaplab().args([
             "http-get",
             "--max-body-bytes",
             "99",
-            &format!("http://127.0.0.1:{port}/data/100"),
+            &server.http_url("data/100"),
         ]),
         None,
         LIMIT,
@@ -284,55 +232,34 @@ fn http_get_exit_codes() {
 
 #[test]
 fn server_counts_and_exits_on_sigterm() {
-    let (mut server, port, mut stderr) = our_server_stderr(&["--max-connections", "4"]);
-    for p in ["/data/5", "/nope"] {
+    let server = OurServer::start_http(&["--max-connections", "4", "--max-data-bytes", "10"]);
+    // /data/11 is beyond --max-data-bytes: 400, counted too_large.
+    for p in ["data/5", "nope", "data/11"] {
         let _ = run_bounded(
-            coaplab().args(["http-get", &format!("http://127.0.0.1:{port}{p}")]),
+            coaplab().args(["http-get", &server.http_url(p)]),
             None,
             LIMIT,
         );
     }
-    let pid = server.0.id().to_string();
-    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    let status = server.0.wait_bounded();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let (status, rest) = server.stop();
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(
         rest.contains(
-            "http connections=2 refused=0 served=1 not_found=1 not_allowed=0 errors=0 \
-accept_errors=0"
+            "http connections=3 refused=0 served=1 not_found=1 not_allowed=0 errors=0 \
+accept_errors=0 too_large=1"
         ),
         "{rest}"
     );
 }
 
-/// Waits (bounded) for a child.
-trait WaitBounded {
-    fn wait_bounded(&mut self) -> std::process::ExitStatus;
-}
-
-impl WaitBounded for std::process::Child {
-    fn wait_bounded(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(s) = self.try_wait().unwrap() {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "server ignored SIGTERM");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
 #[test]
 fn server_refuses_connections_past_the_limit() {
-    let (mut server, port, mut stderr) = our_server_stderr(&["--max-connections", "1"]);
+    let server = OurServer::start_http(&["--max-connections", "1"]);
     // One connection that never sends a request holds the only slot.
-    let idle = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let idle = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     std::thread::sleep(Duration::from_millis(100));
     let o = run_bounded(
-        coaplab().args(["http-get", &format!("http://127.0.0.1:{port}/data/5")]),
+        coaplab().args(["http-get", &server.http_url("data/5")]),
         None,
         LIMIT,
     );
@@ -341,16 +268,12 @@ fn server_refuses_connections_past_the_limit() {
     drop(idle);
     std::thread::sleep(Duration::from_millis(100));
     let o = run_bounded(
-        coaplab().args(["http-get", &format!("http://127.0.0.1:{port}/data/5")]),
+        coaplab().args(["http-get", &server.http_url("data/5")]),
         None,
         LIMIT,
     );
     assert_ok(&o, "after the idle connection closed");
-    let pid = server.0.id().to_string();
-    Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    let status = server.0.wait_bounded();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let (status, rest) = server.stop_with("-INT");
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(rest.contains(" refused=1 served=1 "), "{rest}");
 }

@@ -206,21 +206,52 @@ impl Router {
         }
         let mut it = path;
         match (it.next(), it.next(), it.next()) {
-            (Some(b"data"), Some(n), None) => {
-                match std::str::from_utf8(n).ok()?.parse::<usize>() {
-                    Ok(n) if n <= self.max_data_bytes => Some(Resource::data(n)),
-                    Ok(_) => Some(Resource::too_large()),
-                    // More digits than a usize holds: too large as well, not unknown.
-                    Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
-                        Some(Resource::too_large())
-                    }
-                    Err(_) => None,
-                }
-            }
+            (Some(b"data"), Some(n), None) => match data_n(n, self.max_data_bytes)? {
+                DataLen::Body(n) => Some(Resource::data(n)),
+                DataLen::TooLarge => Some(Resource::too_large()),
+            },
             (Some(b"echo"), None, None) => Some(Resource::echo()),
             _ => None,
         }
     }
+}
+
+/// What a `data/N` path asks for, against the largest N served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataLen {
+    /// N bytes of the pattern body (byte i is `i mod 256`); N is within the limit.
+    Body(usize),
+    /// N exceeds the limit (however many digits it has): refused before any body exists.
+    TooLarge,
+}
+
+/// The `data/N` of `path` (`/`-separated, empty segments ignored, as the CoAP Uri-Path the
+/// router matches) against the limit `max_data_bytes` ([`Router::max_data_bytes`]); `None`
+/// when `path` is not `data/N`. The HTTP server (`coaplab_emu::http`) answers with this, so
+/// both servers accept the same paths and apply the same limit.
+pub fn data_len(path: &str, max_data_bytes: usize) -> Option<DataLen> {
+    let mut it = segments(path);
+    match (it.next(), it.next(), it.next()) {
+        (Some("data"), Some(n), None) => data_n(n.as_bytes(), max_data_bytes),
+        _ => None,
+    }
+}
+
+/// N of a `data/N` segment: within `max_data_bytes`, too large, or not a number (`None`).
+fn data_n(n: &[u8], max_data_bytes: usize) -> Option<DataLen> {
+    match std::str::from_utf8(n).ok()?.parse::<usize>() {
+        Ok(n) if n <= max_data_bytes => Some(DataLen::Body(n)),
+        Ok(_) => Some(DataLen::TooLarge),
+        // More digits than a usize holds: too large as well, not unknown.
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Some(DataLen::TooLarge),
+        Err(_) => None,
+    }
+}
+
+/// Fills `out` with bytes `start..start + out.len()` of the `data/N` pattern body (byte i is
+/// `i mod 256`), as the CoAP server sends them.
+pub fn write_pattern(start: usize, out: &mut [u8]) {
+    Body::Pattern(usize::MAX).write(start, out);
 }
 
 /// The non-empty segments of a `/`-separated path.
@@ -333,6 +364,23 @@ mod tests {
             }
         );
         assert_eq!(Resource::too_large().action(Code::PUT), Action::NotAllowed);
+    }
+
+    #[test]
+    fn data_len_is_the_routers_data_n() {
+        assert_eq!(data_len("/data/300", 1000), Some(DataLen::Body(300)));
+        assert_eq!(data_len("data/1000", 1000), Some(DataLen::Body(1000)));
+        assert_eq!(data_len("/data/1001", 1000), Some(DataLen::TooLarge));
+        assert_eq!(
+            data_len("/data/99999999999999999999999", 1000),
+            Some(DataLen::TooLarge)
+        );
+        for p in ["/data/", "/data/x", "/data/-1", "/data/1/x", "/echo", "/"] {
+            assert_eq!(data_len(p, 1000), None, "{p}");
+        }
+        let mut out = [0u8; 4];
+        write_pattern(254, &mut out);
+        assert_eq!(out, [254, 255, 0, 1]);
     }
 
     #[test]

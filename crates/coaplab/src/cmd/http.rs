@@ -21,7 +21,8 @@ use super::net;
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "\
 RESOURCES:
-  GET /data/N   N bytes (0 <= N <= 1048576), byte i = i mod 256, as the CoAP server's /data/N
+  GET /data/N   N bytes, byte i = i mod 256: the CoAP server's /data/N, same paths, same bytes,
+                same limit (--max-data-bytes, as `coaplab server`); a larger N gets an empty 400
   anything else 404; another method on /data/N 405. HEAD works as GET without the body.
 
 HEADERS (response):
@@ -49,6 +50,11 @@ pub(crate) struct ServerArgs {
     /// refused). Each connection is closed after at most 300 s.
     #[arg(long = "max-connections", value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// The largest N that /data/N serves: the limit of `coaplab server --max-data-bytes`, with
+    /// its default (1 GiB); a GET of a larger N gets an empty 400 Bad Request (CoAP: 4.00).
+    /// The body is produced 64 KiB at a time as it is sent, never held whole.
+    #[arg(long = "max-data-bytes", value_name = "N", default_value_t = coaplab_endpoint::MAX_DATA_BYTES)]
+    max_data_bytes: usize,
 }
 
 /// Arguments of `coaplab http-get`.
@@ -145,6 +151,7 @@ async fn serve(args: &ServerArgs) -> u8 {
     let config = ServerConfig {
         iot: args.iot,
         max_connections: args.max_connections,
+        max_data_bytes: args.max_data_bytes,
     };
     let counters = Arc::new(ServerCounters::default());
     tokio::select! {

@@ -48,19 +48,12 @@ pub(crate) fn run_bounded(cmd: &mut Command, input: Option<&[u8]>, limit: Durati
         let _ = err.read_to_end(&mut v);
         v
     });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let s = child.wait().expect("wait");
-            eprintln!("killed after {limit:?}: {cmd:?}");
-            break s;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait_exit(&mut child, limit).unwrap_or_else(|| {
+        let _ = child.kill();
+        let s = child.wait().expect("wait");
+        eprintln!("killed after {limit:?}: {cmd:?}");
+        s
+    });
     let _ = writer.join();
     Output {
         status,
@@ -86,7 +79,31 @@ pub(crate) fn free_tcp_udp_port() -> u16 {
     }
 }
 
-/// Our `coaplab server` on a free loopback port.
+/// Waits at most `limit` for `child` to exit (polling every 10 ms): its status, or `None`
+/// when it is still running then.
+pub(crate) fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return Some(s);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The port at the end of a server's `… listening on ADDR:PORT` line.
+pub(crate) fn listening_port(line: &str) -> u16 {
+    line.trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
+}
+
+/// Our `coaplab server` (or `coaplab http-server`) on a free loopback port.
 pub(crate) struct OurServer {
     /// The child.
     pub(crate) child: Guard,
@@ -98,22 +115,29 @@ pub(crate) struct OurServer {
 impl OurServer {
     /// Starts `coaplab server --bind 127.0.0.1:0 EXTRA…` and reads the port it prints.
     pub(crate) fn start(extra: &[&str]) -> OurServer {
+        OurServer::start_subcommand("server", extra)
+    }
+
+    /// Starts `coaplab http-server --bind 127.0.0.1:0 EXTRA…` and reads the port it prints.
+    /// Its stderr stays open (held here) so that it can print its counters at exit.
+    pub(crate) fn start_http(extra: &[&str]) -> OurServer {
+        OurServer::start_subcommand("http-server", extra)
+    }
+
+    /// Starts `coaplab SUBCOMMAND --bind 127.0.0.1:0 EXTRA…` and reads the port of the
+    /// `listening on` line it prints first.
+    fn start_subcommand(subcommand: &str, extra: &[&str]) -> OurServer {
         let mut child = coaplab()
-            .args(["server", "--bind", "127.0.0.1:0"])
+            .args([subcommand, "--bind", "127.0.0.1:0"])
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn coaplab server");
+            .unwrap_or_else(|e| panic!("spawn coaplab {subcommand}: {e}"));
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
         stderr.read_line(&mut line).unwrap();
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        let port = listening_port(&line);
         OurServer {
             child: Guard(child),
             port,
@@ -136,21 +160,35 @@ impl OurServer {
         format!("coap+tcp://127.0.0.1:{}/{path}", self.port)
     }
 
+    /// `http://127.0.0.1:PORT/path` (a server started with [`OurServer::start_http`]).
+    pub(crate) fn http_url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
     /// Sends SIGTERM, waits (bounded) and returns the exit status and the rest of stderr.
-    pub(crate) fn stop(mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) fn stop(self) -> (std::process::ExitStatus, String) {
+        self.stop_with("-TERM")
+    }
+
+    /// [`OurServer::stop`], asserting a clean exit (status 0, ` malformed=0 ` in its counters);
+    /// returns the rest of stderr.
+    pub(crate) fn stop_clean(self) -> String {
+        let (status, stderr) = self.stop();
+        assert!(status.success(), "{stderr}");
+        assert!(stderr.contains(" malformed=0 "), "{stderr}");
+        stderr
+    }
+
+    /// Sends `signal` (`-TERM`, `-INT`), waits at most 10 s and returns the exit status and
+    /// the rest of stderr.
+    pub(crate) fn stop_with(mut self, signal: &str) -> (std::process::ExitStatus, String) {
         let pid = self.child.0.id().to_string();
         Command::new("kill")
-            .args(["-TERM", &pid])
+            .args([signal, &pid])
             .status()
             .expect("kill");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(s) = self.child.0.try_wait().unwrap() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "server ignored SIGTERM");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let status = wait_exit(&mut self.child.0, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("server ignored kill {signal}"));
         let mut rest = String::new();
         self.stderr.read_to_string(&mut rest).unwrap();
         (status, rest)
@@ -351,6 +389,18 @@ pub(crate) fn aiocoap_fileserver(bin: &Path, dir: &Path, port: u16) -> Guard {
     spawn_quiet(bin, &["--write", "--bind", &bind, &dir.to_string_lossy()])
 }
 
+/// Whether `coaplab emulate` cannot run here (not root, no /dev/net/tun): then prints why the
+/// test is skipped.
+pub(crate) fn emulator_unavailable() -> bool {
+    match coaplab_emu::emulator::unavailable() {
+        Some(why) => {
+            eprintln!("SKIPPED: {why}");
+            true
+        }
+        None => false,
+    }
+}
+
 /// Which output of a child a [`LineChild`] line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stream {
@@ -426,18 +476,11 @@ impl LineChild {
     pub(crate) fn interrupt(&mut self, limit: Duration) -> std::process::ExitStatus {
         let pid = self.child.0.id().to_string();
         let _ = Command::new("kill").args(["-INT", &pid]).status();
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(s) = self.child.0.try_wait().expect("wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                eprintln!("SIGINT ignored for {limit:?}: killing {pid}");
-                let _ = self.child.0.kill();
-                break self.child.0.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let status = wait_exit(&mut self.child.0, limit).unwrap_or_else(|| {
+            eprintln!("SIGINT ignored for {limit:?}: killing {pid}");
+            let _ = self.child.0.kill();
+            self.child.0.wait().expect("wait")
+        });
         // Both readers end at EOF once the child (and any grandchild holding the pipes) is gone.
         while let Ok(line) = self.rx.recv_timeout(Duration::from_secs(2)) {
             self.lines.push(line);

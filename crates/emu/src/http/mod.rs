@@ -4,10 +4,12 @@
 //! Open ([`tfo`]). Protocol logic is hyper's; this module only chooses headers and sockets.
 //!
 //! - [`server`]: `/data/N` over HTTP/1.1 and h2c on one listener.
+//! - [`body`]: the `/data/N` body, the CoAP server's bytes, produced chunk by chunk.
 //! - [`client`]: one timed GET on a fresh connection.
 //! - [`across`]: both in process, across the link emulator's namespaces.
 
 pub mod across;
+pub mod body;
 pub mod client;
 pub mod server;
 pub mod tfo;

@@ -1,6 +1,8 @@
-//! The HTTP server: `/data/N` (N bytes, byte i = i mod 256, as CoAP's `/data/N`) over HTTP/1.1
-//! and HTTP/2 with prior knowledge (h2c, no TLS) on one listener; hyper-util's auto builder
-//! tells the two apart by the h2 connection preface.
+//! The HTTP server: `/data/N` over HTTP/1.1 and HTTP/2 with prior knowledge (h2c, no TLS) on
+//! one listener; hyper-util's auto builder tells the two apart by the h2 connection preface.
+//! Which paths are `/data/N`, the limit on N and the body bytes are the CoAP server's
+//! (`coaplab_endpoint::resource::data_len` and `write_pattern`), so the two servers answer the
+//! same N with the same bytes and refuse the same N.
 
 use std::convert::Infallible;
 use std::io;
@@ -10,8 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
+use coaplab_endpoint::resource::{data_len, DataLen};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE, SERVER};
 use hyper::{Method, Request, Response, StatusCode};
@@ -20,11 +21,9 @@ use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::Semaphore;
 
+use super::body::PatternBody;
 use super::tfo;
 
-/// Largest N served at `/data/N` (1 MiB); a larger N gets 404. The CoAP server's limit is the
-/// same size (spec §8e needs at most 1,000 B).
-pub const MAX_DATA_BYTES: usize = 1 << 20;
 /// Connections served at once by default; further ones are accepted and closed at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 /// Longest life of one connection: then it is closed, whatever it is doing, so idle
@@ -49,6 +48,11 @@ pub struct ServerConfig {
     pub iot: bool,
     /// Connections served at once.
     pub max_connections: usize,
+    /// Largest N served at `/data/N`; a larger N gets an empty 400 Bad Request before any body
+    /// exists. The CoAP server's limit (`coaplab server --max-data-bytes`,
+    /// `coaplab_endpoint::Router::max_data_bytes`), with its default
+    /// `coaplab_endpoint::MAX_DATA_BYTES` (1 GiB).
+    pub max_data_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +60,7 @@ impl Default for ServerConfig {
         ServerConfig {
             iot: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_data_bytes: coaplab_endpoint::MAX_DATA_BYTES,
         }
     }
 }
@@ -69,7 +74,7 @@ pub struct ServerCounters {
     pub refused: AtomicU64,
     /// Requests answered 200.
     pub served: AtomicU64,
-    /// Requests answered 404 (no such resource, or N > [`MAX_DATA_BYTES`]).
+    /// Requests answered 404 (no such resource).
     pub not_found: AtomicU64,
     /// Requests answered 405 (a method other than GET or HEAD).
     pub not_allowed: AtomicU64,
@@ -79,6 +84,8 @@ pub struct ServerCounters {
     /// Failed `accept` calls (e.g. out of file descriptors); the server pauses
     /// [`ACCEPT_ERROR_PAUSE`] and goes on.
     pub accept_errors: AtomicU64,
+    /// GETs of `/data/N` answered 400 because N > [`ServerConfig::max_data_bytes`].
+    pub too_large: AtomicU64,
 }
 
 impl ServerCounters {
@@ -87,14 +94,15 @@ impl ServerCounters {
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
         format!(
             "http connections={} refused={} served={} not_found={} not_allowed={} errors={} \
-accept_errors={}",
+accept_errors={} too_large={}",
             g(&self.connections),
             g(&self.refused),
             g(&self.served),
             g(&self.not_found),
             g(&self.not_allowed),
             g(&self.errors),
-            g(&self.accept_errors)
+            g(&self.accept_errors),
+            g(&self.too_large)
         )
     }
 }
@@ -114,42 +122,33 @@ pub fn listen(addr: SocketAddr, tfo_queue: Option<u32>) -> io::Result<TcpListene
     socket.listen(1024)
 }
 
-/// The body of `/data/N`: byte i = i mod 256.
-pub fn data_body(len_bytes: usize) -> Bytes {
-    (0..len_bytes).map(|i| (i & 0xff) as u8).collect()
-}
-
-/// N of `/data/N`, if `path` is that and N ≤ [`MAX_DATA_BYTES`].
-fn data_len(path: &str) -> Option<usize> {
-    let n = path.strip_prefix("/data/")?;
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    n.parse::<usize>().ok().filter(|&n| n <= MAX_DATA_BYTES)
-}
-
 /// The answer to one request.
 fn respond(
     req: &Request<Incoming>,
     config: ServerConfig,
     c: &ServerCounters,
-) -> Response<Full<Bytes>> {
-    let (status, body) = match (req.method(), data_len(req.uri().path())) {
-        (&Method::GET | &Method::HEAD, Some(n)) => {
+) -> Response<PatternBody> {
+    let data = data_len(req.uri().path(), config.max_data_bytes);
+    let (status, body) = match (req.method(), data) {
+        (&Method::GET | &Method::HEAD, Some(DataLen::Body(n))) => {
             c.served.fetch_add(1, Ordering::Relaxed);
-            (StatusCode::OK, data_body(n))
+            (StatusCode::OK, PatternBody::new(n))
+        }
+        (&Method::GET | &Method::HEAD, Some(DataLen::TooLarge)) => {
+            c.too_large.fetch_add(1, Ordering::Relaxed);
+            (StatusCode::BAD_REQUEST, PatternBody::empty())
         }
         (_, Some(_)) => {
             c.not_allowed.fetch_add(1, Ordering::Relaxed);
-            (StatusCode::METHOD_NOT_ALLOWED, Bytes::new())
+            (StatusCode::METHOD_NOT_ALLOWED, PatternBody::empty())
         }
         (_, None) => {
             c.not_found.fetch_add(1, Ordering::Relaxed);
-            (StatusCode::NOT_FOUND, Bytes::new())
+            (StatusCode::NOT_FOUND, PatternBody::empty())
         }
     };
     // hyper adds `content-length` from the exact body size (and `date` unless switched off).
-    let mut resp = Response::new(Full::new(body));
+    let mut resp = Response::new(body);
     *resp.status_mut() = status;
     if !config.iot {
         let h = resp.headers_mut();
@@ -216,21 +215,61 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, counters: Arc<Se
 
 #[cfg(test)]
 mod tests {
+    use super::super::body::collect;
     use super::*;
 
+    use coaplab_cc::time::Instant;
+    use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
+    use coaplab_endpoint::{Request, Router};
+    use coaplab_wire::Code;
+
+    /// Feeds every queued write of `from` to `to`.
+    fn pump(from: &mut Session, to: &mut Session) {
+        while let Some(w) = from.poll_write() {
+            to.handle_stream_bytes(Instant::from_millis(0), &w.bytes);
+        }
+    }
+
+    /// The CoAP server's (over TCP, so in one message) answer to GET `path`, with its
+    /// `data/N` limit set to `max_data_bytes`: code and body.
+    fn coap_get(path: &str, max_data_bytes: usize) -> (Code, Vec<u8>) {
+        let client = SessionConfig {
+            max_message_size: Some(u32::MAX),
+            keep_bodies: true,
+            ..SessionConfig::client()
+        };
+        let mut router = Router::new();
+        router.max_data_bytes(max_data_bytes);
+        let mut c = Session::new(client, Router::new()).unwrap();
+        let mut s = Session::new(SessionConfig::server(), router).unwrap();
+        pump(&mut s, &mut c);
+        pump(&mut c, &mut s);
+        c.request(Instant::from_millis(0), &Request::get(path))
+            .unwrap();
+        pump(&mut c, &mut s);
+        pump(&mut s, &mut c);
+        std::iter::from_fn(|| c.poll_event())
+            .find_map(|e| match e {
+                SessionEvent::RequestCompleted { code, body, .. } => Some((code, body)),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    /// The HTTP server's `/data/N` bodies are the CoAP server's, byte for byte, and both
+    /// refuse the same N (HTTP 400, CoAP 4.00).
     #[test]
-    fn data_paths() {
-        assert_eq!(data_len("/data/0"), Some(0));
-        assert_eq!(data_len("/data/1000"), Some(1000));
-        assert_eq!(
-            data_len(&format!("/data/{MAX_DATA_BYTES}")),
-            Some(MAX_DATA_BYTES)
-        );
-        assert_eq!(data_len(&format!("/data/{}", MAX_DATA_BYTES + 1)), None);
-        assert_eq!(data_len("/data/"), None);
-        assert_eq!(data_len("/data/+1"), None);
-        assert_eq!(data_len("/data/1/x"), None);
-        assert_eq!(data_len("/echo"), None);
-        assert_eq!(&data_body(258)[254..], &[254, 255, 0, 1]);
+    fn data_bodies_equal_the_coap_servers() {
+        let max = 70_000;
+        for n in [0usize, 1, 255, 256, 257, 1000, 65_536, 65_537, max] {
+            let path = format!("/data/{n}");
+            assert_eq!(data_len(&path, max), Some(DataLen::Body(n)));
+            let http = collect(PatternBody::new(n));
+            assert_eq!(http.len(), n);
+            assert_eq!((Code::CONTENT, http), coap_get(&path, max), "{path}");
+        }
+        let path = format!("/data/{}", max + 1);
+        assert_eq!(data_len(&path, max), Some(DataLen::TooLarge));
+        assert_eq!(coap_get(&path, max), (Code::BAD_REQUEST, Vec::new()));
     }
 }

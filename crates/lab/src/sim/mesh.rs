@@ -3,12 +3,12 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{earliest, Instant};
 use coaplab_netsim::mesh::medium::MediumStats;
 use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
 use coaplab_netsim::{Delivery, Direction};
 
-use super::{Network, Sim};
+use super::{netsim_sent, Network, Sim};
 use crate::results::{
     ControlRecord, LinkRecord, MeshChannelRecord, NetworkRecord, RplRecord, RunError, RunResult,
 };
@@ -33,7 +33,7 @@ impl Network for MeshNet {
         local: Option<Instant>,
         _end: Instant,
     ) -> Result<Option<Instant>, RunError> {
-        Ok([self.mesh.poll_at(), local].into_iter().flatten().min())
+        Ok(earliest(self.mesh.poll_at(), local))
     }
 
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
@@ -48,10 +48,7 @@ impl Network for MeshNet {
         bytes: &[u8],
         tag: u64,
     ) -> Result<(), String> {
-        self.mesh
-            .send(now, src, dst, bytes, tag)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        netsim_sent(self.mesh.send(now, src, dst, bytes, tag))
     }
 
     fn servers(&self) -> Vec<SocketAddr> {
