@@ -116,3 +116,32 @@ fn syn_retries_are_given_up_after_the_budget() {
     assert_eq!(p.log[3], "14000000 C SYN 0 - 0 DROP");
     assert_eq!(p.now, Instant::from_secs(30));
 }
+
+#[test]
+fn syn_options_lengthen_syn_and_synack_only() {
+    // `syn_options_bytes = 8` (Linux with SACK and timestamps off: MSS 4 + NOP + window scale
+    // 3): SYN and SYN-ACK are 48 B. SYN at 60 kbit/s = 6.4 ms + 215 ms; SYN-ACK at 30 kbit/s
+    // = 12.8 ms + 415 ms; the client's ACK stays 40 B (5.333 ms + 215 ms).
+    let (up, down) = nbiot();
+    let cfg = TcpConfig {
+        syn_options_bytes: 8,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::new(cfg, up, down);
+    p.run(established);
+    assert_eq!(
+        p.log,
+        [
+            "0 C SYN 0 - 0",
+            "221400 S SYNACK 0 1 0",
+            "649200 C ACK 1 1 0",
+        ]
+    );
+    assert_eq!(p.now, Instant::from_nanos(869_533_334));
+    // Client sample 649.2 ms (RTO 649.2 + 2 × 649.2); server sample 869.533 − 221.4 =
+    // 648.133 ms: both above the bare handshake's 646 ms, so a 42-B first data segment
+    // (646.5 ms) is a new min_rtt for BBR (`bbr_update_min_rtt`), as in Linux.
+    assert_eq!(p.client.rtt().srtt(), Some(Duration::from_micros(649_200)));
+    assert_eq!(p.client.rto(), Duration::from_micros(1_947_600));
+    assert_eq!(p.server.rtt().srtt(), Some(Duration::from_micros(648_133)));
+}

@@ -73,6 +73,12 @@ pub struct TcpConfig {
     /// its wheel bucket ([`super::timer_wheel::expiry`]), so timers armed close together fire
     /// together. Default 0: exact timers.
     pub timer_wheel_hz: u32,
+    /// TCP option bytes on every SYN and SYN-ACK besides Fast Open's (`syn_options_bytes`):
+    /// Linux's `tcp_syn_options` / `tcp_synack_options` with the emulator's sysctls (SACK and
+    /// timestamps off, window scaling on) send MSS (4) + NOP + window scale (3 + 1) = 8. They
+    /// lengthen the handshake RTT that seeds BBR's min_rtt, so a small first data segment may
+    /// refresh it (docs/calibration.md, item 4). Default 0: bare 40-byte SYN / SYN-ACK.
+    pub syn_options_bytes: u32,
     /// Congestion control (`cc`, spec §5.3 `newreno | bbr`). Default Linux `reno`.
     pub cc: CongestionControl,
 }
@@ -95,6 +101,7 @@ impl Default for TcpConfig {
             slow_start_after_idle: true,
             rto_backoff_reset: RtoBackoffReset::RttSample,
             timer_wheel_hz: 0,
+            syn_options_bytes: 0,
             cc: CongestionControl::Reno,
         }
     }
@@ -286,6 +293,14 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
                (250: 256 ms for 2-16 s, 2.048 s for 16-129 s); 0 = exact timers",
         source: "docs/calibration.md item 3; Linux kernel/time/timer.c calc_wheel_index",
     },
+    ParamSpec {
+        key: "syn_options_bytes",
+        kind: Kind::Int { min: 0, max: 28 },
+        default: Value::Int(0),
+        help: "TCP option bytes on SYN and SYN-ACK (Linux with SACK and timestamps off: MSS + \
+               NOP + window scale = 8); 0 = bare 40-byte SYN / SYN-ACK",
+        source: "docs/calibration.md item 4; Linux tcp_output.c tcp_syn_options, tcp_synack_options",
+    },
 ];
 
 impl TcpConfig {
@@ -335,6 +350,7 @@ impl TcpConfig {
             _ => RtoBackoffReset::RttSample,
         };
         self.timer_wheel_hz = count("timer_wheel_hz");
+        self.syn_options_bytes = count("syn_options_bytes");
         Ok(self)
     }
 }
@@ -366,6 +382,7 @@ mod tests {
             "slow_start_after_idle=false",
             "rto_backoff_reset=new-ack",
             "timer_wheel_hz=250",
+            "syn_options_bytes=8",
             "high_gain_256ths=700",
         ])
         .unwrap();
@@ -387,6 +404,7 @@ mod tests {
                 slow_start_after_idle: false,
                 rto_backoff_reset: RtoBackoffReset::NewAck,
                 timer_wheel_hz: 250,
+                syn_options_bytes: 8,
                 ..TcpConfig::default()
             }
         );

@@ -38,7 +38,8 @@ pub struct Segment {
     /// Payload bytes.
     pub payload: Vec<u8>,
     /// TCP option bytes (padded): [`TFO_OPTION_BYTES`] on a Fast Open SYN and on the SYN-ACK
-    /// that hands a cookie out, [`TFO_REQUEST_OPTION_BYTES`] on a SYN asking for one, else 0.
+    /// that hands a cookie out, [`TFO_REQUEST_OPTION_BYTES`] on a SYN asking for one, plus
+    /// `syn_options_bytes` on every SYN and SYN-ACK; else 0.
     pub options_bytes: u32,
 }
 

@@ -53,11 +53,12 @@ impl Connection {
                     syn: true,
                     fin: false,
                     payload: Vec::new(),
-                    options_bytes: if self.cookie_request {
-                        TFO_REQUEST_OPTION_BYTES
-                    } else {
-                        0
-                    },
+                    options_bytes: self.config.syn_options_bytes
+                        + if self.cookie_request {
+                            TFO_REQUEST_OPTION_BYTES
+                        } else {
+                            0
+                        },
                 },
                 Role::Server => Segment {
                     seq: 0,
@@ -65,11 +66,12 @@ impl Connection {
                     syn: true,
                     fin: false,
                     payload: Vec::new(),
-                    options_bytes: if self.cookie_request {
-                        TFO_OPTION_BYTES
-                    } else {
-                        0
-                    },
+                    options_bytes: self.config.syn_options_bytes
+                        + if self.cookie_request {
+                            TFO_OPTION_BYTES
+                        } else {
+                            0
+                        },
                 },
             });
         }
@@ -132,7 +134,7 @@ impl Connection {
             syn: true,
             fin: false,
             payload,
-            options_bytes: TFO_OPTION_BYTES,
+            options_bytes: self.config.syn_options_bytes + TFO_OPTION_BYTES,
         }
     }
 
