@@ -164,10 +164,18 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
     .map_err(|e| r.bad(table_span.clone(), "topology.shape", &shape, e.to_string()))?;
     let id = |v: &Value| uint(v, 0, coaplab_netsim::mesh::layout::MAX_NODES as u64 - 1);
     let br = r.scalar(t, p, "border_router", id)?;
-    let server = r.scalar(t, p, "server", id)?;
-    let servers = server.map(|s| [s as u32]);
+    // A node id, or "off-mesh": the server sits behind the border router on the wired link
+    // of `[network]` (no node keeps the server role).
+    let server_key = |v: &Value| match v.as_str() {
+        Some("off-mesh") => Ok(None),
+        Some(_) => Err("a node id or \"off-mesh\"".to_string()),
+        None => id(v).map(Some),
+    };
+    let server = r.scalar(t, p, "server", server_key)?;
+    let off_mesh_server = server == Some(None);
+    let servers: Option<Vec<u32>> = server.map(|s| s.map(|s| s as u32).into_iter().collect());
     let layout = layout
-        .with_roles(br.map(|b| b as u32), servers.as_ref().map(|s| &s[..]))
+        .with_roles(br.map(|b| b as u32), servers.as_deref())
         .map_err(|e| {
             r.bad(
                 table_span.clone(),
@@ -178,6 +186,7 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Topolog
         })?;
     let mut params = params(r, t)?;
     params.routing = routing(r, t)?;
+    params.off_mesh_server = off_mesh_server;
     let config = MeshConfig { layout, params };
     // Build it once (with static routes: RPL's warm-up is the run's business): a layout
     // without a route from a client to the border router fails here, with the file's line,

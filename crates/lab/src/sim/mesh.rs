@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use coaplab_cc::time::{earliest, Instant};
 use coaplab_netsim::mesh::medium::MediumStats;
 use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
+use coaplab_netsim::topology::Star;
 use coaplab_netsim::{Delivery, Direction};
 
 use super::{netsim_sent, Network, Sim};
@@ -25,6 +26,9 @@ struct MeshNet {
     control_start: MeshStats,
     /// Internal events scheduled before the run started.
     events_start: u64,
+    /// With `[topology] server = "off-mesh"`: the wired link between the border router
+    /// (the star's client side) and the server, the star's own link model.
+    wired: Option<Star>,
 }
 
 impl Network for MeshNet {
@@ -33,11 +37,46 @@ impl Network for MeshNet {
         local: Option<Instant>,
         _end: Instant,
     ) -> Result<Option<Instant>, RunError> {
-        Ok(earliest(self.mesh.poll_at(), local))
+        let wired = self.wired.as_ref().and_then(Star::poll_at);
+        Ok(earliest(earliest(self.mesh.poll_at(), wired), local))
     }
 
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        self.mesh.poll_delivery(now, buf)
+        let Some(wired) = &mut self.wired else {
+            return self.mesh.poll_delivery(now, buf);
+        };
+        // Mesh and wired link in time order (the mesh first on ties); the border router
+        // forwards between them at once (a processing delay of 0).
+        loop {
+            let mesh_at = self.mesh.poll_at().filter(|&t| t <= now);
+            let wired_at = wired.poll_at().filter(|&t| t <= now);
+            let d = match (mesh_at, wired_at) {
+                (None, None) => return None,
+                (Some(m), w) if w.is_none_or(|w| m <= w) => {
+                    match self.mesh.poll_delivery(w.unwrap_or(now).min(now), buf) {
+                        Some(d) if d.dst == wired.server() => {
+                            // At the border router: onto the wired link to the server (a
+                            // datagram over the wired MTU is dropped there, as a router would).
+                            let _ = wired.send(d.at, d.src, d.dst, buf, d.tag);
+                            continue;
+                        }
+                        d => d,
+                    }
+                }
+                _ => match wired.poll_delivery(wired_at.unwrap_or(now), buf) {
+                    Some(d) if d.src == wired.server() => {
+                        // At the border router: down the mesh to the client (an answer
+                        // over the mesh's 1280-byte datagram limit is dropped there).
+                        let _ = self.mesh.send(d.at, d.src, d.dst, buf, d.tag);
+                        continue;
+                    }
+                    d => d,
+                },
+            };
+            if d.is_some() {
+                return d;
+            }
+        }
     }
 
     fn send(
@@ -48,7 +87,12 @@ impl Network for MeshNet {
         bytes: &[u8],
         tag: u64,
     ) -> Result<(), String> {
-        netsim_sent(self.mesh.send(now, src, dst, bytes, tag))
+        match &mut self.wired {
+            Some(wired) if src == wired.server() => {
+                netsim_sent(wired.send(now, src, dst, bytes, tag))
+            }
+            _ => netsim_sent(self.mesh.send(now, src, dst, bytes, tag)),
+        }
     }
 
     fn servers(&self) -> Vec<SocketAddr> {
@@ -80,6 +124,17 @@ impl Network for MeshNet {
 }
 
 impl MeshNet {
+    /// `mesh` from now on, with the wired link to an off-mesh server if any.
+    fn new(mesh: Mesh, wired: Option<Star>) -> MeshNet {
+        MeshNet {
+            medium_start: mesh.medium_stats(),
+            control_start: mesh.control_stats().mac,
+            events_start: mesh.events_scheduled(),
+            wired,
+            mesh,
+        }
+    }
+
     /// What the channel carried since the run started.
     fn channel_record(&self, up: MeshStats, down: MeshStats) -> MeshChannelRecord {
         let medium = self.mesh.medium_stats();
@@ -169,12 +224,13 @@ fn run_with(
             .map_err(|e| RunError::Setup(e.to_string()))?;
     }
     mesh.record_frames(traced);
-    let net = MeshNet {
-        medium_start: mesh.medium_stats(),
-        control_start: mesh.control_stats().mac,
-        events_start: mesh.events_scheduled(),
-        mesh,
-    };
+    let wired = config
+        .params
+        .off_mesh_server
+        .then(|| Star::new(&spec.config.network, spec.seed))
+        .transpose()
+        .map_err(|e| RunError::Setup(e.to_string()))?;
+    let net = MeshNet::new(mesh, wired);
     let mut sim = Sim::assemble(spec, net, traced)?;
     if traced {
         sim.trace = Some(Box::default());
@@ -184,7 +240,10 @@ fn run_with(
     result.events += sim.net.mesh.events_scheduled() - sim.net.events_start;
     for (record, client) in result.flows.iter_mut().zip(&sim.clients) {
         if let Some(m) = record.mesh.as_deref_mut() {
-            m.server_node = sim.net.mesh.node_of(client.server).map(u32::from);
+            // An off-mesh server is on no node.
+            m.server_node = (sim.net.wired.is_none())
+                .then(|| sim.net.mesh.node_of(client.server).map(u32::from))
+                .flatten();
         }
     }
     let trace = sim.trace.take().map(|mut t| {
@@ -193,3 +252,6 @@ fn run_with(
     });
     Ok((result, trace))
 }
+
+#[cfg(test)]
+mod off_mesh_tests;

@@ -284,6 +284,12 @@ impl Layout {
 
     /// Checks one border router and 1 to [`MAX_SERVERS`] servers.
     pub fn validate(&self) -> Result<(), LayoutError> {
+        self.validate_with(false)
+    }
+
+    /// [`Layout::validate`]; with `off_mesh_server`, no server node (the server is behind
+    /// the border router).
+    pub fn validate_with(&self, off_mesh_server: bool) -> Result<(), LayoutError> {
         let count = |role| self.nodes.iter().filter(|n| n.role == role).count();
         if count(Role::BorderRouter) != 1 {
             return Err(LayoutError::Roles(format!(
@@ -291,7 +297,12 @@ impl Layout {
                 count(Role::BorderRouter)
             )));
         }
-        if count(Role::Server) == 0 {
+        if off_mesh_server && count(Role::Server) > 0 {
+            return Err(LayoutError::Roles(
+                "an off-mesh server leaves no node the server role".into(),
+            ));
+        }
+        if !off_mesh_server && count(Role::Server) == 0 {
             return Err(LayoutError::Roles("a mesh needs a server".into()));
         }
         if count(Role::Server) > MAX_SERVERS {

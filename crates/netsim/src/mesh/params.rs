@@ -221,6 +221,11 @@ pub struct MeshParams {
     pub routing: Routing,
     /// RPL's timer parameters (used with [`Routing::Rpl`]).
     pub rpl: super::rpl::RplParams,
+    /// The server is off the mesh, behind the border router (set from `[topology] server =
+    /// "off-mesh"`, not a `[topology.params]` key): the layout has no server node and
+    /// [`server_addr`](crate::topology::server_addr)`(0)` is routed to the border router,
+    /// where the caller takes it onto the wired link (the lab's off-mesh run).
+    pub off_mesh_server: bool,
 }
 
 /// The unslotted CSMA/CA and ACK parameters of one MAC.
@@ -298,6 +303,7 @@ impl MeshParams {
             short_addresses: p.flag("short_addresses"),
             rpl_hbh_option: p.flag("rpl_hbh_option"),
             routing: Routing::Static,
+            off_mesh_server: false,
             rpl: super::rpl::RplParams {
                 trickle: super::rpl::TrickleParams {
                     interval_min_log2_ms: int("rpl_dio_interval_min"),

@@ -231,7 +231,9 @@ impl Mesh {
     /// `mesh/mac/node{i}` for node `i`'s backoffs (and its first sequence number).
     pub fn new(config: &MeshConfig, run_seed: u64) -> Result<Mesh, MeshError> {
         let layout = config.layout.clone();
-        layout.validate().map_err(MeshError::Layout)?;
+        layout
+            .validate_with(config.params.off_mesh_server)
+            .map_err(MeshError::Layout)?;
         let p = &config.params;
         let n = layout.nodes.len();
         let medium = Udgm::new(
@@ -258,6 +260,10 @@ impl Mesh {
         }
         for (k, c) in layout.with_role(Role::Client).enumerate() {
             addr_node.insert(client_addr(k as u32), c);
+        }
+        if p.off_mesh_server {
+            // Datagrams to the off-mesh server end at the border router (the gateway).
+            addr_node.insert(SERVER_ADDR, root);
         }
         let mut mac_rngs: Vec<SeededRandom> = (0..n)
             .map(|i| crate::rng::stream(run_seed, &format!("mesh/mac/node{i}")))
@@ -359,6 +365,9 @@ impl Mesh {
 
     /// The servers' addresses, in node order ([`server_addr`]`(0..)`).
     pub fn server_addrs(&self) -> Vec<SocketAddr> {
+        if self.params.off_mesh_server {
+            return vec![SERVER_ADDR];
+        }
         (0..self.layout.with_role(Role::Server).count() as u32)
             .map(server_addr)
             .collect()
@@ -421,7 +430,8 @@ impl Mesh {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let up = self.layout.nodes[usize::from(dst_node)].role == Role::Server;
+        let up = self.layout.nodes[usize::from(dst_node)].role == Role::Server
+            || (self.params.off_mesh_server && dst == SERVER_ADDR);
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
