@@ -202,6 +202,10 @@ pub fn config_json(config: &RunConfig) -> Value {
                 "rpl_hbh_option": p.rpl_hbh_option,
             },
         });
+        if p.off_mesh_server {
+            // Only then, so manifests of on-mesh servers keep their exact form.
+            out["topology"]["server"] = json!("off-mesh");
+        }
     }
     if let Some(m) = &config.mobility {
         out["mobility"] = mobility_json(m);
