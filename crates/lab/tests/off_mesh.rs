@@ -33,6 +33,8 @@ fn an_off_mesh_server_runs_with_one_replication() {
     let dir = ResultsDir::open(tmp.path(), &manifest, false).unwrap();
     let out = execute(&plan, &dir, manifest, 1, run_one, &mut |_: &Progress| {}).unwrap();
     assert_eq!((out.ok, out.failed), (2, 0));
+    let manifest = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"server\": \"off-mesh\""));
     for spec in s.expand(Some(1), None) {
         let r = run_one(&spec).unwrap();
         // Both clients (the chain's nodes 1 and 2) finish their exchanges over the mesh and

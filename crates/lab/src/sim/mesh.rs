@@ -52,7 +52,7 @@ impl Network for MeshNet {
             let wired_at = wired.poll_at().filter(|&t| t <= now);
             let d = match (mesh_at, wired_at) {
                 (None, None) => return None,
-                (Some(m), w) if w.is_none_or(|w| m <= w) => {
+                (Some(m), w) if w.map_or(true, |w| m <= w) => {
                     match self.mesh.poll_delivery(w.unwrap_or(now).min(now), buf) {
                         Some(d) if d.dst == wired.server() => {
                             // At the border router: onto the wired link to the server (a

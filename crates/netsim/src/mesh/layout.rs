@@ -479,5 +479,15 @@ mod tests {
             .with_roles(Some(299), Some(&many))
             .unwrap();
         assert!(matches!(crowded.validate(), Err(LayoutError::Roles(_))));
+        // An off-mesh server: no server node, and a server node is refused.
+        let chain = Layout::chain(3, 10.0).unwrap();
+        assert!(chain.validate_with(false).is_ok());
+        assert!(matches!(
+            chain.validate_with(true),
+            Err(LayoutError::Roles(_))
+        ));
+        let none = chain.with_roles(None, Some(&[])).unwrap();
+        assert!(none.validate_with(true).is_ok());
+        assert!(matches!(none.validate(), Err(LayoutError::Roles(_))));
     }
 }

@@ -17,8 +17,10 @@ fn chain3() -> MeshConfig {
         .unwrap()
         .with_roles(Some(0), Some(&[]))
         .unwrap();
-    let mut params = MeshParams::default();
-    params.off_mesh_server = true;
+    let params = MeshParams {
+        off_mesh_server: true,
+        ..MeshParams::default()
+    };
     MeshConfig { layout, params }
 }
 
