@@ -261,7 +261,18 @@ async fn serve(args: &Args) -> u8 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let mut driver = match UdpDriver::bind(args.bind, endpoint).await {
+    // `--tcp` on the UDP socket's port: with port 0 the kernel picks the UDP port, which another
+    // program may hold over TCP; pick again until one port is free for both.
+    let same_port_tcp = args.tcp && args.tcp_bind.is_none() && args.bind.port() == 0;
+    let (bound, mut pre_listener) = if same_port_tcp {
+        match bind_udp_and_tcp_on_one_port(args.bind).await {
+            Ok((udp, listener)) => (Ok(UdpDriver::new(udp, endpoint)), Some(listener)),
+            Err(e) => (Err(e), None),
+        }
+    } else {
+        (UdpDriver::bind(args.bind, endpoint).await, None)
+    };
+    let mut driver = match bound {
         Ok(d) => d,
         Err(e) => {
             eprintln!("coaplab server: cannot bind {}: {e}", args.bind);
@@ -286,7 +297,11 @@ async fn serve(args: &Args) -> u8 {
     let mut tcp_task = None;
     if args.tcp || args.tcp_bind.is_some() {
         let addr = args.tcp_bind.unwrap_or(udp_addr);
-        let listener = match TcpListener::bind(addr).await {
+        let bound = match pre_listener.take() {
+            Some(l) => Ok(l),
+            None => TcpListener::bind(addr).await,
+        };
+        let listener = match bound {
             Ok(l) => l,
             Err(e) => {
                 eprintln!("coaplab server: cannot bind TCP {addr}: {e}");
@@ -484,4 +499,22 @@ answer to {request_bytes} B)"
         }
         _ => {}
     }
+}
+
+/// Binds a UDP socket on `addr` (port 0: a port the kernel picks) and a TCP listener on the same
+/// IP and port, trying another port when the TCP one is taken (at most 64 times).
+async fn bind_udp_and_tcp_on_one_port(
+    addr: SocketAddr,
+) -> std::io::Result<(tokio::net::UdpSocket, TcpListener)> {
+    let mut last = None;
+    for _ in 0..64 {
+        let udp = tokio::net::UdpSocket::bind(addr).await?;
+        let port = udp.local_addr()?.port();
+        match TcpListener::bind(SocketAddr::new(addr.ip(), port)).await {
+            Ok(listener) => return Ok((udp, listener)),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no port free for both UDP and TCP")))
 }
