@@ -2,7 +2,20 @@
 
 use std::path::PathBuf;
 
-use coaplab_lab::scenario::Scenario;
+use coaplab_cc::time::Duration;
+use coaplab_lab::scenario::{RunConfig, Scenario, Topology};
+use coaplab_netsim::mesh::Routing;
+
+/// A mesh run's fixed RPL warm-up (`[topology] warm_up_s`); `None`: start once formed.
+fn fixed_warm_up(config: &RunConfig) -> Option<Duration> {
+    match &config.topology {
+        Topology::Mesh(m) => match m.params.routing {
+            Routing::Rpl { warmup, .. } => warmup,
+            Routing::Static => None,
+        },
+        _ => None,
+    }
+}
 
 fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
@@ -143,13 +156,12 @@ fn every_rathod_mesh_scenario_runs_with_one_replication() {
             }
             let net = result.network.unwrap();
             // RPL (the mesh default) ran before the clients started and its control traffic is
-            // counted; without a fixed warm_up_s the clients start at the formation instant (Ch. 3-5),
-            // with one (Ch. 6: 50 % ratios) they start after it, formed or not.
+            // counted; without a fixed warm_up_s the clients start at the formation instant
+            // (Ch. 3-5), with one (Ch. 6: 50 % ratios) after exactly that long, formed or not.
             let rpl = net.rpl.expect("routing defaults to rpl");
-            if name.contains("ch6") {
-                assert_eq!(rpl.warm_up_s, 120.0, "{name}");
-            } else {
-                assert_eq!(rpl.formed_after_s, Some(rpl.warm_up_s), "{name}");
+            match fixed_warm_up(&spec.config) {
+                Some(w) => assert_eq!(rpl.warm_up_s, w.as_secs_f64(), "{name}"),
+                None => assert_eq!(rpl.formed_after_s, Some(rpl.warm_up_s), "{name}"),
             }
             assert!(rpl.warm_up.dio_frames > 0, "{name}");
             let channel = net.mesh.expect("mesh runs count the channel");
