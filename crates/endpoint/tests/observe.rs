@@ -2,7 +2,9 @@
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_cc::Settings;
-use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, ObserverGone, Request, Router};
+use coaplab_endpoint::{
+    registry_factory, Config, Endpoint, Event, ObserverGone, Request, RequestId, Router,
+};
 use coaplab_wire::{Message, MessageType, ReadOptions};
 use std::net::SocketAddr;
 
@@ -31,6 +33,15 @@ fn endpoints() -> (Endpoint, Endpoint, SocketAddr, SocketAddr) {
 }
 
 /// Moves every queued datagram both ways until quiet; `drop_to_client` drops the server's.
+/// `c` observes the server's `/counter` at instant 0 and the registration completes.
+fn register(c: &mut Endpoint, s: &mut Endpoint, ca: SocketAddr, sa: SocketAddr) -> RequestId {
+    let id = c
+        .observe(Instant::ZERO, sa, &Request::get("counter"))
+        .unwrap();
+    exchange(c, s, ca, sa, Instant::ZERO);
+    id
+}
+
 fn exchange(c: &mut Endpoint, s: &mut Endpoint, ca: SocketAddr, sa: SocketAddr, now: Instant) {
     for _ in 0..8 {
         let mut moved = false;
@@ -140,10 +151,7 @@ fn reordered_notification_is_not_delivered() {
 #[test]
 fn rst_to_a_notification_removes_the_observer() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let id = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let id = register(&mut c, &mut s, ca, sa);
     assert_eq!(s.observers(), 1);
     // The client forgets the observation without telling the server: the next
     // notification is answered by RST (§3.6).
@@ -169,10 +177,7 @@ fn rst_to_a_notification_removes_the_observer() {
 #[test]
 fn a_con_notification_every_24_hours_and_timeout_removes() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let _ = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let _ = register(&mut c, &mut s, ca, sa);
     // Jump a day: the next notification is CON; the client ACKs it.
     let day = Instant::ZERO + Duration::from_secs(24 * 3600);
     s.handle_timeout(day);
@@ -223,10 +228,7 @@ fn a_con_notification_every_24_hours_and_timeout_removes() {
 fn observers_are_bounded() {
     let (mut c, mut s, ca, sa) = endpoints();
     s.router_mut().max_observers(1);
-    let _ = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let _ = register(&mut c, &mut s, ca, sa);
     let other: SocketAddr = "198.18.0.2:40000".parse().unwrap();
     let mut c2 = endpoints().0;
     let _ = c2
@@ -245,10 +247,7 @@ fn observers_are_bounded() {
 #[test]
 fn a_new_observer_after_all_left_gets_no_stale_notification() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let id = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let id = register(&mut c, &mut s, ca, sa);
     let t = Instant::from_millis(200);
     c.cancel_observation(t, id, &Request::get("counter"))
         .unwrap();
@@ -277,14 +276,8 @@ fn a_plain_answer_ends_the_observation() {
 #[test]
 fn one_outstanding_con_per_client_over_its_observations() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let _ = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
-    let _ = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let _ = register(&mut c, &mut s, ca, sa);
+    let _ = register(&mut c, &mut s, ca, sa);
     assert_eq!(s.observers(), 2);
     // A day later both are due a CON; only one may be outstanding to this client.
     let day = Instant::ZERO + Duration::from_secs(24 * 3600);
@@ -339,10 +332,7 @@ fn a_stale_observation_is_registered_again() {
 #[test]
 fn a_failed_reregistration_ends_the_observation() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let id = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let id = register(&mut c, &mut s, ca, sa);
     // The server is gone: run the client's timers until it gives up.
     let mut failed = None;
     for _ in 0..100 {
@@ -362,10 +352,7 @@ fn a_failed_reregistration_ends_the_observation() {
 #[test]
 fn a_newer_state_replaces_the_outstanding_con() {
     let (mut c, mut s, ca, sa) = endpoints();
-    let _ = c
-        .observe(Instant::ZERO, sa, &Request::get("counter"))
-        .unwrap();
-    exchange(&mut c, &mut s, ca, sa, Instant::ZERO);
+    let _ = register(&mut c, &mut s, ca, sa);
     let day = Instant::ZERO + Duration::from_secs(24 * 3600);
     s.handle_timeout(day);
     let first_bytes = s.poll_transmit(day).unwrap().contents;
