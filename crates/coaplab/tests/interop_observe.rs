@@ -13,28 +13,11 @@ mod support;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{assert_four_consecutive, coaplab, libcoap_server, peer, run_bounded, OurServer};
+use support::{
+    assert_four_consecutive, coaplab, consecutive, libcoap_server, peer, run_bounded, OurServer,
+};
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-/// How many consecutive integers `s` is the concatenation of (k, k+1, …), or 0.
-fn consecutive(s: &str) -> usize {
-    for first_len in 1..=s.len().min(12) {
-        let Ok(mut k) = s[..first_len].parse::<u64>() else {
-            continue;
-        };
-        let (mut rest, mut n) = (s, 0);
-        while let Some(r) = rest.strip_prefix(&k.to_string()) {
-            rest = r;
-            n += 1;
-            k += 1;
-        }
-        if rest.is_empty() && n >= 2 {
-            return n;
-        }
-    }
-    0
-}
 
 #[test]
 fn consecutive_counts_runs() {

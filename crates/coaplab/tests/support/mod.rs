@@ -516,3 +516,22 @@ pub(crate) fn assert_four_consecutive(o: &Output) -> Vec<u64> {
     );
     values
 }
+
+/// How many consecutive integers `s` is the concatenation of (k, k+1, …), or 0.
+pub(crate) fn consecutive(s: &str) -> usize {
+    for first_len in 1..=s.len().min(12) {
+        let Ok(mut k) = s[..first_len].parse::<u64>() else {
+            continue;
+        };
+        let (mut rest, mut n) = (s, 0);
+        while let Some(r) = rest.strip_prefix(&k.to_string()) {
+            rest = r;
+            n += 1;
+            k += 1;
+        }
+        if rest.is_empty() && n >= 2 {
+            return n;
+        }
+    }
+    0
+}
