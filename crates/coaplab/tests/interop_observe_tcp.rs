@@ -7,11 +7,11 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_four_consecutive, coaplab, consecutive, libcoap_server, peer, run_bounded, OurServer,
+    assert_four_consecutive, coaplab, libcoap_client_observes_counter, libcoap_server, peer,
+    run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -29,20 +29,8 @@ fn libcoap_client_observes_our_counter_over_tcp() {
     let Some(client) = peer("coap-client-notls") else {
         return;
     };
-    let server = OurServer::start(&["--tcp", "--observe-period", "200ms"]);
-    // -s 2: observe for 2 s, then deregister; -B 3: give up after 3 s in all.
-    let o = run_bounded(
-        Command::new(&client).args(["-s", "2", "-B", "3", &server.tcp_uri("counter")]),
-        None,
-        LIMIT,
-    );
+    let (o, stderr) = libcoap_client_observes_counter(&client, true);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // libcoap prints the payloads back to back: "78910…", about ten in 2 s; at least five,
-    // each the next integer.
-    let out = String::from_utf8_lossy(&o.stdout).trim().to_owned();
-    assert!(consecutive(&out) >= 5, "{out:?}");
-    let (status, stderr) = server.stop();
-    assert!(status.success());
     // libcoap deregisters with a GET carrying Observe 1 too.
     assert!(
         stderr.contains("coaplab server: tcp observers added=1 refused=0 deregistered=1 closed=0"),

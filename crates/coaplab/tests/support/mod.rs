@@ -535,3 +535,31 @@ pub(crate) fn consecutive(s: &str) -> usize {
     }
     0
 }
+
+/// libcoap's `client` (`coap-client-notls`) observes our server's `/counter` (a change every
+/// 200 ms) over UDP or, with `tcp`, `coap+tcp`: `-s 2` observes for 2 s and deregisters, `-B 3`
+/// gives up after 3 s. Asserts the printed payloads are at least five consecutive integers
+/// (libcoap prints them back to back, "78910…", about ten in 2 s) and that the server exits
+/// cleanly; returns the client's output and the server's stderr.
+pub(crate) fn libcoap_client_observes_counter(client: &Path, tcp: bool) -> (Output, String) {
+    let server = if tcp {
+        OurServer::start(&["--tcp", "--observe-period", "200ms"])
+    } else {
+        OurServer::start(&["--observe-period", "200ms"])
+    };
+    let uri = if tcp {
+        server.tcp_uri("counter")
+    } else {
+        server.uri("counter")
+    };
+    let o = run_bounded(
+        Command::new(client).args(["-s", "2", "-B", "3", &uri]),
+        None,
+        Duration::from_secs(20),
+    );
+    let out = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+    assert!(consecutive(&out) >= 5, "{out:?}");
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    (o, stderr)
+}
