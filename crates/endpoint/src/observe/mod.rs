@@ -22,7 +22,7 @@ pub mod client;
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, MessageType, MessageWriter, Token};
 
@@ -280,10 +280,7 @@ impl Endpoint {
             .iter()
             .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
             .min();
-        [self.observers.next_change, pending]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest(self.observers.next_change, pending)
     }
 
     /// Sends the notifications and retransmissions due at `now`.
