@@ -8,9 +8,17 @@
 //! The queue is generic over the event type and does no allocation per event once its heap has
 //! grown to the run's peak size. Cancellation is left to the caller (a generation counter in the
 //! event, checked when it fires), which keeps the hot path a plain binary heap.
+//!
+//! A caller that knows a stream of its events is scheduled in time order (the arrivals of one
+//! FIFO link with a constant delay) can schedule them in a *lane*
+//! ([`EventQueue::schedule_in_lane`]): a queue in which appending and taking the first entry are
+//! O(1), where the heap costs O(log n) for both. The order of popping is the same as with the
+//! heap alone, by construction: every entry has the one `(time, sequence)` key, a lane holds
+//! keys in increasing order (an event that would break it goes to the heap instead), and a pop
+//! takes the least key among the heap's top and the lanes' heads.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use coaplab_cc::time::Instant;
 
@@ -56,7 +64,8 @@ fn unpack_time(key: u128) -> Instant {
     Instant::from_nanos((((key >> 64) as u64) ^ (1 << 63)) as i64)
 }
 
-/// A deterministic agenda of events of type `E`.
+/// A deterministic agenda of events of type `E`, with `LANES` lanes for streams scheduled in
+/// time order (none by default).
 ///
 /// Call order: [`EventQueue::schedule`] any number of times, then repeatedly
 /// [`EventQueue::pop`] (or [`EventQueue::pop_due`]) until empty. Popping advances
@@ -76,28 +85,46 @@ fn unpack_time(key: u128) -> Instant {
 /// assert_eq!(q.pop(), None);
 /// ```
 #[derive(Debug)]
-pub struct EventQueue<E> {
+pub struct EventQueue<E, const LANES: usize = 0> {
     heap: BinaryHeap<Entry<E>>,
+    /// Entries known to be scheduled in key order, each lane increasing.
+    lanes: [VecDeque<Entry<E>>; LANES],
     next_seq: u64,
     now: Instant,
 }
 
-impl<E> Default for EventQueue<E> {
+/// Where the least pending key is.
+#[derive(Clone, Copy)]
+enum Source {
+    Heap,
+    Lane(usize),
+}
+
+impl<E, const LANES: usize> Default for EventQueue<E, LANES> {
     fn default() -> Self {
-        Self::new()
+        Self::with_lanes(0)
     }
 }
 
 impl<E> EventQueue<E> {
-    /// An empty queue at time [`Instant::ZERO`].
+    /// An empty queue (no lanes) at time [`Instant::ZERO`].
     pub fn new() -> Self {
         Self::with_capacity(0)
     }
 
-    /// An empty queue with room for `events` pending events before it reallocates.
+    /// An empty queue (no lanes) with room for `events` pending events before it reallocates.
     pub fn with_capacity(events: usize) -> Self {
+        Self::with_lanes(events)
+    }
+}
+
+impl<E, const LANES: usize> EventQueue<E, LANES> {
+    /// An empty queue with `LANES` lanes and room for `events` pending events in its heap
+    /// before it reallocates.
+    pub fn with_lanes(events: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(events),
+            lanes: std::array::from_fn(|_| VecDeque::new()),
             next_seq: 0,
             now: Instant::ZERO,
         }
@@ -112,41 +139,82 @@ impl<E> EventQueue<E> {
     /// `now` (it fires next among the events at `now`, after those already scheduled there), so
     /// time stays monotonic whatever the caller computes.
     pub fn schedule(&mut self, at: Instant, event: E) {
-        let at = at.max(self.now);
-        let key = pack(at, self.next_seq);
-        self.next_seq += 1;
+        let key = self.next_key(at);
         self.heap.push(Entry { key, event });
+    }
+
+    /// Like [`EventQueue::schedule`] (same instant, same order of popping), for a stream of
+    /// events the caller expects in time order: `lane` (below `LANES`) keeps them in a FIFO
+    /// queue. An event earlier than the lane's last one goes to the heap instead, so a lane is
+    /// only ever a shortcut, never a change of order.
+    pub fn schedule_in_lane(&mut self, lane: usize, at: Instant, event: E) {
+        let key = self.next_key(at);
+        let queue = &mut self.lanes[lane];
+        if queue.back().map_or(true, |last| last.key < key) {
+            queue.push_back(Entry { key, event });
+        } else {
+            self.heap.push(Entry { key, event });
+        }
+    }
+
+    /// The key of an event scheduled now at `at` (clamped to `now`).
+    fn next_key(&mut self, at: Instant) -> u128 {
+        let key = pack(at.max(self.now), self.next_seq);
+        self.next_seq += 1;
+        key
+    }
+
+    /// The least pending key and where it is.
+    fn least(&self) -> Option<(u128, Source)> {
+        let mut best = self.heap.peek().map(|e| (e.key, Source::Heap));
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if let Some(e) = lane.front() {
+                if best.map_or(true, |(key, _)| e.key < key) {
+                    best = Some((e.key, Source::Lane(i)));
+                }
+            }
+        }
+        best
     }
 
     /// The firing time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| unpack_time(e.key))
+        self.least().map(|(key, _)| unpack_time(key))
     }
 
     /// Removes the earliest pending event, advancing [`EventQueue::now`] to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let entry = self.heap.pop()?;
-        self.now = unpack_time(entry.key);
-        Some((self.now, entry.event))
+        let (_, source) = self.least()?;
+        self.take(source)
     }
 
     /// Like [`EventQueue::pop`], but only if the earliest event is due at or before `now`.
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, E)> {
-        if self.peek_time()? <= now {
-            self.pop()
+        let (key, source) = self.least()?;
+        if unpack_time(key) <= now {
+            self.take(source)
         } else {
             None
         }
     }
 
+    fn take(&mut self, source: Source) -> Option<(Instant, E)> {
+        let entry = match source {
+            Source::Heap => self.heap.pop(),
+            Source::Lane(i) => self.lanes[i].pop_front(),
+        }?;
+        self.now = unpack_time(entry.key);
+        Some((self.now, entry.event))
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Events scheduled since creation (the next insertion sequence number).
@@ -173,6 +241,72 @@ mod tests {
         let mut expected: Vec<(i64, u32)> = (0..100u32).map(|i| (i64::from(i % 3), i)).collect();
         expected.sort();
         assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn lanes_pop_in_the_same_order_as_the_heap_alone() {
+        // Two queues fed the same schedule, one all heap, one with two lanes whose streams are
+        // mostly but not always in order (out-of-order events fall back to the heap), with ties
+        // across lanes and heap: the pops are identical.
+        let mut heap = EventQueue::new();
+        let mut laned = EventQueue::<u32, 2>::with_lanes(0);
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut popped = (Vec::new(), Vec::new());
+        let mut lane_at = [0i64; 2];
+        let mut lane_peak = [0usize; 2];
+        for i in 0..5_000u32 {
+            let r = next();
+            let now = heap.now().as_nanos();
+            match r % 4 {
+                0 => {
+                    let at = Instant::from_nanos(now + (r >> 8) as i64 % 50);
+                    heap.schedule(at, i);
+                    laned.schedule(at, i);
+                }
+                1 | 2 => {
+                    let lane = (r % 4 - 1) as usize;
+                    // In order, with ties; one in eight goes back in time.
+                    let step = (r >> 8) as i64 % 7 - i64::from((r >> 20) % 8 == 0) * 20;
+                    lane_at[lane] = (lane_at[lane] + step).max(now - 3);
+                    let at = Instant::from_nanos(lane_at[lane]);
+                    heap.schedule(at, i);
+                    laned.schedule_in_lane(lane, at, i);
+                }
+                _ => {
+                    let due = Instant::from_nanos(now + (r >> 8) as i64 % 10);
+                    for (peak, lane) in lane_peak.iter_mut().zip(&laned.lanes) {
+                        *peak = (*peak).max(lane.len());
+                    }
+                    assert_eq!(heap.peek_time(), laned.peek_time());
+                    assert_eq!(heap.len(), laned.len());
+                    while let Some(e) = heap.pop_due(due) {
+                        popped.0.push(e);
+                    }
+                    while let Some(e) = laned.pop_due(due) {
+                        popped.1.push(e);
+                    }
+                }
+            }
+        }
+        while let Some(e) = heap.pop() {
+            popped.0.push(e);
+        }
+        while let Some(e) = laned.pop() {
+            popped.1.push(e);
+        }
+        assert_eq!(popped.0.len() as u64, heap.scheduled_total());
+        assert_eq!(popped.0, popped.1);
+        assert!(laned.is_empty());
+        assert!(
+            lane_peak.iter().all(|&n| n >= 5),
+            "the lanes were used: {lane_peak:?}"
+        );
     }
 
     #[test]

@@ -108,6 +108,10 @@ struct InFlight {
     serialized: (Instant, Instant),
 }
 
+/// [`EventQueue`] lanes of the arrivals at the clients and at the server.
+const DOWN_LANE: usize = 0;
+const UP_LANE: usize = 1;
+
 /// Internal hand-offs, by slot index.
 #[derive(Debug, Clone, Copy)]
 enum Hop {
@@ -143,7 +147,7 @@ pub struct Star {
     rest_down: DelayStage,
     rest_down_reorders: bool,
     up_link_reorders: bool,
-    events: EventQueue<Hop>,
+    events: EventQueue<Hop, 2>,
     slots: Vec<InFlight>,
     free: Vec<u32>,
     next_id: u64,
@@ -166,7 +170,7 @@ impl Star {
             rest_down: DelayStage::new(config.rest_down, stream("down/rest-jitter")),
             rest_down_reorders: config.rest_down.can_reorder(),
             up_link_reorders: config.up.propagation.can_reorder(),
-            events: EventQueue::with_capacity(1024),
+            events: EventQueue::with_lanes(1024),
             slots: Vec::new(),
             free: Vec::new(),
             next_id: 0,
@@ -292,7 +296,8 @@ impl Star {
                 Hop::EnterLink(slot) => self.enter_link(slot, at),
                 Hop::EnterRest(slot) => {
                     let arrive = self.rest_up.release(at);
-                    self.events.schedule(arrive, Hop::Arrive(slot));
+                    self.events
+                        .schedule_in_lane(UP_LANE, arrive, Hop::Arrive(slot));
                 }
                 Hop::Arrive(slot) => return Some(self.arrive(slot, at, buf)),
             }
@@ -332,13 +337,17 @@ impl Star {
                 at,
             } => {
                 p.serialized = (ser_start, ser_end);
+                // The arrivals of one direction through a FIFO and a fixed delay come in
+                // time order: they go in that direction's lane of the queue (no heap).
                 if !p.up {
-                    self.events.schedule(at, Hop::Arrive(slot));
+                    self.events
+                        .schedule_in_lane(DOWN_LANE, at, Hop::Arrive(slot));
                 } else if self.up_link_reorders {
                     self.events.schedule(at, Hop::EnterRest(slot));
                 } else {
                     let arrive = self.rest_up.release(at);
-                    self.events.schedule(arrive, Hop::Arrive(slot));
+                    self.events
+                        .schedule_in_lane(UP_LANE, arrive, Hop::Arrive(slot));
                 }
             }
         }
