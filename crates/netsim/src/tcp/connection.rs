@@ -5,7 +5,7 @@
 //! says, application [`Connection::write`] / [`Connection::read`], and after each of these
 //! [`Connection::poll_transmit`] until it returns `None`. An early `handle_timeout` is a no-op.
 
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{earliest, Instant};
 
 use super::cc::CcState;
 use super::config::{TcpConfig, TcpConfigError};
@@ -364,15 +364,12 @@ impl Connection {
     /// The earliest instant [`Connection::handle_timeout`] must be called.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.hs.deadline(),
-            self.rto_at,
-            self.rcv.delack_deadline(),
-            self.cc.pacing.wait,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Pairwise, not `[..].into_iter().flatten().min()`: the driver asks after every
+        // segment, and the array form costs a store-forwarding stall (`earliest`).
+        earliest(
+            earliest(self.hs.deadline(), self.rto_at),
+            earliest(self.rcv.delack_deadline(), self.cc.pacing.wait),
+        )
     }
 
     /// Runs every timer due at `now`.
