@@ -311,8 +311,19 @@ impl Sender {
     }
 
     /// Whether some segment is marked lost and waits for retransmission.
+    ///
+    /// From the counters, not a scan of the queue (`poll_transmit` asks on every call, and
+    /// the queue holds the whole flight): a segment whose retransmission is in flight is
+    /// always one marked lost, so the lost ones still waiting number `lost_out − retrans_out`.
     pub fn has_lost_to_send(&self) -> bool {
-        self.rtx.iter().any(|s| s.lost && !s.retrans_in_flight)
+        debug_assert_eq!(
+            self.lost_out > self.retrans_out,
+            self.rtx.iter().any(|s| s.lost && !s.retrans_in_flight),
+            "lost_out {} retrans_out {}",
+            self.lost_out,
+            self.retrans_out
+        );
+        self.lost_out > self.retrans_out
     }
 
     /// Marks the head segment lost (`tcp_mark_head_lost(sk, 1, 1)` for Reno).
