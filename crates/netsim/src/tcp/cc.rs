@@ -59,6 +59,7 @@ impl Connection {
     /// Gives BBR its random stream (the PROBE_BW start phase); without one it uses
     /// `SeededRandom::new(0)`. Call before the handshake completes.
     pub fn set_random(&mut self, rng: SeededRandom) {
+        self.quiet = false;
         self.cc.rng = Some(rng);
     }
 

@@ -137,6 +137,12 @@ pub struct Connection {
     pub(super) is_cwnd_limited: bool,
     /// Something was sent or acknowledged since the last cwnd validation.
     pub(super) burst_open: bool,
+    /// The last `poll_transmit` found nothing to send and nothing has changed since, so the
+    /// next one would find nothing either: it returns at once (the driver polls both ends
+    /// after every segment and timer, and four polls in five find nothing). Cleared by every
+    /// public method that changes the connection. Only for unpaced connections, whose answer
+    /// depends on their state alone; a paced (BBR) one's also depends on the time.
+    pub(super) quiet: bool,
     /// The application called `close`.
     pub(super) closed_by_app: bool,
     /// Our FIN went out before the peer's FIN arrived (active close).
@@ -184,6 +190,7 @@ impl Connection {
             max_packets_seq: 1,
             is_cwnd_limited: false,
             burst_open: false,
+            quiet: false,
             closed_by_app: false,
             active_close: None,
             stats: TcpStats::default(),
@@ -311,6 +318,7 @@ impl Connection {
         head: &[u8],
         tail: Option<std::sync::Arc<dyn Generate>>,
     ) -> Result<usize, ConnectionFailed> {
+        self.quiet = false;
         if self.state == TcpState::Failed || self.closed_by_app {
             return Err(ConnectionFailed);
         }
@@ -335,6 +343,7 @@ impl Connection {
 
     /// Closes the sending direction: a FIN follows the written data (a segment of its own).
     pub fn close(&mut self) {
+        self.quiet = false;
         if !self.closed_by_app {
             self.closed_by_app = true;
             self.snd.close();
@@ -348,6 +357,7 @@ impl Connection {
 
     /// Moves received in-order bytes into `buf`; returns how many.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        self.quiet = false;
         self.rcv.read(buf)
     }
 
@@ -374,6 +384,7 @@ impl Connection {
 
     /// Runs every timer due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.quiet = false;
         if self.hs.deadline().is_some_and(|t| t <= now) {
             let armed = self.hs.rto();
             match self.hs.on_timeout(now) {
@@ -401,6 +412,7 @@ impl Connection {
         now: Instant,
         seg: impl std::borrow::Borrow<Segment>,
     ) -> Result<(), SegmentError> {
+        self.quiet = false;
         let seg = seg.borrow();
         self.stats.segments_received += 1;
         if seg.seq.checked_add(seg.seq_len() + 1).is_none() {

@@ -13,6 +13,15 @@ impl Connection {
     /// The next segment to put on the wire, if any.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if self.quiet {
+            // Debug builds check the claim: the state is a fixed point, so asking again finds
+            // nothing and changes nothing.
+            if cfg!(debug_assertions) {
+                let seg = self.next_segment(now);
+                debug_assert!(seg.is_none(), "a quiet connection had {seg:?} to send");
+            }
+            return None;
+        }
         let seg = self.next_segment(now);
         match &seg {
             Some(s) => {
@@ -35,6 +44,13 @@ impl Connection {
             }
             None => {}
         }
+        // Nothing to send is a fixed point of the state unless the time matters: pacing, or
+        // new data waiting on an empty flight, where the restart after idle depends on `now`
+        // (a second pass of the `None` branch above changes nothing either).
+        self.quiet = seg.is_none()
+            && !self.paced()
+            && self.cc.bbr.is_none()
+            && !(self.snd.has_unsent() && self.snd.packets_out() == 0);
         seg
     }
 
