@@ -299,7 +299,12 @@ impl Hasher for FxHasher {
         self.write_u64(i as u64);
     }
     fn finish(&self) -> u64 {
-        self.hash
+        // The multiply leaves the low bits of the hash a function of the low bits of the key
+        // alone, and hashbrown picks the bucket from the low bits: a duplicate-cache key's low
+        // bits are its Message ID, so every peer's entries with one Message ID would crowd
+        // into one probe sequence. Rotating brings the well-mixed high bits down, as
+        // rustc-hash 2 does (`FxHasher::finish`).
+        self.hash.rotate_left(26)
     }
 }
 
