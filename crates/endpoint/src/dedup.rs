@@ -24,10 +24,11 @@
 //! bound and compaction costs O(1) amortised per byte cached.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
+use rustc_hash::FxBuildHasher;
 
 /// (peer, Message ID), hashed as one word for an IPv4 peer (address, port and Message ID
 /// fill 64 bits exactly), which is every peer of the simulator.
@@ -86,7 +87,9 @@ fn cost_bytes(reply: Option<Span>) -> usize {
 /// The cache.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
-    map: HashMap<Key, Slot, BuildHasherDefault<FxHasher>>,
+    /// rustc's FxHash (a multiply per word, not SipHash, which would dominate the server's
+    /// per-datagram cost).
+    map: HashMap<Key, Slot, FxBuildHasher>,
     order: VecDeque<(Key, Instant)>,
     /// Every cached reply, back to back (plus dead bytes of forgotten ones).
     arena: Vec<u8>,
@@ -263,48 +266,6 @@ impl DedupCache {
             }
         }
         self.arena = arena;
-    }
-}
-
-/// A small multiplicative hasher (rustc's FxHash): the keys are not attacker-chosen in the
-/// simulator, and SipHash would dominate the server's per-datagram cost.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(b));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64);
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(i as u64);
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ i).wrapping_mul(SEED);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-    fn finish(&self) -> u64 {
-        // The multiply leaves the low bits of the hash a function of the low bits of the key
-        // alone, and hashbrown picks the bucket from the low bits: a duplicate-cache key's low
-        // bits are its Message ID, so every peer's entries with one Message ID would crowd
-        // into one probe sequence. Rotating brings the well-mixed high bits down, as
-        // rustc-hash 2 does (`FxHasher::finish`).
-        self.hash.rotate_left(26)
     }
 }
 

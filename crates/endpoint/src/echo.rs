@@ -8,12 +8,10 @@
 //! [`ECHO_BUCKET`] to twice that. The key is injected (sans-IO: no global RNG here).
 
 use std::collections::{HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
-
-use crate::dedup::FxHasher;
 
 /// Most verified source addresses remembered; the oldest is forgotten first (it is then
 /// challenged again once, at the cost of one round trip).
@@ -113,7 +111,7 @@ impl Allowance {
 /// Source addresses verified by an Echo value, the most recent [`VERIFIED_SOURCES_MAX`].
 #[derive(Debug, Default)]
 pub(crate) struct Verified {
-    set: HashSet<SocketAddr, BuildHasherDefault<FxHasher>>,
+    set: HashSet<SocketAddr, rustc_hash::FxBuildHasher>,
     order: VecDeque<SocketAddr>,
 }
 

@@ -2,7 +2,6 @@
 //! datagrams to the client (`client.rs`) and server (`server.rs`) halves.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasherDefault;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{earliest, Instant};
@@ -11,7 +10,7 @@ use coaplab_wire::{Code, Message, MessageType, Token};
 
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
-use crate::dedup::{DedupCache, FxHasher};
+use crate::dedup::DedupCache;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
 use crate::exchange::{Exch, Peer, Req, XState};
 use crate::resource::Router;
@@ -77,7 +76,7 @@ pub struct Endpoint {
     pub(crate) factory: ControllerFactory,
     pub(crate) router: Router,
     pub(crate) peers: Vec<Peer>,
-    pub(crate) peer_index: HashMap<SocketAddr, usize, BuildHasherDefault<FxHasher>>,
+    pub(crate) peer_index: HashMap<SocketAddr, usize, rustc_hash::FxBuildHasher>,
     pub(crate) exchanges: Vec<Exch>,
     pub(crate) free_exchanges: Vec<usize>,
     pub(crate) requests: Vec<Req>,
