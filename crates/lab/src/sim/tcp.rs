@@ -39,8 +39,9 @@
 //! `transmissions` / `retransmissions` = data segments sent / retransmitted by both ends, and a
 //! copy is an unnecessary retransmission when an earlier copy of the segment reached the receiver.
 //!
-//! Each flow has one deadline in a lazy heap ([`Deadlines`]), the earliest timer of its
-//! live connections, re-armed whenever the flow is touched.
+//! Each flow has one deadline in a lazy heap ([`Deadlines::deferred`]), the earliest timer of
+//! its live connections, re-armed whenever the flow is touched: the RTO restarts on almost
+//! every acknowledgement, and a later deadline is only pushed when the earlier entry surfaces.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -287,7 +288,8 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
             flows.push(flow);
         }
     }
-    let mut timers = Deadlines::new(flows.len());
+    let end = Instant::ZERO + config.max_sim_time;
+    let mut timers = Deadlines::deferred(flows.len(), end);
     for (i, f) in flows.iter().enumerate() {
         timers.arm(i as u32, f.next_timer());
     }
@@ -315,7 +317,6 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
         trace: traced.then(Box::default),
     };
     sim.star.record_packets(traced);
-    let end = Instant::ZERO + config.max_sim_time;
     sim.run(end)?;
     Ok(sim)
 }
@@ -375,10 +376,13 @@ impl TcpSim {
         let mut rx = Vec::new();
         while self.unfinished > 0 {
             let next = earliest(self.timers.next_at(), self.star.poll_at());
-            let Some(now) = next else { break };
-            if now > end {
+            if next.map_or(true, |now| now > end) {
+                // Out of events before the end: the clock stops where a heap that kept every
+                // stale entry would have stopped it (`Deadlines::deferred`).
+                self.now = self.timers.latest_displaced_by(self.now);
                 break;
             }
+            let Some(now) = next else { break };
             self.now = now;
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
             while let Some(d) = self.star.poll_delivery(now, &mut rx) {
