@@ -187,6 +187,7 @@ mod tests {
     use super::*;
     use coaplab_cc::Settings;
     use coaplab_endpoint::{registry_factory, Config, Request, Router};
+    use std::sync::Arc;
 
     fn endpoint(seed: u64, config: Config) -> Endpoint {
         let factory = registry_factory("cocoa", &Settings::new(), seed).unwrap();
@@ -217,6 +218,19 @@ mod tests {
         answer
     }
 
+    /// A stop flag and the thread that sets it after `delay`.
+    fn stop_after(delay: Duration) -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let setter = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                stop.store(true, Ordering::Relaxed);
+            })
+        };
+        (stop, setter)
+    }
+
     #[test]
     fn serves_a_get_and_stops_on_the_flag() {
         let mut server = server(Config::default());
@@ -243,14 +257,7 @@ mod tests {
     #[test]
     fn a_stop_set_during_a_receive_ends_it_within_the_bound() {
         let mut server = server(Config::default());
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let setter = {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(50));
-                stop.store(true, Ordering::Relaxed);
-            })
-        };
+        let (stop, setter) = stop_after(Duration::from_millis(50));
         assert_eq!(server.next_event(&stop), None);
         setter.join().unwrap();
         assert_eq!(server.stats().recv_errors, 0);
@@ -265,23 +272,17 @@ mod tests {
         };
         let mut server = server(config);
         let addr = server.local_addr().unwrap();
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
         let client = std::thread::spawn(move || get(addr, "data/10"));
+        let running = AtomicBool::new(false);
         assert!(matches!(
-            server.next_event(&stop),
+            server.next_event(&running),
             Some(Event::Served { .. })
         ));
         client.join().unwrap();
         assert_eq!(server.endpoint().dedup_entries(), 1);
         // No more traffic: only the receive timeout can fire the purge timer. The stop flag
         // is set after 600 ms, three lifetimes.
-        let setter = {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(600));
-                stop.store(true, Ordering::Relaxed);
-            })
-        };
+        let (stop, setter) = stop_after(Duration::from_millis(600));
         assert_eq!(server.next_event(&stop), None);
         setter.join().unwrap();
         assert_eq!(server.endpoint().dedup_entries(), 0);
