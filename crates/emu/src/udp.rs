@@ -90,7 +90,7 @@ impl UdpDriver {
 
     /// The same endpoint, socket, clock and counters on a [`BlockingUdpDriver`]: plain UDP
     /// without the async runtime's readiness calls (two system calls per request instead of
-    /// four, see its doc). Call it inside the runtime that bound the socket (the socket leaves
+    /// about five, see its doc). Call it inside the runtime that bound the socket (the socket leaves
     /// its reactor). A driver with a DTLS layer cannot move (`InvalidInput`).
     pub fn into_blocking(self) -> io::Result<BlockingUdpDriver> {
         if self.dtls.is_some() {

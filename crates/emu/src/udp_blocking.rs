@@ -2,9 +2,9 @@
 //! runtime.
 //!
 //! Why a second driver: a server answering one closed-loop client sleeps between every two
-//! requests. On tokio's readiness path each request then costs four system calls (`recvfrom`,
-//! `sendto`, a `recvfrom` returning `EAGAIN`, `epoll_wait`) plus the runtime's bookkeeping;
-//! here it costs two: a blocking `recvfrom` that sleeps in the socket's own wait queue, and a
+//! requests. On tokio's readiness path each request then costs about five system calls
+//! (`recvfrom`, `sendto`, a `recvfrom` returning `EAGAIN`, two `epoll_wait`, measured with
+//! perf's syscall tracepoints) plus the runtime's bookkeeping; here it costs two: a blocking `recvfrom` that sleeps in the socket's own wait queue, and a
 //! `sendto`. The endpoint's next deadline ([`Endpoint::poll_timeout`]) becomes the socket's
 //! receive timeout (`SO_RCVTIMEO`), re-set only when it must move, so steady traffic costs no
 //! `setsockopt`.
@@ -29,7 +29,8 @@ use crate::udp::{count_send, to_instant, DriverStats, MAX_DATAGRAM_BYTES};
 
 /// The longest single wait in a receive: a stop request that arrives just before the
 /// receive starts (so does not interrupt it) is seen within this bound, and a timeout this
-/// short stays on the kernel timer wheel's finest level (1 tick up to 63 ticks).
+/// short stays on the kernel timer wheel's finest levels (1-tick steps up to 63 ticks, 8-tick
+/// steps up to 511), so a capped wait is never late by more than a few ticks.
 pub const MAX_RECV_WAIT: Duration = Duration::from_millis(200);
 
 /// The shortest receive timeout set (`SO_RCVTIMEO` 0 would mean "wait forever").
