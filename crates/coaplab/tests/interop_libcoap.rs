@@ -150,6 +150,40 @@ fn libcoap_client_against_our_server() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Our UDP-only server runs on a blocking socket (`BlockingUdpDriver`): it answers a
+/// coap-client GET there, and SIGINT while it waits in `recvfrom` ends it cleanly and soon
+/// (the signal interrupts the receive; the receive timeout bounds a missed one by 200 ms),
+/// with its counters printed.
+#[test]
+fn libcoap_get_then_sigint_on_the_blocking_udp_server() {
+    let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap-sigint") else {
+        return;
+    };
+    let server = OurServer::start(&[]);
+    let out = dir.join("out.bin");
+    let got = libcoap_fetch(
+        &client,
+        &out,
+        &[&server.uri("data/10")],
+        "coap-client",
+        LIMIT,
+    );
+    assert_eq!(got, pattern(10));
+    // Idle in recvfrom when the signal comes.
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    let (status, stderr) = server.stop_with("-INT");
+    let took = asked.elapsed();
+    assert!(status.success(), "{stderr}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(
+        stderr.contains("served=1 duplicates=0 rejected=0 ignored=0 malformed=0 ")
+            && stderr.contains(" datagrams_in=1 datagrams_out=1 "),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn libcoap_client_repeats_echo_and_sends_accept() {
     let Some((client, dir)) = peer_with_dir("coap-client-notls", "libcoap-echo") else {

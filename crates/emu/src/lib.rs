@@ -5,6 +5,8 @@
 //!
 //! - [`udp`]: [`UdpDriver`], one endpoint (client, server or both) on one UDP socket; endpoint
 //!   time is the wall-clock time since the driver started, in integer nanoseconds.
+//! - [`udp_blocking`]: [`BlockingUdpDriver`], the same for plain UDP on a blocking socket
+//!   without an async runtime (two system calls per request; `coaplab server`'s UDP-only mode).
 //! - [`dtls`]: [`dtls::DtlsLayer`], DTLS 1.2 (OpenSSL) between a [`UdpDriver`]'s endpoint and
 //!   its socket, for `coaps://`: the endpoint sees plaintext datagrams either way.
 //! - [`tcp`]: [`TcpDriver`], one RFC 8323 session on one TCP connection (`TCP_NODELAY`).
@@ -21,7 +23,9 @@ pub mod http;
 pub mod tcp;
 pub mod tcp_server;
 pub mod udp;
+pub mod udp_blocking;
 
 pub use tcp::{RefuseReason, TcpDriver, TcpEvent, TcpStats};
 pub use tcp_server::{serve_tcp, QueueBudget, TcpEventSink, TcpServerLimits};
 pub use udp::{is_unreachable, DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};
+pub use udp_blocking::BlockingUdpDriver;

@@ -13,6 +13,7 @@ use coaplab_endpoint::{Endpoint, Event};
 use tokio::net::UdpSocket;
 
 use crate::dtls::DtlsLayer;
+use crate::udp_blocking::BlockingUdpDriver;
 
 /// The largest UDP payload (IPv4 datagram limit minus headers), the receive buffer's size.
 pub const MAX_DATAGRAM_BYTES: usize = 65_507;
@@ -85,6 +86,23 @@ impl UdpDriver {
             stats: DriverStats::default(),
             dtls: None,
         }
+    }
+
+    /// The same endpoint, socket, clock and counters on a [`BlockingUdpDriver`]: plain UDP
+    /// without the async runtime's readiness calls (two system calls per request instead of
+    /// about five, see its doc). Call it inside the runtime that bound the socket (the socket leaves
+    /// its reactor). A driver with a DTLS layer cannot move (`InvalidInput`).
+    pub fn into_blocking(self) -> io::Result<BlockingUdpDriver> {
+        if self.dtls.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a DTLS driver has no blocking form",
+            ));
+        }
+        let start = self.start.into_std();
+        let mut blocking = BlockingUdpDriver::new(self.socket.into_std()?, self.endpoint, start)?;
+        blocking.set_stats(self.stats);
+        Ok(blocking)
     }
 
     /// Puts `layer` between the endpoint and the socket: the endpoint's datagrams go out as
@@ -338,7 +356,7 @@ pub fn is_unreachable(e: &io::Error) -> bool {
 }
 
 /// Endpoint time of a wall-clock span since the start.
-fn to_instant(elapsed: std::time::Duration) -> Instant {
+pub(crate) fn to_instant(elapsed: std::time::Duration) -> Instant {
     let ns = i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX);
     Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
 }
@@ -351,7 +369,13 @@ async fn send_counted(
     bytes: &[u8],
     to: SocketAddr,
 ) -> Option<io::Error> {
-    match socket.send_to(bytes, to).await {
+    count_send(stats, socket.send_to(bytes, to).await)
+}
+
+/// Counts the outcome of one send (sent, or a send error); returns the error when it says
+/// the destination is unreachable (ICMP, on a connected socket).
+pub(crate) fn count_send(stats: &mut DriverStats, sent: io::Result<usize>) -> Option<io::Error> {
+    match sent {
         Ok(_) => {
             stats.datagrams_out += 1;
             None

@@ -6,10 +6,16 @@
 //! each answer one message (no block-wise), within limits on connections (in all and per
 //! source address), stalled peers and queued bytes, and prints a `tcp sessions= served= …`
 //! line.
+//!
+//! Plain UDP alone (no `--tcp`, `--tcp-bind`, `--dtls`, `--dtls-bind`) is served on a blocking
+//! socket without the async runtime's readiness calls ([`coaplab_emu::BlockingUdpDriver`]:
+//! `recvfrom` + `sendto` per request); with TCP or DTLS beside it, every socket is driven by
+//! the one-thread tokio runtime.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,7 +27,7 @@ use coaplab_endpoint::{
     MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
 };
 use tokio::net::TcpListener;
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use super::dtls_opts::{self, DtlsOpts, DtlsServerOpts};
 use super::net::{self, EndpointOpts};
@@ -279,10 +285,11 @@ async fn serve(args: &Args) -> u8 {
             return net::EXIT_PROTOCOL;
         }
     };
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
+    // Plain UDP alone runs on a blocking socket (two system calls per request, see
+    // `BlockingUdpDriver`); with TCP or DTLS beside it, all sockets share the async runtime.
+    let blocking = !(args.tcp || args.tcp_bind.is_some()) && dtls_driver.is_none();
+    // Handlers are in place before the first line is printed: a reader may signal at once.
+    let Ok(stop) = StopSignals::install(blocking) else {
         eprintln!("coaplab server: cannot install signal handlers");
         return net::EXIT_PROTOCOL;
     };
@@ -337,19 +344,36 @@ async fn serve(args: &Args) -> u8 {
         }
     }
     let mut c = Counters::default();
-    loop {
-        tokio::select! {
-            _ = int.recv() => break,
-            _ = term.recv() => break,
-            e = driver.next_event() => count(&mut c, &e, args.verbose),
-            e = dtls_next(&mut dtls_driver) => count(&mut c, &e, args.verbose),
+    let stats = match stop {
+        StopSignals::Flag(stop) => {
+            let mut driver = match driver.into_blocking() {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("coaplab server: {e}");
+                    return net::EXIT_PROTOCOL;
+                }
+            };
+            while let Some(e) = driver.next_event(&stop) {
+                count(&mut c, &e, args.verbose);
+            }
+            driver.stats()
         }
-    }
+        StopSignals::Async(mut int, mut term) => {
+            loop {
+                tokio::select! {
+                    _ = int.recv() => break,
+                    _ = term.recv() => break,
+                    e = driver.next_event() => count(&mut c, &e, args.verbose),
+                    e = dtls_next(&mut dtls_driver) => count(&mut c, &e, args.verbose),
+                }
+            }
+            driver.stats()
+        }
+    };
     if let Some(t) = &tcp_task {
         t.abort();
     }
     let malformed: u64 = c.malformed.values().sum();
-    let stats = driver.stats();
     eprintln!(
         "coaplab server: served={} duplicates={} rejected={} ignored={} malformed={malformed} \
 uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_challenges={}",
@@ -393,6 +417,31 @@ uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_chal
         }
     }
     net::EXIT_OK
+}
+
+/// How SIGINT and SIGTERM reach the serving loop.
+enum StopSignals {
+    /// The blocking UDP loop: a flag set by the handlers, which also interrupt its receive.
+    Flag(Arc<AtomicBool>),
+    /// The async loop: tokio's signal streams (SIGINT, SIGTERM).
+    Async(Signal, Signal),
+}
+
+impl StopSignals {
+    /// Installs the handlers for the blocking loop (`blocking`) or the async one.
+    fn install(blocking: bool) -> std::io::Result<StopSignals> {
+        if blocking {
+            let stop = Arc::new(AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                signal_hook::flag::register(sig, stop.clone())?;
+            }
+            return Ok(StopSignals::Flag(stop));
+        }
+        Ok(StopSignals::Async(
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        ))
+    }
 }
 
 /// A secret for the Echo values (RFC 9175 §2.4), from the OS's random source: the endpoint
