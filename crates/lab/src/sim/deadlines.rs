@@ -26,11 +26,17 @@ use coaplab_cc::time::Instant;
 pub(super) struct Deadlines {
     heap: BinaryHeap<Reverse<(Instant, u32)>>,
     armed: Vec<Option<Instant>>,
-    /// Deferred mode: per owner, the instant of an entry it has in the heap, if known (`None`
-    /// in eager mode).
-    queued: Option<Vec<Option<Instant>>>,
+    /// `None` in eager mode.
+    deferred: Option<Deferred>,
+}
+
+/// What the deferred mode keeps beyond the eager heap.
+#[derive(Debug)]
+struct Deferred {
+    /// Per owner, the instant of an entry it has in the heap, if known.
+    queued: Vec<Option<Instant>>,
     /// The latest deadline displaced by a re-arm (the instant of a stale entry of the eager
-    /// heap), over the deadlines at or before the horizon given to [`Deadlines::deferred`].
+    /// heap), over the deadlines at or before `horizon`.
     latest_displaced: Option<Instant>,
     horizon: Instant,
 }
@@ -41,9 +47,7 @@ impl Deadlines {
         Deadlines {
             heap: BinaryHeap::new(),
             armed: vec![None; owners],
-            queued: None,
-            latest_displaced: None,
-            horizon: Instant::ZERO,
+            deferred: None,
         }
     }
 
@@ -51,8 +55,11 @@ impl Deadlines {
     /// `horizon`: the run's end, past which displaced deadlines are not recorded.
     pub(super) fn deferred(owners: usize, horizon: Instant) -> Self {
         Deadlines {
-            queued: Some(vec![None; owners]),
-            horizon,
+            deferred: Some(Deferred {
+                queued: vec![None; owners],
+                latest_displaced: None,
+                horizon,
+            }),
             ..Deadlines::new(owners)
         }
     }
@@ -63,20 +70,21 @@ impl Deadlines {
         if *slot == at {
             return;
         }
-        if let Some(old) = slot.filter(|&t| t <= self.horizon) {
-            self.latest_displaced = Some(self.latest_displaced.map_or(old, |l| l.max(old)));
-        }
-        *slot = at;
-        let Some(t) = at else { return };
-        match &mut self.queued {
-            None => self.heap.push(Reverse((t, who))),
-            Some(queued) => {
-                let q = &mut queued[who as usize];
-                if q.map_or(true, |q| t < q) {
-                    *q = Some(t);
-                    self.heap.push(Reverse((t, who)));
-                }
+        let old = std::mem::replace(slot, at);
+        let Some(d) = &mut self.deferred else {
+            if let Some(t) = at {
+                self.heap.push(Reverse((t, who)));
             }
+            return;
+        };
+        if let Some(old) = old.filter(|&t| t <= d.horizon) {
+            d.latest_displaced = Some(d.latest_displaced.map_or(old, |l| l.max(old)));
+        }
+        let Some(t) = at else { return };
+        let q = &mut d.queued[who as usize];
+        if q.map_or(true, |q| t < q) {
+            *q = Some(t);
+            self.heap.push(Reverse((t, who)));
         }
     }
 
@@ -99,8 +107,8 @@ impl Deadlines {
         if live {
             *slot = None;
         }
-        if let Some(queued) = &mut self.queued {
-            let q = &mut queued[who as usize];
+        if let Some(d) = &mut self.deferred {
+            let q = &mut d.queued[who as usize];
             if *q == Some(t) {
                 *q = None;
             }
@@ -116,7 +124,8 @@ impl Deadlines {
     /// `now`. An eager heap would have woken its loop then (a stale entry), so a loop that
     /// ran to its horizon ends at that instant: the deferred loop's clock is moved there.
     pub(super) fn latest_displaced_by(&self, now: Instant) -> Instant {
-        self.latest_displaced.map_or(now, |l| l.max(now))
+        let latest = self.deferred.as_ref().and_then(|d| d.latest_displaced);
+        latest.map_or(now, |l| l.max(now))
     }
 }
 

@@ -106,7 +106,7 @@ impl Flow {
             return Some(self.plan.start);
         }
         let http = self.http.as_ref();
-        let app = http.and_then(|h| h.woken_at.into_iter().chain(h.connect_at).min());
+        let app = http.and_then(|h| earliest(h.woken_at, h.connect_at));
         self.conns
             .iter()
             .filter_map(Conn::next_timer)
@@ -376,13 +376,12 @@ impl TcpSim {
         let mut rx = Vec::new();
         while self.unfinished > 0 {
             let next = earliest(self.timers.next_at(), self.star.poll_at());
-            if next.map_or(true, |now| now > end) {
+            let Some(now) = next.filter(|&t| t <= end) else {
                 // Out of events before the end: the clock stops where a heap that kept every
                 // stale entry would have stopped it (`Deadlines::deferred`).
                 self.now = self.timers.latest_displaced_by(self.now);
                 break;
-            }
-            let Some(now) = next else { break };
+            };
             self.now = now;
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
             while let Some(d) = self.star.poll_delivery(now, &mut rx) {
