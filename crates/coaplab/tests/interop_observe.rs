@@ -14,8 +14,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_four_consecutive, coaplab, consecutive, libcoap_client_observes_counter, libcoap_server,
-    peer, run_bounded, OurServer,
+    assert_four_consecutive, coaplab, consecutive, libcoap_client_observes_counter,
+    observe_libcoap_time, peer, run_bounded, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -109,22 +109,7 @@ fn coaplab_observes_libcoap_time() {
     let Some(bin) = peer("coap-server-notls") else {
         return;
     };
-    let (_guard, port) = libcoap_server(&bin, "coap", &[]);
-    let uri = format!("coap://127.0.0.1:{port}/time");
-    let o = run_bounded(
-        coaplab().args(["get", "--observe", "--count", "3", &uri]),
-        None,
-        LIMIT,
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    // libcoap's /time is e.g. "Nov 24 17:31:40", one line per notification.
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 3, "{out:?}");
-    assert!(
-        lines.iter().all(|l| l.len() >= 8 && l.contains(':')),
-        "{out:?}"
-    );
+    observe_libcoap_time(&bin, "coap", false);
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod support;
 use std::time::Duration;
 
 use support::{
-    assert_four_consecutive, coaplab, libcoap_client_observes_counter, libcoap_server, peer,
+    assert_four_consecutive, coaplab, libcoap_client_observes_counter, observe_libcoap_time, peer,
     run_bounded, OurServer,
 };
 
@@ -43,22 +43,7 @@ fn coaplab_observes_libcoap_time_over_tcp() {
     let Some(bin) = peer("coap-server-notls") else {
         return;
     };
-    let (_guard, port) = libcoap_server(&bin, "coap+tcp", &[]);
-    let uri = format!("coap+tcp://127.0.0.1:{port}/time");
-    let o = run_bounded(
-        coaplab().args(["get", "--observe", "--count", "3", "-v", &uri]),
-        None,
-        LIMIT,
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    // libcoap's /time is e.g. "Nov 24 17:31:40", one line per notification.
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 3, "{out:?}");
-    assert!(
-        lines.iter().all(|l| l.len() >= 8 && l.contains(':')),
-        "{out:?}"
-    );
+    let o = observe_libcoap_time(&bin, "coap+tcp", true);
     // libcoap counts Observe up over TCP too; two of the three came as notifications.
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(

@@ -563,3 +563,26 @@ pub(crate) fn libcoap_client_observes_counter(client: &Path, tcp: bool) -> (Outp
     assert!(status.success());
     (o, stderr)
 }
+
+/// `coaplab get --observe --count 3` of libcoap's `coap-server-notls` `/time` over `scheme`
+/// (`coap` or `coap+tcp`; `-v` with `verbose`). Asserts success and three printed times (e.g.
+/// "Nov 24 17:31:40", one line per notification); returns the output.
+pub(crate) fn observe_libcoap_time(server: &Path, scheme: &str, verbose: bool) -> Output {
+    let (_guard, port) = libcoap_server(server, scheme, &[]);
+    let uri = format!("{scheme}://127.0.0.1:{port}/time");
+    let mut args = vec!["get", "--observe", "--count", "3"];
+    if verbose {
+        args.push("-v");
+    }
+    args.push(&uri);
+    let o = run_bounded(coaplab().args(&args), None, Duration::from_secs(20));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out:?}");
+    assert!(
+        lines.iter().all(|l| l.len() >= 8 && l.contains(':')),
+        "{out:?}"
+    );
+    o
+}
