@@ -39,9 +39,9 @@
 //! `transmissions` / `retransmissions` = data segments sent / retransmitted by both ends, and a
 //! copy is an unnecessary retransmission when an earlier copy of the segment reached the receiver.
 //!
-//! Each flow has one deadline in a lazy heap ([`Deadlines::deferred`]), the earliest timer of
-//! its live connections, re-armed whenever the flow is touched: the RTO restarts on almost
-//! every acknowledgement, and a later deadline is only pushed when the earlier entry surfaces.
+//! Each flow has one deadline ([`OwnerDeadlines`]), the earliest timer of its live connections,
+//! re-armed whenever the flow is touched (the RTO restarts on almost every acknowledgement): its
+//! entry moves in place, and the loop wakes only for live deadlines.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -54,8 +54,8 @@ use coaplab_netsim::tcp::{
 };
 use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
 
-use super::deadlines::Deadlines;
 use super::http::{Fetch, HttpApp};
+use super::owner_deadlines::OwnerDeadlines;
 use super::tcp_copies::CopyLog;
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use super::tcp_packet::{self, Owner};
@@ -289,7 +289,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
         }
     }
     let end = Instant::ZERO + config.max_sim_time;
-    let mut timers = Deadlines::deferred(flows.len(), end);
+    let mut timers = OwnerDeadlines::new(flows.len(), end);
     for (i, f) in flows.iter().enumerate() {
         timers.arm(i as u32, f.next_timer());
     }
@@ -349,7 +349,7 @@ struct TcpSim {
     star: Star,
     flows: Vec<Flow>,
     /// Each flow's next deadline (its start, then its connections' timers).
-    timers: Deadlines,
+    timers: OwnerDeadlines,
     /// Flows not yet finished; the run ends when it reaches zero.
     unfinished: usize,
     /// Whether a flow's finish has been subtracted from `unfinished`.
@@ -377,8 +377,8 @@ impl TcpSim {
         while self.unfinished > 0 {
             let next = earliest(self.timers.next_at(), self.star.poll_at());
             let Some(now) = next.filter(|&t| t <= end) else {
-                // Out of events before the end: the clock stops where a heap that kept every
-                // stale entry would have stopped it (`Deadlines::deferred`).
+                // Out of events before the end: the clock stops where the lazy heap this loop
+                // once had, which kept every displaced deadline, would have stopped it.
                 self.now = self.timers.latest_displaced_by(self.now);
                 break;
             };
@@ -436,10 +436,7 @@ impl TcpSim {
                 self.rearm(i);
             }
             // Flows due now, in flow order.
-            while let Some((i, live)) = self.timers.pop_due(now) {
-                if !live {
-                    continue;
-                }
+            while let Some(i) = self.timers.pop_due(now) {
                 let f = &mut self.flows[i as usize];
                 let mut fired = false;
                 if f.opened == 0 && f.http.is_some() {
