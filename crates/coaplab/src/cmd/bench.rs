@@ -376,7 +376,10 @@ mod tests {
         let (t, seen) = against_our_server(make, 100, 1000).await;
         let tally = (t.latencies_ns.len(), t.failed, t.retransmissions, t.stopped);
         assert_eq!(tally, (1000, 0, 0, None));
-        assert_eq!((seen.served, seen.duplicates, seen.ports.len()), (1000, 0, 10));
+        assert_eq!(
+            (seen.served, seen.duplicates, seen.ports.len()),
+            (1000, 0, 10)
+        );
     }
 
     /// The command's own endpoints and threshold: 70,000 requests take 70,000 Message IDs,
@@ -394,8 +397,14 @@ mod tests {
         };
         let make = endpoint_maker(&opts, 0, MAX_BODY_BYTES);
         let (t, seen) = against_our_server(make, MESSAGE_IDS_PER_PORT, 70_000).await;
-        assert_eq!((t.latencies_ns.len(), t.failed, t.stopped), (70_000, 0, None));
-        assert_eq!((seen.served, seen.duplicates, seen.ports.len()), (70_000, 0, 2));
+        assert_eq!(
+            (t.latencies_ns.len(), t.failed, t.stopped),
+            (70_000, 0, None)
+        );
+        assert_eq!(
+            (seen.served, seen.duplicates, seen.ports.len()),
+            (70_000, 0, 2)
+        );
     }
 
     #[test]
