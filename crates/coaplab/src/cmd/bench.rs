@@ -384,8 +384,7 @@ mod tests {
 
     /// The command's own endpoints and threshold: 70,000 requests take 70,000 Message IDs,
     /// on two ports. Without the move, the last 4,464 repeat the first ones' Message IDs and
-    /// are answered from the duplicate cache. (About 2 s in a
-    /// debug build.)
+    /// are answered from the duplicate cache. (About 2 s in a debug build.)
     #[tokio::test]
     async fn seventy_thousand_requests_repeat_no_message_id() {
         let opts = EndpointOpts {
