@@ -173,6 +173,13 @@ impl UdpDriver {
         }
     }
 
+    /// The socket, dropping the endpoint (and any DTLS layer) and whatever it had not sent:
+    /// call [`UdpDriver::flush`] first. Keeping it open keeps its port bound, so the kernel
+    /// gives it to no new socket (`coaplab bench` retires ports so).
+    pub fn into_socket(self) -> UdpSocket {
+        self.socket
+    }
+
     /// The socket's local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.socket.local_addr()

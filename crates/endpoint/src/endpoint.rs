@@ -82,6 +82,8 @@ pub struct Endpoint {
     pub(crate) requests: Vec<Req>,
     pub(crate) free_requests: Vec<usize>,
     pub(crate) next_message_id: u16,
+    /// Message IDs handed out so far (see [`Endpoint::message_ids_issued`]).
+    pub(crate) message_ids_issued: u64,
     pub(crate) next_token: u64,
     pub(crate) next_exchange_id: u64,
     pub(crate) next_request_id: u64,
@@ -200,6 +202,7 @@ impl Endpoint {
         config.validate()?;
         Ok(Endpoint {
             next_message_id: config.initial_message_id,
+            message_ids_issued: 0,
             next_token: config.initial_token,
             dedup: DedupCache::new(
                 config.dedup_lifetime,
@@ -293,6 +296,16 @@ impl Endpoint {
     /// (spec/experiments.md §10 #21).
     pub fn next_message_id(&self) -> u16 {
         self.next_message_id
+    }
+
+    /// How many Message IDs this endpoint has handed out since it was built: one per
+    /// exchange it originated (a request, each further block of a block-wise transfer, a
+    /// separate or NON response, a notification); retransmissions and replies (ACK, RST,
+    /// piggybacked response) use none. The 16-bit Message ID repeats after 65,536 of them,
+    /// so a client that must not reuse one within EXCHANGE_LIFETIME (RFC 7252 §4.4) moves to
+    /// a new port before this reaches 65,536 (`coaplab bench`).
+    pub fn message_ids_issued(&self) -> u64 {
+        self.message_ids_issued
     }
 
     /// The token counter's next value, to continue the sequence likewise.
@@ -479,6 +492,7 @@ impl Endpoint {
     pub(crate) fn alloc_message_id(&mut self) -> u16 {
         let m = self.next_message_id;
         self.next_message_id = m.wrapping_add(1);
+        self.message_ids_issued += 1;
         m
     }
 

@@ -85,6 +85,10 @@ fn lost_block_is_retransmitted_and_body_is_exact() {
     assert_eq!(done, [(Code::CONTENT, 1000, pattern(1000), 4, ms(2800))]);
     let dups = pair.server(|e| matches!(e, Event::DuplicateRequest { .. }).then_some(()));
     assert_eq!(dups.len(), 1);
+    // One Message ID per block; the retransmission reuses its block's, the piggybacked
+    // responses use the requests'.
+    assert_eq!(pair.client.message_ids_issued(), 4);
+    assert_eq!(pair.server.message_ids_issued(), 0);
 }
 
 /// The client accepts a smaller block size than it asked for (RFC 7959 §2.4).

@@ -2,14 +2,20 @@
 //! endpoint and keeps one request outstanding (stop-and-wait) for the duration; the report
 //! gives requests/s, losses and latency p50/p90/p99/max. Works against any CoAP server, over
 //! UDP (`coap://`) or TCP (`coap+tcp://`: one connection per client, retransmissions 0).
+//!
+//! Over UDP a client moves to a new socket (a new local port and endpoint) before its
+//! endpoint would issue a 65,537th Message ID, so no Message ID repeats to the server within
+//! EXCHANGE_LIFETIME and no request is answered from the server's duplicate cache; the old
+//! port stays bound for EXCHANGE_LIFETIME (`bench_port`). The tallies continue across moves.
 
 use std::process::ExitCode;
 
 use coaplab_emu::emulator::stats::quantile_sorted;
 use coaplab_emu::UdpDriver;
-use coaplab_endpoint::{Event, Request, Router, MAX_BODY_BYTES};
+use coaplab_endpoint::{Endpoint, Event, Request, Router, MAX_BODY_BYTES};
 use coaplab_wire::Code;
 
+use super::bench_port::{ClientPort, MakeEndpoint, MESSAGE_IDS_PER_PORT};
 use super::net::{self, EndpointOpts};
 use super::tcp;
 
@@ -20,6 +26,9 @@ OUTPUT (one line each):
   requests=R failed=F retransmissions=X elapsed_s=T requests_per_s=R/T
   latency_ms p50=.. p90=.. p99=.. max=..   (completed requests; nearest rank)
 A request still open when the duration ends is not counted.
+
+Over coap:// a client moves to a new local port every 65,536 requests (Message IDs are 16
+bits per port pair and must not repeat within 247 s, or the server replays a cached reply).
 
 A coap+tcp:// URI runs each client on its own TCP connection (stop-and-wait; a connection
 refused, reset or closed counts one failure and the client connects again after 10 ms);
@@ -65,6 +74,8 @@ struct Tally {
     latencies_ns: Vec<i64>,
     failed: u64,
     retransmissions: u64,
+    /// Why the client stopped before the end (it could not move to a new port).
+    stopped: Option<String>,
 }
 
 /// A TCP client's tallies (TCP retransmissions are not counted: none).
@@ -74,6 +85,7 @@ impl From<tcp::BenchTally> for Tally {
             latencies_ns: t.latencies_ns,
             failed: t.failed,
             retransmissions: 0,
+            stopped: None,
         }
     }
 }
@@ -124,13 +136,10 @@ async fn bench(args: &Args) -> u8 {
     if target.tcp {
         return bench_tcp(args, target.addr, request).await;
     }
-    let mut drivers = Vec::new();
+    let mut clients = Vec::new();
     for i in 0..args.clients {
-        let max = args.max_body_bytes;
-        let endpoint = match args
-            .opts
-            .build(Router::new(), u64::from(i), |c| c.max_body_bytes = max)
-        {
+        let mut make = endpoint_maker(&args.opts, i, args.max_body_bytes);
+        let endpoint = match make(None) {
             Ok(e) => e,
             Err(e) => {
                 eprintln!("coaplab bench: {e}");
@@ -138,7 +147,7 @@ async fn bench(args: &Args) -> u8 {
             }
         };
         match UdpDriver::bind(net::any_for(target.addr), endpoint).await {
-            Ok(d) => drivers.push(d),
+            Ok(d) => clients.push(ClientPort::new(d, make, MESSAGE_IDS_PER_PORT)),
             Err(e) => {
                 eprintln!("coaplab bench: cannot bind a socket: {e}");
                 return net::EXIT_PROTOCOL;
@@ -147,11 +156,30 @@ async fn bench(args: &Args) -> u8 {
     }
     let start = tokio::time::Instant::now();
     let end = start + args.duration;
-    let tasks: Vec<_> = drivers
+    let tasks: Vec<_> = clients
         .into_iter()
-        .map(|d| tokio::spawn(client(d, target.addr, request.clone(), end)))
+        .map(|port| tokio::spawn(client(port, target.addr, request.clone(), end, u64::MAX)))
         .collect();
     finish(tasks, start).await
+}
+
+/// Client `client`'s endpoints with `opts`: on each new port the next salt (so its algorithm
+/// draws a stream of its own), continuing the Message IDs and tokens of the one it replaces.
+fn endpoint_maker(opts: &EndpointOpts, client: u32, max_body_bytes: usize) -> MakeEndpoint {
+    let opts = opts.clone();
+    let mut ports: u64 = 0;
+    Box::new(move |previous: Option<&Endpoint>| {
+        let salt = u64::from(client) | ports << 32;
+        ports += 1;
+        let next = previous.map(|e| (e.next_message_id(), e.next_token()));
+        opts.build(Router::new(), salt, |c| {
+            c.max_body_bytes = max_body_bytes;
+            if let Some((message_id, token)) = next {
+                c.initial_message_id = message_id;
+                c.initial_token = token;
+            }
+        })
+    })
 }
 
 /// Over TCP: each client on its own connection (connected when the run starts, inside the
@@ -183,28 +211,44 @@ async fn finish<T: Into<Tally>>(
     start: tokio::time::Instant,
 ) -> u8 {
     let mut all = Tally::default();
+    let mut code = net::EXIT_OK;
     for t in tasks {
         if let Ok(t) = t.await {
             let t: Tally = t.into();
             all.latencies_ns.extend(t.latencies_ns);
             all.failed += t.failed;
             all.retransmissions += t.retransmissions;
+            if let Some(why) = t.stopped {
+                eprintln!("coaplab bench: a client stopped early: {why}");
+                code = net::EXIT_PROTOCOL;
+            }
         }
     }
     let elapsed = start.elapsed().as_secs_f64();
     print!("{}", report(&mut all, elapsed));
-    net::EXIT_OK
+    code
 }
 
-/// Stop-and-wait until `end`.
+/// Stop-and-wait until `end` or until `max_requests` have started, moving to a new port as
+/// `port` says.
 async fn client(
-    mut d: UdpDriver,
+    mut port: ClientPort,
     dest: std::net::SocketAddr,
     request: Request,
     end: tokio::time::Instant,
+    max_requests: u64,
 ) -> Tally {
     let mut t = Tally::default();
-    while tokio::time::Instant::now() < end {
+    let mut started: u64 = 0;
+    while tokio::time::Instant::now() < end && started < max_requests {
+        let d = match port.for_request(dest).await {
+            Ok(d) => d,
+            Err(why) => {
+                t.stopped = Some(why);
+                break;
+            }
+        };
+        started += 1;
         let now = d.now();
         let id = d.endpoint_mut().request(now, dest, &request);
         let done = tokio::time::timeout_at(end, async {
@@ -257,7 +301,110 @@ latency_ms p50={:.3} p90={:.3} p99={:.3} max={:.3}\n",
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
+    use coaplab_endpoint::{registry_factory, Config};
+
     use super::*;
+
+    /// Our server's view of a run: duplicates it answered and client ports it served.
+    #[derive(Debug, Default)]
+    struct Seen {
+        duplicates: u64,
+        served: u64,
+        ports: HashSet<u16>,
+    }
+
+    impl Seen {
+        fn count(&mut self, e: Event) {
+            match e {
+                Event::Served { from, .. } => {
+                    self.served += 1;
+                    self.ports.insert(from.port());
+                }
+                Event::DuplicateRequest { .. } => self.duplicates += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// One client with endpoints from `make`, moving to a new port every `per_port` Message
+    /// IDs, against our server on loopback for `requests` CON GETs of data/10: its tally and
+    /// what the server saw.
+    async fn against_our_server(
+        mut make: MakeEndpoint,
+        per_port: u64,
+        requests: u64,
+    ) -> (Tally, Seen) {
+        let factory = registry_factory("default", &Default::default(), 1).unwrap();
+        let server = Endpoint::new(Config::default(), factory, Router::new()).unwrap();
+        let mut server = UdpDriver::bind("127.0.0.1:0".parse().unwrap(), server)
+            .await
+            .unwrap();
+        let dest = server.local_addr().unwrap();
+        let first = UdpDriver::bind(net::any_for(dest), make(None).unwrap())
+            .await
+            .unwrap();
+        let port = ClientPort::new(first, make, per_port);
+        let end = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut seen = Seen::default();
+        let serving = async {
+            loop {
+                seen.count(server.next_event().await);
+            }
+        };
+        let t = tokio::select! {
+            t = client(port, dest, Request::get("data/10"), end, requests) => t,
+            never = serving => never,
+        };
+        // The last request's Served may still be queued.
+        while let Some(e) = server.endpoint_mut().poll_event() {
+            seen.count(e);
+        }
+        (t, seen)
+    }
+
+    /// A client whose every endpoint starts at Message ID 0 moves to a new port every 100:
+    /// had a move kept the port, or had the kernel handed a retired port out again, the
+    /// server would answer from its duplicate cache.
+    #[tokio::test]
+    async fn a_client_moves_to_a_new_port_every_100_message_ids() {
+        let make: MakeEndpoint = Box::new(|_| {
+            let factory = registry_factory("default", &Default::default(), 2).unwrap();
+            Ok(Endpoint::new(Config::default(), factory, Router::new()).unwrap())
+        });
+        let (t, seen) = against_our_server(make, 100, 1000).await;
+        let tally = (t.latencies_ns.len(), t.failed, t.retransmissions, t.stopped);
+        assert_eq!(tally, (1000, 0, 0, None));
+        assert_eq!(
+            (seen.served, seen.duplicates, seen.ports.len()),
+            (1000, 0, 10)
+        );
+    }
+
+    /// The command's own endpoints and threshold: 70,000 requests take 70,000 Message IDs,
+    /// on two ports. Without the move, the last 4,464 repeat the first ones' Message IDs and
+    /// are answered from the duplicate cache. (About 2 s in a debug build.)
+    #[tokio::test]
+    async fn seventy_thousand_requests_repeat_no_message_id() {
+        let opts = EndpointOpts {
+            cc: "default".into(),
+            set: Vec::new(),
+            nstart: 1,
+            block_size: 1024,
+            seed: Some(3),
+        };
+        let make = endpoint_maker(&opts, 0, MAX_BODY_BYTES);
+        let (t, seen) = against_our_server(make, MESSAGE_IDS_PER_PORT, 70_000).await;
+        assert_eq!(
+            (t.latencies_ns.len(), t.failed, t.stopped),
+            (70_000, 0, None)
+        );
+        assert_eq!(
+            (seen.served, seen.duplicates, seen.ports.len()),
+            (70_000, 0, 2)
+        );
+    }
 
     #[test]
     fn report_uses_nearest_rank_percentiles() {
@@ -265,6 +412,7 @@ mod tests {
             latencies_ns: (1..=200).rev().map(|i| i * 1_000_000).collect(),
             failed: 2,
             retransmissions: 3,
+            stopped: None,
         };
         assert_eq!(
             report(&mut t, 2.0),

@@ -2,6 +2,7 @@
 
 pub(crate) mod algorithms;
 pub(crate) mod bench;
+pub(crate) mod bench_port;
 pub(crate) mod coap_options;
 pub(crate) mod decode;
 pub(crate) mod dtls_opts;
