@@ -116,9 +116,15 @@ pub(crate) struct DedupCache {
 }
 
 impl DedupCache {
-    pub(crate) fn new(lifetime: Option<Duration>, capacity: usize, capacity_bytes: usize) -> Self {
+    /// `reserve`: entries to make room for now (a hint, at most `capacity`).
+    pub(crate) fn new(
+        lifetime: Option<Duration>,
+        capacity: usize,
+        capacity_bytes: usize,
+        reserve: usize,
+    ) -> Self {
         DedupCache {
-            map: HashMap::default(),
+            map: HashMap::with_capacity_and_hasher(reserve.min(capacity), FxBuildHasher),
             order: VecDeque::new(),
             arena: Vec::new(),
             live_reply_bytes: 0,
@@ -329,8 +335,25 @@ mod tests {
     }
 
     #[test]
+    fn a_reserve_sizes_the_cache_once_within_its_capacity() {
+        let mut c = DedupCache::new(None, 1_000, usize::MAX, 500);
+        let room = c.map.capacity();
+        assert!(room >= 500, "{room}");
+        for mid in 0..500 {
+            c.insert(Instant::ZERO, peer(1), mid, entry(1));
+        }
+        assert_eq!(
+            c.map.capacity(),
+            room,
+            "not rehashed while filling the reserve"
+        );
+        // Never more than the entry cap.
+        assert!(DedupCache::new(None, 10, usize::MAX, 5_000).map.capacity() < 100);
+    }
+
+    #[test]
     fn entries_expire_after_the_lifetime() {
-        let mut c = DedupCache::new(Some(Duration::from_secs(247)), 100, usize::MAX);
+        let mut c = DedupCache::new(Some(Duration::from_secs(247)), 100, usize::MAX, 0);
         c.insert(Instant::ZERO, peer(1), 7, entry(1));
         assert!(c.get(Instant::from_secs(246), peer(1), 7).is_some());
         assert!(c.get(Instant::from_secs(246), peer(2), 7).is_none());
@@ -340,7 +363,7 @@ mod tests {
 
     #[test]
     fn capacity_forgets_the_oldest_and_whole_run_keeps_all() {
-        let mut c = DedupCache::new(None, 2, usize::MAX);
+        let mut c = DedupCache::new(None, 2, usize::MAX, 0);
         c.insert(Instant::ZERO, peer(1), 1, entry(1));
         c.insert(Instant::from_secs(1), peer(1), 2, entry(2));
         c.insert(Instant::from_secs(2), peer(1), 3, entry(3));
@@ -354,7 +377,7 @@ mod tests {
 
     #[test]
     fn reinsertion_keeps_the_newer_entry() {
-        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 10, usize::MAX);
+        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 10, usize::MAX, 0);
         c.insert(Instant::ZERO, peer(1), 1, entry(1));
         c.insert(Instant::from_secs(5), peer(1), 1, entry(2));
         assert_eq!(c.get(Instant::from_secs(12), peer(1), 1), Some(entry(2)));
@@ -365,7 +388,7 @@ mod tests {
     fn the_byte_cap_forgets_the_oldest_first() {
         // Room for two 1,000-B replies with their overhead, not three.
         let cap = 2 * (1_000 + ENTRY_OVERHEAD_BYTES) + 10;
-        let mut c = DedupCache::new(None, 100, cap);
+        let mut c = DedupCache::new(None, 100, cap, 0);
         let big = |b| vec![b; 1_000];
         for mid in 1..=3 {
             let reply = big(mid as u8);
@@ -386,7 +409,7 @@ mod tests {
 
     #[test]
     fn purge_releases_expired_entries_without_traffic() {
-        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 100, usize::MAX);
+        let mut c = DedupCache::new(Some(Duration::from_secs(10)), 100, usize::MAX, 0);
         c.insert(Instant::ZERO, peer(1), 1, entry(1));
         c.insert(Instant::from_secs(4), peer(1), 2, entry(2));
         assert_eq!(c.next_expiry(), Some(Instant::from_secs(10)));
@@ -397,12 +420,12 @@ mod tests {
         );
         c.purge(Instant::from_secs(14));
         assert_eq!((c.len(), c.held_bytes(), c.next_expiry()), (0, 0, None));
-        assert_eq!(DedupCache::new(None, 1, 1).next_expiry(), None);
+        assert_eq!(DedupCache::new(None, 1, 1, 0).next_expiry(), None);
     }
 
     #[test]
     fn an_unanswered_message_is_remembered_without_a_reply() {
-        let mut c = DedupCache::new(None, 10, usize::MAX);
+        let mut c = DedupCache::new(None, 10, usize::MAX, 0);
         c.insert(Instant::ZERO, peer(1), 1, None);
         assert_eq!(c.get(Instant::ZERO, peer(1), 1), Some(None));
         assert_eq!(c.held_bytes(), ENTRY_OVERHEAD_BYTES);
@@ -411,7 +434,7 @@ mod tests {
     #[test]
     fn ipv6_peers_and_message_ids_are_told_apart() {
         let v6 = |port| SocketAddr::from(([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1], port));
-        let mut c = DedupCache::new(None, 10, usize::MAX);
+        let mut c = DedupCache::new(None, 10, usize::MAX, 0);
         c.insert(Instant::ZERO, v6(1), 1, entry(1));
         c.insert(Instant::ZERO, v6(1), 2, entry(2));
         c.insert(Instant::ZERO, peer(1), 1, entry(3));
@@ -425,7 +448,7 @@ mod tests {
     fn the_reply_arena_stays_within_twice_the_live_bytes_plus_slack() {
         // One key re-inserted forever (a duplicate reprocessed again and again) beside one
         // old entry that never leaves: the replaced replies must not pile up.
-        let mut c = DedupCache::new(None, 10, usize::MAX);
+        let mut c = DedupCache::new(None, 10, usize::MAX, 0);
         let old = vec![7u8; 100];
         c.insert(Instant::ZERO, peer(1), 1, Some(&old));
         for i in 0..10_000u32 {
@@ -455,9 +478,9 @@ mod tests {
                 1 => (6, usize::MAX),
                 _ => (1_000, 5 * (ENTRY_OVERHEAD_BYTES + 100)),
             };
-            let mut kept = DedupCache::new(None, capacity, capacity_bytes);
+            let mut kept = DedupCache::new(None, capacity, capacity_bytes, 0);
             kept.ordered = true;
-            let mut lazy = DedupCache::new(None, capacity, capacity_bytes);
+            let mut lazy = DedupCache::new(None, capacity, capacity_bytes, 0);
             let mut now = Instant::ZERO;
             for i in 0..24u32 {
                 rng ^= rng << 13;

@@ -208,6 +208,7 @@ impl Endpoint {
                 config.dedup_lifetime,
                 config.dedup_capacity,
                 config.dedup_capacity_bytes,
+                config.dedup_reserve_entries,
             ),
             verified: crate::echo::Verified::default(),
             con_allowance: crate::echo::Allowance::default(),

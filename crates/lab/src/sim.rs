@@ -294,6 +294,7 @@ impl<N: Network> Sim<N> {
             // add wake-ups (expired entries are never used either way).
             max_pending_uploads_per_source: usize::MAX,
             dedup_capacity_bytes: usize::MAX,
+            dedup_reserve_entries: expected_requests(config),
             dedup_purge_timer: false,
             keep_bodies: false,
             server_duplicates: config.protocol.server_duplicates,
@@ -699,6 +700,29 @@ fn client(
         renewal,
         observe: matches!(flow.workload, Workload::Observe { .. }).then(ObserveMetrics::default),
     })
+}
+
+/// The most entries a server's duplicate cache is sized for up front (~10 MB of hash table);
+/// past them it grows as it fills.
+const MAX_DEDUP_RESERVE: usize = 1 << 16;
+
+/// The requests the server(s) will remember: one per exchange of the flows with an exchange
+/// quota (a retransmission reuses its request's Message ID), none counted for the others (a
+/// block-wise transfer, an observer). A hint to size the duplicate cache once instead of
+/// growing it from empty; not an over-estimate, since reserved room a run never fills still
+/// costs page faults.
+fn expected_requests(config: &crate::scenario::RunConfig) -> usize {
+    let exchanges: u64 = config
+        .flows
+        .iter()
+        .map(|f| match f.workload {
+            Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
+                u64::from(f.count) * u64::from(exchanges)
+            }
+            Workload::LongTransfer { .. } | Workload::Observe { .. } => 0,
+        })
+        .sum();
+    (exchanges as usize).min(MAX_DEDUP_RESERVE)
 }
 
 /// The server flow `i` addresses: `servers[i mod n]` (round-robin over the servers in node

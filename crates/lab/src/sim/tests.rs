@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 
 use coaplab_netsim::{Direction, Star, SERVER_ADDR};
 
-use super::{flow_of, run_one, source_addr, Sim};
+use super::{expected_requests, flow_of, run_one, source_addr, Sim};
 use crate::results::FlowRecord;
 use crate::scenario::Scenario;
 
@@ -410,4 +410,17 @@ fn a_tcp_flow_reports_its_rto_expiries_and_largest_rto() {
     // Error-free and unqueued: no timer expires, the column stays empty.
     let f = run("name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"continuous\"\n");
     assert_eq!((f[0].expired_rtos, f[0].rto_max_s), (0, None));
+}
+
+#[test]
+fn the_servers_duplicate_cache_is_sized_for_the_exchanges_with_a_quota() {
+    let text = "name = \"t\"\n\
+        [[flows]]\ncount = 3\ncc = \"default\"\nworkload = \"continuous\"\nexchanges = 7\n\
+        [[flows]]\ncount = 2\ncc = \"default\"\nworkload = \"long-transfer\"\n\
+        [[flows]]\ncount = 1000\ncc = \"default\"\nworkload = \"continuous\"\nexchanges = 1\n";
+    let runs = Scenario::parse(text, "t.toml").unwrap().expand(None, None);
+    assert_eq!(expected_requests(&runs[0].config), 3 * 7 + 1000);
+    let big = "name = \"t\"\n[[flows]]\ncount = 1000\ncc = \"default\"\nexchanges = 1000\n";
+    let runs = Scenario::parse(big, "t.toml").unwrap().expand(None, None);
+    assert_eq!(expected_requests(&runs[0].config), 1 << 16);
 }
