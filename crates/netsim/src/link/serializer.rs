@@ -81,8 +81,9 @@ impl Serializer {
         }
         let start = ceil(self.free_at, self.rem);
         let total = self.rem + cost;
-        self.free_at += Duration::from_nanos(clamp_i64(total / self.rate_bps));
-        self.rem = total % self.rate_bps;
+        let (whole_ns, rem) = div_rem(total, self.rate_bps);
+        self.free_at += Duration::from_nanos(clamp_i64(whole_ns));
+        self.rem = rem;
         (start, ceil(self.free_at, self.rem))
     }
 
@@ -119,6 +120,15 @@ fn ceil(at: Instant, rem: u128) -> Instant {
     }
 }
 
+/// `(n / d, n % d)`, in 64-bit arithmetic when both fit (every packet of a real link: a
+/// 128-bit division is a library call several times slower, and this is once per packet).
+fn div_rem(n: u128, d: u128) -> (u128, u128) {
+    match (u64::try_from(n), u64::try_from(d)) {
+        (Ok(n), Ok(d)) => (u128::from(n / d), u128::from(n % d)),
+        _ => (n / d, n % d),
+    }
+}
+
 fn clamp_i64(x: u128) -> i64 {
     i64::try_from(x).unwrap_or(i64::MAX)
 }
@@ -129,6 +139,18 @@ mod tests {
 
     fn ns(x: i64) -> Instant {
         Instant::from_nanos(x)
+    }
+
+    #[test]
+    fn division_in_64_bits_or_128_agrees() {
+        for (n, d) in [
+            (0u128, 1u128),
+            (7, 3),
+            (u128::from(u64::MAX), 30_000),
+            (1 << 70, 30_000),
+        ] {
+            assert_eq!(div_rem(n, d), (n / d, n % d));
+        }
     }
 
     #[test]
