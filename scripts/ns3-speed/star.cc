@@ -7,8 +7,10 @@
 //   star tcp N OBJECT_BYTES BUFFER   # per flow: connect, CSM 6 B + GET 5 B; the server answers
 //                                    # CSM 2 B + one OBJECT_BYTES+8 message (RFC 8323 framing)
 //   star udp N EXCHANGES BUFFER      # per flow: EXCHANGES closed-loop 60-B CoAP CON requests,
-//                                    # each answered by a 60-B piggybacked response; CoAP's
-//                                    # retransmission (2 s x U[1, 1.5], doubling, 4 retries)
+//                                    # each answered by a 60-B piggybacked response carrying the
+//                                    # request's Message ID, which completes the exchange only if
+//                                    # it is the current one; CoAP's retransmission (2 s x
+//                                    # U[1, 1.5], doubling to 60 s, 20 retries)
 //
 // Prints one line: "packets=P events=E cpu_s=C completed=K", P the packets the two devices
 // transmitted (the link packets), C the CPU time (user + system, getrusage) of building,
@@ -147,6 +149,27 @@ static Ptr<UniformRandomVariable> g_uniform;
 
 static void UdpSend(UdpFlow* f);
 
+/// A 60-B CoAP message: the 4-B header (version 1, `type`, no token, `code`, Message ID
+/// `mid`) and zero bytes standing for options and payload.
+static Ptr<Packet>
+CoapMessage(uint8_t type, uint8_t code, uint16_t mid)
+{
+    uint8_t bytes[COAP_BYTES] = {};
+    bytes[0] = 0x40 | (type << 4);
+    bytes[1] = code;
+    bytes[2] = mid >> 8;
+    bytes[3] = mid & 0xff;
+    return Create<Packet>(bytes, COAP_BYTES);
+}
+
+static uint16_t
+MessageId(Ptr<Packet> p)
+{
+    uint8_t head[4] = {};
+    p->CopyData(head, sizeof head);
+    return (uint16_t)(head[2] << 8 | head[3]);
+}
+
 static void
 UdpTimeout(UdpFlow* f)
 {
@@ -156,7 +179,7 @@ UdpTimeout(UdpFlow* f)
     }
     f->tries++;
     f->timeout = Min(f->timeout * 2, Seconds(60)); // the preset's 60-s cap
-    f->sock->Send(Create<Packet>(COAP_BYTES));
+    f->sock->Send(CoapMessage(0, 0x01, f->mid)); // CON GET
     f->timer = Simulator::Schedule(f->timeout, &UdpTimeout, f);
 }
 
@@ -166,7 +189,7 @@ UdpSend(UdpFlow* f)
     f->mid++;
     f->tries = 0;
     f->timeout = Seconds(2.0 * g_uniform->GetValue(1.0, 1.5));
-    f->sock->Send(Create<Packet>(COAP_BYTES));
+    f->sock->Send(CoapMessage(0, 0x01, f->mid));
     f->timer = Simulator::Schedule(f->timeout, &UdpTimeout, f);
 }
 
@@ -176,9 +199,9 @@ UdpClientRecv(UdpFlow* f, Ptr<Socket> s)
     Ptr<Packet> p;
     while ((p = s->Recv()))
     {
-        if (!f->timer.IsPending())
+        if (!f->timer.IsPending() || MessageId(p) != f->mid)
         {
-            continue; // a late answer to an exchange already finished
+            continue; // an answer to an exchange already finished (a late copy's)
         }
         f->timer.Cancel();
         if (--f->left == 0)
@@ -199,7 +222,8 @@ UdpServerRecv(Ptr<Socket> s)
     Address from;
     while ((p = s->RecvFrom(from)))
     {
-        s->SendTo(Create<Packet>(COAP_BYTES), 0, from); // every copy answered anew
+        // Every copy answered anew: an ACK with a 2.05 Content piggybacked.
+        s->SendTo(CoapMessage(2, 0x45, MessageId(p)), 0, from);
     }
 }
 
