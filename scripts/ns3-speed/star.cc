@@ -33,6 +33,18 @@ using namespace ns3;
 
 static uint64_t g_packets = 0;
 static uint32_t g_completed = 0;
+static uint32_t g_flows = 0;
+
+/// One more flow completed; the run ends with the last, as coaplab's does (nothing after it
+/// is simulated: no connection teardown, no late copies).
+static void
+FlowCompleted()
+{
+    if (++g_completed == g_flows)
+    {
+        Simulator::Stop();
+    }
+}
 
 static void
 PhyTx(Ptr<const Packet>)
@@ -98,7 +110,7 @@ CliRecv(TcpFlow* f, Ptr<Socket> s)
     if (!f->done && f->got >= 2 + (uint64_t)f->object)
     {
         f->done = true;
-        g_completed++;
+        FlowCompleted();
         s->Close();
     }
 }
@@ -206,7 +218,7 @@ UdpClientRecv(UdpFlow* f, Ptr<Socket> s)
         f->timer.Cancel();
         if (--f->left == 0)
         {
-            g_completed++;
+            FlowCompleted();
         }
         else
         {
@@ -239,6 +251,7 @@ main(int argc, char** argv)
     uint32_t n = std::atoi(argv[2]);
     uint32_t amount = std::atoi(argv[3]);
     uint32_t buffer = std::atoi(argv[4]);
+    g_flows = n;
     double cpu0 = CpuSeconds();
 
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpLinuxReno::GetTypeId()));
