@@ -12,6 +12,8 @@
 //                                    # it is the current one; CoAP's retransmission (2 s x
 //                                    # U[1, 1.5], doubling to 60 s, 20 retries)
 //
+// The simulation stops when the last flow completes, as coaplab's run does.
+//
 // Prints one line: "packets=P events=E cpu_s=C completed=K", P the packets the two devices
 // transmitted (the link packets), C the CPU time (user + system, getrusage) of building,
 // running and destroying the simulation (not the process start or library loading).
