@@ -210,7 +210,7 @@ mod tests {
     use coaplab_cc::time::Duration;
 
     /// What a loop saw: live firings (instant, owner) in order, and its event count.
-    #[derive(Debug, PartialEq)]
+    #[derive(Debug, Default, PartialEq)]
     struct Seen {
         fired: Vec<(Instant, u32)>,
         events: u64,
@@ -239,23 +239,25 @@ mod tests {
         (who, at)
     }
 
+    /// A loop's random stream after its first arms, and those arms (one per owner, at 0).
+    fn start(seed: u64, owners: usize) -> (impl FnMut() -> u64, Vec<(u32, Option<Instant>)>) {
+        let mut next = xorshift(seed);
+        let arms = (0..owners)
+            .map(|_| random_arm(next(), Instant::ZERO, owners))
+            .collect();
+        (next, arms)
+    }
+
     /// The CoAP loop with the lazy eager heap: it wakes at every entry, stale or live, and
     /// counts each pop; a firing re-arms at random. It stops past `horizon` or out of entries
     /// (clock at its last wake), or after the first live wake at or after `done` (all flows
     /// done).
     fn lazy_loop(seed: u64, owners: usize, horizon: Instant, done: Instant) -> Seen {
         let mut d = Deadlines::new(owners);
-        let mut next = xorshift(seed);
+        let (mut next, arms) = start(seed, owners);
+        arms.into_iter().for_each(|(w, at)| d.arm(w, at));
         let mut now = Instant::ZERO;
-        for _ in 0..owners {
-            let (w, at) = random_arm(next(), now, owners);
-            d.arm(w, at);
-        }
-        let mut seen = Seen {
-            fired: vec![],
-            events: 0,
-            stopped_at: now,
-        };
+        let mut seen = Seen::default();
         while let Some(t) = d.next_at().filter(|&t| t <= horizon) {
             now = t;
             let mut live_here = false;
@@ -282,17 +284,10 @@ mod tests {
     /// displaced ones at the end, as `Sim::run` does. Also: whether no deadline was left.
     fn owner_loop(seed: u64, owners: usize, horizon: Instant, done: Instant) -> (Seen, bool) {
         let mut d = OwnerDeadlines::counting_displaced(owners, horizon);
-        let mut next = xorshift(seed);
+        let (mut next, arms) = start(seed, owners);
+        arms.into_iter().for_each(|(w, at)| d.arm(w, at));
         let mut now = Instant::ZERO;
-        for _ in 0..owners {
-            let (w, at) = random_arm(next(), now, owners);
-            d.arm(w, at);
-        }
-        let mut seen = Seen {
-            fired: vec![],
-            events: 0,
-            stopped_at: now,
-        };
+        let mut seen = Seen::default();
         let ran_out = loop {
             let Some(t) = d.next_at().filter(|&t| t <= horizon) else {
                 break true;
