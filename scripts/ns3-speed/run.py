@@ -8,11 +8,14 @@
 The same workload in both tools, N flows over the nbiot star (30 kbit/s down, 60 kbit/s up,
 one byte FIFO of --buffer bytes per direction, 28,200 B by default):
   * tcp: per flow one long transfer (spec/experiments.md §5.1): connect, CSM + GET, one
-    102,408-B answer; coaplab `tcp-newreno`, ns-3 TcpLinuxReno (MSS 256, no SACK, no
-    timestamps, IW 4, delayed ACK every 2nd segment), as scripts/ns3-oracle/oracle.py.
+    102,408-B answer; coaplab `tcp-newreno`, ns-3 TcpLinuxReno + PRR (MSS 256, no SACK, no
+    timestamps, IW 4, delayed ACK every 2nd segment) with Linux's RTO re-arm on every partial
+    ACK, as scripts/ns3-oracle/oracle.py's `linuxreno-rearm`.
   * udp: per flow 50 closed-loop 60-B CoAP CON exchanges (`continuous`, the fasor18 preset's
     Default CoAP: 2 s x U[1, 1.5], doubling to 60 s, 20 retries); in ns-3 a small application
-    doing the same over UDP sockets (scripts/ns3-speed/star.cc).
+    doing the same over UDP sockets (scripts/ns3-speed/star.cc): its messages carry the Message
+    ID, and an exchange completes only on its own answer.
+Both tools stop when the last flow completes.
 The per-packet figure is CPU time (user + system) per packet transmitted on the bottleneck
 link, both directions (coaplab: runs.csv's down_sent_packets + up_sent_packets; ns-3: the two
 devices' PhyTxEnd). Two CPU times are given for each tool, over the same work in both:
