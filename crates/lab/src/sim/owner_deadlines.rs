@@ -1,8 +1,8 @@
-//! The deadlines of the CoAP loop's owners (client endpoints and their flows, the servers): one
-//! entry per owner in an indexed binary min-heap, so that a re-arm moves the owner's entry in
-//! place and the loop only ever wakes for a live deadline.
+//! The deadlines of a run loop's owners (the CoAP loop's clients and servers, the TCP loop's
+//! flows): one entry per owner in an indexed binary min-heap, so that a re-arm moves the
+//! owner's entry in place and the loop only ever wakes for a live deadline.
 //!
-//! The loop used to keep a lazy heap (`super::deadlines`, now the tests' reference): every re-arm
+//! The CoAP loop used to keep a lazy heap (`super::deadlines`, now the tests' reference): every re-arm
 //! pushed an entry and left the displaced one in the heap, to surface later as a stale
 //! wake-up, and `runs.csv`'s `events` counted each surfacing. A completed exchange displaces
 //! its retransmission deadline, so a congested 400-flow run woke 20,000 times (of 150,000
