@@ -116,7 +116,7 @@ impl Connection {
     /// `tcp_rate_check_app_limited` at an application write.
     pub(super) fn cc_on_write(&mut self) {
         let unsent = self.snd.unsent_bytes();
-        let lost_waiting = self.snd.lost_out > self.snd.retrans_out;
+        let lost_waiting = self.snd.has_lost_to_send();
         let (mss, in_flight, cwnd) = (self.config.mss(), self.snd.in_flight(), self.reno.cwnd);
         self.cc
             .rate

@@ -44,12 +44,12 @@ impl Connection {
             }
             None => {}
         }
-        // Nothing to send is a fixed point of the state unless the time matters: pacing, or
-        // new data waiting on an empty flight, where the restart after idle depends on `now`
-        // (a second pass of the `None` branch above changes nothing either).
+        // Nothing to send is a fixed point of the state unless the time matters: pacing (BBR,
+        // whose state exists only on a paced connection), or new data waiting on an empty
+        // flight, where the restart after idle depends on `now` (a second pass of the `None`
+        // branch above changes nothing either).
         self.quiet = seg.is_none()
             && !self.paced()
-            && self.cc.bbr.is_none()
             && !(self.snd.has_unsent() && self.snd.packets_out() == 0);
         seg
     }
