@@ -56,6 +56,24 @@ pub enum Decoded<'a> {
     },
 }
 
+/// The front of a frame whose payload is still arriving ([`Frame::decode_start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameStart<'a> {
+    /// Code, token and options; `payload` holds the payload bytes present so far.
+    pub frame: Frame<'a>,
+    /// Bytes from the frame's first byte to its payload's first (the marker included).
+    pub head_len: usize,
+    /// The whole frame's length in bytes.
+    pub total: usize,
+}
+
+impl FrameStart<'_> {
+    /// The whole payload's length in bytes.
+    pub fn payload_len(&self) -> usize {
+        self.total - self.head_len
+    }
+}
+
 /// The header fields that fix a frame's length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Head {
@@ -131,6 +149,48 @@ impl<'a> Frame<'a> {
         Ok(Decoded::Frame {
             frame,
             consumed: total,
+        })
+    }
+
+    /// Looks at a stream buffer holding the front of a frame but not all of it: the frame's
+    /// code, token and options once they and the payload marker have arrived, so a reader
+    /// that keeps no payloads can count the rest of the frame's bytes instead of buffering
+    /// them. `None` while they have not, and for a frame that is complete (read it with
+    /// [`Frame::decode_stream`]), longer than `max_frame_bytes`, without a payload, or with
+    /// malformed options ([`Frame::decode_stream`] reports those once it is whole).
+    ///
+    /// ```
+    /// use coaplab_wire::frame::{Frame, FrameBuf};
+    /// use coaplab_wire::{Code, Token};
+    /// let mut f = FrameBuf::new(Code::CONTENT, Token::new(&[7]).unwrap());
+    /// f.payload = vec![0xab; 1_000];
+    /// let bytes = f.to_bytes().unwrap();
+    /// assert_eq!(Frame::decode_start(&bytes[..3], 1 << 20), None);
+    /// let start = Frame::decode_start(&bytes[..100], 1 << 20).unwrap();
+    /// assert_eq!((start.frame.code, start.head_len, start.total), (Code::CONTENT, 6, 1_006));
+    /// assert_eq!((start.frame.payload.len(), start.payload_len()), (94, 1_000));
+    /// assert_eq!(Frame::decode_start(&bytes, 1 << 20), None);
+    /// ```
+    pub fn decode_start(buf: &'a [u8], max_frame_bytes: usize) -> Option<FrameStart<'a>> {
+        let head = read_head(buf).ok()?.ok()?;
+        let total = head.total();
+        if total > max_frame_bytes as u64 || buf.len() as u64 >= total {
+            return None;
+        }
+        let total = total as usize;
+        let token_end = head.fixed_len + head.tkl;
+        let region = buf.get(token_end..)?;
+        let marker = codec::payload_marker_in_prefix(region)?;
+        let head_len = token_end + marker + 1;
+        Some(FrameStart {
+            frame: Frame {
+                code: Code(buf[head.fixed_len - 1]),
+                token: &buf[head.fixed_len..token_end],
+                options: Options::from_validated(&region[..marker]),
+                payload: &buf[head_len..],
+            },
+            head_len,
+            total,
         })
     }
 

@@ -134,3 +134,34 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn a_frames_start_is_its_code_token_and_options_once_they_are_in(f in arb_frame()) {
+        // Every prefix: nothing until the payload marker is in, then the whole frame's code,
+        // token and options, the payload so far, and the lengths; nothing once it is whole.
+        let bytes = f.to_bytes().unwrap();
+        let payload_len = f.payload.len();
+        let head_len = bytes.len() - payload_len;
+        let prefixes = (0..=bytes.len().min(head_len + 64)).chain([bytes.len() - 1, bytes.len()]);
+        for have in prefixes {
+            let start = Frame::decode_start(&bytes[..have], usize::MAX);
+            if payload_len == 0 || have < head_len || have == bytes.len() {
+                prop_assert_eq!(start, None);
+                continue;
+            }
+            let start = start.unwrap();
+            prop_assert_eq!((start.head_len, start.total), (head_len, bytes.len()));
+            prop_assert_eq!(start.payload_len(), payload_len);
+            prop_assert_eq!(start.frame.payload, &f.payload[..have - head_len]);
+            let options = OptionList::from(start.frame.options);
+            prop_assert_eq!((start.frame.code, start.frame.token(), &options), (f.code, f.token, &f.options));
+        }
+        // Longer than allowed: no start either.
+        if payload_len > 0 {
+            prop_assert_eq!(Frame::decode_start(&bytes[..head_len], bytes.len() - 1), None);
+        }
+    }
+}

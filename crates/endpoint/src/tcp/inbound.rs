@@ -57,7 +57,7 @@ impl Session {
             .as_ref()
             .map_or(0, |f| f.body.len());
         let limit = self.config.max_body_bytes;
-        if announced > limit || so_far + frame.payload.len() > limit {
+        if announced > limit || so_far + self.payload_len(frame) > limit {
             let o = self.outstanding.remove(i);
             self.events.push_back(SessionEvent::RequestFailed {
                 request: o.request,
@@ -86,7 +86,7 @@ impl Session {
         self.events.push_back(SessionEvent::RequestCompleted {
             request: o.request,
             code: frame.code,
-            body_len: frame.payload.len(),
+            body_len: self.payload_len(frame),
             body,
             options,
             bytes: len,

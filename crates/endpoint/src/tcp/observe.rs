@@ -320,7 +320,7 @@ impl Session {
             request,
             code: frame.code,
             sequence,
-            body_len: frame.payload.len(),
+            body_len: self.payload_len(frame),
             body,
             options,
             bytes: len,

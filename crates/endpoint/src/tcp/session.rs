@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::{Decoded, Frame, FrameBuf};
-use coaplab_wire::option::number;
+use coaplab_wire::option::{number, ReadOptions};
 use coaplab_wire::signal::{Signal, SignalMessage, DEFAULT_MAX_MESSAGE_SIZE};
 use coaplab_wire::Token;
 
@@ -124,6 +124,12 @@ pub struct Session {
     /// only as far as the frame needs, and complete frames are parsed in place from the
     /// caller's slice, so no frame is copied twice.
     pub(crate) rx: Vec<u8>,
+    /// The frame in `rx` is a response whose payload is counted, not kept (no
+    /// [`SessionConfig::keep_bodies`]): `rx` holds its front up to the payload marker.
+    pub(crate) elided: Option<Elided>,
+    /// While such a frame is handled: its payload's length, which [`Session::payload_len`]
+    /// reports for the (empty) payload it is handled with; 0 otherwise.
+    pub(crate) elided_payload: usize,
     pub(crate) writes: VecDeque<Queued>,
     /// Bytes of the front message already handed out by [`Session::poll_write_chunk`].
     pub(crate) front_sent: usize,
@@ -186,6 +192,27 @@ pub(crate) struct Upload {
     pub(crate) body: Vec<u8>,
 }
 
+/// A response frame whose payload is being skipped ([`Session::elided`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Elided {
+    /// The whole frame's length.
+    total: usize,
+    /// Its payload's length.
+    payload_len: usize,
+    /// Payload bytes still to arrive.
+    left: usize,
+}
+
+/// What becomes of an incomplete frame's payload ([`Session::payload_fate`]).
+enum Payload {
+    /// Kept: the frame is buffered whole, at its exact length.
+    Keep,
+    /// Counted, not kept: the front up to the payload marker (this many bytes) is kept.
+    Skip(usize, Elided),
+    /// Not known until more of the frame's front arrives: buffered as it comes.
+    Unknown,
+}
+
 /// Block1 uploads reassembled at once per session.
 pub(crate) const MAX_UPLOADS: usize = 4;
 
@@ -211,6 +238,8 @@ impl Session {
             peer_max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             peer_released: false,
             rx: Vec::new(),
+            elided: None,
+            elided_payload: 0,
             writes: VecDeque::new(),
             front_sent: 0,
             queued_bytes: 0,
@@ -483,6 +512,15 @@ impl Session {
         }
         // Complete the frame begun by an earlier call, taking only the bytes it needs.
         while !self.rx.is_empty() && !bytes.is_empty() && self.state != State::Ended {
+            if let Some(e) = self.elided.as_mut() {
+                let take = e.left.min(bytes.len());
+                e.left -= take;
+                bytes = &bytes[take..];
+                if e.left == 0 {
+                    self.finish_elided(now);
+                }
+                continue;
+            }
             let limit = self.config.receive_limit();
             let need = match Frame::decode_stream(&self.rx, limit) {
                 Ok(Decoded::NeedMore(n)) => n,
@@ -491,8 +529,11 @@ impl Session {
             };
             let take = need.min(bytes.len());
             // Exactly the frame's length once its header is known: a large frame is held
-            // once, without a doubling vector's slack.
-            self.rx.reserve_exact(need);
+            // once, without a doubling vector's slack (unless its payload may be skipped,
+            // which is known only once its options are in).
+            if self.config.keep_bodies {
+                self.rx.reserve_exact(need);
+            }
             self.rx.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
             let rx = std::mem::take(&mut self.rx);
@@ -501,7 +542,20 @@ impl Session {
                     self.on_frame(now, &frame, consumed);
                     true
                 }
-                Ok(Decoded::NeedMore(_)) => false,
+                Ok(Decoded::NeedMore(more)) => {
+                    let payload = self.payload_fate(&rx);
+                    self.rx = rx;
+                    match payload {
+                        Payload::Skip(head_len, e) => {
+                            self.rx.truncate(head_len);
+                            self.rx.shrink_to(RX_KEEP_BYTES);
+                            self.elided = Some(e);
+                        }
+                        Payload::Keep => self.rx.reserve_exact(more),
+                        Payload::Unknown => {}
+                    }
+                    continue;
+                }
                 Err(e) => {
                     self.rx = rx;
                     return self.malformed(now, e);
@@ -524,13 +578,76 @@ impl Session {
                     bytes = &bytes[consumed..];
                 }
                 Ok(Decoded::NeedMore(more)) => {
-                    self.rx.reserve_exact(bytes.len() + more);
-                    self.rx.extend_from_slice(bytes);
+                    match self.payload_fate(bytes) {
+                        Payload::Skip(head_len, e) => {
+                            self.rx.extend_from_slice(&bytes[..head_len]);
+                            self.elided = Some(e);
+                        }
+                        Payload::Keep => {
+                            self.rx.reserve_exact(bytes.len() + more);
+                            self.rx.extend_from_slice(bytes);
+                        }
+                        Payload::Unknown => self.rx.extend_from_slice(bytes),
+                    }
                     return;
                 }
                 Err(e) => return self.malformed(now, e),
             }
         }
+    }
+
+    /// For the front of an incomplete frame: whether its payload is to be kept or can be
+    /// counted instead. Only a response's can, when bodies are not kept, and not a Block2
+    /// block's (whose bytes make up the body the next block is asked for by): its payload is
+    /// only ever measured.
+    fn payload_fate(&self, front: &[u8]) -> Payload {
+        if self.config.keep_bodies {
+            return Payload::Keep;
+        }
+        let Some(start) = Frame::decode_start(front, self.config.receive_limit()) else {
+            // Not all of code, token and options yet (or a frame without payload, whose
+            // length the header bounds).
+            return Payload::Unknown;
+        };
+        if !start.frame.code.is_response() || start.frame.has(number::BLOCK2) {
+            return Payload::Keep;
+        }
+        Payload::Skip(
+            start.head_len,
+            Elided {
+                total: start.total,
+                payload_len: start.payload_len(),
+                left: start.total - front.len(),
+            },
+        )
+    }
+
+    /// The last byte of an elided frame arrived: handles it with an empty payload, its
+    /// length reported by [`Session::payload_len`].
+    fn finish_elided(&mut self, now: Instant) {
+        let Some(e) = self.elided.take() else {
+            return;
+        };
+        let rx = std::mem::take(&mut self.rx);
+        let start = Frame::decode_start(&rx, self.config.receive_limit());
+        // `rx` is the front `elidable` accepted, so it reads the same again.
+        debug_assert!(start.is_some(), "an elided frame's front no longer decodes");
+        if let Some(start) = start {
+            let frame = Frame {
+                payload: &[],
+                ..start.frame
+            };
+            self.elided_payload = e.payload_len;
+            self.on_frame(now, &frame, e.total);
+            self.elided_payload = 0;
+        }
+        self.rx = rx;
+        self.rx.clear();
+    }
+
+    /// The length of `frame`'s payload: its own, or the elided one's it stands for.
+    pub(crate) fn payload_len(&self, frame: &Frame<'_>) -> usize {
+        frame.payload.len() + self.elided_payload
     }
 
     /// The next write for the connection, in order: one whole message (what is left of it
@@ -721,6 +838,7 @@ impl Session {
         }
         self.state = State::Ended;
         self.rx.clear();
+        self.elided = None;
         self.pings.clear();
         self.end_observations(now);
         for o in std::mem::take(&mut self.outstanding) {

@@ -34,6 +34,28 @@ pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError>
     Ok((bytes, &[]))
 }
 
+/// Where the payload marker lies in the first bytes of an options region (`prefix`; the
+/// region goes on beyond it): `Some(offset)` once every option before the marker is present
+/// and well formed, `None` while one is incomplete or the prefix holds no marker yet, and for
+/// malformed options, which [`split_options`] reports once the region is whole. The offset is
+/// the one [`split_options`] finds in the whole region (the same scan).
+pub(crate) fn payload_marker_in_prefix(prefix: &[u8]) -> Option<usize> {
+    let mut pos = 0;
+    let mut number: u32 = 0;
+    while pos < prefix.len() {
+        if prefix[pos] == PAYLOAD_MARKER {
+            return Some(pos);
+        }
+        let (delta, len, next) = read_header(prefix, pos).ok()?;
+        number += delta;
+        if number > u16::MAX as u32 {
+            return None;
+        }
+        pos = next + len;
+    }
+    None
+}
+
 /// Reads one option header at `pos` (the byte there is not the payload marker).
 /// Returns `(delta, value length, offset of the value)`.
 #[inline]
