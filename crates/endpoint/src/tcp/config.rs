@@ -38,7 +38,9 @@ pub struct SessionConfig {
     /// Seed it from the run's random stream to mimic a real client.
     pub first_token: u64,
     /// Keep response bodies in [`crate::tcp::SessionEvent::RequestCompleted`] (off: only
-    /// their length, so a 100-kB transfer allocates nothing per run).
+    /// their length, so a 100-kB transfer allocates nothing per run: a response frame's
+    /// payload is counted as it arrives, only its code, token and options are buffered, except
+    /// a Block2 block's, whose bytes make up the body).
     pub keep_bodies: bool,
     /// Largest response body a request of ours accepts, in bytes: one message's payload, or
     /// the sum over the blocks of a block-wise (BERT) response, or a total announced by Size2
