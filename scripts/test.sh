@@ -20,7 +20,7 @@ for arg in "$@"; do
   esac
 done
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "toolchain"
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first (https://rustup.rs)" >&2; exit 1; }
@@ -120,3 +120,4 @@ if [ "$long" = 1 ]; then
   command -v g++ >/dev/null || apt_install g++
   python3 scripts/ns3-speed/run.py
 fi
+step "done"
