@@ -76,6 +76,20 @@ if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fil
   python3 -m venv .peers/venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/venv; }
   .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
 fi
+# maturin, pandas, pytest and dask.distributed from PyPI in a project-local venv for the
+# Python package's tests, only when missing: installed in the background while the Rust
+# steps run (pip mostly waits on downloads), awaited by the python step; killed if this
+# script ends first.
+py_venv_pid=
+py_venv_log="$(mktemp /tmp/coaplab-py-venv.XXXXXX)"
+trap '[ -z "$py_venv_pid" ] || kill "$py_venv_pid" 2>/dev/null || true; rm -f "$py_venv_log"' EXIT
+if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
+  rm -rf .peers/py-venv
+  python3 -m venv .peers/py-venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/py-venv; }
+  .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]' \
+    >"$py_venv_log" 2>&1 &
+  py_venv_pid=$!
+fi
 
 step "format (cargo fmt --check)"
 cargo fmt --all -- --check
@@ -94,14 +108,17 @@ else
 fi
 
 step "python package (coaplab.run/trace/algorithms, coaplab.dask; .peers/py-venv)"
-# maturin, pandas, pytest and dask.distributed from PyPI in a project-local venv, only when
-# missing. The test build shares target/ and the dev profile with the workspace build above,
-# so only pyo3 and the bindings compile (about 30 s); a user's `pip install ./python` builds
-# in release instead.
-if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
-  rm -rf .peers/py-venv
-  python3 -m venv .peers/py-venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/py-venv; }
-  .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
+# The venv installed in the background above. The test build shares target/ and the dev
+# profile with the workspace build above, so only pyo3 and the bindings compile (about 30 s);
+# a user's `pip install ./python` builds in release instead.
+if [ -n "$py_venv_pid" ]; then
+  if ! wait "$py_venv_pid"; then
+    py_venv_pid=
+    cat "$py_venv_log" >&2
+    echo "test.sh: installing the Python package's test tools into .peers/py-venv failed" >&2
+    exit 1
+  fi
+  py_venv_pid=
 fi
 # The bindings crate is outside the workspace: format and lint it here.
 cargo fmt --manifest-path python/Cargo.toml -- --check

@@ -224,7 +224,6 @@ fn libcoap_client_with_loss_against_our_server() {
         return;
     };
     let server = OurServer::start(&[]);
-    let out = dir.join("out.bin");
     let body = noise(8192, 77);
     let file = dir.join("in.bin");
     std::fs::write(&file, &body).unwrap();
@@ -235,27 +234,33 @@ fn libcoap_client_with_loss_against_our_server() {
         (&[get.as_str()], pattern(8192)),
         (&["-m", "put", "-f", f, echo.as_str()], body.clone()),
     ];
-    for (args, expected) in cases {
-        let _ = std::fs::remove_file(&out);
-        // libcoap drops its own 1st and 3rd datagrams (`-l 1,3`): two retransmissions.
-        // `-B` bounds the whole operation, so it is generous.
-        let o = run_bounded(
-            Command::new(&client)
-                .args(["-v", "7", "-B", "60", "-l", "1,3", "-o"])
-                .arg(&out)
-                .args(args),
-            None,
-            LIMIT,
-        );
-        assert_ok(&o, &format!("lossy coap-client {args:?}"));
-        let log =
-            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
-        assert_eq!(log.matches("retransmission #").count(), 2, "{args:?}");
-        assert!(
-            std::fs::read(&out).unwrap() == expected,
-            "{args:?}: bytes differ"
-        );
-    }
+    // The two clients wait out their retransmission timers (seconds): at once.
+    std::thread::scope(|s| {
+        for (i, (args, expected)) in cases.into_iter().enumerate() {
+            let (client, dir) = (&client, &dir);
+            s.spawn(move || {
+                let out = dir.join(format!("out-{i}.bin"));
+                // libcoap drops its own 1st and 3rd datagrams (`-l 1,3`): two
+                // retransmissions. `-B` bounds the whole operation, so it is generous.
+                let o = run_bounded(
+                    Command::new(client)
+                        .args(["-v", "7", "-B", "60", "-l", "1,3", "-o"])
+                        .arg(&out)
+                        .args(args),
+                    None,
+                    LIMIT,
+                );
+                assert_ok(&o, &format!("lossy coap-client {args:?}"));
+                let log = String::from_utf8_lossy(&o.stdout).into_owned()
+                    + &String::from_utf8_lossy(&o.stderr);
+                assert_eq!(log.matches("retransmission #").count(), 2, "{args:?}");
+                assert!(
+                    std::fs::read(&out).unwrap() == expected,
+                    "{args:?}: bytes differ"
+                );
+            });
+        }
+    });
     server.stop_clean();
     let _ = std::fs::remove_dir_all(&dir);
 }

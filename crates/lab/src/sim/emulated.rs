@@ -434,14 +434,27 @@ mod tests {
         // retransmissions follow losses; of 0.02 s: every first timer fires before the reply
         // can arrive, so most retransmissions are spurious.
         let mut spurious = 0;
-        for ack_timeout in ["0.3", "0.02"] {
-            let text = format!(
-                "name = \"t\"\n[network]\npreset = \"zigbee\"\n\
-                 loss = {{ model = \"bernoulli\", p = 0.15 }}\n[[flows]]\ncount = 2\n\
-                 cc = \"default\"\nexchanges = 8\n[flows.params]\nack_timeout_s = {ack_timeout}\n"
-            );
-            let runs = Scenario::parse(&text, "t.toml").unwrap().expand(None, None);
-            let (result, log) = super::run_logged(&runs[0]).unwrap();
+        let timeouts = ["0.3", "0.02"];
+        // Both runs wait on real time, each in its own namespaces: at once.
+        let logged: Vec<_> = std::thread::scope(|s| {
+            let running: Vec<_> = timeouts
+                .iter()
+                .map(|ack_timeout| {
+                    s.spawn(move || {
+                        let text = format!(
+                            "name = \"t\"\n[network]\npreset = \"zigbee\"\n\
+                             loss = {{ model = \"bernoulli\", p = 0.15 }}\n[[flows]]\n\
+                             count = 2\ncc = \"default\"\nexchanges = 8\n[flows.params]\n\
+                             ack_timeout_s = {ack_timeout}\n"
+                        );
+                        let runs = Scenario::parse(&text, "t.toml").unwrap().expand(None, None);
+                        super::run_logged(&runs[0]).unwrap()
+                    })
+                })
+                .collect();
+            running.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (ack_timeout, (result, log)) in timeouts.into_iter().zip(logged) {
             let log = log.unwrap();
             assert_eq!(log.packets.len(), log.packet_bytes.len());
             let end = Instant::from_nanos((result.sim_time_s * 1e9) as i64);
