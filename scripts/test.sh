@@ -76,21 +76,6 @@ if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fil
   python3 -m venv .peers/venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/venv; }
   .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
 fi
-# maturin, pandas, pytest and dask.distributed from PyPI in a project-local venv for the
-# Python package's tests, only when missing: installed in the background while the Rust
-# steps run (pip mostly waits on downloads), awaited by the python step; killed if this
-# script ends first.
-py_venv_pid=
-py_venv_log="$(mktemp /tmp/coaplab-py-venv.XXXXXX)"
-trap '[ -z "$py_venv_pid" ] || kill "$py_venv_pid" 2>/dev/null || true; rm -f "$py_venv_log"' EXIT
-if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
-  rm -rf .peers/py-venv
-  python3 -m venv .peers/py-venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/py-venv; }
-  .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]' \
-    >"$py_venv_log" 2>&1 &
-  py_venv_pid=$!
-fi
-
 step "format (cargo fmt --check)"
 cargo fmt --all -- --check
 
@@ -101,6 +86,30 @@ step "layer direction (lower layers never import higher ones)"
 python3 scripts/check-layers.py
 
 step "tests"
+cargo test --workspace --locked --no-run
+# maturin, pandas, pytest and dask.distributed from PyPI in a project-local venv for the
+# Python package's tests, only when missing: installed in the background while the tests run
+# (most of them wait on real time; pip mostly on downloads), awaited by the python step, and
+# killed if this script ends first.
+py_venv_pid=
+py_venv_log="$(mktemp /tmp/coaplab-py-venv.XXXXXX)"
+stop_py_venv() {
+  if [ -n "$py_venv_pid" ]; then
+    pkill -P "$py_venv_pid" 2>/dev/null || true
+    kill "$py_venv_pid" 2>/dev/null || true
+  fi
+  rm -f "$py_venv_log"
+}
+trap stop_py_venv EXIT
+if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
+  python3 -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
+  (
+    rm -rf .peers/py-venv
+    python3 -m venv .peers/py-venv
+    .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
+  ) >"$py_venv_log" 2>&1 &
+  py_venv_pid=$!
+fi
 if [ "$long" = 1 ]; then
   cargo test --workspace --locked -- --include-ignored
 else
