@@ -8,6 +8,9 @@
 //! carries it and deletes what the test created, pass or fail. The tests run one at a time:
 //! each one's `coaplab emulate` would otherwise remove another's deliberately dead leftovers.
 
+// Its own test binary, not a module of `it`: it leaves namespaces of a killed session behind
+// on purpose, which any emulation starting meanwhile in the same run would reap.
+#[path = "it/support/mod.rs"]
 mod support;
 
 use std::process::{Child, Command, Stdio};

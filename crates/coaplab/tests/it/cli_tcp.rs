@@ -2,7 +2,7 @@
 //! get|put|post|delete|bench coap+tcp://…` against each other and against scripted raw peers:
 //! exact bytes, exit codes, the `-v` trace.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

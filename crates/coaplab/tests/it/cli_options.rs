@@ -3,7 +3,7 @@
 //! (read by a plain UDP socket standing in for a server), `-v`'s decoded response options,
 //! and the exit codes of conditional requests and bad flags against our server.
 
-mod support;
+use crate::support;
 
 use std::net::UdpSocket;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! own client and server. Skipped with a printed reason when libcoap is absent, unless CI
 //! is set.
 
-mod support;
+use crate::support;
 
 use std::io::BufRead;
 use std::path::Path;

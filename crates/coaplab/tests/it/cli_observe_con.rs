@@ -5,7 +5,7 @@
 //! periods plus one CON's retransmissions instead of the 24 h of §4.5.1's minimum; and the
 //! RST answering a NON notification deregisters (§3.6).
 
-mod support;
+use crate::support;
 
 use std::net::UdpSocket;
 use std::time::Duration;

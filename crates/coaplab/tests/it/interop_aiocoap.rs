@@ -2,7 +2,7 @@
 //! against `aiocoap-fileserver --write`, and `aiocoap-client` against our server. Bytes are
 //! compared exactly. Skipped with a printed reason when aiocoap is absent, unless CI is set.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

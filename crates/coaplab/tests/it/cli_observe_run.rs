@@ -1,7 +1,7 @@
 //! `coaplab run scenarios/observe-cocoa-fasor.toml --reps 1` (issue 16): the `observe` workload
 //! end to end, its notification columns in flows.csv and summary.csv, and a bad key named.
 
-mod run_support;
+use crate::run_support;
 use run_support::{coaplab, text, TempDir};
 
 fn scenario() -> String {

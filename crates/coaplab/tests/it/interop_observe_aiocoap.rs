@@ -15,7 +15,7 @@
 //!
 //! Skipped with a printed reason when aiocoap is absent, unless CI is set.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

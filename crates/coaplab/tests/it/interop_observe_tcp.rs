@@ -5,7 +5,7 @@
 //! its connection (exit 4). Skipped with a printed reason when libcoap is absent, unless CI
 //! is set.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //! (neither on a pipe nor on a terminal), so the aiocoap direction uses the aiocoap library
 //! from the same venv.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

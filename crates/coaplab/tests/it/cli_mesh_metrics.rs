@@ -3,7 +3,7 @@
 //! `exchanges.csv`, consistent with one another; shards merge them byte for byte; `coaplab
 //! report` reads the directory.
 
-mod run_support;
+use crate::run_support;
 use run_support::{coaplab, text, TempDir};
 
 /// 7 clients on the 3x3 grid, a 40-B request every 100 ms for 20 s, two algorithms, two runs

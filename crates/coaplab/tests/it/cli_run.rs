@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod run_support;
+use crate::run_support;
 use run_support::{coaplab, text, TempDir};
 
 const TINY: &str = "# tiny\nname = \"tiny\"\nseed = 5\nreplications = 2\n[[flows]]\ncount = 2\n\

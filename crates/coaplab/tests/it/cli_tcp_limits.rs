@@ -4,7 +4,7 @@
 //! after --tcp-stall-timeout, and never keep another client waiting; the exit line counts it
 //! all.
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 use std::time::Duration;

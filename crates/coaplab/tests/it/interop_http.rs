@@ -3,7 +3,7 @@
 //! Python's `http.server` (HTTP/1.1) and nghttp2's `nghttpd --no-tls` (h2c). Peers missing
 //! outside CI skip with a printed reason; scripts/test.sh installs them.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

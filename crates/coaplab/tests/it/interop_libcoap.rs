@@ -2,7 +2,7 @@
 //! (with and without its `-l loss%`), and `coap-client-notls` against our server. Bytes are
 //! compared exactly. Skipped with a printed reason when libcoap is absent, unless CI is set.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

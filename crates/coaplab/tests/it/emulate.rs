@@ -5,7 +5,7 @@
 //! Needs root and /dev/net/tun (skipped with a printed reason otherwise); the libcoap peers
 //! are installed by scripts/test.sh.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};

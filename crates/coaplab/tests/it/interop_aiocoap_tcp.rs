@@ -4,7 +4,7 @@
 //! server --tcp`. Bytes are compared exactly. Skipped with a printed reason when aiocoap is
 //! absent, unless CI is set.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

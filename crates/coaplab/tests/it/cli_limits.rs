@@ -6,7 +6,7 @@
 //! payloads are refused (exit 2). Every peer here is a thread of the test, bounded in count
 //! and time; every run is bounded by `run_bounded`.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};

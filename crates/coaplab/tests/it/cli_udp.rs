@@ -1,7 +1,7 @@
 //! `coaplab server` and `coaplab get|put|post|delete|bench` against each other on loopback:
 //! exact bytes, exit codes, and a malformed burst plus a valid flood.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

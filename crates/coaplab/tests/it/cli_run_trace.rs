@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod run_support;
+use crate::run_support;
 use run_support::{coaplab, text, TempDir};
 
 /// Whether tshark is installed; in CI (scripts/test.sh installs it) its absence fails.

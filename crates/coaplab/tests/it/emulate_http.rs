@@ -5,7 +5,7 @@
 //!
 //! Needs root and /dev/net/tun, and tshark (skipped with a printed reason otherwise).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

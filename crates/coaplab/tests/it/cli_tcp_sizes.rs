@@ -2,7 +2,7 @@
 //! (issue 11 item 12) returns exactly the object. The CLI's client advertises Max-Message-Size
 //! 8 MiB, so the real-socket path never shared the simulator's bug; this keeps it that way.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! trace shows each body travelling as one message. Skipped with a printed reason when
 //! libcoap is absent, unless CI is set.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

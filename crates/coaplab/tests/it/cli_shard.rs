@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Output;
 
-mod run_support;
+use crate::run_support;
 use run_support::{coaplab, text, TempDir};
 
 /// Two buffer sizes x two algorithms x 2 replications: 8 runs of 3 flows.

@@ -5,7 +5,7 @@
 //! response's options with `-v`. Skipped with a printed reason when a peer is absent,
 //! unless CI is set.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;
