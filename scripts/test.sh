@@ -76,6 +76,7 @@ if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fil
   python3 -m venv .peers/venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/venv; }
   .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
 fi
+
 step "format (cargo fmt --check)"
 cargo fmt --all -- --check
 

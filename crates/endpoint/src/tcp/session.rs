@@ -630,7 +630,7 @@ impl Session {
         };
         let rx = std::mem::take(&mut self.rx);
         let start = Frame::decode_start(&rx, self.config.receive_limit());
-        // `rx` is the front `elidable` accepted, so it reads the same again.
+        // `rx` is the front `payload_fate` accepted, so it reads the same again.
         debug_assert!(start.is_some(), "an elided frame's front no longer decodes");
         if let Some(start) = start {
             let frame = Frame {
