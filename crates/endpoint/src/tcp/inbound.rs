@@ -12,8 +12,16 @@ use crate::tcp::event::{SessionEvent, SessionFailReason, Side, StreamIgnoreReaso
 use crate::tcp::session::{Session, State};
 
 impl Session {
-    /// One complete frame of `len` bytes.
-    pub(crate) fn on_frame(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
+    /// One complete frame of `len` bytes whose payload is `payload_len` bytes: `frame.payload`'s
+    /// length, or more for a response whose payload was counted, not kept
+    /// ([`crate::tcp::SessionConfig::keep_bodies`] off), and handed in empty.
+    pub(crate) fn on_frame(
+        &mut self,
+        now: Instant,
+        frame: &Frame<'_>,
+        len: usize,
+        payload_len: usize,
+    ) {
         if !self.csm_received && frame.code != Code::CSM {
             // RFC 8323 §5.3: "Missing or invalid CSMs result in the connection being aborted."
             return self.abort(now, None, "the first message must be a CSM");
@@ -33,15 +41,15 @@ impl Session {
             return self.serve(now, frame, len);
         }
         if code.is_response() {
-            return self.on_response(now, frame, len);
+            return self.on_response(now, frame, len, payload_len);
         }
         self.ignore(now, StreamIgnoreReason::ReservedCode);
     }
 
-    fn on_response(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
+    fn on_response(&mut self, now: Instant, frame: &Frame<'_>, len: usize, payload_len: usize) {
         let token = frame.token();
         let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
-            if self.on_notification(now, frame, len) {
+            if self.on_notification(now, frame, len, payload_len) {
                 return;
             }
             return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
@@ -57,7 +65,7 @@ impl Session {
             .as_ref()
             .map_or(0, |f| f.body.len());
         let limit = self.config.max_body_bytes;
-        if announced > limit || so_far + self.payload_len(frame) > limit {
+        if announced > limit || so_far + payload_len > limit {
             let o = self.outstanding.remove(i);
             self.events.push_back(SessionEvent::RequestFailed {
                 request: o.request,
@@ -86,7 +94,7 @@ impl Session {
         self.events.push_back(SessionEvent::RequestCompleted {
             request: o.request,
             code: frame.code,
-            body_len: self.payload_len(frame),
+            body_len: payload_len,
             body,
             options,
             bytes: len,

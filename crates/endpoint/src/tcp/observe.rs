@@ -300,7 +300,13 @@ impl Session {
 
     /// A response that matched no outstanding request: a notification of an observation
     /// held? Returns whether it was one (then it was reported).
-    pub(crate) fn on_notification(&mut self, now: Instant, frame: &Frame<'_>, len: usize) -> bool {
+    pub(crate) fn on_notification(
+        &mut self,
+        now: Instant,
+        frame: &Frame<'_>,
+        len: usize,
+        payload_len: usize,
+    ) -> bool {
         let token = frame.token();
         let Some(i) = self.watches.iter().position(|w| w.token == token) else {
             return false;
@@ -320,7 +326,7 @@ impl Session {
             request,
             code: frame.code,
             sequence,
-            body_len: self.payload_len(frame),
+            body_len: payload_len,
             body,
             options,
             bytes: len,

@@ -127,9 +127,6 @@ pub struct Session {
     /// The frame in `rx` is a response whose payload is counted, not kept (no
     /// [`SessionConfig::keep_bodies`]): `rx` holds its front up to the payload marker.
     pub(crate) elided: Option<Elided>,
-    /// While such a frame is handled: its payload's length, which [`Session::payload_len`]
-    /// reports for the (empty) payload it is handled with; 0 otherwise.
-    pub(crate) elided_payload: usize,
     pub(crate) writes: VecDeque<Queued>,
     /// Bytes of the front message already handed out by [`Session::poll_write_chunk`].
     pub(crate) front_sent: usize,
@@ -239,7 +236,6 @@ impl Session {
             peer_released: false,
             rx: Vec::new(),
             elided: None,
-            elided_payload: 0,
             writes: VecDeque::new(),
             front_sent: 0,
             queued_bytes: 0,
@@ -539,20 +535,22 @@ impl Session {
             let rx = std::mem::take(&mut self.rx);
             let done = match Frame::decode_stream(&rx, limit) {
                 Ok(Decoded::Frame { frame, consumed }) => {
-                    self.on_frame(now, &frame, consumed);
+                    self.on_frame(now, &frame, consumed, frame.payload.len());
                     true
                 }
                 Ok(Decoded::NeedMore(more)) => {
-                    let payload = self.payload_fate(&rx);
                     self.rx = rx;
-                    match payload {
-                        Payload::Skip(head_len, e) => {
-                            self.rx.truncate(head_len);
-                            self.rx.shrink_to(RX_KEEP_BYTES);
-                            self.elided = Some(e);
+                    // Room for the whole frame: it is kept, decided already.
+                    if self.rx.capacity() < self.rx.len() + more {
+                        match self.payload_fate(&self.rx) {
+                            Payload::Skip(head_len, e) => {
+                                self.rx.truncate(head_len);
+                                self.rx.shrink_to(RX_KEEP_BYTES);
+                                self.elided = Some(e);
+                            }
+                            Payload::Keep => self.rx.reserve_exact(more),
+                            Payload::Unknown => {}
                         }
-                        Payload::Keep => self.rx.reserve_exact(more),
-                        Payload::Unknown => {}
                     }
                     continue;
                 }
@@ -574,7 +572,7 @@ impl Session {
         while !bytes.is_empty() && self.state != State::Ended {
             match Frame::decode_stream(bytes, self.config.receive_limit()) {
                 Ok(Decoded::Frame { frame, consumed }) => {
-                    self.on_frame(now, &frame, consumed);
+                    self.on_frame(now, &frame, consumed, frame.payload.len());
                     bytes = &bytes[consumed..];
                 }
                 Ok(Decoded::NeedMore(more)) => {
@@ -622,8 +620,8 @@ impl Session {
         )
     }
 
-    /// The last byte of an elided frame arrived: handles it with an empty payload, its
-    /// length reported by [`Session::payload_len`].
+    /// The last byte of an elided frame arrived: handles it with an empty payload and that
+    /// payload's length.
     fn finish_elided(&mut self, now: Instant) {
         let Some(e) = self.elided.take() else {
             return;
@@ -637,17 +635,10 @@ impl Session {
                 payload: &[],
                 ..start.frame
             };
-            self.elided_payload = e.payload_len;
-            self.on_frame(now, &frame, e.total);
-            self.elided_payload = 0;
+            self.on_frame(now, &frame, e.total, e.payload_len);
         }
         self.rx = rx;
         self.rx.clear();
-    }
-
-    /// The length of `frame`'s payload: its own, or the elided one's it stands for.
-    pub(crate) fn payload_len(&self, frame: &Frame<'_>) -> usize {
-        frame.payload.len() + self.elided_payload
     }
 
     /// The next write for the connection, in order: one whole message (what is left of it
