@@ -376,6 +376,18 @@ impl Network for EmulatedNet {
     }
 }
 
+/// `run` of every item, all at once on threads of their own, the results in item order: for
+/// tests whose emulated runs wait on real time (each in its own namespaces), so that a test
+/// waits for the longest run, not the sum.
+#[cfg(test)]
+fn at_once<T: Sync, R: Send>(items: &[T], run: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let run = &run;
+        let running: Vec<_> = items.iter().map(|i| s.spawn(move || run(i))).collect();
+        running.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use coaplab_cc::time::Instant;
@@ -435,24 +447,14 @@ mod tests {
         // can arrive, so most retransmissions are spurious.
         let mut spurious = 0;
         let timeouts = ["0.3", "0.02"];
-        // Both runs wait on real time, each in its own namespaces: at once.
-        let logged: Vec<_> = std::thread::scope(|s| {
-            let running: Vec<_> = timeouts
-                .iter()
-                .map(|ack_timeout| {
-                    s.spawn(move || {
-                        let text = format!(
-                            "name = \"t\"\n[network]\npreset = \"zigbee\"\n\
-                             loss = {{ model = \"bernoulli\", p = 0.15 }}\n[[flows]]\n\
-                             count = 2\ncc = \"default\"\nexchanges = 8\n[flows.params]\n\
-                             ack_timeout_s = {ack_timeout}\n"
-                        );
-                        let runs = Scenario::parse(&text, "t.toml").unwrap().expand(None, None);
-                        super::run_logged(&runs[0]).unwrap()
-                    })
-                })
-                .collect();
-            running.into_iter().map(|h| h.join().unwrap()).collect()
+        let logged = super::at_once(&timeouts, |ack_timeout| {
+            let text = format!(
+                "name = \"t\"\n[network]\npreset = \"zigbee\"\n\
+                 loss = {{ model = \"bernoulli\", p = 0.15 }}\n[[flows]]\ncount = 2\n\
+                 cc = \"default\"\nexchanges = 8\n[flows.params]\nack_timeout_s = {ack_timeout}\n"
+            );
+            let runs = Scenario::parse(&text, "t.toml").unwrap().expand(None, None);
+            super::run_logged(&runs[0]).unwrap()
         });
         for (ack_timeout, (result, log)) in timeouts.into_iter().zip(logged) {
             let log = log.unwrap();

@@ -685,15 +685,7 @@ mod tests {
                 there
             })
             .collect();
-        // The runs wait on real time, each in its own namespaces: at once, so the suite waits
-        // for the longest, not the sum.
-        let emulated: Vec<_> = std::thread::scope(|s| {
-            let running: Vec<_> = runs
-                .iter()
-                .map(|spec| s.spawn(|| super::super::run_one(spec)))
-                .collect();
-            running.into_iter().map(|h| h.join().unwrap()).collect()
-        });
+        let emulated = super::super::at_once(&runs, |spec| super::super::run_one(spec));
         let mut ran = 0;
         for (spec, emulated) in runs.iter().zip(emulated) {
             let (cc, workload) = (
