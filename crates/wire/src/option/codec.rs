@@ -10,15 +10,32 @@ pub(crate) const PAYLOAD_MARKER: u8 = 0xff;
 /// splits it from the payload. Returns `(options, payload)`; `options` holds only
 /// well-formed options, so iterating over it cannot fail.
 pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
+    match find_payload_marker(bytes)? {
+        // RFC 7252 §3: a marker followed by nothing is a format error.
+        Some(pos) if pos + 1 == bytes.len() => Err(DecodeError::PayloadMarkerWithoutPayload),
+        Some(pos) => Ok((&bytes[..pos], &bytes[pos + 1..])),
+        None => Ok((bytes, &[])),
+    }
+}
+
+/// Where the payload marker lies in the first bytes of an options region (`prefix`; the
+/// region goes on beyond it): `Some(offset)` once every option before the marker is present
+/// and well formed, `None` while one is incomplete or the prefix holds no marker yet, and for
+/// malformed options, which [`split_options`] reports once the region is whole. The offset is
+/// the one [`split_options`] finds in the whole region (the same scan).
+pub(crate) fn payload_marker_in_prefix(prefix: &[u8]) -> Option<usize> {
+    find_payload_marker(prefix).ok().flatten()
+}
+
+/// Walks the options at the start of `bytes`, checking each: the offset of the payload
+/// marker, or `None` when the options run to the end of `bytes`.
+#[inline]
+fn find_payload_marker(bytes: &[u8]) -> Result<Option<usize>, DecodeError> {
     let mut pos = 0;
     let mut number: u32 = 0;
     while pos < bytes.len() {
         if bytes[pos] == PAYLOAD_MARKER {
-            // RFC 7252 §3: a marker followed by nothing is a format error.
-            if pos + 1 == bytes.len() {
-                return Err(DecodeError::PayloadMarkerWithoutPayload);
-            }
-            return Ok((&bytes[..pos], &bytes[pos + 1..]));
+            return Ok(Some(pos));
         }
         let (delta, len, next) = read_header(bytes, pos)?;
         number += delta;
@@ -31,29 +48,7 @@ pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError>
         }
         pos = end;
     }
-    Ok((bytes, &[]))
-}
-
-/// Where the payload marker lies in the first bytes of an options region (`prefix`; the
-/// region goes on beyond it): `Some(offset)` once every option before the marker is present
-/// and well formed, `None` while one is incomplete or the prefix holds no marker yet, and for
-/// malformed options, which [`split_options`] reports once the region is whole. The offset is
-/// the one [`split_options`] finds in the whole region (the same scan).
-pub(crate) fn payload_marker_in_prefix(prefix: &[u8]) -> Option<usize> {
-    let mut pos = 0;
-    let mut number: u32 = 0;
-    while pos < prefix.len() {
-        if prefix[pos] == PAYLOAD_MARKER {
-            return Some(pos);
-        }
-        let (delta, len, next) = read_header(prefix, pos).ok()?;
-        number += delta;
-        if number > u16::MAX as u32 {
-            return None;
-        }
-        pos = next + len;
-    }
-    None
+    Ok(None)
 }
 
 /// Reads one option header at `pos` (the byte there is not the payload marker).
