@@ -1,6 +1,7 @@
-//! Runs a plan in parallel across cores: a shared work queue over scoped threads, each run
-//! recorded atomically as it ends, a failing or panicking run recorded as failed with its
-//! error, finished runs skipped on `--resume` (runs whose files do not verify are run again).
+//! Runs a plan in parallel across cores: a shared work queue over scoped threads (with one
+//! job, the calling thread), each run recorded atomically as it ends, a failing or panicking
+//! run recorded as failed with its error, finished runs skipped on `--resume` (runs whose
+//! files do not verify are run again).
 //! Each worker builds its runs' [`RunSpec`]s from the lazy [`Plan`] as it takes them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -50,9 +51,9 @@ pub struct Outcome {
     pub manifest: Manifest,
 }
 
-/// Runs every run of `plan` not yet finished in `dir` on `jobs` threads, then assembles the
-/// results files. `progress` is called on this thread after each run, and once before any
-/// when some runs' files did not verify ([`Progress::unverified`]).
+/// Runs every run of `plan` not yet finished in `dir` on `jobs` threads (one job: on this
+/// thread), then assembles the results files. `progress` is called on this thread after each
+/// run, and once before any when some runs' files did not verify ([`Progress::unverified`]).
 pub fn execute(
     plan: &Plan<'_>,
     dir: &ResultsDir,
@@ -113,52 +114,70 @@ pub fn execute_with(
     }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<(usize, Result<Option<String>, ResultsError>)>();
     let mut fatal = None;
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(pending.len().max(1)) {
-            let tx = tx.clone();
-            let (pending, next, stop) = (&pending, &next, &stop);
-            scope.spawn(move || {
-                // Workers take runs in order, so consecutive runs of one combination mostly
-                // land on one worker and its cache builds the configuration once.
-                let mut cache = SpecCache::default();
-                while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&run) = pending.get(i) else { break };
-                    let spec = &cache.spec(plan, run);
-                    let t0 = WallClock::now();
-                    let cpu0_s = thread_cpu_s();
-                    let outcome = catch_unwind(AssertUnwindSafe(|| run_fn(spec)))
-                        .unwrap_or_else(|payload| Err(RunError::Panicked(panic_text(payload))));
-                    let cpu_s = thread_cpu_s() - cpu0_s;
-                    let wall_s = t0.elapsed().as_secs_f64();
-                    let error = outcome.as_ref().err().map(ToString::to_string);
-                    let written = dir.record(spec, &outcome, wall_s, cpu_s).map(|()| error);
-                    if tx.send((spec.run, written)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        for (run, written) in rx {
-            state.done += 1;
-            state.error = None;
-            match written {
-                Ok(None) => {}
-                Ok(Some(error)) => {
-                    state.failed += 1;
-                    state.error = Some((run, error));
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    fatal.get_or_insert(e);
-                }
+    // What a worker does: takes the next pending run, runs it, records it, and hands its
+    // outcome to `report` (false: stop taking runs).
+    let work = |report: &mut dyn FnMut(usize, Result<Option<String>, ResultsError>) -> bool| {
+        // Workers take runs in order, so consecutive runs of one combination mostly land on
+        // one worker and its cache builds the configuration once.
+        let mut cache = SpecCache::default();
+        while !stop.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&run) = pending.get(i) else { break };
+            let spec = &cache.spec(plan, run);
+            let t0 = WallClock::now();
+            let cpu0_s = thread_cpu_s();
+            let outcome = catch_unwind(AssertUnwindSafe(|| run_fn(spec)))
+                .unwrap_or_else(|payload| Err(RunError::Panicked(panic_text(payload))));
+            let cpu_s = thread_cpu_s() - cpu0_s;
+            let wall_s = t0.elapsed().as_secs_f64();
+            let error = outcome.as_ref().err().map(ToString::to_string);
+            let written = dir.record(spec, &outcome, wall_s, cpu_s).map(|()| error);
+            if !report(spec.run, written) {
+                break;
             }
-            progress(&state);
         }
-    });
+    };
+    // What this thread does with each outcome: counts it and reports progress; a results
+    // error stops every worker.
+    let mut take = |run: usize, written: Result<Option<String>, ResultsError>| {
+        state.done += 1;
+        state.error = None;
+        match written {
+            Ok(None) => {}
+            Ok(Some(error)) => {
+                state.failed += 1;
+                state.error = Some((run, error));
+            }
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                fatal.get_or_insert(e);
+            }
+        }
+        progress(&state);
+    };
+    let workers = jobs.max(1).min(pending.len().max(1));
+    if workers == 1 {
+        // One worker is this thread: no thread to start, and the runs reuse the memory the
+        // process has already touched instead of faulting in a new thread's heap.
+        work(&mut |run, written| {
+            take(run, written);
+            !stop.load(Ordering::Relaxed)
+        });
+    } else {
+        let (tx, rx) = mpsc::channel::<(usize, Result<Option<String>, ResultsError>)>();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let work = &work;
+                scope.spawn(move || work(&mut |run, written| tx.send((run, written)).is_ok()));
+            }
+            drop(tx);
+            for (run, written) in rx {
+                take(run, written);
+            }
+        });
+    }
     manifest.wall_s = started.elapsed().as_secs_f64();
     let summary = dir.assemble(&mut manifest, plan)?;
     if let Some(e) = fatal {
