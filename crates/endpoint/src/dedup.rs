@@ -29,76 +29,35 @@
 //! more than twice the live reply bytes plus [`ARENA_SLACK_BYTES`], so it stays within that
 //! bound and compaction costs O(1) amortised per byte cached.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
+mod entries;
+
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
-use rustc_hash::FxBuildHasher;
 
-/// (peer, Message ID), hashed as one word for an IPv4 peer (address, port and Message ID
-/// fill 64 bits exactly), which is every peer of the simulator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Key {
-    peer: SocketAddr,
-    mid: u16,
-}
-
-impl Hash for Key {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        match self.peer {
-            SocketAddr::V4(v4) => state.write_u64(
-                u64::from(v4.ip().to_bits()) << 32
-                    | u64::from(v4.port()) << 16
-                    | u64::from(self.mid),
-            ),
-            SocketAddr::V6(v6) => {
-                state.write_u128(v6.ip().to_bits());
-                state.write_u64(u64::from(v6.port()) << 16 | u64::from(self.mid));
-            }
-        }
-    }
-}
-
-/// Where a cached reply lies in the arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Span {
-    start: usize,
-    len: usize,
-}
-
-/// The remembered outcome of one received message: the reply sent, or `None` when nothing
-/// is replayed (a NON, whose duplicates are dropped).
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    reply: Option<Span>,
-    at: Instant,
-    /// The insertion number of the FIFO slot that removes this entry: the first insertion of
-    /// its key at `at` (a re-insertion at the same instant leaves that slot first in line).
-    seq: u64,
-}
+use self::entries::{Entries, Key, Slot, Span};
 
 /// What one entry costs beyond its reply bytes, counted against the byte cap: the hash-map
-/// slot (key, entry, instant, insertion number: 80 B, up to twice that at the map's load
-/// factor), the FIFO slot (48 B, likewise) and its reply's span, rounded up (unchanged since
-/// replies moved into the arena, so every configured cap means what it meant; the arena's
-/// dead bytes are bounded separately, see the module docs).
+/// slot (key, span, instant, insertion number: 32 B for an IPv4 peer, 56 B for IPv6, up to
+/// twice that at the map's load factor), the FIFO slot (48 B, likewise), rounded up
+/// (unchanged since the slots were 80 B and each reply its own allocation, so every
+/// configured cap means what it meant; the arena's dead bytes are bounded separately, see
+/// the module docs).
 pub const ENTRY_OVERHEAD_BYTES: usize = 256;
 
 /// Dead bytes the reply arena may hold beyond the live reply bytes before it is compacted.
 pub(crate) const ARENA_SLACK_BYTES: usize = 64 * 1024;
 
 /// What an entry counts against the byte cap.
-fn cost_bytes(reply: Option<Span>) -> usize {
-    ENTRY_OVERHEAD_BYTES + reply.map_or(0, |s| s.len)
+fn cost_bytes(reply: Span) -> usize {
+    ENTRY_OVERHEAD_BYTES + reply.len()
 }
 
 /// The cache.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
-    /// rustc's FxHash (a multiply per word, not SipHash, which would dominate the server's
-    /// per-datagram cost).
-    map: HashMap<Key, Slot, FxBuildHasher>,
+    map: Entries,
     order: VecDeque<(Key, Instant)>,
     /// Every cached reply, back to back (plus dead bytes of forgotten ones).
     arena: Vec<u8>,
@@ -124,7 +83,7 @@ impl DedupCache {
         reserve: usize,
     ) -> Self {
         DedupCache {
-            map: HashMap::with_capacity_and_hasher(reserve.min(capacity), FxBuildHasher),
+            map: Entries::with_capacity(reserve.min(capacity)),
             order: VecDeque::new(),
             arena: Vec::new(),
             live_reply_bytes: 0,
@@ -169,8 +128,8 @@ impl DedupCache {
         mid: u16,
     ) -> Option<Option<&[u8]>> {
         self.expire(now);
-        let slot = self.map.get(&Key { peer: from, mid })?;
-        Some(slot.reply.map(|s| &self.arena[s.start..s.start + s.len]))
+        let slot = self.map.get(Key { peer: from, mid })?;
+        Some(slot.reply.range().map(|r| &self.arena[r]))
     }
 
     /// Remembers `reply` (`None`: nothing to replay) for (`from`, `mid`), replacing an older
@@ -184,15 +143,22 @@ impl DedupCache {
     ) {
         self.expire(now);
         let key = Key { peer: from, mid };
-        let span = reply.map(|r| {
-            let start = self.arena.len();
-            self.arena.extend_from_slice(r);
-            self.live_reply_bytes += r.len();
-            Span {
-                start,
-                len: r.len(),
+        let span = match reply.map(|r| (Span::new(self.arena.len(), r.len()), r)) {
+            None => Span::NONE,
+            Some((Some(span), r)) => {
+                self.arena.extend_from_slice(r);
+                self.live_reply_bytes += r.len();
+                span
             }
-        });
+            Some((None, _)) => {
+                // Too long to place (16 MiB or more, which no datagram is): not remembered,
+                // so a duplicate is processed anew, as after any forgetting.
+                if let Some(old) = self.map.remove(key) {
+                    self.forget(old);
+                }
+                return;
+            }
+        };
         // A re-inserted key's old FIFO slot finds a newer timestamp and is skipped.
         self.held_bytes += cost_bytes(span);
         let mut seq = self.next_seq;
@@ -210,7 +176,7 @@ impl DedupCache {
                 // second slot (pushed below) may match a later re-insertion at this instant,
                 // after an eviction, so from here on the FIFO is kept as is.
                 seq = old.seq;
-                if let Some(slot) = self.map.get_mut(&key) {
+                if let Some(slot) = self.map.get_mut(key) {
                     slot.seq = seq;
                 }
                 self.keep_order();
@@ -229,7 +195,7 @@ impl DedupCache {
         if self.order.len() > 2 * self.map.len() + 64 {
             let map = &self.map;
             self.order
-                .retain(|(k, t)| map.get(k).is_some_and(|s| s.at == *t));
+                .retain(|&(k, t)| map.get(k).is_some_and(|s| s.at == t));
         }
         if self.arena.len() > 2 * self.live_reply_bytes + ARENA_SLACK_BYTES {
             self.compact();
@@ -269,7 +235,7 @@ impl DedupCache {
             return;
         }
         let mut slots: Vec<(u64, Key, Instant)> =
-            self.map.iter().map(|(k, s)| (s.seq, *k, s.at)).collect();
+            self.map.iter().map(|(k, s)| (s.seq, k, s.at)).collect();
         slots.sort_unstable_by_key(|&(seq, _, _)| seq);
         self.order = slots.into_iter().map(|(_, k, t)| (k, t)).collect();
         self.ordered = true;
@@ -287,8 +253,8 @@ impl DedupCache {
     /// Removes `key` if its live insertion is the one made at `t` (a re-inserted key leaves a
     /// stale FIFO slot behind, which must not remove the newer entry).
     fn remove_if_current(&mut self, key: Key, t: Instant) -> bool {
-        if self.map.get(&key).is_some_and(|s| s.at == t) {
-            if let Some(old) = self.map.remove(&key) {
+        if self.map.get(key).is_some_and(|s| s.at == t) {
+            if let Some(old) = self.map.remove(key) {
                 self.forget(old);
             }
             true
@@ -300,7 +266,7 @@ impl DedupCache {
     /// Accounts for an entry gone from the map (its reply bytes become dead).
     fn forget(&mut self, old: Slot) {
         self.held_bytes -= cost_bytes(old.reply);
-        self.live_reply_bytes -= old.reply.map_or(0, |s| s.len);
+        self.live_reply_bytes -= old.reply.len();
         if self.map.is_empty() {
             // Nothing live: the whole arena is dead.
             self.arena.clear();
@@ -310,11 +276,11 @@ impl DedupCache {
     /// Copies the live replies into a fresh arena, dropping the dead bytes.
     fn compact(&mut self) {
         let mut arena = Vec::with_capacity(self.live_reply_bytes);
-        for slot in self.map.values_mut() {
-            if let Some(span) = slot.reply.as_mut() {
+        for slot in self.map.slots_mut() {
+            if let Some(r) = slot.reply.range() {
                 let start = arena.len();
-                arena.extend_from_slice(&self.arena[span.start..span.start + span.len]);
-                span.start = start;
+                arena.extend_from_slice(&self.arena[r]);
+                slot.reply = slot.reply.moved_to(start);
             }
         }
         self.arena = arena;
@@ -421,6 +387,18 @@ mod tests {
         c.purge(Instant::from_secs(14));
         assert_eq!((c.len(), c.held_bytes(), c.next_expiry()), (0, 0, None));
         assert_eq!(DedupCache::new(None, 1, 1, 0).next_expiry(), None);
+    }
+
+    #[test]
+    fn a_reply_too_long_to_place_is_not_remembered() {
+        let mut c = DedupCache::new(None, 10, usize::MAX, 0);
+        c.insert(Instant::ZERO, peer(1), 7, entry(1));
+        c.insert(Instant::ZERO, peer(1), 8, entry(2));
+        let long = vec![0u8; (1 << 24) - 1];
+        c.insert(Instant::from_secs(1), peer(1), 7, Some(&long));
+        assert_eq!(c.get(Instant::from_secs(2), peer(1), 7), None);
+        assert_eq!(c.get(Instant::from_secs(2), peer(1), 8), Some(entry(2)));
+        assert_eq!((c.len(), c.held_bytes()), (1, ENTRY_OVERHEAD_BYTES + 1));
     }
 
     #[test]
