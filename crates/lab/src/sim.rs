@@ -232,6 +232,10 @@ struct Sim<N: Network> {
     port_stride: u32,
     /// The datagram being delivered (reused).
     buf: Vec<u8>,
+    /// IP bytes the servers sent to each flow, added to its metrics at the end: counted
+    /// here, not in the flow's own metrics, whose lines a reply would otherwise fetch into
+    /// the cache for nothing (the flow only wakes when the reply arrives).
+    bytes_down: Vec<u64>,
     /// The datagram being sent, swapped with the endpoint's queued buffer by
     /// `poll_transmit_into` (reused, so sending allocates nothing per datagram).
     tx_buf: Vec<u8>,
@@ -347,6 +351,7 @@ impl<N: Network> Sim<N> {
             seed: spec.seed,
             port_stride,
             buf: Vec::with_capacity(2048),
+            bytes_down: vec![0; n_clients],
             tx_buf: Vec::with_capacity(2048),
             trace: None,
             observing: observed.is_some(),
@@ -449,8 +454,8 @@ impl<N: Network> Sim<N> {
                     tag::from_server(flow_of(tx.destination, self.port_stride))
                 }
             };
-            if let Some(c) = self.clients.get_mut(tag::flow(tag) as usize) {
-                c.metrics.bytes_down += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
+            if let Some(b) = self.bytes_down.get_mut(tag::flow(tag) as usize) {
+                *b += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
             }
             if let Some(trace) = self.trace.as_deref_mut() {
                 trace.packets.udp(tag::flow(tag), &self.tx_buf);
@@ -581,6 +586,9 @@ impl<N: Network> Sim<N> {
             if let Some(c) = self.clients.get_mut(flow as usize) {
                 c.metrics.on_reply_delivered(exchange, ordinal);
             }
+        }
+        for (c, bytes) in self.clients.iter_mut().zip(&self.bytes_down) {
+            c.metrics.bytes_down += bytes;
         }
         let flows = self
             .clients
