@@ -89,12 +89,16 @@ pub struct EventQueue<E, const LANES: usize = 0> {
     heap: BinaryHeap<Entry<E>>,
     /// Entries known to be scheduled in key order, each lane increasing.
     lanes: [VecDeque<Entry<E>>; LANES],
+    /// The least pending key and where it is, kept up to date by every schedule and pop: a
+    /// run loop asks for it two or three times per event (when next, whether due, pop), each
+    /// of which would otherwise look at the heap's top and every lane's head again.
+    head: Option<(u128, Source)>,
     next_seq: u64,
     now: Instant,
 }
 
 /// Where the least pending key is.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Source {
     Heap,
     Lane(usize),
@@ -125,6 +129,7 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
         EventQueue {
             heap: BinaryHeap::with_capacity(events),
             lanes: std::array::from_fn(|_| VecDeque::new()),
+            head: None,
             next_seq: 0,
             now: Instant::ZERO,
         }
@@ -141,6 +146,7 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
     pub fn schedule(&mut self, at: Instant, event: E) {
         let key = self.next_key(at);
         self.heap.push(Entry { key, event });
+        self.offer_head(key, Source::Heap);
     }
 
     /// Like [`EventQueue::schedule`] (same instant, same order of popping), for a stream of
@@ -152,8 +158,17 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
         let queue = &mut self.lanes[lane];
         if queue.back().map_or(true, |last| last.key < key) {
             queue.push_back(Entry { key, event });
+            self.offer_head(key, Source::Lane(lane));
         } else {
             self.heap.push(Entry { key, event });
+            self.offer_head(key, Source::Heap);
+        }
+    }
+
+    /// A key just scheduled becomes the head if it is less (keys are unique).
+    fn offer_head(&mut self, key: u128, source: Source) {
+        if self.head.map_or(true, |(least, _)| key < least) {
+            self.head = Some((key, source));
         }
     }
 
@@ -164,8 +179,8 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
         key
     }
 
-    /// The least pending key and where it is.
-    fn least(&self) -> Option<(u128, Source)> {
+    /// The least pending key and where it is, looked for.
+    fn find_least(&self) -> Option<(u128, Source)> {
         let mut best = self.heap.peek().map(|e| (e.key, Source::Heap));
         for (i, lane) in self.lanes.iter().enumerate() {
             if let Some(e) = lane.front() {
@@ -179,18 +194,18 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
 
     /// The firing time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.least().map(|(key, _)| unpack_time(key))
+        self.head.map(|(key, _)| unpack_time(key))
     }
 
     /// Removes the earliest pending event, advancing [`EventQueue::now`] to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let (_, source) = self.least()?;
+        let (_, source) = self.head?;
         self.take(source)
     }
 
     /// Like [`EventQueue::pop`], but only if the earliest event is due at or before `now`.
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, E)> {
-        let (key, source) = self.least()?;
+        let (key, source) = self.head?;
         if unpack_time(key) <= now {
             self.take(source)
         } else {
@@ -203,6 +218,7 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
             Source::Heap => self.heap.pop(),
             Source::Lane(i) => self.lanes[i].pop_front(),
         }?;
+        self.head = self.find_least();
         self.now = unpack_time(entry.key);
         Some((self.now, entry.event))
     }
