@@ -65,16 +65,29 @@ impl Endpoint {
         reply: &[u8],
         replayed: bool,
     ) {
-        let reply_mid = if reply.len() >= 4 {
-            u16::from_be_bytes([reply[2], reply[3]])
+        let mut contents = self.buffer();
+        contents.extend_from_slice(reply);
+        self.queue_reply(now, to, mid, contents, replayed);
+    }
+
+    /// [`Endpoint::send_reply`] with the reply in a buffer of its own, which is queued as it
+    /// is (no copy).
+    pub(crate) fn queue_reply(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        mid: u16,
+        contents: Vec<u8>,
+        replayed: bool,
+    ) {
+        let reply_mid = if contents.len() >= 4 {
+            u16::from_be_bytes([contents[2], contents[3]])
         } else {
             mid
         };
         if !replayed {
-            self.dedup.insert(now, to, mid, Some(reply));
+            self.dedup.insert(now, to, mid, Some(&contents));
         }
-        let mut contents = self.buffer();
-        contents.extend_from_slice(reply);
         self.transmits.push_back(Transmit {
             destination: to,
             contents,

@@ -200,8 +200,7 @@ impl Endpoint {
         });
         if !separate {
             if con {
-                self.send_reply(now, from, msg.message_id, &out, false);
-                self.recycle(out);
+                self.queue_reply(now, from, msg.message_id, out, false);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
                 self.remember_unanswered(now, from, msg.message_id);

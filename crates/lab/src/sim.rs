@@ -133,6 +133,19 @@ pub(crate) trait Network {
         bytes: &[u8],
         tag: u64,
     ) -> Result<(), String>;
+    /// Like [`Network::send`] with the bytes in `buf`, which a network that keeps packets
+    /// in buffers of its own takes instead of copying, leaving `buf` with a spare buffer of
+    /// unspecified contents.
+    fn send_buf(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        buf: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<(), String> {
+        self.send(now, src, dst, buf, tag)
+    }
     /// The bottleneck counters when the run ends at `now`.
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError>;
     /// After [`Network::record`]: `(flow, exchange, ordinal)` of every client copy whose
@@ -171,6 +184,17 @@ impl Network for Star {
         tag: u64,
     ) -> Result<(), String> {
         netsim_sent(Star::send(self, now, src, dst, bytes, tag))
+    }
+
+    fn send_buf(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        buf: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<(), String> {
+        netsim_sent(Star::send_vec(self, now, src, dst, buf, tag))
     }
 
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
@@ -461,7 +485,7 @@ impl<N: Network> Sim<N> {
                 trace.packets.udp(tag::flow(tag), &self.tx_buf);
             }
             self.net
-                .send(now, from, tx.destination, &self.tx_buf, tag)
+                .send_buf(now, from, tx.destination, &mut self.tx_buf, tag)
                 .map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
         while let Some(e) = server.poll_event() {
@@ -502,7 +526,7 @@ impl<N: Network> Sim<N> {
                     trace.packets.udp(i, &self.tx_buf);
                 }
                 self.net
-                    .send(now, c.addr, tx.destination, &self.tx_buf, tag)
+                    .send_buf(now, c.addr, tx.destination, &mut self.tx_buf, tag)
                     .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
             }
             while let Some(event) = c.endpoint.poll_event() {

@@ -244,6 +244,41 @@ impl Star {
         ip_len: u32,
         tag: u64,
     ) -> Result<PacketId, SendError> {
+        self.admit(now, src, dst, ip_len, tag, |payload| {
+            payload.clear();
+            payload.extend_from_slice(bytes);
+        })
+    }
+
+    /// Like [`Star::send`] with the UDP payload in `buf`, which the network takes instead of
+    /// copying: `buf` is left holding a spare buffer (of unspecified contents) in exchange.
+    /// On an error `buf` is untouched.
+    pub fn send_vec(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        buf: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let ip_len = u32::try_from(buf.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(IP_UDP_HEADER_BYTES);
+        self.admit(now, src, dst, ip_len, tag, |payload| {
+            std::mem::swap(payload, buf);
+        })
+    }
+
+    /// Sends a packet of `ip_len` whose payload `fill` puts in the pooled buffer.
+    fn admit(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        ip_len: u32,
+        tag: u64,
+        fill: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<PacketId, SendError> {
         let up = match (src == self.server, dst == self.server) {
             (false, true) => true,
             (true, false) => false,
@@ -265,8 +300,7 @@ impl Star {
         p.src = Some(src);
         p.dst = Some(dst);
         p.ip_len = ip_len;
-        p.payload.clear();
-        p.payload.extend_from_slice(bytes);
+        fill(&mut p.payload);
         p.sent_at = now;
         if up {
             self.enter_link(slot, now);
