@@ -434,6 +434,29 @@ impl Endpoint {
         })
     }
 
+    /// The next datagram to send, handed to `send` in place: its header and its buffer, which
+    /// `send` may read or swap with one of its own (the endpoint keeps whatever buffer is
+    /// left there for reuse). `None` when nothing is queued; otherwise what `send` returned.
+    /// For a driver that keeps datagrams in buffers of its own (the simulator's network): one
+    /// swap per datagram instead of [`Endpoint::poll_transmit_into`]'s swap and then its own.
+    pub fn poll_transmit_with<R>(
+        &mut self,
+        now: Instant,
+        send: impl FnOnce(TransmitHeader, &mut Vec<u8>) -> R,
+    ) -> Option<R> {
+        let _ = now;
+        let t = self.transmits.front_mut()?;
+        let header = TransmitHeader {
+            destination: t.destination,
+            meta: t.meta,
+        };
+        let sent = send(header, &mut t.contents);
+        if let Some(t) = self.transmits.pop_front() {
+            self.recycle(t.contents);
+        }
+        Some(sent)
+    }
+
     /// When [`Endpoint::handle_timeout`] should be called next (a soft deadline).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {

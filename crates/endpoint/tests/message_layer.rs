@@ -274,3 +274,41 @@ fn poll_transmit_into_reuses_the_callers_buffer() {
     assert_eq!(buf.len(), 60);
     assert_eq!(&buf[..4], [0x62, 0x44, 0x00, 0x00]);
 }
+
+/// `poll_transmit_with` hands the queued datagram over in place: the caller may take its
+/// buffer (swapping in one of its own) and gets the same bytes as `poll_transmit_into`.
+#[test]
+fn poll_transmit_with_hands_the_datagram_over_in_place() {
+    let mut pair = Pair::default_client(Config::default(), router());
+    let s = addr(SERVER);
+    pair.client.request(ms(0), s, &post());
+    let mut taken = Vec::new();
+    let sent = pair.client.poll_transmit_with(ms(0), |head, datagram| {
+        std::mem::swap(&mut taken, datagram);
+        (head.destination, head.meta)
+    });
+    assert!(matches!(
+        sent,
+        Some((d, TransmitMeta::Exchange { ordinal: 0, .. })) if d == s
+    ));
+    assert_eq!(taken.len(), 60);
+    assert_eq!(&taken[..4], [0x42, 0x02, 0x00, 0x00]);
+    assert_eq!(pair.client.poll_transmit_with(ms(0), |_, _| ()), None);
+    pair.server.handle_datagram(ms(100), addr(CLIENT), &taken);
+    let mut reply = Vec::new();
+    let meta = pair
+        .server
+        .poll_transmit_with(ms(100), |head, datagram| {
+            reply.extend_from_slice(datagram);
+            head.meta
+        })
+        .unwrap();
+    assert_eq!(
+        meta,
+        TransmitMeta::Reply {
+            message_id: 0,
+            replayed: false
+        }
+    );
+    assert_eq!(&reply[..4], [0x62, 0x44, 0x00, 0x00]);
+}

@@ -260,9 +260,6 @@ struct Sim<N: Network> {
     /// here, not in the flow's own metrics, whose lines a reply would otherwise fetch into
     /// the cache for nothing (the flow only wakes when the reply arrives).
     bytes_down: Vec<u64>,
-    /// The datagram being sent, swapped with the endpoint's queued buffer by
-    /// `poll_transmit_into` (reused, so sending allocates nothing per datagram).
-    tx_buf: Vec<u8>,
     /// What a traced run keeps ([`run_traced`]); `None` otherwise.
     trace: Option<Box<RunTrace>>,
     /// A flow group observes: the server's events feed the observers' metrics, and what it
@@ -376,7 +373,6 @@ impl<N: Network> Sim<N> {
             port_stride,
             buf: Vec::with_capacity(2048),
             bytes_down: vec![0; n_clients],
-            tx_buf: Vec::with_capacity(2048),
             trace: None,
             observing: observed.is_some(),
         })
@@ -467,26 +463,28 @@ impl<N: Network> Sim<N> {
         let now = self.now;
         let from = self.server_addrs[j];
         let server = &mut self.servers[j];
-        while let Some(tx) = server.poll_transmit_into(now, &mut self.tx_buf) {
+        let (net, bytes_down, trace) = (&mut self.net, &mut self.bytes_down, &mut self.trace);
+        let (observing, port_stride) = (self.observing, self.port_stride);
+        while let Some(sent) = server.poll_transmit_with(now, |tx, datagram| {
             let tag = match (tx.meta, rx_tag) {
                 // A notification (or its retransmission) belongs to its observer's flow.
-                (TransmitMeta::Reply { .. }, None) if self.observing => {
-                    tag::from_server(flow_of(tx.destination, self.port_stride))
+                (TransmitMeta::Reply { .. }, None) if observing => {
+                    tag::from_server(flow_of(tx.destination, port_stride))
                 }
                 (TransmitMeta::Reply { .. }, rx) => tag::reply(rx.unwrap_or(0)),
                 (TransmitMeta::Exchange { .. }, _) => {
-                    tag::from_server(flow_of(tx.destination, self.port_stride))
+                    tag::from_server(flow_of(tx.destination, port_stride))
                 }
             };
-            if let Some(b) = self.bytes_down.get_mut(tag::flow(tag) as usize) {
-                *b += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
+            if let Some(b) = bytes_down.get_mut(tag::flow(tag) as usize) {
+                *b += datagram.len() as u64 + IP_UDP_HEADER_BYTES;
             }
-            if let Some(trace) = self.trace.as_deref_mut() {
-                trace.packets.udp(tag::flow(tag), &self.tx_buf);
+            if let Some(trace) = trace.as_deref_mut() {
+                trace.packets.udp(tag::flow(tag), datagram);
             }
-            self.net
-                .send_buf(now, from, tx.destination, &mut self.tx_buf, tag)
-                .map_err(|e| RunError::Setup(format!("server: {e}")))?;
+            net.send_buf(now, from, tx.destination, datagram, tag)
+        }) {
+            sent.map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
         while let Some(e) = server.poll_event() {
             if !self.observing {
@@ -513,21 +511,23 @@ impl<N: Network> Sim<N> {
         let c = &mut self.clients[i as usize];
         loop {
             let mut progressed = false;
-            while let Some(tx) = c.endpoint.poll_transmit_into(now, &mut self.tx_buf) {
-                progressed = true;
+            let (net, trace) = (&mut self.net, &mut self.trace);
+            let (addr, metrics) = (c.addr, &mut c.metrics);
+            while let Some(sent) = c.endpoint.poll_transmit_with(now, |tx, datagram| {
                 let tag = match tx.meta {
                     TransmitMeta::Exchange { exchange, ordinal } => {
-                        tag::copy(i, c.metrics.exchange_id(exchange.0), ordinal)
+                        tag::copy(i, metrics.exchange_id(exchange.0), ordinal)
                     }
                     TransmitMeta::Reply { .. } => tag::from_client(i),
                 };
-                c.metrics.bytes_up += self.tx_buf.len() as u64 + IP_UDP_HEADER_BYTES;
-                if let Some(trace) = self.trace.as_deref_mut() {
-                    trace.packets.udp(i, &self.tx_buf);
+                metrics.bytes_up += datagram.len() as u64 + IP_UDP_HEADER_BYTES;
+                if let Some(trace) = trace.as_deref_mut() {
+                    trace.packets.udp(i, datagram);
                 }
-                self.net
-                    .send_buf(now, c.addr, tx.destination, &mut self.tx_buf, tag)
-                    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+                net.send_buf(now, addr, tx.destination, datagram, tag)
+            }) {
+                progressed = true;
+                sent.map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
             }
             while let Some(event) = c.endpoint.poll_event() {
                 progressed = true;
