@@ -91,13 +91,13 @@ impl std::fmt::Display for SendError {
 impl std::error::Error for SendError {}
 
 /// A packet inside the network.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct InFlight {
     id: u64,
     tag: u64,
     up: bool,
-    src: Option<SocketAddr>,
-    dst: Option<SocketAddr>,
+    src: SocketAddr,
+    dst: SocketAddr,
     ip_len: u32,
     payload: Vec<u8>,
     sent_at: Instant,
@@ -106,6 +106,30 @@ struct InFlight {
     backlog_bytes: u64,
     backlog_packets: u32,
     serialized: (Instant, Instant),
+}
+
+impl InFlight {
+    /// A free slot (every field is set when a packet takes it). The addresses are plain
+    /// values, not options: a delivery copies them out right after they were read, and an
+    /// `Option` unwrapped on the way is a temporary the CPU must first store and reload
+    /// (issue 17).
+    fn empty(server: SocketAddr) -> InFlight {
+        InFlight {
+            id: 0,
+            tag: 0,
+            up: false,
+            src: server,
+            dst: server,
+            ip_len: 0,
+            payload: Vec::new(),
+            sent_at: Instant::ZERO,
+            enqueued_at: Instant::ZERO,
+            charged_bytes: 0,
+            backlog_bytes: 0,
+            backlog_packets: 0,
+            serialized: (Instant::ZERO, Instant::ZERO),
+        }
+    }
 }
 
 /// [`EventQueue`] lanes of the arrivals at the clients and at the server.
@@ -297,8 +321,8 @@ impl Star {
         p.id = id;
         p.tag = tag;
         p.up = up;
-        p.src = Some(src);
-        p.dst = Some(dst);
+        p.src = src;
+        p.dst = dst;
         p.ip_len = ip_len;
         fill(&mut p.payload);
         p.sent_at = now;
@@ -343,7 +367,7 @@ impl Star {
         match self.free.pop() {
             Some(slot) => slot,
             None => {
-                self.slots.push(InFlight::default());
+                self.slots.push(InFlight::empty(self.server));
                 (self.slots.len() - 1) as u32
             }
         }
@@ -393,8 +417,8 @@ impl Star {
         let delivery = Delivery {
             id: PacketId(p.id),
             at,
-            src: p.src.unwrap_or(self.server),
-            dst: p.dst.unwrap_or(self.server),
+            src: p.src,
+            dst: p.dst,
             tag: p.tag,
             direction: if p.up { Direction::Up } else { Direction::Down },
             ip_len: p.ip_len,
@@ -412,8 +436,8 @@ impl Star {
                 id: PacketId(p.id),
                 tag: p.tag,
                 direction: if p.up { Direction::Up } else { Direction::Down },
-                src: p.src.unwrap_or(self.server),
-                dst: p.dst.unwrap_or(self.server),
+                src: p.src,
+                dst: p.dst,
                 ip_len: p.ip_len,
                 charged_bytes: p.charged_bytes,
                 sent_at: p.sent_at,
