@@ -9,8 +9,9 @@
 //! [`Star`] is sans-IO in the quinn-proto sense. Call order: [`Star::send`] whenever an
 //! endpoint transmits; ask [`Star::poll_at`] when the network next needs attention; at that
 //! instant call [`Star::poll_delivery`] until it returns `None`. Instants passed in must never
-//! decrease. Packets carry the caller's bytes (moved, not copied, on delivery: the caller's
-//! buffer is swapped with the pooled one) and an opaque `tag`.
+//! decrease. Packets carry the caller's bytes (copied in by [`Star::send`], moved in by
+//! [`Star::send_vec`]; moved out on delivery: the caller's buffer is swapped with the pooled
+//! one) and an opaque `tag`.
 //!
 //! A stage whose input order cannot change (no reordering jitter upstream) is evaluated
 //! eagerly at send time, so in the default configuration a packet costs one event; otherwise
@@ -109,10 +110,9 @@ struct InFlight {
 }
 
 impl InFlight {
-    /// A free slot (every field is set when a packet takes it). The addresses are plain
-    /// values, not options: a delivery copies them out right after they were read, and an
-    /// `Option` unwrapped on the way is a temporary the CPU must first store and reload
-    /// (issue 17).
+    /// A free slot (every field is set when a packet takes it). The addresses are values, not
+    /// options unwrapped at delivery: the unwrapped value was a temporary that the CPU stored
+    /// and at once reloaded with wider loads, which wait for the store (issue 17).
     fn empty(server: SocketAddr) -> InFlight {
         InFlight {
             id: 0,
