@@ -424,13 +424,9 @@ impl Endpoint {
         now: Instant,
         buf: &mut Vec<u8>,
     ) -> Option<TransmitHeader> {
-        let _ = now;
-        let mut t = self.transmits.pop_front()?;
-        std::mem::swap(buf, &mut t.contents);
-        self.recycle(t.contents);
-        Some(TransmitHeader {
-            destination: t.destination,
-            meta: t.meta,
+        self.poll_transmit_with(now, |header, contents| {
+            std::mem::swap(buf, contents);
+            header
         })
     }
 
