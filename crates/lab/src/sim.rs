@@ -124,28 +124,17 @@ pub(crate) trait Network {
     ) -> Result<Option<Instant>, RunError>;
     /// The next datagram arrived at or before `now`; its bytes replace `buf`'s.
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery>;
-    /// Sends a UDP payload from `src` to `dst` (one of them the server's) at `now`.
+    /// Sends the UDP payload in `datagram` from `src` to `dst` (one of them the server's) at
+    /// `now`. A network that keeps packets in buffers of its own (the star) takes the buffer
+    /// instead of copying it, leaving a spare one of unspecified contents in its place.
     fn send(
         &mut self,
         now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
-        bytes: &[u8],
+        datagram: &mut Vec<u8>,
         tag: u64,
     ) -> Result<(), String>;
-    /// Like [`Network::send`] with the bytes in `buf`, which a network that keeps packets
-    /// in buffers of its own takes instead of copying, leaving `buf` with a spare buffer of
-    /// unspecified contents.
-    fn send_buf(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        buf: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<(), String> {
-        self.send(now, src, dst, buf, tag)
-    }
     /// The bottleneck counters when the run ends at `now`.
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError>;
     /// After [`Network::record`]: `(flow, exchange, ordinal)` of every client copy whose
@@ -180,21 +169,10 @@ impl Network for Star {
         now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
-        bytes: &[u8],
+        datagram: &mut Vec<u8>,
         tag: u64,
     ) -> Result<(), String> {
-        netsim_sent(Star::send(self, now, src, dst, bytes, tag))
-    }
-
-    fn send_buf(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        buf: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<(), String> {
-        netsim_sent(Star::send_vec(self, now, src, dst, buf, tag))
+        netsim_sent(Star::send_vec(self, now, src, dst, datagram, tag))
     }
 
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
@@ -482,7 +460,7 @@ impl<N: Network> Sim<N> {
             if let Some(trace) = trace.as_deref_mut() {
                 trace.packets.udp(tag::flow(tag), datagram);
             }
-            net.send_buf(now, from, tx.destination, datagram, tag)
+            net.send(now, from, tx.destination, datagram, tag)
         }) {
             sent.map_err(|e| RunError::Setup(format!("server: {e}")))?;
         }
@@ -524,7 +502,7 @@ impl<N: Network> Sim<N> {
                 if let Some(trace) = trace.as_deref_mut() {
                     trace.packets.udp(i, datagram);
                 }
-                net.send_buf(now, addr, tx.destination, datagram, tag)
+                net.send(now, addr, tx.destination, datagram, tag)
             }) {
                 progressed = true;
                 sent.map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;

@@ -310,9 +310,10 @@ impl Network for EmulatedNet {
         _now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
-        bytes: &[u8],
+        datagram: &mut Vec<u8>,
         tag: u64,
     ) -> Result<(), String> {
+        let bytes: &[u8] = datagram;
         let (socket, to) = if dst == SERVER_ADDR {
             let real_server = SocketAddr::new(IpAddr::V4(REAL_SERVER), SERVER_ADDR.port());
             let socket = self.client_socket(src)?;

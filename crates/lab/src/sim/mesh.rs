@@ -84,14 +84,14 @@ impl Network for MeshNet {
         now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
-        bytes: &[u8],
+        datagram: &mut Vec<u8>,
         tag: u64,
     ) -> Result<(), String> {
         match &mut self.wired {
             Some(wired) if src == wired.server() => {
-                netsim_sent(wired.send(now, src, dst, bytes, tag))
+                netsim_sent(wired.send_vec(now, src, dst, datagram, tag))
             }
-            _ => netsim_sent(self.mesh.send(now, src, dst, bytes, tag)),
+            _ => netsim_sent(self.mesh.send(now, src, dst, datagram, tag)),
         }
     }
 

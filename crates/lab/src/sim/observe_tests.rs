@@ -81,7 +81,7 @@ impl Network for DropDown {
         now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
-        bytes: &[u8],
+        datagram: &mut Vec<u8>,
         tag: u64,
     ) -> Result<(), String> {
         if src == SERVER_ADDR {
@@ -90,7 +90,7 @@ impl Network for DropDown {
                 return Ok(());
             }
         }
-        Network::send(&mut self.star, now, src, dst, bytes, tag)
+        Network::send(&mut self.star, now, src, dst, datagram, tag)
     }
 
     fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {

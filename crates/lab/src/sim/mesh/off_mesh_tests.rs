@@ -95,7 +95,7 @@ fn request_and_response_cross_mesh_and_wired_link_at_exact_instants() {
     let t0 = Instant::from_millis(5);
     let at_br = mesh_arrival(&mut alone, t0, client_addr(1), 11);
 
-    net.send(t0, client_addr(1), SERVER_ADDR, &[0; 11], 1)
+    net.send(t0, client_addr(1), SERVER_ADDR, &mut vec![0; 11], 1)
         .unwrap();
     let got = drain(&mut net);
     assert_eq!(got.len(), 1);
@@ -115,7 +115,7 @@ fn request_and_response_cross_mesh_and_wired_link_at_exact_instants() {
 
     // The answer at once: 28 + 20 = 48 B = 3,840 µs + 10 ms to the border router, then the
     // mesh's two hops down.
-    net.send(request.at, SERVER_ADDR, client_addr(1), &[0; 20], 2)
+    net.send(request.at, SERVER_ADDR, client_addr(1), &mut vec![0; 20], 2)
         .unwrap();
     let at_br_down = request.at + Duration::from_micros(3_840 + 10_000);
     let at_client = mesh_arrival(&mut alone, at_br_down, SERVER_ADDR, 20);
@@ -142,9 +142,9 @@ fn a_full_wired_buffer_drops_at_the_border_router() {
     // 10 kbit/s), is dropped there.
     let mut net = net(10_000, 50);
     let t0 = Instant::from_millis(5);
-    net.send(t0, client_addr(0), SERVER_ADDR, &[0; 11], 1)
+    net.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 1)
         .unwrap();
-    net.send(t0, client_addr(1), SERVER_ADDR, &[0; 11], 2)
+    net.send(t0, client_addr(1), SERVER_ADDR, &mut vec![0; 11], 2)
         .unwrap();
     let got = drain(&mut net);
     let wired = net.wired.as_ref().unwrap().stats(Direction::Up);
