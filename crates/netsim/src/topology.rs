@@ -51,6 +51,13 @@ pub fn client_addr(index: u32) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, host)), port)
 }
 
+/// The IP length of a UDP datagram carrying `payload_bytes` (saturating).
+fn udp_ip_len(payload_bytes: usize) -> u32 {
+    u32::try_from(payload_bytes)
+        .unwrap_or(u32::MAX)
+        .saturating_add(IP_UDP_HEADER_BYTES)
+}
+
 /// Why [`Star::send`] refused a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendError {
@@ -249,9 +256,7 @@ impl Star {
         coap: &[u8],
         tag: u64,
     ) -> Result<PacketId, SendError> {
-        let ip_len = u32::try_from(coap.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(IP_UDP_HEADER_BYTES);
+        let ip_len = udp_ip_len(coap.len());
         self.send_ip(now, src, dst, coap, ip_len, tag)
     }
 
@@ -285,9 +290,7 @@ impl Star {
         buf: &mut Vec<u8>,
         tag: u64,
     ) -> Result<PacketId, SendError> {
-        let ip_len = u32::try_from(buf.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(IP_UDP_HEADER_BYTES);
+        let ip_len = udp_ip_len(buf.len());
         self.admit(now, src, dst, ip_len, tag, |payload| {
             std::mem::swap(payload, buf);
         })
