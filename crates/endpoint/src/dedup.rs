@@ -143,20 +143,20 @@ impl DedupCache {
     ) {
         self.expire(now);
         let key = Key { peer: from, mid };
-        let span = match reply.map(|r| (Span::new(self.arena.len(), r.len()), r)) {
+        let span = match reply {
             None => Span::NONE,
-            Some((Some(span), r)) => {
+            Some(r) => {
+                let Some(span) = Span::new(self.arena.len(), r.len()) else {
+                    // Too long to place (16 MiB or more, which no datagram is): not
+                    // remembered, so a duplicate is processed anew, as after any forgetting.
+                    if let Some(old) = self.map.remove(key) {
+                        self.forget(old);
+                    }
+                    return;
+                };
                 self.arena.extend_from_slice(r);
                 self.live_reply_bytes += r.len();
                 span
-            }
-            Some((None, _)) => {
-                // Too long to place (16 MiB or more, which no datagram is): not remembered,
-                // so a duplicate is processed anew, as after any forgetting.
-                if let Some(old) = self.map.remove(key) {
-                    self.forget(old);
-                }
-                return;
             }
         };
         // A re-inserted key's old FIFO slot finds a newer timestamp and is skipped.
