@@ -492,11 +492,6 @@ impl Endpoint {
 
     /// The peer slot of `addr`, created on first use.
     pub(crate) fn peer(&mut self, addr: SocketAddr) -> usize {
-        // A client mostly talks to one server: its newest peer is tried before the map.
-        let newest = self.peers.len().wrapping_sub(1);
-        if self.peers.get(newest).is_some_and(|p| p.addr == addr) {
-            return newest;
-        }
         if let Some(&p) = self.peer_index.get(&addr) {
             return p;
         }
