@@ -96,6 +96,9 @@ impl Head<'_> {
 impl Endpoint {
     /// When the earliest partial upload expires (`None` without a lifetime or uploads).
     pub(crate) fn next_upload_expiry(&self) -> Option<Instant> {
+        if self.uploads.is_empty() {
+            return None;
+        }
         let lifetime = self.config.upload_lifetime?;
         self.uploads
             .values()
@@ -106,7 +109,8 @@ impl Endpoint {
 
     /// Forgets every partial upload whose lifetime ended at or before `now`, in deadline order.
     pub(crate) fn expire_uploads(&mut self, now: Instant) {
-        let Some(lifetime) = self.config.upload_lifetime else {
+        let Some(lifetime) = self.config.upload_lifetime.filter(|_| !self.uploads.is_empty())
+        else {
             return;
         };
         let mut due: Vec<_> = self
