@@ -109,7 +109,10 @@ impl Endpoint {
 
     /// Forgets every partial upload whose lifetime ended at or before `now`, in deadline order.
     pub(crate) fn expire_uploads(&mut self, now: Instant) {
-        let Some(lifetime) = self.config.upload_lifetime.filter(|_| !self.uploads.is_empty())
+        let Some(lifetime) = self
+            .config
+            .upload_lifetime
+            .filter(|_| !self.uploads.is_empty())
         else {
             return;
         };
