@@ -124,13 +124,6 @@ pub(crate) trait Network {
     ) -> Result<Option<Instant>, RunError>;
     /// The next datagram arrived at or before `now`; its bytes replace `buf`'s.
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery>;
-    /// Whether [`Network::poll_delivery`] at `now` may have something to do; `false` lets the
-    /// loop skip the call that would return `None` (a virtual-time network whose next event
-    /// is later: one call per loop turn, ~1.3 per packet, issue 17).
-    fn may_deliver(&self, now: Instant) -> bool {
-        let _ = now;
-        true
-    }
     /// Sends the UDP payload in `datagram` from `src` to `dst` (one of them the server's) at
     /// `now`. A network that keeps packets in buffers of its own (the star) takes the buffer
     /// instead of copying it, leaving a spare one of unspecified contents in its place.
@@ -169,10 +162,6 @@ impl Network for Star {
 
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
         Star::poll_delivery(self, now, buf)
-    }
-
-    fn may_deliver(&self, now: Instant) -> bool {
-        self.poll_at().is_some_and(|t| t <= now)
     }
 
     fn send(
@@ -381,10 +370,7 @@ impl<N: Network> Sim<N> {
             };
             self.now = now;
             let mut buf = std::mem::take(&mut self.buf);
-            while self.net.may_deliver(now) {
-                let Some(d) = self.net.poll_delivery(now, &mut buf) else {
-                    break;
-                };
+            while let Some(d) = self.net.poll_delivery(now, &mut buf) {
                 self.events += 1;
                 self.deliver(&d, &buf)?;
             }

@@ -351,7 +351,20 @@ impl Star {
 
     /// The next packet arriving at or before `now`, in arrival order (ties in send order).
     /// Its bytes replace the contents of `buf` (the two buffers are swapped, no copy).
+    ///
+    /// Whether anything is due is decided inline: a loop ends every instant with a call that
+    /// finds nothing, whose entry and exit cost more than the check (issue 17: 4 % of the
+    /// simulator's CPU per packet at 100 and 400 UDP flows).
+    #[inline]
     pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        if self.events.peek_time().is_none_or(|t| t > now) {
+            return None;
+        }
+        self.poll_due(now, buf)
+    }
+
+    /// [`Star::poll_delivery`] once its next event is due.
+    fn poll_due(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
         while let Some((at, hop)) = self.events.pop_due(now) {
             match hop {
                 Hop::EnterLink(slot) => self.enter_link(slot, at),

@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 
 use coaplab_netsim::{Direction, Star, SERVER_ADDR};
 
-use super::{expected_requests, flow_of, run_one, source_addr, Network, Sim};
+use super::{expected_requests, flow_of, run_one, source_addr, Sim};
 use crate::results::FlowRecord;
 use crate::scenario::Scenario;
 
@@ -423,33 +423,4 @@ fn the_servers_duplicate_cache_is_sized_for_the_exchanges_with_a_quota() {
     let big = "name = \"t\"\n[[flows]]\ncount = 1000\ncc = \"default\"\nexchanges = 1000\n";
     let runs = Scenario::parse(big, "t.toml").unwrap().expand(None, None);
     assert_eq!(expected_requests(&runs[0].config), 1 << 16);
-}
-
-#[test]
-fn the_star_may_deliver_exactly_when_its_next_event_is_due() {
-    use coaplab_cc::time::{Duration, Instant};
-    use coaplab_netsim::{client_addr, NetworkConfig, Preset};
-    let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
-    assert!(
-        !Network::may_deliver(&star, Instant::from_secs(1_000)),
-        "nothing in flight"
-    );
-    Network::send(
-        &mut star,
-        Instant::ZERO,
-        client_addr(0),
-        SERVER_ADDR,
-        &mut vec![0; 11],
-        7,
-    )
-    .unwrap();
-    let due = star.poll_at().unwrap();
-    let just_before = due - Duration::from_nanos(1);
-    assert!(!Network::may_deliver(&star, just_before));
-    let mut buf = Vec::new();
-    assert!(Network::poll_delivery(&mut star, just_before, &mut buf).is_none());
-    assert!(Network::may_deliver(&star, due));
-    let d = Network::poll_delivery(&mut star, due, &mut buf).unwrap();
-    assert_eq!((d.tag, buf.len()), (7, 11));
-    assert!(!Network::may_deliver(&star, due), "delivered");
 }
