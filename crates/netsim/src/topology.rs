@@ -357,10 +357,10 @@ impl Star {
     /// simulator's CPU per packet at 100 and 400 UDP flows).
     #[inline]
     pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        if self.events.peek_time().is_none_or(|t| t > now) {
-            return None;
+        match self.events.peek_time() {
+            Some(t) if t <= now => self.poll_due(now, buf),
+            _ => None,
         }
-        self.poll_due(now, buf)
     }
 
     /// [`Star::poll_delivery`] once its next event is due.
