@@ -4,6 +4,7 @@
     python3 scripts/ns3-speed/run.py                        # N = 1 10 100 400, TCP and UDP
     python3 scripts/ns3-speed/run.py --flows 400 --reps 3 --workloads tcp
     python3 scripts/ns3-speed/run.py --coaplab /tmp/before/coaplab --coaplab target/release/coaplab
+    python3 scripts/ns3-speed/run.py --workloads udp --reps 15 --statistic min --instructions
 
 The same workload in both tools, N flows over the nbiot star (30 kbit/s down, 60 kbit/s up,
 one byte FIFO of --buffer bytes per direction, 28,200 B by default):
@@ -30,7 +31,13 @@ devices' PhyTxEnd). Two CPU times are given for each tool, over the same work in
 The two tools' TCP models are not the same code, so they send different numbers of packets
 under loss; the per-packet cost is what is compared. Runs are interleaved (coaplab, ns-3,
 coaplab, ...), so load on the machine hits both alike; measure on an idle machine for the
-record. Each figure is the median over --reps of that figure.
+record. Each figure is the median over --reps of that figure (--statistic min: the least, the
+run least disturbed by the rest of a shared machine; load only ever adds CPU time, and a run of
+coaplab lasts 1/20 of ns-3's, so a slow phase of the host hits single coaplab runs whole).
+--instructions adds a table that no load changes: instructions per link packet executed in each
+tool's event loop, counted by valgrind's callgrind (ns-3's Simulator::Run against coaplab's
+loop). Time per packet is instructions over the rate the CPU retires them, and the two tools
+retire them at different rates (ns-3's code chases more pointers), so the two tables differ.
 
 ns-3 is the pip wheel `ns3` 3.44.post0 in .peers/ns3-venv (created as ns3-oracle does when
 missing): it ships ns-3's headers and shared libraries (include/ns3, lib64/libns3.44-*.so),
@@ -161,6 +168,69 @@ def median(values):
     return sorted(values)[len(values) // 2]
 
 
+def least(values):
+    """The least of `values`; None if any is None."""
+    if any(v is None for v in values):
+        return None
+    return min(values)
+
+
+# Event loops whose instructions --instructions counts (callgrind --toggle-collect): ns-3's
+# Simulator::Run; coaplab's CoAP loop, and for TCP the function that builds and runs the TCP
+# model (its loop is inlined into it; building is under 3 % of it at 100 flows).
+LOOPS = {
+    "ns-3": ["ns3::Simulator::Run()"],
+    "udp": ["coaplab_lab::sim::Sim<*>::run"],
+    "tcp": ["coaplab_lab::sim::tcp::simulate_traced"],
+}
+
+
+def instructions(cmd, loops, tmp):
+    """Instructions executed inside `loops` by one run of `cmd` under callgrind, or None when
+    nothing was counted: a build whose loop function was inlined away or renamed, or one that
+    cannot run under valgrind (coaplab before c88a4e0 read the vDSO itself and crashed there)."""
+    out = os.path.join(tmp, "callgrind.out")
+    toggles = [f"--toggle-collect={f}" for f in loops]
+    run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *toggles, *cmd],
+                         capture_output=True, text=True)
+    if run.returncode != 0 or not os.path.exists(out):
+        print(f"ns3-speed: {cmd[0]} under callgrind failed ({run.returncode}): {run.stderr.strip()[-200:]}",
+              file=sys.stderr)
+        return None
+    with open(out) as fh:
+        total = next((int(l.split()[1]) for l in fh if l.startswith("totals:")), 0)
+    os.remove(out)
+    return total or None
+
+
+def instruction_table(binaries, labels, star, workloads, flows, buffer, tmp):
+    """Instructions per link packet in the event loops, once per cell (deterministic: no
+    repetitions needed, and load on the machine does not change it)."""
+    print()
+    print("| workload | N | ns-3 instructions/packet | "
+          + " | ".join(f"{l} instructions/packet | ns-3 ÷ {l}" for l in labels) + " |")
+    print("|---|---|---" + "|---|---" * len(binaries) + "|")
+    for workload in workloads:
+        for n in flows:
+            amount = 102400 if workload == "tcp" else 50
+            np_ = run_ns3(star, workload, n, buffer)[0]
+            theirs = instructions([star, workload, str(n), str(amount), str(buffer)], LOOPS["ns-3"], tmp)
+            if theirs is None:
+                sys.exit("ns3-speed: ns-3 counted no instructions under callgrind")
+            line = f"| {workload} | {n} | {theirs / np_:,.0f} "
+            for b in binaries:
+                op = run_coaplab(b, workload, n, buffer, tmp)[0]
+                scen = os.path.join(tmp, f"{workload}-{n}.toml")
+                out = os.path.join(tmp, "out-instructions")
+                shutil.rmtree(out, ignore_errors=True)
+                ours = instructions([b, "run", scen, "--out", out, "-q", "--jobs", "1"], LOOPS[workload], tmp)
+                if ours is None:
+                    line += "| n/a | n/a "
+                else:
+                    line += f"| {ours / op:,.0f} | {theirs / np_ / (ours / op):.1f}x "
+            print(line + "|", flush=True)
+
+
 def per_packet_us(cpu_s, packets):
     return None if cpu_s is None else cpu_s / packets * 1e6
 
@@ -194,7 +264,13 @@ def main():
     ap.add_argument("--flows", type=int, nargs="*", default=[1, 10, 100, 400])
     ap.add_argument("--workloads", nargs="*", default=["tcp", "udp"], choices=["tcp", "udp"])
     ap.add_argument("--buffer", type=int, default=28200, help="bytes per direction (default 28,200)")
-    ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions per cell (median kept)")
+    ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions per cell (see --statistic)")
+    ap.add_argument("--statistic", choices=["median", "min"], default="median",
+                    help="what is kept of each tool's --reps CPU times (default median; min: the least, "
+                         "each tool's least disturbed run on a shared machine, where load only adds time)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also instructions per link packet in each tool's event loop, counted under "
+                         "valgrind's callgrind (needs valgrind; one run per cell, independent of load)")
     ap.add_argument("--memory", action="store_true",
                     help="also the TCP peak-RSS table (400 x 102,400 B and 10 x 10 MB; ns-3's takes minutes)")
     ap.add_argument("--coaplab", action="append",
@@ -203,6 +279,9 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     star = build_star(ns3_prefix(), target)
     binaries = args.coaplab or [coaplab_binary(target)]
+    keep = median if args.statistic == "median" else least
+    if args.instructions and shutil.which("valgrind") is None:
+        sys.exit("ns3-speed: --instructions needs valgrind (apt-get install valgrind)")
     tmp = tempfile.mkdtemp(prefix="ns3-speed-")
     try:
         labels = [f"coaplab[{i}]" if len(binaries) > 1 else "coaplab" for i in range(len(binaries))]
@@ -222,19 +301,21 @@ def main():
                         ours[i].append(run_coaplab(b, workload, n, args.buffer, tmp))
                     theirs.append(run_ns3(star, workload, n, args.buffer))
                 np_ = theirs[0][0]
-                n_sim = median([r[1] for r in theirs])
+                n_sim = keep([r[1] for r in theirs])
                 n_sim_us = per_packet_us(n_sim, np_)
-                n_proc_us = per_packet_us(median([r[2] for r in theirs]), np_)
+                n_proc_us = per_packet_us(keep([r[2] for r in theirs]), np_)
                 line = f"| {workload} | {n} | {np_} | {n_sim:.3f} | {n_sim_us:.2f} | {n_proc_us:.2f} "
                 for runs in ours:
                     op = runs[0][0]
-                    o_sim_us = per_packet_us(median([r[1] for r in runs]), op)
-                    o_proc_us = per_packet_us(median([r[2] for r in runs]), op)
+                    o_sim_us = per_packet_us(keep([r[1] for r in runs]), op)
+                    o_proc_us = per_packet_us(keep([r[2] for r in runs]), op)
                     line += (f"| {op} | {fmt(o_sim_us, '.2f')} | {ratio(n_sim_us, o_sim_us)} "
                              f"| {o_proc_us:.2f} | {ratio(n_proc_us, o_proc_us)} ")
                 print(line + "|", flush=True)
         if args.memory:
             memory_table(binaries, labels, star, args.buffer, tmp)
+        if args.instructions:
+            instruction_table(binaries, labels, star, args.workloads, args.flows, args.buffer, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
