@@ -33,12 +33,17 @@ fn nbiot_block_exchange_has_the_exact_round_trip() {
     let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
     let client = client_addr(0);
     let request = [0x42u8; 11];
+    let mut buf = Vec::new();
+    assert_eq!(
+        star.poll_delivery(ns(1 << 40), &mut buf),
+        None,
+        "nothing in flight"
+    );
     assert_eq!(
         star.send(ns(0), client, SERVER_ADDR, &request, 7),
         Ok(PacketId(0))
     );
     assert_eq!(star.poll_at(), Some(ns(220_200_000)));
-    let mut buf = Vec::new();
     assert_eq!(star.poll_delivery(ns(220_199_999), &mut buf), None);
     let d = star.poll_delivery(ns(220_200_000), &mut buf).unwrap();
     assert_eq!(
@@ -55,6 +60,11 @@ fn nbiot_block_exchange_has_the_exact_round_trip() {
     let d = star.poll_delivery(ns(713_866_667), &mut buf).unwrap();
     assert_eq!((d.dst, d.tag, d.ip_len, buf.len()), (client, 8, 295, 267));
     assert_eq!(star.poll_at(), None);
+    assert_eq!(
+        star.poll_delivery(ns(713_866_667), &mut buf),
+        None,
+        "delivered"
+    );
     assert_eq!(star.in_flight(), 0);
     // 400 such exchanges ≈ 285.55 s, the spec §9.3 prediction for 0 B / 15 ms.
     assert_eq!(
