@@ -129,15 +129,15 @@ def scenario(workload, n, buffer, object_bytes=102400):
     )
 
 
-def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400):
+def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400, prefix=()):
     """(link packets, simulation CPU s or None, process CPU s, peak RSS KiB, flows completed)
-    of one coaplab run."""
+    of one coaplab run (`prefix`: a command that runs it, e.g. callgrind's)."""
     scen = os.path.join(tmp, f"{workload}-{n}.toml")
     with open(scen, "w") as fh:
         fh.write(scenario(workload, n, buffer, object_bytes))
     out = os.path.join(tmp, "out")
     shutil.rmtree(out, ignore_errors=True)
-    _, cpu, rss = measured([binary, "run", scen, "--out", out, "-q", "--jobs", "1"])
+    _, cpu, rss = measured([*prefix, binary, "run", scen, "--out", out, "-q", "--jobs", "1"])
     with open(os.path.join(out, "runs.csv")) as fh:
         head, row = fh.read().strip().splitlines()[:2]
     rec = dict(zip(head.split(","), row.split(",")))
@@ -150,11 +150,12 @@ def run_coaplab(binary, workload, n, buffer, tmp, object_bytes=102400):
     return packets, sim_cpu, cpu, rss, completed
 
 
-def run_ns3(star, workload, n, buffer, amount=None):
-    """(link packets, simulation CPU s, process CPU s, peak RSS KiB, flows completed)."""
+def run_ns3(star, workload, n, buffer, amount=None, prefix=()):
+    """(link packets, simulation CPU s, process CPU s, peak RSS KiB, flows completed)
+    (`prefix`: a command that runs it, e.g. callgrind's)."""
     if amount is None:
         amount = 102400 if workload == "tcp" else 50
-    out, cpu, rss = measured([star, workload, str(n), str(amount), str(buffer)])
+    out, cpu, rss = measured([*prefix, star, workload, str(n), str(amount), str(buffer)])
     rec = dict(kv.split("=") for kv in out.split())
     if int(rec["completed"]) != n:
         print(f"warning: ns-3 {workload} N={n}: {rec['completed']} of {n} flows completed", file=sys.stderr)
@@ -185,18 +186,16 @@ LOOPS = {
 }
 
 
-def instructions(cmd, loops, tmp):
-    """Instructions executed inside `loops` by one run of `cmd` under callgrind, or None when
-    nothing was counted: a build whose loop function was inlined away or renamed, or one that
-    cannot run under valgrind (coaplab before c88a4e0 read the vDSO itself and crashed there)."""
-    out = os.path.join(tmp, "callgrind.out")
-    toggles = [f"--toggle-collect={f}" for f in loops]
-    run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *toggles, *cmd],
-                         capture_output=True, text=True)
-    if run.returncode != 0 or not os.path.exists(out):
-        print(f"ns3-speed: {cmd[0]} under callgrind failed ({run.returncode}): {run.stderr.strip()[-200:]}",
-              file=sys.stderr)
-        return None
+def callgrind(loops, out):
+    """The command prefix that counts the instructions executed inside `loops` into `out`. A
+    coaplab built before c88a4e0 read the vDSO itself and crashes under valgrind."""
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            *(f"--toggle-collect={f}" for f in loops)]
+
+
+def counted(out):
+    """The instructions callgrind counted into `out` (removed), None when none were: a build
+    whose loop function was inlined away or renamed."""
     with open(out) as fh:
         total = next((int(l.split()[1]) for l in fh if l.startswith("totals:")), 0)
     os.remove(out)
@@ -210,20 +209,17 @@ def instruction_table(binaries, labels, star, workloads, flows, buffer, tmp):
     print("| workload | N | ns-3 instructions/packet | "
           + " | ".join(f"{l} instructions/packet | ns-3 ÷ {l}" for l in labels) + " |")
     print("|---|---|---" + "|---|---" * len(binaries) + "|")
+    out = os.path.join(tmp, "callgrind.out")
     for workload in workloads:
         for n in flows:
-            amount = 102400 if workload == "tcp" else 50
-            np_ = run_ns3(star, workload, n, buffer)[0]
-            theirs = instructions([star, workload, str(n), str(amount), str(buffer)], LOOPS["ns-3"], tmp)
+            np_ = run_ns3(star, workload, n, buffer, prefix=callgrind(LOOPS["ns-3"], out))[0]
+            theirs = counted(out)
             if theirs is None:
                 sys.exit("ns3-speed: ns-3 counted no instructions under callgrind")
             line = f"| {workload} | {n} | {theirs / np_:,.0f} "
             for b in binaries:
-                op = run_coaplab(b, workload, n, buffer, tmp)[0]
-                scen = os.path.join(tmp, f"{workload}-{n}.toml")
-                out = os.path.join(tmp, "out-instructions")
-                shutil.rmtree(out, ignore_errors=True)
-                ours = instructions([b, "run", scen, "--out", out, "-q", "--jobs", "1"], LOOPS[workload], tmp)
+                op = run_coaplab(b, workload, n, buffer, tmp, prefix=callgrind(LOOPS[workload], out))[0]
+                ours = counted(out)
                 if ours is None:
                     line += "| n/a | n/a "
                 else:
