@@ -188,9 +188,20 @@ impl Drop for AtomicFile {
 /// The lock file inside a results directory.
 pub const LOCK_FILE: &str = ".lock";
 
-/// Takes the exclusive flock(2) on `root`/[`LOCK_FILE`] without waiting. The lock belongs to the
-/// open file: it is released when the file is closed, at the latest when the process ends
-/// however it ends (even by SIGKILL), so no stale lock can outlive its holder.
+/// How long [`lock`] retries a lock found held before reporting [`ResultsError::Locked`]. A
+/// child that another thread of this process is starting holds a copy of every open
+/// descriptor from its fork to its exec (close-on-exec closes it only then), and with the
+/// copy the flock(2): a directory that this process released and opens again can look locked
+/// for that instant. The test suite's parallel tests, which start `ip` and peers while others
+/// reopen results directories, hit it in 3 of 8 runs with six tests at a time. Another
+/// invocation writing the directory holds the lock for its whole run and is still reported,
+/// this much later.
+const LOCK_RETRY_MS: u64 = 250;
+
+/// Takes the exclusive flock(2) on `root`/[`LOCK_FILE`], retrying a held lock for up to
+/// [`LOCK_RETRY_MS`]. The lock belongs to the open file: it is released when the file is
+/// closed, at the latest when the process ends however it ends (even by SIGKILL), so no stale
+/// lock can outlive its holder.
 fn lock(root: &Path) -> Result<std::fs::File, ResultsError> {
     let path = root.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new()
@@ -199,10 +210,19 @@ fn lock(root: &Path) -> Result<std::fs::File, ResultsError> {
         .write(true)
         .open(&path)
         .map_err(io(&path))?;
-    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(file),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(ResultsError::Locked(root.to_path_buf())),
-        Err(e) => Err(io(&path)(e.into())),
+    let step = std::time::Duration::from_millis(5);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(LOCK_RETRY_MS);
+    loop {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(file),
+            Err(rustix::io::Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(step);
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(ResultsError::Locked(root.to_path_buf()))
+            }
+            Err(e) => return Err(io(&path)(e.into())),
+        }
     }
 }
 
