@@ -68,12 +68,18 @@ pub(crate) fn free_udp_port() -> u16 {
     s.local_addr().unwrap().port()
 }
 
-/// A port free on 127.0.0.1 for both TCP and UDP at the time of the call.
+/// A port free on 127.0.0.1 for both TCP and UDP at the time of the call, and never handed out
+/// before by this process: the tests run several at a time, and a port released here is
+/// bound by its peer only a moment later, so two tests starting peers at once could otherwise
+/// be given the same port (libcoap binds with SO_REUSEADDR, so both would get it).
 pub(crate) fn free_tcp_udp_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let t = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = t.local_addr().unwrap().port();
-        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+        if !given.contains(&port) && std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            given.push(port);
             return port;
         }
     }
