@@ -88,65 +88,49 @@ python3 scripts/check-layers.py
 
 step "tests"
 cargo test --workspace --locked --no-run
-# maturin, pandas, pytest and dask.distributed from PyPI in a project-local venv for the
-# Python package's tests, only when missing: installed in the background while the tests run
-# (most of them wait on real time; pip mostly on downloads), awaited by the python step, and
-# killed if this script ends first.
-# A background job and everything it started (cargo's rustc, pip's builds).
+# The Python package's test tools and bindings, in one background job while the tests run
+# (cargo holds target/'s lock only while it compiles, and the test run mostly waits on real
+# time: peers, emulated links, timers, leaving a core idle): maturin, pandas, pytest and
+# dask.distributed from PyPI into a project-local venv when missing (pip mostly waits on
+# downloads), then, at nice 19 so that the tests come first, the format check and lints of the
+# bindings crate (outside the workspace) and its dev build, which shares target/ and the dev
+# profile with the workspace's (a user's `pip install ./python` builds in release instead).
+# The python step waits for it; it is killed with its children if this script ends first.
+if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
+  python3 -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
+  py_venv_missing=1
+else
+  py_venv_missing=0
+fi
 kill_tree() {
   local child
   for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
   kill "$1" 2>/dev/null || true
 }
-py_venv_pid=
-py_venv_log="$(mktemp /tmp/coaplab-py-venv.XXXXXX)"
-stop_py_venv() {
-  if [ -n "$py_venv_pid" ]; then
-    kill_tree "$py_venv_pid"
+py_pid=
+py_log="$(mktemp /tmp/coaplab-py.XXXXXX)"
+stop_py() {
+  if [ -n "$py_pid" ]; then
+    kill_tree "$py_pid"
   fi
-  rm -f "$py_venv_log"
+  rm -f "$py_log"
 }
-trap stop_py_venv EXIT
-if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
-  python3 -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
-  (
+trap stop_py EXIT
+(
+  set -e
+  if [ "$py_venv_missing" = 1 ]; then
     rm -rf .peers/py-venv
     python3 -m venv .peers/py-venv
     .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
-  ) >"$py_venv_log" 2>&1 &
-  py_venv_pid=$!
-fi
-# The Python bindings build in the background while the tests run (at nice 19: the tests come
-# first): cargo holds target/'s lock only while it compiles, and the test run mostly waits on
-# real time (peers, emulated links, timers), leaving a core idle. The build waits for the venv
-# above (maturin), then checks format and lints of the bindings crate (outside the workspace)
-# and installs it; the python step below waits for it.
-py_build_pid=
-py_build_log="$(mktemp /tmp/coaplab-py-build.XXXXXX)"
-stop_py_build() {
-  if [ -n "$py_build_pid" ]; then
-    kill_tree "$py_build_pid"
   fi
-  rm -f "$py_build_log"
-}
-trap 'stop_py_build; stop_py_venv' EXIT
-(
-  set -e
   renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
-  if [ -n "$py_venv_pid" ]; then
-    # Not a child of this subshell: wait for it by polling.
-    while kill -0 "$py_venv_pid" 2>/dev/null; do sleep 1; done
-  fi
-  # The bindings crate is outside the workspace: format and lint it here. The build shares
-  # target/ and the dev profile with the workspace build above, so only pyo3 and the bindings
-  # compile; a user's `pip install ./python` builds in release instead.
   cargo fmt --manifest-path python/Cargo.toml -- --check
   CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --locked -- -D warnings
   PATH="$PWD/.peers/py-venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" \
     MATURIN_PEP517_ARGS="--profile dev --locked" \
     .peers/py-venv/bin/python -m pip install --quiet --no-build-isolation ./python
-) >"$py_build_log" 2>&1 &
-py_build_pid=$!
+) >"$py_log" 2>&1 &
+py_pid=$!
 # Most test binaries wait on real time (libcoap and aiocoap peers, emulated links, timers):
 # four tests at once per binary instead of one per core (the default) took the test run from
 # 85 s to 62 s on two cores (six: 55 s, but one interop test failed once in ~20 runs of its
@@ -160,24 +144,14 @@ fi
 
 step "python package (coaplab.run/trace/algorithms, coaplab.dask; .peers/py-venv)"
 # The venv and the bindings, built in the background above.
-py_venv_failed=0
-if [ -n "$py_venv_pid" ]; then
-  wait "$py_venv_pid" || py_venv_failed=1
-  py_venv_pid=
-fi
-if [ "$py_venv_failed" = 1 ]; then
-  cat "$py_venv_log" >&2
-  echo "test.sh: installing the Python package's test tools into .peers/py-venv failed" >&2
+if ! wait "$py_pid"; then
+  py_pid=
+  cat "$py_log" >&2
+  echo "test.sh: installing .peers/py-venv, or the format check, lints or build of the Python bindings (python/), failed (output above)" >&2
   exit 1
 fi
-if ! wait "$py_build_pid"; then
-  py_build_pid=
-  cat "$py_build_log" >&2
-  echo "test.sh: format, lints or the build of the Python bindings (python/) failed" >&2
-  exit 1
-fi
-py_build_pid=
-cat "$py_build_log"
+py_pid=
+cat "$py_log"
 .peers/py-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 if [ "$long" = 1 ]; then

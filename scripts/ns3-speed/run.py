@@ -163,17 +163,14 @@ def run_ns3(star, workload, n, buffer, amount=None, prefix=()):
 
 
 def median(values):
-    """The median of `values` (the upper one of an even count); None if any is None."""
-    if any(v is None for v in values):
-        return None
+    """The median of `values` (the upper one of an even count)."""
     return sorted(values)[len(values) // 2]
 
 
-def least(values):
-    """The least of `values`; None if any is None."""
-    if any(v is None for v in values):
-        return None
-    return min(values)
+def kept(pick):
+    """What --statistic keeps of a tool's --reps figures: `pick` of them, or None when a binary
+    did not report the figure (before manifest.json had cpu_s)."""
+    return lambda values: None if any(v is None for v in values) else pick(values)
 
 
 # Event loops whose instructions --instructions counts (callgrind --toggle-collect): ns-3's
@@ -275,7 +272,7 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     star = build_star(ns3_prefix(), target)
     binaries = args.coaplab or [coaplab_binary(target)]
-    keep = median if args.statistic == "median" else least
+    keep = kept(median if args.statistic == "median" else min)
     if args.instructions and shutil.which("valgrind") is None:
         sys.exit("ns3-speed: --instructions needs valgrind (apt-get install valgrind)")
     tmp = tempfile.mkdtemp(prefix="ns3-speed-")
