@@ -34,11 +34,20 @@ impl Endpoint {
         r.id = id;
         r.live = true;
         r.peer = p;
-        r.method = request.method;
-        r.path.clone_from(&request.path);
-        r.query.clone_from(&request.query);
-        r.payload.clone_from(&request.payload);
-        r.options.clone_from(&request.options);
+        let same = r.method == request.method
+            && r.path == request.path
+            && r.query == request.query
+            && r.payload == request.payload
+            && r.options == request.options;
+        if !same {
+            // Another request in this slot: its kept encoding is not this one's.
+            r.tail.block2 = None;
+            r.method = request.method;
+            r.path.clone_from(&request.path);
+            r.query.clone_from(&request.query);
+            r.payload.clone_from(&request.payload);
+            r.options.clone_from(&request.options);
+        }
         r.confirmable = request.confirmable;
         r.started = now;
         r.exchanges = 0;
@@ -85,7 +94,7 @@ impl Endpoint {
         self.exchanges[slot].gated = true;
         self.requests[req].exchanges += 1;
         let mut bytes = std::mem::take(&mut self.exchanges[slot].bytes);
-        crate::blockwise::encode_request(&self.requests[req], mid, token, &mut bytes);
+        crate::blockwise::encode_request_reusing(&mut self.requests[req], mid, token, &mut bytes);
         let unencodable = bytes.is_empty();
         if let Marking::RexmitCnt { option } = marking {
             let probe = match self.peers[p].rexmit {

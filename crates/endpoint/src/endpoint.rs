@@ -77,6 +77,10 @@ pub struct Endpoint {
     pub(crate) router: Router,
     pub(crate) peers: Vec<Peer>,
     pub(crate) peer_index: HashMap<SocketAddr, usize, rustc_hash::FxBuildHasher>,
+    /// The peer [`Endpoint::peer`] found last (peers are never removed, so it stays right): a
+    /// client asks for the one server it talks to at every request, and a probe of
+    /// `peer_index` is a cache miss when many endpoints share a core (the simulator's flows).
+    last_peer: Option<(SocketAddr, usize)>,
     pub(crate) exchanges: Vec<Exch>,
     pub(crate) free_exchanges: Vec<usize>,
     pub(crate) requests: Vec<Req>,
@@ -217,6 +221,7 @@ impl Endpoint {
             router,
             peers: Vec::new(),
             peer_index: HashMap::default(),
+            last_peer: None,
             exchanges: Vec::new(),
             free_exchanges: Vec::new(),
             requests: Vec::new(),
@@ -492,12 +497,21 @@ impl Endpoint {
 
     /// The peer slot of `addr`, created on first use.
     pub(crate) fn peer(&mut self, addr: SocketAddr) -> usize {
-        if let Some(&p) = self.peer_index.get(&addr) {
-            return p;
+        if let Some((last, p)) = self.last_peer {
+            if last == addr {
+                return p;
+            }
         }
-        self.peers.push(Peer::new(addr));
-        self.peer_index.insert(addr, self.peers.len() - 1);
-        self.peers.len() - 1
+        let p = match self.peer_index.get(&addr) {
+            Some(&p) => p,
+            None => {
+                self.peers.push(Peer::new(addr));
+                self.peer_index.insert(addr, self.peers.len() - 1);
+                self.peers.len() - 1
+            }
+        };
+        self.last_peer = Some((addr, p));
+        p
     }
 
     /// Builds the peer's controller when its first exchange starts.

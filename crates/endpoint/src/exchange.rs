@@ -153,6 +153,21 @@ pub(crate) struct Req {
     /// The token every exchange of this request uses, instead of a fresh one: an Observe
     /// deregistration must repeat the registration's token (RFC 7641 §3.6).
     pub(crate) fixed_token: Option<Token>,
+    /// The encoding of this slot's last request after its token, reused by the next request
+    /// with the same method, path, query, payload and options ([`crate::blockwise::encode_request_reusing`]).
+    pub(crate) tail: RequestTail,
+}
+
+/// What a request's encoding holds after its header and token (its options and payload), kept
+/// so that a client asking the same thing again (a load generator, a simulated flow: one
+/// request per exchange, each the same GET) writes four header bytes and its token and copies
+/// the rest, instead of encoding every option again. Only encodings that depend on nothing
+/// but the request's inputs and its Block2 option are kept: no Block1 upload, no Echo.
+#[derive(Debug, Default)]
+pub(crate) struct RequestTail {
+    /// The Block2 option the kept bytes carry; `None`: nothing kept.
+    pub(crate) block2: Option<Option<Block>>,
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Req {
@@ -178,6 +193,7 @@ impl Req {
             echo: Vec::new(),
             echo_retries: 0,
             fixed_token: None,
+            tail: RequestTail::default(),
         }
     }
 }
