@@ -49,6 +49,13 @@ pub struct Config {
     /// run's CPU time). Over-estimating costs memory: each reserved entry ~80 B, touched
     /// only when used.
     pub dedup_reserve_entries: usize,
+    /// Bytes of cached replies the duplicate cache makes room for when the endpoint is built
+    /// (at most `dedup_capacity_bytes`): a hint like `dedup_reserve_entries`. 0 (the
+    /// default): the reply arena doubles as it fills. The simulator sets it to its exchange
+    /// count times the reply size (issue 17: each doubling copied the arena into fresh pages,
+    /// and their faults were 4 % of a 400-flow run's CPU time). Reserved bytes the cache
+    /// never fills are address space only: the arena fills from its start.
+    pub dedup_reserve_reply_bytes: usize,
     /// Include the duplicate cache's next expiry in [`crate::Endpoint::poll_timeout`], so
     /// that an idle endpoint forgets expired entries (and frees their memory) on a timer, not
     /// only when new traffic arrives. Expired entries are never used either way, so this
@@ -206,6 +213,7 @@ impl Default for Config {
             dedup_capacity: 1 << 20,
             dedup_capacity_bytes: DEDUP_CAPACITY_BYTES,
             dedup_reserve_entries: 0,
+            dedup_reserve_reply_bytes: 0,
             dedup_purge_timer: false,
             response_timeout: EXCHANGE_LIFETIME,
             processing_delay: Duration::ZERO,

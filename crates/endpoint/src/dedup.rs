@@ -96,6 +96,13 @@ impl DedupCache {
         }
     }
 
+    /// The cache with room for `bytes` of replies (at most its byte cap) in its arena, which
+    /// otherwise doubles as it fills: each doubling copies it into fresh memory.
+    pub(crate) fn with_reply_room(mut self, bytes: usize) -> Self {
+        self.arena.reserve_exact(bytes.min(self.capacity_bytes));
+        self
+    }
+
     /// When the oldest entry expires (`None` when empty or kept for the whole run). Early:
     /// the front may be a stale slot of a re-inserted key, which costs one idle wake-up.
     pub(crate) fn next_expiry(&self) -> Option<Instant> {
@@ -315,6 +322,21 @@ mod tests {
         );
         // Never more than the entry cap.
         assert!(DedupCache::new(None, 10, usize::MAX, 5_000).map.capacity() < 100);
+    }
+
+    #[test]
+    fn reserved_reply_room_is_filled_in_place_within_the_byte_cap() {
+        let mut c = DedupCache::new(None, 1_000, usize::MAX, 0).with_reply_room(4_000);
+        let start = c.arena.as_ptr();
+        for mid in 0..400 {
+            c.insert(Instant::ZERO, peer(1), mid, Some(&[7; 10]));
+        }
+        assert_eq!(c.arena_bytes(), 4_000);
+        assert_eq!(c.arena.as_ptr(), start, "the arena never moved");
+        assert_eq!(c.get(Instant::ZERO, peer(1), 399), Some(Some(&[7; 10][..])));
+        // Never more than the byte cap.
+        let c = DedupCache::new(None, 1_000, 3_000, 0).with_reply_room(1 << 30);
+        assert!(c.arena.capacity() < 4_000);
     }
 
     #[test]

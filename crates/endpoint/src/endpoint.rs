@@ -213,7 +213,8 @@ impl Endpoint {
                 config.dedup_capacity,
                 config.dedup_capacity_bytes,
                 config.dedup_reserve_entries,
-            ),
+            )
+            .with_reply_room(config.dedup_reserve_reply_bytes),
             verified: crate::echo::Verified::default(),
             con_allowance: crate::echo::Allowance::default(),
             config,

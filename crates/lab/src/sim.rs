@@ -298,6 +298,7 @@ impl<N: Network> Sim<N> {
             max_pending_uploads_per_source: usize::MAX,
             dedup_capacity_bytes: usize::MAX,
             dedup_reserve_entries: expected_requests(config),
+            dedup_reserve_reply_bytes: expected_reply_bytes(config),
             dedup_purge_timer: false,
             keep_bodies: false,
             server_duplicates: config.protocol.server_duplicates,
@@ -733,6 +734,25 @@ fn expected_requests(config: &crate::scenario::RunConfig) -> usize {
         })
         .sum();
     (exchanges as usize).min(MAX_DEDUP_RESERVE)
+}
+
+/// Bytes of a server's reply beyond its payload: header, token (at most 8 B), a response's
+/// options (Content-Format, Block2, ETag...) and the payload marker; an estimate for the
+/// duplicate cache's reservation.
+const REPLY_OVERHEAD_BYTES: u64 = 24;
+
+/// The reply bytes the server(s) will remember for [`expected_requests`]: that many replies
+/// of the largest size a flow asks for, its payload at most a block (1024 B, the largest
+/// block). A hint, so that the duplicate cache places its replies without copying them as it
+/// grows.
+fn expected_reply_bytes(config: &crate::scenario::RunConfig) -> usize {
+    let reply = config
+        .flows
+        .iter()
+        .map(|f| u64::from(f.response_payload_bytes).min(1024) + REPLY_OVERHEAD_BYTES)
+        .max()
+        .unwrap_or(0);
+    expected_requests(config).saturating_mul(reply as usize)
 }
 
 /// The server flow `i` addresses: `servers[i mod n]` (round-robin over the servers in node
