@@ -468,10 +468,13 @@ impl Endpoint {
             .filter(|x| x.live)
             .filter_map(|x| x.deadline)
             .min();
+        // The flag first: without the purge timer (a client's case) the cache's lines are not
+        // read at all, and a client's endpoint reads this after every datagram (issue 17).
         let dedup = self
-            .dedup
-            .next_expiry()
-            .filter(|_| self.config.dedup_purge_timer);
+            .config
+            .dedup_purge_timer
+            .then(|| self.dedup.next_expiry())
+            .flatten();
         let t = earliest(exchanges, self.next_upload_expiry());
         let t = earliest(t, dedup);
         let t = earliest(t, self.next_observe_deadline());
