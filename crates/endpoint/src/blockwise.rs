@@ -21,12 +21,9 @@ use crate::resource::segments;
 pub(crate) fn encode_request_reusing(r: &mut Req, mid: u16, token: Token, out: &mut Vec<u8>) {
     let reusable = !r.uploading && r.echo.is_empty();
     if reusable && r.tail.block2 == Some(r.b2_next) {
-        let head = 4 + token.len();
         out.clear();
-        out.resize(head, 0);
-        let written = MessageWriter::new(out, message_type(r), r.method, mid, token)
-            .map(MessageWriter::finish);
-        if matches!(written, Ok(n) if n == head) {
+        out.resize(4 + token.len(), 0);
+        if MessageWriter::new(out, message_type(r), r.method, mid, token).is_ok() {
             out.extend_from_slice(&r.tail.bytes);
             return;
         }

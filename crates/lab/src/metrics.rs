@@ -55,7 +55,7 @@ pub struct FlowMetrics {
     pub transmission_counts: Vec<u32>,
     /// The multi-hop experiments' metrics ([`crate::mesh_metrics`]), when the run writes them.
     pub mesh: Option<Box<MeshFlowMetrics>>,
-    /// Per exchange, except the newest's while it is in `newest`.
+    /// Per exchange; the newest's element is empty (counts nothing) while it is in `newest`.
     truth: Vec<ExchangeTruth>,
     /// The newest sent exchange's truth (flow exchange id, truth), written to `truth` when a
     /// copy of another exchange is sent: its copies and most replies concern it, and this
@@ -163,10 +163,11 @@ impl FlowMetrics {
                 if let Some((e, t)) = previous {
                     *self.written_mut(e) = t;
                 }
+                // Taken out, so that `truth` never holds a stale copy of the newest.
                 let t = self
                     .truth
-                    .get(exchange as usize)
-                    .copied()
+                    .get_mut(exchange as usize)
+                    .map(std::mem::take)
                     .unwrap_or_default();
                 self.newest = Some((exchange, t));
             }
@@ -193,14 +194,8 @@ impl FlowMetrics {
 
     /// Retransmissions sent after a copy whose reply reached the client.
     pub fn unnecessary_retransmissions(&self) -> u64 {
-        let newest = self.newest.map(|(e, _)| e as usize);
-        let written = self
-            .truth
+        self.truth
             .iter()
-            .enumerate()
-            .filter(|&(i, _)| Some(i) != newest)
-            .map(|(_, t)| t);
-        written
             .chain(self.newest.as_ref().map(|(_, t)| t))
             .filter_map(|t| {
                 t.first_answered

@@ -298,7 +298,7 @@ impl<N: Network> Sim<N> {
             max_pending_uploads_per_source: usize::MAX,
             dedup_capacity_bytes: usize::MAX,
             dedup_reserve_entries: expected_requests(config),
-            dedup_reserve_reply_bytes: expected_reply_bytes(config),
+            dedup_reserve_reply_bytes: expected_reply_bytes(config, paths.block_bytes),
             dedup_purge_timer: false,
             keep_bodies: false,
             server_duplicates: config.protocol.server_duplicates,
@@ -723,17 +723,19 @@ const MAX_DEDUP_RESERVE: usize = 1 << 16;
 /// growing it from empty; not an over-estimate, since reserved room a run never fills still
 /// costs page faults.
 fn expected_requests(config: &crate::scenario::RunConfig) -> usize {
-    let exchanges: u64 = config
-        .flows
-        .iter()
-        .map(|f| match f.workload {
-            Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
-                u64::from(f.count) * u64::from(exchanges)
-            }
-            Workload::LongTransfer { .. } | Workload::Observe { .. } => 0,
-        })
-        .sum();
+    let exchanges: u64 = config.flows.iter().map(quota_exchanges).sum();
     (exchanges as usize).min(MAX_DEDUP_RESERVE)
+}
+
+/// Exchanges flow group `f` is to complete, when it has a quota of them (0 for a block-wise
+/// transfer or an observer).
+fn quota_exchanges(f: &FlowConfig) -> u64 {
+    match f.workload {
+        Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
+            u64::from(f.count) * u64::from(exchanges)
+        }
+        Workload::LongTransfer { .. } | Workload::Observe { .. } => 0,
+    }
 }
 
 /// Bytes of a server's reply beyond its payload: header, token (at most 8 B), a response's
@@ -741,18 +743,21 @@ fn expected_requests(config: &crate::scenario::RunConfig) -> usize {
 /// duplicate cache's reservation.
 const REPLY_OVERHEAD_BYTES: u64 = 24;
 
-/// The reply bytes the server(s) will remember for [`expected_requests`]: that many replies
-/// of the largest size a flow asks for, its payload at most a block (1024 B, the largest
-/// block). A hint, so that the duplicate cache places its replies without copying them as it
-/// grows.
-fn expected_reply_bytes(config: &crate::scenario::RunConfig) -> usize {
-    let reply = config
+/// The reply bytes the server(s) will remember for [`expected_requests`]: each flow group's
+/// exchanges times its reply (payload at most the server's `block_bytes`), within the same cap
+/// of entries. A hint, so that the duplicate cache places its replies without copying them as
+/// it grows; the arena fills from its start, so room a run never fills is never touched.
+fn expected_reply_bytes(config: &crate::scenario::RunConfig, block_bytes: usize) -> usize {
+    let reply = |f: &FlowConfig| {
+        u64::from(f.response_payload_bytes).min(block_bytes as u64) + REPLY_OVERHEAD_BYTES
+    };
+    let bytes: u64 = config
         .flows
         .iter()
-        .map(|f| u64::from(f.response_payload_bytes).min(1024) + REPLY_OVERHEAD_BYTES)
-        .max()
-        .unwrap_or(0);
-    expected_requests(config).saturating_mul(reply as usize)
+        .map(|f| quota_exchanges(f) * reply(f))
+        .sum();
+    let cap = MAX_DEDUP_RESERVE as u64 * (block_bytes as u64 + REPLY_OVERHEAD_BYTES);
+    bytes.min(cap) as usize
 }
 
 /// The server flow `i` addresses: `servers[i mod n]` (round-robin over the servers in node
