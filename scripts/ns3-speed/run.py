@@ -33,7 +33,8 @@ under loss; the per-packet cost is what is compared. Runs are interleaved (coapl
 coaplab, ...), so load on the machine hits both alike; measure on an idle machine for the
 record. Each figure is the median over --reps of that figure (--statistic min: the least, the
 run least disturbed by the rest of a shared machine; load only ever adds CPU time, and a run of
-coaplab lasts 1/20 of ns-3's, so a slow phase of the host hits single coaplab runs whole).
+coaplab lasts 1/20 of ns-3's, so a slow phase of the host hits single coaplab runs whole;
+--statistic median min: both tables, from the same runs).
 --instructions adds a table that no load changes: instructions per link packet executed in each
 tool's event loop, counted by valgrind's callgrind (ns-3's Simulator::Run against coaplab's
 loop). Time per packet is instructions over the rate the CPU retires them, and the two tools
@@ -252,15 +253,32 @@ def memory_table(binaries, labels, star, buffer, tmp):
             print(f"| {n} x {obj:,} B | {tool} | {rss / 1024:.1f} | {base / 1024:.1f} | {per:.2f} |", flush=True)
 
 
+def table_row(workload, n, theirs, ours, keep):
+    """One cell's row: ns-3's runs `theirs` against each binary's `ours`, as `keep` sums them up."""
+    np_ = theirs[0][0]
+    n_sim = keep([r[1] for r in theirs])
+    n_sim_us = per_packet_us(n_sim, np_)
+    n_proc_us = per_packet_us(keep([r[2] for r in theirs]), np_)
+    line = f"| {workload} | {n} | {np_} | {n_sim:.3f} | {n_sim_us:.2f} | {n_proc_us:.2f} "
+    for runs in ours:
+        op = runs[0][0]
+        o_sim_us = per_packet_us(keep([r[1] for r in runs]), op)
+        o_proc_us = per_packet_us(keep([r[2] for r in runs]), op)
+        line += (f"| {op} | {fmt(o_sim_us, '.2f')} | {ratio(n_sim_us, o_sim_us)} "
+                 f"| {o_proc_us:.2f} | {ratio(n_proc_us, o_proc_us)} ")
+    return line + "|"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flows", type=int, nargs="*", default=[1, 10, 100, 400])
     ap.add_argument("--workloads", nargs="*", default=["tcp", "udp"], choices=["tcp", "udp"])
     ap.add_argument("--buffer", type=int, default=28200, help="bytes per direction (default 28,200)")
     ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions per cell (see --statistic)")
-    ap.add_argument("--statistic", choices=["median", "min"], default="median",
+    ap.add_argument("--statistic", choices=["median", "min"], nargs="+", default=["median"],
                     help="what is kept of each tool's --reps CPU times (default median; min: the least, "
-                         "each tool's least disturbed run on a shared machine, where load only adds time)")
+                         "each tool's least disturbed run on a shared machine, where load only adds time); "
+                         "both (`--statistic median min`): a table for each, from the same runs")
     ap.add_argument("--instructions", action="store_true",
                     help="also instructions per link packet in each tool's event loop, counted under "
                          "valgrind's callgrind (needs valgrind; one run per cell, independent of load)")
@@ -272,7 +290,7 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     star = build_star(ns3_prefix(), target)
     binaries = args.coaplab or [coaplab_binary(target)]
-    keep = kept(median if args.statistic == "median" else min)
+    statistics = list(dict.fromkeys(args.statistic))
     if args.instructions and shutil.which("valgrind") is None:
         sys.exit("ns3-speed: --instructions needs valgrind (apt-get install valgrind)")
     tmp = tempfile.mkdtemp(prefix="ns3-speed-")
@@ -282,9 +300,13 @@ def main():
         # the ratios are ns-3's figure over coaplab's of the same definition.
         cols = "".join(f"| {l} packets | {l} sim µs/packet | ns-3 ÷ {l} (sim) | {l} process µs/packet "
                        f"| ns-3 ÷ {l} (process) " for l in labels)
-        print("| workload | N | ns-3 packets | ns-3 sim CPU s | ns-3 sim µs/packet | ns-3 process µs/packet "
-              + cols + "|")
-        print("|---|---|---|---|---|---" + "|---|---|---|---|---" * len(binaries) + "|")
+        header = ("| workload | N | ns-3 packets | ns-3 sim CPU s | ns-3 sim µs/packet | ns-3 process µs/packet "
+                  + cols + "|\n|---|---|---|---|---|---" + "|---|---|---|---|---" * len(binaries) + "|")
+        # One table per statistic, all from the same runs; with one statistic its rows are
+        # printed as each cell is done, with several each table is printed whole at the end.
+        tables = {s: [] for s in statistics}
+        if len(statistics) == 1:
+            print(header, flush=True)
         for workload in args.workloads:
             for n in args.flows:
                 ours = [[] for _ in binaries]
@@ -293,18 +315,18 @@ def main():
                     for i, b in enumerate(binaries):
                         ours[i].append(run_coaplab(b, workload, n, args.buffer, tmp))
                     theirs.append(run_ns3(star, workload, n, args.buffer))
-                np_ = theirs[0][0]
-                n_sim = keep([r[1] for r in theirs])
-                n_sim_us = per_packet_us(n_sim, np_)
-                n_proc_us = per_packet_us(keep([r[2] for r in theirs]), np_)
-                line = f"| {workload} | {n} | {np_} | {n_sim:.3f} | {n_sim_us:.2f} | {n_proc_us:.2f} "
-                for runs in ours:
-                    op = runs[0][0]
-                    o_sim_us = per_packet_us(keep([r[1] for r in runs]), op)
-                    o_proc_us = per_packet_us(keep([r[2] for r in runs]), op)
-                    line += (f"| {op} | {fmt(o_sim_us, '.2f')} | {ratio(n_sim_us, o_sim_us)} "
-                             f"| {o_proc_us:.2f} | {ratio(n_proc_us, o_proc_us)} ")
-                print(line + "|", flush=True)
+                for statistic in statistics:
+                    line = table_row(workload, n, theirs, ours, kept(median if statistic == "median" else min))
+                    tables[statistic].append(line)
+                    if len(statistics) == 1:
+                        print(line, flush=True)
+                if len(statistics) > 1:
+                    print(f"ns3-speed: {workload} N={n} done", file=sys.stderr, flush=True)
+        if len(statistics) > 1:
+            for statistic in statistics:
+                what = "median" if statistic == "median" else "least"
+                print(f"\n{what} of {args.reps} runs per tool and cell:\n{header}")
+                print("\n".join(tables[statistic]), flush=True)
         if args.memory:
             memory_table(binaries, labels, star, args.buffer, tmp)
         if args.instructions:
