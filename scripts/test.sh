@@ -80,23 +80,22 @@ fi
 step "format (cargo fmt --check)"
 cargo fmt --all -- --check
 
+step "lints (cargo clippy -D warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
 step "layer direction (lower layers never import higher ones)"
 python3 scripts/check-layers.py
 
-step "tests (and in the background: lints, the Python package's build)"
+step "tests"
 cargo test --workspace --locked --no-run
-# The lints and the Python package's test tools and bindings, in one background job while the
-# tests run (cargo holds target/'s lock only while it compiles, and the test run mostly waits
-# on real time: peers, emulated links, timers, leaving a core idle), at nice 19 so that the
-# tests come first: maturin, pandas, pytest and dask.distributed from PyPI into a project-local
-# venv when missing (pip mostly waits on downloads); clippy with warnings as errors on the
-# workspace and on the bindings crate (outside the workspace), in a target directory of its own
-# (target/clippy: its check builds share nothing with the test build, and in target/ its lock
-# would hold the tests back); the bindings' format check and their dev build, which shares
-# target/ and the dev profile with the workspace's (a user's `pip install ./python` builds in
-# release instead). Run before the tests, clippy took a minute of the suite's four on two
-# cores (docs/BENCHMARKS.md, tenth pass). The lints step waits for the job and fails on its
-# output; the job is killed with its children if this script ends first.
+# The Python package's test tools and bindings, in one background job while the tests run
+# (cargo holds target/'s lock only while it compiles, and the test run mostly waits on real
+# time: peers, emulated links, timers, leaving a core idle): maturin, pandas, pytest and
+# dask.distributed from PyPI into a project-local venv when missing (pip mostly waits on
+# downloads), then, at nice 19 so that the tests come first, the format check and lints of the
+# bindings crate (outside the workspace) and its dev build, which shares target/ and the dev
+# profile with the workspace's (a user's `pip install ./python` builds in release instead).
+# The python step waits for it; it is killed with its children if this script ends first.
 if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
   python3 -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
   py_venv_missing=1
@@ -117,21 +116,16 @@ stop_py() {
   rm -f "$py_log"
 }
 trap stop_py EXIT
-lint_target="${CARGO_TARGET_DIR:-$PWD/target}/clippy"
 (
   set -e
-  renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
   if [ "$py_venv_missing" = 1 ]; then
-    echo "--- .peers/py-venv"
     rm -rf .peers/py-venv
     python3 -m venv .peers/py-venv
     .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
   fi
-  echo "--- cargo clippy -D warnings (workspace, then python/)"
-  CARGO_TARGET_DIR="$lint_target" cargo clippy --workspace --all-targets --locked -- -D warnings
-  CARGO_TARGET_DIR="$lint_target" cargo clippy --manifest-path python/Cargo.toml --locked -- -D warnings
-  echo "--- python/: format check, dev build"
+  renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
   cargo fmt --manifest-path python/Cargo.toml -- --check
+  CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --locked -- -D warnings
   PATH="$PWD/.peers/py-venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" \
     MATURIN_PEP517_ARGS="--profile dev --locked" \
     .peers/py-venv/bin/python -m pip install --quiet --no-build-isolation ./python
@@ -148,17 +142,16 @@ else
   cargo test --workspace --locked -- --test-threads "$test_threads"
 fi
 
-step "lints (cargo clippy -D warnings) and the Python package's build, from the background job"
+step "python package (coaplab.run/trace/algorithms, coaplab.dask; .peers/py-venv)"
+# The venv and the bindings, built in the background above.
 if ! wait "$py_pid"; then
   py_pid=
   cat "$py_log" >&2
-  echo "test.sh: clippy (workspace or python/), or installing .peers/py-venv, or the format check or build of the Python bindings (python/), failed (output above)" >&2
+  echo "test.sh: installing .peers/py-venv, or the format check, lints or build of the Python bindings (python/), failed (output above)" >&2
   exit 1
 fi
 py_pid=
 cat "$py_log"
-
-step "python package (coaplab.run/trace/algorithms, coaplab.dask; .peers/py-venv)"
 .peers/py-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 if [ "$long" = 1 ]; then
