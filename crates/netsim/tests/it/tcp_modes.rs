@@ -1,10 +1,8 @@
 //! RFC 6582 window inflation, slow start after idle, and refused segments.
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::tcp::{Connection, RecoveryMode, Segment, SegmentError, TcpConfig, TcpState};
-use tcp_util::{nbiot, transfer, Pair};
 
 #[test]
 fn rfc6582_inflation_recovers_one_loss() {

@@ -2,12 +2,10 @@
 //! messages, malformed input, the token-mode replay caveat, the duplicate cache's lifetime,
 //! destination reset and the transmit buffer swap.
 
-mod common;
-
+use crate::common::*;
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::{AnswerKind, Config, Event, IgnoreReason, Router, TransmitMeta};
 use coaplab_wire::{Code, Message, MessageBuf, MessageType, Token};
-use common::*;
 
 /// NSTART = 1: the second and third requests wait in FIFO order and start when the previous
 /// exchange is answered; NSTART = 2 lets two out at once.

@@ -1,11 +1,9 @@
 //! Exact retransmission timelines under `default` and `fasor`, with scripted loss.
 
-mod common;
-
+use crate::common::*;
 use coaplab_cc::time::Duration;
 use coaplab_endpoint::{AnswerKind, Config, Event, FailReason, Request};
 use coaplab_wire::Code;
-use common::*;
 
 fn secs(v: f64) -> Duration {
     Duration::from_secs_f64_round_us(v)

@@ -1,9 +1,7 @@
 //! Closing with FINs (spec §5.1: the client closes with a plain FIN after the response).
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_netsim::tcp::{TcpConfig, TcpState};
-use tcp_util::{nbiot, transfer, Pair};
 
 fn close_after_transfer(p: &mut Pair) {
     transfer(p, 100);

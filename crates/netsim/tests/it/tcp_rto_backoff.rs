@@ -1,10 +1,8 @@
 //! `rto_backoff_reset`: Linux keeps a backed-off RTO until a fresh valid RTT sample; ns-3's
 //! rule ("new-ack") recomputes it from srtt and rttvar on every ACK that advances snd_una.
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, transfer_observed, Pair};
 use coaplab_netsim::tcp::{RtoBackoffReset, TcpConfig};
-use tcp_util::{nbiot, transfer_observed, Pair};
 
 /// One step of the server's retransmission timer: (time µs, RTO µs, timer deadline µs).
 type Step = (i64, i64, Option<i64>);

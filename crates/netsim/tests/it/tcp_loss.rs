@@ -1,9 +1,7 @@
 //! Loss recovery timelines: fast retransmit with PRR, RTO with Karn, the delayed-ACK timer.
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_netsim::tcp::TcpConfig;
-use tcp_util::{nbiot, transfer, Pair};
 
 #[test]
 fn one_lost_segment_is_recovered_by_fast_retransmit_with_prr() {

@@ -1,10 +1,8 @@
 //! `timer_wheel_hz`: the retransmission timer fires at the end of its Linux timer-wheel bucket
 //! (docs/calibration.md, "The kernel as TCP oracle", item 3), not at `now + rto`.
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, transfer_observed, Pair};
 use coaplab_netsim::tcp::TcpConfig;
-use tcp_util::{nbiot, transfer_observed, Pair};
 
 /// The instants (µs) of the server's RTO expiries over 60 segments on nbiot with segments 11,
 /// 27 and 42 lost (the `tcp_rto_backoff` transfer), and every deadline its timer was armed for.

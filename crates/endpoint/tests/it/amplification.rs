@@ -3,16 +3,14 @@
 //! challenge itself included); a client repeating a fresh Echo value gets the response, and
 //! its address is verified from then on. Our client repeats such requests by itself.
 
-mod common;
-
 use std::net::SocketAddr;
 
+use crate::common::Pair;
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_cc::Settings;
 use coaplab_endpoint::{registry_factory, Amplification, Config, Endpoint, Event, Request, Router};
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, Message, MessageType, MessageWriter, ReadOptions, Token};
-use common::Pair;
 
 const KEY: [u8; 16] = *b"amplification-k!";
 
@@ -166,7 +164,7 @@ fn con_requests_draw_on_the_allowance_before_being_challenged() {
 fn our_client_repeats_a_challenged_request_with_the_echo_value() {
     // A block-wise GET and a Block1 PUT whose last block's answer is large: each gets one
     // 4.01, repeats with the Echo value, and completes with the right body.
-    let s = common::addr(common::SERVER);
+    let s = crate::common::addr(crate::common::SERVER);
     let cases = [
         // 1 challenged + 3 blocks.
         (Request::get("data/3000"), (Code::CONTENT, 3000, 4)),

@@ -1,6 +1,6 @@
 //! Speed of the endpoint alone: 400 clients × 50 short-lived exchanges against one server,
 //! lossless, through a minimal event queue (the shape of one FASOR-matrix run).
-//! `cargo test --release -p coaplab-endpoint --test throughput -- --ignored --nocapture`
+//! `cargo test --release -p coaplab-endpoint --test it throughput:: -- --ignored --nocapture`
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -2,10 +2,8 @@
 //! anew (libcoap's server on the published testbeds). FASOR+token's samples are unambiguous
 //! only in the second case.
 
-mod common;
-
+use crate::common::*;
 use coaplab_endpoint::{Config, Event, ServerDuplicates};
-use common::*;
 
 /// FASOR+token (u = 0.5, preset fasor18), one POST whose first response is lost: copy 1
 /// leaves at 2.416667 s (the first timer, spec §7), 100 ms each way.

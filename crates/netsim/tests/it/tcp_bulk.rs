@@ -1,11 +1,9 @@
 //! The long-lived flow of spec §5.1 over the nbiot downlink with an infinite buffer: 401
 //! segments of the 102,408-B response after both CSMs and the GET.
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_cc::time::Instant;
 use coaplab_netsim::tcp::TcpConfig;
-use tcp_util::{nbiot, transfer, Pair};
 
 #[test]
 fn nbiot_infinite_buffer_transfer_timeline() {
@@ -71,8 +69,8 @@ fn nbiot_buffer_sweep_against_table_6() {
         let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
         net.set_buffer_bytes(buffer);
         let rest = coaplab_cc::time::Duration::from_millis(15);
-        let up = tcp_util::Path::link(&net.up, rest);
-        let down = tcp_util::Path::link(&net.down, rest);
+        let up = crate::tcp_util::Path::link(&net.up, rest);
+        let down = crate::tcp_util::Path::link(&net.down, rest);
         let mut p = Pair::new(TcpConfig::default(), up, down);
         let (get_at, done_at) = transfer(&mut p, 102_408);
         let s = p.server.stats();

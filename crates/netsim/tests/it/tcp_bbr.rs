@@ -1,10 +1,8 @@
 //! BBR v1 (Linux `tcp_bbr.c`) on the §5.1 transfer over the nbiot links.
 
-mod tcp_util;
-
+use crate::tcp_util::{transfer, Pair};
 use coaplab_cc::time::Duration;
 use coaplab_netsim::tcp::{BbrConfig, CongestionControl, TcpConfig};
-use tcp_util::{transfer, Pair};
 
 fn bbr() -> TcpConfig {
     TcpConfig {
@@ -24,8 +22,8 @@ fn pair_with(cfg: TcpConfig, buffer: u64, seed: u64) -> Pair {
     let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
     net.set_buffer_bytes(buffer);
     let rest = Duration::from_millis(15);
-    let up = tcp_util::Path::link(&net.up, rest);
-    let down = tcp_util::Path::link(&net.down, rest);
+    let up = crate::tcp_util::Path::link(&net.up, rest);
+    let down = crate::tcp_util::Path::link(&net.down, rest);
     let mut p = Pair::new(cfg, up, down);
     p.server
         .set_random(coaplab_netsim::rng::stream(seed, "bbr"));
@@ -43,7 +41,7 @@ fn transitions(buffer: u64, seed: u64) -> (Vec<String>, Duration) {
     let mut p = pair(buffer, seed);
     let mut out = Vec::new();
     let mut last = None;
-    let (get_at, done_at) = tcp_util::transfer_observed(&mut p, 102_408, |p| {
+    let (get_at, done_at) = crate::tcp_util::transfer_observed(&mut p, 102_408, |p| {
         if let Some(b) = p.server.bbr() {
             let now = (b.mode(), b.cycle_idx());
             if last != Some(now) {
@@ -147,7 +145,7 @@ fn one_bdp_buffer_probe_rtt_during_recovery_ends_in_an_rto() {
 
 /// Diagnosis of the 2,500-B cell (docs/calibration.md), not a calibration: 20 seeds with
 /// the Linux receiver's quick-ACK budget, without ACK aggregation (a < 5.1 kernel), with
-/// ns-3's RTO-backoff rule (`rto_backoff_reset = "new-ack"`), and without PROBE_RTT. `cargo test --release -p coaplab-netsim --test tcp_bbr -- --ignored
+/// ns-3's RTO-backoff rule (`rto_backoff_reset = "new-ack"`), and without PROBE_RTT. `cargo test --release -p coaplab-netsim --test it tcp_bbr:: -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore]
@@ -199,7 +197,7 @@ fn sensitivity_2500() {
 
 /// Time-sequence of the 2,500-B cell for diagnosis: every change of the server's
 /// (snd_una, cwnd, in-flight, CA state, BBR mode, max bw, RTO) and every segment.
-/// `TRACE_SEED=0 cargo test --release -p coaplab-netsim --test tcp_bbr print_trace_2500 --
+/// `TRACE_SEED=0 cargo test --release -p coaplab-netsim --test it tcp_bbr::print_trace_2500 --
 /// --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -209,7 +207,7 @@ fn print_trace_2500() {
     let mut last = String::new();
     let mut lines = Vec::new();
     let mut logged = 0;
-    let (g, d) = tcp_util::transfer_observed(&mut p, 102_408, |p| {
+    let (g, d) = crate::tcp_util::transfer_observed(&mut p, 102_408, |p| {
         while logged < p.log.len() {
             lines.push(p.log[logged].clone());
             logged += 1;

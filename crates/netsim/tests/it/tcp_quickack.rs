@@ -1,11 +1,9 @@
 //! `quickack_segments` (spec §10 #15) on the §5.1 transfer over the nbiot link at the four
 //! buffers of [P] Table 6: the sensitivity of the New Reno cells to Linux's quick-ACK phase.
 
-mod tcp_util;
-
+use crate::tcp_util::{transfer, Pair, Path};
 use coaplab_cc::time::Duration;
 use coaplab_netsim::tcp::TcpConfig;
-use tcp_util::{transfer, Pair, Path};
 
 fn run(buffer: u64, quickack: u32) -> (i64, u64, u64, u64, Pair) {
     let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);

@@ -2,13 +2,11 @@
 //! limit, or announced larger by Size2, fails the request with `FailReason::BodyTooLarge`
 //! and no further block is asked for, so an endless Block2 cannot grow the client.
 
-mod common;
-
+use crate::common::*;
 use coaplab_cc::time::Instant;
 use coaplab_endpoint::{Config, Event, FailReason, Request, Router};
 use coaplab_wire::option::number;
 use coaplab_wire::{Block, Code, Message, MessageBuf, MessageType};
-use common::*;
 
 /// 1024-B blocks on both sides, the client accepting `max` body bytes.
 fn pair(max: usize) -> Pair {

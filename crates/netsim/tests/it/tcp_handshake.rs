@@ -1,11 +1,9 @@
 //! Handshake timelines: clean, lost SYN (retry at 2 s), lost SYN-ACK, and the Linux rules on
 //! the initial cwnd and RTO after SYN retransmissions.
 
-mod tcp_util;
-
+use crate::tcp_util::{nbiot, Pair};
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::tcp::{TcpConfig, TcpState};
-use tcp_util::{nbiot, Pair};
 
 fn established(p: &mut Pair) -> bool {
     p.client.state() == TcpState::Established && p.server.state() == TcpState::Established

@@ -1,14 +1,12 @@
 //! Seeded random loss over a mix of requests: every request ends exactly once (completed or
 //! failed), nothing livelocks, and both endpoints end idle.
 
-mod common;
-
 use std::collections::HashMap;
 
+use crate::common::*;
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::Duration;
 use coaplab_endpoint::{Config, Event, Request, Resource, Router};
-use common::*;
 
 fn run(seed: u64, name: &str, processing_ms: i64, nstart: u32) {
     let mut rng = SeededRandom::new(seed);

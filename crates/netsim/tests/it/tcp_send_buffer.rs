@@ -1,13 +1,11 @@
 //! The send buffer's memory (issue 17): acknowledged data is released while the rest of a
 //! large write is in flight, and a generated body is produced segment by segment, never held.
 
-mod tcp_util;
-
 use std::sync::Arc;
 
+use crate::tcp_util::{nbiot, transfer_observed, Pair};
 use coaplab_netsim::tcp::send_buffer::CHUNK_BYTES;
 use coaplab_netsim::tcp::{Generate, TcpConfig, TcpState};
-use tcp_util::{nbiot, transfer_observed, Pair};
 
 #[test]
 fn acknowledged_bytes_are_released_during_a_large_write() {

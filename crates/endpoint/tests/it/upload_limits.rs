@@ -3,17 +3,15 @@
 //! `MAX_PENDING_UPLOADS_PER_SOURCE` of them from one IP address, and no upload beyond
 //! `MAX_UPLOAD_BYTES` (4.13, RFC 7959 §2.9.3).
 
-mod common;
-
 use std::net::SocketAddr;
 
+use crate::common::block1_put;
 use coaplab_cc::{time::Instant, Settings};
 use coaplab_endpoint::{
     registry_factory, Config, Endpoint, Router, MAX_PENDING_UPLOADS,
     MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES,
 };
 use coaplab_wire::{Code, Message};
-use common::block1_put;
 
 fn server() -> Endpoint {
     let factory = registry_factory("default", &Settings::new(), 1).unwrap();

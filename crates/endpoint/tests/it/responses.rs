@@ -1,12 +1,10 @@
 //! Responses and request outcomes through the harness: separate responses with lost ACKs and
 //! the empty-ACK sample point, NON requests, cancel, unencodable requests, snapshots.
 
-mod common;
-
+use crate::common::*;
 use coaplab_cc::time::Duration;
 use coaplab_endpoint::{AnswerKind, Config, Event, Request, Router};
 use coaplab_wire::{Code, Message, MessageType};
-use common::*;
 
 /// A server that processes each request for 1 s, so it answers with separate responses.
 fn slow_server() -> Config {

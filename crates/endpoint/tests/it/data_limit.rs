@@ -2,13 +2,11 @@
 //! empty 4.00, N at the limit is served block by block, never materialised (coaplab issue 11,
 //! item 1: `/data/18446744073709551615` and friends must neither panic nor allocate N).
 
-mod common;
-
+use crate::common::{addr, factory, CLIENT};
 use coaplab_cc::time::Instant;
 use coaplab_endpoint::{Config, Endpoint, Router, MAX_DATA_BYTES};
 use coaplab_wire::option::number;
 use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions, Token};
-use common::{addr, factory, CLIENT};
 
 /// A CON GET /data/`n` (MID 0x1234, token 0x07), with Block2 `num` (1,024-B blocks) when given.
 fn get(n: &str, block2: Option<u32>) -> Vec<u8> {

@@ -3,15 +3,13 @@
 //! later block of it 4.08 Request Entity Incomplete (§2.3), and takes at most
 //! `max_pending_uploads` partial uploads at once (5.03 with Max-Age beyond, RFC 7252 §5.9.3.4).
 
-mod common;
-
 use std::net::SocketAddr;
 
+use crate::common::*;
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::{Config, Endpoint, Event, FailReason, Request, Router, EXCHANGE_LIFETIME};
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, Message, ReadOptions};
-use common::*;
 
 /// A CON PUT /echo carrying Block1 `num` of 256-B blocks with `more`, and `payload`.
 fn block1(mid: u16, num: u32, more: bool, payload: &[u8]) -> Vec<u8> {

@@ -1,12 +1,10 @@
 //! Block-wise transfers (RFC 7959) through the harness: the §4.1 long-lived GET layout, a lost
 //! block, and a Block1 upload echoed back block-wise.
 
-mod common;
-
+use crate::common::*;
 use coaplab_cc::time::Duration;
 use coaplab_endpoint::{Config, Event, Request, Router};
 use coaplab_wire::{Block, Code, Message, ReadOptions};
-use common::*;
 
 fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i & 0xff) as u8).collect()

@@ -1,5 +1,5 @@
-//! Throughput figures, not assertions: `cargo test --release -p coaplab-netsim --test bench
-//! -- --ignored --nocapture` prints events/s of the engine and packets/s of the star.
+//! Throughput figures, not assertions: `cargo test --release -p coaplab-netsim --test it
+//! bench:: -- --ignored --nocapture` prints events/s of the engine and packets/s of the star.
 
 use std::time::Instant as WallClock;
 
