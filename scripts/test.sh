@@ -77,25 +77,6 @@ if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fil
   .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
 fi
 
-step "format (cargo fmt --check)"
-cargo fmt --all -- --check
-
-step "lints (cargo clippy -D warnings)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-
-step "layer direction (lower layers never import higher ones)"
-python3 scripts/check-layers.py
-
-step "tests"
-cargo test --workspace --locked --no-run
-# The Python package's test tools and bindings, in one background job while the tests run
-# (cargo holds target/'s lock only while it compiles, and the test run mostly waits on real
-# time: peers, emulated links, timers, leaving a core idle): maturin, pandas, pytest and
-# dask.distributed from PyPI into a project-local venv when missing (pip mostly waits on
-# downloads), then, at nice 19 so that the tests come first, the format check and lints of the
-# bindings crate (outside the workspace) and its dev build, which shares target/ and the dev
-# profile with the workspace's (a user's `pip install ./python` builds in release instead).
-# The python step waits for it; it is killed with its children if this script ends first.
 if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
   python3 -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
   py_venv_missing=1
@@ -108,21 +89,60 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 py_pid=
+venv_pid=
 py_log="$(mktemp /tmp/coaplab-py.XXXXXX)"
+venv_log="$(mktemp /tmp/coaplab-venv.XXXXXX)"
 stop_py() {
-  if [ -n "$py_pid" ]; then
-    kill_tree "$py_pid"
-  fi
-  rm -f "$py_log"
+  for pid in "$py_pid" "$venv_pid"; do
+    if [ -n "$pid" ]; then
+      kill_tree "$pid"
+    fi
+  done
+  rm -f "$py_log" "$venv_log"
 }
 trap stop_py EXIT
+# The Python package's test tools (maturin, pandas, pytest, dask.distributed from PyPI into a
+# project-local venv) when missing, in the background from here on at nice 19: about 16 s,
+# mostly unpacking, which the lints and the test build leave room for on two cores (at the
+# end, beside the tests, it was on the suite's critical path; docs/BENCHMARKS.md, tenth pass).
 (
   set -e
+  renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
   if [ "$py_venv_missing" = 1 ]; then
     rm -rf .peers/py-venv
     python3 -m venv .peers/py-venv
     .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
   fi
+) >"$venv_log" 2>&1 &
+venv_pid=$!
+
+step "format (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "lints (cargo clippy -D warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "layer direction (lower layers never import higher ones)"
+python3 scripts/check-layers.py
+
+step "tests"
+cargo test --workspace --locked --no-run
+# The Python bindings in a background job while the tests run (cargo holds target/'s lock only
+# while it compiles, and the test run mostly waits on real time: peers, emulated links,
+# timers, leaving a core idle), at nice 19 so that the tests come first: the format check and
+# lints of the bindings crate (outside the workspace) and its dev build, which shares target/
+# and the dev profile with the workspace's (a user's `pip install ./python` builds in release
+# instead). The python step waits for it; it is killed with its children if this script ends
+# first.
+if ! wait "$venv_pid"; then
+  venv_pid=
+  cat "$venv_log" >&2
+  echo "test.sh: installing .peers/py-venv (maturin, pandas, pytest, dask) failed (output above)" >&2
+  exit 1
+fi
+venv_pid=
+(
+  set -e
   renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
   cargo fmt --manifest-path python/Cargo.toml -- --check
   CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --locked -- -D warnings
@@ -143,11 +163,11 @@ else
 fi
 
 step "python package (coaplab.run/trace/algorithms, coaplab.dask; .peers/py-venv)"
-# The venv and the bindings, built in the background above.
+# The bindings, built in the background above.
 if ! wait "$py_pid"; then
   py_pid=
   cat "$py_log" >&2
-  echo "test.sh: installing .peers/py-venv, or the format check, lints or build of the Python bindings (python/), failed (output above)" >&2
+  echo "test.sh: the format check, lints or build of the Python bindings (python/) failed (output above)" >&2
   exit 1
 fi
 py_pid=
