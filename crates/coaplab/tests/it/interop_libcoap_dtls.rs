@@ -26,20 +26,6 @@ fn psk(key: &str) -> [&str; 4] {
     ["-k", key, "-u", ID]
 }
 
-/// A port P on 127.0.0.1 with P and P+1 free for TCP and UDP (libcoap's server takes P for
-/// coap:// and P+1 for coaps://).
-fn free_port_pair() -> u16 {
-    loop {
-        let p = support::free_tcp_udp_port();
-        let Some(q) = p.checked_add(1) else { continue };
-        if std::net::TcpListener::bind(("127.0.0.1", q)).is_ok()
-            && std::net::UdpSocket::bind(("127.0.0.1", q)).is_ok()
-        {
-            return p;
-        }
-    }
-}
-
 /// Our server with coaps:// on a free port; returns it and the DTLS port.
 fn our_dtls_server(extra: &[&str]) -> (OurServer, u16) {
     let mut server = OurServer::start(&[&["--dtls-bind", "127.0.0.1:0"], extra].concat());
@@ -59,7 +45,7 @@ fn our_client_against_libcoap_dtls_server() {
     let Some(bin) = peer("coap-server-openssl") else {
         return;
     };
-    let port = free_port_pair();
+    let port = support::free_tcp_udp_ports(2);
     let p = port.to_string();
     let _server: Guard = spawn_quiet(&bin, &["-A", "127.0.0.1", "-p", &p, "-d", "50", "-k", KEY]);
     let uri = |path: &str| format!("coaps://127.0.0.1:{}/{path}", port + 1);
@@ -319,7 +305,7 @@ fn certificates_with_libcoap_both_ways() {
         return;
     };
     let (cert, key) = self_signed(&dir);
-    let port = free_port_pair();
+    let port = support::free_tcp_udp_ports(2);
     let p = port.to_string();
     let _libcoap = spawn_quiet(
         &server_bin,

@@ -73,14 +73,31 @@ pub(crate) fn free_udp_port() -> u16 {
 /// bound by its peer only a moment later, so two tests starting peers at once could otherwise
 /// be given the same port (libcoap binds with SO_REUSEADDR, so both would get it).
 pub(crate) fn free_tcp_udp_port() -> u16 {
+    free_tcp_udp_ports(1)
+}
+
+/// A port P such that P … P + `count` − 1 are all free on 127.0.0.1 for TCP and UDP at the time
+/// of the call and none was handed out before by this process (as [`free_tcp_udp_port`]; e.g.
+/// libcoap's server takes P for coap:// and P + 1 for coaps://).
+pub(crate) fn free_tcp_udp_ports(count: u16) -> u16 {
     static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let free = |port: u16| {
+        std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+            && std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok()
+    };
     let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let t = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = t.local_addr().unwrap().port();
-        if !given.contains(&port) && std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            given.push(port);
-            return port;
+        let first = t.local_addr().unwrap().port();
+        let Some(last) = first.checked_add(count.max(1) - 1) else {
+            continue;
+        };
+        if (first..=last).all(|p| !given.contains(&p))
+            && std::net::UdpSocket::bind(("127.0.0.1", first)).is_ok()
+            && (first + 1..=last).all(free)
+        {
+            given.extend(first..=last);
+            return first;
         }
     }
 }
