@@ -254,7 +254,7 @@ def memory_table(binaries, labels, star, buffer, tmp):
 
 
 def table_row(workload, n, theirs, ours, keep):
-    """One cell's row: ns-3's runs `theirs` against each binary's `ours`, as `keep` sums them up."""
+    """One cell's row: ns-3's runs `theirs` against each binary's `ours`, each reduced by `keep`."""
     np_ = theirs[0][0]
     n_sim = keep([r[1] for r in theirs])
     n_sim_us = per_packet_us(n_sim, np_)
