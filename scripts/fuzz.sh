@@ -2,7 +2,7 @@
 # Runs each fuzz target (wire decoders, RFC 8323 session) for SECONDS (default 300) with cargo-fuzz (nightly).
 #   ./scripts/fuzz.sh [SECONDS]
 # Crashes land in fuzz/artifacts/<target>/; keep each as a regression test in
-# crates/wire/tests/malformed.rs before fixing it.
+# crates/wire/tests/it/malformed.rs before fixing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-300}"

@@ -244,7 +244,7 @@ mod tests {
         r
     }
 
-    /// spec/experiments.md §4.1 and §4.2, as crates/wire/tests/vectors.rs checks them.
+    /// spec/experiments.md §4.1 and §4.2, as crates/wire/tests/it/vectors.rs checks them.
     #[test]
     fn experiment_request_sizes() {
         let tok = Token::new(&[0x4a, 0x1f]).unwrap();

@@ -208,7 +208,7 @@ fn tcp_transfer(buffer_bytes: u64) -> FlowRecord {
 
 #[test]
 fn a_tcp_long_transfer_over_nbiot_matches_the_tcp_model() {
-    // The lab's timeline is the model's own (crates/netsim/tests/tcp_bulk.rs, T2): the FCT
+    // The lab's timeline is the model's own (crates/netsim/tests/it/tcp_bulk.rs, T2): the FCT
     // from the GET segment to the last byte is exactly 32.872800003 s, the 32.8728 s of T2 to
     // the nanosecond. It is the same because the lab sends, as the model's test harness and a
     // kernel do, the handshake's pure ACK before the CSM and GET the application writes in
@@ -235,7 +235,7 @@ fn a_tcp_long_transfer_over_nbiot_matches_the_tcp_model() {
 
 #[test]
 fn tcp_buffer_sweep_is_the_models_table_6_sweep() {
-    // crates/netsim/tests/tcp_bulk.rs, nbiot_buffer_sweep_against_table_6: the same FCTs
+    // crates/netsim/tests/it/tcp_bulk.rs, nbiot_buffer_sweep_against_table_6: the same FCTs
     // (µs) and retransmissions through the star.
     let got: Vec<_> = [2_500, 14_100, 28_200, 1_410_000]
         .into_iter()
