@@ -6,8 +6,9 @@
 #   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
 #   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
 #                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md),
-#                               the ns-3 mesh comparison (scripts/ns3-mesh/compare.py) and
-#                               the speed comparison with ns-3 (scripts/ns3-speed/run.py)
+#                               the ns-3 mesh comparison (scripts/ns3-mesh/compare.py), the
+#                               profile-guided build against the plain one (scripts/build-pgo.sh)
+#                               and the speed comparison with ns-3 (scripts/ns3-speed/run.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -179,8 +180,13 @@ if [ "$long" = 1 ]; then
   python3 scripts/ns3-oracle/oracle.py --markdown
   step "ns-3 mesh comparison (802.15.4 mesh vs ns-3 lr-wpan + sixlowpan; docs/mesh-validation.md)"
   python3 scripts/ns3-mesh/compare.py
+  step "profile-guided build (scripts/build-pgo.sh): results byte-identical to the plain release build's"
+  cargo build --release --locked -p coaplab
+  ./scripts/build-pgo.sh
+  target_dir="${CARGO_TARGET_DIR:-target}"
+  scripts/check-identical.sh "$target_dir/release/coaplab" "$target_dir/pgo/release/coaplab"
   step "simulator speed vs native ns-3 per link packet (scripts/ns3-speed; docs/BENCHMARKS.md)"
   command -v g++ >/dev/null || apt_install g++
-  python3 scripts/ns3-speed/run.py
+  python3 scripts/ns3-speed/run.py --coaplab "$target_dir/release/coaplab" --coaplab "$target_dir/pgo/release/coaplab"
 fi
 step "done"
