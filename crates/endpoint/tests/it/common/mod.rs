@@ -2,7 +2,7 @@
 //! server joined by a tiny network with a fixed one-way delay and scripted per-packet loss,
 //! advanced to the next wake-up, bounded against livelock.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(unreachable_pub)]
 
 use std::net::SocketAddr;
 

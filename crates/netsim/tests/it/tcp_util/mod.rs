@@ -2,8 +2,6 @@
 //! (fixed rate, infinite buffer) followed by a constant delay, with scripted drops by the index
 //! of the packet offered to that direction. Every send and drop is logged as one line.
 
-#![allow(dead_code)]
-
 use std::ops::RangeBounds;
 
 use coaplab_cc::time::{Duration, Instant};
