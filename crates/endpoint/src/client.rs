@@ -34,20 +34,7 @@ impl Endpoint {
         r.id = id;
         r.live = true;
         r.peer = p;
-        let same = r.method == request.method
-            && r.path == request.path
-            && r.query == request.query
-            && r.payload == request.payload
-            && r.options == request.options;
-        if !same {
-            // Another request in this slot: its kept encoding is not this one's.
-            r.tail.block2 = None;
-            r.method = request.method;
-            r.path.clone_from(&request.path);
-            r.query.clone_from(&request.query);
-            r.payload.clone_from(&request.payload);
-            r.options.clone_from(&request.options);
-        }
+        r.take_request(request);
         r.confirmable = request.confirmable;
         r.started = now;
         r.exchanges = 0;

@@ -10,6 +10,7 @@ use coaplab_wire::option::OptionList;
 use coaplab_wire::{Block, Code, Token};
 
 use crate::controller::Controller;
+use crate::endpoint::Request;
 use crate::event::ExchangeId;
 use crate::marking::{RexmitLayout, RexmitPeer};
 
@@ -171,6 +172,25 @@ pub(crate) struct RequestTail {
 }
 
 impl Req {
+    /// Takes `request`'s method, path, query, payload and options into the slot, copying them
+    /// (and forgetting the kept encoding, [`RequestTail`]) only when they differ from the
+    /// slot's last request: a client that repeats one request copies nothing.
+    pub(crate) fn take_request(&mut self, request: &Request) {
+        let same = self.method == request.method
+            && self.path == request.path
+            && self.query == request.query
+            && self.payload == request.payload
+            && self.options == request.options;
+        if !same {
+            self.tail.block2 = None;
+            self.method = request.method;
+            self.path.clone_from(&request.path);
+            self.query.clone_from(&request.query);
+            self.payload.clone_from(&request.payload);
+            self.options.clone_from(&request.options);
+        }
+    }
+
     pub(crate) fn empty() -> Self {
         Req {
             id: crate::event::RequestId(0),
