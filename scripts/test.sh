@@ -128,13 +128,7 @@ python3 scripts/check-layers.py
 
 step "tests"
 cargo test --workspace --locked --no-run
-# The Python bindings in a background job while the tests run (cargo holds target/'s lock only
-# while it compiles, and the test run mostly waits on real time: peers, emulated links,
-# timers, leaving a core idle), at nice 19 so that the tests come first: the format check and
-# lints of the bindings crate (outside the workspace) and its dev build, which shares target/
-# and the dev profile with the workspace's (a user's `pip install ./python` builds in release
-# instead). The python step waits for it; it is killed with its children if this script ends
-# first.
+# The Python test tools' venv, installing in the background since the start.
 if ! wait "$venv_pid"; then
   venv_pid=
   cat "$venv_log" >&2
@@ -142,6 +136,13 @@ if ! wait "$venv_pid"; then
   exit 1
 fi
 venv_pid=
+# The Python bindings in a background job while the tests run (cargo holds target/'s lock only
+# while it compiles, and the test run mostly waits on real time: peers, emulated links,
+# timers, leaving a core idle), at nice 19 so that the tests come first: the format check and
+# lints of the bindings crate (outside the workspace) and its dev build, which shares target/
+# and the dev profile with the workspace's (a user's `pip install ./python` builds in release
+# instead). The python step waits for it; it is killed with its children if this script ends
+# first.
 (
   set -e
   renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
