@@ -287,6 +287,81 @@ fn check_schedule(
     assert!(p50.abs() < 5_000_000, "end-to-end p50 {p50} ns");
 }
 
+/// A packet's `written_at` is at or before every instant its reader can have seen it, even
+/// when the reader runs first: the lab's emulated cells count the packets "delivered by" an
+/// instant the receiving application stamped (e.g. an HTTP body's last byte). Here the
+/// reader outranks the forwarding thread (SCHED_FIFO 20 against 10) on the one CPU they
+/// share, so the write that wakes it hands it the CPU before the write call returns: a
+/// stamp taken after the write would be later than the reader's, for every packet.
+#[test]
+fn a_packet_is_stamped_before_its_reader_can_see_it() {
+    if skip() {
+        return;
+    }
+    // Affinity is inherited: the forwarding thread and the reader start on this thread's
+    // first allowed CPU.
+    use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
+    let allowed = sched_getaffinity(None).expect("sched_getaffinity");
+    let cpu = (0..CpuSet::MAX_CPU).find(|&c| allowed.is_set(c)).unwrap();
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    sched_setaffinity(None, &one).expect("sched_setaffinity");
+    let mut network = NetworkConfig::preset(Preset::Nbiot);
+    network.up.propagation.delay = Duration::ZERO;
+    network.rest_up.delay = Duration::ZERO;
+    let mut config = EmulatorConfig::new(network);
+    config.log_packets = true;
+    config.realtime_priority = Some(10);
+    let emu = Emulator::start(config).expect("start");
+    let server = socket_in(
+        emu.server_netns(),
+        SocketAddr::new(SERVER_ADDR.into(), 9000),
+    );
+    let client = socket_in(
+        emu.client_netns(),
+        SocketAddr::new(CLIENT_ADDR.into(), 9001),
+    );
+    server
+        .set_read_timeout(Some(StdDuration::from_secs(10)))
+        .unwrap();
+    const PACKETS: usize = 10;
+    let reader = std::thread::spawn(move || {
+        let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
+        let raised = Command::new("chrt")
+            .args(["-f", "-p", "20", &tid])
+            .status()
+            .expect("chrt runs");
+        assert!(raised.success(), "chrt -f -p 20 {tid}");
+        let mut buf = [0u8; 2048];
+        (0..PACKETS)
+            .map(|_| {
+                server.recv_from(&mut buf).expect("server recv");
+                StdInstant::now()
+            })
+            .collect::<Vec<_>>()
+    });
+    let dest = SocketAddr::new(SERVER_ADDR.into(), 9000);
+    for seq in 0..PACKETS {
+        // Apart, so that each write wakes the reader on its own.
+        std::thread::sleep(StdDuration::from_millis(30));
+        client.send_to(&[seq as u8; 20], dest).unwrap();
+    }
+    let seen = reader.join().unwrap();
+    let origin = emu.origin();
+    let stats = emu.finish().expect("finish");
+    let written: Vec<Instant> = stats
+        .packets
+        .iter()
+        .filter(|p| p.direction == Direction::Up)
+        .map(|p| p.written_at.expect("delivered"))
+        .collect();
+    assert_eq!(written.len(), PACKETS);
+    for (k, (w, s)) in written.iter().zip(&seen).enumerate() {
+        let s = Instant::from_nanos(s.duration_since(origin).as_nanos() as i64);
+        assert!(*w <= s, "packet {k}: written at {w:?}, read at {s:?}");
+    }
+}
+
 #[test]
 fn sustained_packet_rate_is_measured() {
     if skip() {

@@ -249,8 +249,12 @@ impl Forwarder {
     fn deliver_due(&mut self, now: Instant) {
         while let Some(delivery) = self.star.poll_delivery(now, &mut self.buf) {
             let up = delivery.direction == Direction::Up;
-            let result = self.tun(!up).send(&self.buf);
+            // Stamped before the write: the far side's stack runs inside `send` and can wake
+            // its reader, which may read the packet (and stamp its own clock) before this
+            // thread gets back from the call. A packet stamped at or before an instant the
+            // reader observed is then every packet the reader can have read by it.
             let written = self.clock.now();
+            let result = self.tun(!up).send(&self.buf);
             let d = if up {
                 &mut self.stats.up
             } else {

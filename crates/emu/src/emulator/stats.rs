@@ -10,7 +10,8 @@ use coaplab_netsim::{Direction, Fate, LinkStats};
 /// Lateness samples kept per direction; later writes are counted but not sampled.
 pub const MAX_LATENESS_SAMPLES: usize = 10_000_000;
 
-/// Scheduling lateness: actual write instant minus the model's delivery instant.
+/// Scheduling lateness: actual write instant (as the write began) minus the model's delivery
+/// instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lateness {
     samples_ns: Vec<i64>,
@@ -71,7 +72,7 @@ pub struct DirectionStats {
     pub exceeds_mtu: u64,
     /// First packet read from the near TUN.
     pub first_read: Option<Instant>,
-    /// Last packet written to the far TUN.
+    /// Last packet written to the far TUN (as its write began).
     pub last_write: Option<Instant>,
     /// Lateness of each write against the model's delivery instant.
     pub lateness: Lateness,
@@ -103,7 +104,8 @@ pub struct PacketLog {
     pub serialized: Option<(Instant, Instant)>,
     /// Its fate in the model (delivery instant, loss instant or overflow).
     pub fate: Fate,
-    /// When it was actually written to the far TUN (delivered packets only).
+    /// When its write to the far TUN began (delivered packets only): the receiver cannot
+    /// have read it earlier, and may have read it before the write call returned.
     pub written_at: Option<Instant>,
 }
 
