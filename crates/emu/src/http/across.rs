@@ -13,7 +13,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::AsFd;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::client::{get, Fetched, GetConfig, GetError};
 use super::server::{serve, ServerConfig, ServerCounters};
@@ -46,16 +46,6 @@ pub struct Across {
     pub timeout: Duration,
 }
 
-/// The measured fetch.
-#[derive(Debug, Clone)]
-pub struct Downloaded {
-    /// The response, with its download time.
-    pub fetched: Fetched,
-    /// Just before the measured fetch started (its download time counts from a few
-    /// microseconds later): with [`Fetched::download_time`], the instant its last byte was read.
-    pub started: Instant,
-}
-
 fn get_error(e: GetError) -> io::Error {
     match e {
         GetError::Connect(e) => e,
@@ -69,7 +59,7 @@ pub fn download_across(
     client_ns: &Namespace,
     server_ns: &Namespace,
     what: Across,
-) -> io::Result<Downloaded> {
+) -> io::Result<Fetched> {
     let addr = SocketAddr::new(IpAddr::V4(what.server_addr), what.port);
     let tfo = what.get.tfo;
     let listener = in_namespace(server_ns, move || {
@@ -97,9 +87,7 @@ pub fn download_across(
                     get(addr, &uri, what.get).await.map_err(get_error)?;
                     tokio::time::sleep(what.warm_up_gap).await;
                 }
-                let started = Instant::now();
-                let fetched = get(addr, &uri, what.get).await.map_err(get_error)?;
-                Ok(Downloaded { fetched, started })
+                get(addr, &uri, what.get).await.map_err(get_error)
             };
             let outcome = tokio::time::timeout(what.timeout, fetches).await;
             server.abort();

@@ -57,6 +57,9 @@ pub struct Fetched {
     pub headers: HeaderMap,
     /// The body.
     pub body: Bytes,
+    /// Just before the socket was created: the instant both times count from (with
+    /// `download_time`, the instant the body's last byte had been read).
+    pub started: Instant,
     /// From just before the socket was created to the last byte of the body.
     pub download_time: Duration,
     /// From just before the socket was created to the response head.
@@ -176,6 +179,7 @@ pub async fn get(addr: SocketAddr, uri: &Uri, config: GetConfig) -> Result<Fetch
         status: parts.status,
         headers: parts.headers,
         body: got.freeze(),
+        started: start,
         download_time: start.elapsed(),
         head_time,
     })

@@ -90,9 +90,11 @@ pub(super) fn run(spec: &RunSpec, pcap: Option<std::path::PathBuf>) -> Result<Ru
     };
     let (measured, completed) = match downloaded {
         Ok(d) => {
-            let download_time = Duration::from_nanos(d.fetched.download_time.as_nanos() as i64);
+            let download_time = Duration::from_nanos(d.download_time.as_nanos() as i64);
+            // From the fetch's own start instant: one taken before the call would be early by
+            // however long the thread waited to get there, and leave the last packets out.
             let done = since_origin(d.started) + download_time;
-            let completed = d.fetched.status.is_success() && d.fetched.body.len() == object_bytes;
+            let completed = d.status.is_success() && d.body.len() == object_bytes;
             (
                 count(&stats.packets, &stats.packet_bytes, done, download_time),
                 completed,
