@@ -41,6 +41,19 @@ fn socket_in(ns: &Namespace, bind: SocketAddr) -> UdpSocket {
     .unwrap()
 }
 
+/// The server's socket (SERVER_ADDR:9000) and the client's (CLIENT_ADDR:9001).
+fn udp_pair(emu: &Emulator) -> (UdpSocket, UdpSocket) {
+    let server = socket_in(
+        emu.server_netns(),
+        SocketAddr::new(SERVER_ADDR.into(), 9000),
+    );
+    let client = socket_in(
+        emu.client_netns(),
+        SocketAddr::new(CLIENT_ADDR.into(), 9001),
+    );
+    (server, client)
+}
+
 /// Puts the calling thread under SCHED_FIFO (best effort), so that the test's own sockets
 /// measure the network path rather than the scheduler of a busy machine.
 fn realtime() {
@@ -103,14 +116,7 @@ fn udp_arrivals_follow_the_model_schedule() {
     let mut config = EmulatorConfig::new(network.clone());
     config.log_packets = true;
     let emu = Emulator::start(config).expect("start");
-    let server = socket_in(
-        emu.server_netns(),
-        SocketAddr::new(SERVER_ADDR.into(), 9000),
-    );
-    let client = socket_in(
-        emu.client_netns(),
-        SocketAddr::new(CLIENT_ADDR.into(), 9001),
-    );
+    let (server, client) = udp_pair(&emu);
     let limit = StdDuration::from_secs(10);
     server.set_read_timeout(Some(limit)).unwrap();
     client.set_read_timeout(Some(limit)).unwrap();
@@ -313,14 +319,7 @@ fn a_packet_is_stamped_before_its_reader_can_see_it() {
     config.log_packets = true;
     config.realtime_priority = Some(10);
     let emu = Emulator::start(config).expect("start");
-    let server = socket_in(
-        emu.server_netns(),
-        SocketAddr::new(SERVER_ADDR.into(), 9000),
-    );
-    let client = socket_in(
-        emu.client_netns(),
-        SocketAddr::new(CLIENT_ADDR.into(), 9001),
-    );
+    let (server, client) = udp_pair(&emu);
     server
         .set_read_timeout(Some(StdDuration::from_secs(10)))
         .unwrap();
