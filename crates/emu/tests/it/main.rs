@@ -1,0 +1,6 @@
+//! The crate's integration tests as one binary: each file used to be a binary of its own, and
+//! linking them was a good part of the suite's build (docs/BENCHMARKS.md, tenth pass).
+//! `cargo test -p coaplab-emu --test it MODULE::` runs one file's tests.
+
+mod emulator;
+mod tcp_server;
