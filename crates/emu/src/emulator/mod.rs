@@ -174,8 +174,6 @@ impl Emulator {
             netns_name(Side::Client).to_string(),
             netns_name(Side::Server).to_string(),
         ];
-        // Interface names: at most 15 bytes ("cl" + pid ≤ 7 digits + session + side).
-        let dev = format!("cl{pid}x{}", session % 100);
         let watchdog = Watchdog::start(&[&names[0], &names[1]])?;
         let client = Namespace::create(&names[0])?;
         let server = Namespace::create(&names[1])?;
@@ -197,9 +195,9 @@ impl Emulator {
             }
         }
         let mtu = config.network.mtu_bytes;
-        let client_tun = Tun::create(&format!("{dev}c"))?;
+        let client_tun = Tun::create(&netns_name(Side::Client).device().to_string())?;
         client.adopt(client_tun.name())?;
-        let server_tun = Tun::create(&format!("{dev}s"))?;
+        let server_tun = Tun::create(&netns_name(Side::Server).device().to_string())?;
         server.adopt(server_tun.name())?;
         client.configure_link(client_tun.name(), CLIENT_ADDR, SERVER_ADDR, mtu, INITCWND)?;
         server.configure_link(server_tun.name(), SERVER_ADDR, CLIENT_ADDR, mtu, INITCWND)?;

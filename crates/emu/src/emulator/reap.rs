@@ -98,6 +98,16 @@ impl NamespaceName {
             side: Side::from_letter(side)?,
         })
     }
+
+    /// The TUN device of this namespace's end (`cl<pid>x<session % 100><c|s>`: interface
+    /// names hold at most 15 bytes, "cl" + a PID of up to 7 digits + 2 + 1).
+    pub fn device(&self) -> DeviceName {
+        DeviceName {
+            pid: self.pid,
+            session: self.session % 100,
+            side: self.side,
+        }
+    }
 }
 
 impl fmt::Display for NamespaceName {
@@ -346,6 +356,13 @@ mod tests {
         ] {
             assert_eq!(DeviceName::parse(other), None, "{other:?}");
         }
+    }
+
+    #[test]
+    fn a_namespace_s_device_keeps_two_digits_of_the_session_within_15_bytes() {
+        let n = NamespaceName::parse("cl-4194304-987654-123-s").unwrap();
+        assert_eq!(n.device().to_string(), "cl4194304x23s");
+        assert!(n.device().to_string().len() <= 15);
     }
 
     #[test]

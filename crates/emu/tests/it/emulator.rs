@@ -14,7 +14,7 @@ use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_emu::emulator::netns::Namespace;
-use coaplab_emu::emulator::reap::{DeviceName, NamespaceName};
+use coaplab_emu::emulator::reap::NamespaceName;
 use coaplab_emu::emulator::stats::quantile;
 use coaplab_emu::emulator::{unavailable, Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR};
 use coaplab_netsim::{Direction, Fate, NetworkConfig, Preset, Star};
@@ -481,21 +481,13 @@ fn everything_is_removed_on_finish_and_on_panic() {
     }
     // This test's own devices (other tests' emulators in this process may be starting).
     let links = link_names();
-    for dev in first_names.iter().chain(&names).map(|n| device_of(n)) {
+    for n in first_names.iter().chain(&names) {
+        let dev = NamespaceName::parse(n)
+            .expect("an emulator namespace")
+            .device();
         assert!(
             !links.contains(&format!(": {dev}:")),
             "TUN device {dev} is left"
         );
     }
-}
-
-/// The TUN device that goes with an emulator namespace (`cl<pid>x<session % 100><side>`).
-fn device_of(netns: &str) -> String {
-    let n = NamespaceName::parse(netns).expect("an emulator namespace name");
-    DeviceName {
-        pid: n.pid,
-        session: n.session % 100,
-        side: n.side,
-    }
-    .to_string()
 }
