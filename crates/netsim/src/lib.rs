@@ -40,7 +40,8 @@ pub use engine::EventQueue;
 pub use link::delay::{DelayConfig, JitterMode};
 pub use link::loss::{
     CtmcParams, GeParams, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
-    ProfileError, DEFAULT_BURST_PACKETS, PROFILE_NAMES,
+    ErrorModel, FormError, ProfileError, ProfileForm, DEFAULT_BURST_MEAN, DEFAULT_BURST_PACKETS,
+    ERROR_MODEL_NAMES, PROFILE_NAMES,
 };
 pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};
 pub use record::{Delivery, Direction, Fate, PacketId, PacketRecord};

@@ -6,8 +6,8 @@
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::{
-    JitterMode, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams, NetworkConfig,
-    DEFAULT_BURST_PACKETS,
+    ErrorModel, JitterMode, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
+    NetworkConfig, ProfileForm,
 };
 
 /// A preset and overrides of its values.
@@ -72,17 +72,21 @@ pub(crate) struct LinkOpts {
     /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).
     #[arg(long, value_name = "PROFILE")]
     loss: Option<String>,
-    /// How the low, medium and high profiles are realised: netem's per-packet models
-    /// netem-gemodel (the default, as the testbeds' netem) and netem-state (bursts of
-    /// --loss-burst-packets; low is `loss random 2%`), ctmc (time-based chain, 1-s bursts), or
-    /// gilbert-elliott (per packet, r = 0.1).
+    /// How the medium and high profiles are realised (the same process as a scenario's
+    /// `error_model`): netem-gemodel (netem's `loss gemodel`, per packet; the calibrated
+    /// default, docs/calibration.md), netem-state (netem's `loss state`), ctmc (time-based
+    /// chain, bursts of --burst-mean-s), gilbert-elliott (per packet, r = 0.1). `low` is
+    /// `loss random 2%` under the netem models.
     #[arg(long, value_name = "MODEL", default_value = "netem-gemodel",
           value_parser = ["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"])]
     error_model: String,
-    /// Mean burst length in packets of the netem-state / netem-gemodel profiles
-    /// [default: 10].
+    /// Mean burst length in packets of netem-state / netem-gemodel (default: the calibrated
+    /// value, docs/calibration.md).
     #[arg(long, value_name = "PACKETS")]
     loss_burst_packets: Option<f64>,
+    /// Mean burst duration in seconds of the ctmc model [default: 1].
+    #[arg(long, value_name = "S")]
+    burst_mean_s: Option<f64>,
 }
 
 /// `--loss NAME:V1,V2,..`: netem percentages, at least one and at most `max`.
@@ -248,28 +252,24 @@ impl LinkOpts {
                  netem-state:p13[,p31[,p32[,p23[,p14]]]] or netem-gemodel:p[,r[,1-h[,1-k]]]"
             )
         };
-        let burst = match (
-            self.loss_burst_packets,
-            self.error_model.starts_with("netem-"),
-        ) {
-            (Some(_), false) => {
-                return Err(
-                    "--loss-burst-packets needs --error-model netem-state or netem-gemodel".into(),
-                )
+        let model = ErrorModel::from_name(&self.error_model);
+        let burst_mean = match self.burst_mean_s {
+            Some(s) if !(s.is_finite() && s >= 1e-3) => {
+                return Err(format!("--burst-mean-s {s}: a duration of at least 0.001 s"))
             }
-            (Some(b), true) => b,
-            (None, _) => DEFAULT_BURST_PACKETS,
+            s => s.map(Duration::from_secs_f64_round_us),
         };
-        let netem = |e: coaplab_netsim::ProfileError| match e {
+        let form = ProfileForm::new(model, self.loss_burst_packets, burst_mean).map_err(|e| {
+            let flag = match e {
+                coaplab_netsim::FormError::BurstPacketsNeedNetem => "--loss-burst-packets",
+                coaplab_netsim::FormError::BurstSecondsNeedCtmc => "--burst-mean-s",
+            };
+            format!("{flag}: {e} (--error-model {})", self.error_model)
+        })?;
+        form.realise(loss).map_err(|e| match e {
             coaplab_netsim::ProfileError::UnknownProfile => expected(),
             e => format!("--loss {loss} --error-model {}: {e}", self.error_model),
-        };
-        match self.error_model.as_str() {
-            "gilbert-elliott" => LossModel::profile_gilbert_elliott(loss).ok_or_else(expected),
-            "netem-state" => LossModel::profile_netem_state(loss, burst).map_err(netem),
-            "netem-gemodel" => LossModel::profile_netem_gemodel(loss, burst).map_err(netem),
-            _ => LossModel::profile(loss).ok_or_else(expected),
-        }
+        })
     }
 }
 
@@ -277,6 +277,7 @@ impl LinkOpts {
 mod tests {
     use super::*;
     use clap::Parser;
+    use coaplab_netsim::DEFAULT_BURST_PACKETS;
 
     #[derive(Parser)]
     struct T {

@@ -5,8 +5,8 @@
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::{
-    CtmcParams, GeParams, JitterMode, LossModel, NetemGeParams, NetemRandomParams,
-    NetemStateParams, NetworkConfig, Preset, DEFAULT_BURST_PACKETS, PRESET_NAMES,
+    CtmcParams, ErrorModel, GeParams, JitterMode, LossModel, NetemGeParams, NetemRandomParams,
+    NetemStateParams, NetworkConfig, Preset, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
 };
 use toml_edit::{Item, Value};
 
@@ -35,19 +35,8 @@ const NETWORK_KEYS: &[&str] = &[
     "loss",
     "error_model",
     "loss_burst_packets",
+    "burst_mean_s",
 ];
-
-/// The error models a profile can be realised with: `ctmc` ([`LossModel::profile`]),
-/// `gilbert-elliott` ([`LossModel::profile_gilbert_elliott`]), or netem's per-packet models
-/// `netem-state` ([`LossModel::profile_netem_state`]) and `netem-gemodel`
-/// ([`LossModel::profile_netem_gemodel`]).
-const ERROR_MODELS: &[&str] = &["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"];
-
-/// The error model of a scenario without `error_model` (issue 12): netem's Gilbert-Elliott
-/// model, per packet, as the testbeds applied the profiles with netem. Table 5 gives a loss
-/// rate per state of a two-state chain, which is `loss gemodel`'s parameterisation (`1-k`,
-/// `1-h`) exactly; the 4-state model adds structure Table 5 does not describe.
-pub(super) const DEFAULT_ERROR_MODEL: &str = "netem-gemodel";
 
 /// The loss table models.
 const TABLE_MODELS: &str = "bernoulli, ctmc, gilbert-elliott, netem-random, netem-state, \
@@ -180,20 +169,29 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
             ));
         }
     }
+    // How the profile names are realised (netsim's `ProfileForm`): the family and its mean
+    // burst, each burst key accepted only by the family that counts in its unit.
     let model = r
-        .scalar(t, p, "error_model", |v| choice(v, ERROR_MODELS))?
-        .unwrap_or_else(|| DEFAULT_ERROR_MODEL.to_string());
-    let burst = r.scalar(t, p, "loss_burst_packets", |v| {
-        if model.starts_with("netem-") {
+        .scalar(t, p, "error_model", |v| choice(v, &ERROR_MODEL_NAMES))?
+        .and_then(|name| ErrorModel::from_name(&name));
+    let family = model.unwrap_or(ProfileForm::DEFAULT.model);
+    let burst_packets = r.scalar(t, p, "loss_burst_packets", |v| {
+        if family.counts_packets() {
             float(v, 1.0, 1e6)
         } else {
             Err("absent unless error_model is netem-state or netem-gemodel".to_string())
         }
     })?;
-    let profiles = Profiles {
-        model: &model,
-        burst_packets: burst.unwrap_or(DEFAULT_BURST_PACKETS),
-    };
+    let burst_mean = r.scalar(t, p, "burst_mean_s", |v| {
+        if family.counts_seconds() {
+            float(v, 1e-3, 1e6).map(Duration::from_secs_f64_round_us)
+        } else {
+            Err("absent unless error_model is ctmc".to_string())
+        }
+    })?;
+    let form = ProfileForm::new(model, burst_packets, burst_mean)
+        .expect("each burst key was checked against the family above");
+    let profiles = Profiles { form };
     if let Some(item) = t.get("loss") {
         let (loss, label) = match item {
             Item::Table(table) => {
@@ -211,39 +209,32 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     Ok(out)
 }
 
-/// How profile names are realised: `error_model` and `loss_burst_packets`.
-struct Profiles<'a> {
-    model: &'a str,
-    burst_packets: f64,
+/// How profile names are realised: `error_model`, `loss_burst_packets`, `burst_mean_s`.
+struct Profiles {
+    form: ProfileForm,
 }
 
-impl Profiles<'_> {
+impl Profiles {
     /// Profile `name` under this error model.
     fn profile(&self, name: &str) -> Result<LossModel, String> {
-        let unknown =
-            || format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS} }}");
-        let netem = |e: coaplab_netsim::ProfileError| match e {
-            coaplab_netsim::ProfileError::UnknownProfile => unknown(),
-            e => format!(
-                "{e} for {name} under {} (network.loss_burst_packets)",
-                self.model
-            ),
-        };
-        match self.model {
-            "gilbert-elliott" => LossModel::profile_gilbert_elliott(name).ok_or_else(unknown),
-            "netem-gemodel" => {
-                LossModel::profile_netem_gemodel(name, self.burst_packets).map_err(netem)
+        self.form.realise(name).map_err(|e| match e {
+            coaplab_netsim::ProfileError::UnknownProfile => {
+                format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS} }}")
             }
-            "netem-state" => {
-                LossModel::profile_netem_state(name, self.burst_packets).map_err(netem)
+            e => {
+                let key = if self.form.model.counts_seconds() {
+                    "burst_mean_s"
+                } else {
+                    "loss_burst_packets"
+                };
+                format!("{e} for {name} under {} (network.{key})", self.form.model.name())
             }
-            _ => LossModel::profile(name).ok_or_else(unknown),
-        }
+        })
     }
 }
 
 /// A loss setting: a profile name or a table `{ model = .., .. }`, with its results label.
-fn loss_value(v: &Value, profiles: &Profiles<'_>) -> Result<(LossModel, String), String> {
+fn loss_value(v: &Value, profiles: &Profiles) -> Result<(LossModel, String), String> {
     let expected =
         format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS}, ... }}");
     match v {

@@ -272,23 +272,36 @@ fn loss_profiles_tables_and_sweeps() {
         s.config(2).unwrap().network.down.loss,
         LossModel::Bernoulli { p: 0.1 }
     );
-    // Profiles are netem's gemodel by default (issue 12), the time-based chain on request.
+    // Profiles are netem's gemodel with the calibrated 1.5-packet bursts by default (issue
+    // 29), the time-based chain on request, with its own calibrated 0.2-s bursts or any other.
     let text = "name = \"x\"\n[network]\nloss = \"high\"\n[[flows]]\ncc = \"default\"\n";
     assert_eq!(
         parse(text).unwrap().config(0).unwrap().network.down.loss,
-        LossModel::profile_netem_gemodel("high", 10.0).unwrap()
+        LossModel::profile_netem_gemodel("high", 1.5).unwrap()
     );
     let text = "name = \"x\"\n[network]\nloss = \"high\"\nerror_model = \"ctmc\"\n\
                 [[flows]]\ncc = \"default\"\n";
     assert_eq!(
         parse(text).unwrap().config(0).unwrap().network.down.loss,
         LossModel::Ctmc(CtmcParams {
-            good_mean: Duration::from_millis(3875),
-            burst_mean: Duration::from_secs(1),
+            good_mean: Duration::from_millis(775),
+            burst_mean: Duration::from_millis(200),
             loss_good: 0.02,
             loss_burst: 0.8
         })
     );
+    let text = "name = \"x\"\n[network]\nloss = \"high\"\nerror_model = \"ctmc\"\n\
+                burst_mean_s = 1\n[[flows]]\ncc = \"default\"\n";
+    assert_eq!(
+        parse(text).unwrap().config(0).unwrap().network.down.loss,
+        LossModel::Ctmc(CtmcParams::HIGH)
+    );
+    // A burst in the other family's unit names the key and says which family takes it.
+    let text = "name = \"x\"\n[network]\nloss = \"high\"\nburst_mean_s = 1\n\
+                [[flows]]\ncc = \"default\"\n";
+    let e = parse(text).unwrap_err();
+    assert_eq!((e.line(), e.key()), (4, Some("network.burst_mean_s")));
+    assert!(e.to_string().contains("error_model is ctmc"), "{e}");
     let text = "name = \"x\"\n[network]\nloss = { model = \"ctmc\", p = 1 }\n\
                 [[flows]]\ncc = \"default\"\n";
     let e = parse(text).unwrap_err();

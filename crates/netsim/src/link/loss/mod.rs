@@ -3,11 +3,13 @@
 //! The stage follows the serializer and the propagation delay, so a packet lost here has
 //! already used link time. Every packet, whatever its size or type, gets the same treatment.
 //! Models: [`LossModel::None`], [`LossModel::Bernoulli`], the time-based two-state Markov chain
-//! ([`Ctmc`], the default for the `low`/`medium`/`high` profiles' bursty cases) and the
+//! ([`Ctmc`]) and the
 //! packet-based Gilbert-Elliott chain with netem `gemodel` semantics in `f64` draws
 //! ([`GilbertElliott`]), and Linux netem's three loss models in netem's own integer arithmetic
 //! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; spec §3 revised 2026-11-24), which the
-//! `netem-state` / `netem-gemodel` error models use for the paper profiles.
+//! `netem-state` / `netem-gemodel` error models use for the paper profiles. How a profile name
+//! becomes one of these ([`ProfileForm`]: netem `gemodel` with calibrated 1.5-packet bursts by
+//! default) is in `profile.rs`.
 
 mod ctmc;
 mod gilbert_elliott;
@@ -15,15 +17,20 @@ pub mod netem;
 mod netem_gemodel;
 mod netem_random;
 mod netem_state;
+mod profile;
 
 pub use ctmc::{Ctmc, CtmcParams, HISTORY_SEGMENTS};
 pub use gilbert_elliott::{GeParams, GilbertElliott};
 pub use netem_gemodel::{GeState, NetemGeParams, NetemGemodel};
 pub use netem_random::{NetemRandom, NetemRandomParams};
 pub use netem_state::{GiState, NetemState, NetemStateParams};
+pub use profile::{
+    ErrorModel, FormError, ProfileForm, DEFAULT_BURST_MEAN, DEFAULT_BURST_PACKETS,
+    DEFAULT_STATE_BURST_PACKETS, ERROR_MODEL_NAMES,
+};
 
 use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{Duration, Instant};
 
 /// Which packets a link loses to link errors.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -48,12 +55,6 @@ pub enum LossModel {
     NetemGemodel(NetemGeParams),
 }
 
-/// Default mean burst length, in packets, of the netem forms of the `medium` and `high`
-/// profiles ([`LossModel::profile_netem_gemodel`], [`LossModel::profile_netem_state`]): the
-/// `r = 0.1` that spec §3 fixed as its per-packet example before any per-packet run existed
-/// (docs/scenarios.md gives the principle and docs/calibration.md the sensitivity).
-pub const DEFAULT_BURST_PACKETS: f64 = 10.0;
-
 /// Spec §3 Table 5 for a bursty profile: (loss in the low-error state, loss in the error
 /// burst, average loss).
 fn table5(name: &str) -> Option<(f64, f64, f64)> {
@@ -74,6 +75,8 @@ pub enum ProfileError {
         /// The least mean burst length, in packets.
         min_packets: f64,
     },
+    /// The mean burst duration of the time-based chain is not above zero.
+    BurstNotPositive,
 }
 
 impl std::fmt::Display for ProfileError {
@@ -83,6 +86,7 @@ impl std::fmt::Display for ProfileError {
             ProfileError::BurstTooShort { min_packets } => {
                 write!(f, "a mean burst length of at least {min_packets} packets")
             }
+            ProfileError::BurstNotPositive => write!(f, "a mean burst duration above 0 s"),
         }
     }
 }
@@ -91,10 +95,11 @@ impl std::fmt::Display for ProfileError {
 pub const PROFILE_NAMES: [&str; 4] = ["none", "low", "medium", "high"];
 
 impl LossModel {
-    /// The error profile of spec §3 named `none`, `low` (Bernoulli 2 %), `medium` (CTMC, burst
-    /// 1 s at 50 %, good 4 s at 0 %) or `high` (CTMC, burst 1 s at 80 %, good 3.875 s at 2 %):
-    /// the time-based form (`error_model = "ctmc"`). Scenarios and `coaplab emulate` realise
-    /// the profiles with [`LossModel::profile_netem_gemodel`] unless told otherwise.
+    /// The error profile named `none`, `low` (Bernoulli 2 %), `medium` (CTMC, burst 1 s at
+    /// 50 %, good 4 s at 0 %) or `high` (CTMC, burst 1 s at 80 %, good 3.875 s at 2 %): the
+    /// time-based form with the 1-s bursts used before the calibration. Scenarios and
+    /// `coaplab emulate` realise the profiles through [`ProfileForm`] (calibrated netem
+    /// `gemodel` unless told otherwise).
     pub fn profile(name: &str) -> Option<LossModel> {
         match name {
             "none" => Some(LossModel::None),
@@ -178,6 +183,19 @@ impl LossModel {
             Some(p) if p.invalid_parameter().is_none() => Ok(LossModel::NetemState(p)),
             _ => Err(ProfileError::BurstTooShort { min_packets }),
         }
+    }
+
+    /// The profile `name` with its bursty cases realised by the time-based chain with mean
+    /// burst `burst_mean` and the low-error mean that keeps the profile's average
+    /// ([`ProfileForm`] with [`ErrorModel::Ctmc`]). `none` and `low` are as in
+    /// [`LossModel::profile`].
+    pub fn profile_ctmc(name: &str, burst_mean: Duration) -> Result<Self, ProfileError> {
+        let Some(table) = table5(name) else {
+            return LossModel::profile(name).ok_or(ProfileError::UnknownProfile);
+        };
+        profile::ctmc_params(table, burst_mean)
+            .map(LossModel::Ctmc)
+            .ok_or(ProfileError::BurstNotPositive)
     }
 
     /// `none` and `low` in netem terms (`low` = `loss random 2%`).
@@ -326,7 +344,7 @@ mod tests {
         let f = |x: f64| netem::prob_from_fraction(x).unwrap();
         // gemodel, 10-packet bursts: medium p = 0.1·0.2/0.8 = 2.5 %, r = 10 %, 1-h = 50 %,
         // 1-k = 0; high p = 0.1·(0.16/0.78)/(0.62/0.78) = 0.1·0.16/0.62, 1-h = 80 %, 1-k = 2 %.
-        let medium = LossModel::profile_netem_gemodel("medium", DEFAULT_BURST_PACKETS).unwrap();
+        let medium = LossModel::profile_netem_gemodel("medium", 10.0).unwrap();
         assert_eq!(
             medium,
             LossModel::NetemGemodel(NetemGeParams {
@@ -344,6 +362,26 @@ mod tests {
             (g.p, g.r, g.one_minus_h(), g.k1),
             (f(0.016 / 0.62), f(0.1), f(0.8), f(0.02))
         );
+        // The calibrated default, 1.5-packet bursts: r = 2/3; medium p = (2/3)·0.2/0.8 = 1/6;
+        // high p = (2/3)·0.16/0.62. In tc's terms: medium `loss gemodel 16.6667% 66.6667% 50% 0%`.
+        let LossModel::NetemGemodel(g) =
+            LossModel::profile_netem_gemodel("medium", DEFAULT_BURST_PACKETS).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (g.p, g.r, g.one_minus_h(), g.k1),
+            (f(1.0 / 6.0), f(2.0 / 3.0), f(0.5), 0)
+        );
+        let LossModel::NetemGemodel(g) =
+            LossModel::profile_netem_gemodel("high", DEFAULT_BURST_PACKETS).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (g.p, g.r, g.one_minus_h(), g.k1),
+            (f(2.0 / 3.0 * 0.16 / 0.62), f(2.0 / 3.0), f(0.8), f(0.02))
+        );
         // 4-state, 10-packet bursts (formulas on profile_netem_state).
         let LossModel::NetemState(s) = LossModel::profile_netem_state("medium", 10.0).unwrap()
         else {
@@ -360,7 +398,7 @@ mod tests {
             ("medium", 0.10),
             ("high", 0.18),
         ] {
-            for burst in [1.0, 4.0, 10.0, 40.0] {
+            for burst in [1.0, 1.5, 4.0, 10.0, 40.0] {
                 let ge = LossModel::profile_netem_gemodel(name, burst).unwrap();
                 assert!((ge.mean_loss() - mean).abs() < 1e-8, "{name} {burst}");
                 if burst >= 4.0 {
