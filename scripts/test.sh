@@ -176,6 +176,24 @@ py_pid=
 cat "$py_log"
 .peers/py-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 
+step "loss calibration (scripts/calibrate-loss; docs/calibration.md, 'The loss process')"
+if [ "$long" = 1 ]; then
+  # The whole grid at 200 replications, with the release binary; the winner must be the default
+  # that netsim's ProfileForm ships.
+  cargo build --release --locked -p coaplab
+  cal_out="$(mktemp -d)"
+  python3 scripts/calibrate-loss/calibrate.py --out "$cal_out" --bin "${CARGO_TARGET_DIR:-target}/release/coaplab" | tee "$cal_out/printed.md"
+  grep -q '^Winner: netem-gemodel, mean burst 1.5 packets' "$cal_out/printed.md" \
+    || { echo "test.sh: the calibration's winner is not the default (netem-gemodel, 1.5 packets)" >&2; exit 1; }
+  rm -rf "$cal_out"
+else
+  # The procedure still runs end to end: four candidates, four replications, the debug binary.
+  cal_out="$(mktemp -d)"
+  python3 scripts/calibrate-loss/calibrate.py --grid smoke --reps 4 --out "$cal_out" \
+    --bin "${CARGO_TARGET_DIR:-target}/debug/coaplab" >/dev/null
+  rm -rf "$cal_out"
+fi
+
 if [ "$long" = 1 ]; then
   step "ns-3 oracle (TCP model vs ns-3 TcpLinuxReno/TcpNewReno/TcpBbr; installs .peers/ns3-venv)"
   python3 scripts/ns3-oracle/oracle.py --markdown
