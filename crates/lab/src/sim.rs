@@ -608,9 +608,11 @@ impl<N: Network> Sim<N> {
                     // exchanges that did.
                     c.metrics.exchanges = c.metrics.rtts.len() as u32;
                 }
+                // A flow still running when the loop stopped was running at the cap (the loop
+                // stops early only when every flow is done or nothing is left to happen).
                 let mut r = c
                     .metrics
-                    .record(i as u32, &c.cc, c.workload, done, self.now);
+                    .record(i as u32, &c.cc, c.workload, done, self.end);
                 r.observe = c.observe.as_ref().map(ObserveMetrics::record);
                 r
             })

@@ -302,6 +302,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
     let mut sim = TcpSim {
         star,
         unfinished: flows.iter().filter(|f| !f.finished()).count(),
+        end,
         counted: flows.iter().map(Flow::finished).collect(),
         timers,
         flows,
@@ -358,6 +359,9 @@ struct TcpSim {
     timers: OwnerDeadlines,
     /// Flows not yet finished; the run ends when it reaches zero.
     unfinished: usize,
+    /// The time cap (`max_sim_time_s`): a flow still running when the loop stopped was
+    /// running there (its censored FCT's end).
+    end: Instant,
     /// Whether a flow's finish has been subtracted from `unfinished`.
     counted: Vec<bool>,
     /// The segment of the packet being delivered (reused).
@@ -730,9 +734,9 @@ impl TcpSim {
                     &http.measured,
                     f.finished() && !f.failed,
                     f.progress.gave_up_at,
-                    self.now,
+                    self.end,
                 ),
-                None => record(i as u32, f, self.now),
+                None => record(i as u32, f, self.end),
             })
             .collect();
         // An HTTP run's events are its packets delivered up to the download's end.
