@@ -61,9 +61,12 @@ fn rows_of<'a>(ran: &'a Ran, w: &str) -> Vec<&'a Vec<String>> {
         .collect()
 }
 
-/// An unfinished flow keeps its counts: `exchanges` is the number of answered exchanges
-/// (the histogram's total), not 0.
-fn assert_real_counts(h: &[String], r: &[String]) {
+/// Row `r` is of a flow unfinished for reason `why` (`gave_up`, `time_cap`): no FCT, and
+/// its real counts: `exchanges` is the number of answered exchanges (the histogram's total),
+/// not 0.
+fn assert_unfinished(h: &[String], r: &[String], why: &str) {
+    let outcome = ["completed", "unfinished", "fct_s"].map(|c| cell(h, r, c));
+    assert_eq!(outcome, ["false", why, ""], "{r:?}");
     let histogram: u64 = cell(h, r, "transmission_counts")
         .split_whitespace()
         .map(|k| k.parse::<u64>().unwrap())
@@ -92,18 +95,10 @@ max_retransmit = 1
     assert_eq!(rows.len(), 4);
     let mut elapsed = Vec::new();
     for r in &rows {
-        assert_eq!(
-            (
-                cell(h, r, "completed"),
-                cell(h, r, "unfinished"),
-                cell(h, r, "fct_s")
-            ),
-            ("false", "gave_up", "")
-        );
+        assert_unfinished(h, r, "gave_up");
         // It gave up after one exchange exhausted its one retransmission.
         assert_eq!(num(h, r, "failed_exchanges"), 1.0);
         assert!(num(h, r, "retransmissions") >= 1.0, "{r:?}");
-        assert_real_counts(h, r);
         elapsed.push(num(h, r, "elapsed_s"));
     }
     elapsed.sort_by(f64::total_cmp);
@@ -187,17 +182,9 @@ start_jitter_s = 0
         .iter()
         .chain(&rows_of(&ran, "long-transfer"))
     {
-        assert_eq!(
-            (
-                cell(h, r, "completed"),
-                cell(h, r, "unfinished"),
-                cell(h, r, "fct_s")
-            ),
-            ("false", "time_cap", "")
-        );
+        assert_unfinished(h, r, "time_cap");
         assert_eq!(num(h, r, "elapsed_s"), 10.0);
         assert!(num(h, r, "exchanges") >= 5.0, "{r:?}");
-        assert_real_counts(h, r);
     }
     // Continuous cell: 2 finished of 4; n = 4, h = 3p. The median (h = 1.5) reads the
     // 3rd order statistic, censored at 10 s: unbounded, at least fct[1] + 0.5 (10 − fct[1]).
