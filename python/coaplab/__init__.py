@@ -75,6 +75,8 @@ class Results:
     def unfinished(self) -> _pd.DataFrame:
         """The rows of flows.csv of the unfinished flows (``unfinished`` is ``gave_up`` or
         ``time_cap``): censored observations, whose FCT is at least their ``elapsed_s``."""
+        if "unfinished" not in self.flows.columns:  # results format 1
+            return self.flows[~self.flows["completed"].astype(bool)]
         return self.flows[self.flows["unfinished"].notna()]
 
 
@@ -220,15 +222,22 @@ def _warn_unfinished(summary: _pd.DataFrame) -> None:
     short = int(summary["fct50_unfinished"].sum()) if "fct50_unfinished" in summary.columns else 0
     if flows == 0 and short == 0:
         return
-    cells = int((summary["incomplete"] > 0).sum())
-    gave_up = int(summary.get("unfinished_gave_up", _pd.Series([0])).sum())
-    text = (
-        f"{flows} unfinished flows in {cells} of {len(summary)} cells ({gave_up} gave up, "
-        f"{flows - gave_up} cut by the time cap): their FCTs are censored, and every FCT "
-        "percentile they leave unbounded is empty in summary (fct_p50_at_least_s bounds the median)"
-    )
+    parts = []
+    if flows:
+        cells = int((summary["incomplete"] > 0).sum())
+        if "unfinished_gave_up" in summary.columns:
+            gave_up = int(summary["unfinished_gave_up"].sum())
+            why = f"{gave_up} gave up, {flows - gave_up} cut by the time cap"
+        else:
+            why = "why not recorded: results format 1, which also left them out of the FCT statistics"
+        parts.append(
+            f"{flows} unfinished flows in {cells} of {len(summary)} cells ({why}): their FCTs are "
+            "censored, and every FCT percentile they leave unbounded is empty in summary "
+            "(fct_p50_at_least_s bounds the median)"
+        )
     if short:
-        text += f"; {short} mesh flows never got 50 answers (fct50_s_median censored alike)"
+        parts.append(f"{short} mesh flows never got 50 answers (fct50_s_median censored alike)")
+    text = "; ".join(parts)
     _warnings.warn(text, UnfinishedFlowsWarning, stacklevel=3)
 
 

@@ -98,33 +98,41 @@ pub fn unfinished_warning(rows: &[SummaryRow]) -> Option<String> {
     let gave_up: usize = rows.iter().map(|r| r.unfinished_gave_up).sum();
     let time_cap: usize = rows.iter().map(|r| r.unfinished_time_cap).sum();
     let short: usize = rows.iter().filter_map(|r| r.fct50.map(|(_, k)| k)).sum();
-    if cells == 0 && short == 0 {
-        return None;
+    // The cells whose median a censored value leaves unbounded.
+    let unbounded = |median: fn(&SummaryRow) -> Option<Quantile>| -> String {
+        rows.iter()
+            .filter(|r| median(r).is_some_and(|m| m.exact().is_none()))
+            .map(|r| format!("combination {} {} {}", r.combination, r.cc, r.workload))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = Vec::new();
+    if cells > 0 {
+        let mut part = format!(
+            "{} unfinished flows in {cells} of {} cells ({gave_up} gave up, {time_cap} cut by \
+             the time cap): an unfinished flow's FCT counts as at least its elapsed time, above \
+             every finished one; a percentile that reads one is unbounded (>=X)",
+            gave_up + time_cap,
+            rows.len()
+        );
+        let cells = unbounded(|r| r.fct_s.map(|q| q[3]));
+        if !cells.is_empty() {
+            part.push_str(&format!("; median FCT unbounded in: {cells}"));
+        }
+        parts.push(part);
     }
-    let mut out = format!(
-        "warning: {} unfinished flows in {cells} of {} cells ({gave_up} gave up, {time_cap} \
-         cut by the time cap): an unfinished flow's FCT counts as at least its elapsed time, \
-         above every finished one; a percentile that reads one is unbounded (>=X)",
-        gave_up + time_cap,
-        rows.len()
-    );
     if short > 0 {
-        out.push_str(&format!(
-            "; {short} mesh flows never got 50 answers (fct50 censored alike)"
-        ));
+        let mut part = format!(
+            "{short} mesh flows never got 50 answers: their fct50 counts as at least their \
+             elapsed time"
+        );
+        let cells = unbounded(|r| r.fct50.and_then(|(m, _)| m));
+        if !cells.is_empty() {
+            part.push_str(&format!("; median fct50 unbounded in: {cells}"));
+        }
+        parts.push(part);
     }
-    let unbounded: Vec<String> = rows
-        .iter()
-        .filter(|r| r.fct_s.is_some_and(|q| q[3].exact().is_none()))
-        .map(|r| format!("combination {} {} {}", r.combination, r.cc, r.workload))
-        .collect();
-    if !unbounded.is_empty() {
-        out.push_str(&format!(
-            "; median FCT unbounded in: {}",
-            unbounded.join(", ")
-        ));
-    }
-    Some(out)
+    (!parts.is_empty()).then(|| format!("warning: {}", parts.join("; ")))
 }
 
 #[cfg(test)]
