@@ -23,6 +23,7 @@ import datetime as _dt
 import json as _json
 import math as _math
 import os as _os
+import warnings as _warnings
 from dataclasses import dataclass as _dataclass
 from pathlib import Path as _Path
 from typing import Any, Iterable, Mapping, Optional, Union
@@ -35,7 +36,9 @@ from ._native import CoaplabError
 __all__ = [
     "CoaplabError",
     "Results",
+    "UnfinishedFlowsWarning",
     "algorithms",
+    "censored_quantile",
     "code_version",
     "merge",
     "parameters",
@@ -67,6 +70,45 @@ class Results:
     """Runs in the plan (or in the shard)."""
     failed: int = 0
     """Runs that failed (their errors are in manifest["runs"])."""
+
+    @property
+    def unfinished(self) -> _pd.DataFrame:
+        """The rows of flows.csv of the unfinished flows (``unfinished`` is ``gave_up`` or
+        ``time_cap``): censored observations, whose FCT is at least their ``elapsed_s``."""
+        if "unfinished" not in self.flows.columns:  # results format 1
+            return self.flows[~self.flows["completed"].astype(bool)]
+        return self.flows[self.flows["unfinished"].notna()]
+
+
+class UnfinishedFlowsWarning(UserWarning):
+    """Issued by :func:`read_results` (so by :func:`run` and :func:`merge`) when a results
+    directory has unfinished flows: their FCTs are censored, and summary.csv leaves every FCT
+    percentile they make unbounded empty (docs/scenarios.md, "Unfinished flows")."""
+
+
+def censored_quantile(finished: Iterable[float], censored: Iterable[float], p: float) -> tuple:
+    """Quantile ``p`` (Hyndman-Fan type 7, as summary.csv) of a sample in which ``finished``
+    are observed values and ``censored`` are lower bounds of values never observed (the
+    ``elapsed_s`` of unfinished flows). Censored values rank above every finished one. Returns
+    ``(value, exact)``: ``exact`` is False when the interpolation reads a censored order
+    statistic, and ``value`` is then only a lower bound (the quantile is unbounded). ``(nan,
+    False)`` for an empty sample."""
+    fin = sorted(float(x) for x in finished if not _math.isnan(float(x)))
+    cen = sorted(float(x) for x in censored)
+    n = len(fin) + len(cen)
+    if n == 0:
+        return (float("nan"), False)
+    top = fin[-1] if fin else -_math.inf
+    order = fin + [max(c, top) for c in cen]
+    h = (n - 1) * min(max(p, 0.0), 1.0)
+    lo = _math.floor(h)
+    hi = min(lo + 1, n - 1)
+    if h == lo or order[lo] == order[hi]:
+        value = order[lo]
+    else:
+        value = order[lo] + (h - lo) * (order[hi] - order[lo])
+    exact = lo < len(fin) and not (h > lo and lo + 1 >= len(fin))
+    return (value, exact)
 
 
 def _toml_value(value: Any) -> str:
@@ -155,11 +197,12 @@ def read_results(path: Union[str, "_os.PathLike[str]"]) -> Results:
         manifest = _json.load(f)
     # Numbers are parsed as numbers and empty cells are NaN; the space-separated counts and
     # the error texts stay strings.
-    text_columns = {"transmission_counts": "string", "error": "string"}
+    text_columns = {"transmission_counts": "string", "error": "string", "unfinished": "string"}
     flows = _pd.read_csv(path / "flows.csv", dtype=text_columns)
     summary = _pd.read_csv(path / "summary.csv", dtype=text_columns)
     runs = _pd.read_csv(path / "runs.csv", dtype=text_columns)
     statuses = [r["status"] for r in manifest["runs"]]
+    _warn_unfinished(summary)
     return Results(
         path=path,
         flows=flows,
@@ -169,6 +212,33 @@ def read_results(path: Union[str, "_os.PathLike[str]"]) -> Results:
         total=len(statuses),
         failed=statuses.count("failed"),
     )
+
+
+def _warn_unfinished(summary: _pd.DataFrame) -> None:
+    """An :class:`UnfinishedFlowsWarning` when summary.csv counts unfinished flows."""
+    if "incomplete" not in summary.columns or summary.empty:
+        return
+    flows = int(summary["incomplete"].sum())
+    short = int(summary["fct50_unfinished"].sum()) if "fct50_unfinished" in summary.columns else 0
+    if flows == 0 and short == 0:
+        return
+    parts = []
+    if flows:
+        cells = int((summary["incomplete"] > 0).sum())
+        if "unfinished_gave_up" in summary.columns:
+            gave_up = int(summary["unfinished_gave_up"].sum())
+            why = f"{gave_up} gave up, {flows - gave_up} cut by the time cap"
+        else:
+            why = "why not recorded: results format 1, which also left them out of the FCT statistics"
+        parts.append(
+            f"{flows} unfinished flows in {cells} of {len(summary)} cells ({why}): their FCTs are "
+            "censored, and every FCT percentile they leave unbounded is empty in summary "
+            "(fct_p50_at_least_s bounds the median)"
+        )
+    if short:
+        parts.append(f"{short} mesh flows never got 50 answers (fct50_s_median censored alike)")
+    text = "; ".join(parts)
+    _warnings.warn(text, UnfinishedFlowsWarning, stacklevel=3)
 
 
 def _default_out(name: str) -> _Path:

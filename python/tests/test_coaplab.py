@@ -117,3 +117,58 @@ def test_algorithms_and_parameters():
     with pytest.raises(coaplab.CoaplabError):
         coaplab.parameters("nonesuch")
     assert coaplab.code_version().startswith("coaplab ")
+
+
+CUT = """name = "cut"
+max_sim_time_s = 10
+[[flows]]
+cc = "default"
+exchanges = 1
+start_jitter_s = 0
+[[flows]]
+cc = "default"
+exchanges = 2
+start_jitter_s = 0
+[[flows]]
+count = 2
+cc = "default"
+exchanges = 1000
+start_jitter_s = 0
+"""
+
+
+def test_unfinished_flows_are_censored_and_warned_about(tmp_path):
+    """Two of four flows cut at 10 s: flows.csv says why and for how long, summary.csv counts
+    them and leaves the percentiles they leave unbounded empty, and reading warns."""
+    path = tmp_path / "cut.toml"
+    path.write_text(CUT)
+    with pytest.warns(coaplab.UnfinishedFlowsWarning, match=r"2 unfinished flows in 1 of 1 cells \(0 gave up, 2 cut"):
+        res = coaplab.run(path, out=tmp_path / "out")
+    assert_frame_is_csv(res.flows, tmp_path / "out" / "flows.csv")
+    assert_frame_is_csv(res.summary, tmp_path / "out" / "summary.csv")
+    assert list(res.unfinished["flow"]) == [2, 3]
+    assert list(res.unfinished["unfinished"]) == ["time_cap", "time_cap"]
+    assert list(res.unfinished["elapsed_s"]) == [10.0, 10.0]
+    assert (res.unfinished["exchanges"] > 0).all()
+    row = res.summary.iloc[0]
+    assert (row["n"], row["incomplete"], row["unfinished_gave_up"], row["unfinished_time_cap"]) == (2, 2, 0, 2)
+    finished = res.flows[res.flows["completed"]]["fct_s"].tolist()
+    # The exact quantiles are the package's too; the unbounded ones are empty in summary.csv.
+    assert coaplab.censored_quantile(finished, [10.0, 10.0], 0.25) == (row["fct_p25_s"], True)
+    median, exact = coaplab.censored_quantile(finished, [10.0, 10.0], 0.5)
+    assert not exact and median == row["fct_p50_at_least_s"]
+    for column in ("fct_p50_s", "fct_p75_s", "fct_max_s", "fct_mean_s", "fct_sd_s"):
+        assert math.isnan(row[column]), column
+    assert res.manifest["results_format"] == 2
+
+
+def test_censored_quantile_is_the_summary_rule():
+    finished = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    q = lambda p: coaplab.censored_quantile(finished, [100.0, 50.0], p)
+    assert q(0.5) == (5.5, True)
+    assert q(0.75) == (7.75, True)
+    assert q(0.9)[1] is False and math.isclose(q(0.9)[0], 55.0)
+    assert q(1.0) == (100.0, False)
+    assert coaplab.censored_quantile([1.0, 2.0, 3.0], [0.5], 0.75) == (3.0, False)
+    assert coaplab.censored_quantile([10.0], [5.0, 20.0], 0.5) == (10.0, False)
+    assert coaplab.censored_quantile([1.0, 2.0], [], 0.5) == (1.5, True)

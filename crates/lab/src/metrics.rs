@@ -9,7 +9,7 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_endpoint::Event;
 
 use crate::mesh_metrics::{MeshFlowMetrics, Totals};
-use crate::results::{FlowRecord, TimerExpiry};
+use crate::results::{FlowRecord, TimerExpiry, Unfinished};
 
 /// IPv4 + UDP header bytes added to every CoAP message.
 pub const IP_UDP_HEADER_BYTES: u64 = 28;
@@ -30,6 +30,9 @@ pub struct FlowMetrics {
     pub first_sent: Option<Instant>,
     /// When the flow met its quota (its last answer arrived).
     pub finished: Option<Instant>,
+    /// When the flow ended without completing (its long transfer failed, an answer was not
+    /// whole): the record's `unfinished = gave_up`.
+    pub gave_up_at: Option<Instant>,
     /// Successful requests.
     pub exchanges: u32,
     /// Failed requests.
@@ -204,12 +207,23 @@ impl FlowMetrics {
             .sum()
     }
 
-    /// The record of flow `flow`; `completed` says whether it met its quota.
-    pub fn record(&self, flow: u32, cc: &str, workload: &str, completed: bool) -> FlowRecord {
-        let fct = match (completed, self.first_sent, self.finished) {
-            (true, Some(a), Some(b)) => Some((b - a).as_secs_f64()),
-            _ => None,
+    /// The record of flow `flow`; `completed` says whether it met its quota, `run_end` is
+    /// when the run ended (the end of a flow still running then).
+    pub fn record(
+        &self,
+        flow: u32,
+        cc: &str,
+        workload: &str,
+        completed: bool,
+        run_end: Instant,
+    ) -> FlowRecord {
+        let (unfinished, end) = match (completed, self.finished, self.gave_up_at) {
+            (true, Some(at), _) => (None, at),
+            (_, _, Some(at)) => (Some(Unfinished::GaveUp), at),
+            _ => (Some(Unfinished::TimeCap), run_end),
         };
+        let elapsed = self.first_sent.map(|a| (end.max(a) - a).as_secs_f64());
+        let fct = elapsed.filter(|_| unfinished.is_none());
         let mut rtts: Vec<f64> = self.rtts.iter().map(|d| d.as_secs_f64()).collect();
         FlowRecord {
             flow,
@@ -228,7 +242,9 @@ impl FlowMetrics {
             coap_rtt_median_s: crate::stats::median(&mut rtts),
             bytes_up: self.bytes_up,
             bytes_down: self.bytes_down,
-            completed,
+            completed: unfinished.is_none(),
+            unfinished,
+            elapsed_s: elapsed,
             transmission_counts: self.transmission_counts.clone(),
             tcp: None,
             observe: None,

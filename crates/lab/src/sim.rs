@@ -527,6 +527,7 @@ impl<N: Network> Sim<N> {
                         c.metrics.failed_exchanges += 1;
                         if !c.driver.is_done() {
                             c.driver.on_partial();
+                            c.metrics.gave_up_at = Some(now);
                             self.remaining -= 1;
                         }
                     }
@@ -557,6 +558,9 @@ impl<N: Network> Sim<N> {
                         let was_done = c.driver.is_done();
                         c.driver.on_failed(now, &mut c.endpoint);
                         if !was_done && c.driver.is_done() {
+                            if c.metrics.finished.is_none() {
+                                c.metrics.gave_up_at = Some(now);
+                            }
                             self.remaining -= 1;
                         }
                     }
@@ -595,11 +599,20 @@ impl<N: Network> Sim<N> {
         }
         let flows = self
             .clients
-            .iter()
+            .iter_mut()
             .enumerate()
             .map(|(i, c)| {
                 let done = c.driver.is_done() && c.metrics.finished.is_some();
-                let mut r = c.metrics.record(i as u32, &c.cc, c.workload, done);
+                if !done && matches!(c.driver.workload(), Workload::LongTransfer { .. }) {
+                    // An unfinished transfer's request never completed: count the block
+                    // exchanges that did.
+                    c.metrics.exchanges = c.metrics.rtts.len() as u32;
+                }
+                // A flow still running when the loop stopped was running at the cap (the loop
+                // stops early only when every flow is done or nothing is left to happen).
+                let mut r = c
+                    .metrics
+                    .record(i as u32, &c.cc, c.workload, done, self.end);
                 r.observe = c.observe.as_ref().map(ObserveMetrics::record);
                 r
             })

@@ -29,8 +29,94 @@ fn type7(n: usize, p: f64, at: impl Fn(usize) -> f64) -> Option<f64> {
     let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(n - 1);
-    let (x_lo, x_hi) = (at(lo), at(hi));
+    let x_lo = at(lo);
+    if h == lo as f64 {
+        // On an order statistic: itself, also when the next one is infinite (a censored
+        // value in a bootstrap resample), where 0 · ∞ would give NaN.
+        return Some(x_lo);
+    }
+    let x_hi = at(hi);
+    if x_lo == x_hi {
+        // Equal neighbours, also two infinite ones, where ∞ − ∞ would give NaN.
+        return Some(x_lo);
+    }
     Some(x_lo + (h - lo as f64) * (x_hi - x_lo))
+}
+
+/// A quantile of a sample that holds censored values (flows that never finished, whose FCT
+/// is only known to be at least their elapsed time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Quantile {
+    /// The interpolation reads finished values only: the quantile itself.
+    Exact(f64),
+    /// The interpolation reads a censored order statistic: the quantile is unbounded above,
+    /// and at least this.
+    AtLeast(f64),
+}
+
+impl Quantile {
+    /// The value when it is exact, `None` when unbounded.
+    pub fn exact(self) -> Option<f64> {
+        match self {
+            Quantile::Exact(x) => Some(x),
+            Quantile::AtLeast(_) => None,
+        }
+    }
+
+    /// The lower bound of an unbounded quantile, `None` when exact.
+    pub fn at_least(self) -> Option<f64> {
+        match self {
+            Quantile::Exact(_) => None,
+            Quantile::AtLeast(x) => Some(x),
+        }
+    }
+
+    /// For reading: `12.345` when exact, `>=12.345` when unbounded (`decimals` digits).
+    pub fn text(self, decimals: usize) -> String {
+        match self {
+            Quantile::Exact(x) => format!("{x:.decimals$}"),
+            Quantile::AtLeast(x) => format!(">={x:.decimals$}"),
+        }
+    }
+}
+
+/// Quantile `p` (type 7) of a censored sample: `finished` holds the values observed
+/// (ascending), `censored` the lower bounds of the values never observed (ascending). A
+/// censored value ranks above every finished one, so the order statistics are the finished
+/// values, then the censored ones; a censored order statistic is at least its bound and at
+/// least the largest finished value. A quantile whose interpolation reads a censored order
+/// statistic (with a non-zero weight) is [`Quantile::AtLeast`] the interpolation of those
+/// lower bounds. `None` for an empty sample.
+pub fn censored_quantile(finished: &[f64], censored: &[f64], p: f64) -> Option<Quantile> {
+    let nf = finished.len();
+    let n = nf + censored.len();
+    let top = finished.last().copied().unwrap_or(f64::NEG_INFINITY);
+    let at = |i: usize| {
+        if i < nf {
+            finished[i]
+        } else {
+            censored[i - nf].max(top)
+        }
+    };
+    let x = type7(n, p, at)?;
+    let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let reads_censored = lo >= nf || (h > lo as f64 && lo + 1 >= nf);
+    Some(if reads_censored {
+        Quantile::AtLeast(x)
+    } else {
+        Quantile::Exact(x)
+    })
+}
+
+/// The quantiles of [`SUMMARY_QUANTILES`] of a censored sample ([`censored_quantile`]);
+/// both slices ascending. `None` for an empty sample.
+pub fn censored_summary(finished: &[f64], censored: &[f64]) -> Option<[Quantile; 8]> {
+    let mut out = [Quantile::Exact(0.0); 8];
+    for (slot, (_, p)) in out.iter_mut().zip(SUMMARY_QUANTILES) {
+        *slot = censored_quantile(finished, censored, p)?;
+    }
+    Some(out)
 }
 
 /// The key of the value with bits `x`, unsigned order of keys = [`f64::total_cmp`] order.
@@ -133,7 +219,8 @@ pub fn mean_sd(sorted: &[f64]) -> Option<(f64, Option<f64>)> {
     Some((mean, sd))
 }
 
-/// The 95 % percentile-bootstrap confidence interval of the (type-7) median of `sorted`:
+/// The 95 % percentile-bootstrap confidence interval of the (type-7) median of `sorted`
+/// (censored values as +∞ at its top: a resample median that reads one is +∞):
 /// `resamples` resamples of n values drawn with replacement from a splitmix64 stream seeded
 /// with `seed`, the median of each, and the 2.5 % and 97.5 % type-7 quantiles of those
 /// medians. `None` for an empty sample.
@@ -172,7 +259,8 @@ pub fn bootstrap_median_ci(sorted: &[f64], resamples: usize, seed: u64) -> Optio
             }
         }
         let (lo, hi) = (lo?, hi?);
-        medians.push(if lo_rank == hi_rank {
+        // `lo == hi` also for two infinite (censored) values, whose difference is NaN.
+        medians.push(if lo_rank == hi_rank || lo == hi {
             lo
         } else {
             lo + 0.5 * (hi - lo)
@@ -242,6 +330,62 @@ mod tests {
         for (got, want) in s.iter().zip(expected) {
             assert!((got - want).abs() < 1e-12, "{got} vs {want}");
         }
+    }
+
+    /// Eight finished values and two censored ones (bounds 100 and 50): order statistics
+    /// 1..8, then max(50, 8) = 50 and 100 (n = 10, h = 9p).
+    #[test]
+    fn censored_values_rank_last_and_make_their_quantiles_unbounded() {
+        let finished = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        let q = |p| censored_quantile(&finished, &[50.0, 100.0], p).unwrap();
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert_eq!(q(0.0), Quantile::Exact(1.0));
+        assert!(matches!(q(0.10), Quantile::Exact(x) if near(x, 1.9)));
+        assert!(matches!(q(0.25), Quantile::Exact(x) if near(x, 3.25)));
+        assert_eq!(q(0.50), Quantile::Exact(5.5)); // h = 4.5
+        assert_eq!(q(0.75), Quantile::Exact(7.75)); // h = 6.75
+                                                    // h = 8.1: the 9th value is censored: at least 50 + 0.1 · (100 − 50).
+        assert!(matches!(q(0.90), Quantile::AtLeast(x) if near(x, 55.0)));
+        assert!(matches!(q(0.95), Quantile::AtLeast(x) if near(x, 77.5)));
+        assert_eq!(q(1.0), Quantile::AtLeast(100.0));
+        // Without censored values: the uncensored quantile, exact.
+        let plain = censored_summary(&finished, &[]).unwrap();
+        for (c, (_, p)) in plain.iter().zip(SUMMARY_QUANTILES) {
+            assert_eq!(*c, Quantile::Exact(quantile_sorted(&finished, p).unwrap()));
+        }
+        assert_eq!(censored_quantile(&[], &[], 0.5), None);
+    }
+
+    /// An interpolation between the largest finished value and a censored one is unbounded,
+    /// one landing exactly on a finished value is not; a censored bound below the largest
+    /// finished value counts as that value.
+    #[test]
+    fn a_quantile_touching_a_censored_value_is_unbounded() {
+        let q = |p| censored_quantile(&[1.0, 2.0, 3.0], &[0.5], p).unwrap();
+        assert_eq!(q(0.5), Quantile::Exact(2.5)); // h = 1.5
+        assert_eq!(q(2.0 / 3.0), Quantile::Exact(3.0)); // h = 2: the 3rd value itself
+        assert_eq!(q(0.75), Quantile::AtLeast(3.0)); // h = 2.25: reads the censored 4th
+                                                     // More than half unfinished: the median is unbounded.
+        let m = censored_quantile(&[10.0], &[5.0, 20.0], 0.5).unwrap();
+        assert_eq!(m, Quantile::AtLeast(10.0));
+        assert_eq!(m.text(1), ">=10.0");
+        assert_eq!((m.exact(), m.at_least()), (None, Some(10.0)));
+        // Nothing finished: every quantile unbounded, bounded below by the elapsed times.
+        let all = censored_summary(&[], &[7.0, 9.0]).unwrap();
+        assert_eq!(all[0], Quantile::AtLeast(7.0));
+        assert_eq!(all[3], Quantile::AtLeast(8.0));
+        assert_eq!(all[7], Quantile::AtLeast(9.0));
+    }
+
+    /// A censored value enters the bootstrap as +∞: a resample median reading it is +∞, so
+    /// with half the sample censored the interval's upper end is +∞ (unbounded), not NaN.
+    #[test]
+    fn the_bootstrap_interval_of_a_censored_median_is_unbounded_above() {
+        let x = [1.0, 2.0, f64::INFINITY, f64::INFINITY];
+        let (lo, hi) = bootstrap_median_ci(&x, BOOTSTRAP_RESAMPLES, 3).unwrap();
+        assert!(lo.is_finite() && lo >= 1.0, "{lo}");
+        assert_eq!(hi, f64::INFINITY);
+        assert_eq!(quantile_sorted(&[1.0, f64::INFINITY], 0.0), Some(1.0));
     }
 
     #[test]

@@ -29,16 +29,22 @@ RESULTS (in --out DIR):
                  clients, buffer_bytes, loss, fct_s, exchanges, failed_exchanges,
                  transmissions, retransmissions, unnecessary_retransmissions, timeouts,
                  rto_max_s, coap_rtt_median_s, bytes_up, bytes_down, completed,
-                 transmission_counts (exchanges that took 1, 2, ... transmissions), and one
-                 column per swept parameter (param.KEY for [flows.params] keys)
+                 transmission_counts (exchanges that took 1, 2, ... transmissions), the TCP
+                 counters, unfinished (gave_up, time_cap or empty), elapsed_s (first request to
+                 the flow's end), and one column per swept parameter (param.KEY for
+                 [flows.params] keys)
   summary.csv    one row per (parameter combination, cc, workload), replications pooled:
-                 flows not completed, FCT min, p10, p25, p50, p75, p90, p95, max (type-7
-                 interpolation), mean, standard deviation, 95 % bootstrap interval of the
-                 median, the median retransmissions and unnecessary retransmissions per flow
-                 and the transmission counts (exchanges_tx1, exchanges_tx2, ...)
+                 flows not completed (incomplete, unfinished_gave_up, unfinished_time_cap),
+                 FCT min, p10, p25, p50, p75, p90, p95, max (type-7 interpolation, an
+                 unfinished flow a censored value: a percentile that reads one is unbounded
+                 and left empty; fct_p50_at_least_s bounds an unbounded median), mean,
+                 standard deviation, 95 % bootstrap interval of the median, the median
+                 retransmissions and unnecessary retransmissions per flow and the
+                 transmission counts (exchanges_tx1, exchanges_tx2, ...)
   runs.csv       one row per run: status, error, wall time, drops by cause and busy time of
                  each bottleneck direction
-  manifest.json  the expanded parameters, seeds, code version, status and wall time per run
+  manifest.json  the expanded parameters, seeds, code version, results_format (the version of
+                 the files' columns), status and wall time per run
   runs/          two files per ended run, each checked by --resume (run id, plan fingerprint,
                  CRC-32); a run whose files do not verify is run again
 
@@ -294,10 +300,16 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     bar.finish();
     print!("{}", report::table(&outcome.summary));
     eprintln!(
-        "(n: flows completed; min..max: flow completion time in s, replications pooled, \
-         type-7 percentiles; rexmit, unnec: median retransmissions and unnecessary \
-         retransmissions per flow)"
+        "(n: flows completed; gave_up, time_cap: unfinished flows, which gave up or were still \
+         running when the run ended; min..max: flow completion time in s, replications pooled, \
+         type-7 percentiles, an unfinished flow counting as at least its elapsed time, above \
+         every finished one: >=X is unbounded; rexmit, unnec: median retransmissions and \
+         unnecessary retransmissions per flow)"
     );
+    // Unfinished flows are results, not errors: the exit status stays 0 (docs/scenarios.md).
+    if let Some(warning) = report::unfinished_warning(&outcome.summary) {
+        eprintln!("coaplab run: {warning}");
+    }
     eprintln!(
         "coaplab run: {} finished, {} skipped (already finished), {} failed in {:.1} s; results in {}",
         outcome.ok,

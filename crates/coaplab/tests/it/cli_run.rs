@@ -49,6 +49,50 @@ fn run_writes_results_prints_the_table_and_resumes() {
     assert_eq!(text(&resumed.stdout), table);
 }
 
+/// Issue 29: a run with unfinished flows exits 0 (they are results, not errors) but says so
+/// on stderr and under its table, where an unbounded percentile reads `>=X`; an older
+/// results directory is not resumed into the new format.
+#[test]
+fn unfinished_flows_are_warned_about_and_keep_the_exit_status() {
+    let tmp = TempDir::new("unfinished");
+    let scenario = write(
+        &tmp.0,
+        "cut.toml",
+        "name = \"cut\"\nmax_sim_time_s = 10\n[[flows]]\ncc = \"default\"\nexchanges = 1\n\
+         start_jitter_s = 0\n[[flows]]\ncount = 2\ncc = \"default\"\nexchanges = 1000\n\
+         start_jitter_s = 0\n",
+    );
+    let out = tmp.0.join("out").display().to_string();
+    let o = coaplab(&["run", &scenario, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (table, err) = (text(&o.stdout), text(&o.stderr));
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].split_whitespace().eq([
+        "cc", "workload", "n", "gave_up", "time_cap", "min", "p10", "p25", "p50", "p75", "p90",
+        "p95", "max", "rexmit", "unnec"
+    ]));
+    // 1 of 3 finished: from the median up, at least 10 s (the cap; every flow started at 0).
+    let cells: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(cells[2..5], ["1/3", "0", "2"]);
+    assert_eq!(cells[8..13], [">=10.000"; 5], "{table}");
+    let warning = "warning: 2 unfinished flows in 1 of 1 cells (0 gave up, 2 cut by the time cap)";
+    assert!(lines[2].starts_with(warning), "{table}");
+    assert!(err.contains(&format!("coaplab run: {warning}")), "{err}");
+    // A directory of results format 1 (before these columns) is not resumed.
+    let manifest = tmp.0.join("out/manifest.json");
+    let old = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("\"results_format\": 2,", "");
+    std::fs::write(&manifest, old).unwrap();
+    let resumed = coaplab(&["run", &scenario, "--out", &out, "--resume"]);
+    assert!(!resumed.status.success());
+    assert!(
+        text(&resumed.stderr).contains("written in results format 1"),
+        "{}",
+        text(&resumed.stderr)
+    );
+}
+
 #[test]
 fn scenario_errors_name_the_file_line_and_key() {
     let tmp = TempDir::new("bad");

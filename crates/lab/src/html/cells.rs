@@ -11,6 +11,8 @@ pub struct Cell {
     pub row: SummaryRow,
     /// FCT of the completed flows, ascending.
     pub fct_s: Vec<f64>,
+    /// `elapsed_s` of the unfinished flows (their censored FCT's lower bound), ascending.
+    pub censored_s: Vec<f64>,
     /// Retransmissions per flow, ascending.
     pub retransmissions: Vec<f64>,
     /// Unnecessary retransmissions per flow, ascending.
@@ -34,6 +36,7 @@ pub fn panels(flows_csv: &str) -> (Vec<SummaryRow>, Vec<Panel>) {
         return (rows, Vec::new());
     };
     let col = |name: &str| header.iter().position(|h| h == name);
+    let elapsed = col("elapsed_s");
     let (comb, cc, workload, fct, completed, rexmit, unnec) = (
         col("combination"),
         col("cc"),
@@ -51,6 +54,7 @@ pub fn panels(flows_csv: &str) -> (Vec<SummaryRow>, Vec<Panel>) {
         .map(|row| Cell {
             row: row.clone(),
             fct_s: Vec::new(),
+            censored_s: Vec::new(),
             retransmissions: Vec::new(),
             unnecessary: Vec::new(),
         })
@@ -70,12 +74,19 @@ pub fn panels(flows_csv: &str) -> (Vec<SummaryRow>, Vec<Panel>) {
         let num = |c| get(r, c).parse::<f64>().ok().filter(|x| !x.is_nan());
         if get(r, completed) == "true" {
             cells[i].fct_s.extend(num(fct));
+        } else {
+            cells[i].censored_s.push(num(elapsed).unwrap_or(0.0));
         }
         cells[i].retransmissions.extend(num(rexmit));
         cells[i].unnecessary.extend(num(unnec));
     }
     for c in &mut cells {
-        for v in [&mut c.fct_s, &mut c.retransmissions, &mut c.unnecessary] {
+        for v in [
+            &mut c.fct_s,
+            &mut c.censored_s,
+            &mut c.retransmissions,
+            &mut c.unnecessary,
+        ] {
             v.sort_by(f64::total_cmp);
         }
     }

@@ -11,7 +11,8 @@ pub mod trace;
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use crate::results::{csv, summary};
+use crate::results::{csv, summary, SummaryRow};
+use crate::stats::{Quantile, SUMMARY_QUANTILES};
 
 /// Panels (groups of cells differing only in the algorithm) drawn at most; the summary
 /// table still lists every cell.
@@ -94,8 +95,11 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n\
          <p class=\"note\">Results directory <code>{d}</code>: {c} cells, {f} flows. \
-         FCT in seconds over completed flows, replications pooled; boxes span p25–p75 with \
-         the median, whiskers p10–p90, dots min and max.</p>\n",
+         FCT in seconds over every flow, replications pooled; an unfinished flow (gave up, or \
+         cut by the time cap) counts as a censored value: at least its elapsed time, above \
+         every finished FCT, so a percentile that reads one is unbounded (shown ≥X, drawn at \
+         the top of its chart). Boxes span p25–p75 with the median, whiskers p10–p90, dots \
+         min and max; a CDF ends at the fraction of flows that finished.</p>\n",
         t = escape(&title),
         d = escape(&dir.display().to_string()),
         c = rows.len(),
@@ -104,8 +108,11 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     if let Some(references) = references {
         page.push_str(&reference_table(&reference::compare(&references, &rows)));
     }
+    if let Some(warning) = crate::report::unfinished_warning(&rows) {
+        let _ = writeln!(page, "<p class=\"bad\">{}</p>", escape(&warning));
+    }
     page.push_str("<h2>Summary</h2>\n");
-    page.push_str(&csv_table(&summary::to_csv(&rows), MAX_TABLE_ROWS));
+    page.push_str(&records_table(&display_records(&rows), MAX_TABLE_ROWS));
     let plot_err = ReportError::Plot;
     for panel in panels.iter().take(MAX_PANELS) {
         let heading = if panel.title.is_empty() {
@@ -118,23 +125,32 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
             "<h2>{}</h2>\n<div class=\"charts\">\n",
             escape(&heading)
         );
-        let boxes = |pick: fn(&cells::Cell) -> &[f64]| -> Vec<plot::Box<'_>> {
+        // (sample, censored values) of a cell.
+        type Pick = fn(&cells::Cell) -> (&[f64], &[f64]);
+        let boxes = |pick: Pick| -> Vec<plot::Box<'_>> {
             panel
                 .cells
                 .iter()
-                .map(|c| plot::Box {
-                    label: &c.row.cc,
-                    sorted: pick(c),
+                .map(|c| {
+                    let (sorted, censored) = pick(c);
+                    plot::Box {
+                        label: &c.row.cc,
+                        sorted,
+                        censored,
+                    }
                 })
                 .collect()
         };
-        page.push_str(&plot::boxes("FCT", "FCT (s)", &boxes(|c| &c.fct_s)).map_err(plot_err)?);
+        page.push_str(
+            &plot::boxes("FCT", "FCT (s)", &boxes(|c| (&c.fct_s, &c.censored_s)))
+                .map_err(plot_err)?,
+        );
         let cdfs: Vec<plot::Series> = panel
             .cells
             .iter()
             .map(|c| plot::Series {
                 label: c.row.cc.clone(),
-                points: plot::cdf_points(&c.fct_s),
+                points: plot::cdf_points(&c.fct_s, c.row.flows),
             })
             .collect();
         page.push_str(
@@ -145,7 +161,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
             &plot::boxes(
                 "Retransmissions per flow",
                 "retransmissions",
-                &boxes(|c| &c.retransmissions),
+                &boxes(|c| (&c.retransmissions, &[])),
             )
             .map_err(plot_err)?,
         );
@@ -153,7 +169,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
             &plot::boxes(
                 "Unnecessary retransmissions per flow",
                 "unnecessary retransmissions",
-                &boxes(|c| &c.unnecessary),
+                &boxes(|c| (&c.unnecessary, &[])),
             )
             .map_err(plot_err)?,
         );
@@ -198,9 +214,36 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     Ok(page)
 }
 
-/// CSV text as an HTML table (header row first), at most `max_rows` rows.
-fn csv_table(text: &str, max_rows: usize) -> String {
-    let records = csv::parse(text);
+/// The records of `summary.csv` for `rows` (header first), each unbounded FCT quantile
+/// (empty in the file) written `≥X` with its lower bound, and so `fct50_s_median` on a mesh.
+pub fn display_records(rows: &[SummaryRow]) -> Vec<Vec<String>> {
+    let mut records = csv::parse(&summary::to_csv(rows));
+    let Some(header) = records.first() else {
+        return records;
+    };
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let quantile_cols: Vec<Option<usize>> = SUMMARY_QUANTILES
+        .iter()
+        .map(|(name, _)| col(&format!("fct_{name}_s")))
+        .collect();
+    let fct50_col = col(summary::FCT50_COLUMNS[0]);
+    let at_least = |q: Quantile| q.at_least().map(|x| format!("≥{}", short(&x.to_string())));
+    for (row, record) in rows.iter().zip(records.iter_mut().skip(1)) {
+        let quantiles = row.fct_s.iter().flatten().copied();
+        let mut cells: Vec<(Option<usize>, Quantile)> =
+            quantile_cols.iter().copied().zip(quantiles).collect();
+        cells.extend(row.fct50.and_then(|(m, _)| m).map(|m| (fct50_col, m)));
+        for (c, q) in cells {
+            if let (Some(c), Some(text)) = (c, at_least(q)) {
+                record[c] = text;
+            }
+        }
+    }
+    records
+}
+
+/// Records (header first) as an HTML table, at most `max_rows` rows.
+fn records_table(records: &[Vec<String>], max_rows: usize) -> String {
     // Wide tables scroll on their own instead of widening the page.
     let mut out = String::from("<div class=\"wide\"><table>\n");
     for (i, r) in records.iter().take(max_rows + 1).enumerate() {

@@ -4,7 +4,7 @@
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
 use plotters::prelude::*;
 
-use crate::stats::quantile_sorted;
+use crate::stats::{censored_quantile, Quantile};
 
 /// Chart size in pixels.
 const WIDTH_PX: u32 = 560;
@@ -20,6 +20,9 @@ pub struct Box<'a> {
     pub label: &'a str,
     /// The sample, ascending, no NaN.
     pub sorted: &'a [f64],
+    /// Censored values of the sample (unfinished flows' lower bounds), ascending: ranked
+    /// above every value of `sorted` ([`censored_quantile`]).
+    pub censored: &'a [f64],
 }
 
 /// One line of a line chart.
@@ -51,7 +54,8 @@ fn top(max: f64) -> f64 {
 
 /// Box plots in the papers' style: the box spans p25 to p75 with a line at the median, the
 /// whiskers reach p10 and p90, and a dot marks the minimum and the maximum. An empty sample
-/// leaves its slot blank.
+/// leaves its slot blank. A quantile unbounded by censored values is drawn at the top of the
+/// chart, and the slot is labelled with the number of censored values (`▲ 3 unfinished`).
 pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, String> {
     let mut svg = String::new();
     {
@@ -59,8 +63,9 @@ pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, Str
         root.fill(&WHITE).map_err(err)?;
         let max = items
             .iter()
-            .filter_map(|b| b.sorted.last().copied())
-            .fold(0.0, f64::max);
+            .flat_map(|b| b.sorted.last().into_iter().chain(b.censored.last()))
+            .fold(0.0, |a: f64, &b| a.max(b));
+        let y_top = top(max);
         let n = items.len().max(1);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 15))
@@ -68,10 +73,7 @@ pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, Str
             .x_label_area_size(34)
             .y_label_area_size(56)
             // plotters' integer ranges include their end: 0..n − 1 is n segments.
-            .build_cartesian_2d(
-                (0..n.saturating_sub(1).max(1)).into_segmented(),
-                0.0..top(max),
-            )
+            .build_cartesian_2d((0..n.saturating_sub(1).max(1)).into_segmented(), 0.0..y_top)
             .map_err(err)?;
         let label = |v: &SegmentValue<usize>| {
             match v {
@@ -90,7 +92,12 @@ pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, Str
             .draw()
             .map_err(err)?;
         for (i, b) in items.iter().enumerate() {
-            let q = |p: f64| quantile_sorted(b.sorted, p);
+            let q = |p: f64| {
+                censored_quantile(b.sorted, b.censored, p).map(|q| match q {
+                    Quantile::Exact(x) => x,
+                    Quantile::AtLeast(_) => y_top,
+                })
+            };
             let (Some(min), Some(p10), Some(p25), Some(p50), Some(p75), Some(p90), Some(max)) =
                 (q(0.0), q(0.1), q(0.25), q(0.5), q(0.75), q(0.9), q(1.0))
             else {
@@ -121,6 +128,16 @@ pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, Str
             chart
                 .draw_series([min, max].map(|y| Circle::new((xc.clone(), y), 2, c.filled())))
                 .map_err(err)?;
+            if !b.censored.is_empty() {
+                let text = format!("▲ {} unfinished", b.censored.len());
+                chart
+                    .draw_series([Text::new(
+                        text,
+                        (SegmentValue::Exact(i), y_top),
+                        ("sans-serif", 11).into_font().color(&BLACK),
+                    )])
+                    .map_err(err)?;
+            }
         }
         root.present().map_err(err)?;
     }
@@ -140,9 +157,11 @@ fn thin(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
-/// The empirical CDF of `sorted` as a step line: (x, fraction of the sample ≤ x).
-pub fn cdf_points(sorted: &[f64]) -> Vec<(f64, f64)> {
-    let n = sorted.len() as f64;
+/// The empirical CDF of `sorted` as a step line: (x, fraction of the sample ≤ x), over a
+/// sample of `total` values of which `sorted` are observed (the others censored above them:
+/// the line ends at `sorted.len() / total`).
+pub fn cdf_points(sorted: &[f64], total: usize) -> Vec<(f64, f64)> {
+    let n = total.max(sorted.len()) as f64;
     let mut points = Vec::with_capacity(2 * sorted.len());
     for (i, &x) in sorted.iter().enumerate() {
         points.push((x, i as f64 / n));
@@ -222,10 +241,17 @@ mod tests {
                 Box {
                     label: "default",
                     sorted: &a,
+                    censored: &[],
                 },
                 Box {
                     label: "fasor",
                     sorted: &[],
+                    censored: &[],
+                },
+                Box {
+                    label: "cocoa",
+                    sorted: &a,
+                    censored: &[20.0, 30.0],
                 },
             ],
         )
@@ -236,9 +262,14 @@ mod tests {
             svg.contains(">\ndefault\n<") && svg.contains(">\nfasor\n<"),
             "{svg}"
         );
-        let cdf = cdf_points(&a);
+        // Two of seven unfinished: the box says so.
+        assert!(svg.contains(">\n▲ 2 unfinished\n<"), "{svg}");
+        assert_eq!(svg.matches("unfinished").count(), 1);
+        let cdf = cdf_points(&a, 5);
         assert_eq!(cdf[..3], [(1.0, 0.0), (1.0, 0.2), (2.0, 0.2)]);
         assert_eq!(cdf.last(), Some(&(10.0, 1.0)));
+        // Five finished of eight flows: the CDF stops at 5/8.
+        assert_eq!(cdf_points(&a, 8).last(), Some(&(10.0, 0.625)));
         let svg = lines(
             "CDF",
             "FCT (s)",

@@ -14,7 +14,7 @@
 
 use toml_edit::{DocumentMut, Item, Value};
 
-use crate::results::{csv, summary, SummaryRow};
+use crate::results::SummaryRow;
 
 /// Entries in one reference file at most (a bound on the work a file can ask for).
 pub const MAX_REFERENCES: usize = 10_000;
@@ -154,7 +154,7 @@ pub fn parse(text: &str) -> Result<Vec<Reference>, String> {
 /// Compares each reference with the one summary row its cell selects.
 pub fn compare(references: &[Reference], rows: &[SummaryRow]) -> Vec<Comparison> {
     // The rows as summary.csv columns, so that any column can be selected or compared.
-    let table = csv::parse(&summary::to_csv(rows));
+    let table = super::display_records(rows);
     let (header, records) = table
         .split_first()
         .map_or((&[][..], &[][..]), |(h, r)| (&h[..], r));
@@ -174,9 +174,12 @@ pub fn compare(references: &[Reference], rows: &[SummaryRow]) -> Vec<Comparison>
                 if matching.next().is_some() {
                     return Err("several cells match; select one with more keys".to_string());
                 }
-                rec.get(metric)
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .ok_or_else(|| "empty in this cell".to_string())
+                let value = rec.get(metric).map(String::as_str).unwrap_or("");
+                value.parse::<f64>().map_err(|_| match value {
+                    "" => "empty in this cell".to_string(),
+                    // An unbounded FCT quantile: unfinished flows, no number to compare.
+                    v => format!("unbounded: {v} (unfinished flows)"),
+                })
             })();
             Comparison {
                 reference: r.clone(),

@@ -37,6 +37,8 @@ pub const FLOW_COLUMNS: &[&str] = &[
     "rto_count",
     "syn_retransmissions",
     "expired_rtos",
+    "unfinished",
+    "elapsed_s",
 ];
 
 /// The columns `flows.csv` has after the sweep columns when a flow group observes
@@ -329,6 +331,10 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
             tcp_count(f, |t| t.rto_count),
             tcp_count(f, |t| t.syn_retransmissions),
             f.expired_rtos.to_string(),
+            f.unfinished
+                .map(|u| u.label().to_string())
+                .unwrap_or_default(),
+            csv::float(f.elapsed_s),
         ];
         let mesh = if spec.config.is_mesh() {
             mesh_fields(f.mesh.as_deref())

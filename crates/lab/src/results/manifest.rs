@@ -8,9 +8,25 @@ use serde::{Deserialize, Serialize};
 use crate::scenario::{Plan, Scenario};
 use crate::seed;
 
+/// The version of the results files' columns and their meaning (`flows.csv`, `summary.csv`,
+/// `runs.csv`), recorded in `manifest.json` as `results_format`; raised whenever a column is
+/// added or its meaning changes (docs/scenarios.md, "Results format versions"). 2: the
+/// censored FCT statistics (flows.csv `unfinished`, `elapsed_s`; summary.csv
+/// `unfinished_gave_up`, `unfinished_time_cap`, `fct_p50_at_least_s`, quantiles, mean and
+/// deviation empty when unbounded, the mesh's `fct50_s_median` censored).
+pub const RESULTS_FORMAT: u32 = 2;
+
+/// `results_format` of a manifest written before the field existed.
+fn first_results_format() -> u32 {
+    1
+}
+
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The results format ([`RESULTS_FORMAT`]); 1 when absent (older coaplab).
+    #[serde(default = "first_results_format")]
+    pub results_format: u32,
     /// The scenario name.
     pub scenario: String,
     /// The scenario file as given on the command line.
@@ -225,6 +241,7 @@ impl Manifest {
             .map(|c| plan.sweep(c).into_iter().collect())
             .collect();
         Manifest {
+            results_format: RESULTS_FORMAT,
             scenario: scenario.name.clone(),
             file: scenario.file().to_string(),
             fingerprint: fingerprint(scenario, replications, base_seed),

@@ -148,6 +148,14 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         format!("plan {} ({})", m.fingerprint, m.file)
     })?;
     same("code versions", &shards, |m| m.code_version.clone())?;
+    if let Some((dir, m)) = shards
+        .iter()
+        .find(|(_, m)| m.results_format != super::manifest::RESULTS_FORMAT)
+    {
+        return Err(
+            super::store::format_mismatch(&dir.join("manifest.json"), m.results_format).into(),
+        );
+    }
     let (first_dir, first) = &shards[0];
     let scenario = Scenario::parse(&first.scenario_text, &first.file)
         .map_err(|e| MergeError::Scenario(first_dir.clone(), Box::new(e)))?;

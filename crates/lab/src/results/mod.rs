@@ -13,11 +13,11 @@ pub mod summary;
 
 pub use manifest::{
     ControlRecord, LinkRecord, Manifest, ManifestRun, MeshChannelRecord, NetworkRecord, RplRecord,
-    Status,
+    Status, RESULTS_FORMAT,
 };
 pub use record::{
     ExchangeSample, FlowRecord, MeshFlowRecord, ObserveFlowRecord, RunError, RunResult,
-    TcpFlowRecord, TimerExpiry,
+    TcpFlowRecord, TimerExpiry, Unfinished,
 };
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;

@@ -45,6 +45,13 @@ pub struct FlowRecord {
     pub bytes_down: u64,
     /// Whether the flow met its quota of successful exchanges (or received the whole object).
     pub completed: bool,
+    /// Why a flow that did not complete is unfinished; `None` for a completed flow. An
+    /// unfinished flow is a censored observation: its FCT is at least `elapsed_s`.
+    pub unfinished: Option<Unfinished>,
+    /// First request sent → the flow's end: its last answer (then equal to `fct_s`), the
+    /// instant it gave up, or the end of the run for a flow still running then; `None` when
+    /// the flow never sent a request.
+    pub elapsed_s: Option<f64>,
     /// Frequency of transmissions (spec §7): element k counts the successful exchanges that
     /// needed k + 1 transmissions (failures are `failed_exchanges`).
     pub transmission_counts: Vec<u32>,
@@ -55,6 +62,35 @@ pub struct FlowRecord {
     /// The multi-hop experiments' metrics (spec §8f), for runs that write them (mesh runs,
     /// `[output] intervals` or `exchanges`); `None` otherwise.
     pub mesh: Option<Box<MeshFlowRecord>>,
+}
+
+/// Why a flow is unfinished (flows.csv's `unfinished` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfinished {
+    /// The flow ended without completing: a long transfer whose request failed (an exchange
+    /// exhausted MAX_RETRANSMIT, or TCP gave up), or a response that was not the whole answer.
+    GaveUp,
+    /// The flow was still running when the run ended (`max_sim_time_s`, or nothing was left
+    /// to happen).
+    TimeCap,
+}
+
+impl Unfinished {
+    /// Both reasons, in column order.
+    pub const ALL: [Unfinished; 2] = [Unfinished::GaveUp, Unfinished::TimeCap];
+
+    /// The text of the `unfinished` column.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unfinished::GaveUp => "gave_up",
+            Unfinished::TimeCap => "time_cap",
+        }
+    }
+
+    /// The reason a `unfinished` cell names (`None` for an empty or unknown cell).
+    pub fn parse(text: &str) -> Option<Self> {
+        Unfinished::ALL.into_iter().find(|u| u.label() == text)
+    }
 }
 
 /// What an observer adds to its record (issue 16; `crate::observe_metrics` says how each is

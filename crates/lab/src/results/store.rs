@@ -372,6 +372,9 @@ impl ResultsDir {
                         path: existing.clone(),
                         message: e.to_string(),
                     })?;
+                if old.results_format != manifest.results_format {
+                    return Err(format_mismatch(&existing, old.results_format));
+                }
                 if old.fingerprint == manifest.fingerprint && old.shard != manifest.shard {
                     return Err(ResultsError::ShardMismatch {
                         path: root.to_path_buf(),
@@ -637,6 +640,20 @@ const SIDE_FILES: &[SideFile] = &[
         rows: flows::exchange_rows,
     },
 ];
+
+/// The error for a directory whose manifest (`path`) records results format `found`, not
+/// this program's: its per-run rows have other columns.
+pub fn format_mismatch(path: &Path, found: u32) -> ResultsError {
+    ResultsError::Corrupt {
+        path: path.to_path_buf(),
+        message: format!(
+            "written in results format {found}, whose columns differ from this coaplab's \
+             format {} (docs/scenarios.md, \"Results format versions\"); run the plan again \
+             into another --out",
+            super::manifest::RESULTS_FORMAT
+        ),
+    }
+}
 
 /// What `root/runs/` holds for `run` of the plan with fingerprint `plan`, verified (see
 /// [`RunFiles`]), without taking the directory's lock: for reading another directory, as

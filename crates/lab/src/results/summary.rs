@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use super::csv;
 use super::flows::{is_sweep_column, MESH_FLOW_COLUMNS, OBSERVE_COLUMNS};
-use crate::stats::{self, Tally, SUMMARY_QUANTILES};
+use super::record::Unfinished;
+use crate::stats::{self, Quantile, Tally, SUMMARY_QUANTILES};
 
 /// One row of `summary.csv`.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,16 +27,24 @@ pub struct SummaryRow {
     pub workload: String,
     /// Flows pooled (all replications).
     pub flows: usize,
-    /// Flows that completed; the FCT sample size.
+    /// Flows that completed (finished FCTs).
     pub n: usize,
-    /// FCT min, p10, p25, p50, p75, p90, p95, max over completed flows.
-    pub fct_s: Option<[f64; 8]>,
-    /// Mean FCT over completed flows.
+    /// Unfinished flows that gave up ([`Unfinished::GaveUp`]).
+    pub unfinished_gave_up: usize,
+    /// Unfinished flows still running when the run ended ([`Unfinished::TimeCap`]).
+    pub unfinished_time_cap: usize,
+    /// FCT min, p10, p25, p50, p75, p90, p95, max over every flow, an unfinished flow being a
+    /// censored value (at least its `elapsed_s`, above every finished FCT;
+    /// [`stats::censored_quantile`]).
+    pub fct_s: Option<[Quantile; 8]>,
+    /// Mean FCT; `None` when a flow is unfinished (the mean is then unbounded).
     pub fct_mean_s: Option<f64>,
-    /// Sample standard deviation (n − 1) of the FCT; `None` below two completed flows.
+    /// Sample standard deviation (n − 1) of the FCT; `None` below two completed flows or
+    /// when a flow is unfinished.
     pub fct_sd_s: Option<f64>,
     /// 95 % confidence interval of the median FCT: percentile bootstrap,
-    /// [`stats::BOOTSTRAP_RESAMPLES`] resamples seeded by [`cell_seed`].
+    /// [`stats::BOOTSTRAP_RESAMPLES`] resamples seeded by [`cell_seed`], unfinished flows
+    /// resampled as +∞ (an end is +∞ when it is unbounded).
     pub fct_p50_ci95_s: Option<(f64, f64)>,
     /// Median per flow of retransmissions.
     pub retransmissions_median: Option<f64>,
@@ -46,9 +55,14 @@ pub struct SummaryRow {
     /// Observers only (`workload = "observe"`): the group's notification metrics.
     pub observe: Option<ObserveSummary>,
     /// Mesh runs only (empty otherwise): `(column, median over the cell's flows)` of every
-    /// [`MESH_FLOW_COLUMNS`] column, then `retransmissions_per_run`: the retransmissions of
-    /// the cell's flows summed per run, averaged over its runs.
+    /// [`MESH_FLOW_COLUMNS`] column (`fct50_s_median` followed by
+    /// `fct50_s_median_at_least` and `fct50_unfinished`, see [`FCT50_COLUMNS`]), then
+    /// `retransmissions_per_run`: the retransmissions of the cell's flows summed per run,
+    /// averaged over its runs.
     pub mesh: Vec<(String, Option<f64>)>,
+    /// Mesh runs only: the median of `fct50_s`, a flow short of 50 answers a censored value
+    /// (at least its `elapsed_s`); and how many flows are short of 50 answers.
+    pub fct50: Option<(Option<Quantile>, usize)>,
 }
 
 /// The notification metrics of a group of observers in `summary.csv` (issue 16).
@@ -110,6 +124,14 @@ struct Acc {
     flows: usize,
     /// FCT of each completed flow (all needed for the percentiles).
     fct: Vec<f64>,
+    /// `elapsed_s` of each unfinished flow: the lower bound of its censored FCT.
+    censored: Vec<f64>,
+    /// Unfinished flows by reason ([`Unfinished::ALL`] order).
+    unfinished: [usize; 2],
+    /// Mesh runs: the `fct50_s` of the flows that got 50 answers, and the `elapsed_s` of the
+    /// others (censored).
+    fct50: Vec<f64>,
+    fct50_censored: Vec<f64>,
     rexmit: Tally,
     unnec: Tally,
     counts: Vec<u64>,
@@ -129,8 +151,8 @@ pub struct Summarizer {
     header: Vec<String>,
     /// Columns of combination, cc, workload, fct_s, retransmissions,
     /// unnecessary_retransmissions, transmission_counts, completed, clients, buffer_bytes,
-    /// loss (`usize::MAX` when absent).
-    cols: [usize; 11],
+    /// loss, unfinished, elapsed_s, fct50_s (`usize::MAX` when absent).
+    cols: [usize; 14],
     /// The sweep columns that are not fixed columns.
     extra: Vec<usize>,
     /// The mesh columns present (a mesh plan's header), with their index.
@@ -155,6 +177,9 @@ const COMPLETED: usize = 7;
 const CLIENTS: usize = 8;
 const BUFFER: usize = 9;
 const LOSS: usize = 10;
+const UNFINISHED: usize = 11;
+const ELAPSED: usize = 12;
+const FCT50: usize = 13;
 
 fn field(row: &[String], i: usize) -> &str {
     row.get(i).map(String::as_str).unwrap_or("")
@@ -176,6 +201,9 @@ impl Summarizer {
             "clients",
             "buffer_bytes",
             "loss",
+            "unfinished",
+            "elapsed_s",
+            "fct50_s",
         ]
         .map(idx);
         let extra = (0..header.len())
@@ -224,6 +252,10 @@ impl Summarizer {
             first: row.to_vec(),
             flows: 0,
             fct: Vec::new(),
+            censored: Vec::new(),
+            unfinished: [0; 2],
+            fct50: Vec::new(),
+            fct50_censored: Vec::new(),
             rexmit: Tally::default(),
             unnec: Tally::default(),
             counts: Vec::new(),
@@ -247,8 +279,21 @@ impl Summarizer {
             }
             acc.rexmit_sum += rexmit.unwrap_or(0.0);
         }
+        // A flow that never sent a request has no elapsed time: censored at 0.
+        let elapsed = num(ELAPSED).unwrap_or(0.0);
+        if self.cols[FCT50] != usize::MAX {
+            match num(FCT50) {
+                Some(x) => acc.fct50.push(x),
+                None => acc.fct50_censored.push(elapsed),
+            }
+        }
         if completed {
             acc.fct.extend(fct);
+        } else {
+            acc.censored.push(elapsed);
+            // Without a known reason (a directory written before the column): the time cap.
+            let why = Unfinished::parse(get(UNFINISHED)).unwrap_or(Unfinished::TimeCap);
+            acc.unfinished[why as usize] += 1;
         }
         if let Some(x) = rexmit {
             acc.rexmit.push(x);
@@ -293,8 +338,11 @@ impl Summarizer {
             .into_iter()
             .map(|((c, _), mut acc)| {
                 // Sorted here: the mean, deviation and bootstrap below read the sorted sample.
-                let fct_s = stats::summary(&mut acc.fct);
-                let mean_sd = stats::mean_sd(&acc.fct);
+                sort(&mut acc.fct);
+                sort(&mut acc.censored);
+                let fct_s = stats::censored_summary(&acc.fct, &acc.censored);
+                let mean_sd = stats::mean_sd(&acc.fct).filter(|_| acc.censored.is_empty());
+                let fct50 = (!mesh.is_empty()).then(|| fct50_median(&mut acc));
                 let first = &acc.first;
                 let get = |col: usize| field(first, cols[col]).to_string();
                 let row = SummaryRow {
@@ -310,13 +358,16 @@ impl Summarizer {
                     workload: get(WORKLOAD),
                     flows: acc.flows,
                     n: acc.fct.len(),
+                    unfinished_gave_up: acc.unfinished[Unfinished::GaveUp as usize],
+                    unfinished_time_cap: acc.unfinished[Unfinished::TimeCap as usize],
                     fct_s,
                     fct_mean_s: mean_sd.map(|(m, _)| m),
                     fct_sd_s: mean_sd.and_then(|(_, sd)| sd),
                     fct_p50_ci95_s: None, // below
                     retransmissions_median: acc.rexmit.median(),
                     unnecessary_retransmissions_median: acc.unnec.median(),
-                    mesh: mesh_medians(&mesh, &acc),
+                    mesh: mesh_medians(&mesh, &acc, fct50),
+                    fct50,
                     transmission_counts: acc.counts,
                     observe: acc.observe.as_ref().map(|o| ObserveSummary {
                         sent: o.sent,
@@ -327,7 +378,10 @@ impl Summarizer {
                         retransmissions_median: o.rexmit.median(),
                     }),
                 };
-                samples.push(acc.fct);
+                // Unfinished flows resampled as +∞, above every finished FCT.
+                let mut sample = acc.fct;
+                sample.resize(sample.len() + acc.censored.len(), f64::INFINITY);
+                samples.push(sample);
                 row
             })
             .collect();
@@ -336,17 +390,52 @@ impl Summarizer {
     }
 }
 
+/// Sorts a sample ascending, NaN dropped.
+fn sort(values: &mut Vec<f64>) {
+    values.retain(|v| !v.is_nan());
+    values.sort_by(f64::total_cmp);
+}
+
+/// The columns `summary.csv` has for `fct50_s` on a mesh, in order: the median (empty when
+/// unbounded), its lower bound when unbounded, the flows short of 50 answers.
+pub const FCT50_COLUMNS: [&str; 3] = [
+    "fct50_s_median",
+    "fct50_s_median_at_least",
+    "fct50_unfinished",
+];
+
+/// The censored median of a mesh cell's `fct50_s` and its flows short of 50 answers.
+fn fct50_median(acc: &mut Acc) -> (Option<Quantile>, usize) {
+    sort(&mut acc.fct50);
+    sort(&mut acc.fct50_censored);
+    let median = stats::censored_quantile(&acc.fct50, &acc.fct50_censored, 0.5);
+    (median, acc.fct50_censored.len())
+}
+
 /// The mesh statistics of a cell (empty without mesh columns): the median of each mesh
-/// column, then `retransmissions_per_run`.
-fn mesh_medians(columns: &[(usize, &'static str)], acc: &Acc) -> Vec<(String, Option<f64>)> {
+/// column (`fct50_s` censored, [`FCT50_COLUMNS`]), then `retransmissions_per_run`.
+fn mesh_medians(
+    columns: &[(usize, &'static str)],
+    acc: &Acc,
+    fct50: Option<(Option<Quantile>, usize)>,
+) -> Vec<(String, Option<f64>)> {
     if columns.is_empty() {
         return Vec::new();
     }
-    let mut out: Vec<(String, Option<f64>)> = columns
-        .iter()
-        .zip(&acc.mesh)
-        .map(|(&(_, c), tally)| (format!("{c}_median"), tally.median()))
-        .collect();
+    let mut out: Vec<(String, Option<f64>)> = Vec::new();
+    for (&(_, c), tally) in columns.iter().zip(&acc.mesh) {
+        if c != "fct50_s" {
+            out.push((format!("{c}_median"), tally.median()));
+            continue;
+        }
+        let (median, short) = fct50.unwrap_or((None, 0));
+        let values = [
+            median.and_then(Quantile::exact),
+            median.and_then(Quantile::at_least),
+            Some(short as f64),
+        ];
+        out.extend(FCT50_COLUMNS.iter().map(|c| c.to_string()).zip(values));
+    }
     out.push((
         "retransmissions_per_run".to_string(),
         (acc.runs > 0).then(|| acc.rexmit_sum / acc.runs as f64),
@@ -385,8 +474,10 @@ pub fn cell_seed(combination: usize, cc: &str, workload: &str) -> u64 {
 }
 
 /// `summary.csv` text: `combination`, the sweep columns, the cell, the sample sizes
-/// (`incomplete` = flows − n), the FCT quantiles, mean, standard deviation and the 95 %
-/// bootstrap interval of the median, the median retransmissions and unnecessary
+/// (`incomplete` = flows − n = `unfinished_gave_up` + `unfinished_time_cap`), the FCT
+/// quantiles (empty when unbounded) and the lower bound of an unbounded median, mean,
+/// standard deviation and the 95 % bootstrap interval of the median (empty when unbounded),
+/// the median retransmissions and unnecessary
 /// retransmissions per flow, and the transmission-count histogram as one column per count
 /// (`exchanges_tx1`: exchanges that took one transmission, ...; as many as the longest
 /// histogram of the file).
@@ -406,6 +497,8 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         "flows",
         "n",
         "incomplete",
+        "unfinished_gave_up",
+        "unfinished_time_cap",
     ] {
         header.push(c.to_string());
     }
@@ -413,6 +506,7 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         header.push(format!("fct_{name}_s"));
     }
     for c in [
+        "fct_p50_at_least_s",
         "fct_mean_s",
         "fct_sd_s",
         "fct_p50_ci95_lo_s",
@@ -451,14 +545,18 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
             r.flows.to_string(),
             r.n.to_string(),
             (r.flows - r.n.min(r.flows)).to_string(),
+            r.unfinished_gave_up.to_string(),
+            r.unfinished_time_cap.to_string(),
         ]);
         for i in 0..SUMMARY_QUANTILES.len() {
-            fields.push(csv::float(r.fct_s.map(|q| q[i])));
+            fields.push(csv::float(r.fct_s.and_then(|q| q[i].exact())));
         }
+        fields.push(csv::float(r.fct_s.and_then(|q| q[3].at_least())));
         fields.push(csv::float(r.fct_mean_s));
         fields.push(csv::float(r.fct_sd_s));
-        fields.push(csv::float(r.fct_p50_ci95_s.map(|c| c.0)));
-        fields.push(csv::float(r.fct_p50_ci95_s.map(|c| c.1)));
+        let finite = |x: f64| Some(x).filter(|x| x.is_finite());
+        fields.push(csv::float(r.fct_p50_ci95_s.and_then(|c| finite(c.0))));
+        fields.push(csv::float(r.fct_p50_ci95_s.and_then(|c| finite(c.1))));
         fields.push(csv::float(r.retransmissions_median));
         fields.push(csv::float(r.unnecessary_retransmissions_median));
         fields.extend((0..tx_columns).map(|k| {

@@ -36,6 +36,8 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
             bytes_up: 4400,
             bytes_down: 4400,
             completed: true,
+            unfinished: None,
+            elapsed_s: Some(10.0 * (spec.run + 1) as f64 + f64::from(i)),
             transmission_counts: vec![50 - i, i],
             tcp: None,
             observe: None,
@@ -82,13 +84,14 @@ fn flows_summary_and_manifest_round_trip() {
         "run,combination,replication,seed,flow,cc,workload,clients,buffer_bytes,loss,fct_s,\
          exchanges,failed_exchanges,transmissions,retransmissions,unnecessary_retransmissions,\
          timeouts,rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,transmission_counts,\
-         setup_s,segments_sent,segments_retransmitted,rto_count,syn_retransmissions,expired_rtos"
+         setup_s,segments_sent,segments_retransmitted,rto_count,syn_retransmissions,expired_rtos,\
+         unfinished,elapsed_s"
     );
     let seed = plan.run_seed(3);
     assert_eq!(
         lines[8],
         format!(
-            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1,,,,,,1"
+            "3,1,1,{seed},1,cocoa,continuous,2,2500,none,41,50,0,51,1,0,1,2.5,0.7145,4400,4400,true,49 1,,,,,,1,,41"
         )
     );
     // Pooled over 2 replications × 2 flows: run 2 (rep 0) gives 30, 31; run 3 gives 40, 41.
@@ -96,9 +99,9 @@ fn flows_summary_and_manifest_round_trip() {
     let s: Vec<&str> = summary.lines().collect();
     assert_eq!(
         s[0],
-        "combination,clients,buffer_bytes,loss,cc,workload,flows,n,incomplete,fct_min_s,\
-         fct_p10_s,fct_p25_s,fct_p50_s,fct_p75_s,fct_p90_s,fct_p95_s,fct_max_s,fct_mean_s,\
-         fct_sd_s,fct_p50_ci95_lo_s,fct_p50_ci95_hi_s,retransmissions_median,\
+        "combination,clients,buffer_bytes,loss,cc,workload,flows,n,incomplete,\
+         unfinished_gave_up,unfinished_time_cap,fct_min_s,fct_p10_s,fct_p25_s,fct_p50_s,\
+         fct_p75_s,fct_p90_s,fct_p95_s,fct_max_s,fct_p50_at_least_s,fct_mean_s,fct_sd_s,fct_p50_ci95_lo_s,fct_p50_ci95_hi_s,retransmissions_median,\
          unnecessary_retransmissions_median,exchanges_tx1,exchanges_tx2"
     );
     // Mean 35.5; deviations ±4.5, ±5.5: sd = sqrt(101 / 3). A resample's median is 30 when
@@ -106,7 +109,7 @@ fn flows_summary_and_manifest_round_trip() {
     // ends are the extremes 30 and 41.
     assert_eq!(
         s[2],
-        "1,2,2500,none,cocoa,continuous,4,4,0,30,30.3,30.75,35.5,40.25,40.7,40.85,41,35.5,\
+        "1,2,2500,none,cocoa,continuous,4,4,0,0,0,30,30.3,30.75,35.5,40.25,40.7,40.85,41,,35.5,\
          5.802298395176403,30,41,0.5,0,198,2"
     );
     assert_eq!(s.len(), 1 + 4);

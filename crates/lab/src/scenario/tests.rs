@@ -666,7 +666,7 @@ fn swept_parameters_are_prefixed_and_never_collide_with_metrics() {
         header.ends_with(
             ",rto_max_s,coap_rtt_median_s,bytes_up,bytes_down,completed,\
          transmission_counts,setup_s,segments_sent,segments_retransmitted,rto_count,\
-         syn_retransmissions,expired_rtos,param.rto_max_s"
+         syn_retransmissions,expired_rtos,unfinished,elapsed_s,param.rto_max_s"
         ),
         "{header}"
     );

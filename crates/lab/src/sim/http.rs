@@ -53,10 +53,18 @@ pub(super) struct Measured {
     pub packets: u64,
 }
 
-/// The flow record of the download `m` (`completed`: the whole object arrived).
-pub(super) fn record(cc: &str, m: &Measured, completed: bool) -> crate::results::FlowRecord {
+/// The flow record of the download `m` (`completed`: the whole object arrived; otherwise it
+/// gave up at `gave_up_at`, or was still running when the run ended at `run_end`).
+pub(super) fn record(
+    cc: &str,
+    m: &Measured,
+    completed: bool,
+    gave_up_at: Option<coaplab_cc::time::Instant>,
+    run_end: coaplab_cc::time::Instant,
+) -> crate::results::FlowRecord {
     let mut metrics = FlowMetrics::default();
     metrics.first_sent = Some(coaplab_cc::time::Instant::ZERO);
+    metrics.gave_up_at = gave_up_at;
     if completed {
         metrics.finished = Some(coaplab_cc::time::Instant::ZERO + m.download_time);
         metrics.exchanges = 1;
@@ -65,7 +73,7 @@ pub(super) fn record(cc: &str, m: &Measured, completed: bool) -> crate::results:
     metrics.transmissions = m.packets;
     metrics.bytes_up = m.bytes_up;
     metrics.bytes_down = m.bytes_down;
-    metrics.record(0, cc, "long-transfer", completed)
+    metrics.record(0, cc, "long-transfer", completed, run_end)
 }
 
 /// One end's application: the flights it still has to write and what it has read.

@@ -302,6 +302,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
     let mut sim = TcpSim {
         star,
         unfinished: flows.iter().filter(|f| !f.finished()).count(),
+        end,
         counted: flows.iter().map(Flow::finished).collect(),
         timers,
         flows,
@@ -358,6 +359,9 @@ struct TcpSim {
     timers: OwnerDeadlines,
     /// Flows not yet finished; the run ends when it reaches zero.
     unfinished: usize,
+    /// The time cap (`max_sim_time_s`): a flow still running when the loop stopped was
+    /// running there (its censored FCT's end).
+    end: Instant,
     /// Whether a flow's finish has been subtracted from `unfinished`.
     counted: Vec<bool>,
     /// The segment of the packet being delivered (reused).
@@ -508,7 +512,7 @@ impl TcpSim {
             let c = &mut f.conns[current];
             if let Some(client) = c.client.as_mut() {
                 if client.state() == TcpState::Failed {
-                    f.failed = true;
+                    f.progress.give_up(&mut f.failed, now);
                 }
                 if client.state() == TcpState::Established && c.client_session.is_none() {
                     let session = f
@@ -529,7 +533,7 @@ impl TcpSim {
                                     if !f.plan.is_whole(code, body_len) =>
                                 {
                                     f.progress.partial_answers += 1;
-                                    f.failed = true;
+                                    f.progress.give_up(&mut f.failed, now);
                                 }
                                 SessionEvent::RequestCompleted { at, started, .. } => {
                                     let done = f.progress.completed(at, started, f.plan.quota);
@@ -550,7 +554,7 @@ impl TcpSim {
                                 }
                                 SessionEvent::RequestFailed { .. }
                                 | SessionEvent::Aborted { .. } => {
-                                    f.failed = true;
+                                    f.progress.give_up(&mut f.failed, now);
                                 }
                                 _ => {}
                             }
@@ -725,8 +729,14 @@ impl TcpSim {
             .iter()
             .enumerate()
             .map(|(i, f)| match &f.http {
-                Some(http) => super::http::record(&f.cc, &http.measured, f.finished() && !f.failed),
-                None => record(i as u32, f),
+                Some(http) => super::http::record(
+                    &f.cc,
+                    &http.measured,
+                    f.finished() && !f.failed,
+                    f.progress.gave_up_at,
+                    self.end,
+                ),
+                None => record(i as u32, f, self.end),
             })
             .collect();
         // An HTTP run's events are its packets delivered up to the download's end.
@@ -785,7 +795,7 @@ impl Generate for Tail {
 }
 
 /// The record of flow `i`.
-fn record(i: u32, f: &Flow) -> FlowRecord {
+fn record(i: u32, f: &Flow, run_end: Instant) -> FlowRecord {
     let mut n = f.retired;
     for c in &f.conns {
         n = n.sum(c.stats());
@@ -797,6 +807,7 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         &f.progress,
         n,
         (f.bytes_up, f.bytes_down),
+        run_end,
     );
     // A copy is unnecessary when an earlier copy of the same segment reached the receiver.
     r.unnecessary_retransmissions = f.retired_unnecessary

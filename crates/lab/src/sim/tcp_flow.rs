@@ -175,6 +175,9 @@ pub(super) struct Progress {
     /// Responses that were not whole answers ([`FlowPlan::is_whole`]); each ends its flow
     /// incomplete (the record's `failed_exchanges`).
     pub(super) partial_answers: u32,
+    /// When the flow ended without completing (its connection or session gave up, or an
+    /// answer was not whole): the record's `unfinished = gave_up`.
+    pub(super) gave_up_at: Option<Instant>,
 }
 
 impl Progress {
@@ -208,6 +211,15 @@ impl Progress {
         done
     }
 
+    /// The flow gives up at `now`: `failed` is the runner's flag of a flow ended early, and
+    /// the first end counts.
+    pub(super) fn give_up(&mut self, failed: &mut bool, now: Instant) {
+        if self.times.done_at.is_none() && !*failed {
+            self.gave_up_at = Some(now);
+        }
+        *failed = true;
+    }
+
     /// Writes the flow's next request on `session` at `now` (`batch_left` counts it).
     pub(super) fn request(
         &mut self,
@@ -236,12 +248,14 @@ pub(super) fn flow_record(
     progress: &Progress,
     n: SegmentCounts,
     bytes_up_down: (u64, u64),
+    run_end: Instant,
 ) -> FlowRecord {
     let (times, rtts) = (progress.times, &progress.rtts);
     let mut metrics = FlowMetrics::default();
     metrics.failed_exchanges = progress.partial_answers;
     metrics.first_sent = times.get_at;
     metrics.finished = times.done_at;
+    metrics.gave_up_at = progress.gave_up_at;
     metrics.exchanges = rtts.len() as u32;
     metrics.transmissions = n.data_segments_sent;
     metrics.retransmissions = n.retransmitted;
@@ -250,7 +264,7 @@ pub(super) fn flow_record(
     if !rtts.is_empty() {
         metrics.transmission_counts.push(rtts.len() as u32);
     }
-    let mut r = metrics.record(i, cc, workload, times.done_at.is_some());
+    let mut r = metrics.record(i, cc, workload, times.done_at.is_some(), run_end);
     r.expired_rtos = n.rtos;
     r.rto_max_s = n.rto_max.map(|d| d.as_secs_f64());
     r.tcp = Some(TcpFlowRecord {

@@ -127,7 +127,7 @@ fn run_logged(text: &str) -> (Vec<FlowRecord>, BTreeSet<std::net::SocketAddr>, S
         .enumerate()
         .map(|(i, c)| {
             c.metrics
-                .record(i as u32, &c.cc, c.workload, c.driver.is_done())
+                .record(i as u32, &c.cc, c.workload, c.driver.is_done(), sim.now)
         })
         .collect();
     (flows, peers, sim)

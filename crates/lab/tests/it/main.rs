@@ -2,6 +2,7 @@
 //! linking them was a good part of the suite's build (docs/BENCHMARKS.md, tenth pass).
 //! `cargo test -p coaplab-lab --test it MODULE::` runs one file's tests.
 
+mod censored;
 mod determinism;
 mod http_vs_coap;
 mod long_transfer_sizes;

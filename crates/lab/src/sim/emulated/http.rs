@@ -113,7 +113,14 @@ pub(super) fn run(spec: &RunSpec, pcap: Option<std::path::PathBuf>) -> Result<Ru
         ),
     };
     Ok(RunResult {
-        flows: vec![record(&fc.cc, &measured, completed)],
+        flows: vec![record(
+            &fc.cc,
+            &measured,
+            completed,
+            None,
+            coaplab_cc::time::Instant::ZERO
+                + coaplab_cc::time::Duration::from_secs_f64_round_us(network.sim_time_s),
+        )],
         events: measured.packets,
         sim_time_s: network.sim_time_s,
         network: Some(network),

@@ -521,7 +521,7 @@ impl Run {
                 c.connecting = false;
                 self.events += 1;
                 if tcp_sockets::connect_result(&c.client.stream).is_err() {
-                    f.failed = true;
+                    f.progress.give_up(&mut f.failed, now);
                     continue;
                 }
                 c.client.syn_retrans = c.client.info().total_retrans;
@@ -540,7 +540,7 @@ impl Run {
                         {
                             // Not the whole answer: the flow ends incomplete, as simulated.
                             f.progress.partial_answers += 1;
-                            f.failed = true;
+                            f.progress.give_up(&mut f.failed, now);
                         }
                         SessionEvent::RequestCompleted { at, started, .. } => {
                             let done = f.progress.completed(at, started, f.plan.quota);
@@ -558,7 +558,7 @@ impl Run {
                         SessionEvent::RequestFailed { .. } | SessionEvent::Aborted { .. }
                             if f.progress.times.done_at.is_none() && j == current =>
                         {
-                            f.failed = true;
+                            f.progress.give_up(&mut f.failed, now);
                         }
                         _ => {}
                     }
@@ -603,13 +603,13 @@ impl Run {
 
     /// The run's result and the emulator's counters (for [`super::report_timing`]).
     fn finish(self) -> Result<(RunResult, EmulatorStats), RunError> {
+        let now = self.clock();
         let records = self
             .flows
             .iter()
             .enumerate()
-            .map(|(i, f)| record(i as u32, f))
+            .map(|(i, f)| record(i as u32, f, now))
             .collect();
-        let now = self.clock();
         // The link's counters; the sockets close after the emulator has stopped.
         let stats = self
             .emu
@@ -632,7 +632,7 @@ impl Run {
 }
 
 /// The record of flow `i`: the simulator's columns, the counters from `TCP_INFO`.
-fn record(i: u32, f: &Flow) -> FlowRecord {
+fn record(i: u32, f: &Flow, run_end: Instant) -> FlowRecord {
     let mut n = f.retired;
     for c in &f.conns {
         n.add_conn(c);
@@ -646,6 +646,7 @@ fn record(i: u32, f: &Flow) -> FlowRecord {
         &f.progress,
         n.segments,
         (n.bytes_up, n.bytes_down),
+        run_end,
     )
 }
 
