@@ -176,8 +176,7 @@ impl Connection {
             role,
             state,
             snd: Sender::new(1, config.mss()),
-            rcv: Receiver::new(1, config.mss(), config.delack)
-                .with_quickack(config.quickack_segments),
+            rcv: Receiver::for_config(1, &config),
             reno: Reno::new(config.iw),
             prr: Prr::default(),
             ca: CaState::Open,
@@ -420,8 +419,7 @@ impl Connection {
         }
         match self.state {
             TcpState::Listen if seg.syn && seg.ack.is_none() => {
-                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
-                    .with_quickack(self.config.quickack_segments);
+                self.rcv = Receiver::for_config(seg.seq + 1, &self.config);
                 self.state = TcpState::SynReceived;
                 self.hs.pending = 1;
                 // A SYN with a TFO option but no cookie asks for one (RFC 7413 §4.1.2).
@@ -440,8 +438,7 @@ impl Connection {
                         .ack
                         .is_some_and(|a| a == 1 || a == 1 + self.syn_data_bytes) =>
             {
-                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
-                    .with_quickack(self.config.quickack_segments);
+                self.rcv = Receiver::for_config(seg.seq + 1, &self.config);
                 self.cookie_received = self.cookie_request && seg.options_bytes > 0;
                 self.establish(now);
                 if self.syn_data_bytes > 0 {
