@@ -238,3 +238,50 @@ fn print_trace_2500() {
     }
     println!("FCT {:?}", d - g);
 }
+
+/// Spec §5.3: BBR, too, treats all outstanding data as lost on an RTO (Linux `tcp_enter_loss`
+/// → `tcp_timeout_mark_lost` runs whatever the congestion control; BBR's `bbr_set_state(Loss)`
+/// then only saves cwnd and restarts its round). The server's whole first flight (its CSM and
+/// the first three response segments, downlink packets 1–4) is dropped: no duplicate ACK
+/// comes (the quick-ACKs of the client's CSM and GET are dropped too: packets 2–3), the RTO
+/// fires with 4 segments outstanding, and right after it in-flight is the one retransmission
+/// — the other three count as lost, not in flight — with cwnd 1.
+#[test]
+fn an_rto_marks_every_outstanding_segment_lost_under_bbr() {
+    let (up, mut down) = crate::tcp_util::nbiot();
+    down.drops = (1..=6).collect();
+    let mut p = Pair::new(bbr(), up, down);
+    p.server
+        .set_random(coaplab_netsim::rng::stream(0, "bbr"));
+    let mut at_rto = None;
+    crate::tcp_util::transfer_observed(&mut p, 20 * 256, |p| {
+        if at_rto.is_none() && p.server.stats().rto_count == 1 {
+            at_rto = Some((
+                p.now.as_micros(),
+                p.server.ca_state(),
+                p.server.cwnd(),
+                p.server.pipe(),
+                p.server.snd_una(),
+            ));
+        }
+    });
+    // The first flight left at 0.869533 s (jiffy 217) with the handshake's RTO of 1.9476 s
+    // (487 jiffies, level 1): the timer fires at jiffy 712 = 2.848 s.
+    assert_eq!(
+        at_rto,
+        Some((2_848_000, coaplab_netsim::tcp::CaState::Loss, 1, 1, 1))
+    );
+    // Go-back-N: the ACK of the CSM's retransmission releases the three lost segments again,
+    // ahead of new data.
+    let i = p.log.iter().position(|l| l == "3282000 C ACK 12 3 0").expect("the ACK");
+    assert_eq!(
+        p.log[i + 1..i + 5],
+        [
+            "3502333 S DATA 3 12 256",
+            "3502333 S DATA 259 12 256",
+            "3502333 S DATA 515 12 256",
+            "3502333 S DATA 771 12 256",
+        ]
+    );
+    assert_eq!(p.server.stats().segments_retransmitted, 4);
+}

@@ -2,6 +2,11 @@
 //! acknowledges it, the server answers before the handshake's last ACK, and a SYN carries
 //! at most MSS − 40 bytes (Linux `tcp_send_syn_data`). Exact timelines over an ideal path
 //! (20 ms one way, no serialisation, no loss).
+//!
+//! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
+//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
+//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
+//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
@@ -81,7 +86,7 @@ fn run(
 fn zigbee_tcp() -> TcpConfig {
     TcpConfig {
         mtu_bytes: 128,
-        ..TcpConfig::default()
+        ..TcpConfig::idealised()
     }
 }
 
