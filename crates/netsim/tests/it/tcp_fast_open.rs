@@ -194,3 +194,43 @@ fn a_syn_without_a_cookie_asks_for_one() {
         assert_eq!(client.fast_open_cookie_received(), cookie);
     }
 }
+
+/// With the defaults' SYN options (`syn_options_bytes = 8`, MSS and window scale) the Fast
+/// Open options ride on top of them: the cookie request is 48 + 4 B, the SYN-ACK that hands
+/// one out 48 + 12 B, one that does not 48 B — and only the former counts as a cookie; a
+/// Fast Open SYN with data is 48 + 12 B + data, and the server takes the data.
+#[test]
+fn with_the_default_syn_options_the_cookie_is_told_apart() {
+    let cfg = || TcpConfig {
+        mtu_bytes: 128,
+        ..TcpConfig::default()
+    };
+    let request = b"GET /data/100 HTTP/1.1\r\nhost: 198.18.0.2\r\n\r\n";
+    for (fast_open_server, cookie) in [(true, true), (false, false)] {
+        let mut client = Connection::connect_fast_open_request(cfg()).expect("config");
+        let mut server = if fast_open_server {
+            Connection::listen_fast_open(cfg())
+        } else {
+            Connection::listen(cfg())
+        }
+        .expect("config");
+        client.write(request).expect("open");
+        let syn = client.poll_transmit(Instant::ZERO).expect("SYN");
+        assert_eq!(syn.ip_len(), 40 + 8 + 4);
+        server.handle_segment(Instant::ZERO, syn).expect("SYN");
+        let syn_ack = server.poll_transmit(Instant::ZERO).expect("SYN-ACK");
+        assert_eq!(syn_ack.ip_len(), if cookie { 60 } else { 48 });
+        client
+            .handle_segment(Instant::ZERO, syn_ack)
+            .expect("SYN-ACK");
+        assert_eq!(client.fast_open_cookie_received(), cookie);
+    }
+    let mut client = Connection::connect_fast_open(cfg()).expect("config");
+    let mut server = Connection::listen_fast_open(cfg()).expect("config");
+    client.write(request).expect("open");
+    let syn = client.poll_transmit(Instant::ZERO).expect("SYN");
+    assert_eq!(syn.ip_len(), 40 + 8 + 12 + 44);
+    server.handle_segment(Instant::ZERO, syn).expect("SYN");
+    let syn_ack = server.poll_transmit(Instant::ZERO).expect("SYN-ACK");
+    assert_eq!(syn_ack.ack, Some(45), "the SYN's data acknowledged");
+}
