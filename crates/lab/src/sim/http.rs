@@ -330,8 +330,16 @@ mod tests {
         let up: Vec<_> = trace.records.iter().filter(|r| r.dst == server).collect();
         let down: Vec<_> = trace.records.iter().filter(|r| r.src == server).collect();
         let warm_up = up[0].src;
-        assert_eq!(up[0].ip_len, 40 + 8 + 4, "the warm-up SYN asks for a cookie");
-        assert_eq!(down[0].ip_len, 40 + 8 + 12, "the SYN-ACK carries the cookie");
+        assert_eq!(
+            up[0].ip_len,
+            40 + 8 + 4,
+            "the warm-up SYN asks for a cookie"
+        );
+        assert_eq!(
+            down[0].ip_len,
+            40 + 8 + 12,
+            "the SYN-ACK carries the cookie"
+        );
         let measured: Vec<_> = up.iter().filter(|r| r.src != warm_up).collect();
         assert_eq!(
             measured[0].ip_len,

@@ -488,7 +488,8 @@ impl Connection {
     /// The Fast Open option bytes of a SYN or SYN-ACK: its option bytes beyond
     /// `syn_options_bytes` (MSS, window scale), which both ends are configured with alike.
     fn tfo_option_bytes(&self, seg: &Segment) -> u32 {
-        seg.options_bytes.saturating_sub(self.config.syn_options_bytes)
+        seg.options_bytes
+            .saturating_sub(self.config.syn_options_bytes)
     }
 
     /// The instant an RTO armed at `now` fires: `now + rto`, or its Linux timer-wheel bucket
