@@ -35,6 +35,32 @@ fn pair_with(cfg: TcpConfig, buffer: u64, seed: u64) -> Pair {
     p
 }
 
+/// (FCT µs, segments retransmitted, fast recoveries, RTOs) of the server of `p` after a run
+/// that took `fct`.
+fn outcome(p: &Pair, fct: Duration) -> (i64, u64, u64, u64) {
+    let s = p.server.stats();
+    (
+        fct.as_micros(),
+        s.segments_retransmitted,
+        s.fast_recoveries,
+        s.rto_count,
+    )
+}
+
+/// Every buffer of `buffers` gives `cfg` (seed 0) the FCT `fct_ns`, with nothing
+/// retransmitted: BBR never fills it.
+fn assert_never_filled(cfg: &TcpConfig, buffers: &[u64], fct_ns: i64) {
+    for &buffer in buffers {
+        let (p, fct) = run(cfg.clone(), buffer, 0);
+        let s = p.server.stats();
+        assert_eq!(
+            (fct.as_nanos(), s.segments_retransmitted, s.rto_count),
+            (fct_ns, 0, 0),
+            "{buffer}"
+        );
+    }
+}
+
 fn run(cfg: TcpConfig, buffer: u64, seed: u64) -> (Pair, Duration) {
     let mut p = pair_with(cfg, buffer, seed);
     let (get_at, done_at) = transfer(&mut p, 102_408);
@@ -99,15 +125,11 @@ fn infinite_buffer_timeline_startup_drain_probe_rtt_and_gain_cycle() {
 /// for all three).
 #[test]
 fn buffers_that_never_fill_give_one_fct() {
-    for buffer in [14_100u64, 28_200, 1_410_000] {
-        let (p, fct) = run(bbr_idealised(), buffer, 0);
-        let s = p.server.stats();
-        assert_eq!(
-            (fct.as_nanos(), s.segments_retransmitted, s.rto_count),
-            (34_782_666_674, 0, 0),
-            "{buffer}"
-        );
-    }
+    assert_never_filled(
+        &bbr_idealised(),
+        &[14_100, 28_200, 1_410_000],
+        34_782_666_674,
+    );
 }
 
 /// 2,500 B (one BDP): STARTUP overshoots and loses 10 segments; New Reno recovery repairs
@@ -132,20 +154,11 @@ fn one_bdp_buffer_probe_rtt_during_recovery_ends_in_an_rto() {
     // the RTO resends 10499 at 13.572 s.
     assert!(p.log.iter().any(|l| l == "4836733 S DATA 7683 12 256"));
     assert!(p.log.iter().any(|l| l == "13572051 S DATA 10499 12 256"));
-    let s = p.server.stats();
     // Go-back-N after each RTO resends segments the receiver holds; the cumulative ACK then
     // jumps and the rate sample (delivered / ≥ min_rtt) overestimates the bottleneck several
     // times over, so BBR paces far above 30 kbit/s and the buffer drops the retransmissions:
     // nine RTOs, the RTO backed off to 120 s. 301.2 s (docs/calibration.md).
-    assert_eq!(
-        (
-            fct.as_micros(),
-            s.segments_retransmitted,
-            s.fast_recoveries,
-            s.rto_count
-        ),
-        (301_185_239, 358, 2, 9)
-    );
+    assert_eq!(outcome(&p, fct), (301_185_239, 358, 2, 9));
 }
 
 /// Diagnosis of the 2,500-B cell (docs/calibration.md), not a calibration: 20 seeds with the
@@ -336,15 +349,7 @@ fn with_the_defaults_probe_rtt_follows_the_first_data_sample() {
         ]
     );
     assert_eq!(fct, Duration::from_nanos(34_634_726_542));
-    for buffer in [14_100u64, 28_200] {
-        let (p, fct) = run(bbr(), buffer, 0);
-        let s = p.server.stats();
-        assert_eq!(
-            (fct.as_nanos(), s.segments_retransmitted, s.rto_count),
-            (34_634_726_542, 0, 0),
-            "{buffer}"
-        );
-    }
+    assert_never_filled(&bbr(), &[14_100, 28_200], 34_634_726_542);
 }
 
 /// The defaults on the one-BDP buffer, seed 0 of the harness: the same chain as on the
@@ -363,14 +368,5 @@ fn with_the_defaults_the_one_bdp_buffer_seed_0() {
         ]
     );
     let (p, fct) = run(bbr(), 2_500, 0);
-    let s = p.server.stats();
-    assert_eq!(
-        (
-            fct.as_micros(),
-            s.segments_retransmitted,
-            s.fast_recoveries,
-            s.rto_count
-        ),
-        (71_012_733, 403, 2, 6)
-    );
+    assert_eq!(outcome(&p, fct), (71_012_733, 403, 2, 6));
 }

@@ -13,6 +13,16 @@ fn established(p: &mut Pair) -> bool {
     p.client.state() == TcpState::Established && p.server.state() == TcpState::Established
 }
 
+/// The handshake with `cfg` over nbiot, the client's uplink packets `drops` dropped, run
+/// until both ends are established.
+fn handshake(cfg: TcpConfig, drops: &[usize]) -> Pair {
+    let (mut up, down) = nbiot();
+    up.drops = drops.to_vec();
+    let mut p = Pair::new(cfg, up, down);
+    p.run(established);
+    p
+}
+
 #[test]
 fn clean_handshake_samples_the_rtt_on_both_sides() {
     let (up, down) = nbiot();
@@ -38,10 +48,7 @@ fn clean_handshake_samples_the_rtt_on_both_sides() {
 
 #[test]
 fn lost_syn_is_retried_at_two_seconds_and_rto_falls_back_to_three() {
-    let (mut up, down) = nbiot();
-    up.drops = vec![0];
-    let mut p = Pair::new(TcpConfig::idealised(), up, down);
-    p.run(established);
+    let p = handshake(TcpConfig::idealised(), &[0]);
     assert_eq!(
         p.log,
         [
@@ -62,10 +69,7 @@ fn lost_syn_is_retried_at_two_seconds_and_rto_falls_back_to_three() {
 
 #[test]
 fn two_lost_syns_back_off_exponentially_and_start_with_cwnd_one() {
-    let (mut up, down) = nbiot();
-    up.drops = vec![0, 1];
-    let mut p = Pair::new(TcpConfig::idealised(), up, down);
-    p.run(established);
+    let p = handshake(TcpConfig::idealised(), &[0, 1]);
     assert_eq!(
         p.log[0..3],
         [
@@ -151,10 +155,7 @@ fn with_the_defaults_a_lost_syn_is_retried_at_its_wheel_bucket() {
     // Defaults: 48-B SYN / SYN-ACK, timers on the HZ-250 wheel. The SYN timer armed at 0 for
     // 2 s is 500 jiffies, level 1 (63..504, 8-jiffy buckets): it fires at jiffy 504 = 2.016 s.
     // The retry arrives 6.4 + 215 ms later, the SYN-ACK 12.8 + 415 ms after that.
-    let (mut up, down) = nbiot();
-    up.drops = vec![0];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
-    p.run(established);
+    let p = handshake(TcpConfig::default(), &[0]);
     assert_eq!(
         p.log,
         [
@@ -176,10 +177,7 @@ fn with_the_defaults_a_lost_syn_is_retried_at_its_wheel_bucket() {
 fn with_the_defaults_two_lost_syns_start_with_cwnd_one() {
     // The second SYN timer, armed at 2.016 s (jiffy 504) for 4 s (1000 jiffies, level 2,
     // 64-jiffy buckets): expires at 1504, fires at jiffy 1536 = 6.144 s.
-    let (mut up, down) = nbiot();
-    up.drops = vec![0, 1];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
-    p.run(established);
+    let p = handshake(TcpConfig::default(), &[0, 1]);
     assert_eq!(
         p.log[0..3],
         [
