@@ -709,7 +709,7 @@ impl TcpSim {
                         .send_ip(now, src, dst, &self.tx_bytes, len, tag)
                         .map_err(|e| setup(&e))?;
                     if let Some(trace) = self.trace.as_deref_mut() {
-                        trace.packets.tcp(i, &seg);
+                        trace.packets.tcp(i, &seg, &f.tcp);
                     }
                     conn.recycle(seg);
                     if up {

@@ -7,9 +7,13 @@
 //! (ties in send order). The packets are rebuilt from what the simulator sent: the simulated
 //! addresses and ports (clients 198.18.0.x, the server 198.18.1.1:5683), an IPv4 header
 //! (TTL 64, no options) and a UDP header around the CoAP bytes, or for CoAP over TCP a TCP
-//! header (no options, window 65535) from the model's segment: its sequence and
-//! acknowledgement numbers modulo 2^32 (ISN 0), SYN/FIN/ACK flags, PSH on data. Lengths and
-//! checksums are correct. Packets still inside the network when the run ended are followed
+//! header (window 65535) from the model's segment: its sequence and acknowledgement numbers
+//! modulo 2^32 (ISN 0), SYN/FIN/ACK flags, PSH on data, and on a SYN or SYN-ACK the option
+//! bytes the model counts, written as Linux writes them (`tcp_options_write`): MSS, NOP and
+//! window scale (shift 7, a stock kernel's with the default `tcp_rmem`; the model's receive
+//! window is never limiting) for `syn_options_bytes = 8`, then a Fast Open option (kind 34: a
+//! cookie request, or an 8-byte cookie of zeros) padded with NOPs. Lengths and checksums are
+//! correct. Packets still inside the network when the run ended are followed
 //! to their fate first (the endpoints no longer see them), so every packet sent is in a file.
 
 use std::fs::File;
@@ -19,7 +23,7 @@ use std::path::Path;
 use std::time::Duration as StdDuration;
 
 use coaplab_emu::emulator::pcap::PcapWriter;
-use coaplab_netsim::tcp::Segment;
+use coaplab_netsim::tcp::{Segment, TcpConfig};
 use coaplab_netsim::{Direction, PacketRecord};
 use etherparse::PacketBuilder;
 
@@ -32,7 +36,57 @@ enum Kind {
         ack: Option<u32>,
         syn: bool,
         fin: bool,
+        options: TcpOptions,
     },
+}
+
+/// The option bytes of one TCP segment (at most 40).
+#[derive(Debug, Clone, Copy)]
+struct TcpOptions {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+/// TCP option kinds (RFC 9293, RFC 7323, RFC 7413).
+const NOP: u8 = 1;
+const MSS: u8 = 2;
+const WINDOW_SCALE: u8 = 3;
+const FAST_OPEN: u8 = 34;
+
+impl TcpOptions {
+    /// The options of `seg` sent with `cfg`: none but on a SYN or SYN-ACK, where the first
+    /// `syn_options_bytes` are MSS + NOP + window scale (NOPs beyond 8 B) and the rest the Fast
+    /// Open option, as Linux's `tcp_options_write` orders and pads them.
+    fn of(seg: &Segment, cfg: &TcpConfig) -> Self {
+        let mut o = TcpOptions {
+            bytes: [NOP; 40],
+            len: 0,
+        };
+        if !seg.syn {
+            return o;
+        }
+        let total = (seg.options_bytes as usize).min(40);
+        let syn = (cfg.syn_options_bytes as usize).min(total);
+        if syn >= 8 {
+            let mss = u16::try_from(cfg.mss()).unwrap_or(u16::MAX).to_be_bytes();
+            o.bytes[..8].copy_from_slice(&[MSS, 4, mss[0], mss[1], NOP, WINDOW_SCALE, 3, 7]);
+        }
+        let tfo = total - syn;
+        if tfo >= 2 {
+            // Kind 34, its length (2 + cookie), the cookie (zeros), NOPs to the 4-byte
+            // boundary: 4 B for a request (no cookie), 12 B for an 8-byte cookie.
+            let len = if tfo >= 10 { 10 } else { 2 };
+            o.bytes[syn] = FAST_OPEN;
+            o.bytes[syn + 1] = len as u8;
+            o.bytes[syn + 2..syn + len].fill(0);
+        }
+        o.len = total;
+        o
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 /// One sent packet.
@@ -59,13 +113,14 @@ impl PacketLog {
         self.push(flow, Kind::Udp, coap);
     }
 
-    /// The next packet sent: TCP segment `seg` of `flow`.
-    pub(crate) fn tcp(&mut self, flow: u32, seg: &Segment) {
+    /// The next packet sent: TCP segment `seg` of `flow`, whose connection runs `cfg`.
+    pub(crate) fn tcp(&mut self, flow: u32, seg: &Segment, cfg: &TcpConfig) {
         let kind = Kind::Tcp {
             seq: seg.seq as u32,
             ack: seg.ack.map(|a| a as u32),
             syn: seg.syn,
             fin: seg.fin,
+            options: TcpOptions::of(seg, cfg),
         };
         self.push(flow, kind, &seg.payload);
     }
@@ -102,8 +157,17 @@ impl PacketLog {
                 out.reserve(b.size(payload.len()));
                 b.write(&mut out, payload)
             }
-            Kind::Tcp { seq, ack, syn, fin } => {
+            Kind::Tcp {
+                seq,
+                ack,
+                syn,
+                fin,
+                options,
+            } => {
                 let mut b = ip.tcp(src.port(), dst.port(), seq, u16::MAX);
+                if options.len > 0 {
+                    b = b.options_raw(options.as_slice()).ok()?;
+                }
                 if let Some(ack) = ack {
                     b = b.ack(ack);
                 }
@@ -147,4 +211,52 @@ pub(crate) fn write_links(dir: &Path, records: &[PacketRecord], log: &PacketLog)
         std::fs::rename(&tmp, stem.with_extension("pcap"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn syn(options_bytes: u32, payload: &[u8]) -> Segment {
+        Segment {
+            seq: 0,
+            ack: None,
+            syn: true,
+            fin: false,
+            payload: payload.to_vec(),
+            options_bytes,
+        }
+    }
+
+    /// The options of the packet's TCP header, and its IP length.
+    fn options(log: &PacketLog, id: u64) -> (Vec<u8>, usize) {
+        let (a, b) = ("198.18.0.1:1000", "198.18.1.1:5683");
+        let p = log
+            .ip_packet(id, a.parse().unwrap(), b.parse().unwrap())
+            .unwrap();
+        let sliced = etherparse::SlicedPacket::from_ip(&p).unwrap();
+        let Some(etherparse::TransportSlice::Tcp(tcp)) = sliced.transport else {
+            panic!("TCP");
+        };
+        (tcp.options().to_vec(), p.len())
+    }
+
+    /// The model counts `syn_options_bytes` (default 8) on every SYN and SYN-ACK, and Fast
+    /// Open's option on top: the capture has the same lengths, the options as Linux writes
+    /// them (MSS = the config's, NOP, window scale 7; kind 34 padded with NOPs).
+    #[test]
+    fn syn_options_are_written_as_linux_writes_them() {
+        let cfg = TcpConfig::default(); // MTU 296: MSS 256
+        let mut log = PacketLog::default();
+        log.tcp(0, &syn(8, &[]), &cfg);
+        log.tcp(0, &syn(8 + 4, &[]), &cfg);
+        log.tcp(0, &syn(8 + 12, &[7; 5]), &cfg);
+        log.tcp(0, &syn(0, &[]), &TcpConfig::idealised());
+        let mss = [2, 4, 1, 0, 1, 3, 3, 7];
+        assert_eq!(options(&log, 0), (mss.to_vec(), 48));
+        assert_eq!(options(&log, 1), ([&mss[..], &[34, 2, 1, 1]].concat(), 52));
+        let cookie = [34, 10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1];
+        assert_eq!(options(&log, 2), ([&mss[..], &cookie].concat(), 65));
+        assert_eq!(options(&log, 3), (Vec::new(), 40));
+    }
 }

@@ -36,8 +36,10 @@ fn transfer(cc: &str, object_bytes: u64) -> FlowRecord {
 }
 
 /// IP bytes the server sends to a CoAP-over-TCP long transfer's client on this link
-/// (MSS 1,460): SYN-ACK, its CSM (2 B), the response frame in MSS-sized segments, 40 B of IP
-/// and TCP header each; the ACKs of the client's CSM and GET ride on the CSM segment. The
+/// (MSS 1,460): SYN-ACK (48 B: the TCP defaults' MSS and window-scale options), its CSM
+/// (2 B), a pure ACK each for the client's CSM and GET (the defaults' quick-ACK receiver ACKs
+/// the first data segments at once; on the idealised TCP both rode on the server's
+/// segments), the response frame in MSS-sized segments, 40 B of IP and TCP header each. The
 /// frame (RFC 8323 §3.2) is Len/TKL (1 B), the extended length (0, 1, 2 or 4 B as the length
 /// of the payload marker + object reaches 13, 269 or 65,805), the code (1 B), the 1-B token,
 /// the payload marker and the object: 8 B before the object from 65,805 B on (spec §5.1's
@@ -51,7 +53,7 @@ fn tcp_bytes_down(object_bytes: u64) -> u64 {
         _ => 4,
     };
     let frame = 1 + extended + 1 + 1 + length;
-    40 + (40 + 2) + frame + 40 * frame.div_ceil(1460)
+    48 + (40 + 2) + 2 * 40 + frame + 40 * frame.div_ceil(1460)
 }
 
 /// The whole object arrived: the flow is complete, and exactly its bytes came down.

@@ -27,7 +27,10 @@ pub enum RtoBackoffReset {
     NewAck,
 }
 
-/// Every parameter of one TCP connection. [`TcpConfig::default`] gives the spec §5.3 values.
+/// Every parameter of one TCP connection. [`TcpConfig::default`] gives the spec §5.3 values:
+/// the original hosts' settings on a stock Linux kernel, whose quick-ACK phase, HZ-250 timer
+/// wheel and SYN options are on (spec §5.3, revised 2026-12-07); [`TcpConfig::idealised`]
+/// switches those three off.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
     /// Link MTU in bytes; the MSS is `mtu_bytes − 40` (IPv4 20 + TCP 20, no options). Default 296.
@@ -48,14 +51,16 @@ pub struct TcpConfig {
     /// SYN-ACK retransmissions (timer-driven) before the server gives up (`synack_retries`).
     /// Default 41.
     pub synack_retries: u32,
-    /// Delayed-ACK timeout, a constant (`delack`). Default 200 ms.
+    /// Delayed-ACK timeout, a constant (`delack`). Default 200 ms. The timer fires on the timer
+    /// wheel when `timer_wheel_hz` is set (at HZ 250: 200–204 ms after it is armed).
     pub delack: Duration,
     /// Linux quick-ACK budget (`quickack_segments`, spec §10 #15): when the first data
     /// arrives, when in-order data arrives after more than an RTO without data, and when an
     /// entirely old (retransmitted) segment arrives, the receiver ACKs every segment at
     /// once for the next `quickack_segments` ACKs it sends (Linux `icsk_ack.quick`, capped
-    /// there at 16 and at half the receive window in MSS). Default 0: no quick-ACK phase
-    /// (spec §5.3 RESOLVED).
+    /// there at 16 and at half the receive window in MSS). Default 16, the stock kernel's
+    /// (spec §5.3 revised: a stock kernel cannot switch it off without switching delayed
+    /// ACKs off); 0: no quick-ACK phase (the idealised receiver).
     pub quickack_segments: u32,
     /// Duplicate ACKs that trigger fast retransmit (`dupthresh`, Linux `tcp_reordering`).
     /// Default 3.
@@ -68,16 +73,19 @@ pub struct TcpConfig {
     /// When a backed-off RTO is recomputed (`rto_backoff_reset`). Default
     /// [`RtoBackoffReset::RttSample`] (Linux, spec §5.3).
     pub rto_backoff_reset: RtoBackoffReset,
-    /// Jiffies per second of the Linux timer wheel that retransmission timers (SYN, SYN-ACK,
-    /// data RTO) fire on (`timer_wheel_hz`, Linux `CONFIG_HZ`): each expiry is rounded up to
-    /// its wheel bucket ([`super::timer_wheel::expiry`]), so timers armed close together fire
-    /// together. Default 0: exact timers.
+    /// Jiffies per second of the Linux timer wheel that every timer the kernel keeps on it
+    /// fires on — SYN, SYN-ACK and data retransmission timers and the delayed-ACK timer
+    /// (`timer_wheel_hz`, Linux `CONFIG_HZ`): each expiry is rounded up to its wheel bucket
+    /// ([`super::timer_wheel::expiry`]), so timers armed close together fire together.
+    /// Default 250 (Debian's and Ubuntu's generic kernels, spec §5.3 revised); 0: exact
+    /// timers. BBR's pacing timer is a high-resolution timer in Linux and stays exact.
     pub timer_wheel_hz: u32,
     /// TCP option bytes on every SYN and SYN-ACK besides Fast Open's (`syn_options_bytes`):
     /// Linux's `tcp_syn_options` / `tcp_synack_options` with the emulator's sysctls (SACK and
     /// timestamps off, window scaling on) send MSS (4) + NOP + window scale (3 + 1) = 8. They
     /// lengthen the handshake RTT that seeds BBR's min_rtt, so a small first data segment may
-    /// refresh it (docs/calibration.md, item 4). Default 0: bare 40-byte SYN / SYN-ACK.
+    /// refresh it (docs/calibration.md, item 4). Default 8 (spec §5.3 revised); 0: bare
+    /// 40-byte SYN / SYN-ACK.
     pub syn_options_bytes: u32,
     /// Congestion control (`cc`, spec §5.3 `newreno | bbr`). Default Linux `reno`.
     pub cc: CongestionControl,
@@ -95,14 +103,30 @@ impl Default for TcpConfig {
             syn_retries: 40,
             synack_retries: 41,
             delack: Duration::from_millis(200),
-            quickack_segments: 0,
+            quickack_segments: 16,
             dupthresh: 3,
             recovery: RecoveryMode::Prr,
             slow_start_after_idle: true,
             rto_backoff_reset: RtoBackoffReset::RttSample,
+            timer_wheel_hz: 250,
+            syn_options_bytes: 8,
+            cc: CongestionControl::Reno,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The defaults without the three stock-kernel behaviours of spec §5.3 (revised
+    /// 2026-12-07): no quick-ACK phase (`quickack_segments = 0`), exact timers
+    /// (`timer_wheel_hz = 0`) and bare 40-byte SYN / SYN-ACK (`syn_options_bytes = 0`) — the
+    /// model's defaults before that revision, kept for tests of exact mechanisms and for
+    /// comparison (docs/calibration.md).
+    pub fn idealised() -> Self {
+        TcpConfig {
+            quickack_segments: 0,
             timer_wheel_hz: 0,
             syn_options_bytes: 0,
-            cc: CongestionControl::Reno,
+            ..TcpConfig::default()
         }
     }
 }
@@ -243,7 +267,8 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         key: "delack_s",
         kind: SECS,
         default: Value::Float(0.2),
-        help: "delayed-ACK timeout, a constant (every 2nd full segment is ACKed at once)",
+        help: "delayed-ACK timeout, a constant (every 2nd full segment is ACKed at once); fires \
+               on the timer wheel of timer_wheel_hz (HZ 250: 200-204 ms after arming)",
         source: "spec §5.3 RESOLVED; Linux TCP_DELACK_MAX (adaptive 40-200 ms there)",
     },
     ParamSpec {
@@ -252,9 +277,10 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
             min: 0,
             max: 1_000_000,
         },
-        default: Value::Int(0),
-        help: "Linux quick-ACK budget: ACKs sent at once after first data, idle or old data (0 = none)",
-        source: "spec §5.3 RESOLVED, §10 #15; Linux icsk_ack.quick (at most 16 there)",
+        default: Value::Int(16),
+        help: "Linux quick-ACK budget: ACKs sent at once after first data, idle or old data \
+               (16 = the stock kernel's; 0 = none, the idealised receiver)",
+        source: "spec §5.3 (revised 2026-12-07), §10 #15; Linux icsk_ack.quick (at most 16 there)",
     },
     ParamSpec {
         key: "dupthresh",
@@ -288,18 +314,21 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "timer_wheel_hz",
         kind: Kind::Int { min: 0, max: 10_000 },
-        default: Value::Int(0),
-        help: "Linux CONFIG_HZ whose timer wheel rounds retransmission timers up to its buckets \
-               (250: 256 ms for 2-16 s, 2.048 s for 16-129 s); 0 = exact timers",
-        source: "docs/calibration.md item 3; Linux kernel/time/timer.c calc_wheel_index",
+        default: Value::Int(250),
+        help: "Linux CONFIG_HZ whose timer wheel rounds the retransmission and delayed-ACK \
+               timers up to its buckets (250: 4 ms below 252 ms, 32 ms below 2.016 s, 256 ms \
+               for 2-16 s, 2.048 s for 16-129 s); 0 = exact timers",
+        source: "spec §5.3 (revised 2026-12-07; Debian/Ubuntu HZ 250); docs/calibration.md item \
+                 3; Linux kernel/time/timer.c calc_wheel_index",
     },
     ParamSpec {
         key: "syn_options_bytes",
         kind: Kind::Int { min: 0, max: 28 },
-        default: Value::Int(0),
+        default: Value::Int(8),
         help: "TCP option bytes on SYN and SYN-ACK (Linux with SACK and timestamps off: MSS + \
-               NOP + window scale = 8); 0 = bare 40-byte SYN / SYN-ACK",
-        source: "docs/calibration.md item 4; Linux tcp_output.c tcp_syn_options, tcp_synack_options",
+               NOP + window scale = 8, the default); 0 = bare 40-byte SYN / SYN-ACK",
+        source: "spec §5.3 (revised 2026-12-07); docs/calibration.md item 4; Linux tcp_output.c \
+                 tcp_syn_options, tcp_synack_options",
     },
 ];
 
@@ -366,6 +395,23 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_are_the_stock_kernel_and_the_idealised_tcp_is_three_settings_away() {
+        // Spec §5.3 (revised 2026-12-07): quick-ACK, the HZ-250 wheel and the SYN options on.
+        let d = TcpConfig::default();
+        assert_eq!(
+            (d.quickack_segments, d.timer_wheel_hz, d.syn_options_bytes),
+            (16, 250, 8)
+        );
+        let s = Settings::parse([
+            "quickack_segments=0",
+            "timer_wheel_hz=0",
+            "syn_options_bytes=0",
+        ])
+        .unwrap();
+        assert_eq!(d.with_settings(&s), Ok(TcpConfig::idealised()));
+    }
+
+    #[test]
     fn every_key_is_applied_and_checked() {
         let s = Settings::parse([
             "iw=10",
@@ -376,13 +422,13 @@ mod tests {
             "syn_retries=6",
             "synack_retries=5",
             "delack_s=0.04",
-            "quickack_segments=16",
+            "quickack_segments=2",
             "dupthresh=5",
             "recovery=rfc6582",
             "slow_start_after_idle=false",
             "rto_backoff_reset=new-ack",
-            "timer_wheel_hz=250",
-            "syn_options_bytes=8",
+            "timer_wheel_hz=1000",
+            "syn_options_bytes=0",
             "high_gain_256ths=700",
         ])
         .unwrap();
@@ -398,13 +444,13 @@ mod tests {
                 syn_retries: 6,
                 synack_retries: 5,
                 delack: Duration::from_millis(40),
-                quickack_segments: 16,
+                quickack_segments: 2,
                 dupthresh: 5,
                 recovery: RecoveryMode::Rfc6582,
                 slow_start_after_idle: false,
                 rto_backoff_reset: RtoBackoffReset::NewAck,
-                timer_wheel_hz: 250,
-                syn_options_bytes: 8,
+                timer_wheel_hz: 1000,
+                syn_options_bytes: 0,
                 ..TcpConfig::default()
             }
         );

@@ -176,8 +176,7 @@ impl Connection {
             role,
             state,
             snd: Sender::new(1, config.mss()),
-            rcv: Receiver::new(1, config.mss(), config.delack)
-                .with_quickack(config.quickack_segments),
+            rcv: Receiver::for_config(1, &config),
             reno: Reno::new(config.iw),
             prr: Prr::default(),
             ca: CaState::Open,
@@ -420,14 +419,14 @@ impl Connection {
         }
         match self.state {
             TcpState::Listen if seg.syn && seg.ack.is_none() => {
-                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
-                    .with_quickack(self.config.quickack_segments);
+                self.rcv = Receiver::for_config(seg.seq + 1, &self.config);
                 self.state = TcpState::SynReceived;
                 self.hs.pending = 1;
                 // A SYN with a TFO option but no cookie asks for one (RFC 7413 §4.1.2).
+                let tfo_bytes = self.tfo_option_bytes(seg);
                 self.cookie_request =
-                    self.fast_open && seg.options_bytes == super::TFO_REQUEST_OPTION_BYTES;
-                if self.fast_open && seg.options_bytes > 0 && !seg.payload.is_empty() {
+                    self.fast_open && tfo_bytes == super::TFO_REQUEST_OPTION_BYTES;
+                if self.fast_open && tfo_bytes > 0 && !seg.payload.is_empty() {
                     // The SYN-ACK, built after this, acknowledges the data.
                     self.rcv
                         .on_data(now, seg.seq + 1, &seg.payload, self.rtt.rto());
@@ -440,9 +439,8 @@ impl Connection {
                         .ack
                         .is_some_and(|a| a == 1 || a == 1 + self.syn_data_bytes) =>
             {
-                self.rcv = Receiver::new(seg.seq + 1, self.config.mss(), self.config.delack)
-                    .with_quickack(self.config.quickack_segments);
-                self.cookie_received = self.cookie_request && seg.options_bytes > 0;
+                self.rcv = Receiver::for_config(seg.seq + 1, &self.config);
+                self.cookie_received = self.cookie_request && self.tfo_option_bytes(seg) > 0;
                 self.establish(now);
                 if self.syn_data_bytes > 0 {
                     match seg.ack {
@@ -485,6 +483,13 @@ impl Connection {
             }
             s => Err(SegmentError::Unexpected(s)),
         }
+    }
+
+    /// The Fast Open option bytes of a SYN or SYN-ACK: its option bytes beyond
+    /// `syn_options_bytes` (MSS, window scale), which both ends are configured with alike.
+    fn tfo_option_bytes(&self, seg: &Segment) -> u32 {
+        seg.options_bytes
+            .saturating_sub(self.config.syn_options_bytes)
     }
 
     /// The instant an RTO armed at `now` fires: `now + rto`, or its Linux timer-wheel bucket

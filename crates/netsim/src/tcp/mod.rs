@@ -8,7 +8,8 @@
 //! * [`config`]: every parameter of spec §5.3 by name, with its default.
 //! * [`handshake`]: SYN / SYN-ACK retransmission with exponential backoff.
 //! * [`rtt`]: Linux `tcp_rtt_estimator`, RTO bounds, Karn's backoff; [`timer_wheel`]: when
-//!   the kernel's wheel fires a retransmission timer (`timer_wheel_hz`, off by default).
+//!   the kernel's wheel fires a retransmission or delayed-ACK timer (`timer_wheel_hz`, HZ 250
+//!   by default; 0 = exact).
 //! * [`newreno`]: slow start, congestion avoidance (`cwnd_cnt`), PRR (RFC 6937).
 //! * [`bbr`]: BBR v1 as in Linux `tcp_bbr.c`, fed by [`rate`] (delivery-rate samples,
 //!   `tcp_rate.c`) and paced by [`pacing`] (earliest departure times); `cc` chooses

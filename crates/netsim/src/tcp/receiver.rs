@@ -5,8 +5,13 @@
 //! when a segment arrives out of order or entirely duplicate, and when in-order data arrives
 //! while the out-of-order queue is non-empty (hole filling). Otherwise the delayed-ACK timer is
 //! armed at the first unacknowledged arrival, for a constant `delack`, and never pushed back.
+//! Like the retransmission timer it lives on the kernel's timer wheel (`icsk_delack_timer`, a
+//! `timer_list` armed by `sk_reset_timer` → `mod_timer`): with `timer_wheel_hz` set (default
+//! 250) it fires at the end of its wheel bucket ([`super::timer_wheel::expiry`]). At HZ 250 the
+//! 200-ms timeout is 50 jiffies, below `LVL_START(1)` = 63, so level 0 (1-jiffy granularity):
+//! armed in jiffy `j` it fires at the start of jiffy `j + 51`, 200–204 ms later.
 //!
-//! Quick-ACK (`quickack_segments`, default 0 = none, spec §10 #15): Linux's `icsk_ack.quick`.
+//! Quick-ACK (`quickack_segments`, default 16, spec §5.3 revised): Linux's `icsk_ack.quick`.
 //! The budget is set to `quickack_segments` (never lowered) when the first in-order data
 //! arrives (`tcp_event_data_recv`, `ato == 0`), when in-order data arrives more than one RTO
 //! after the previous data (`tcp_event_data_recv`, idle), and when an entirely old segment
@@ -19,6 +24,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use coaplab_cc::time::{Duration, Instant};
+
+use super::config::TcpConfig;
+use super::timer_wheel;
 
 /// Reassembly buffer and ACK policy.
 #[derive(Debug, Clone)]
@@ -42,6 +50,8 @@ pub struct Receiver {
     quick: u32,
     /// Arrival of the last in-order data (`icsk_ack.lrcvtime`); `None` before any.
     last_data_at: Option<Instant>,
+    /// `timer_wheel_hz` of the delayed-ACK timer (0: exact timer).
+    timer_wheel_hz: u32,
 }
 
 impl Receiver {
@@ -61,7 +71,16 @@ impl Receiver {
             quickack_max: 0,
             quick: 0,
             last_data_at: None,
+            timer_wheel_hz: 0,
         }
+    }
+
+    /// Expects `rcv_nxt` next, with the MSS, `delack`, `quickack_segments` and
+    /// `timer_wheel_hz` of `config`.
+    pub fn for_config(rcv_nxt: u64, config: &TcpConfig) -> Self {
+        Receiver::new(rcv_nxt, config.mss(), config.delack)
+            .with_quickack(config.quickack_segments)
+            .with_timer_wheel(config.timer_wheel_hz)
     }
 
     /// Sets the quick-ACK budget `quickack_segments` (0: no quick-ACK phase).
@@ -69,6 +88,20 @@ impl Receiver {
     pub fn with_quickack(mut self, segments: u32) -> Self {
         self.quickack_max = segments;
         self
+    }
+
+    /// Fires the delayed-ACK timer on a Linux timer wheel of `hz` jiffies per second (0: exact).
+    #[must_use]
+    pub fn with_timer_wheel(mut self, hz: u32) -> Self {
+        self.timer_wheel_hz = hz;
+        self
+    }
+
+    /// Arms the delayed-ACK timer at `now` unless it runs already (never pushed back).
+    fn arm_delack(&mut self, now: Instant) {
+        if self.delack_at.is_none() {
+            self.delack_at = Some(timer_wheel::expiry(now, self.delack, self.timer_wheel_hz));
+        }
     }
 
     fn enter_quickack(&mut self) {
@@ -126,8 +159,8 @@ impl Receiver {
         self.take_fin(now, true);
         if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss || self.quick > 0 {
             self.ack_now = true;
-        } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + self.delack);
+        } else {
+            self.arm_delack(now);
         }
     }
 
@@ -153,8 +186,8 @@ impl Receiver {
             self.fin_received = true;
             if closing {
                 self.ack_now = true;
-            } else if self.delack_at.is_none() {
-                self.delack_at = Some(now + self.delack);
+            } else {
+                self.arm_delack(now);
             }
         }
     }
@@ -298,10 +331,57 @@ mod tests {
     }
 
     #[test]
-    fn no_quickack_by_default() {
+    fn no_quickack_without_a_budget() {
         let mut r = rx();
         r.on_data(Instant::from_millis(0), 1, &[0; 256], RTO);
         assert!(!r.ack_due());
         assert_eq!(r.quickacks_left(), 0);
+    }
+
+    #[test]
+    fn the_default_receiver_has_the_kernel_quickack_budget_and_wheel() {
+        let mut r = Receiver::for_config(1, &TcpConfig::default());
+        r.on_data(Instant::from_millis(0), 1, &[0; 256], RTO);
+        assert!(r.ack_due(), "first data: quick-ACK (16)");
+        r.on_ack_sent();
+        assert_eq!(r.quickacks_left(), 15);
+        let mut r = Receiver::for_config(1, &TcpConfig::idealised());
+        r.on_data(Instant::from_micros(1_001), 1, &[0; 6], RTO);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_micros(201_001)));
+    }
+
+    /// The delayed-ACK timer on the HZ-250 wheel (`icsk_delack_timer`, `sk_reset_timer`):
+    /// 200 ms = 50 jiffies < `LVL_START(1)` = 63, level 0, so armed in jiffy j (4-ms jiffies
+    /// from time 0) it is filed at expires = j + 50 and fires at the bucket end j + 51.
+    #[test]
+    fn on_the_wheel_the_delack_timer_fires_at_its_bucket_end() {
+        let wheel = |r: Receiver| r.with_timer_wheel(250);
+        // Armed at 10 ms (jiffy 2): expires 52, fires at jiffy 53 = 212 ms, not 210 ms.
+        let mut r = wheel(rx());
+        r.on_data(Instant::from_millis(10), 1, &[0; 6], RTO);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(212)));
+        // Armed on a jiffy boundary (8 ms = jiffy 2 as well): the same bucket, 204 ms later.
+        let mut r = wheel(rx());
+        r.on_data(Instant::from_millis(8), 1, &[0; 6], RTO);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(212)));
+        // Armed at the last nanosecond of jiffy 2: still 212 ms, 200.000001 ms later.
+        let mut r = wheel(rx());
+        r.on_data(Instant::from_nanos(11_999_999), 1, &[0; 6], RTO);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(212)));
+        // It fires at the bucket end, not before, and is not pushed back by later data.
+        r.on_data(Instant::from_millis(100), 7, &[0; 5], RTO);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(212)));
+        r.on_delack_timeout(Instant::from_nanos(211_999_999));
+        assert!(!r.ack_due());
+        r.on_delack_timeout(Instant::from_millis(212));
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        // A FIN reached in order in ESTABLISHED arms it too: 1.0005 s = jiffy 250 → 1.204 s.
+        r.on_fin(Instant::from_micros(1_000_500), 12, false);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(1204)));
+        // Any timeout is rounded the same way: 40 ms = 10 jiffies from jiffy 250 → jiffy 261.
+        let mut r = Receiver::new(1, 256, Duration::from_millis(40)).with_timer_wheel(250);
+        r.on_data(Instant::from_millis(1001), 1, &[0; 6], RTO);
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(1044)));
     }
 }

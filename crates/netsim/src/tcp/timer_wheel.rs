@@ -1,9 +1,12 @@
-//! When Linux's retransmission timers really fire: the kernel's timer wheel
+//! When Linux's TCP timers really fire: the kernel's timer wheel
 //! (`kernel/time/timer.c`, `calc_wheel_index` / `calc_index`, Linux ≥ 4.8) files a timer into
 //! a bucket whose granularity grows with the distance to its expiry and fires it at the
-//! bucket's end, never early. TCP arms its retransmission timer (`sk_reset_timer`) and the
-//! SYN-ACK timer of a request socket (`mod_timer`) on that wheel, so an RTO of a few seconds
-//! fires up to 256 ms late and one of 16–129 s up to 2.048 s late (HZ = 250) — and every
+//! bucket's end, never early. TCP arms its retransmission timer and its delayed-ACK timer
+//! (`sk_reset_timer` on `icsk_retransmit_timer` / `icsk_delack_timer`) and the SYN-ACK timer
+//! of a request socket (`mod_timer`) on that wheel; the model applies [`expiry`] to all of them
+//! when `timer_wheel_hz` is set (default 250). A delayed ACK of 200 ms (50 jiffies, level 0)
+//! fires 1 jiffy after its expiry jiffy, an RTO of a few seconds up to 256 ms late and one of
+//! 16–129 s up to 2.048 s late (HZ = 250) — and every
 //! socket whose timer falls into the same bucket fires in the same jiffy. Many connections
 //! that time out together (a burst of losses at a full bottleneck) therefore retransmit
 //! together, as one burst into the queue that just dropped them (docs/calibration.md,

@@ -1,4 +1,9 @@
 //! Closing with FINs (spec §5.1: the client closes with a plain FIN after the response).
+//!
+//! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare SYNs): these pin the FIN /
+//! delayed-ACK / RTO rules on exact instants; the defaults' timer wheel and quick-ACK would
+//! move every instant without touching the rules (their own tests: `tcp_timer_wheel`,
+//! `tcp_quickack`).
 
 use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_netsim::tcp::{TcpConfig, TcpState};
@@ -23,7 +28,7 @@ fn close_after_transfer(p: &mut Pair) {
 #[test]
 fn client_fin_then_server_fin_carrying_the_ack() {
     let (up, down) = nbiot();
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     close_after_transfer(&mut p);
     // The server's application closes on the FIN: its FIN carries the ACK (the ACK of a FIN
     // in ESTABLISHED is delayed); the client in FIN-WAIT-2 ACKs the server's FIN at once.
@@ -44,7 +49,7 @@ fn client_fin_then_server_fin_carrying_the_ack() {
 fn a_lost_fin_is_retransmitted_by_the_rto() {
     let (mut up, down) = nbiot();
     up.drops = vec![5]; // SYN, ACK, CSM, GET, ACK of the response, FIN
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     close_after_transfer(&mut p);
     assert_eq!(
         p.log[7..],
@@ -65,7 +70,7 @@ fn a_lost_fin_is_retransmitted_by_the_rto() {
 fn a_lost_last_ack_gets_the_fin_again_and_time_wait_answers() {
     let (mut up, down) = nbiot();
     up.drops = vec![6];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     close_after_transfer(&mut p);
     assert_eq!(
         p.log[9..],

@@ -1,4 +1,8 @@
 //! Loss recovery timelines: fast retransmit with PRR, RTO with Karn, the delayed-ACK timer.
+//!
+//! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare SYNs) unless stated: the
+//! recovery arithmetic is pinned on exact instants; the defaults' timer wheel and quick-ACK
+//! change the instants, not the rules (the delayed-ACK timer on the wheel: below).
 
 use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_netsim::tcp::TcpConfig;
@@ -8,7 +12,7 @@ fn one_lost_segment_is_recovered_by_fast_retransmit_with_prr() {
     let (up, mut down) = nbiot();
     // Downlink packets: 0 SYN-ACK, 1 server CSM, 2.. response segments; lose the 10th segment.
     down.drops = vec![11];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     let (get_at, done_at) = transfer(&mut p, 30 * 256);
     // Second dupack (Disorder): sacked_out 2 leaves pipe 13 < cwnd 14, new data goes out.
     // Third dupack: ssthresh = 14 / 2 = 7, PRR sndcnt = ceil(7 × 1 / 14) − 0 = 1, cwnd =
@@ -63,7 +67,7 @@ fn a_lost_retransmission_is_recovered_by_rto_with_karn() {
     let (up, mut down) = nbiot();
     // As above, and the fast retransmission (downlink packet 27) is lost too.
     down.drops = vec![11, 27];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     let (_, done_at) = transfer(&mut p, 30 * 256);
     // The fast retransmission at 3.179133 s re-armed the RTO (1.976199 s); PRR then runs
     // the window down as dupacks drain the pipe, and the timer fires: Loss, cwnd 1, ssthresh
@@ -102,7 +106,7 @@ fn a_lost_retransmission_is_recovered_by_rto_with_karn() {
 #[test]
 fn delayed_ack_timer_fires_exactly_200_ms_after_the_first_unacked_segment() {
     let (up, down) = nbiot();
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     transfer(&mut p, 100);
     let client_acks: Vec<&str> = p
         .log
@@ -124,7 +128,7 @@ fn delayed_ack_timer_fires_exactly_200_ms_after_the_first_unacked_segment() {
 fn two_losses_in_one_window_partial_ack_retransmits_the_next_hole() {
     let (up, mut down) = nbiot();
     down.drops = vec![11, 13];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     let (_, done_at) = transfer(&mut p, 30 * 256);
     let sends = p.server_sends(3_000_000..);
     // Fast retransmit of 2307; the ACK for it is partial (2819 < high_seq 6403): RFC 6582

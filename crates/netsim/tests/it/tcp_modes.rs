@@ -1,4 +1,9 @@
 //! RFC 6582 window inflation, slow start after idle, and refused segments.
+//!
+//! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
+//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
+//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
+//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
 
 use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_cc::time::{Duration, Instant};
@@ -10,7 +15,7 @@ fn rfc6582_inflation_recovers_one_loss() {
     down.drops = vec![11];
     let cfg = TcpConfig {
         recovery: RecoveryMode::Rfc6582,
-        ..TcpConfig::default()
+        ..TcpConfig::idealised()
     };
     let mut p = Pair::new(cfg, up, down);
     let (_, done_at) = transfer(&mut p, 30 * 256);
@@ -53,7 +58,7 @@ fn rfc6582_inflation_recovers_one_loss() {
 #[test]
 fn slow_start_restarts_after_idle_longer_than_the_rto() {
     let (up, down) = nbiot();
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     transfer(&mut p, 30 * 256);
     let before = p.server.cwnd();
     // Slow start grows while cwnd < 2 × the largest flight (`tcp_is_cwnd_limited`): 34.
@@ -78,7 +83,7 @@ fn slow_start_restarts_after_idle_longer_than_the_rto() {
 
 #[test]
 fn bad_segments_are_refused_with_typed_errors() {
-    let mut listener = Connection::listen(TcpConfig::default()).expect("valid");
+    let mut listener = Connection::listen(TcpConfig::idealised()).expect("valid");
     let data = Segment {
         seq: 1,
         ack: Some(1),
@@ -91,7 +96,7 @@ fn bad_segments_are_refused_with_typed_errors() {
         listener.handle_segment(Instant::ZERO, data.clone()),
         Err(SegmentError::Unexpected(TcpState::Listen))
     );
-    let mut client = Connection::connect(TcpConfig::default()).expect("valid");
+    let mut client = Connection::connect(TcpConfig::idealised()).expect("valid");
     let syn = client.poll_transmit(Instant::ZERO).expect("SYN");
     let bad_synack = Segment {
         seq: 0,

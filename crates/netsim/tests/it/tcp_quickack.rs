@@ -1,5 +1,9 @@
 //! `quickack_segments` (spec §10 #15) on the §5.1 transfer over the nbiot link at the four
 //! buffers of [P] Table 6: the sensitivity of the New Reno cells to Linux's quick-ACK phase.
+//!
+//! On [`TcpConfig::idealised`] with `quickack_segments` set: the sensitivity to quick-ACK alone,
+//! on exact timers and bare SYNs (docs/calibration.md, the idealised column); the defaults
+//! (quick-ACK 16 with the timer wheel and SYN options) are `tcp_bulk`'s.
 
 use crate::tcp_util::{transfer, Pair, Path};
 use coaplab_cc::time::Duration;
@@ -11,7 +15,7 @@ fn run(buffer: u64, quickack: u32) -> (i64, u64, u64, u64, Pair) {
     let rest = Duration::from_millis(15);
     let cfg = TcpConfig {
         quickack_segments: quickack,
-        ..TcpConfig::default()
+        ..TcpConfig::idealised()
     };
     let mut p = Pair::new(cfg, Path::link(&net.up, rest), Path::link(&net.down, rest));
     let (get_at, done_at) = transfer(&mut p, 102_408);

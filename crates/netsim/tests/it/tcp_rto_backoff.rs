@@ -1,5 +1,10 @@
 //! `rto_backoff_reset`: Linux keeps a backed-off RTO until a fresh valid RTT sample; ns-3's
 //! rule ("new-ack") recomputes it from srtt and rttvar on every ACK that advances snd_una.
+//!
+//! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
+//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
+//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
+//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
 
 use crate::tcp_util::{nbiot, transfer_observed, Pair};
 use coaplab_netsim::tcp::{RtoBackoffReset, TcpConfig};
@@ -17,7 +22,7 @@ fn series(reset: RtoBackoffReset) -> Vec<Step> {
     down.drops = vec![11, 27, 42];
     let cfg = TcpConfig {
         rto_backoff_reset: reset,
-        ..TcpConfig::default()
+        ..TcpConfig::idealised()
     };
     let mut p = Pair::new(cfg, up, down);
     let mut steps: Vec<Step> = Vec::new();
@@ -77,7 +82,7 @@ fn linux_rearms_the_timer_with_the_backed_off_rto_on_that_ack() {
     // The deadline set by the 9.821997-s ACK under Linux's rule: observed right after it.
     let (up, mut down) = nbiot();
     down.drops = vec![11, 27, 42];
-    let mut p = Pair::new(TcpConfig::default(), up, down);
+    let mut p = Pair::new(TcpConfig::idealised(), up, down);
     let mut at_ack = None;
     transfer_observed(&mut p, 60 * 256, |p| {
         if p.now.as_micros() == 9_821_997 && at_ack.is_none() {

@@ -1,4 +1,9 @@
 //! TCP model segments carried by netsim's star with their own IP length (`Star::send_ip`).
+//!
+//! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
+//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
+//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
+//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
 
 use std::collections::HashMap;
 
@@ -9,8 +14,8 @@ use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, SERVER_ADDR};
 #[test]
 fn a_handshake_over_the_nbiot_star() {
     let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).expect("star");
-    let mut client = Connection::connect(TcpConfig::default()).expect("valid");
-    let mut server = Connection::listen(TcpConfig::default()).expect("valid");
+    let mut client = Connection::connect(TcpConfig::idealised()).expect("valid");
+    let mut server = Connection::listen(TcpConfig::idealised()).expect("valid");
     let mut segments: HashMap<u64, Segment> = HashMap::new();
     let mut tag = 0;
     let mut now = Instant::ZERO;
