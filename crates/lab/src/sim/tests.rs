@@ -349,25 +349,26 @@ fn a_tcp_continuous_flow_is_50_round_trips_on_one_connection() {
     assert_eq!(ns(f.coap_rtt_median_s), 669_600_000);
     // 50 × 669.6 ms + 11.4667 ms: the first POST waits behind the handshake's ACK (40 B) and
     // the client CSM (46 B) on the uplink; the idealised TCP's 33.491466667 s (below). With the
-    // defaults' quick-ACK (16 ACKs at once per end) + 130.5333 ms: the server ACKs the client's
-    // CSM and POSTs 1–8 at once (1 + 2 × 8 ACK-carrying segments spend its budget), so
-    // responses 1–8 each wait behind a 40-B pure ACK on the downlink (8 × 10.6667 ms); the
-    // client ACKs the server's CSM and responses 1–8 at once, so POSTs 2–9 wait behind one
-    // on the uplink (8 × 5.3333 ms); and the ACK of the server's CSM still occupies the
-    // downlink for 2.5333 ms when POST 1 arrives. 128 + 2.5333 ms.
-    assert_eq!(ns(f.fct_s), 33_622_000_009);
+    // defaults' quick-ACK and pingpong mode + 18.5333 ms: the server ACKs the client's CSM and
+    // POST 1 at once (quick-ACK, not yet interactive), so response 1 waits behind a 40-B pure
+    // ACK on the downlink and the rest of the CSM's ACK (10.6667 + 2.5333 ms); sending it
+    // within `ato` of POST 1 puts the server in pingpong mode, and later responses carry their
+    // ACKs. The client ACKs the server's CSM and response 1 at once (it had sent before
+    // receiving anything, so it was not interactive yet), so POST 2 waits behind one pure ACK
+    // on the uplink (5.3333 ms); sending POST 2 puts it in pingpong mode too.
+    assert_eq!(ns(f.fct_s), 33_510_000_002);
     // Data segments of both ends: two CSMs, 50 POSTs, 50 responses.
     assert_eq!((f.exchanges, f.transmissions, f.completed), (50, 102, true));
     assert_eq!(f.transmission_counts, [50]);
-    // Up: SYN 48 + ACK 40 + CSM 46 + 50 × 99 + 9 quick ACKs × 40; down: SYN-ACK 48 + CSM 42 +
-    // 50 × 99 + 9 × 40.
-    assert_eq!((f.bytes_up, f.bytes_down), (5_444, 5_400));
-    // Client SYN, ACK, CSM, 50 POSTs, 9 quick ACKs; server SYN-ACK, CSM, 50 responses, 9
+    // Up: SYN 48 + ACK 40 + CSM 46 + 50 × 99 + 2 quick ACKs × 40; down: SYN-ACK 48 + CSM 42 +
+    // 50 × 99 + 2 × 40.
+    assert_eq!((f.bytes_up, f.bytes_down), (5_164, 5_120));
+    // Client SYN, ACK, CSM, 50 POSTs, 2 quick ACKs; server SYN-ACK, CSM, 50 responses, 2
     // quick ACKs (the last response's delayed ACK is still pending when the run ends).
     let tcp = f.tcp.clone().unwrap();
     assert_eq!(
         (tcp.segments_sent, tcp.segments_retransmitted, tcp.rto_count),
-        (123, 0, 0)
+        (109, 0, 0)
     );
     // SYN 48 B up (6.4 ms + 215 ms), SYN-ACK 48 B down (415 ms + 12.8 ms).
     assert_eq!(ns(tcp.setup_s), 649_200_000);
@@ -440,28 +441,25 @@ fn a_tcp_random_flow_reconnects_for_every_short_lived_client() {
     );
     // Setup time is the first connection's.
     assert_eq!(ns(tcp.setup_s), 646_000_001);
-    // The defaults (quick-ACK 16 per connection, 48-B SYNs), + 331.2 ms. Every client has at
-    // most 8 exchanges, all inside both ends' quick-ACK phases: the server ACKs the client's
-    // CSM and each POST at once, the client the server's CSM and each response. In a
-    // connection's first exchange the response waits behind the pure ACK of the POST and the
-    // rest of the CSM's ACK (10.6667 + 2.5333 ms, `a_tcp_continuous_flow_…`); in every later
-    // one the POST waits behind a pure ACK (5.3333 ms) and the response behind another
-    // (10.6667 ms). Between clients the old client's SYN leaves behind its quick ACK of the
-    // last response as well as its FIN (+5.3333 ms), the SYN is 48 B (+1.0667 ms), the server's
-    // FIN+ACK is 1.0667 ms further out of its SYN-ACK's way, and the SYN-ACK is 48 B
-    // (+2.1333 ms): 4 × 13.2 + 16 × 16 + 3 × 7.4667 = 331.2 ms.
+    // The defaults (quick-ACK with pingpong mode, 48-B SYNs), + 80.5333 ms. Every client's
+    // connection starts as the continuous flow's does: response 1 waits behind the server's
+    // pure ACKs of the CSM and POST 1 (13.2 ms), POST 2 behind the client's pure ACK of
+    // response 1 (5.3333 ms), and then both ends are interactive and their replies carry the
+    // ACKs. Between clients the SYN is 48 B (+1.0667 ms up), which puts the server's FIN+ACK
+    // 1.0667 ms further out of its SYN-ACK's way, and the SYN-ACK is 48 B (+2.1333 ms down):
+    // 4 × 18.5333 + 3 × 2.1333 = 80.5333 ms.
     let f = run_one(&runs[0]).unwrap().flows.remove(0);
-    assert_eq!(ns(f.fct_s), 15_739_066_690);
-    // 16 of the 20 exchanges are 16 ms longer.
-    assert_eq!(ns(f.coap_rtt_median_s), 685_600_001);
+    assert_eq!(ns(f.fct_s), 15_488_400_011);
+    // 8 of the 20 exchanges are longer, 12 are not.
+    assert_eq!(ns(f.coap_rtt_median_s), 669_600_000);
     assert_eq!((f.exchanges, f.transmissions, f.completed), (20, 55, true));
-    // 24 quick ACKs each way (a client's 1 + n, its server's 1 + n) and 8 B of options on each
-    // SYN and SYN-ACK: + 4 × 8 + 24 × 40 B both ways.
-    assert_eq!((f.bytes_up, f.bytes_down), (3_756, 3_420));
+    // 8 quick ACKs each way (2 per connection and end) and 8 B of options on each SYN and
+    // SYN-ACK: + 4 × 8 + 8 × 40 B both ways.
+    assert_eq!((f.bytes_up, f.bytes_down), (3_116, 2_780));
     let tcp = f.tcp.clone().unwrap();
     assert_eq!(
         (tcp.segments_sent, tcp.segments_retransmitted, tcp.rto_count),
-        (118, 0, 0)
+        (86, 0, 0)
     );
     assert_eq!(ns(tcp.setup_s), 649_200_000);
 }

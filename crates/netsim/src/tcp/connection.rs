@@ -397,7 +397,7 @@ impl Connection {
         if self.rto_at.is_some_and(|t| t <= now) {
             self.on_rto(now);
         }
-        self.rcv.on_delack_timeout(now);
+        self.rcv.on_delack_timeout(now, self.rtt.rto());
         if self.cc.pacing.wait.is_some_and(|t| t <= now) {
             // The departure time came: the next `poll_transmit` sends.
             self.cc.pacing.wait = None;

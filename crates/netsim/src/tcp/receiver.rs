@@ -17,9 +17,21 @@
 //! after the previous data (`tcp_event_data_recv`, idle), and when an entirely old segment
 //! arrives (`tcp_data_queue`, `tcp_enter_quickack_mode` for a retransmit). While it is
 //! positive every in-order segment is ACKed at once; every segment sent with the ACK field
-//! (pure ACK or data) spends one (`tcp_event_ack_sent` → `tcp_dec_quickack_mode`). Not
-//! modelled: Linux's cap (16, and half the receive window in MSS), the pingpong
-//! (interactive) mode that suspends quick-ACK, and the adaptive `ato` after the phase.
+//! (pure ACK or data) spends one (`tcp_event_ack_sent` → `tcp_dec_quickack_mode`).
+//!
+//! Pingpong (interactive) mode suspends quick-ACK (`tcp_in_quickack_mode`: `quick &&
+//! !pingpong`), so a request/response connection ACKs its first exchanges at once and then
+//! lets each reply carry the ACK, as Linux does. This end enters it when it sends new data
+//! less than `ato` after the last in-order data arrived (`tcp_event_data_sent`; Linux ≥ 6.0's
+//! `TCP_PINGPONG_THRESH` of 1, and 4.x's boolean, both enter on the first such reply) and
+//! when the peer's FIN moves it to CLOSE-WAIT (`tcp_fin`); it leaves it when a retransmitted
+//! segment forces quick-ACK (`tcp_enter_quickack_mode`) and when the delayed-ACK timer fires
+//! with an ACK pending (`tcp_delack_timer_handler`: "delayed ACK missed"). `ato` follows
+//! `tcp_event_data_recv`: `TCP_ATO_MIN` (40 ms) at the first data, then halved towards the
+//! gaps between arrivals, at most the RTO. It decides pingpong only: the delayed-ACK timeout
+//! stays the constant `delack` of the testbed. Not modelled: Linux's quick-ACK cap (16, and
+//! half the receive window in MSS), the ACK a small read sends outside pingpong
+//! (`tcp_cleanup_rbuf`, `ICSK_ACK_PUSHED`), and the adaptive delayed-ACK timeout.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -52,7 +64,14 @@ pub struct Receiver {
     last_data_at: Option<Instant>,
     /// `timer_wheel_hz` of the delayed-ACK timer (0: exact timer).
     timer_wheel_hz: u32,
+    /// Linux `icsk_ack.ato`, which decides pingpong mode; zero before any data.
+    ato: Duration,
+    /// Interactive mode: quick-ACK suspended (`inet_csk_in_pingpong_mode`).
+    pingpong: bool,
 }
+
+/// Linux `TCP_ATO_MIN` (`HZ/25`): the first `ato`.
+const ATO_MIN: Duration = Duration::from_millis(40);
 
 impl Receiver {
     /// Expects `rcv_nxt` next.
@@ -72,6 +91,8 @@ impl Receiver {
             quick: 0,
             last_data_at: None,
             timer_wheel_hz: 0,
+            ato: Duration::ZERO,
+            pingpong: false,
         }
     }
 
@@ -108,6 +129,31 @@ impl Receiver {
         self.quick = self.quick.max(self.quickack_max);
     }
 
+    /// `tcp_enter_quickack_mode`: quick-ACK forced (a retransmit arrived), pingpong left.
+    fn force_quickack(&mut self) {
+        self.enter_quickack();
+        self.pingpong = false;
+        self.ato = ATO_MIN;
+    }
+
+    /// Whether in-order data is ACKed at once for quick-ACK (`tcp_in_quickack_mode`).
+    fn in_quickack_mode(&self) -> bool {
+        self.quick > 0 && !self.pingpong
+    }
+
+    /// Whether the connection is in pingpong (interactive) mode.
+    pub fn pingpong(&self) -> bool {
+        self.pingpong
+    }
+
+    /// This end sent new data at `now` (`tcp_event_data_sent`): a reply within `ato` of the
+    /// last data received enters pingpong mode.
+    pub fn on_new_data_sent(&mut self, now: Instant) {
+        if self.last_data_at.is_some_and(|t| now - t < self.ato) {
+            self.pingpong = true;
+        }
+    }
+
     /// ACKs still to send at once in the current quick-ACK phase.
     pub fn quickacks_left(&self) -> u32 {
         self.quick
@@ -129,15 +175,29 @@ impl Receiver {
             if seq > self.rcv_nxt {
                 self.ooo.entry(seq).or_insert_with(|| payload.to_vec());
             } else {
-                self.enter_quickack(); // a retransmit of data we have
+                self.force_quickack(); // a retransmit of data we have
             }
             self.ack_now = true; // duplicate or out of order: a dupack at once
             return;
         }
+        // tcp_event_data_recv: the first data starts the delayed-ACK engine; later arrivals
+        // pull `ato` towards their gaps, and a gap above the RTO re-enters quick-ACK.
         match self.last_data_at {
-            None => self.enter_quickack(),
-            Some(t) if now - t > rto => self.enter_quickack(),
-            Some(_) => {}
+            None => {
+                self.enter_quickack();
+                self.ato = ATO_MIN;
+            }
+            Some(t) => {
+                let m = now - t;
+                let half = |d: Duration| Duration::from_nanos(d.as_nanos() / 2);
+                if m <= half(ATO_MIN) {
+                    self.ato = half(self.ato) + half(ATO_MIN);
+                } else if m < self.ato {
+                    self.ato = (half(self.ato) + m).min(rto);
+                } else if m > rto {
+                    self.enter_quickack();
+                }
+            }
         }
         self.last_data_at = Some(now);
         let hole_filled = !self.ooo.is_empty();
@@ -157,7 +217,7 @@ impl Receiver {
         }
         // A FIN that waited behind a hole is reached by hole filling, which ACKs at once.
         self.take_fin(now, true);
-        if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss || self.quick > 0 {
+        if hole_filled || self.rcv_nxt - self.rcv_wup > self.mss || self.in_quickack_mode() {
             self.ack_now = true;
         } else {
             self.arm_delack(now);
@@ -187,6 +247,8 @@ impl Receiver {
             if closing {
                 self.ack_now = true;
             } else {
+                // tcp_fin, ESTABLISHED → CLOSE-WAIT: the application's FIN is expected soon.
+                self.pingpong = true;
                 self.arm_delack(now);
             }
         }
@@ -212,12 +274,20 @@ impl Receiver {
         self.delack_at
     }
 
-    /// The delayed-ACK timer fired: an ACK is due if data is unacknowledged.
-    pub fn on_delack_timeout(&mut self, now: Instant) {
+    /// The delayed-ACK timer fired: an ACK is due if data is unacknowledged. A missed
+    /// delayed ACK leaves pingpong mode; outside it `ato` doubles, at most `rto`
+    /// (`tcp_delack_timer_handler`).
+    pub fn on_delack_timeout(&mut self, now: Instant, rto: Duration) {
         if self.delack_at.is_some_and(|t| t <= now) {
             self.delack_at = None;
             if self.rcv_nxt > self.rcv_wup {
                 self.ack_now = true;
+                if self.pingpong {
+                    self.pingpong = false;
+                    self.ato = ATO_MIN;
+                } else {
+                    self.ato = (self.ato * 2).min(rto);
+                }
             }
         }
     }
@@ -278,9 +348,9 @@ mod tests {
         r.on_data(Instant::from_millis(0), 1, &[1; 6], RTO);
         r.on_data(Instant::from_millis(50), 7, &[2; 5], RTO);
         assert_eq!(r.delack_deadline(), Some(Instant::from_millis(200)));
-        r.on_delack_timeout(Instant::from_millis(199));
+        r.on_delack_timeout(Instant::from_millis(199), RTO);
         assert!(!r.ack_due());
-        r.on_delack_timeout(Instant::from_millis(200));
+        r.on_delack_timeout(Instant::from_millis(200), RTO);
         assert!(r.ack_due());
         let mut buf = [0; 16];
         assert_eq!(r.read(&mut buf), 11);
@@ -300,6 +370,57 @@ mod tests {
         r.on_ack_sent();
         r.on_data(Instant::ZERO, 1, &[0; 256], RTO);
         assert!(r.ack_due(), "an entirely old segment gets a dupack");
+    }
+
+    #[test]
+    fn a_reply_within_ato_enters_pingpong_and_suspends_quickack() {
+        let mut r = rx().with_quickack(16);
+        r.on_data(Instant::from_millis(0), 1, &[0; 60], RTO);
+        assert!(r.ack_due(), "first request: quick-ACK");
+        r.on_ack_sent();
+        // The reply leaves 39 ms after the request (ato is TCP_ATO_MIN, 40 ms): pingpong.
+        r.on_new_data_sent(Instant::from_millis(39));
+        assert!(r.pingpong());
+        assert_eq!(r.quickacks_left(), 15);
+        r.on_data(Instant::from_millis(700), 61, &[0; 60], RTO);
+        assert!(
+            !r.ack_due(),
+            "quick-ACK budget left, but pingpong: the reply carries the ACK"
+        );
+        assert_eq!(r.delack_deadline(), Some(Instant::from_millis(900)));
+        // The delayed ACK fired with the ACK still pending: a missed delayed ACK leaves pingpong.
+        r.on_delack_timeout(Instant::from_millis(900), RTO);
+        assert!(r.ack_due());
+        assert!(!r.pingpong());
+        r.on_ack_sent();
+        r.on_data(Instant::from_millis(1_000), 121, &[0; 60], RTO);
+        assert!(
+            r.ack_due(),
+            "out of pingpong the quick-ACK budget applies again"
+        );
+    }
+
+    #[test]
+    fn a_reply_after_ato_or_before_any_data_keeps_quickack() {
+        let mut r = rx().with_quickack(16);
+        r.on_new_data_sent(Instant::ZERO);
+        assert!(!r.pingpong(), "no data received yet (ato 0)");
+        r.on_data(Instant::from_millis(0), 1, &[0; 60], RTO);
+        r.on_ack_sent();
+        r.on_new_data_sent(Instant::from_millis(40));
+        assert!(!r.pingpong(), "40 ms is not less than ato (40 ms)");
+        // An arrival 30 ms after the last (more than ATO_MIN/2, less than ato) makes ato
+        // 40/2 + 30 = 50 ms.
+        r.on_data(Instant::from_millis(30), 61, &[0; 60], RTO);
+        r.on_ack_sent();
+        r.on_new_data_sent(Instant::from_millis(80));
+        assert!(!r.pingpong(), "50 ms is not less than ato = 50 ms");
+        r.on_new_data_sent(Instant::from_millis(79));
+        assert!(r.pingpong(), "49 ms < ato = 50 ms");
+        // A retransmitted segment forces quick-ACK and leaves pingpong.
+        r.on_data(Instant::from_millis(200), 1, &[0; 60], RTO);
+        assert!(!r.pingpong());
+        assert!(r.ack_due());
     }
 
     #[test]
@@ -371,9 +492,9 @@ mod tests {
         // It fires at the bucket end, not before, and is not pushed back by later data.
         r.on_data(Instant::from_millis(100), 7, &[0; 5], RTO);
         assert_eq!(r.delack_deadline(), Some(Instant::from_millis(212)));
-        r.on_delack_timeout(Instant::from_nanos(211_999_999));
+        r.on_delack_timeout(Instant::from_nanos(211_999_999), RTO);
         assert!(!r.ack_due());
-        r.on_delack_timeout(Instant::from_millis(212));
+        r.on_delack_timeout(Instant::from_millis(212), RTO);
         assert!(r.ack_due());
         r.on_ack_sent();
         // A FIN reached in order in ESTABLISHED arms it too: 1.0005 s = jiffy 250 → 1.204 s.

@@ -213,6 +213,7 @@ impl Connection {
             self.rto_at = Some(self.rto_deadline(now));
         }
         self.lsndtime = now;
+        self.rcv.on_new_data_sent(now);
         self.burst_open = true;
         Some(out)
     }
