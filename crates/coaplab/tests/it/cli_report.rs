@@ -79,8 +79,9 @@ fn page(tmp: &Path) -> PathBuf {
 fn the_page_is_self_contained_and_holds_every_part() {
     let tmp = TempDir::new("report");
     let html = std::fs::read_to_string(page(&tmp.0)).unwrap();
-    // Two panels (buffers) of four charts, plus two trace charts.
-    assert_eq!(html.matches("<svg ").count(), 2 * 4 + 2, "{html}");
+    // The overview (five metrics, buffers on x, one chart each), two panels (buffers) of
+    // five charts, plus two trace charts.
+    assert_eq!(html.matches("<svg ").count(), 5 + 2 * 5 + 2, "{html}");
     for part in [
         "<h2>buffer_bytes=2500</h2>",
         "<h2>buffer_bytes=28200</h2>",
@@ -221,6 +222,7 @@ fn a_parquet_trace_of_run_gets_its_timelines() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("RTO over time"), "no RTO timeline");
     assert!(html.contains("Bottleneck queue"), "no queue timeline");
-    // Two panels (buffers) of four charts, plus the traced run's two.
-    assert_eq!(html.matches("<svg ").count(), 2 * 4 + 2);
+    // The overview's five charts, two panels (buffers) of five charts, plus the traced
+    // run's two.
+    assert_eq!(html.matches("<svg ").count(), 5 + 2 * 5 + 2);
 }

@@ -1,17 +1,21 @@
-//! Timelines of traced runs, when the results directory has them:
+//! Timelines of traced runs, when the results directory has them (what `coaplab run --trace`
+//! writes into `OUT/trace/`, in either `--trace-format`):
 //!
-//! - `trace/<run>/events.parquet` or `events.csv` (what `coaplab run --trace` writes, in either
-//!   `--trace-format`) with columns `time_s, flow, event, rto_s`: the RTO of each flow over time
-//!   (rows with an empty `rto_s` are skipped);
-//! - `trace/<run>/queue.parquet` or `queue.csv` with columns `time_s, queue_bytes`: the
-//!   bottleneck queue (both directions).
+//! - `trace/<run>/events.parquet` or `events.csv`, columns `time_s, flow, rto_s`: the RTO of
+//!   each flow over time, as steps (a value holds until it changes; rows with an empty `rto_s`
+//!   are skipped);
+//! - `trace/<run>/queue.parquet` or `queue.csv`, columns `time_s, queue_bytes` and, when
+//!   present, `link` (one line per direction), `event` and `drop_cause` (drops marked by
+//!   cause);
+//! - `trace/<run>/tcp.parquet` or `tcp.csv`, columns `time_s, flow, connection, side,
+//!   cwnd_segments`: the congestion window per ACK of CoAP over TCP runs.
 //!
-//! Either file may be absent; a directory without `trace/` has no timelines.
+//! Any file may be absent; a directory without `trace/` has no timelines.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::plot::Series;
+use super::plot::{Marks, Series};
 use crate::results::csv;
 
 /// Traced runs shown at most (the first by name).
@@ -25,10 +29,33 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 pub struct Timeline {
     /// The run's directory name under `trace/`.
     pub run: String,
-    /// RTO (s) over time (s), one series per flow.
+    /// The run id (`runNNNNNN`), when the name is one.
+    pub run_id: Option<u64>,
+    /// RTO (s) over time (s), one step series per flow: a value holds until it changes.
     pub rto: Vec<Series>,
-    /// Queue (bytes) over time (s); empty without `queue.csv`.
-    pub queue: Vec<(f64, f64)>,
+    /// Queue (bytes) over time (s), one series per link direction (`up`, `down`), as steps.
+    pub queue: Vec<Series>,
+    /// Drops: `(time, backlog)` per link direction and cause (`down buffer_overflow`).
+    pub drops: Vec<Marks>,
+    /// TCP congestion window (segments) per ACK, one series per flow's connection end.
+    pub cwnd: Vec<Series>,
+}
+
+/// `points` as steps: each value holds until the next one, the last until `end`.
+pub fn steps(points: &[(f64, f64)], end: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(2 * points.len() + 1);
+    for (i, &(t, v)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((t, points[i - 1].1));
+        }
+        out.push((t, v));
+    }
+    if let Some(&(t, v)) = points.last() {
+        if end > t {
+            out.push((end, v));
+        }
+    }
+    out
 }
 
 /// The table `stem`.parquet, else `stem`.csv, as rows of text (header first).
@@ -82,9 +109,9 @@ fn read(path: &Path) -> Option<Vec<Vec<String>>> {
     Some(csv::parse(&text))
 }
 
-/// `(x, y)` of the columns named `x` and `y`, rows with a non-number skipped, and the
-/// column `key` of each row (empty when absent).
-fn columns(records: &[Vec<String>], x: &str, y: &str, key: &str) -> Vec<(String, f64, f64)> {
+/// `(key, x, y)` of the columns named `x` and `y`, rows with a non-number skipped, `key`
+/// the columns `keys` of the row joined by a space (empty when absent).
+fn columns(records: &[Vec<String>], x: &str, y: &str, keys: &[&str]) -> Vec<(String, f64, f64)> {
     let Some((header, rows)) = records.split_first() else {
         return Vec::new();
     };
@@ -92,12 +119,36 @@ fn columns(records: &[Vec<String>], x: &str, y: &str, key: &str) -> Vec<(String,
     let (Some(xc), Some(yc)) = (col(x), col(y)) else {
         return Vec::new();
     };
-    let kc = col(key);
+    let kcs: Vec<Option<usize>> = keys.iter().map(|k| col(k)).collect();
     rows.iter()
         .filter_map(|r| {
             let num = |c: usize| r.get(c)?.parse::<f64>().ok().filter(|v| v.is_finite());
-            let k = kc.and_then(|c| r.get(c)).cloned().unwrap_or_default();
+            let k = kcs
+                .iter()
+                .map(|c| c.and_then(|c| r.get(c)).cloned().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(" ");
             Some((k, num(xc)?, num(yc)?))
+        })
+        .collect()
+}
+
+/// Series of `(key, x, y)` rows, one per key (at most [`MAX_FLOWS`], the first by key order),
+/// as steps to `end`, labelled `prefix key`; colours from `colour0` on.
+fn step_series(rows: Vec<(String, f64, f64)>, end: f64, prefix: &str) -> Vec<Series> {
+    let mut per_key: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for (k, t, v) in rows {
+        if per_key.len() < MAX_FLOWS || per_key.contains_key(&k) {
+            per_key.entry(k).or_default().push((t, v));
+        }
+    }
+    per_key
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, points))| Series {
+            label: format!("{prefix}{k}").trim().to_string(),
+            colour: i,
+            points: steps(&points, end),
         })
         .collect()
 }
@@ -117,31 +168,87 @@ pub fn load(dir: &Path) -> Vec<Timeline> {
         .take(MAX_RUNS)
         .filter_map(|run| {
             let base = dir.join("trace").join(&run);
-            let mut per_flow: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
-            if let Some(events) = read_table(&base, "events") {
-                for (flow, t, rto) in columns(&events, "time_s", "rto_s", "flow") {
-                    let flow: u64 = flow.parse().unwrap_or(0);
-                    if per_flow.len() < MAX_FLOWS || per_flow.contains_key(&flow) {
-                        per_flow.entry(flow).or_default().push((t, rto));
-                    }
+            let events = read_table(&base, "events").unwrap_or_default();
+            let queue = read_table(&base, "queue").unwrap_or_default();
+            let tcp = read_table(&base, "tcp").unwrap_or_default();
+            let rto_rows = columns(&events, "time_s", "rto_s", &["flow"]);
+            let end = [&events, &queue, &tcp]
+                .iter()
+                .flat_map(|t| columns(t, "time_s", "time_s", &[]))
+                .map(|(_, t, _)| t)
+                .fold(0.0, f64::max);
+            // Flows in numeric order: keys padded to equal width.
+            let padded: Vec<(String, f64, f64)> = rto_rows
+                .into_iter()
+                .map(|(k, t, v)| (format!("{k:>10}"), t, v))
+                .collect();
+            let mut rto = step_series(padded, end, "flow ");
+            for s in &mut rto {
+                s.label = s.label.split_whitespace().collect::<Vec<_>>().join(" ");
+            }
+            let queue_rows = columns(&queue, "time_s", "queue_bytes", &["link"]);
+            let queue_series = step_series(queue_rows, end, "");
+            let mut drops: Vec<Marks> = Vec::new();
+            for (k, t, b) in columns(
+                &queue,
+                "time_s",
+                "queue_bytes",
+                &["link", "event", "drop_cause"],
+            ) {
+                let mut parts = k.split(' ');
+                let (link, event, cause) = (
+                    parts.next().unwrap_or(""),
+                    parts.next().unwrap_or(""),
+                    parts.next().unwrap_or(""),
+                );
+                if event != "drop" {
+                    continue;
+                }
+                let label = format!("{link} drop: {cause}");
+                match drops.iter_mut().find(|m| m.label == label) {
+                    Some(m) => m.points.push((t, b)),
+                    None => drops.push(Marks {
+                        colour: if cause == "link_error" {
+                            6
+                        } else {
+                            1 + 2 * usize::from(link == "up")
+                        },
+                        label,
+                        points: vec![(t, b)],
+                    }),
                 }
             }
-            let queue: Vec<(f64, f64)> = read_table(&base, "queue")
-                .map(|q| {
-                    columns(&q, "time_s", "queue_bytes", "")
-                        .into_iter()
-                        .map(|(_, t, b)| (t, b))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let rto: Vec<Series> = per_flow
-                .into_iter()
-                .map(|(flow, points)| Series {
-                    label: format!("flow {flow}"),
-                    points,
-                })
-                .collect();
-            (!rto.is_empty() || !queue.is_empty()).then_some(Timeline { run, rto, queue })
+            let tcp_rows: Vec<(String, f64, f64)> = columns(
+                &tcp,
+                "time_s",
+                "cwnd_segments",
+                &["flow", "connection", "side"],
+            )
+            .into_iter()
+            .map(|(k, t, v)| {
+                let mut p = k.split(' ');
+                let (f, c, side) = (
+                    p.next().unwrap_or(""),
+                    p.next().unwrap_or(""),
+                    p.next().unwrap_or(""),
+                );
+                let f: u64 = f.parse().unwrap_or(0);
+                (format!("{f:>10} conn {c} {side}"), t, v)
+            })
+            .collect();
+            let mut cwnd = step_series(tcp_rows, end, "flow ");
+            for s in &mut cwnd {
+                s.label = s.label.split_whitespace().collect::<Vec<_>>().join(" ");
+            }
+            let run_id = run.strip_prefix("run").and_then(|n| n.parse().ok());
+            (!rto.is_empty() || !queue_series.is_empty() || !cwnd.is_empty()).then_some(Timeline {
+                run,
+                run_id,
+                rto,
+                queue: queue_series,
+                drops,
+                cwnd,
+            })
         })
         .collect()
 }
