@@ -51,6 +51,12 @@ fn page(tmp: &Path) -> PathBuf {
         "time_s,queue_bytes\n0,0\n1,1200\n2,2400\n3,600\n",
     )
     .unwrap();
+    // Expired timers of two flows of run 0 (the documented timers.csv columns).
+    std::fs::write(
+        out.join("timers.csv"),
+        "run,flow,time_s,rto_s,ordinal\n0,0,2.1,2.1,0\n0,0,6.3,4.2,1\n0,1,2.4,2.4,0\n",
+    )
+    .unwrap();
     let p50 = summary_value(&out, "default", "2500", "fct_p50_s");
     let reference = tmp.join("published.toml");
     std::fs::write(
@@ -79,10 +85,23 @@ fn page(tmp: &Path) -> PathBuf {
 fn the_page_is_self_contained_and_holds_every_part() {
     let tmp = TempDir::new("report");
     let html = std::fs::read_to_string(page(&tmp.0)).unwrap();
-    // The overview (five metrics, buffers on x, one chart each), two panels (buffers) of
-    // five charts, plus two trace charts.
-    assert_eq!(html.matches("<svg ").count(), 5 + 2 * 5 + 2, "{html}");
+    // The overview (five metrics, buffers on x, one chart each), the expired-RTO CDF of the
+    // one panel with expiries, two panels (buffers) of five charts, plus two trace charts.
+    assert_eq!(html.matches("<svg ").count(), 5 + 1 + 2 * 5 + 2, "{html}");
+    // The overview comes first and the full table last.
+    let at = |part: &str| html.find(part).unwrap_or_else(|| panic!("{part} missing"));
+    assert!(at("<h2>Overview</h2>") < at("<h2>Expired RTO values</h2>"));
+    assert!(at("<h2>Expired RTO values</h2>") < at("<h2>buffer_bytes=2500</h2>"));
+    assert!(at("<h2>Traced runs</h2>") < at("<h2>Summary</h2>"));
     for part in [
+        "FCT median, 95 % CI",
+        "Expired RTOs per flow (mean)",
+        "Unfinished flows",
+        "buffer (bytes)",
+        "Expired RTOs · buffer_bytes=2500",
+        "FCT vs retransmissions",
+        // The traced run is titled with its cell.
+        "run000001: cc=default · buffer_bytes=2500 · clients=3 · seed=",
         "<h2>buffer_bytes=2500</h2>",
         "<h2>buffer_bytes=28200</h2>",
         "CDF of FCT",
@@ -137,19 +156,19 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
-#[test]
-fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
+/// Loads `html` in headless Chromium (1280 × `height` px): no console message, no failed
+/// load, and a screenshot that is not blank. `false` when chromium is missing (skipped
+/// outside CI; a failure in CI).
+fn chromium_renders(html: &Path, tmp: &Path, height: u32) -> bool {
     let Some(chromium) = chromium() else {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "chromium is missing in CI: scripts/test.sh installs it (apt-get install chromium)"
         );
         eprintln!("skipped: chromium is not installed (apt-get install chromium)");
-        return;
+        return false;
     };
-    let tmp = TempDir::new("report-chromium");
-    let html = page(&tmp.0);
-    let shot = tmp.0.join("shot.png");
+    let shot = tmp.join("shot.png");
     let o = Command::new(chromium)
         .args([
             "--headless",
@@ -158,12 +177,9 @@ fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
             "--hide-scrollbars",
             "--enable-logging=stderr",
             "--v=0",
-            "--window-size=1280,1600",
         ])
-        .arg(format!(
-            "--user-data-dir={}",
-            tmp.0.join("profile").display()
-        ))
+        .arg(format!("--window-size=1280,{height}"))
+        .arg(format!("--user-data-dir={}", tmp.join("profile").display()))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", html.display()))
         .output()
@@ -179,7 +195,7 @@ fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
     let mut reader = png::Decoder::new(file).read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (1280, 1600));
+    assert_eq!((info.width, info.height), (1280, height));
     let channels = info.color_type.samples();
     let pixels = &buf[..info.buffer_size()];
     // Luma per pixel; a blank page is one value everywhere.
@@ -196,6 +212,165 @@ fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
         "{dark} dark pixels of {}",
         luma.len()
     );
+    // Colour: the charts' lines and boxes (Okabe-Ito), not only black text on white.
+    let coloured = pixels
+        .chunks(channels * usize::from(info.bit_depth as u8) / 8)
+        .filter(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            (r - g).abs().max((g - b).abs()).max((r - b).abs()) > 60
+        })
+        .count();
+    assert!(
+        coloured > 200,
+        "{coloured} coloured pixels: no chart drawn?"
+    );
+    true
+}
+
+/// The sweep page (overview, expired RTOs, per cell, fake trace, reference table).
+#[test]
+fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
+    let tmp = TempDir::new("report-chromium");
+    let html = page(&tmp.0);
+    chromium_renders(&html, &tmp.0, 1600);
+}
+
+/// `coaplab report A B`: two runs of one plan (B with another buffer in place of 28,200 B)
+/// paired cell by cell; the page is drawn by Chromium.
+#[test]
+fn two_results_directories_are_compared_cell_by_cell() {
+    let tmp = TempDir::new("report-compare");
+    let scenario = tmp.0.join("tiny.toml");
+    std::fs::write(&scenario, TINY).unwrap();
+    let (a, b) = (tmp.0.join("a"), tmp.0.join("b"));
+    for (out, set) in [
+        (&a, "network.buffer_bytes=[2500, 28200]"),
+        (&b, "network.buffer_bytes=[2500, 1200]"),
+    ] {
+        let o = coaplab(&[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--set",
+            set,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let o = coaplab(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(a.join("compare.html")).unwrap();
+    for part in [
+        "A vs B",
+        "Difference of the median FCT, B − A",
+        "Median FCT, B − A, 95 % paired CI",
+        "<th>95 % CI</th>",
+        "The plans differ",
+        "(B: clients=3 buffer_bytes=1200 loss=none)",
+    ] {
+        assert!(html.contains(part), "{part} missing");
+    }
+    // Four cells (two buffers × two algorithms), each paired with its 2 × 3 flows; the
+    // same buffer gives the same flows: a difference of 0 within [0, 0].
+    assert_eq!(html.matches("<td>6</td>").count(), 4, "{html}");
+    assert!(
+        html.contains("<td>+0.000</td><td>[+0.000, +0.000]</td>"),
+        "{html}"
+    );
+    for forbidden in [
+        "<script", "<link", "<img", "src=", "href=", "url(", "@import",
+    ] {
+        assert!(!html.contains(forbidden), "{forbidden} in the page");
+    }
+    // --against is for one directory.
+    let o = coaplab(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--against",
+        "x.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    chromium_renders(&a.join("compare.html"), &tmp.0, 1000);
+}
+
+/// A traced CoAP-over-TCP and UDP run: RTO steps, the queue per direction, cwnd per ACK,
+/// each run titled with its cell; drawn by Chromium.
+#[test]
+fn traced_runs_are_drawn_with_their_cells() {
+    let tmp = TempDir::new("report-traced");
+    let scenario = tmp.0.join("tcp.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"traced\"\nseed = 5\nreplications = 1\n[network]\nbuffer_bytes = 2500\n\
+         [[flows]]\ncount = 3\ncc = [\"default\", \"tcp-newreno\"]\nexchanges = 5\n",
+    )
+    .unwrap();
+    let out = tmp.0.join("out");
+    let o = coaplab(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--trace-runs",
+        "0,1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = coaplab(&["report", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for part in [
+        "<h3>run000000: cc=default · buffer_bytes=2500 · clients=3 · seed=",
+        "<h3>run000001: cc=tcp-newreno · buffer_bytes=2500 · clients=3 · seed=",
+        "RTO over time · run000000",
+        "Bottleneck queue · run000000",
+        "TCP cwnd per ACK · run000001",
+        ">\nup\n<",
+        ">\ndown\n<",
+    ] {
+        assert!(html.contains(part), "{part} missing");
+    }
+    chromium_renders(&out.join("report.html"), &tmp.0, 1600);
+}
+
+/// A mesh sweep: the thesis's metrics in the overview; drawn by Chromium.
+#[test]
+fn a_mesh_page_has_the_thesis_metrics() {
+    let tmp = TempDir::new("report-mesh");
+    let scenario = tmp.0.join("mesh.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"tiny-mesh\"\nseed = 3\nreplications = 2\nmax_sim_time_s = 60\n\
+         [topology]\nkind = \"mesh\"\nshape = \"grid\"\nrows = 3\ncols = 2\nspacing_m = 10\n\
+         routing = \"static\"\n[[flows]]\ncount = [2, 3]\ncc = [\"default\", \"gst\"]\n\
+         workload = \"continuous\"\nexchanges = 60\ninterval_s = 0.1\n",
+    )
+    .unwrap();
+    let out = tmp.0.join("out");
+    let o = coaplab(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = coaplab(&["report", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for part in [
+        "FCT for 50 exchanges (fct50), median",
+        "CoAP packet delivery ratio (median)",
+        "Transactions per second (median)",
+        "CoAP delay p50 (median)",
+        "Base RTO p50 (median)",
+        "clients (flows)",
+    ] {
+        assert!(html.contains(part), "{part} missing");
+    }
+    chromium_renders(&out.join("report.html"), &tmp.0, 1600);
 }
 
 /// A run traced by `coaplab run --trace` (Parquet, the default format, into OUT/trace) gets its
@@ -223,6 +398,6 @@ fn a_parquet_trace_of_run_gets_its_timelines() {
     assert!(html.contains("RTO over time"), "no RTO timeline");
     assert!(html.contains("Bottleneck queue"), "no queue timeline");
     // The overview's five charts, two panels (buffers) of five charts, plus the traced
-    // run's two.
+    // run's two (no timers.csv: no expired-RTO chart).
     assert_eq!(html.matches("<svg ").count(), 5 + 2 * 5 + 2);
 }

@@ -4,6 +4,7 @@
 //! inline SVG; the page loads nothing (no script, no style sheet, no font, no image file).
 
 pub mod cells;
+pub mod compare;
 pub mod expired;
 pub mod overview;
 pub mod plot;

@@ -396,6 +396,16 @@ pub fn by_x(
                     }
                 )
         });
+        // Differences may be negative: the axis then starts below 0.
+        let min = series
+            .iter()
+            .flat_map(|s| s.values.iter())
+            .map(|v| match *v {
+                Value::Exact { y, ci } => ci.map_or(y, |(lo, _)| lo.min(y)),
+                _ => 0.0,
+            })
+            .fold(0.0, f64::min);
+        let y_bottom = if min < 0.0 { min * 1.05 } else { 0.0 };
         // Room above the largest value for the unbounded marks.
         let y_top = if unbounded { top(max) * 1.1 } else { top(max) };
         let mut chart = ChartBuilder::on(&root)
@@ -403,7 +413,7 @@ pub fn by_x(
             .margin(6)
             .x_label_area_size(40)
             .y_label_area_size(52)
-            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_top)
+            .build_cartesian_2d(-0.5..(n as f64 - 0.5), y_bottom..y_top)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -415,9 +425,17 @@ pub fn by_x(
             .label_style(("sans-serif", 11))
             .draw()
             .map_err(err)?;
+        if y_bottom < 0.0 {
+            chart
+                .draw_series([PathElement::new(
+                    vec![(-0.5, 0.0), (n as f64 - 0.5, 0.0)],
+                    BLACK.stroke_width(1),
+                )])
+                .map_err(err)?;
+        }
         let font = ("sans-serif", 11).into_font().color(&BLACK);
         for (i, label) in x_labels.iter().enumerate() {
-            let (x, y) = chart.backend_coord(&(i as f64, 0.0));
+            let (x, y) = chart.backend_coord(&(i as f64, y_bottom));
             root.draw(&Text::new(
                 label.clone(),
                 (x - 3 * label.chars().count() as i32, y + 6),
@@ -425,7 +443,7 @@ pub fn by_x(
             ))
             .map_err(err)?;
         }
-        let (x, y) = chart.backend_coord(&((n as f64 - 1.0) / 2.0, 0.0));
+        let (x, y) = chart.backend_coord(&((n as f64 - 1.0) / 2.0, y_bottom));
         root.draw(&Text::new(
             x_desc.to_string(),
             (x - 3 * x_desc.chars().count() as i32, y + 22),
