@@ -291,7 +291,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     // 1. The overview.
     let _ = write!(
         page,
-        "<h2>Overview</h2>\n<p class=\"note\">x: {x}; {facets}one line per algorithm; \
+        "<h2 id=\"overview\">Overview</h2>\n<p class=\"note\">x: {x}; {facets}one line per algorithm; \
          bars: 95 % bootstrap interval of the median (summary.csv).</p>\n",
         x = escape(&layout.x.clone().unwrap_or_else(|| "one cell".into())),
         facets = if layout.facet_axes.is_empty() {
@@ -303,7 +303,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     page.push_str(&legend(&layout.algorithms));
     overview_section(&mut page, &layout, &rows, &overview_metrics(&rows, &panels))?;
     // 2. The expired timers' CDF.
-    page.push_str("<h2>Expired RTO values</h2>\n");
+    page.push_str("<h2 id=\"expired\">Expired RTO values</h2>\n");
     match expired::load(dir, &flow_cell, rows.len()) {
         None => page.push_str(
             "<p class=\"note\">No <code>timers.csv</code>: run with <code>[output] timers = \
@@ -434,7 +434,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
         page.push_str(&traced_runs(dir, &run_cells(&rows, &flow_cell, &run_seed))?);
     }
     // 5. The full table.
-    page.push_str("<h2>Summary</h2>\n");
+    page.push_str("<h2 id=\"summary\">Summary</h2>\n");
     page.push_str(&records_table(&display_records(&rows), MAX_TABLE_ROWS));
     page.push_str("</body></html>\n");
     Ok(page)
@@ -482,7 +482,7 @@ fn traced_runs(
     let mut page = String::new();
     if !timelines.is_empty() {
         page.push_str(
-            "<h2>Traced runs</h2>\n<p class=\"note\">RTO and cwnd as steps (a value holds \
+            "<h2 id=\"traced\">Traced runs</h2>\n<p class=\"note\">RTO and cwnd as steps (a value holds \
              until it changes); the queue of each bottleneck direction, drops marked by cause \
              at the backlog they met.</p>\n",
         );

@@ -41,6 +41,43 @@ pub struct Timeline {
     pub cwnd: Vec<Series>,
 }
 
+/// Time buckets of a queue line: its minimum and maximum in each, so that a burst stays
+/// visible however many changes the FIFO had.
+pub const ENVELOPE_BUCKETS: usize = 200;
+
+/// The min/max envelope of a step line over `buckets` equal time buckets of [0, `end`]: per
+/// bucket with points, its minimum then its maximum (in time order of their first
+/// occurrence); the line as it is when it has at most 2 × `buckets` points.
+pub fn envelope(points: &[(f64, f64)], end: f64, buckets: usize) -> Vec<(f64, f64)> {
+    if points.len() <= 2 * buckets || end <= 0.0 {
+        return points.to_vec();
+    }
+    let width = end / buckets as f64;
+    let mut out = Vec::with_capacity(2 * buckets);
+    let mut i = 0;
+    while i < points.len() {
+        let b = ((points[i].0 / width) as usize).min(buckets - 1);
+        let mut j = i;
+        let (mut lo, mut hi) = (points[i], points[i]);
+        while j < points.len() && ((points[j].0 / width) as usize).min(buckets - 1) == b {
+            if points[j].1 < lo.1 {
+                lo = points[j];
+            }
+            if points[j].1 > hi.1 {
+                hi = points[j];
+            }
+            j += 1;
+        }
+        if lo.0 <= hi.0 {
+            out.extend([lo, hi]);
+        } else {
+            out.extend([hi, lo]);
+        }
+        i = j;
+    }
+    out
+}
+
 /// `points` as steps: each value holds until the next one, the last until `end`.
 pub fn steps(points: &[(f64, f64)], end: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::with_capacity(2 * points.len() + 1);
@@ -134,16 +171,15 @@ fn columns(records: &[Vec<String>], x: &str, y: &str, keys: &[&str]) -> Vec<(Str
 }
 
 /// Series of `(key, x, y)` rows, one per key (at most [`MAX_FLOWS`], the first by key order),
-/// as steps to `end`, labelled `prefix key`; colours from `colour0` on.
+/// as steps to `end`, labelled `prefix key`.
 fn step_series(rows: Vec<(String, f64, f64)>, end: f64, prefix: &str) -> Vec<Series> {
     let mut per_key: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for (k, t, v) in rows {
-        if per_key.len() < MAX_FLOWS || per_key.contains_key(&k) {
-            per_key.entry(k).or_default().push((t, v));
-        }
+        per_key.entry(k).or_default().push((t, v));
     }
     per_key
         .into_iter()
+        .take(MAX_FLOWS)
         .enumerate()
         .map(|(i, (k, points))| Series {
             label: format!("{prefix}{k}").trim().to_string(),
@@ -187,7 +223,10 @@ pub fn load(dir: &Path) -> Vec<Timeline> {
                 s.label = s.label.split_whitespace().collect::<Vec<_>>().join(" ");
             }
             let queue_rows = columns(&queue, "time_s", "queue_bytes", &["link"]);
-            let queue_series = step_series(queue_rows, end, "");
+            let mut queue_series = step_series(queue_rows, end, "");
+            for s in &mut queue_series {
+                s.points = envelope(&s.points, end, ENVELOPE_BUCKETS);
+            }
             let mut drops: Vec<Marks> = Vec::new();
             for (k, t, b) in columns(
                 &queue,
@@ -251,4 +290,35 @@ pub fn load(dir: &Path) -> Vec<Timeline> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_hold_until_they_change() {
+        assert_eq!(
+            steps(&[(0.0, 2.0), (1.0, 4.0)], 3.0),
+            [(0.0, 2.0), (1.0, 2.0), (1.0, 4.0), (3.0, 4.0)]
+        );
+        assert!(steps(&[], 1.0).is_empty());
+    }
+
+    #[test]
+    fn the_envelope_keeps_each_buckets_extremes() {
+        let points: Vec<(f64, f64)> = (0..1000)
+            .map(|i| {
+                (
+                    f64::from(i) / 100.0,
+                    if i == 555 { 9000.0 } else { f64::from(i % 3) },
+                )
+            })
+            .collect();
+        let e = envelope(&points, 10.0, 10);
+        assert_eq!(e.len(), 20);
+        assert!(e.contains(&(5.55, 9000.0)));
+        assert_eq!(e.iter().map(|p| p.1).fold(f64::MAX, f64::min), 0.0);
+        assert_eq!(envelope(&points[..5], 10.0, 10).len(), 5);
+    }
 }
