@@ -367,6 +367,9 @@ fn a_mesh_page_has_the_thesis_metrics() {
         "CoAP delay p50 (median)",
         "Base RTO p50 (median)",
         "clients (flows)",
+        // Not traced: positions and radio links only.
+        "Mesh topology (radio links; trace a run for its hops)",
+        ">\nborder-router\n<",
     ] {
         assert!(html.contains(part), "{part} missing");
     }

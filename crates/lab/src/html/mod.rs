@@ -9,6 +9,7 @@ pub mod expired;
 pub mod overview;
 pub mod plot;
 pub mod reference;
+pub mod topology;
 pub mod trace;
 
 use std::fmt::{self, Write as _};
@@ -302,6 +303,15 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     );
     page.push_str(&legend(&layout.algorithms));
     overview_section(&mut page, &layout, &rows, &overview_metrics(&rows, &panels))?;
+    if let Some(t) = topology::load(dir) {
+        page.push_str(
+            "<h3>Topology</h3>\n<p class=\"note\">Node positions of the first combination \
+             (manifest.json; a mobile mesh's start positions), radio links within tx_range_m \
+             (grey), and the hops data frames took in the first traced run (blue, wider with \
+             more frames).</p>\n",
+        );
+        page.push_str(&topology::draw(&t).map_err(plot_err)?);
+    }
     // 2. The expired timers' CDF.
     page.push_str("<h2 id=\"expired\">Expired RTO values</h2>\n");
     match expired::load(dir, &flow_cell, rows.len()) {

@@ -96,7 +96,7 @@ pub fn steps(points: &[(f64, f64)], end: f64) -> Vec<(f64, f64)> {
 }
 
 /// The table `stem`.parquet, else `stem`.csv, as rows of text (header first).
-fn read_table(base: &Path, stem: &str) -> Option<Vec<Vec<String>>> {
+pub(crate) fn read_table(base: &Path, stem: &str) -> Option<Vec<Vec<String>>> {
     read_parquet(&base.join(format!("{stem}.parquet")))
         .or_else(|| read(&base.join(format!("{stem}.csv"))))
 }
