@@ -98,7 +98,6 @@ fn the_page_is_self_contained_and_holds_every_part() {
         "Expired RTOs per flow (mean)",
         "Unfinished flows",
         "buffer (bytes)",
-        "Expired RTOs · buffer_bytes=2500",
         "FCT vs retransmissions",
         // The traced run is titled with its cell.
         "run000001: cc=default · buffer_bytes=2500 · clients=3 · seed=",

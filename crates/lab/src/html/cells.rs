@@ -174,9 +174,12 @@ pub fn settings(row: &SummaryRow) -> Vec<(String, String)> {
 fn group(cells: Vec<Cell>) -> Vec<Panel> {
     let all: Vec<Vec<(String, String)>> = cells.iter().map(|c| settings(&c.row)).collect();
     let varies = |k: usize| all.iter().any(|s| s.get(k) != all[0].get(k));
-    let shown: Vec<usize> = (0..all.first().map_or(0, Vec::len))
-        .filter(|&k| varies(k))
-        .collect();
+    let sweep = cells.first().map_or(0, |c| c.row.sweep.len());
+    let keys = all.first().map_or(0, Vec::len);
+    // A sweep column saying what a named setting says (`count` and `clients`) is left out.
+    let repeats =
+        |k: usize| k < sweep && (sweep..keys).any(|j| all.iter().all(|s| s[k].1 == s[j].1));
+    let shown: Vec<usize> = (0..keys).filter(|&k| varies(k) && !repeats(k)).collect();
     let mut panels: Vec<(Vec<(String, String)>, Panel)> = Vec::new();
     for (cell, s) in cells.into_iter().zip(all.iter()) {
         match panels.iter_mut().find(|(key, _)| key == s) {

@@ -127,10 +127,12 @@ fn overview_section(
         let grid = layout.grid(rows, values);
         for (f, series) in grid.iter().enumerate().take(overview::MAX_FACETS) {
             let facet = layout.facet_title(f);
+            // The metric is the section's heading and the y axis: the facet titles the chart
+            // (a longer title would not fit a small multiple).
             let chart_title = if facet.is_empty() {
                 title.clone()
             } else {
-                format!("{title} · {facet}")
+                facet
             };
             page.push_str(
                 &plot::by_x(&chart_title, &x_desc, &layout.x_values, y_desc, series)
@@ -348,7 +350,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
                 let title = if panel.title.is_empty() {
                     "Expired RTO values".to_string()
                 } else {
-                    format!("Expired RTOs · {}", panel.title)
+                    panel.title.clone()
                 };
                 page.push_str(
                     &plot::lines_small(
