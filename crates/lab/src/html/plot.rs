@@ -233,7 +233,8 @@ pub fn lines_marked(
     )
 }
 
-/// [`lines`] at the size of a small multiple.
+/// [`lines`] at the size of a small multiple, without a legend (the page has one above the
+/// small multiples).
 pub fn lines_small(
     title: &str,
     x_desc: &str,
@@ -311,7 +312,7 @@ fn line_chart(
                 .label(m.label.clone())
                 .legend(move |(x, y)| Cross::new((x + 9, y), 4, c.stroke_width(2)));
         }
-        if !series.is_empty() || !marks.is_empty() {
+        if (!series.is_empty() || !marks.is_empty()) && size.0 > SMALL_WIDTH_PX {
             chart
                 .configure_series_labels()
                 .position(SeriesLabelPosition::LowerRight)
