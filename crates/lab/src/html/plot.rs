@@ -596,14 +596,25 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, spots: &[Spot]) -> Resul
                 .filter_map(|s| s.point)
                 .chain(ellipses.iter().flatten().copied())
         };
-        let x_max = top(all().map(|p| p.0).fold(0.0, f64::max));
-        let y_max = top(all().map(|p| p.1).fold(0.0, f64::max));
+        // The axes span the points and ellipses with 8 % room, from 0 at the lowest
+        // (counts and times are never negative).
+        let span = |v: &dyn Fn((f64, f64)) -> f64| {
+            let (lo, hi) = all()
+                .map(v)
+                .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+            if lo > hi {
+                return 0.0..1.0;
+            }
+            let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.02).max(0.5);
+            (lo - pad).max(0.0)..(hi + pad)
+        };
+        let (xs, ys) = (span(&|p| p.0), span(&|p| p.1));
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 15))
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(56)
-            .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+            .build_cartesian_2d(xs.clone(), ys.clone())
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -612,10 +623,14 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, spots: &[Spot]) -> Resul
             .y_desc(y_desc)
             .draw()
             .map_err(err)?;
+        let font = ("sans-serif", 12).into_font();
+        let mut unplaced = 0;
         for (s, e) in spots.iter().zip(&ellipses) {
             let c = colour(s.colour);
-            // Clipped at 0: counts and times are never negative.
-            let e: Vec<(f64, f64)> = e.iter().map(|&(x, y)| (x.max(0.0), y.max(0.0))).collect();
+            let e: Vec<(f64, f64)> = e
+                .iter()
+                .map(|&(x, y)| (x.clamp(xs.start, xs.end), y.clamp(ys.start, ys.end)))
+                .collect();
             if !e.is_empty() {
                 chart
                     .draw_series([Polygon::new(e.clone(), c.mix(0.15).filled())])
@@ -624,20 +639,27 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, spots: &[Spot]) -> Resul
                     .draw_series([PathElement::new(e, c.stroke_width(1))])
                     .map_err(err)?;
             }
-            chart
-                .draw_series(s.point.map(|p| Circle::new(p, 4, c.filled())))
-                .map_err(err)?
-                .label(s.label.clone())
-                .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
-        }
-        if !spots.is_empty() {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            match s.point {
+                // Each point named next to it, as Pantheon labels its schemes.
+                Some(p) => {
+                    chart
+                        .draw_series([EmptyElement::at(p)
+                            + Circle::new((0, 0), 4, c.filled())
+                            + Text::new(s.label.clone(), (6, -14), font.clone().color(&c))])
+                        .map_err(err)?;
+                }
+                // Not drawn (e.g. an unbounded median): said in the chart's top left corner.
+                None => {
+                    let (x, y) = chart.backend_coord(&(xs.start, ys.end));
+                    root.draw(&Text::new(
+                        s.label.clone(),
+                        (x + 6, y + 4 + 14 * unplaced),
+                        font.clone().color(&c),
+                    ))
+                    .map_err(err)?;
+                    unplaced += 1;
+                }
+            }
         }
         root.present().map_err(err)?;
     }
@@ -710,5 +732,39 @@ mod tests {
         let thinned = thin(&many);
         assert_eq!(thinned.len(), MAX_POINTS + 1);
         assert_eq!(thinned.last(), Some(&(9999.0, 1.0)));
+    }
+
+    #[test]
+    fn the_scatter_names_its_points_and_says_which_are_not_drawn() {
+        // x and y perfectly correlated: the ellipse is a segment along the diagonal.
+        let samples = [(1.0, 2.0), (2.0, 4.0), (3.0, 6.0)];
+        let (mx, my, vx, vy, c) = covariance(&samples).unwrap();
+        assert_eq!((mx, my, vx, vy, c), (2.0, 4.0, 1.0, 4.0, 2.0));
+        let e = ellipse_points((mx, my, vx, vy, c));
+        assert!(e.iter().all(|&(x, y)| (y - 2.0 * x).abs() < 1e-9), "{e:?}");
+        assert_eq!(covariance(&samples[..1]), None);
+        let svg = scatter(
+            "FCT vs retransmissions",
+            "retransmissions per flow",
+            "FCT (s)",
+            &[
+                Spot {
+                    label: "fasor".into(),
+                    colour: 0,
+                    point: Some((2.0, 4.0)),
+                    ellipse: covariance(&samples),
+                },
+                Spot {
+                    label: "default: median FCT unbounded (≥30.0 s)".into(),
+                    colour: 1,
+                    point: None,
+                    ellipse: None,
+                },
+            ],
+        )
+        .unwrap();
+        assert!(svg.contains(">\nfasor\n<"), "{svg}");
+        assert!(svg.contains("median FCT unbounded (≥30.0 s)"), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 1, "{svg}");
     }
 }
