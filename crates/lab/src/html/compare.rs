@@ -11,6 +11,9 @@ use super::{cells, escape, head, legend, overview, plot, read_results, ReportErr
 use crate::results::SummaryRow;
 use crate::stats::{quantile_sorted, Quantile};
 
+/// `((replication, flow), FCT)` of a flow, `None` when unfinished.
+type KeyedFlow = ((u64, u64), Option<f64>);
+
 /// Resamples of the paired bootstrap.
 pub const RESAMPLES: usize = 1000;
 
@@ -103,7 +106,7 @@ pub fn pair(a: &cells::Samples, b: &cells::Samples) -> (Vec<Pair>, Vec<(char, Su
             .map(|(i, r)| (key(r), i))
             .collect()
     };
-    let flows_of = |s: &cells::Samples| -> Vec<Vec<((u64, u64), Option<f64>)>> {
+    let flows_of = |s: &cells::Samples| -> Vec<Vec<KeyedFlow>> {
         let mut out = vec![Vec::new(); s.rows.len()];
         for c in s.panels.iter().flat_map(|p| p.cells.iter()) {
             out[c.index] = c.keyed.clone();
@@ -175,14 +178,14 @@ pub fn render(a: &Path, b: &Path) -> Result<String, ReportError> {
     let (pairs, alone) = pair(&sa, &sb);
     let mut page = head(&format!("coaplab report: {name}, A vs B"));
     let (da, db) = (a.display().to_string(), b.display().to_string());
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<p class=\"note\">A: <code>{}</code>, B: <code>{}</code>. Cells are paired by \
          (combination, cc, workload), flows by (replication, flow): the same seeds. Per cell \
          the median FCT of each (every flow, an unfinished flow a censored value, ≥X when the \
          median is unbounded), the difference B − A (negative: B is faster) and its 95 % \
          paired bootstrap interval ({RESAMPLES} resamples of the paired flows, an unfinished \
-         flow as +∞; an end is unbounded when resamples' medians read unfinished flows).</p>\n",
+         flow as +∞; an end is unbounded when resamples' medians read unfinished flows).</p>",
         escape(&da),
         escape(&db)
     );

@@ -271,7 +271,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     let layout = overview::layout(&rows);
     let colour_of = |cc: &str| layout.algorithms.iter().position(|a| a == cc).unwrap_or(0);
     let mut page = head(&format!("coaplab report: {name}"));
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<p class=\"note\">Results directory <code>{d}</code>: {c} cells, {f} flows. \
          FCT in seconds over every flow, replications pooled; an unfinished flow (gave up, or \
@@ -279,7 +279,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
          every finished FCT, so a percentile that reads one is unbounded (shown ≥X, drawn at \
          the top of its chart as a hollow triangle over a dashed line from its lower bound). \
          Boxes span p25–p75 with the median, whiskers p10–p90, dots min and max; a CDF ends \
-         at the fraction of flows that finished. The full table is at the end.</p>\n",
+         at the fraction of flows that finished. The full table is at the end.</p>",
         d = escape(&dir.display().to_string()),
         c = rows.len(),
         f = rows.iter().map(|r| r.flows).sum::<usize>(),
