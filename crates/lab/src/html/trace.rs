@@ -183,7 +183,8 @@ fn step_series(rows: Vec<(String, f64, f64)>, end: f64, prefix: &str) -> Vec<Ser
         .enumerate()
         .map(|(i, (k, points))| Series {
             label: format!("{prefix}{k}").trim().to_string(),
-            colour: i,
+            // Yellow (the palette's eighth) reads poorly as a thin line on white.
+            colour: i % 7,
             points: steps(&points, end),
         })
         .collect()
@@ -247,10 +248,12 @@ pub fn load(dir: &Path) -> Vec<Timeline> {
                 match drops.iter_mut().find(|m| m.label == label) {
                     Some(m) => m.points.push((t, b)),
                     None => drops.push(Marks {
-                        colour: if cause == "link_error" {
-                            6
-                        } else {
-                            1 + 2 * usize::from(link == "up")
+                        // Apart from the queue lines' colours (blue, vermillion).
+                        colour: match (cause, link) {
+                            ("link_error", "up") => 5,
+                            ("link_error", _) => 2,
+                            (_, "up") => 3,
+                            _ => 6,
                         },
                         label,
                         points: vec![(t, b)],
