@@ -50,9 +50,11 @@ fn numeric(values: &[&str]) -> bool {
 pub fn layout(rows: &[SummaryRow]) -> Layout {
     let all: Vec<Vec<(String, String)>> = rows.iter().map(settings).collect();
     let keys = all.first().map_or(0, Vec::len);
-    // The named settings first (they come last in `settings`), then the sweep columns.
+    // The sweep columns first (what the scenario varies, e.g. `shape` rather than the
+    // `clients` it implies), then the named settings; a named setting with the very values of
+    // a sweep column takes its place below (`clients` for a swept `count`).
     let sweep = rows.first().map_or(0, |r| r.sweep.len());
-    let order: Vec<usize> = (sweep..keys).chain(0..sweep).collect();
+    let order: Vec<usize> = (0..sweep).chain(sweep..keys).collect();
     let value = |r: usize, k: usize| all[r][k].1.as_str();
     let same_partition = |a: usize, b: usize| {
         let mut ab: HashMap<&str, &str> = HashMap::new();
@@ -65,8 +67,13 @@ pub fn layout(rows: &[SummaryRow]) -> Layout {
     let mut kept: Vec<usize> = Vec::new();
     for &k in &order {
         let varies = (0..all.len()).any(|r| value(r, k) != value(0, k));
-        if varies && !kept.iter().any(|&j| same_partition(j, k)) {
-            kept.push(k);
+        if !varies {
+            continue;
+        }
+        match kept.iter().position(|&j| same_partition(j, k)) {
+            None => kept.push(k),
+            Some(i) if (0..all.len()).all(|r| value(r, kept[i]) == value(r, k)) => kept[i] = k,
+            Some(_) => {}
         }
     }
     let distinct = |k: usize| -> Vec<String> {
@@ -285,6 +292,19 @@ mod tests {
         let grid = l.grid(&rows, &values);
         assert_eq!(grid.len(), 2);
         assert_eq!(grid[1][0].values[0], exact(Some(8.0)));
+        // A swept `shape` implying the number of clients: the facets are the shapes.
+        let mut shaped = rows.clone();
+        for r in &mut shaped {
+            let shape = match r.clients.as_str() {
+                "10" => "chain",
+                "50" => "flower",
+                _ => "grid",
+            };
+            r.sweep = vec![("shape".into(), shape.into())];
+        }
+        let l2 = layout(&shaped);
+        assert_eq!(l2.x.as_deref(), Some("buffer_bytes"));
+        assert_eq!(l2.facet_axes, ["shape"]);
         // One cell: no axis varies.
         let l = layout(&rows[..1]);
         assert_eq!((l.x, l.x_values.len(), l.facets.len()), (None, 1, 1));
