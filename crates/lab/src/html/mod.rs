@@ -121,9 +121,16 @@ fn overview_section(
     let x_desc = layout
         .x
         .as_deref()
-        .map_or_else(|| "all cells".to_string(), overview::axis_desc);
+        .map_or_else(|| "algorithm".to_string(), overview::axis_desc);
+    // One chart per metric (no facets): the charts side by side, each titled by its metric.
+    let single = layout.facets.len() <= 1;
+    if single {
+        page.push_str("<div class=\"charts\">\n");
+    }
     for (title, y_desc, values) in metrics {
-        let _ = write!(page, "<h3>{}</h3>\n<div class=\"charts\">\n", escape(title));
+        if !single {
+            let _ = write!(page, "<h3>{}</h3>\n<div class=\"charts\">\n", escape(title));
+        }
         let grid = layout.grid(rows, values);
         for (f, series) in grid.iter().enumerate().take(overview::MAX_FACETS) {
             let facet = layout.facet_title(f);
@@ -139,7 +146,9 @@ fn overview_section(
                     .map_err(ReportError::Plot)?,
             );
         }
-        page.push_str("</div>\n");
+        if !single {
+            page.push_str("</div>\n");
+        }
         if grid.len() > overview::MAX_FACETS {
             let _ = writeln!(
                 page,
@@ -147,6 +156,9 @@ fn overview_section(
                 grid.len() - overview::MAX_FACETS
             );
         }
+    }
+    if single {
+        page.push_str("</div>\n");
     }
     Ok(())
 }
@@ -296,7 +308,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
         page,
         "<h2 id=\"overview\">Overview</h2>\n<p class=\"note\">x: {x}; {facets}one line per algorithm; \
          bars: 95 % bootstrap interval of the median (summary.csv).</p>\n",
-        x = escape(&layout.x.clone().unwrap_or_else(|| "one cell".into())),
+        x = escape(&layout.x.clone().unwrap_or_else(|| "the algorithm".into())),
         facets = if layout.facet_axes.is_empty() {
             String::new()
         } else {

@@ -18,7 +18,8 @@ pub const MAX_FACETS: usize = 24;
 /// How the cells are laid out: the x axis and the facets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
-    /// The x axis's name (`None`: every cell at one position) and its values, in order.
+    /// The x axis's name; `None` when nothing but the algorithm varies (the x positions are
+    /// then the algorithms).
     pub x: Option<String>,
     /// The x positions' values.
     pub x_values: Vec<String>,
@@ -95,7 +96,14 @@ pub fn layout(rows: &[SummaryRow]) -> Layout {
                 .copied()
                 .max_by_key(|&k| (distinct(k).len(), std::cmp::Reverse(k_rank(&order, k))))
         });
-    let mut x_values = x.map(distinct).unwrap_or_else(|| vec![String::new()]);
+    let mut algorithms: Vec<String> = Vec::new();
+    for r in rows {
+        if !algorithms.contains(&r.cc) {
+            algorithms.push(r.cc.clone());
+        }
+    }
+    // Nothing but the algorithm varies: the algorithms are the x positions.
+    let mut x_values = x.map(distinct).unwrap_or_else(|| algorithms.clone());
     if x_values.iter().all(|v| v.parse::<f64>().is_ok()) {
         x_values.sort_by(|a, b| {
             a.parse::<f64>()
@@ -112,12 +120,6 @@ pub fn layout(rows: &[SummaryRow]) -> Layout {
             .collect();
         if !facets.contains(&f) {
             facets.push(f);
-        }
-    }
-    let mut algorithms: Vec<String> = Vec::new();
-    for r in rows {
-        if !algorithms.contains(&r.cc) {
-            algorithms.push(r.cc.clone());
         }
     }
     Layout {
@@ -148,8 +150,9 @@ impl Layout {
     pub fn place(&self, row: &SummaryRow) -> Option<(usize, usize, usize)> {
         let s = settings(row);
         let get = |name: &str| s.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let a = self.algorithms.iter().position(|c| *c == row.cc)?;
         let x = match &self.x {
-            None => 0,
+            None => a,
             Some(name) => self
                 .x_values
                 .iter()
@@ -164,7 +167,6 @@ impl Layout {
             .facets
             .iter()
             .position(|v| v.iter().map(String::as_str).eq(facet.iter().copied()))?;
-        let a = self.algorithms.iter().position(|c| *c == row.cc)?;
         Some((f, x, a))
     }
 
@@ -305,9 +307,11 @@ mod tests {
         let l2 = layout(&shaped);
         assert_eq!(l2.x.as_deref(), Some("buffer_bytes"));
         assert_eq!(l2.facet_axes, ["shape"]);
-        // One cell: no axis varies.
-        let l = layout(&rows[..1]);
-        assert_eq!((l.x, l.x_values.len(), l.facets.len()), (None, 1, 1));
+        // Only the algorithm varies: the algorithms are the x positions.
+        let l = layout(&rows[..2]);
+        assert_eq!((l.x.clone(), l.facets.len()), (None, 1));
+        assert_eq!(l.x_values, ["default", "fasor"]);
+        assert_eq!(l.place(&rows[1]), Some((0, 1, 1)));
     }
 
     #[test]

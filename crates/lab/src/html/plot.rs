@@ -451,7 +451,19 @@ pub fn by_x(
             ("sans-serif", 12).into_font().color(&BLACK),
         ))
         .map_err(err)?;
-        let k = series.len().max(1) as f64;
+        // Offset only where several series share an x position.
+        let crowded = (0..n).any(|i| {
+            series
+                .iter()
+                .filter(|s| s.values.get(i).is_some_and(|v| *v != Value::Missing))
+                .count()
+                > 1
+        });
+        let k = if crowded {
+            series.len().max(1) as f64
+        } else {
+            1.0
+        };
         let width = 0.3_f64.min(0.08 * k);
         for (j, s) in series.iter().enumerate() {
             let c = colour(s.colour);
