@@ -25,19 +25,35 @@ fn summary_value(dir: &Path, cc: &str, buffer: &str, column: &str) -> String {
         .unwrap()
 }
 
-/// Runs TINY, adds a traced run's timelines, writes the page; returns the page's path.
-fn page(tmp: &Path) -> PathBuf {
-    let scenario = tmp.join("tiny.toml");
-    std::fs::write(&scenario, TINY).unwrap();
-    let out = tmp.join("out");
-    let o = coaplab(&[
+/// Writes `scenario` into `tmp`, runs it into `out` with `extra` arguments (quietly).
+fn run_scenario(tmp: &Path, scenario: &str, out: &Path, extra: &[&str]) {
+    let file = tmp.join("scenario.toml");
+    std::fs::write(&file, scenario).unwrap();
+    let mut args = vec![
         "run",
-        scenario.to_str().unwrap(),
+        file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
         "--quiet",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = coaplab(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// `coaplab report DIRS...`; the page written (`page` in the first directory).
+fn report(dirs: &[&Path], page: &str) -> String {
+    let mut args = vec!["report"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    let o = coaplab(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::read_to_string(dirs[0].join(page)).unwrap()
+}
+
+/// Runs TINY, adds a traced run's timelines, writes the page; returns the page's path.
+fn page(tmp: &Path) -> PathBuf {
+    let out = tmp.join("out");
+    run_scenario(tmp, TINY, &out, &[]);
     // The documented trace layout (docs/report.md).
     let trace = out.join("trace").join("run000001");
     std::fs::create_dir_all(&trace).unwrap();
@@ -239,27 +255,20 @@ fn chromium_loads_the_page_without_console_errors_and_it_is_not_blank() {
 #[test]
 fn two_results_directories_are_compared_cell_by_cell() {
     let tmp = TempDir::new("report-compare");
-    let scenario = tmp.0.join("tiny.toml");
-    std::fs::write(&scenario, TINY).unwrap();
     let (a, b) = (tmp.0.join("a"), tmp.0.join("b"));
-    for (out, set) in [
-        (&a, "network.buffer_bytes=[2500, 28200]"),
-        (&b, "network.buffer_bytes=[2500, 1200]"),
-    ] {
-        let o = coaplab(&[
-            "run",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-            "--set",
-            set,
-        ]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-    }
-    let o = coaplab(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let html = std::fs::read_to_string(a.join("compare.html")).unwrap();
+    run_scenario(
+        &tmp.0,
+        TINY,
+        &a,
+        &["--set", "network.buffer_bytes=[2500, 28200]"],
+    );
+    run_scenario(
+        &tmp.0,
+        TINY,
+        &b,
+        &["--set", "network.buffer_bytes=[2500, 1200]"],
+    );
+    let html = report(&[&a, &b], "compare.html");
     for part in [
         "A vs B",
         "Difference of the median FCT, B − A",
@@ -299,27 +308,12 @@ fn two_results_directories_are_compared_cell_by_cell() {
 #[test]
 fn traced_runs_are_drawn_with_their_cells() {
     let tmp = TempDir::new("report-traced");
-    let scenario = tmp.0.join("tcp.toml");
-    std::fs::write(
-        &scenario,
-        "name = \"traced\"\nseed = 5\nreplications = 1\n[network]\nbuffer_bytes = 2500\n\
-         [[flows]]\ncount = 3\ncc = [\"default\", \"tcp-newreno\"]\nexchanges = 5\n",
-    )
-    .unwrap();
     let out = tmp.0.join("out");
-    let o = coaplab(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--trace-runs",
-        "0,1",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let o = coaplab(&["report", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let scenario =
+        "name = \"traced\"\nseed = 5\nreplications = 1\n[network]\nbuffer_bytes = 2500\n\
+                    [[flows]]\ncount = 3\ncc = [\"default\", \"tcp-newreno\"]\nexchanges = 5\n";
+    run_scenario(&tmp.0, scenario, &out, &["--trace-runs", "0,1"]);
+    let html = report(&[&out], "report.html");
     for part in [
         "<h3>run000000: cc=default · buffer_bytes=2500 · clients=3 · seed=",
         "<h3>run000001: cc=tcp-newreno · buffer_bytes=2500 · clients=3 · seed=",
@@ -338,27 +332,13 @@ fn traced_runs_are_drawn_with_their_cells() {
 #[test]
 fn a_mesh_page_has_the_thesis_metrics() {
     let tmp = TempDir::new("report-mesh");
-    let scenario = tmp.0.join("mesh.toml");
-    std::fs::write(
-        &scenario,
-        "name = \"tiny-mesh\"\nseed = 3\nreplications = 2\nmax_sim_time_s = 60\n\
+    let out = tmp.0.join("out");
+    let scenario = "name = \"tiny-mesh\"\nseed = 3\nreplications = 2\nmax_sim_time_s = 60\n\
          [topology]\nkind = \"mesh\"\nshape = \"grid\"\nrows = 3\ncols = 2\nspacing_m = 10\n\
          routing = \"static\"\n[[flows]]\ncount = [2, 3]\ncc = [\"default\", \"gst\"]\n\
-         workload = \"continuous\"\nexchanges = 60\ninterval_s = 0.1\n",
-    )
-    .unwrap();
-    let out = tmp.0.join("out");
-    let o = coaplab(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let o = coaplab(&["report", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+         workload = \"continuous\"\nexchanges = 60\ninterval_s = 0.1\n";
+    run_scenario(&tmp.0, scenario, &out, &[]);
+    let html = report(&[&out], "report.html");
     for part in [
         "FCT for 50 exchanges (fct50), median",
         "CoAP packet delivery ratio (median)",
@@ -380,23 +360,10 @@ fn a_mesh_page_has_the_thesis_metrics() {
 #[test]
 fn a_parquet_trace_of_run_gets_its_timelines() {
     let tmp = TempDir::new("report-parquet");
-    let scenario = tmp.0.join("tiny.toml");
-    std::fs::write(&scenario, TINY).unwrap();
     let out = tmp.0.join("out");
-    let o = coaplab(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--trace-runs",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    run_scenario(&tmp.0, TINY, &out, &["--trace-runs", "0"]);
     assert!(out.join("trace/run000000/events.parquet").exists());
-    let o = coaplab(&["report", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let html = report(&[&out], "report.html");
     assert!(html.contains("RTO over time"), "no RTO timeline");
     assert!(html.contains("Bottleneck queue"), "no queue timeline");
     // The overview's five charts, two panels (buffers) of five charts, plus the traced

@@ -365,11 +365,12 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
                     panel.title.clone()
                 };
                 page.push_str(
-                    &plot::lines_small(
+                    &plot::line_chart(
+                        plot::Size::Small,
                         &title,
-                        "expired RTO (s)",
-                        "fraction of expiries",
+                        ("expired RTO (s)", "fraction of expiries"),
                         &series,
+                        &[],
                         true,
                     )
                     .map_err(plot_err)?,
@@ -524,41 +525,19 @@ fn traced_runs(
             escape(&t.run),
             escape(&cell)
         );
-        if !t.rto.is_empty() {
+        let none: &[plot::Marks] = &[];
+        for (name, y_desc, series, marks) in [
+            ("RTO over time", "RTO (s)", &t.rto, none),
+            ("Bottleneck queue", "queue (bytes)", &t.queue, &t.drops[..]),
+            ("TCP cwnd per ACK", "cwnd (segments)", &t.cwnd, none),
+        ] {
+            if series.is_empty() {
+                continue;
+            }
+            let title = format!("{name} · {}", t.run);
             page.push_str(
-                &plot::lines(
-                    &format!("RTO over time · {}", t.run),
-                    "time (s)",
-                    "RTO (s)",
-                    &t.rto,
-                    false,
-                )
-                .map_err(err)?,
-            );
-        }
-        if !t.queue.is_empty() {
-            page.push_str(
-                &plot::lines_marked(
-                    &format!("Bottleneck queue · {}", t.run),
-                    "time (s)",
-                    "queue (bytes)",
-                    &t.queue,
-                    &t.drops,
-                    false,
-                )
-                .map_err(err)?,
-            );
-        }
-        if !t.cwnd.is_empty() {
-            page.push_str(
-                &plot::lines(
-                    &format!("TCP cwnd per ACK · {}", t.run),
-                    "time (s)",
-                    "cwnd (segments)",
-                    &t.cwnd,
-                    false,
-                )
-                .map_err(err)?,
+                &plot::lines_marked(&title, "time (s)", y_desc, series, marks, false)
+                    .map_err(err)?,
             );
         }
         page.push_str("</div>\n");

@@ -2,6 +2,8 @@
 //! file is loaded and the page needs nothing from the network).
 
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 use crate::stats::{censored_quantile, Quantile};
@@ -39,6 +41,45 @@ pub struct Series {
 
 fn err(e: impl std::fmt::Display) -> String {
     format!("plot: {e}")
+}
+
+/// The chart's legend (its series' labels) in a white box at `position`.
+pub(crate) fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
+}
+
+/// A chart on linear axes `xs` × `ys` with a title, light grid and axis descriptions.
+fn xy_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    (x_desc, y_desc): (&str, &str),
+    xs: std::ops::Range<f64>,
+    ys: std::ops::Range<f64>,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 15))
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(56)
+        .build_cartesian_2d(xs, ys)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
 }
 
 /// The Okabe–Ito palette (colour-blind safe), in the order series take it; yellow last, as it
@@ -223,37 +264,22 @@ pub fn lines_marked(
     marks: &[Marks],
     unit_y: bool,
 ) -> Result<String, String> {
-    line_chart(
-        (WIDTH_PX, HEIGHT_PX),
-        title,
-        (x_desc, y_desc),
-        series,
-        marks,
-        unit_y,
-    )
+    line_chart(Size::Full, title, (x_desc, y_desc), series, marks, unit_y)
 }
 
-/// [`lines`] at the size of a small multiple, without a legend (the page has one above the
-/// small multiples).
-pub fn lines_small(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    series: &[Series],
-    unit_y: bool,
-) -> Result<String, String> {
-    line_chart(
-        (SMALL_WIDTH_PX, SMALL_HEIGHT_PX),
-        title,
-        (x_desc, y_desc),
-        series,
-        &[],
-        unit_y,
-    )
+/// Chart sizes: a full chart, or a small multiple (without a legend of its own: the page has
+/// one above the small multiples).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Size {
+    /// [`WIDTH_PX`] × [`HEIGHT_PX`].
+    Full,
+    /// A small multiple.
+    Small,
 }
 
-fn line_chart(
-    size: (u32, u32),
+/// A line chart of `series` with `marks` over it, at `size` (see [`lines`], [`lines_marked`]).
+pub fn line_chart(
+    size: Size,
     title: &str,
     (x_desc, y_desc): (&str, &str),
     series: &[Series],
@@ -262,7 +288,11 @@ fn line_chart(
 ) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let pixels = match size {
+            Size::Full => (WIDTH_PX, HEIGHT_PX),
+            Size::Small => (SMALL_WIDTH_PX, SMALL_HEIGHT_PX),
+        };
+        let root = SVGBackend::with_string(&mut svg, pixels).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let all = || {
             series
@@ -276,20 +306,7 @@ fn line_chart(
         } else {
             top(all().map(|p| p.1).fold(0.0, f64::max))
         };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 15))
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(56)
-            .build_cartesian_2d(0.0..top(x_max), 0.0..y_max)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .max_light_lines(1)
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .draw()
-            .map_err(err)?;
+        let mut chart = xy_chart(&root, title, (x_desc, y_desc), 0.0..top(x_max), 0.0..y_max)?;
         for s in series {
             let c = colour(s.colour);
             chart
@@ -312,14 +329,8 @@ fn line_chart(
                 .label(m.label.clone())
                 .legend(move |(x, y)| Cross::new((x + 9, y), 4, c.stroke_width(2)));
         }
-        if (!series.is_empty() || !marks.is_empty()) && size.0 > SMALL_WIDTH_PX {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+        if (!series.is_empty() || !marks.is_empty()) && size == Size::Full {
+            legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         }
         root.present().map_err(err)?;
     }
@@ -621,20 +632,7 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, spots: &[Spot]) -> Resul
             (lo - pad).max(0.0)..(hi + pad)
         };
         let (xs, ys) = (span(&|p| p.0), span(&|p| p.1));
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 15))
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(56)
-            .build_cartesian_2d(xs.clone(), ys.clone())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .max_light_lines(1)
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .draw()
-            .map_err(err)?;
+        let mut chart = xy_chart(&root, title, (x_desc, y_desc), xs.clone(), ys.clone())?;
         let font = ("sans-serif", 12).into_font();
         let mut unplaced = 0;
         for (s, e) in spots.iter().zip(&ellipses) {

@@ -213,13 +213,7 @@ pub fn draw(t: &Topology) -> Result<String, String> {
                     )])
                 .map_err(|e| err(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| err(&e))?;
+        super::plot::legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
