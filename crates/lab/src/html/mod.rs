@@ -1,7 +1,10 @@
-//! `coaplab report`: one self-contained HTML page of a results directory: the summary
-//! table, per cell FCT box plots and CDFs, retransmissions and unnecessary retransmissions
-//! per flow, timelines of traced runs, and a comparison with reference numbers. Charts are
-//! inline SVG; the page loads nothing (no script, no style sheet, no font, no image file).
+//! `coaplab report`: one self-contained HTML page of a results directory: an overview of each
+//! metric across the swept axes (one line per algorithm, small multiples per remaining axis),
+//! the CDF of the expired RTO values, per group of cells FCT box plots and CDFs,
+//! retransmissions and unnecessary retransmissions per flow and an FCT–retransmissions
+//! scatter, timelines of traced runs, a mesh's topology, a comparison with reference numbers,
+//! and the summary table last; or ([`compare`]) two results directories side by side. Charts
+//! are inline SVG; the page loads nothing (no script, no style sheet, no font, no image file).
 
 pub mod cells;
 pub mod compare;
