@@ -19,6 +19,8 @@ pub struct Cell {
     pub unnecessary: Vec<f64>,
     /// Expired retransmission timers per flow (`expired_rtos`), ascending.
     pub expired: Vec<f64>,
+    /// The largest expired timer of each flow that had one (`rto_max_s`), in file order.
+    pub rto_max: Vec<f64>,
     /// `(retransmissions, FCT)` of each completed flow, in file order.
     pub pairs: Vec<(f64, f64)>,
     /// `((replication, flow), FCT)` of every flow, `None` when unfinished: pairs a flow with
@@ -79,6 +81,7 @@ pub fn samples(flows_csv: &str) -> Samples {
         col("retransmissions"),
         col("unnecessary_retransmissions"),
     );
+    let rto_max = col("rto_max_s");
     let (seed, run, flow, replication, expired) = (
         col("seed"),
         col("run"),
@@ -98,6 +101,7 @@ pub fn samples(flows_csv: &str) -> Samples {
             retransmissions: Vec::new(),
             unnecessary: Vec::new(),
             expired: Vec::new(),
+            rto_max: Vec::new(),
             pairs: Vec::new(),
             keyed: Vec::new(),
             index: 0,
@@ -138,6 +142,7 @@ pub fn samples(flows_csv: &str) -> Samples {
         cells[i].retransmissions.extend(num(rexmit));
         cells[i].unnecessary.extend(num(unnec));
         cells[i].expired.extend(num(expired));
+        cells[i].rto_max.extend(num(rto_max));
     }
     for c in &mut cells {
         for v in [
