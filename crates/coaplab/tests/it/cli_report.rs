@@ -335,7 +335,7 @@ fn a_mesh_page_has_the_thesis_metrics() {
     let out = tmp.0.join("out");
     let scenario = "name = \"tiny-mesh\"\nseed = 3\nreplications = 2\nmax_sim_time_s = 60\n\
          [topology]\nkind = \"mesh\"\nshape = \"grid\"\nrows = 3\ncols = 2\nspacing_m = 10\n\
-         routing = \"static\"\n[[flows]]\ncount = [2, 3]\ncc = [\"default\", \"gst\"]\n\
+         routing = \"static\"\n[output]\nexchanges = true\n[[flows]]\ncount = [2, 3]\ncc = [\"default\", \"gst\"]\n\
          workload = \"continuous\"\nexchanges = 60\ninterval_s = 0.1\n";
     run_scenario(&tmp.0, scenario, &out, &[]);
     let html = report(&[&out], "report.html");
@@ -348,6 +348,9 @@ fn a_mesh_page_has_the_thesis_metrics() {
         "clients (flows)",
         // Not traced: positions and radio links only.
         "Mesh topology (radio links; trace a run for its hops)",
+        // exchanges.csv: the delay and base-RTO CDFs.
+        "CoAP delay and base RTO",
+        "fraction of exchanges",
         ">\nborder-router\n<",
     ] {
         assert!(html.contains(part), "{part} missing");

@@ -77,13 +77,26 @@ pub fn load(
     flow_cell: &HashMap<(u64, u64), usize>,
     rows: usize,
 ) -> Option<Vec<Histogram>> {
-    let file = std::fs::File::open(dir.join("timers.csv")).ok()?;
+    load_column(dir, "timers.csv", "rto_s", flow_cell, rows)
+}
+
+/// The histograms of column `column` of `dir/file` (a results CSV with `run` and `flow`
+/// columns, such as `timers.csv` or a mesh's `exchanges.csv`) per summary row, streamed; rows
+/// with an empty or non-numeric value are skipped. `None` when the file or a column is missing.
+pub fn load_column(
+    dir: &Path,
+    file: &str,
+    column: &str,
+    flow_cell: &HashMap<(u64, u64), usize>,
+    rows: usize,
+) -> Option<Vec<Histogram>> {
+    let file = std::fs::File::open(dir.join(file)).ok()?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let header: Vec<&str> = line.trim_end().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n);
-    let (run, flow, rto) = (col("run")?, col("flow")?, col("rto_s")?);
+    let (run, flow, rto) = (col("run")?, col("flow")?, col(column)?);
     let mut out = vec![Histogram::default(); rows];
     let mut last: Option<((u64, u64), Option<usize>)> = None;
     loop {

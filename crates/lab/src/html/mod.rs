@@ -359,43 +359,35 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     };
     let _ = writeln!(page, "<p class=\"note\">{note}</p>");
     page.push_str(&legend(&layout.algorithms));
-    page.push_str("<div class=\"charts\">\n");
-    let mut drawn = 0;
-    for panel in panels.iter().take(MAX_PANELS) {
-        let series: Vec<plot::Series> = panel
-            .cells
-            .iter()
-            .filter(|c| hists[c.index].total > 0)
-            .map(|c| plot::Series {
-                label: c.row.cc.clone(),
-                colour: colour_of(&c.row.cc),
-                points: hists[c.index].cdf(),
-            })
-            .collect();
-        if series.is_empty() {
-            continue;
-        }
-        drawn += 1;
-        let title = if panel.title.is_empty() {
-            "Expired RTO values".to_string()
-        } else {
-            panel.title.clone()
-        };
-        page.push_str(
-            &plot::line_chart(
-                plot::Size::Small,
-                &title,
-                (x_desc, y_desc),
-                &series,
-                &[],
-                true,
-            )
-            .map_err(plot_err)?,
-        );
-    }
-    page.push_str("</div>\n");
+    let drawn = cdf_charts(&mut page, &panels, &hists, (x_desc, y_desc), &colour_of)?;
     if drawn == 0 {
         page.push_str("<p class=\"note\">No timer expired.</p>\n");
+    }
+    // A mesh's exchanges.csv: the thesis's delay and base-RTO CDFs.
+    let delays = expired::load_column(dir, "exchanges.csv", "delay_s", &flow_cell, rows.len());
+    let bases = expired::load_column(dir, "exchanges.csv", "rto_base_s", &flow_cell, rows.len());
+    if let (Some(delays), Some(bases)) = (delays, bases) {
+        page.push_str(
+            "<h2 id=\"exchanges\">CoAP delay and base RTO</h2>\n<p class=\"note\">CDFs over \
+             every ended exchange (exchanges.csv), per algorithm: the CoAP delay (original sent \
+             → first answer; failed exchanges have none) and the base RTO right after the \
+             exchange; values binned to 1.2 %.</p>\n",
+        );
+        page.push_str(&legend(&layout.algorithms));
+        cdf_charts(
+            &mut page,
+            &panels,
+            &delays,
+            ("CoAP delay (s)", "fraction of exchanges"),
+            &colour_of,
+        )?;
+        cdf_charts(
+            &mut page,
+            &panels,
+            &bases,
+            ("base RTO (s)", "fraction of exchanges"),
+            &colour_of,
+        )?;
     }
     // 3. Per group of cells.
     for panel in panels.iter().take(MAX_PANELS) {
@@ -478,6 +470,54 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     page.push_str(&records_table(&display_records(&rows), MAX_TABLE_ROWS));
     page.push_str("</body></html>\n");
     Ok(page)
+}
+
+/// One small CDF chart per group of cells of the histograms `hists` (per summary row), one
+/// line per algorithm, in a row of charts; returns how many were drawn (groups without values
+/// are left out).
+fn cdf_charts(
+    page: &mut String,
+    panels: &[cells::Panel],
+    hists: &[expired::Histogram],
+    (x_desc, y_desc): (&str, &str),
+    colour_of: &dyn Fn(&str) -> usize,
+) -> Result<usize, ReportError> {
+    page.push_str("<div class=\"charts\">\n");
+    let mut drawn = 0;
+    for panel in panels.iter().take(MAX_PANELS) {
+        let series: Vec<plot::Series> = panel
+            .cells
+            .iter()
+            .filter(|c| hists[c.index].total > 0)
+            .map(|c| plot::Series {
+                label: c.row.cc.clone(),
+                colour: colour_of(&c.row.cc),
+                points: hists[c.index].cdf(),
+            })
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        drawn += 1;
+        let title = if panel.title.is_empty() {
+            x_desc.to_string()
+        } else {
+            panel.title.clone()
+        };
+        page.push_str(
+            &plot::line_chart(
+                plot::Size::Small,
+                &title,
+                (x_desc, y_desc),
+                &series,
+                &[],
+                true,
+            )
+            .map_err(ReportError::Plot)?,
+        );
+    }
+    page.push_str("</div>\n");
+    Ok(drawn)
 }
 
 /// The FCT–retransmissions scatter of a group of cells: per algorithm the medians and the
