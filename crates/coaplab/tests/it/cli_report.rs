@@ -50,6 +50,23 @@ fn report(dirs: &[&Path], page: &str) -> String {
     std::fs::read_to_string(dirs[0].join(page)).unwrap()
 }
 
+/// `scenario` run (with `extra` arguments) in a new temporary directory and its page: the
+/// directory, the results directory and the page.
+fn run_and_report(name: &str, scenario: &str, extra: &[&str]) -> (TempDir, PathBuf, String) {
+    let tmp = TempDir::new(name);
+    let out = tmp.0.join("out");
+    run_scenario(&tmp.0, scenario, &out, extra);
+    let html = report(&[&out], "report.html");
+    (tmp, out, html)
+}
+
+/// Every one of `parts` is in `html`.
+fn assert_holds(html: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(html.contains(part), "{part} missing");
+    }
+}
+
 /// Runs TINY, adds a traced run's timelines, writes the page; returns the page's path.
 fn page(tmp: &Path) -> PathBuf {
     let out = tmp.join("out");
@@ -307,54 +324,50 @@ fn two_results_directories_are_compared_cell_by_cell() {
 /// each run titled with its cell; drawn by Chromium.
 #[test]
 fn traced_runs_are_drawn_with_their_cells() {
-    let tmp = TempDir::new("report-traced");
-    let out = tmp.0.join("out");
     let scenario =
         "name = \"traced\"\nseed = 5\nreplications = 1\n[network]\nbuffer_bytes = 2500\n\
                     [[flows]]\ncount = 3\ncc = [\"default\", \"tcp-newreno\"]\nexchanges = 5\n";
-    run_scenario(&tmp.0, scenario, &out, &["--trace-runs", "0,1"]);
-    let html = report(&[&out], "report.html");
-    for part in [
-        "<h3>run000000: cc=default · buffer_bytes=2500 · clients=3 · seed=",
-        "<h3>run000001: cc=tcp-newreno · buffer_bytes=2500 · clients=3 · seed=",
-        "RTO over time · run000000",
-        "Bottleneck queue · run000000",
-        "TCP cwnd per ACK · run000001",
-        ">\nup\n<",
-        ">\ndown\n<",
-    ] {
-        assert!(html.contains(part), "{part} missing");
-    }
+    let (tmp, out, html) = run_and_report("report-traced", scenario, &["--trace-runs", "0,1"]);
+    assert_holds(
+        &html,
+        &[
+            "<h3>run000000: cc=default · buffer_bytes=2500 · clients=3 · seed=",
+            "<h3>run000001: cc=tcp-newreno · buffer_bytes=2500 · clients=3 · seed=",
+            "RTO over time · run000000",
+            "Bottleneck queue · run000000",
+            "TCP cwnd per ACK · run000001",
+            ">\nup\n<",
+            ">\ndown\n<",
+        ],
+    );
     chromium_renders(&out.join("report.html"), &tmp.0, 1600);
 }
 
 /// A mesh sweep: the thesis's metrics in the overview; drawn by Chromium.
 #[test]
 fn a_mesh_page_has_the_thesis_metrics() {
-    let tmp = TempDir::new("report-mesh");
-    let out = tmp.0.join("out");
     let scenario = "name = \"tiny-mesh\"\nseed = 3\nreplications = 2\nmax_sim_time_s = 60\n\
          [topology]\nkind = \"mesh\"\nshape = \"grid\"\nrows = 3\ncols = 2\nspacing_m = 10\n\
          routing = \"static\"\n[output]\nexchanges = true\n[[flows]]\ncount = [2, 3]\ncc = [\"default\", \"gst\"]\n\
          workload = \"continuous\"\nexchanges = 60\ninterval_s = 0.1\n";
-    run_scenario(&tmp.0, scenario, &out, &[]);
-    let html = report(&[&out], "report.html");
-    for part in [
-        "FCT for 50 exchanges (fct50), median",
-        "CoAP packet delivery ratio (median)",
-        "Transactions per second (median)",
-        "CoAP delay p50 (median)",
-        "Base RTO p50 (median)",
-        "clients (flows)",
-        // Not traced: positions and radio links only.
-        "Mesh topology (radio links; trace a run for its hops)",
-        // exchanges.csv: the delay and base-RTO CDFs.
-        "CoAP delay and base RTO",
-        "fraction of exchanges",
-        ">\nborder-router\n<",
-    ] {
-        assert!(html.contains(part), "{part} missing");
-    }
+    let (tmp, out, html) = run_and_report("report-mesh", scenario, &[]);
+    assert_holds(
+        &html,
+        &[
+            "FCT for 50 exchanges (fct50), median",
+            "CoAP packet delivery ratio (median)",
+            "Transactions per second (median)",
+            "CoAP delay p50 (median)",
+            "Base RTO p50 (median)",
+            "clients (flows)",
+            // Not traced: positions and radio links only.
+            "Mesh topology (radio links; trace a run for its hops)",
+            // exchanges.csv: the delay and base-RTO CDFs.
+            "CoAP delay and base RTO",
+            "fraction of exchanges",
+            ">\nborder-router\n<",
+        ],
+    );
     chromium_renders(&out.join("report.html"), &tmp.0, 1600);
 }
 
@@ -362,11 +375,8 @@ fn a_mesh_page_has_the_thesis_metrics() {
 /// RTO and queue timelines in the page, read from the Parquet tables themselves.
 #[test]
 fn a_parquet_trace_of_run_gets_its_timelines() {
-    let tmp = TempDir::new("report-parquet");
-    let out = tmp.0.join("out");
-    run_scenario(&tmp.0, TINY, &out, &["--trace-runs", "0"]);
+    let (_tmp, out, html) = run_and_report("report-parquet", TINY, &["--trace-runs", "0"]);
     assert!(out.join("trace/run000000/events.parquet").exists());
-    let html = report(&[&out], "report.html");
     assert!(html.contains("RTO over time"), "no RTO timeline");
     assert!(html.contains("Bottleneck queue"), "no queue timeline");
     // The overview's five charts, two panels (buffers) of five charts, plus the traced
