@@ -75,9 +75,10 @@ enum Command {
     /// Run a server and a client command in two network namespaces joined by the emulated
     /// link (netsim's link model in real time, on TUN devices); print the link statistics.
     Emulate(Box<cmd::emulate::Args>),
-    /// Write one self-contained HTML page of a results directory: summary table, FCT box
-    /// plots and CDFs, retransmissions per flow, traced timelines, and with --against a
-    /// comparison with reference numbers.
+    /// Write one self-contained HTML page of a results directory: each metric across the
+    /// sweep per algorithm, expired-RTO CDFs, FCT box plots, CDFs and scatters per cell, traced
+    /// timelines, the summary table, and with --against a comparison with reference numbers;
+    /// or of two directories of one plan (A B), their paired differences.
     Report(cmd::report::Args),
     /// Serve /data/N over HTTP/1.1 and h2c (HTTP/2 with prior knowledge) on one TCP port,
     /// optionally with minimal headers (--iot) and TCP Fast Open (--tfo), until SIGINT/SIGTERM.

@@ -6,12 +6,20 @@ use std::process::ExitCode;
 /// Arguments of `coaplab report`.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "\
-The page (RESULTS_DIR/report.html unless --out) holds the summary table, per group of cells
-FCT box plots (box p25-p75 with the median, whiskers p10-p90, dots min and max), CDFs of
-FCT, retransmissions and unnecessary retransmissions per flow; the RTO and the bottleneck
-queue over time of traced runs (RESULTS_DIR/trace/RUN/events.csv and queue.csv); and with
---against, a table of ours vs the reference, the difference and whether it is within
-tolerance. Charts are inline SVG: the page loads nothing from anywhere.
+The page (RESULTS_DIR/report.html unless --out) opens with an overview: each metric (median
+FCT with its 95 % CI, retransmissions, unnecessary retransmissions and expired RTOs per flow,
+unfinished flows; on a mesh the thesis's metrics) against the numeric sweep axis with the most
+values, one line per algorithm, one chart per value of the other axes. Then the CDF of the
+expired RTO values per algorithm (RESULTS_DIR/timers.csv), per group of cells FCT box plots
+(box p25-p75 with the median, whiskers p10-p90, dots min and max), CDFs of FCT,
+retransmissions and unnecessary retransmissions per flow and an FCT-retransmissions scatter
+(medians, 1-sigma ellipses); the RTO, the queue per direction with drops and TCP cwnd of traced
+runs (RESULTS_DIR/trace/RUN/); with --against, a table of ours vs the reference; the summary
+table last. Charts are inline SVG: the page loads nothing from anywhere.
+
+With two directories (coaplab report A B; A/compare.html unless --out): cells paired by
+combination, flows by replication and flow (the same seeds), the median FCT of each, B - A and
+its 95 % paired bootstrap interval, as charts across the sweep and as a table.
 
 REFERENCE FILE (--against), TOML:
   [[reference]]
@@ -26,6 +34,7 @@ REFERENCE FILE (--against), TOML:
 EXAMPLES:
   coaplab report results/quickstart-20260101-120000
   coaplab report results/tcp-cal --against scenarios/reference/pesola-table6.toml
+  coaplab report results/before results/after
 
 See docs/report.md.")]
 pub(crate) struct Args {
@@ -33,6 +42,10 @@ pub(crate) struct Args {
     /// trace/ when present).
     #[arg(value_name = "RESULTS_DIR")]
     results: PathBuf,
+    /// A second results directory of the same plan: the page compares the two, cell by cell
+    /// (B − A of the median FCT with its paired bootstrap interval).
+    #[arg(value_name = "RESULTS_DIR_B")]
+    other: Option<PathBuf>,
     /// Compare the summary with the reference numbers of this TOML file.
     #[arg(long, value_name = "published.toml")]
     against: Option<PathBuf>,
@@ -42,11 +55,24 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
+    if args.other.is_some() && args.against.is_some() {
+        eprintln!("coaplab report: --against applies to one results directory, not to two");
+        return ExitCode::FAILURE;
+    }
+    let default_name = if args.other.is_some() {
+        "compare.html"
+    } else {
+        "report.html"
+    };
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| args.results.join("report.html"));
-    let page = match coaplab_lab::html::render(&args.results, args.against.as_deref()) {
+        .unwrap_or_else(|| args.results.join(default_name));
+    let page = match &args.other {
+        Some(b) => coaplab_lab::html::compare::render(&args.results, b),
+        None => coaplab_lab::html::render(&args.results, args.against.as_deref()),
+    };
+    let page = match page {
         Ok(page) => page,
         Err(e) => {
             eprintln!("coaplab report: {e}");

@@ -1,11 +1,18 @@
-//! `coaplab report`: one self-contained HTML page of a results directory: the summary
-//! table, per cell FCT box plots and CDFs, retransmissions and unnecessary retransmissions
-//! per flow, timelines of traced runs, and a comparison with reference numbers. Charts are
-//! inline SVG; the page loads nothing (no script, no style sheet, no font, no image file).
+//! `coaplab report`: one self-contained HTML page of a results directory: an overview of each
+//! metric across the swept axes (one line per algorithm, small multiples per remaining axis),
+//! the CDF of the expired RTO values, per group of cells FCT box plots and CDFs,
+//! retransmissions and unnecessary retransmissions per flow and an FCT–retransmissions
+//! scatter, timelines of traced runs, a mesh's topology, a comparison with reference numbers,
+//! and the summary table last; or ([`compare`]) two results directories side by side. Charts
+//! are inline SVG; the page loads nothing (no script, no style sheet, no font, no image file).
 
 pub mod cells;
+pub mod compare;
+pub mod expired;
+pub mod overview;
 pub mod plot;
 pub mod reference;
+pub mod topology;
 pub mod trace;
 
 use std::fmt::{self, Write as _};
@@ -63,21 +70,13 @@ const STYLE: &str = "body{font-family:sans-serif;margin:1.5em;color:#222}\
 table{border-collapse:collapse;font-size:12px;margin-bottom:1em}\
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}\
 .ok{background:#d9f2d9}.bad{background:#f8d7d7}.na{background:#eee}\
-.wide{overflow-x:auto}.charts{display:flex;flex-wrap:wrap;gap:8px}h2{margin-top:1.5em}.note{color:#555;font-size:13px}";
+.wide{overflow-x:auto}.charts{display:flex;flex-wrap:wrap;gap:8px}h2{margin-top:1.5em}.note{color:#555;font-size:13px}.legend span{margin-right:1em}";
 
-/// The page for results directory `dir`, compared with the reference file `against`.
-pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError> {
+/// Reads `dir/flows.csv` and the scenario's name.
+fn read_results(dir: &Path) -> Result<(String, String), ReportError> {
     let flows_path = dir.join("flows.csv");
     let flows = std::fs::read_to_string(&flows_path)
         .map_err(|e| ReportError::Read(flows_path.clone(), e))?;
-    let references = match against {
-        None => None,
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| ReportError::Read(p.to_path_buf(), e))?;
-            Some(reference::parse(&text).map_err(|e| ReportError::Reference(p.to_path_buf(), e))?)
-        }
-    };
     let name = std::fs::read_to_string(dir.join("manifest.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -87,20 +86,215 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
                 .map(str::to_string)
         })
         .unwrap_or_else(|| dir.display().to_string());
-    let (rows, panels) = cells::panels(&flows);
-    let mut page = String::new();
-    let title = format!("coaplab report: {name}");
-    let _ = write!(
-        page,
+    Ok((flows, name))
+}
+
+/// The page's head and title.
+fn head(title: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n\
-         <p class=\"note\">Results directory <code>{d}</code>: {c} cells, {f} flows. \
+         <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
+        t = escape(title)
+    )
+}
+
+/// The legend of the algorithms' colours (the same in every chart of the page).
+fn legend(algorithms: &[String]) -> String {
+    let mut out = String::from("<p class=\"legend\">");
+    for (i, a) in algorithms.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<span><b style=\"color:{}\">&#9632;</b> {}</span> ",
+            plot::colour_hex(i),
+            escape(a)
+        );
+    }
+    out.push_str("</p>\n");
+    out
+}
+
+/// The charts of `metrics` (title, y axis, value per summary row) across the layout: a
+/// heading, then one small multiple per facet.
+fn overview_section(
+    page: &mut String,
+    layout: &overview::Layout,
+    rows: &[SummaryRow],
+    metrics: &[(String, String, Vec<plot::Value>)],
+) -> Result<(), ReportError> {
+    let x_desc = layout
+        .x
+        .as_deref()
+        .map_or_else(|| "algorithm".to_string(), overview::axis_desc);
+    // One chart per metric (no facets): the charts side by side, each titled by its metric.
+    let single = layout.facets.len() <= 1;
+    if single {
+        page.push_str("<div class=\"charts\">\n");
+    }
+    for (title, y_desc, values) in metrics {
+        if !single {
+            let _ = write!(page, "<h3>{}</h3>\n<div class=\"charts\">\n", escape(title));
+        }
+        let grid = layout.grid(rows, values);
+        for (f, series) in grid.iter().enumerate().take(overview::MAX_FACETS) {
+            let facet = layout.facet_title(f);
+            // The metric is the section's heading and the y axis: the facet titles the chart
+            // (a longer title would not fit a small multiple).
+            let chart_title = if facet.is_empty() {
+                title.clone()
+            } else {
+                facet
+            };
+            page.push_str(
+                &plot::by_x(&chart_title, &x_desc, &layout.x_values, y_desc, series)
+                    .map_err(ReportError::Plot)?,
+            );
+        }
+        if !single {
+            page.push_str("</div>\n");
+        }
+        if grid.len() > overview::MAX_FACETS {
+            let _ = writeln!(
+                page,
+                "<p class=\"note\">{} more panels are in the summary table only.</p>",
+                grid.len() - overview::MAX_FACETS
+            );
+        }
+    }
+    if single {
+        page.push_str("</div>\n");
+    }
+    Ok(())
+}
+
+/// The overview's metrics: per summary row, the median FCT with its interval, the means per
+/// flow of retransmissions, unnecessary retransmissions and expired timers, the unfinished
+/// flows, and on a mesh the thesis's metrics.
+fn overview_metrics(
+    rows: &[SummaryRow],
+    panels: &[cells::Panel],
+) -> Vec<(String, String, Vec<plot::Value>)> {
+    let mut by_index: Vec<Option<&cells::Cell>> = vec![None; rows.len()];
+    for c in panels.iter().flat_map(|p| p.cells.iter()) {
+        by_index[c.index] = Some(c);
+    }
+    let per_cell = |f: &dyn Fn(&cells::Cell) -> plot::Value| -> Vec<plot::Value> {
+        by_index
+            .iter()
+            .map(|c| c.map_or(plot::Value::Missing, f))
+            .collect()
+    };
+    let mesh = rows.iter().any(|r| r.fct50.is_some());
+    let mut metrics = vec![(
+        "FCT median, 95 % CI".to_string(),
+        "FCT (s)".to_string(),
+        rows.iter().map(overview::fct_median).collect(),
+    )];
+    if mesh {
+        metrics.push((
+            "FCT for 50 exchanges (fct50), median".to_string(),
+            "fct50 (s)".to_string(),
+            rows.iter()
+                .map(|r| overview::quantile_value(r.fct50.and_then(|(m, _)| m), None))
+                .collect(),
+        ));
+    }
+    metrics.extend([
+        (
+            "Retransmissions per flow (mean)".to_string(),
+            "retransmissions".to_string(),
+            per_cell(&|c| overview::mean(&c.retransmissions)),
+        ),
+        (
+            "Unnecessary retransmissions per flow (mean)".to_string(),
+            "unnecessary retransmissions".to_string(),
+            per_cell(&|c| overview::mean(&c.unnecessary)),
+        ),
+        (
+            "Expired RTOs per flow (mean)".to_string(),
+            "expired timers".to_string(),
+            per_cell(&|c| overview::mean(&c.expired)),
+        ),
+        (
+            "Unfinished flows".to_string(),
+            "unfinished (% of flows)".to_string(),
+            rows.iter()
+                .map(|r| {
+                    overview::exact(
+                        (r.flows > 0).then(|| (r.flows - r.n) as f64 * 100.0 / r.flows as f64),
+                    )
+                })
+                .collect(),
+        ),
+    ]);
+    if mesh {
+        for (column, title, unit) in [
+            (
+                "coap_pdr_median",
+                "CoAP packet delivery ratio (median)",
+                "PDR (0–1)",
+            ),
+            (
+                "transactions_per_s_median",
+                "Transactions per second (median)",
+                "transactions/s",
+            ),
+            ("delay_p50_s_median", "CoAP delay p50 (median)", "delay (s)"),
+            ("rto_base_p50_s_median", "Base RTO p50 (median)", "RTO (s)"),
+            (
+                "retransmissions_per_run",
+                "Retransmissions per run (mean)",
+                "retransmissions",
+            ),
+        ] {
+            metrics.push((
+                title.to_string(),
+                unit.to_string(),
+                rows.iter()
+                    .map(|r| {
+                        overview::exact(
+                            r.mesh
+                                .iter()
+                                .find(|(c, _)| c == column)
+                                .and_then(|(_, v)| *v),
+                        )
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    metrics
+}
+
+/// The page for results directory `dir`, compared with the reference file `against`.
+pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError> {
+    let (flows, name) = read_results(dir)?;
+    let references = match against {
+        None => None,
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| ReportError::Read(p.to_path_buf(), e))?;
+            Some(reference::parse(&text).map_err(|e| ReportError::Reference(p.to_path_buf(), e))?)
+        }
+    };
+    let cells::Samples {
+        rows,
+        panels,
+        flow_cell,
+        run_seed,
+    } = cells::samples(&flows);
+    drop(flows);
+    let layout = overview::layout(&rows);
+    let colour_of = |cc: &str| layout.algorithms.iter().position(|a| a == cc).unwrap_or(0);
+    let mut page = head(&format!("coaplab report: {name}"));
+    let _ = writeln!(
+        page,
+        "<p class=\"note\">Results directory <code>{d}</code>: {c} cells, {f} flows. \
          FCT in seconds over every flow, replications pooled; an unfinished flow (gave up, or \
          cut by the time cap) counts as a censored value: at least its elapsed time, above \
          every finished FCT, so a percentile that reads one is unbounded (shown ≥X, drawn at \
-         the top of its chart). Boxes span p25–p75 with the median, whiskers p10–p90, dots \
-         min and max; a CDF ends at the fraction of flows that finished.</p>\n",
-        t = escape(&title),
+         the top of its chart as a hollow triangle over a dashed line from its lower bound). \
+         Boxes span p25–p75 with the median, whiskers p10–p90, dots min and max; a CDF ends \
+         at the fraction of flows that finished. The full table is at the end.</p>",
         d = escape(&dir.display().to_string()),
         c = rows.len(),
         f = rows.iter().map(|r| r.flows).sum::<usize>(),
@@ -111,9 +305,91 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     if let Some(warning) = crate::report::unfinished_warning(&rows) {
         let _ = writeln!(page, "<p class=\"bad\">{}</p>", escape(&warning));
     }
-    page.push_str("<h2>Summary</h2>\n");
-    page.push_str(&records_table(&display_records(&rows), MAX_TABLE_ROWS));
     let plot_err = ReportError::Plot;
+    // 1. The overview.
+    let _ = write!(
+        page,
+        "<h2 id=\"overview\">Overview</h2>\n<p class=\"note\">x: {x}; {facets}one line per algorithm; \
+         bars: 95 % bootstrap interval of the median (summary.csv).</p>\n",
+        x = escape(&layout.x.clone().unwrap_or_else(|| "the algorithm".into())),
+        facets = if layout.facet_axes.is_empty() {
+            String::new()
+        } else {
+            format!("one chart per {}; ", escape(&layout.facet_axes.join(" × ")))
+        },
+    );
+    page.push_str(&legend(&layout.algorithms));
+    overview_section(&mut page, &layout, &rows, &overview_metrics(&rows, &panels))?;
+    if let Some(t) = topology::load(dir) {
+        page.push_str(
+            "<h3>Topology</h3>\n<p class=\"note\">Node positions of the first combination \
+             (manifest.json; a mobile mesh's start positions), radio links within tx_range_m \
+             (grey), and the hops data frames took in the first traced run (blue, wider with \
+             more frames).</p>\n",
+        );
+        page.push_str(&topology::draw(&t).map_err(plot_err)?);
+    }
+    // 2. The expired timers' CDF.
+    page.push_str("<h2 id=\"expired\">Expired RTO values</h2>\n");
+    // From timers.csv (every expiry), else the largest expiry of each flow (flows.csv).
+    let (hists, note, x_desc, y_desc) = match expired::load(dir, &flow_cell, rows.len()) {
+        Some(hists) => (
+            hists,
+            "CDF of the armed value (after dithering, backoff and caps) of every expired CoAP \
+             retransmission timer (timers.csv), per algorithm, as in the FASOR paper's Fig. 10; \
+             values binned to 1.2 %.",
+            "expired RTO (s)",
+            "fraction of expiries",
+        ),
+        None => {
+            let mut hists = vec![expired::Histogram::default(); rows.len()];
+            for c in panels.iter().flat_map(|p| p.cells.iter()) {
+                c.rto_max.iter().for_each(|&x| hists[c.index].push(x));
+            }
+            (
+                hists,
+                "No <code>timers.csv</code> (run with <code>[output] timers = true</code>, or \
+                 <code>--set output.timers=true</code>, for every expiry): the CDF of the largest \
+                 expired timer of each flow that had one (<code>rto_max_s</code> of flows.csv; \
+                 TCP flows too), per algorithm; values binned to 1.2 %.",
+                "largest expired RTO per flow (s)",
+                "fraction of flows with one",
+            )
+        }
+    };
+    let _ = writeln!(page, "<p class=\"note\">{note}</p>");
+    page.push_str(&legend(&layout.algorithms));
+    let drawn = cdf_charts(&mut page, &panels, &hists, (x_desc, y_desc), &colour_of)?;
+    if drawn == 0 {
+        page.push_str("<p class=\"note\">No timer expired.</p>\n");
+    }
+    // A mesh's exchanges.csv: the thesis's delay and base-RTO CDFs.
+    let delays = expired::load_column(dir, "exchanges.csv", "delay_s", &flow_cell, rows.len());
+    let bases = expired::load_column(dir, "exchanges.csv", "rto_base_s", &flow_cell, rows.len());
+    if let (Some(delays), Some(bases)) = (delays, bases) {
+        page.push_str(
+            "<h2 id=\"exchanges\">CoAP delay and base RTO</h2>\n<p class=\"note\">CDFs over \
+             every ended exchange (exchanges.csv), per algorithm: the CoAP delay (original sent \
+             → first answer; failed exchanges have none) and the base RTO right after the \
+             exchange; values binned to 1.2 %.</p>\n",
+        );
+        page.push_str(&legend(&layout.algorithms));
+        cdf_charts(
+            &mut page,
+            &panels,
+            &delays,
+            ("CoAP delay (s)", "fraction of exchanges"),
+            &colour_of,
+        )?;
+        cdf_charts(
+            &mut page,
+            &panels,
+            &bases,
+            ("base RTO (s)", "fraction of exchanges"),
+            &colour_of,
+        )?;
+    }
+    // 3. Per group of cells.
     for panel in panels.iter().take(MAX_PANELS) {
         let heading = if panel.title.is_empty() {
             "All cells".to_string()
@@ -135,6 +411,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
                     let (sorted, censored) = pick(c);
                     plot::Box {
                         label: &c.row.cc,
+                        colour: colour_of(&c.row.cc),
                         sorted,
                         censored,
                     }
@@ -150,6 +427,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
             .iter()
             .map(|c| plot::Series {
                 label: c.row.cc.clone(),
+                colour: colour_of(&c.row.cc),
                 points: plot::cdf_points(&c.fct_s, c.row.flows),
             })
             .collect();
@@ -173,6 +451,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
             )
             .map_err(plot_err)?,
         );
+        page.push_str(&scatter(panel, &colour_of).map_err(plot_err)?);
         page.push_str("</div>\n");
     }
     if panels.len() > MAX_PANELS {
@@ -182,36 +461,180 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
             panels.len() - MAX_PANELS
         );
     }
-    let timelines = trace::load(dir);
-    if !timelines.is_empty() {
-        page.push_str("<h2>Traced runs</h2>\n");
+    // 4. Traced runs.
+    if dir.join("trace").is_dir() {
+        page.push_str(&traced_runs(dir, &run_cells(&rows, &flow_cell, &run_seed))?);
     }
+    // 5. The full table.
+    page.push_str("<h2 id=\"summary\">Summary</h2>\n");
+    page.push_str(&records_table(&display_records(&rows), MAX_TABLE_ROWS));
+    page.push_str("</body></html>\n");
+    Ok(page)
+}
+
+/// One small CDF chart per group of cells of the histograms `hists` (per summary row), one
+/// line per algorithm, in a row of charts; returns how many were drawn (groups without values
+/// are left out).
+fn cdf_charts(
+    page: &mut String,
+    panels: &[cells::Panel],
+    hists: &[expired::Histogram],
+    (x_desc, y_desc): (&str, &str),
+    colour_of: &dyn Fn(&str) -> usize,
+) -> Result<usize, ReportError> {
+    page.push_str("<div class=\"charts\">\n");
+    let mut drawn = 0;
+    for panel in panels.iter().take(MAX_PANELS) {
+        let series: Vec<plot::Series> = panel
+            .cells
+            .iter()
+            .filter(|c| hists[c.index].total > 0)
+            .map(|c| plot::Series {
+                label: c.row.cc.clone(),
+                colour: colour_of(&c.row.cc),
+                points: hists[c.index].cdf(),
+            })
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        drawn += 1;
+        let title = if panel.title.is_empty() {
+            x_desc.to_string()
+        } else {
+            panel.title.clone()
+        };
+        page.push_str(
+            &plot::line_chart(
+                plot::Size::Small,
+                &title,
+                (x_desc, y_desc),
+                &series,
+                &[],
+                true,
+            )
+            .map_err(ReportError::Plot)?,
+        );
+    }
+    page.push_str("</div>\n");
+    Ok(drawn)
+}
+
+/// The FCT–retransmissions scatter of a group of cells: per algorithm the medians and the
+/// 1-sigma covariance ellipse over its completed flows (Pantheon's summary of schemes). A
+/// median FCT that unfinished flows leave unbounded is not drawn as a point: the legend says
+/// `median FCT unbounded (≥X s)`.
+fn scatter(panel: &cells::Panel, colour_of: &dyn Fn(&str) -> usize) -> Result<String, String> {
+    let mut spots = Vec::new();
+    for c in &panel.cells {
+        let rexmit = crate::stats::quantile_sorted(&c.retransmissions, 0.5);
+        let median = c.row.fct_s.map(|q| q[3]);
+        let (label, point) = match (median, rexmit) {
+            (Some(crate::stats::Quantile::Exact(y)), Some(x)) => (c.row.cc.clone(), Some((x, y))),
+            (Some(crate::stats::Quantile::AtLeast(y)), _) => (
+                format!("{}: median FCT unbounded (≥{y:.1} s)", c.row.cc),
+                None,
+            ),
+            _ => (format!("{}: no completed flow", c.row.cc), None),
+        };
+        spots.push(plot::Spot {
+            label,
+            colour: colour_of(&c.row.cc),
+            point,
+            ellipse: plot::covariance(&c.pairs),
+        });
+    }
+    plot::scatter(
+        "FCT vs retransmissions (median, 1σ ellipse over flows)",
+        "retransmissions per flow",
+        "FCT (s)",
+        &spots,
+    )
+}
+
+/// The traced runs' section (empty without `trace/`): each run titled with its cell
+/// (`run_cells`: run id → algorithm, buffer, clients, seed).
+fn traced_runs(
+    dir: &Path,
+    run_cells: &std::collections::HashMap<u64, String>,
+) -> Result<String, ReportError> {
+    let timelines = trace::load(dir);
+    let mut page = String::new();
+    if !timelines.is_empty() {
+        page.push_str(
+            "<h2 id=\"traced\">Traced runs</h2>\n<p class=\"note\">RTO and cwnd as steps (a value holds \
+             until it changes); the queue of each bottleneck direction, drops marked by cause \
+             at the backlog they met.</p>\n",
+        );
+    }
+    let err = ReportError::Plot;
     for t in &timelines {
+        let cell = t
+            .run_id
+            .and_then(|r| run_cells.get(&r))
+            .map(|c| format!(": {c}"))
+            .unwrap_or_default();
         let _ = write!(
             page,
-            "<h3>{}</h3>\n<div class=\"charts\">\n",
-            escape(&t.run)
+            "<h3>{}{}</h3>\n<div class=\"charts\">\n",
+            escape(&t.run),
+            escape(&cell)
         );
-        if !t.rto.is_empty() {
+        let none: &[plot::Marks] = &[];
+        for (name, y_desc, series, marks) in [
+            ("RTO over time", "RTO (s)", &t.rto, none),
+            ("Bottleneck queue", "queue (bytes)", &t.queue, &t.drops[..]),
+            ("TCP cwnd per ACK", "cwnd (segments)", &t.cwnd, none),
+        ] {
+            if series.is_empty() {
+                continue;
+            }
+            let title = format!("{name} · {}", t.run);
             page.push_str(
-                &plot::lines("RTO over time", "time (s)", "RTO (s)", &t.rto, false)
-                    .map_err(plot_err)?,
-            );
-        }
-        if !t.queue.is_empty() {
-            let q = [plot::Series {
-                label: "queue".to_string(),
-                points: t.queue.clone(),
-            }];
-            page.push_str(
-                &plot::lines("Bottleneck queue", "time (s)", "queue (bytes)", &q, false)
-                    .map_err(plot_err)?,
+                &plot::lines_marked(&title, "time (s)", y_desc, series, marks, false)
+                    .map_err(err)?,
             );
         }
         page.push_str("</div>\n");
     }
-    page.push_str("</body></html>\n");
     Ok(page)
+}
+
+/// Run id → `cc=… · buffer_bytes=… · clients=… · seed=…` of the run's flows.
+fn run_cells(
+    samples_rows: &[SummaryRow],
+    flow_cell: &std::collections::HashMap<(u64, u64), usize>,
+    seeds: &std::collections::HashMap<u64, String>,
+) -> std::collections::HashMap<u64, String> {
+    let mut per_run: std::collections::BTreeMap<u64, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (&(run, _), &cell) in flow_cell {
+        let v = per_run.entry(run).or_default();
+        if !v.contains(&cell) {
+            v.push(cell);
+        }
+    }
+    per_run
+        .into_iter()
+        .map(|(run, mut cells)| {
+            cells.sort_unstable();
+            let ccs: Vec<&str> = cells.iter().map(|&c| samples_rows[c].cc.as_str()).collect();
+            let r = &samples_rows[cells[0]];
+            let mut text = format!(
+                "cc={} · buffer_bytes={} · clients={}",
+                ccs.join("+"),
+                r.buffer_bytes,
+                r.clients
+            );
+            if r.loss != "none" {
+                text.push_str(&format!(" · loss={}", r.loss));
+            }
+            if let Some(seed) = seeds.get(&run) {
+                text.push_str(&format!(" · seed={seed}"));
+            }
+            (run, text)
+        })
+        .collect()
 }
 
 /// The records of `summary.csv` for `rows` (header first), each unbounded FCT quantile
