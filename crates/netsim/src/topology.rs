@@ -1,4 +1,4 @@
-//! The star topology of spec §1.1: every client shares one uplink towards the server and one
+//! The star topology of docs/experiments.md §1.1: every client shares one uplink towards the server and one
 //! downlink back.
 //!
 //! ```text

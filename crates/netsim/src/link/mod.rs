@@ -1,4 +1,4 @@
-//! One direction of the bottleneck link (spec §1.1): drop-tail byte FIFO → serializer →
+//! One direction of the bottleneck link (docs/experiments.md §1.1): drop-tail byte FIFO → serializer →
 //! propagation delay → loss stage.
 //!
 //! The interface takes packet lengths and instants only ([`Link::offer`]), so the simulator

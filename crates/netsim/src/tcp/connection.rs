@@ -214,7 +214,7 @@ impl Connection {
         Ok(Connection::new(config, Role::Server, TcpState::Listen))
     }
 
-    /// Active open with a TCP Fast Open cookie (from an earlier, unmeasured connection, spec
+    /// Active open with a TCP Fast Open cookie (from an earlier, unmeasured connection, docs/experiments.md
     /// §8e): bytes written before the first [`Connection::poll_transmit`] ride in the SYN, at
     /// most MSS − 40 of them (Linux `tcp_send_syn_data`: 48 B at MTU 128); the SYN carries
     /// the cookie option ([`super::TFO_OPTION_BYTES`]). Retransmitted SYNs carry no data; data
@@ -225,7 +225,7 @@ impl Connection {
         Ok(c)
     }
 
-    /// Active open with `TCP_FASTOPEN_CONNECT` but no cookie cached yet (spec §8e's warm-up
+    /// Active open with `TCP_FASTOPEN_CONNECT` but no cookie cached yet (docs/experiments.md §8e's warm-up
     /// connection): the SYN asks for a cookie ([`super::TFO_REQUEST_OPTION_BYTES`]) and
     /// carries no data; bytes written before the handshake ends wait for it. A Fast Open
     /// server's SYN-ACK answers with a cookie ([`Connection::fast_open_cookie_received`]).

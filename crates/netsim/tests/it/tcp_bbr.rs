@@ -1,4 +1,4 @@
-//! BBR v1 (Linux `tcp_bbr.c`) on the §5.1 transfer over the nbiot links.
+//! BBR v1 (Linux `tcp_bbr.c`) on the transfer of docs/experiments.md §5.1 over the nbiot links.
 
 use crate::tcp_util::{transfer, Pair};
 use coaplab_cc::time::Duration;
@@ -12,7 +12,7 @@ fn bbr() -> TcpConfig {
 }
 
 /// [`bbr`] on the idealised TCP (exact timers, no quick-ACK, bare SYNs): the defaults before
-/// spec §5.3's 2026-12-07 revision, on which docs/calibration.md's step-by-step account of
+/// docs/experiments.md §5.3's 2026-12-07 revision, on which docs/calibration.md's step-by-step account of
 /// the BBR cells was made; the timelines pinned on it keep that account checkable.
 fn bbr_idealised() -> TcpConfig {
     TcpConfig {
@@ -276,7 +276,7 @@ fn print_trace_2500() {
     println!("FCT {:?}", d - g);
 }
 
-/// Spec §5.3: BBR, too, treats all outstanding data as lost on an RTO (Linux `tcp_enter_loss`
+/// docs/experiments.md §5.3: BBR, too, treats all outstanding data as lost on an RTO (Linux `tcp_enter_loss`
 /// → `tcp_timeout_mark_lost` runs whatever the congestion control; BBR's `bbr_set_state(Loss)`
 /// then only saves cwnd and restarts its round). The server's whole first flight (its CSM and
 /// the first three response segments, downlink packets 1–4) is dropped: no duplicate ACK

@@ -1,4 +1,4 @@
-//! Ground truth for unnecessary retransmissions in emulated UDP runs (spec §7), derived from
+//! Ground truth for unnecessary retransmissions in emulated UDP runs (docs/experiments.md §7), derived from
 //! the emulator's per-packet log: the packets read from each TUN device, in reading order,
 //! with their bytes and whether (and when) they were written to the far device.
 //!
