@@ -105,7 +105,8 @@ pub(crate) enum Scratch {
     /// A backoff factor fixed for the whole exchange (cf-compat CoCoA computes the VBF once from
     /// the first timer, Californium 3.x Cocoa).
     FixedFactor(f64),
-    /// FASOR: the backoff register and the state snapshot taken at start (draft-ietf-core-fasor-02).
+    /// FASOR: the backoff register and the state snapshot taken at start
+    /// (draft-ietf-core-fasor-02).
     Fasor(crate::fasor::FasorScratch),
     /// The CoCoA family and CoCoA++: the armed timer before µs rounding, and the first timer.
     Timer(crate::cocoa::TimerScratch),
@@ -145,7 +146,8 @@ impl Completion<'_> {
     }
 }
 
-/// How the exchange layer reports that an exchange is admitted (docs/algorithms.md, 'Conventions' `start`).
+/// How the exchange layer reports that an exchange is admitted (docs/algorithms.md, 'Conventions'
+/// `start`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
     /// Exchanges to this destination in flight, including the new one (`n_inflight`, ≥ 1).
@@ -195,7 +197,8 @@ pub struct Snapshot {
     pub vars: Vec<(&'static str, f64)>,
 }
 
-/// One RTO / congestion-control algorithm's per-destination state `D` (docs/algorithms.md, 'Conventions').
+/// One RTO / congestion-control algorithm's per-destination state `D` (docs/algorithms.md,
+/// 'Conventions').
 ///
 /// Implementations never read a clock or a global RNG; every input is an argument.
 pub trait RtoAlgorithm: fmt::Debug + Send {

@@ -123,7 +123,8 @@ mod tests {
 
     #[test]
     fn weak_2500ms_sample_gives_rto_3750() {
-        // Californium 3.x BasicRto example: 1-2 retransmissions make a WEAK sample, which BasicRTO uses.
+        // Californium 3.x BasicRto example: 1-2 retransmissions make a WEAK sample, which BasicRTO
+        // uses.
         let mut a = basic(&[]);
         assert_eq!(exchange(a.as_mut(), 0, 2500, 1), [2000, 4000]);
         assert_eq!(a.rto(), Duration::from_millis(3750));

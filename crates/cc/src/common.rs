@@ -26,16 +26,17 @@ pub const COMMON: &[ParamSpec] = &[
     },
 ];
 
-/// The start half of the event contract (docs/algorithms.md, 'Conventions'): a fresh exchange with `k = 0` and `T = t0` armed.
-/// Returns `t0`.
+/// The start half of the event contract (docs/algorithms.md, 'Conventions'): a fresh exchange with
+/// `k = 0` and `T = t0` armed. Returns `t0`.
 pub fn arm_first(x: &mut Exchange, t0: Duration) -> Duration {
     x.retransmissions = 0;
     x.timer = t0;
     t0
 }
 
-/// The give-up rule of docs/algorithms.md, 'Conventions': when the timer of transmission MAX_RETRANSMIT expires the
-/// exchange fails; otherwise `k += 1`, `next(x)` computes the new timer, which is armed.
+/// The give-up rule of docs/algorithms.md, 'Conventions': when the timer of transmission
+/// MAX_RETRANSMIT expires the exchange fails; otherwise `k += 1`, `next(x)` computes the new timer,
+/// which is armed.
 pub fn expire_with(
     x: &mut Exchange,
     max_retransmit: u32,

@@ -2,8 +2,8 @@
 //! exchange, binary exponential backoff, no per-destination state.
 //!
 //! The first-timer draw and the backoff live in `DefaultConfig`, which the Full-Backoff
-//! variants (`default_fb`, ANRW 2018) and GST (`gst`, Rathod 2022 ch. 3) reuse: they differ only in what they carry
-//! from one exchange to the next.
+//! variants (`default_fb`, ANRW 2018) and GST (`gst`, Rathod 2022 ch. 3) reuse: they differ only in
+//! what they carry from one exchange to the next.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common::{self, dither_secs};
@@ -166,8 +166,8 @@ impl DefaultConfig {
         }
     }
 
-    /// A first timer of `secs`, capped by TIMER_MAX (a ceiling on any armed timer, RFC 7252 §4.8) and
-    /// rounded to the microsecond.
+    /// A first timer of `secs`, capped by TIMER_MAX (a ceiling on any armed timer, RFC 7252 §4.8)
+    /// and rounded to the microsecond.
     pub(crate) fn first_timer(&self, secs: f64) -> Duration {
         Duration::from_secs_f64_round_us(secs.min(self.timer_max_s))
     }

@@ -3,8 +3,8 @@
 //! next exchange instead of being replaced by a fresh 2–3 s draw.
 //!
 //! FB1 forgets the carried timer after one clean exchange; FB2 halves it per clean exchange
-//! (`fb2_decrease`) until it falls below ACK_TIMEOUT. The carry rules shared with GST (Rathod 2022 ch. 3) are
-//! in `CarryConfig`.
+//! (`fb2_decrease`) until it falls below ACK_TIMEOUT. The carry rules shared with GST (Rathod 2022
+//! ch. 3) are in `CarryConfig`.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common;
@@ -108,7 +108,8 @@ impl CarryConfig {
         (!drop).then(|| Duration::from_secs_f64_round_us(v_s))
     }
 
-    /// The carried value after a give-up or cancel of exchange `x` (ANRW 2018 failed, docs/algorithms.md, ambiguity #4).
+    /// The carried value after a give-up or cancel of exchange `x` (ANRW 2018 failed,
+    /// docs/algorithms.md, ambiguity #4).
     pub(crate) fn after_failure(
         &self,
         carried: Option<Duration>,

@@ -13,10 +13,10 @@
 //! A falling RTT leaves RTTVAR alone, so the RTO does not grow on a drop the way RFC 6298's does.
 //! The first timer is the RTO undithered; each expiry doubles it up to TIMER_MAX.
 //!
-//! Alternatives (docs/algorithms.md, ambiguity #26–28): `eifel_first_sample = zero` (the embedded code's SRTT =
-//! RTTVAR = 0 seed), `eifel_after_retransmit = backed_off` (carry the backed-off timer),
-//! `eifel_arith = ticks` with `tick_s = 0.0078125` (Contiki's integer ticks, truncating `/3`,
-//! `/9`).
+//! Alternatives (docs/algorithms.md, ambiguity #26–28): `eifel_first_sample = zero` (the embedded
+//! code's SRTT = RTTVAR = 0 seed), `eifel_after_retransmit = backed_off` (carry the backed-off
+//! timer), `eifel_arith = ticks` with `tick_s = 0.0078125` (Contiki's integer ticks, truncating
+//! `/3`, `/9`).
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common;
@@ -146,7 +146,8 @@ pub struct Eifel {
     ticks: bool,
     zero_seed: bool,
     carry_backed_off: bool,
-    /// The estimator; `None` until the first sample (or seeded with zeros, docs/algorithms.md, ambiguity #26).
+    /// The estimator; `None` until the first sample (or seeded with zeros, docs/algorithms.md,
+    /// ambiguity #26).
     est: Option<Est>,
     /// True once a sample has set the RTO (a zero seed alone has not).
     has_sample: bool,
@@ -464,7 +465,8 @@ mod tests {
 
     #[test]
     fn backoff_series_from_1_25_then_give_up() {
-        // Rathod 2022 ch. 4: a retransmitted exchange starting at RTO 1.25 uses 1.25, 2.5, 5, 10, 20.
+        // Rathod 2022 ch. 4: a retransmitted exchange starting at RTO 1.25 uses 1.25, 2.5, 5,
+        // 10, 20.
         let mut a = eifel(&[]);
         exchange(&mut a, 0, 500_000, 0);
         let mut rng = ScriptedRandom::new(&[]);
@@ -546,8 +548,8 @@ mod tests {
 
     #[test]
     fn zero_seed_alternative_runs_the_first_sample_through_the_update() {
-        // docs/algorithms.md, ambiguity #26 alternative: SRTT = RTTVAR = 0, so R = 0.6 gives SRTT 0.2, RTTVAR 0.2,
-        // RTO = max(0.2 + 0.6, 0.62) = 0.8.
+        // docs/algorithms.md, ambiguity #26 alternative: SRTT = RTTVAR = 0, so R = 0.6 gives SRTT
+        // 0.2, RTTVAR 0.2, RTO = max(0.2 + 0.6, 0.62) = 0.8.
         let mut a = eifel(&["eifel_first_sample=zero"]);
         assert_eq!(a.rto(), Duration::from_secs(2));
         assert_eq!(exchange(&mut a, 0, 600_000, 0), [Duration::from_secs(2)]);
@@ -559,7 +561,8 @@ mod tests {
 
     #[test]
     fn ticks_arithmetic_truncates() {
-        // docs/algorithms.md, ambiguity #28 with the default 10 ms tick: the example's samples as 50, 50, 80, 40 ticks.
+        // docs/algorithms.md, ambiguity #28 with the default 10 ms tick: the example's samples as
+        // 50, 50, 80, 40 ticks.
         let mut a = eifel(&["eifel_arith=ticks"]);
         exchange(&mut a, 0, 500_000, 0);
         assert_eq!(

@@ -17,8 +17,8 @@ use crate::time::{Duration, Instant};
 
 const WEIGHT: Kind = Kind::Float { min: 0.0, max: 1.0 };
 
-/// GSRTC's own parameters (Rathod 2022 Algorithm 2; docs/algorithms.md, ambiguity #14-#15). `w_strong` of the `cocoa` group is unused:
-/// the adaptive weight replaces it.
+/// GSRTC's own parameters (Rathod 2022 Algorithm 2; docs/algorithms.md, ambiguity #14-#15).
+/// `w_strong` of the `cocoa` group is unused: the adaptive weight replaces it.
 pub const GSRTC: &[ParamSpec] = &[
     ParamSpec {
         key: "gsrtc_ratio",
@@ -288,7 +288,8 @@ mod tests {
 
     #[test]
     fn literal_after_retransmission_keeps_the_weak_update_only() {
-        // docs/algorithms.md, ambiguity #14: the same jump gives the weak update 0.3286376953125, not carried.
+        // docs/algorithms.md, ambiguity #14: the same jump gives the weak update 0.3286376953125,
+        // not carried.
         let mut alg = gsrtc(&["after_retransmission=literal"]);
         let (_, _, t) = clean(&mut alg, Instant::ZERO, 0.1, 4);
         let o = exchange(
@@ -308,7 +309,8 @@ mod tests {
 
     #[test]
     fn inverted_orientation_weights_the_old_rto() {
-        // docs/algorithms.md, ambiguity #15: clean #2 with W = 0.75 inverted: 0.25·0.25 + 0.75·1.15 = 0.925.
+        // docs/algorithms.md, ambiguity #15: clean #2 with W = 0.75 inverted: 0.25·0.25 +
+        // 0.75·1.15 = 0.925.
         let mut alg = gsrtc(&["weight_orientation=inverted"]);
         let (_, rtos, _) = clean(&mut alg, Instant::ZERO, 0.1, 2);
         close(rtos[0], 1.15);

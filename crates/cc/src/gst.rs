@@ -109,7 +109,8 @@ impl RtoAlgorithm for Gst {
     fn completed(&mut self, c: &Completion<'_>, _x: &mut Exchange, _rng: &mut dyn Random) {
         if c.transmissions() > 1 {
             self.carried = Some(c.timer_in_force);
-            // RESOLVED (docs/algorithms.md, ambiguity #3): a retransmitted exchange restarts the geometric sequence.
+            // RESOLVED (docs/algorithms.md, ambiguity #3): a retransmitted exchange restarts the
+            // geometric sequence.
             if self.reset_count {
                 self.count = 0;
             }

@@ -23,7 +23,8 @@ pub(crate) fn trunc(x: f64) -> i64 {
 }
 
 /// Java `Random.nextInt(bound)`-style draw: a uniform integer in `[0, bound)`, from one
-/// injected `uniform01` draw (docs/algorithms.md, 'Conventions'). `bound` ≤ 0 is treated as 1 (always 0).
+/// injected `uniform01` draw (docs/algorithms.md, 'Conventions'). `bound` ≤ 0 is treated as 1
+/// (always 0).
 pub(crate) fn next_int(rng: &mut dyn Random, bound: i64) -> i64 {
     rng.below(bound.max(1) as u64) as i64
 }

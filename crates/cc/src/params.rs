@@ -1,9 +1,10 @@
 //! Named, documented, range-checked algorithm parameters (ns-3 attribute style).
 //!
 //! Every constant of every algorithm is a [`ParamSpec`]: a key (the source's name in
-//! snake_case, with `_s` / `_ms` for durations), a default (the source's value or the resolution of docs/algorithms.md), a checked
-//! range, help text and a source note. Users give `key=value` strings ([`Settings`]); an unknown
-//! key or a bad value fails with a message that names the key and lists what is valid.
+//! snake_case, with `_s` / `_ms` for durations), a default (the source's value or the resolution of
+//! docs/algorithms.md), a checked range, help text and a source note. Users give `key=value`
+//! strings ([`Settings`]); an unknown key or a bad value fails with a message that names the key
+//! and lists what is valid.
 
 use std::collections::BTreeMap;
 use std::fmt;

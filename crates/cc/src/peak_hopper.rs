@@ -219,7 +219,8 @@ mod tests {
 
     #[test]
     fn example_table_integer_delta() {
-        // Californium 3.x PeakhopperRto, column "with ph_int_delta": row 4 gives B 0.918403 and 575.
+        // Californium 3.x PeakhopperRto, column "with ph_int_delta": row 4 gives B 0.918403
+        // and 575.
         let rto = [175, 200, 200, 575, 600, 575, 551, 528];
         let mut a = ph(&["ph_int_delta=true"]);
         for (i, m) in SAMPLES_MS.into_iter().enumerate() {

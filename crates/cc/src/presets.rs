@@ -1,5 +1,5 @@
-//! Experiment presets (docs/algorithms.md, 'Presets'): named bundles of `key=value` settings that put
-//! every algorithm into the configuration of a published testbed.
+//! Experiment presets (docs/algorithms.md, 'Presets'): named bundles of `key=value` settings that
+//! put every algorithm into the configuration of a published testbed.
 //!
 //! A preset is selected with the pseudo-parameter `preset` in [`Settings`]
 //! (`--set preset=fasor18`). [`crate::registry::build`] expands it for the algorithm being built
@@ -99,10 +99,12 @@ pub static PRESETS: &[Preset] = &[
                   60 s timer and RTO caps, CoCoA backoff cap 32 s without aging",
         settings: &[
             all("max_retransmit", "20"),
-            // Default CoAP TIMER_MAX = 60 s; FASOR RTO_MAX = TIMER_MAX = 60 s (docs/algorithms.md, 'Presets').
+            // Default CoAP TIMER_MAX = 60 s; FASOR RTO_MAX = TIMER_MAX = 60 s (docs/algorithms.md,
+            // 'Presets').
             all("timer_max_s", "60"),
             all("rto_max_s", "60"),
-            // CoCoA: BACKOFF_CAP = 32 s, aging off (docs/algorithms.md, 'Presets'; docs/algorithms.md, ambiguity #12).
+            // CoCoA: BACKOFF_CAP = 32 s, aging off (docs/algorithms.md, 'Presets';
+            // docs/algorithms.md, ambiguity #12).
             all("backoff_cap_s", "32"),
             all("aging", "false"),
             // "every algorithm starts at 2 s with dithering" (docs/algorithms.md, 'Presets').

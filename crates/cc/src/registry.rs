@@ -298,7 +298,8 @@ pub fn build(
 }
 
 /// Resolves the parameters of algorithm `name`: the `preset` named in `settings` (if any) is
-/// expanded first, then the other settings override it (docs/algorithms.md, 'Presets', [`crate::presets`]).
+/// expanded first, then the other settings override it (docs/algorithms.md, 'Presets',
+/// [`crate::presets`]).
 pub fn resolve(
     name: &str,
     settings: &Settings,

@@ -3,8 +3,8 @@
 //!
 //! One update rule, parameterised by the gains, the RTTVAR multiplier `K` and the clock
 //! granularity `G`. The CoCoA draft's pseudocode omits `abs()` and `max(G, ·)`; its prose and
-//! its analysis appendix use them, and so do we by default (docs/algorithms.md, ambiguity #6). The literal form is
-//! selectable with [`Form::PseudocodeLiteral`].
+//! its analysis appendix use them, and so do we by default (docs/algorithms.md, ambiguity #6). The
+//! literal form is selectable with [`Form::PseudocodeLiteral`].
 //!
 //! State is real-valued, in f64 seconds (docs/algorithms.md, 'Conventions').
 
@@ -89,7 +89,8 @@ impl Estimator {
     }
 
     /// As [`Estimator::update`], but a first sample seeds `RTTVAR = first_rttvar_s` (FASOR's
-    /// normative text seeds `R/(2K)`, draft-ietf-core-fasor-02). Later samples ignore `first_rttvar_s`.
+    /// normative text seeds `R/(2K)`, draft-ietf-core-fasor-02). Later samples ignore
+    /// `first_rttvar_s`.
     pub fn update_seeding(&mut self, r_s: f64, first_rttvar_s: f64, gains: &Gains) -> f64 {
         if !self.init {
             self.srtt_s = r_s;
@@ -139,7 +140,8 @@ mod tests {
 
     #[test]
     fn later_samples_update_rttvar_with_the_old_srtt() {
-        // draft-ietf-core-cocoa-03 A ex 2-3 (strong, K = 4): rttvar 0.0375, 0.028125; E 0.25, 0.2125.
+        // draft-ietf-core-cocoa-03 A ex 2-3 (strong, K = 4): rttvar 0.0375, 0.028125; E 0.25,
+        // 0.2125.
         let g = Gains::rfc6298(4.0, 0.001);
         let mut e = Estimator::new(2.0);
         e.update(0.1, &g);

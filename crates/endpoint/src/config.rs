@@ -10,8 +10,8 @@ pub const EXCHANGE_LIFETIME: Duration = Duration::from_secs(247);
 /// (1.41 MB) and small enough that a client following an endless Block2 stops in seconds.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
-/// Settings of one endpoint. Every field has the RFC's default or the experiments' (docs/experiments.md)
-/// ([`Config::default`]); scenario files override them.
+/// Settings of one endpoint. Every field has the RFC's default or the experiments'
+/// (docs/experiments.md) ([`Config::default`]); scenario files override them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// NSTART: outstanding interactions per destination (RFC 7252 §4.7). Further requests
@@ -32,7 +32,8 @@ pub struct Config {
     /// `None` (docs/experiments.md §4.1): the first GET carries no Block2.
     pub request_block2_size_bytes: Option<usize>,
     /// How long a received CON/NON is remembered for duplicate detection. RFC 7252: the
-    /// EXCHANGE_LIFETIME (247 s); `None` keeps entries for the whole run (docs/experiments.md §4.3).
+    /// EXCHANGE_LIFETIME (247 s); `None` keeps entries for the whole run (docs/experiments.md
+    /// §4.3).
     pub dedup_lifetime: Option<Duration>,
     /// Most entries the duplicate cache holds; the oldest is forgotten first.
     pub dedup_capacity: usize,

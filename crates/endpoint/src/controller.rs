@@ -19,8 +19,8 @@ pub struct Controller {
     pub marking: Marking,
 }
 
-/// Which transmission a response answers (Globecom 2018; draft-ietf-core-fasor-02), as the algorithm's
-/// `token_mode` parameter says.
+/// Which transmission a response answers (Globecom 2018; draft-ietf-core-fasor-02), as the
+/// algorithm's `token_mode` parameter says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marking {
     /// Copies are identical; `answered` is always `None`.

@@ -66,7 +66,8 @@ impl Endpoint {
             return;
         };
         if let Some(layout) = self.exchanges[slot].rexmit {
-            // Globecom 2018; draft-ietf-core-fasor-02: the first piggybacked response decides whether the peer echoes.
+            // Globecom 2018; draft-ietf-core-fasor-02: the first piggybacked response decides
+            // whether the peer echoes.
             let echo = marking::echo(msg, layout.option);
             let peer = &mut self.peers[self.exchanges[slot].peer];
             if peer.rexmit == RexmitPeer::Unknown {

@@ -19,11 +19,11 @@ pub const IP_UDP_HEADER_BYTES: u32 = 28;
 /// A named link preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
-    /// NB-IoT-like (docs/experiments.md §2.1): 30 kbit/s down / 60 kbit/s up, 400 / 200 ms, MTU 296 B,
-    /// 2,500-B buffers, 15 ms rest-of-path each way, no per-packet overhead.
+    /// NB-IoT-like (docs/experiments.md §2.1): 30 kbit/s down / 60 kbit/s up, 400 / 200 ms, MTU 296
+    /// B, 2,500-B buffers, 15 ms rest-of-path each way, no per-packet overhead.
     Nbiot,
-    /// Zigbee-like (docs/experiments.md §2.2): 20 kbit/s both ways, 20 ms, MTU 128 B, 512-B buffers, no
-    /// rest-of-path, 14 B overhead.
+    /// Zigbee-like (docs/experiments.md §2.2): 20 kbit/s both ways, 20 ms, MTU 128 B, 512-B
+    /// buffers, no rest-of-path, 14 B overhead.
     Zigbee,
 }
 

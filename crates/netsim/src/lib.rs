@@ -10,8 +10,8 @@
 //!   [`link::delay`] stage used for the rest-of-path. Its interface takes packet lengths and
 //!   instants only: the emulator (`coaplab-emu`) drives this same code with real packets and the
 //!   wall clock. **The link model exists once, here.**
-//! * [`config`]: the `nbiot` and `zigbee` presets of docs/experiments.md §2 with every value overridable, and
-//!   validation with typed errors.
+//! * [`config`]: the `nbiot` and `zigbee` presets of docs/experiments.md §2 with every value
+//!   overridable, and validation with typed errors.
 //! * [`topology`]: the star — all clients share the uplink towards one server and the downlink
 //!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
 //! * [`record`]: deliveries and the optional per-packet ground-truth log.

@@ -1,7 +1,7 @@
-//! The CoCoA state `D` and the rules of draft-ietf-core-cocoa-03 that the whole family reuses: start with
-//! aging and the blind rule, the dithered first timer, the VBF with its truncation, the sample
-//! classes and the overall-RTO blend. CoCoA-FB (`cocoa_fb.rs`) and GSRTC (`gsrtc.rs`) build on
-//! [`CocoaCore`]; CoCoA++ (`cocoa_pp/`) reuses [`TimerScratch`] and the VBF.
+//! The CoCoA state `D` and the rules of draft-ietf-core-cocoa-03 that the whole family reuses:
+//! start with aging and the blind rule, the dithered first timer, the VBF with its truncation, the
+//! sample classes and the overall-RTO blend. CoCoA-FB (`cocoa_fb.rs`) and GSRTC (`gsrtc.rs`) build
+//! on [`CocoaCore`]; CoCoA++ (`cocoa_pp/`) reuses [`TimerScratch`] and the VBF.
 
 use super::params::{AgingStyle, Blind, CocoaConfig};
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, Scratch};
@@ -22,8 +22,8 @@ pub(crate) enum SampleClass {
 }
 
 /// Per-exchange scratch of the CoCoA family and CoCoA++: the armed timer *before* µs rounding
-/// (so backoff chains and thresholds follow exact arithmetic, docs/algorithms.md, 'Conventions') and the first
-/// timer (the VBF input under `vbf_from_first`).
+/// (so backoff chains and thresholds follow exact arithmetic, docs/algorithms.md, 'Conventions')
+/// and the first timer (the VBF input under `vbf_from_first`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct TimerScratch {
     /// The armed timer in f64 seconds; `Exchange::timer` is this rounded to the µs.
@@ -103,9 +103,9 @@ impl CocoaCore {
         *self = CocoaCore::new(self.cfg.clone(), now);
     }
 
-    /// `start` of draft-ietf-core-cocoa-03 (and of ANRW 2018's Full Backoff with `carried`): ages the RTO, picks the base (the
-    /// carried RTO, the overall RTO, or the blind base), dithers it unless it is a carried value
-    /// used undithered, caps it at TIMER_MAX and arms it.
+    /// `start` of draft-ietf-core-cocoa-03 (and of ANRW 2018's Full Backoff with `carried`): ages
+    /// the RTO, picks the base (the carried RTO, the overall RTO, or the blind base), dithers it
+    /// unless it is a carried value used undithered, caps it at TIMER_MAX and arms it.
     pub(crate) fn start(
         &mut self,
         now: Instant,
@@ -118,7 +118,8 @@ impl CocoaCore {
             self.age(now);
         }
         let t0_s = match carried {
-            // ANRW 2018: the carried value used UNDITHERED, no draw consumed (RESOLVED, docs/algorithms.md, ambiguity #13).
+            // ANRW 2018: the carried value used UNDITHERED, no draw consumed (RESOLVED,
+            // docs/algorithms.md, ambiguity #13).
             Some(Carried::Undithered) => self.rto_s.min(self.cfg.timer_max_s),
             Some(Carried::Dithered) => self.dithered(self.rto_s, rng),
             None => {
@@ -139,7 +140,8 @@ impl CocoaCore {
         dither_secs(base_s, self.cfg.ack_random_factor, u).min(self.cfg.timer_max_s)
     }
 
-    /// The undithered base of the first timer, with the blind rule (draft-ietf-core-cocoa-03; docs/algorithms.md, ambiguity #11).
+    /// The undithered base of the first timer, with the blind rule (draft-ietf-core-cocoa-03;
+    /// docs/algorithms.md, ambiguity #11).
     pub(crate) fn base_s(&self, admission: Admission) -> f64 {
         match self.cfg.blind {
             _ if self.has_sample && self.cfg.blind != Blind::CfCompat => self.rto_s,
@@ -157,8 +159,8 @@ impl CocoaCore {
         }
     }
 
-    /// `age(now)` of draft-ietf-core-cocoa-03: lazy and cumulative. Each step consumes its interval by
-    /// advancing `last_update`, so evaluating late equals a timer that ran all along.
+    /// `age(now)` of draft-ietf-core-cocoa-03: lazy and cumulative. Each step consumes its interval
+    /// by advancing `last_update`, so evaluating late equals a timer that ran all along.
     pub(crate) fn age(&mut self, now: Instant) {
         loop {
             let idle_s = (now - self.last_update).as_secs_f64();
@@ -203,9 +205,9 @@ impl CocoaCore {
         }
     }
 
-    /// `next_timer` of draft-ietf-core-cocoa-03: VBF on the current timer (or on the first, docs/algorithms.md, ambiguity #9), then the
-    /// BACKOFF_CAP truncation (never shrinking unless `truncation = literal`, docs/algorithms.md, ambiguity #10) and
-    /// TIMER_MAX (RFC 7252 §4.8).
+    /// `next_timer` of draft-ietf-core-cocoa-03: VBF on the current timer (or on the first,
+    /// docs/algorithms.md, ambiguity #9), then the BACKOFF_CAP truncation (never shrinking unless
+    /// `truncation = literal`, docs/algorithms.md, ambiguity #10) and TIMER_MAX (RFC 7252 §4.8).
     pub(crate) fn next_timer(&self, x: &mut Exchange) -> Duration {
         let s = TimerScratch::of(x);
         let input_s = if self.cfg.vbf_from_first {
@@ -293,7 +295,8 @@ impl CocoaCore {
     }
 }
 
-/// How a carried RTO becomes the first timer (CoCoA-FB, GSRTC; ANRW 2018; docs/algorithms.md, ambiguity #13).
+/// How a carried RTO becomes the first timer (CoCoA-FB, GSRTC; ANRW 2018; docs/algorithms.md,
+/// ambiguity #13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Carried {
     /// Used exactly (capped at TIMER_MAX), no draw.

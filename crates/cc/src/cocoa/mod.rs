@@ -11,8 +11,8 @@
 //! `core.rs` the state `CocoaCore` and the pieces CoCoA-FB (`cocoa_fb.rs`) and GSRTC
 //! (`gsrtc.rs`) reuse (start with aging and the blind rule, the VBF, the sample classes and the
 //! overall-RTO blend), and this file the `cocoa` / `cocoa-strong` algorithm itself. The
-//! Californium-compat profile (Californium 3.x Cocoa, integer ms) lives in `cocoa_cf/` and is selected with
-//! `profile = cf-compat`.
+//! Californium-compat profile (Californium 3.x Cocoa, integer ms) lives in `cocoa_cf/` and is
+//! selected with `profile = cf-compat`.
 
 mod core;
 #[cfg(test)]

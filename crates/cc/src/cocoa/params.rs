@@ -1,11 +1,11 @@
-//! CoCoA's parameters (draft-ietf-core-cocoa-03) and the constants resolved from them, shared by `cocoa`,
-//! `cocoa-strong`, `cocoa-fb1`, `cocoa-fb2` and `gsrtc`.
+//! CoCoA's parameters (draft-ietf-core-cocoa-03) and the constants resolved from them, shared by
+//! `cocoa`, `cocoa-strong`, `cocoa-fb1`, `cocoa-fb2` and `gsrtc`.
 
 use crate::params::{Kind, ParamSpec, Params, Value, FACTOR, GAIN, SECS, SECS_OR_INF};
 use crate::rfc6298::{Form, Gains};
 
-/// The parameters of CoCoA (draft-ietf-core-cocoa-03), shared by `cocoa`, `cocoa-strong`, `cocoa-fb1`,
-/// `cocoa-fb2` and `gsrtc`. `cocoa-strong` is STRONG_ONLY = true, chosen by its name.
+/// The parameters of CoCoA (draft-ietf-core-cocoa-03), shared by `cocoa`, `cocoa-strong`,
+/// `cocoa-fb1`, `cocoa-fb2` and `gsrtc`. `cocoa-strong` is STRONG_ONLY = true, chosen by its name.
 pub const COCOA: &[ParamSpec] = &[
     ParamSpec {
         key: "initial_rto_s",

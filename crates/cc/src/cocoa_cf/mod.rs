@@ -224,7 +224,8 @@ impl CocoaCf {
         }
     }
 
-    /// The VBF of a first timer (Californium 3.x Cocoa): strict thresholds, as in draft-ietf-core-cocoa-03.
+    /// The VBF of a first timer (Californium 3.x Cocoa): strict thresholds, as in
+    /// draft-ietf-core-cocoa-03.
     fn vbf(&self, t_ms: i64) -> f64 {
         if t_ms > self.cfg.vbf_high_thresh_ms {
             self.cfg.vbf_high
@@ -269,7 +270,8 @@ impl RtoAlgorithm for CocoaCf {
         // The timer is computed before the exchange is registered, unless it was dequeued from
         // the NSTART queue, which registers it first (Californium 3.x Cocoa).
         let mut t = self.get_rto(admission.registered());
-        // randInt[0, floor(1.5·T) − T], inclusive; always one draw (docs/algorithms.md, 'Conventions').
+        // randInt[0, floor(1.5·T) − T], inclusive; always one draw (docs/algorithms.md,
+        // 'Conventions').
         let spread = java::trunc(t as f64 * self.cfg.ack_random_factor) - t;
         t += java::next_int(rng, spread.max(0) + 1);
         let t = t

@@ -9,8 +9,8 @@
 //! `[max(interval max RTT, RTO_FLOOR), RTO_MAX]`. A timeout backs off by `RETX_FACTOR` (×1.42),
 //! replacing CoCoA's VBF. There are no strong/weak estimators, no aging and no blind rule.
 //!
-//! The thesis leaves several choices open; docs/algorithms.md, ambiguity #29–#34 resolves them and each alternative
-//! is a parameter here.
+//! The thesis leaves several choices open; docs/algorithms.md, ambiguity #29–#34 resolves them and
+//! each alternative is a parameter here.
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! Tests of `cocoa++`: the interval table of Rathod 2022 ch. 6 and every resolved-ambiguity alternative (docs/algorithms.md, #29–#34).
+//! Tests of `cocoa++`: the interval table of Rathod 2022 ch. 6 and every resolved-ambiguity
+//! alternative (docs/algorithms.md, #29–#34).
 
 use super::*;
 use crate::cocoa::harness::*;
@@ -173,7 +174,8 @@ fn min_rises_max_flat(alg: &mut CocoaPp) {
 
 #[test]
 fn gradient_min_first_reacts_to_the_min_rtt() {
-    // docs/algorithms.md, ambiguity #31: ḡ_max = 0 → ×0.7 by default; FreeBSD-style ḡ_min = 50 ms → ×1.42.
+    // docs/algorithms.md, ambiguity #31: ḡ_max = 0 → ×0.7 by default; FreeBSD-style ḡ_min = 50 ms →
+    // ×1.42.
     let mut alg = pp(&[]);
     min_rises_max_flat(&mut alg);
     assert_eq!(alg.rto(), secs(1.4));
@@ -198,7 +200,8 @@ fn average_over_the_whole_window() {
 
 #[test]
 fn expiry_backoff_alternatives() {
-    // docs/algorithms.md, ambiguity #34: ×2, or CoCoA's VBF (0.5 -> ×3 -> 1.5 -> ×2 -> 3 -> ×2 -> 6).
+    // docs/algorithms.md, ambiguity #34: ×2, or CoCoA's VBF (0.5 -> ×3 -> 1.5 -> ×2 -> 3 -> ×2 ->
+    // 6).
     let mut alg = pp(&["retx_factor=2", "initial_rto_s=0.5"]);
     let o = exchange(
         &mut alg,
@@ -276,9 +279,9 @@ fn reset_forgets_the_intervals() {
 
 #[test]
 fn a_larger_cdg_g_lowers_the_backoff_probability() {
-    // docs/algorithms.md, ambiguity #32: with G = 30 ms the rise at t = 4.0 (ḡ_max = 8.571 ms) gives
-    // P = 1 - exp(-0.2857) = 0.2485 < X = 0.5, so the RTO shrinks (×0.7) and is floored at the
-    // interval's max RTT, 0.26 s; with the default 3 ms it grows to 0.334123 s.
+    // docs/algorithms.md, ambiguity #32: with G = 30 ms the rise at t = 4.0 (ḡ_max = 8.571 ms)
+    // gives P = 1 - exp(-0.2857) = 0.2485 < X = 0.5, so the RTO shrinks (×0.7) and is floored at
+    // the interval's max RTT, 0.26 s; with the default 3 ms it grows to 0.334123 s.
     for (g, rto_us) in [("0.003", 334_123), ("0.03", 260_000)] {
         let mut alg = pp(&[&format!("cdg_g_s={g}")]);
         let mut rng = ConstantRandom(0.5);

@@ -14,8 +14,9 @@
 //! backoff register `b` is loaded from FastRTO (plus a dither of [SRTT/4, SRTT]) and doubled on
 //! each use, so the series is the table of draft-ietf-core-fasor-02.
 //!
-//! Everything an exchange's timers depend on is snapshotted when it starts (docs/algorithms.md, ambiguity #20), so
-//! exchanges running in parallel (NSTART > 1) are not affected by each other's completions.
+//! Everything an exchange's timers depend on is snapshotted when it starts (docs/algorithms.md,
+//! ambiguity #20), so exchanges running in parallel (NSTART > 1) are not affected by each other's
+//! completions.
 //!
 //! The parameters are in `params.rs`, the tests in `tests.rs`.
 
@@ -62,7 +63,8 @@ impl State {
     }
 }
 
-/// What an exchange's timers depend on, captured at its start (draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #20).
+/// What an exchange's timers depend on, captured at its start (draft-ietf-core-fasor-02;
+/// docs/algorithms.md, ambiguity #20).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Snap {
     state: State,
@@ -127,7 +129,8 @@ impl Fasor {
             gains: Gains {
                 alpha: p.float("alpha"),
                 beta: p.float("beta"),
-                // The draft's appendix pseudocode uses K = 1 (draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #16).
+                // The draft's appendix pseudocode uses K = 1 (draft-ietf-core-fasor-02;
+                // docs/algorithms.md, ambiguity #16).
                 k: if appendix_seed { 1.0 } else { p.float("k") },
                 g_s: p.float("g_s"),
                 form: Form::Rfc6298,
@@ -215,7 +218,8 @@ impl Fasor {
                 self.initial_srtt_for_dither_s
             };
             let u = rng.uniform01();
-            // [RTO + SRTT/4, RTO + SRTT] by default (draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #17).
+            // [RTO + SRTT/4, RTO + SRTT] by default (draft-ietf-core-fasor-02; docs/algorithms.md,
+            // ambiguity #17).
             base += srtt * (self.dither_lo + (self.dither_hi - self.dither_lo) * u);
         }
         s.b_s = base.min(self.timer_max_s);

@@ -1,5 +1,6 @@
-//! FASOR's parameters (draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #16–#22): the `fasor` group and the two token groups
-//! that tell `fasor` (token_mode = off) from `fasor-token` (token_mode = token).
+//! FASOR's parameters (draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #16–#22): the
+//! `fasor` group and the two token groups that tell `fasor` (token_mode = off) from `fasor-token`
+//! (token_mode = token).
 
 use crate::params::{Kind, ParamSpec, Value};
 

@@ -1,5 +1,6 @@
-//! Tests of `fasor` and `fasor-token`: the worked examples of draft-ietf-core-fasor-02, the timer-series
-//! table of draft-ietf-core-fasor-02 and every resolved-ambiguity alternative (docs/algorithms.md, #16–#22).
+//! Tests of `fasor` and `fasor-token`: the worked examples of draft-ietf-core-fasor-02, the
+//! timer-series table of draft-ietf-core-fasor-02 and every resolved-ambiguity alternative
+//! (docs/algorithms.md, #16–#22).
 
 use super::*;
 use crate::params::Settings;
@@ -163,8 +164,8 @@ fn bufferbloat_trace_with_token() {
 
 #[test]
 fn token_sample_from_a_retransmission() {
-    // draft-ietf-core-fasor-02: the original is lost, the response echoes ordinal 1 and arrives 0.8 s
-    // after retransmission 1, so Rj = 0.8 feeds FastRTO; SlowRTO still uses R0.
+    // draft-ietf-core-fasor-02: the original is lost, the response echoes ordinal 1 and arrives 0.8
+    // s after retransmission 1, so Rj = 0.8 feeds FastRTO; SlowRTO still uses R0.
     let mut a = fasor_token(&["dither=false"]);
     // FastRTO 2.0: retransmission 1 at 2.0, response at 2.8.
     assert_eq!(ex(&mut a, 0.0, 2.8, Some(1)), secs_list(&[2.0, 4.0]));
@@ -309,8 +310,9 @@ fn rto_min_floors_fast_rto() {
 
 #[test]
 fn appendix_first_rttvar_alternative() {
-    // docs/algorithms.md, ambiguity #16: RTTVAR = R/2 with K = 1: also 1.5·R on the first sample, but the larger
-    // RTTVAR is carried forward: rttvar 0.4 (normative: 0.1), FastRTO 0.8 + 0.4 = 1.2.
+    // docs/algorithms.md, ambiguity #16: RTTVAR = R/2 with K = 1: also 1.5·R on the first sample,
+    // but the larger RTTVAR is carried forward: rttvar 0.4 (normative: 0.1), FastRTO 0.8 + 0.4 =
+    // 1.2.
     let mut a = fasor(&["dither=false", "first_rttvar=appendix"]);
     ex(&mut a, 0.0, 0.8, None);
     close(a.fast.rttvar_s, 0.4);
@@ -338,7 +340,8 @@ fn give_up_after_max_retransmit_changes_nothing_by_default() {
 
 #[test]
 fn give_up_as_ambiguous_alternative() {
-    // docs/algorithms.md, ambiguity #21 alternative: S = 1.5 × (give-up time − original send) = 1.5 × 14, capped 60.
+    // docs/algorithms.md, ambiguity #21 alternative: S = 1.5 × (give-up time − original send) = 1.5
+    // × 14, capped 60.
     let mut a = fasor(&["dither=false", "max_retransmit=2", "give_up=ambiguous"]);
     run_exchange(&mut a, Instant::from_secs(5), None, None, &mut no_draws());
     assert_eq!(a.state(), State::FastSlowFast);
@@ -349,8 +352,8 @@ fn give_up_as_ambiguous_alternative() {
 
 #[test]
 fn parallel_exchanges_use_the_state_at_their_start() {
-    // docs/algorithms.md, ambiguity #20: exchange A starts in FAST; B completes ambiguously meanwhile; A keeps the
-    // FAST series from its snapshot.
+    // docs/algorithms.md, ambiguity #20: exchange A starts in FAST; B completes ambiguously
+    // meanwhile; A keeps the FAST series from its snapshot.
     let mut a = with_f_1_1(State::Fast);
     let mut rng = no_draws();
     let mut xa = Exchange::new();

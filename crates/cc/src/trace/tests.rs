@@ -1,4 +1,5 @@
-//! Tests of the trace engine: the RFC 7252 §4.2 example as CSV, tie-breaking, resets and input errors.
+//! Tests of the trace engine: the RFC 7252 §4.2 example as CSV, tie-breaking, resets and input
+//! errors.
 
 use super::*;
 use crate::rng::ScriptedRandom;

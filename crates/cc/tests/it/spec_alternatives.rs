@@ -1,12 +1,14 @@
 //! Cross-algorithm checks of the resolved ambiguities and common rules
-//! (docs/algorithms.md, 'Conventions'; draft-ietf-core-cocoa-03; Californium 3.x; docs/algorithms.md, 'Resolved ambiguities'):
+//! (docs/algorithms.md, 'Conventions'; draft-ietf-core-cocoa-03; Californium 3.x;
+//! docs/algorithms.md, 'Resolved ambiguities'):
 //!
-//! * the resolved-ambiguities table of `docs/algorithms.md` names, for each row #1–#35, a setting that exists for
-//!   every algorithm it lists and changes a parameter, so the guide cannot drift from the
-//!   registry;
+//! * the resolved-ambiguities table of `docs/algorithms.md` names, for each row #1–#35, a setting
+//!   that exists for every algorithm it lists and changes a parameter, so the guide cannot drift
+//!   from the registry;
 //! * `reset` makes every algorithm equal to a destination created at that instant;
-//! * the blind RTO with NSTART > 1 for the CoCoA family (draft-ietf-core-cocoa-03, example D) and for Californium's
-//!   Linux RTO and Peak-Hopper (Californium 3.x; Californium 3.x Cocoa), never for BasicRTO.
+//! * the blind RTO with NSTART > 1 for the CoCoA family (draft-ietf-core-cocoa-03, example D) and
+//!   for Californium's Linux RTO and Peak-Hopper (Californium 3.x; Californium 3.x Cocoa), never
+//!   for BasicRTO.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -34,7 +36,8 @@ fn code_spans(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rows of the resolved-ambiguities table: lines `| <number> | topic | default | settings | algorithms |`.
+/// The rows of the resolved-ambiguities table: lines `| <number> | topic | default | settings |
+/// algorithms |`.
 fn spec12_rows() -> Vec<Row> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/algorithms.md");
     let text = std::fs::read_to_string(&path).expect("docs/algorithms.md");
@@ -212,7 +215,8 @@ fn ms(v: &[i64]) -> Vec<Duration> {
 #[test]
 fn cocoa_family_blind_rto_with_nstart_above_one() {
     for name in ["cocoa", "cocoa-strong", "cocoa-fb1", "cocoa-fb2", "gsrtc"] {
-        // draft-ietf-core-cocoa-03 D: 2 s, 4 s, 6 s while no sample was taken; n includes the new exchange.
+        // draft-ietf-core-cocoa-03 D: 2 s, 4 s, 6 s while no sample was taken; n includes the new
+        // exchange.
         let mut alg = build(name, &[]);
         assert_eq!(
             first_timers(alg.as_mut(), Instant::ZERO, false),
@@ -254,7 +258,8 @@ fn cocoa_family_blind_rto_with_nstart_above_one() {
 #[test]
 fn californium_blind_multiplier_counts_registered_exchanges_until_a_strong_sample() {
     for name in ["linux-rto", "peakhopper"] {
-        // A new exchange is not yet registered: n' = 0, 1, 2 gives x1, x1, x2 (Californium 3.x Cocoa).
+        // A new exchange is not yet registered: n' = 0, 1, 2 gives x1, x1, x2 (Californium 3.x
+        // Cocoa).
         let mut alg = build(name, &[]);
         assert_eq!(
             first_timers(alg.as_mut(), Instant::ZERO, false),

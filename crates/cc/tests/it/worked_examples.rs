@@ -287,7 +287,8 @@ fn section_6_gsrtc_weights_then_the_fb2_rule() {
     );
 }
 
-/// draft-ietf-core-fasor-02 bufferbloat trace: RTT 0.8 s, then 5.0 s with every retransmission spurious.
+/// draft-ietf-core-fasor-02 bufferbloat trace: RTT 0.8 s, then 5.0 s with every retransmission
+/// spurious.
 const FASOR_BLOAT: &str = "0 send\n0.8 ack\n1 send\n1.8 ack\n3 send\n8 ack\n\
                            10 send\n15 ack\n20 send\n25 ack\n30 send\n35 ack\n";
 
@@ -415,7 +416,8 @@ fn section_8_3_peak_hopper_table() {
             .collect()
     };
     assert_eq!(rto(&[]), ms(&[175, 200, 200, 600, 600, 575, 551, 528]));
-    // docs/algorithms.md, ambiguity #23, Californium 3.x's integer delta: B = 0.918403 at the peak, rto 575.
+    // docs/algorithms.md, ambiguity #23, Californium 3.x's integer delta: B = 0.918403 at the peak,
+    // rto 575.
     assert_eq!(
         rto(&["ph_int_delta=true"]),
         ms(&[175, 200, 200, 575, 600, 575, 551, 528])
@@ -448,8 +450,8 @@ fn section_9_eifel_table_and_backoff() {
     );
 }
 
-/// The samples of Rathod 2022 ch. 6's table as sequential exchanges (one in flight at a time): 0.2 s
-/// answered every 0.25 s until 3.5, then 0.2 answered at 3.7 and 0.26 at 4.0. The intervals close
+/// The samples of Rathod 2022 ch. 6's table as sequential exchanges (one in flight at a time): 0.2
+/// s answered every 0.25 s until 3.5, then 0.2 answered at 3.7 and 0.26 at 4.0. The intervals close
 /// on the same sample sets as the table's.
 fn cocoa_pp_table_prefix() -> String {
     let mut text = String::new();

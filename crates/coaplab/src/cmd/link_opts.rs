@@ -65,8 +65,8 @@ pub(crate) struct LinkOpts {
     /// What rest-of-path jitter does to packet order.
     #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
     rest_jitter_mode: Option<String>,
-    /// Link errors (docs/experiments.md §3): none, low, medium, high (realised by --error-model), or
-    /// bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
+    /// Link errors (docs/experiments.md §3): none, low, medium, high (realised by --error-model),
+    /// or bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
     /// parameters in percent (optional %; omitted trailing values take tc's defaults):
     /// netem-random:P[,CORR] (tc `loss random`), netem-state:p13[,p31[,p32[,p23[,p14]]]]
     /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).

@@ -6,8 +6,8 @@
 //! processes, without starting them: `coaplab run --mode emulated` uses it for the HTTP cells.
 //!
 //! With TCP Fast Open the measured fetch follows an untimed warm-up fetch of the same URL
-//! (its SYN asks for the cookie, docs/experiments.md §8e) and a gap in which that connection closes, as
-//! `coaplab http-get --tfo` does.
+//! (its SYN asks for the cookie, docs/experiments.md §8e) and a gap in which that connection
+//! closes, as `coaplab http-get --tfo` does.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -95,8 +95,8 @@ impl SessionConfig {
     /// These settings with Max-Message-Size raised, when needed, so that a response of
     /// `payload_bytes` without options arrives as one message (the serving side never splits
     /// a body: `serve.rs`): a frame of header, our token, marker and payload (RFC 8323 §3.2).
-    /// A smaller limit is kept as it is (docs/experiments.md §5.1's 131,072 B for every object up to
-    /// 131,064 B); a larger one is that frame's length. The peer answers a response over the
+    /// A smaller limit is kept as it is (docs/experiments.md §5.1's 131,072 B for every object up
+    /// to 131,064 B); a larger one is that frame's length. The peer answers a response over the
     /// limit with 5.00 instead ([`crate::tcp::SessionEvent::ResponseRefused`]).
     ///
     /// Fails when the frame is longer than a Max-Message-Size can say (4 bytes, RFC 8323

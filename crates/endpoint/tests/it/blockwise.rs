@@ -1,5 +1,5 @@
-//! Block-wise transfers (RFC 7959) through the harness: the long-lived GET layout of docs/experiments.md §4.1, a lost
-//! block, and a Block1 upload echoed back block-wise.
+//! Block-wise transfers (RFC 7959) through the harness: the long-lived GET layout of
+//! docs/experiments.md §4.1, a lost block, and a Block1 upload echoed back block-wise.
 
 use crate::common::*;
 use coaplab_cc::time::Duration;

@@ -65,8 +65,8 @@ fn default_fasor18_caps_timers_at_60s() {
     assert_eq!(done, [(8, Duration::from_millis(194_600))]);
 }
 
-/// FASOR (draft-ietf-core-fasor-02): a clean exchange seeds FastRTO = 1.5 R, an ambiguous one sets SlowRTO =
-/// 1.5 R0 and FAST_SLOW_FAST, whose k = 1 timer is max(SlowRTO, 2F).
+/// FASOR (draft-ietf-core-fasor-02): a clean exchange seeds FastRTO = 1.5 R, an ambiguous one sets
+/// SlowRTO = 1.5 R0 and FAST_SLOW_FAST, whose k = 1 timer is max(SlowRTO, 2F).
 fn fasor_trace(name: &str) -> Pair {
     fasor_trace_with(name, &[], Config::default())
 }
@@ -227,9 +227,9 @@ fn answered_and_sizes(pair: &Pair) -> (Vec<(u32, Option<u32>)>, Vec<usize>) {
     (answered(pair), sizes)
 }
 
-/// Rexmit-Cnt (Globecom 2018; draft-ietf-core-fasor-02): the first original probes with 255 (4 more bytes: extended delta
-/// to 65020 + value); the echo enables the option, so later originals carry it empty (3 B)
-/// and copy j carries j. The answers and timers equal the token variant's.
+/// Rexmit-Cnt (Globecom 2018; draft-ietf-core-fasor-02): the first original probes with 255 (4 more
+/// bytes: extended delta to 65020 + value); the echo enables the option, so later originals carry
+/// it empty (3 B) and copy j carries j. The answers and timers equal the token variant's.
 #[test]
 fn fasor_rexmit_cnt_probes_then_marks_copies() {
     let pair = fasor_trace_with("fasor", &["token_mode=rexmit_cnt"], Config::default());

@@ -120,8 +120,8 @@ pub struct ManifestRun {
     pub network: Option<NetworkRecord>,
 }
 
-/// Counters of one bottleneck direction over a run (docs/experiments.md §7: wire counts, drops by cause,
-/// utilisation).
+/// Counters of one bottleneck direction over a run (docs/experiments.md §7: wire counts, drops by
+/// cause, utilisation).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct LinkRecord {
     /// Packets offered to the FIFO.

@@ -52,15 +52,15 @@ pub struct FlowRecord {
     /// instant it gave up, or the end of the run for a flow still running then; `None` when
     /// the flow never sent a request.
     pub elapsed_s: Option<f64>,
-    /// Frequency of transmissions (docs/experiments.md §7): element k counts the successful exchanges that
-    /// needed k + 1 transmissions (failures are `failed_exchanges`).
+    /// Frequency of transmissions (docs/experiments.md §7): element k counts the successful
+    /// exchanges that needed k + 1 transmissions (failures are `failed_exchanges`).
     pub transmission_counts: Vec<u32>,
     /// TCP flows only: the connection counters (docs/experiments.md §7); `None` for UDP flows.
     pub tcp: Option<TcpFlowRecord>,
     /// Observers (`workload = "observe"`) only: the notification counters.
     pub observe: Option<ObserveFlowRecord>,
-    /// The multi-hop experiments' metrics (docs/experiments.md §8f), for runs that write them (mesh runs,
-    /// `[output] intervals` or `exchanges`); `None` otherwise.
+    /// The multi-hop experiments' metrics (docs/experiments.md §8f), for runs that write them (mesh
+    /// runs, `[output] intervals` or `exchanges`); `None` otherwise.
     pub mesh: Option<Box<MeshFlowRecord>>,
 }
 
@@ -115,8 +115,8 @@ pub struct ObserveFlowRecord {
     pub retransmissions: u64,
 }
 
-/// The multi-hop experiments' metrics of one flow (docs/experiments.md §8f; definitions in docs/scenarios.md,
-/// "Mesh metrics"). Rates are over the flow's active time, `active_s`.
+/// The multi-hop experiments' metrics of one flow (docs/experiments.md §8f; definitions in
+/// docs/scenarios.md, "Mesh metrics"). Rates are over the flow's active time, `active_s`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeshFlowRecord {
     /// Exchanges started (original CON copies sent).

@@ -169,9 +169,9 @@ impl SourcePort {
 /// UDP with a registry algorithm (docs/experiments.md §5): Linux reno or BBR v1.
 pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
 
-/// The `cc` names that download one object over HTTP on the TCP model instead of CoAP (docs/experiments.md
-/// §8e, netsim's `http` models): HTTP/1.1, h2c, and their IoT variants (minimal headers, TCP
-/// Fast Open). Only with `workload = "long-transfer"`, one flow per run.
+/// The `cc` names that download one object over HTTP on the TCP model instead of CoAP
+/// (docs/experiments.md §8e, netsim's `http` models): HTTP/1.1, h2c, and their IoT variants
+/// (minimal headers, TCP Fast Open). Only with `workload = "long-transfer"`, one flow per run.
 pub const HTTP_CCS: [&str; 4] = ["http1", "h2", "iot-http1", "iot-h2"];
 
 /// Token length of a CoAP-over-TCP long transfer's GET, bytes (docs/experiments.md §5.1: 1 B; short
@@ -193,7 +193,8 @@ pub struct FlowConfig {
     pub workload: Workload,
     /// Request payload in bytes (51 gives the 60-B CoAP request of docs/experiments.md §4.2).
     pub request_payload_bytes: u32,
-    /// Response payload in bytes (53 gives the 60-B piggybacked response of docs/experiments.md §4.2).
+    /// Response payload in bytes (53 gives the 60-B piggybacked response of docs/experiments.md
+    /// §4.2).
     pub response_payload_bytes: u32,
     /// Each client starts after U[0, start_jitter] (docs/experiments.md §6.3).
     pub start_jitter: Duration,
@@ -207,8 +208,8 @@ pub struct FlowConfig {
     /// `early_block2` (long-transfer only; TCP and HTTP flows, which have no blocks, ignore
     /// it): a CoAP-over-UDP flow's first GET already asks
     /// for `block_bytes` blocks with a Block2 option (early negotiation, RFC 7959 §2.4), as
-    /// `coaplab get --block-size` does; `false` (docs/experiments.md §4.1, the default): the first GET carries
-    /// no Block2 and the server's block size applies from its first response.
+    /// `coaplab get --block-size` does; `false` (docs/experiments.md §4.1, the default): the first
+    /// GET carries no Block2 and the server's block size applies from its first response.
     pub early_block2: bool,
 }
 

@@ -115,7 +115,8 @@ impl HttpEnd {
 
 /// The gap between the end of the warm-up download and the measured connection's connect
 /// (`coaplab http-get --warm-up-gap`'s default): the warm-up connection's FIN exchange is
-/// over well before it on every link of docs/experiments.md §8e, so the measured download has the link to itself.
+/// over well before it on every link of docs/experiments.md §8e, so the measured download has the
+/// link to itself.
 pub(super) const WARM_UP_GAP: Duration = Duration::from_millis(500);
 
 /// What a delivered segment did for the download.
@@ -132,8 +133,8 @@ pub(super) enum Fetch {
 
 /// The HTTP applications of a download flow: both ends of the current connection, and what
 /// was measured. The IoT variants first download the object once on an unmeasured warm-up
-/// connection whose SYN asks for the TFO cookie (docs/experiments.md §8e), then, [`WARM_UP_GAP`] later,
-/// on the measured connection whose SYN carries the request.
+/// connection whose SYN asks for the TFO cookie (docs/experiments.md §8e), then, [`WARM_UP_GAP`]
+/// later, on the measured connection whose SYN carries the request.
 pub(super) struct HttpApp {
     protocol: HttpProtocol,
     object_bytes: usize,
@@ -309,10 +310,10 @@ fn exchange(protocol: HttpProtocol, object_bytes: usize) -> (HttpEnd, HttpEnd, u
 mod tests {
     use crate::scenario::Scenario;
     /// The IoT variants' TCP Fast Open cookie comes from a simulated, unmeasured warm-up
-    /// download (docs/experiments.md §8e), as on the real stack: its SYN asks for the cookie (40 + 8 + 4 B, no
-    /// data), the SYN-ACK brings it (40 + 8 + 12 B); 500 ms after the warm-up's object arrived
-    /// the measured connection, from a new port, sends its request in the SYN (40 + 8 + 12 +
-    /// 44 B). The 8 B are Linux's MSS and window-scale options, on every SYN and SYN-ACK by
+    /// download (docs/experiments.md §8e), as on the real stack: its SYN asks for the cookie (40 +
+    /// 8 + 4 B, no data), the SYN-ACK brings it (40 + 8 + 12 B); 500 ms after the warm-up's object
+    /// arrived the measured connection, from a new port, sends its request in the SYN (40 + 8 +
+    /// 12 + 44 B). The 8 B are Linux's MSS and window-scale options, on every SYN and SYN-ACK by
     /// default (`syn_options_bytes`, docs/experiments.md §5.3 revised 2026-12-07).
     /// The measured download is the one the 100-B test above asserts.
     #[test]

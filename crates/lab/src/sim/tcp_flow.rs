@@ -163,8 +163,8 @@ pub(super) struct FlowTimes {
     pub(super) done_at: Option<Instant>,
 }
 
-/// How far a TCP flow got, kept alike by both runners: its docs/experiments.md §7 instants, the requests
-/// written and the completed exchanges' times.
+/// How far a TCP flow got, kept alike by both runners: its docs/experiments.md §7 instants, the
+/// requests written and the completed exchanges' times.
 #[derive(Debug, Default)]
 pub(super) struct Progress {
     pub(super) times: FlowTimes,
@@ -238,8 +238,8 @@ impl Progress {
 }
 
 /// The flows.csv row of TCP flow `i`: `transmissions`/`retransmissions` are its data segments
-/// (docs/experiments.md §7), every request over the stream counts as sent once, `failed_exchanges` counts
-/// the answers that were not whole, and `setup_s` runs from the first SYN to the SYN-ACK.
+/// (docs/experiments.md §7), every request over the stream counts as sent once, `failed_exchanges`
+/// counts the answers that were not whole, and `setup_s` runs from the first SYN to the SYN-ACK.
 /// `unnecessary_retransmissions` is left 0 for the caller.
 pub(super) fn flow_record(
     i: u32,
@@ -304,7 +304,8 @@ mod tests {
                 .config()
                 .max_message_size
         };
-        // docs/experiments.md §5.1's 131,072 B up to 131,064-B objects, then the response frame's length.
+        // docs/experiments.md §5.1's 131,072 B up to 131,064-B objects, then the response frame's
+        // length.
         assert_eq!(limit(&long(102_400)), Some(131_072));
         assert_eq!(limit(&long(131_064)), Some(131_072));
         assert_eq!(limit(&long(131_065)), Some(131_073));

@@ -65,14 +65,15 @@ fn the_published_matrices_have_their_cell_counts() {
     assert_eq!(cells_and_runs("kojo-zigbee-mixed.toml"), (20, 400));
     assert_eq!(cells_and_runs("kojo-zigbee-competing.toml"), (30, 600));
     assert_eq!(cells_and_runs("pesola-calibration.toml"), (2, 40));
-    // docs/experiments.md §8d: 5 x 3 x 2 x 3 error-free cells x 20; 2 x 2 x 3 with link errors x 40.
+    // docs/experiments.md §8d: 5 x 3 x 2 x 3 error-free cells x 20; 2 x 2 x 3 with link errors
+    // x 40.
     assert_eq!(cells_and_runs("pesola-short-tcp-vs-udp.toml"), (90, 1800));
     assert_eq!(
         cells_and_runs("pesola-short-tcp-vs-udp-errors.toml"),
         (12, 480)
     );
-    // docs/experiments.md §8f: Ch. 3 and 5, 4 algorithms x 5; Ch. 4, 2 x 5; Ch. 6 static, 4 topologies x
-    // 2 algorithms x 5 loads x 30.
+    // docs/experiments.md §8f: Ch. 3 and 5, 4 algorithms x 5; Ch. 4, 2 x 5; Ch. 6 static, 4
+    // topologies x 2 algorithms x 5 loads x 30.
     assert_eq!(cells_and_runs("rathod-ch3-grid.toml"), (4, 20));
     assert_eq!(cells_and_runs("rathod-ch4-half-dumbbell.toml"), (2, 10));
     assert_eq!(cells_and_runs("rathod-ch5-grid.toml"), (4, 20));

@@ -27,10 +27,10 @@ pub enum RtoBackoffReset {
     NewAck,
 }
 
-/// Every parameter of one TCP connection. [`TcpConfig::default`] gives the docs/experiments.md §5.3 values:
-/// the original hosts' settings on a stock Linux kernel, whose quick-ACK phase, HZ-250 timer
-/// wheel and SYN options are on (docs/experiments.md §5.3, revised 2026-12-07); [`TcpConfig::idealised`]
-/// switches those three off.
+/// Every parameter of one TCP connection. [`TcpConfig::default`] gives the docs/experiments.md §5.3
+/// values: the original hosts' settings on a stock Linux kernel, whose quick-ACK phase, HZ-250
+/// timer wheel and SYN options are on (docs/experiments.md §5.3, revised 2026-12-07);
+/// [`TcpConfig::idealised`] switches those three off.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
     /// Link MTU in bytes; the MSS is `mtu_bytes − 40` (IPv4 20 + TCP 20, no options). Default 296.
@@ -54,13 +54,13 @@ pub struct TcpConfig {
     /// Delayed-ACK timeout, a constant (`delack`). Default 200 ms. The timer fires on the timer
     /// wheel when `timer_wheel_hz` is set (at HZ 250: 200–204 ms after it is armed).
     pub delack: Duration,
-    /// Linux quick-ACK budget (`quickack_segments`, docs/experiments.md §10 #15): when the first data
-    /// arrives, when in-order data arrives after more than an RTO without data, and when an
+    /// Linux quick-ACK budget (`quickack_segments`, docs/experiments.md §10 #15): when the first
+    /// data arrives, when in-order data arrives after more than an RTO without data, and when an
     /// entirely old (retransmitted) segment arrives, the receiver ACKs every segment at
     /// once for the next `quickack_segments` ACKs it sends (Linux `icsk_ack.quick`, capped
     /// there at 16 and at half the receive window in MSS). Default 16, the stock kernel's
-    /// (docs/experiments.md §5.3 revised: a stock kernel cannot switch it off without switching delayed
-    /// ACKs off); 0: no quick-ACK phase (the idealised receiver).
+    /// (docs/experiments.md §5.3 revised: a stock kernel cannot switch it off without switching
+    /// delayed ACKs off); 0: no quick-ACK phase (the idealised receiver).
     pub quickack_segments: u32,
     /// Duplicate ACKs that trigger fast retransmit (`dupthresh`, Linux `tcp_reordering`).
     /// Default 3.
@@ -77,15 +77,15 @@ pub struct TcpConfig {
     /// fires on — SYN, SYN-ACK and data retransmission timers and the delayed-ACK timer
     /// (`timer_wheel_hz`, Linux `CONFIG_HZ`): each expiry is rounded up to its wheel bucket
     /// ([`super::timer_wheel::expiry`]), so timers armed close together fire together.
-    /// Default 250 (Debian's and Ubuntu's generic kernels, docs/experiments.md §5.3 revised); 0: exact
-    /// timers. BBR's pacing timer is a high-resolution timer in Linux and stays exact.
+    /// Default 250 (Debian's and Ubuntu's generic kernels, docs/experiments.md §5.3 revised); 0:
+    /// exact timers. BBR's pacing timer is a high-resolution timer in Linux and stays exact.
     pub timer_wheel_hz: u32,
     /// TCP option bytes on every SYN and SYN-ACK besides Fast Open's (`syn_options_bytes`):
     /// Linux's `tcp_syn_options` / `tcp_synack_options` with the emulator's sysctls (SACK and
     /// timestamps off, window scaling on) send MSS (4) + NOP + window scale (3 + 1) = 8. They
     /// lengthen the handshake RTT that seeds BBR's min_rtt, so a small first data segment may
-    /// refresh it (docs/calibration.md, item 4). Default 8 (docs/experiments.md §5.3 revised); 0: bare
-    /// 40-byte SYN / SYN-ACK.
+    /// refresh it (docs/calibration.md, item 4). Default 8 (docs/experiments.md §5.3 revised); 0:
+    /// bare 40-byte SYN / SYN-ACK.
     pub syn_options_bytes: u32,
     /// Congestion control (`cc`, docs/experiments.md §5.3 `newreno | bbr`). Default Linux `reno`.
     pub cc: CongestionControl,
@@ -396,7 +396,8 @@ mod tests {
 
     #[test]
     fn the_defaults_are_the_stock_kernel_and_the_idealised_tcp_is_three_settings_away() {
-        // docs/experiments.md §5.3 (revised 2026-12-07): quick-ACK, the HZ-250 wheel and the SYN options on.
+        // docs/experiments.md §5.3 (revised 2026-12-07): quick-ACK, the HZ-250 wheel and the SYN
+        // options on.
         let d = TcpConfig::default();
         assert_eq!(
             (d.quickack_segments, d.timer_wheel_hz, d.syn_options_bytes),

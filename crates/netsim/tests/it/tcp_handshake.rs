@@ -165,8 +165,8 @@ fn with_the_defaults_a_lost_syn_is_retried_at_its_wheel_bucket() {
             "2665200 C ACK 1 1 0",
         ]
     );
-    // The Linux rules of docs/experiments.md §5.3 hold on the defaults: no valid client sample → RTO 3 s,
-    // one retransmission keeps iw; the server's SYN-ACK was sent once, a sample of
+    // The Linux rules of docs/experiments.md §5.3 hold on the defaults: no valid client sample →
+    // RTO 3 s, one retransmission keeps iw; the server's SYN-ACK was sent once, a sample of
     // 2.885533 − 2.2374 = 648.133 ms.
     assert_eq!(p.client.rto(), Duration::from_secs(3));
     assert_eq!(p.client.cwnd(), 4);

@@ -17,7 +17,8 @@ use coaplab_endpoint::{
 pub const CLIENT: &str = "198.18.0.1:40000";
 pub const SERVER: &str = "198.18.1.1:5683";
 
-/// The experiments' server: path "f" answers GET with 102,400 B and POST with 53 B (docs/experiments.md §4).
+/// The experiments' server: path "f" answers GET with 102,400 B and POST with 53 B
+/// (docs/experiments.md §4).
 pub fn router() -> Router {
     let mut r = Router::new();
     r.route("f", Resource::experiment(102_400, 53));

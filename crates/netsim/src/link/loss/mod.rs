@@ -6,9 +6,9 @@
 //! ([`Ctmc`]) and the
 //! packet-based Gilbert-Elliott chain with netem `gemodel` semantics in `f64` draws
 //! ([`GilbertElliott`]), and Linux netem's three loss models in netem's own integer arithmetic
-//! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; docs/experiments.md §3 revised 2026-11-24), which the
-//! `netem-state` / `netem-gemodel` error models use for the paper profiles. How a profile name
-//! becomes one of these ([`ProfileForm`]: netem `gemodel` with calibrated 1.5-packet bursts by
+//! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; docs/experiments.md §3 revised 2026-11-24),
+//! which the `netem-state` / `netem-gemodel` error models use for the paper profiles. How a profile
+//! name becomes one of these ([`ProfileForm`]: netem `gemodel` with calibrated 1.5-packet bursts by
 //! default) is in `profile.rs`.
 
 mod ctmc;
