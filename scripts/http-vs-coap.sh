@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Object download through the emulated zigbee link (spec/experiments.md §8e), real stacks:
+# Object download through the emulated zigbee link (docs/experiments.md §8e), real stacks:
 # HTTP/1.1, h2c (HTTP/2 with prior knowledge, SPDY's standard successor), IoT-HTTP/1.1 and
 # IoT-h2c (minimal headers + TCP Fast Open, cookie from an untimed warm-up connection), and
 # CoAP (CON GET, piggybacked, Block2 with 64-B blocks). Prints CSV:

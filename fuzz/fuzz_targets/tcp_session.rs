@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
     if data.is_empty() {
         return;
     }
-    // Bit 7: client or server session; bit 6: prefix a valid CSM (to get past §5.3's check
+    // Bit 7: client or server session; bit 6: prefix a valid CSM (to get past RFC 8323 §5.3's check
     // more often); bits 0-5 and the length: the split point.
     let client = data[0] & 0x80 != 0;
     let mut owned = Vec::new();

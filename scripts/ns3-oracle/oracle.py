@@ -14,7 +14,7 @@ It re-executes itself in `.peers/ns3-venv` (git-ignored), creating it with `pip 
 (PyPI `ns3` 3.44.post0: ns-3.44 with cppyy bindings) when missing, and builds
 `coaplab` (release, CARGO_TARGET_DIR or target/) for the netsim side.
 
-The experiment (spec/experiments.md §2.1, §5.1, §5.3): per flow, the client connects,
+The experiment (docs/experiments.md §2.1, §5.1, §5.3): per flow, the client connects,
 writes its CSM (6 B) and a GET (5 B) as two segments; the server, on accept, writes its CSM
 (2 B) and, once it has read the 11 request bytes, one 102,408-B response (401 segments at
 MSS 256). FCT = from the GET write to the client's last byte. MSS 256 / MTU 296, no SACK, no
@@ -33,7 +33,7 @@ The nbiot link in ns-3 (what makes it the same link as netsim's):
     the last byte, delayed-ACK timers) is unchanged.
   * the byte FIFO: ns-3's traffic-control qdisc (pfifo_fast, 1000 packets) is removed, and the
     device queue (DropTailQueue) is limited in bytes. ns-3's device queue does NOT hold the
-    packet being serialized while netsim's backlog does (spec §1.1, count_in_service), so
+    packet being serialized while netsim's backlog does (docs/experiments.md §1.1, count_in_service), so
     the ns-3 limit is (buffer - 296) x 298/296 bytes: for full-sized packets exactly the same
     accept/drop decision (e.g. 2,500 B: 6 packets waiting + 1 in service).
 
@@ -232,7 +232,7 @@ static void CliGet(Flow* f, Ptr<Socket> s) {
 static void CliConnected(Flow* f, Ptr<Socket> s) {
     // ns-3 defers SendPendingData by one time step, so two Send calls in the same instant
     // coalesce into one segment despite TcpNoDelay; the GET is written 2 ns later to keep
-    // the two segments of spec §5.1.
+    // the two segments of docs/experiments.md §5.1.
     s->Send(Create<Packet>(6)); // client CSM
     Simulator::Schedule(NanoSeconds(2), &CliGet, f, s);
 }

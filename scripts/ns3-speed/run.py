@@ -8,7 +8,7 @@
 
 The same workload in both tools, N flows over the nbiot star (30 kbit/s down, 60 kbit/s up,
 one byte FIFO of --buffer bytes per direction, 28,200 B by default):
-  * tcp: per flow one long transfer (spec/experiments.md §5.1): connect, CSM + GET, one
+  * tcp: per flow one long transfer (docs/experiments.md §5.1): connect, CSM + GET, one
     102,408-B answer; coaplab `tcp-newreno`, ns-3 TcpLinuxReno + PRR (MSS 256, no SACK, no
     timestamps, IW 4, delayed ACK every 2nd segment) with Linux's RTO re-arm on every partial
     ACK, as scripts/ns3-oracle/oracle.py's `linuxreno-rearm`.

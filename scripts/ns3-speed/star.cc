@@ -64,7 +64,7 @@ CpuSeconds()
            u.ru_stime.tv_usec * 1e-6;
 }
 
-// ---- TCP: the long transfer of spec §5.1 (the oracle's exchange) ----
+// ---- TCP: the long transfer of docs/experiments.md §5.1 (the oracle's exchange) ----
 struct TcpFlow
 {
     uint32_t id = 0;
@@ -193,7 +193,7 @@ CliStart(TcpFlow* f, Ptr<Node> node)
     f->cli->Connect(InetSocketAddress(g_server, 5000 + f->id));
 }
 
-// ---- UDP: closed-loop CoAP CON exchanges (spec §4's continuous workload) ----
+// ---- UDP: closed-loop CoAP CON exchanges (the continuous workload of docs/experiments.md §4 and §6.1) ----
 struct UdpFlow
 {
     uint32_t id = 0;

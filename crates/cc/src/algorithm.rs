@@ -1,4 +1,4 @@
-//! The one interface every RTO algorithm implements (spec/algorithms.md §0.2).
+//! The one interface every RTO algorithm implements (docs/algorithms.md, 'Conventions').
 //!
 //! Call order for one exchange, driven by the exchange layer (simulator or socket stack):
 //!
@@ -10,7 +10,7 @@
 //!    [`RtoAlgorithm::failed`] (give-up or cancel).
 //!
 //! `now` never decreases between calls. When an ACK and a timer expiry of the same exchange fall
-//! on the same instant, the ACK is processed first (§0.2).
+//! on the same instant, the ACK is processed first (docs/algorithms.md, 'Conventions').
 
 use core::any::Any;
 use core::fmt;
@@ -18,7 +18,7 @@ use core::fmt;
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// Per-exchange scratch `X` of the spec: owned by the exchange layer, handed back on every call.
+/// Per-exchange scratch `X`: owned by the exchange layer, handed back on every call.
 #[derive(Debug, Clone, Default)]
 pub struct Exchange {
     /// `X.k`: retransmissions sent so far (0 while only the original is out).
@@ -103,9 +103,10 @@ pub(crate) enum Scratch {
     #[default]
     None,
     /// A backoff factor fixed for the whole exchange (cf-compat CoCoA computes the VBF once from
-    /// the first timer, spec §4.6 item 7).
+    /// the first timer, Californium 3.x Cocoa).
     FixedFactor(f64),
-    /// FASOR: the backoff register and the state snapshot taken at start (spec §7.2).
+    /// FASOR: the backoff register and the state snapshot taken at start
+    /// (draft-ietf-core-fasor-02).
     Fasor(crate::fasor::FasorScratch),
     /// The CoCoA family and CoCoA++: the armed timer before µs rounding, and the first timer.
     Timer(crate::cocoa::TimerScratch),
@@ -114,7 +115,7 @@ pub(crate) enum Scratch {
 }
 
 /// What the exchange layer reports when the first ACK or response of an exchange arrives
-/// (`c` in spec §0.2).
+/// (`c` in docs/algorithms.md, 'Conventions').
 #[derive(Debug, Clone, Copy)]
 pub struct Completion<'a> {
     /// `c.t_ack`: arrival time of the first ACK or piggybacked response (= now).
@@ -145,13 +146,14 @@ impl Completion<'_> {
     }
 }
 
-/// How the exchange layer reports that an exchange is admitted (spec §0.2 `start`).
+/// How the exchange layer reports that an exchange is admitted (docs/algorithms.md, 'Conventions'
+/// `start`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
     /// Exchanges to this destination in flight, including the new one (`n_inflight`, ≥ 1).
     pub in_flight: u32,
     /// True when the exchange waited in the NSTART queue before being admitted. Only the
-    /// cf-compat blind rule (spec §4.6 item 5) tells the two cases apart.
+    /// cf-compat blind rule (Californium 3.x Cocoa) tells the two cases apart.
     pub dequeued: bool,
 }
 
@@ -163,7 +165,7 @@ impl Admission {
     };
 
     /// Exchanges already *registered* in flight when this one's first timer is computed, as
-    /// Californium counts them (spec §4.6 item 5): a new exchange's timer is computed before it
+    /// Californium counts them: a new exchange's timer is computed before it
     /// registers (so it is not counted), a dequeued one's after (so it is).
     pub fn registered(self) -> u32 {
         if self.dequeued {
@@ -195,7 +197,8 @@ pub struct Snapshot {
     pub vars: Vec<(&'static str, f64)>,
 }
 
-/// One RTO / congestion-control algorithm's per-destination state `D` (spec §0.1).
+/// One RTO / congestion-control algorithm's per-destination state `D` (docs/algorithms.md,
+/// 'Conventions').
 ///
 /// Implementations never read a clock or a global RNG; every input is an argument.
 pub trait RtoAlgorithm: fmt::Debug + Send {

@@ -1,6 +1,6 @@
-//! Californium's BasicRTO (spec §8.1): `rto = m + m/2` on every sample, no smoothing.
+//! Californium's BasicRTO: `rto = m + m/2` on every sample, no smoothing.
 //!
-//! Registered as `basic-rto`. Driven by the shared §8 machinery in [`crate::californium`]:
+//! Registered as `basic-rto`. Driven by the shared Californium machinery in [`crate::californium`]:
 //! undithered first timer `clamp(rto, 500, 60000)` ms, ×2 backoff capped at 60 s, no blind
 //! multiplier.
 
@@ -20,14 +20,14 @@ pub const BASIC: &[ParamSpec] = &[
         },
         default: Value::Float(1.5),
         help: "BASIC_FACTOR: rto = m * factor; 1.5 is computed as m + m/2 in integers",
-        source: "spec §8.1 (Californium BasicRto)",
+        source: "Californium 3.x BasicRto",
     },
     ParamSpec {
         key: "basic_samples",
         kind: Kind::Choice(&["strong_and_weak", "strong_only"]),
         default: Value::Choice("strong_and_weak"),
         help: "which samples set the RTO: STRONG and WEAK (Californium) or STRONG only",
-        source: "spec §8.1, §12 #24",
+        source: "Californium 3.x BasicRto; docs/algorithms.md, ambiguity #24",
     },
 ];
 
@@ -38,7 +38,7 @@ pub(crate) struct BasicRto {
     rto_ms: i64,
     /// BASIC_FACTOR.
     factor: f64,
-    /// Whether WEAK samples count (§12 #24).
+    /// Whether WEAK samples count (docs/algorithms.md, ambiguity #24).
     weak_samples: bool,
 }
 
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn strong_100ms_sample_gives_rto_150_and_a_500ms_first_timer() {
-        // spec §8.1 example.
+        // Californium 3.x BasicRto example.
         let mut a = basic(&[]);
         exchange(a.as_mut(), 0, 100, 0);
         assert_eq!(a.rto(), Duration::from_millis(150));
@@ -123,7 +123,8 @@ mod tests {
 
     #[test]
     fn weak_2500ms_sample_gives_rto_3750() {
-        // spec §8.1 example: 1-2 retransmissions make a WEAK sample, which BasicRTO uses.
+        // Californium 3.x BasicRto example: 1-2 retransmissions make a WEAK sample, which BasicRTO
+        // uses.
         let mut a = basic(&[]);
         assert_eq!(exchange(a.as_mut(), 0, 2500, 1), [2000, 4000]);
         assert_eq!(a.rto(), Duration::from_millis(3750));
@@ -139,7 +140,7 @@ mod tests {
 
     #[test]
     fn strong_only_ignores_weak_samples() {
-        // §12 #24 alternative.
+        // docs/algorithms.md, ambiguity #24 alternative.
         let mut a = basic(&["basic_samples=strong_only"]);
         exchange(a.as_mut(), 0, 2500, 1);
         assert_eq!(a.rto(), Duration::from_millis(2000));
@@ -156,7 +157,7 @@ mod tests {
 
     #[test]
     fn first_timer_floor_can_be_removed() {
-        // §12 #25 alternative: no 500 ms floor.
+        // docs/algorithms.md, ambiguity #25 alternative: no 500 ms floor.
         let mut a = basic(&["first_timer_min_ms=0"]);
         exchange(a.as_mut(), 0, 100, 0);
         assert_eq!(exchange(a.as_mut(), 1000, 100, 1), [150, 300]);

@@ -1,5 +1,5 @@
 //! The integer-millisecond machinery shared by Californium's BasicRTO, Linux RTO and
-//! Peak-Hopper RTO (spec §8, common rules).
+//! Peak-Hopper RTO (Californium 3.x, common rules).
 //!
 //! Californium keeps one `long` RTO in ms per destination and drives every exchange the same
 //! way; only the estimator update differs. `CfRto` is that driver, generic over a
@@ -8,7 +8,7 @@
 //! * a sample is `m = max(1, floor(R ms))` measured from the ORIGINAL transmission, classed by
 //!   retransmissions: 0 → STRONG, 1–2 → WEAK, ≥ 3 → none;
 //! * `getRTO() = min(rto · n, 32000)` when the blind multiplier is active and `n > 1`, else
-//!   `min(rto, 32000)` (§4.6 item 5: `n` counts exchanges already registered in flight);
+//!   `min(rto, 32000)` (Californium 3.x Cocoa: `n` counts exchanges already registered in flight);
 //! * the first timer is `clamp(getRTO(), 500, 60000)`, undithered;
 //! * each expiry gives `T_k = min(60000, (long)(2.0 · T_{k-1}))`; no backoff is carried to the
 //!   next exchange, which starts again from the current RTO.
@@ -22,7 +22,7 @@ use crate::params::{Kind, ParamSpec, Params, Value};
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// Parameters of every §8 algorithm, after [`common::COMMON`]. Durations in integer ms, as
+/// Parameters of every Californium algorithm, after [`common::COMMON`]. Durations in integer ms, as
 /// Californium stores them.
 pub const CF_COMMON: &[ParamSpec] = &[
     ParamSpec {
@@ -33,7 +33,7 @@ pub const CF_COMMON: &[ParamSpec] = &[
         },
         default: Value::Int(2000),
         help: "ACK_TIMEOUT: the RTO before any sample, in ms",
-        source: "spec §8 (Californium ACK_TIMEOUT)",
+        source: "Californium 3.x ACK_TIMEOUT",
     },
     ParamSpec {
         key: "first_timer_min_ms",
@@ -43,7 +43,7 @@ pub const CF_COMMON: &[ParamSpec] = &[
         },
         default: Value::Int(500),
         help: "FIRST_TIMER_MIN: lower clamp on the first timer (0 disables it)",
-        source: "spec §8, §12 #25",
+        source: "Californium 3.x; docs/algorithms.md, ambiguity #25",
     },
     ParamSpec {
         key: "base_rto_cap_ms",
@@ -53,7 +53,7 @@ pub const CF_COMMON: &[ParamSpec] = &[
         },
         default: Value::Int(32_000),
         help: "BASE_RTO_CAP: getRTO() never exceeds this, in ms",
-        source: "spec §8 (Californium getRTO)",
+        source: "Californium 3.x getRTO",
     },
     ParamSpec {
         key: "timer_max_ms",
@@ -63,7 +63,7 @@ pub const CF_COMMON: &[ParamSpec] = &[
         },
         default: Value::Int(60_000),
         help: "TIMER_MAX: ceiling on the first and every backed-off timer, in ms",
-        source: "spec §8",
+        source: "Californium 3.x",
     },
     ParamSpec {
         key: "backoff",
@@ -73,7 +73,7 @@ pub const CF_COMMON: &[ParamSpec] = &[
         },
         default: Value::Float(2.0),
         help: "BACKOFF: T_k = min(TIMER_MAX, (long)(BACKOFF * T_{k-1}))",
-        source: "spec §8",
+        source: "Californium 3.x",
     },
 ];
 
@@ -83,10 +83,10 @@ pub const CF_BLIND: &[ParamSpec] = &[ParamSpec {
     kind: Kind::Bool,
     default: Value::Bool(true),
     help: "multiply getRTO() by the exchanges registered in flight until the first STRONG sample",
-    source: "spec §8, §4.6 item 5",
+    source: "Californium 3.x Cocoa",
 }];
 
-/// A classified RTT sample in integer ms (spec §8 common rules).
+/// A classified RTT sample in integer ms (Californium 3.x common rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sample {
     /// No retransmission: `m` is unambiguous.
@@ -110,7 +110,7 @@ impl Sample {
     }
 }
 
-/// The estimator part of a §8 algorithm: everything but the shared driver.
+/// The estimator part of a Californium algorithm: everything but the shared driver.
 pub(crate) trait CfEstimator: fmt::Debug + Send + Clone {
     /// The registry name.
     const NAME: &'static str;
@@ -128,7 +128,7 @@ pub(crate) trait CfEstimator: fmt::Debug + Send + Clone {
     fn vars(&self) -> Vec<(&'static str, f64)>;
 }
 
-/// The shared §8 settings, resolved from [`CF_COMMON`] (and [`CF_BLIND`] when declared).
+/// The shared Californium settings, resolved from [`CF_COMMON`] (and [`CF_BLIND`] when declared).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct CfConfig {
     /// MAX_RETRANSMIT.
@@ -186,7 +186,7 @@ impl CfConfig {
     }
 }
 
-/// A §8 algorithm: the shared driver around estimator `E`.
+/// A Californium algorithm: the shared driver around estimator `E`.
 #[derive(Debug, Clone)]
 pub(crate) struct CfRto<E> {
     cfg: CfConfig,
@@ -274,7 +274,7 @@ impl<E: CfEstimator + 'static> RtoAlgorithm for CfRto<E> {
 
 #[cfg(test)]
 pub(crate) mod test_util {
-    //! Drives a §8 algorithm through scripted exchanges.
+    //! Drives a Californium algorithm through scripted exchanges.
 
     use super::*;
     use crate::rng::ConstantRandom;
@@ -371,7 +371,7 @@ mod tests {
         assert_eq!(c.first_timer_ms(150), 500);
         assert_eq!(c.first_timer_ms(2000), 2000);
         assert_eq!(c.first_timer_ms(70_000), 60_000);
-        // §12 #25 alternative: no floor.
+        // docs/algorithms.md, ambiguity #25 alternative: no floor.
         assert_eq!(cfg(&["first_timer_min_ms=0"]).first_timer_ms(150), 150);
     }
 

@@ -1,4 +1,4 @@
-//! CoCoA with Full Backoff: `cocoa-fb1` and `cocoa-fb2` (ANRW 2018; spec/algorithms.md §5).
+//! CoCoA with Full Backoff: `cocoa-fb1` and `cocoa-fb2` (ANRW 2018).
 //!
 //! Plain CoCoA forgets a backoff as soon as the exchange ends: an exchange whose ACK needed three
 //! or more retransmissions gives no sample, so the next exchange repeats the same spurious
@@ -23,28 +23,28 @@ pub const COCOA_FB: &[ParamSpec] = &[
         kind: Kind::Choice(&["none", "dithered"]),
         default: Value::Choice("none"),
         help: "none: the carried RTO is the next first timer exactly (no draw); dithered: x[1, ACK_RANDOM_FACTOR) like CoCoA",
-        source: "spec §5, §12 #13",
+        source: "ANRW 2018; docs/algorithms.md, ambiguity #13",
     },
     ParamSpec {
         key: "on_give_up",
         kind: Kind::Choice(&["carry", "no_change"]),
         default: Value::Choice("carry"),
         help: "carry: after a give-up the last backed-off timer becomes the carried RTO (Karn-style); no_change: a give-up changes nothing",
-        source: "spec §5, §12 #4",
+        source: "ANRW 2018; docs/algorithms.md, ambiguity #4",
     },
 ];
 
 /// The parameter groups of `cocoa-fb1` and `cocoa-fb2`.
 pub(crate) const GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA, COCOA_FB];
 
-/// The Full-Backoff carry state `D.carry_next` and its rules (spec §5).
+/// The Full-Backoff carry state `D.carry_next` and its rules (ANRW 2018).
 #[derive(Debug, Clone)]
 pub(crate) struct Carry {
     /// `D.carry_next`: the next first timer is the carried RTO.
     pub(crate) next: bool,
-    /// How the carried RTO becomes a first timer (§12 #13).
+    /// How the carried RTO becomes a first timer (docs/algorithms.md, ambiguity #13).
     pub(crate) dither: Carried,
-    /// Whether a give-up carries the last timer (§12 #4).
+    /// Whether a give-up carries the last timer (docs/algorithms.md, ambiguity #4).
     pub(crate) on_give_up: bool,
 }
 
@@ -61,7 +61,7 @@ impl Carry {
         }
     }
 
-    /// `start` of spec §5: aging, then the carried RTO or a normal CoCoA first timer.
+    /// `start` of ANRW 2018: aging, then the carried RTO or a normal CoCoA first timer.
     pub(crate) fn start(
         &self,
         core: &mut CocoaCore,
@@ -82,7 +82,7 @@ impl Carry {
         self.next = true;
     }
 
-    /// `failed` of spec §5 (RESOLVED, Karn-style): the last backed-off timer becomes the
+    /// `failed` of ANRW 2018 (RESOLVED, Karn-style): the last backed-off timer becomes the
     /// carried RTO, unless `on_give_up = no_change`.
     pub(crate) fn failed(&mut self, core: &mut CocoaCore, now: Instant, x: &Exchange) {
         if self.on_give_up {
@@ -94,7 +94,7 @@ impl Carry {
 }
 
 /// `c.T_force` in f64 seconds: the unrounded armed timer from the scratch when it is the one
-/// in force, so carried values follow the spec's exact arithmetic (§0.4).
+/// in force, so carried values follow exact arithmetic (docs/algorithms.md, 'Conventions').
 pub(crate) fn timer_in_force_s(c: &Completion<'_>, x: &Exchange) -> f64 {
     match x.scratch {
         Scratch::Timer(s) if Duration::from_secs_f64_round_us(s.timer_s) == c.timer_in_force => {
@@ -104,7 +104,7 @@ pub(crate) fn timer_in_force_s(c: &Completion<'_>, x: &Exchange) -> f64 {
     }
 }
 
-/// CoCoA-FB1 and CoCoA-FB2 (spec §5).
+/// CoCoA-FB1 and CoCoA-FB2 (ANRW 2018).
 #[derive(Debug, Clone)]
 pub struct CocoaFb {
     core: CocoaCore,
@@ -147,7 +147,7 @@ impl RtoAlgorithm for CocoaFb {
     }
 
     fn completed(&mut self, c: &Completion<'_>, x: &mut Exchange, _rng: &mut dyn Random) {
-        // Estimators updated exactly as in plain CoCoA (§5).
+        // Estimators updated exactly as in plain CoCoA (ANRW 2018).
         self.core.completed(c);
         if c.retransmissions() >= 1 {
             let forced_s = timer_in_force_s(c, x);
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn carried_dither_alternative_dithers_the_carried_rto() {
-        // spec §12 #13: after example 1, u = 0.2 gives 5.475·1.1 = 6.0225.
+        // docs/algorithms.md, ambiguity #13: after example 1, u = 0.2 gives 5.475·1.1 = 6.0225.
         let mut alg = fb(false, &["carried_dither=dithered"]);
         let t = converge(&mut alg);
         let o = exchange(
@@ -412,7 +412,7 @@ mod tests {
             &mut ConstantRandom(0.0),
         );
         assert_eq!(alg.rto(), secs(10.0));
-        // spec §12 #4 `no_change`.
+        // docs/algorithms.md, ambiguity #4 `no_change`.
         let mut alg = fb(false, &["max_retransmit=2", "on_give_up=no_change"]);
         let before = alg.snapshot();
         exchange(

@@ -1,11 +1,11 @@
-//! Pieces every algorithm shares: the common parameters of spec §0.3, the give-up rule and
+//! Pieces every algorithm shares: the common parameters of RFC 7252 §4.8, the give-up rule and
 //! the dithered first timer.
 
 use crate::algorithm::{Exchange, Expiry};
 use crate::params::{Kind, ParamSpec, Value};
 use crate::time::Duration;
 
-/// Parameters every algorithm has (spec §0.3). Each algorithm lists this group first.
+/// Parameters every algorithm has (RFC 7252 §4.8). Each algorithm lists this group first.
 pub const COMMON: &[ParamSpec] = &[
     ParamSpec {
         key: "ack_random_factor",
@@ -26,16 +26,17 @@ pub const COMMON: &[ParamSpec] = &[
     },
 ];
 
-/// The start half of the §0.2 contract: a fresh exchange with `k = 0` and `T = t0` armed.
-/// Returns `t0`.
+/// The start half of the event contract (docs/algorithms.md, 'Conventions'): a fresh exchange with
+/// `k = 0` and `T = t0` armed. Returns `t0`.
 pub fn arm_first(x: &mut Exchange, t0: Duration) -> Duration {
     x.retransmissions = 0;
     x.timer = t0;
     t0
 }
 
-/// The give-up rule of spec §0.2: when the timer of transmission MAX_RETRANSMIT expires the
-/// exchange fails; otherwise `k += 1`, `next(x)` computes the new timer, which is armed.
+/// The give-up rule of docs/algorithms.md, 'Conventions': when the timer of transmission
+/// MAX_RETRANSMIT expires the exchange fails; otherwise `k += 1`, `next(x)` computes the new timer,
+/// which is armed.
 pub fn expire_with(
     x: &mut Exchange,
     max_retransmit: u32,
@@ -50,7 +51,7 @@ pub fn expire_with(
     Expiry::Retransmit(t)
 }
 
-/// `base * (1 + (arf - 1) * u)` in f64 seconds (spec §1), not yet rounded.
+/// `base * (1 + (arf - 1) * u)` in f64 seconds (RFC 7252 §4.2), not yet rounded.
 pub fn dither_secs(base_s: f64, ack_random_factor: f64, u: f64) -> f64 {
     base_s * (1.0 + (ack_random_factor - 1.0) * u)
 }
@@ -78,7 +79,7 @@ mod tests {
 
     #[test]
     fn dither_matches_the_rfc_example() {
-        // spec §1: u = 0.4 gives 2.4 s.
+        // RFC 7252 §4.2: u = 0.4 gives 2.4 s.
         assert_eq!(
             Duration::from_secs_f64_round_us(dither_secs(2.0, 1.5, 0.4)),
             Duration::from_micros(2_400_000)

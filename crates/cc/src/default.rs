@@ -1,9 +1,9 @@
-//! Default CoAP (RFC 7252 §4.2, spec/algorithms.md §1): a fresh dithered first timer for every
+//! Default CoAP (RFC 7252 §4.2): a fresh dithered first timer for every
 //! exchange, binary exponential backoff, no per-destination state.
 //!
 //! The first-timer draw and the backoff live in `DefaultConfig`, which the Full-Backoff
-//! variants (`default_fb`, §2) and GST (`gst`, §3) reuse: they differ only in what they carry
-//! from one exchange to the next.
+//! variants (`default_fb`, ANRW 2018) and GST (`gst`, Rathod 2022 ch. 3) reuse: they differ only in
+//! what they carry from one exchange to the next.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common::{self, dither_secs};
@@ -11,7 +11,7 @@ use crate::params::{Kind, ParamSpec, Params, Value};
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// Parameters of Default CoAP (§1), shared by FB1, FB2 and GST.
+/// Parameters of Default CoAP (RFC 7252 §4.2), shared by FB1, FB2 and GST.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "ack_timeout_s",
@@ -21,7 +21,7 @@ pub const PARAMS: &[ParamSpec] = &[
         },
         default: Value::Float(2.0),
         help: "ACK_TIMEOUT: the first timer is drawn from [ACK_TIMEOUT, ACK_TIMEOUT*ack_random_factor)",
-        source: "RFC 7252 §4.8; spec §1",
+        source: "RFC 7252 §4.8",
     },
     ParamSpec {
         key: "backoff",
@@ -31,7 +31,7 @@ pub const PARAMS: &[ParamSpec] = &[
         },
         default: Value::Float(2.0),
         help: "BACKOFF: each retransmission multiplies the timer by this factor",
-        source: "RFC 7252 §4.2; spec §1",
+        source: "RFC 7252 §4.2",
     },
     ParamSpec {
         key: "timer_max_s",
@@ -41,7 +41,7 @@ pub const PARAMS: &[ParamSpec] = &[
         },
         default: Value::Float(f64::INFINITY),
         help: "TIMER_MAX: ceiling on any single armed timer (inf = none; fasor18 preset: 60)",
-        source: "spec §0.3, §0.5, §1",
+        source: "RFC 7252 §4.8; docs/algorithms.md, 'Presets'; RFC 7252 §4.2",
     },
     ParamSpec {
         key: "variant",
@@ -49,7 +49,7 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Choice("rfc"),
         help: "first-timer draw: rfc = continuous; contiki = Contiki er-coap, ACK_TIMEOUT \
                contiki_ack_timeout_s quantised to 1/contiki_ticks s; contiki-ng = the same in whole ms",
-        source: "spec §1, §12 #5",
+        source: "RFC 7252 §4.2; docs/algorithms.md, ambiguity #5",
     },
     ParamSpec {
         key: "contiki_ticks",
@@ -59,7 +59,7 @@ pub const PARAMS: &[ParamSpec] = &[
         },
         default: Value::Int(128),
         help: "CONTIKI_TICKS: clock ticks per second of variant=contiki (T0 = 384 + r mod 193 ticks)",
-        source: "spec §1 (Contiki CLOCK_SECOND)",
+        source: "RFC 7252 §4.2 (Contiki CLOCK_SECOND)",
     },
     ParamSpec {
         key: "contiki_ack_timeout_s",
@@ -70,11 +70,11 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Float(3.0),
         help: "ACK_TIMEOUT of the Contiki ports (COAP_RESPONSE_TIMEOUT); replaces ack_timeout_s \
                when variant is contiki or contiki-ng",
-        source: "spec §1, §12 #5",
+        source: "RFC 7252 §4.2; docs/algorithms.md, ambiguity #5",
     },
 ];
 
-/// How the first timer is drawn (spec §1, §12 #5).
+/// How the first timer is drawn (RFC 7252 §4.2; docs/algorithms.md, ambiguity #5).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Draw {
     /// `ACK_TIMEOUT * (1 + (ARF - 1) * u)`, real-valued.
@@ -153,7 +153,7 @@ impl DefaultConfig {
     }
 
     /// The random part alone, `ACK_TIMEOUT * (ARF - 1) * u` (or `r mod mask` ticks), for the
-    /// additive dither of a carried timer (§2 CARRIED_DITHER): one draw.
+    /// additive dither of a carried timer (ANRW 2018 CARRIED_DITHER): one draw.
     pub(crate) fn dither_extra_secs(&self, rng: &mut dyn Random) -> f64 {
         match self.draw {
             Draw::Continuous => {
@@ -166,13 +166,13 @@ impl DefaultConfig {
         }
     }
 
-    /// A first timer of `secs`, capped by TIMER_MAX (a ceiling on any armed timer, §0.3) and
-    /// rounded to the microsecond.
+    /// A first timer of `secs`, capped by TIMER_MAX (a ceiling on any armed timer, RFC 7252 §4.8)
+    /// and rounded to the microsecond.
     pub(crate) fn first_timer(&self, secs: f64) -> Duration {
         Duration::from_secs_f64_round_us(secs.min(self.timer_max_s))
     }
 
-    /// `min(BACKOFF * T, TIMER_MAX)` (§1 next_timer).
+    /// `min(BACKOFF * T, TIMER_MAX)` (RFC 7252 §4.2 next_timer).
     pub(crate) fn next_timer(&self, t: Duration) -> Duration {
         Duration::from_secs_f64_round_us((self.backoff * t.as_secs_f64()).min(self.timer_max_s))
     }
@@ -182,7 +182,7 @@ impl DefaultConfig {
         Duration::from_secs_f64_round_us(self.ack_timeout_s)
     }
 
-    /// The §0.2 expiry with this family's backoff.
+    /// The `expired` event with this family's backoff.
     pub(crate) fn expire(&self, x: &mut Exchange) -> Expiry {
         common::expire_with(x, self.max_retransmit, |x| self.next_timer(x.timer))
     }
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn rfc_example_with_60s_cap_and_20_retransmissions() {
-        // spec §1: u = 0.4, TIMER_MAX 60 s, MAX_RETRANSMIT 20.
+        // RFC 7252 §4.2: u = 0.4, TIMER_MAX 60 s, MAX_RETRANSMIT 20.
         let mut a = build(&["timer_max_s=60", "max_retransmit=20"]);
         let mut rng = ScriptedRandom::new(&[0.4]);
         let o = run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn rfc_defaults_give_up_at_74_4_s() {
-        // spec §1: MAX_RETRANSMIT 4, no cap: gives up at t = 74.4 s.
+        // RFC 7252 §4.2: MAX_RETRANSMIT 4, no cap: gives up at t = 74.4 s.
         let mut a = build(&[]);
         let mut rng = ScriptedRandom::new(&[0.4]);
         let o = run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn worst_case_wait_is_max_transmit_wait() {
-        // spec §0.3: 2*(1+2+4+8+16)*1.5 = 93 s (u -> 1).
+        // RFC 7252 §4.8: 2*(1+2+4+8+16)*1.5 = 93 s (u -> 1).
         let mut a = build(&[]);
         let mut rng = ConstantRandom(1.0);
         let o = run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn contiki_draws_384_plus_r_mod_193_ticks() {
-        // spec §1: (384 + (r mod 193)) ticks of 1/128 s, i.e. T0 in [3, 4.5] s.
+        // RFC 7252 §4.2: (384 + (r mod 193)) ticks of 1/128 s, i.e. T0 in [3, 4.5] s.
         let mut a = build(&["variant=contiki"]);
         let t0 = |a: &mut dyn RtoAlgorithm, u: f64| {
             a.start(

@@ -1,10 +1,10 @@
 //! Default CoAP with Full Backoff, FB1 and FB2 (ANRW 2018 "Is CoAP Congestion Safe?";
-//! spec/algorithms.md §2): Karn's rule applied to CoAP, so a backed-off timer survives into the
+//! ANRW 2018): Karn's rule applied to CoAP, so a backed-off timer survives into the
 //! next exchange instead of being replaced by a fresh 2–3 s draw.
 //!
 //! FB1 forgets the carried timer after one clean exchange; FB2 halves it per clean exchange
-//! (`fb2_decrease`) until it falls below ACK_TIMEOUT. The carry rules shared with GST (§3) are
-//! in `CarryConfig`.
+//! (`fb2_decrease`) until it falls below ACK_TIMEOUT. The carry rules shared with GST (Rathod 2022
+//! ch. 3) are in `CarryConfig`.
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common;
@@ -21,7 +21,7 @@ pub const CARRY_PARAMS: &[ParamSpec] = &[
         default: Value::Choice("none"),
         help: "first timer from a carried value: none = used exactly; additive = carried + \
                ACK_TIMEOUT*(ack_random_factor-1)*u, as the Contiki port does",
-        source: "spec §2 CARRIED_DITHER, §12 #1",
+        source: "ANRW 2018 CARRIED_DITHER; docs/algorithms.md, ambiguity #1",
     },
     ParamSpec {
         key: "on_give_up",
@@ -29,7 +29,7 @@ pub const CARRY_PARAMS: &[ParamSpec] = &[
         default: Value::Choice("carry"),
         help: "after a give-up or cancel: carry = keep the last backed-off timer as carried \
                (Karn-style); no_change = leave the state alone",
-        source: "spec §2 failed, §12 #4",
+        source: "ANRW 2018 failed; docs/algorithms.md, ambiguity #4",
     },
 ];
 
@@ -40,7 +40,7 @@ pub const RESET_PARAMS: &[ParamSpec] = &[ParamSpec {
     default: Value::Choice("lt"),
     help: "a decreased carried timer is dropped for a fresh draw when it is < (lt) or <= (le) \
            ACK_TIMEOUT",
-    source: "spec §2, §3, §12 #2",
+    source: "ANRW 2018; Rathod 2022 ch. 3; docs/algorithms.md, ambiguity #2",
 }];
 
 /// FB2's decrease factor.
@@ -52,24 +52,24 @@ pub const FB2_PARAMS: &[ParamSpec] = &[ParamSpec {
     },
     default: Value::Float(0.5),
     help: "FB2_DECREASE: a clean exchange multiplies the carried timer by this factor",
-    source: "spec §1, §2",
+    source: "RFC 7252 §4.2; ANRW 2018",
 }];
 
-/// The carry rules of §2, on top of the Default-CoAP draw and backoff.
+/// The carry rules of ANRW 2018, on top of the Default-CoAP draw and backoff.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct CarryConfig {
-    /// First timer and backoff (§1).
+    /// First timer and backoff (RFC 7252 §4.2).
     pub(crate) base: DefaultConfig,
-    /// CARRIED_DITHER = additive (§12 #1).
+    /// CARRIED_DITHER = additive (docs/algorithms.md, ambiguity #1).
     pub(crate) additive_dither: bool,
-    /// `on_give_up = carry` (§12 #4).
+    /// `on_give_up = carry` (docs/algorithms.md, ambiguity #4).
     pub(crate) carry_on_giveup: bool,
-    /// `reset_below = le` (§12 #2); FB1 ignores it.
+    /// `reset_below = le` (docs/algorithms.md, ambiguity #2); FB1 ignores it.
     pub(crate) reset_inclusive: bool,
 }
 
 impl CarryConfig {
-    /// Reads the §1 parameters, [`CARRY_PARAMS`] and, when declared, [`RESET_PARAMS`].
+    /// Reads Default CoAP's parameters, [`CARRY_PARAMS`] and, when declared, [`RESET_PARAMS`].
     pub(crate) fn from_params(p: &Params, has_reset: bool) -> Self {
         CarryConfig {
             base: DefaultConfig::from_params(p),
@@ -80,7 +80,7 @@ impl CarryConfig {
     }
 
     /// The first timer: the carried value when there is one (undithered unless additive),
-    /// else a fresh §1 draw. TIMER_MAX caps it either way.
+    /// else a fresh Default-CoAP draw. TIMER_MAX caps it either way.
     pub(crate) fn start(
         &self,
         carried: Option<Duration>,
@@ -88,7 +88,7 @@ impl CarryConfig {
         rng: &mut dyn Random,
     ) -> Duration {
         let secs = match carried {
-            // §2: NO dithering and NO draw, unless CARRIED_DITHER = additive.
+            // ANRW 2018: NO dithering and NO draw, unless CARRIED_DITHER = additive.
             Some(c) if self.additive_dither => c.as_secs_f64() + self.base.dither_extra_secs(rng),
             Some(c) => c.as_secs_f64(),
             None => self.base.fresh_secs(rng),
@@ -108,7 +108,8 @@ impl CarryConfig {
         (!drop).then(|| Duration::from_secs_f64_round_us(v_s))
     }
 
-    /// The carried value after a give-up or cancel of exchange `x` (§2 failed, §12 #4).
+    /// The carried value after a give-up or cancel of exchange `x` (ANRW 2018 failed,
+    /// docs/algorithms.md, ambiguity #4).
     pub(crate) fn after_failure(
         &self,
         carried: Option<Duration>,
@@ -244,7 +245,7 @@ mod tests {
     use crate::rng::ScriptedRandom;
     use crate::testutil::{build, run_exchange, secs, Outcome};
 
-    /// Runs the exchanges of spec §2's table (RTT 6, 6, 1, 1, 1, 1 s), one every 100 s.
+    /// Runs the exchanges of ANRW 2018's table (RTT 6, 6, 1, 1, 1, 1 s), one every 100 s.
     fn table(a: &mut dyn RtoAlgorithm, rng: &mut ScriptedRandom) -> Vec<(Vec<f64>, f64)> {
         [6.0, 6.0, 1.0, 1.0, 1.0, 1.0]
             .iter()
@@ -337,7 +338,7 @@ mod tests {
 
     #[test]
     fn fb2_from_128_s_halves_to_the_2_s_floor_then_draws_fresh() {
-        // spec §3 table, FB2 column: 64, 32, 16, 8, 4, 2, then 1 < 2 -> fresh draw.
+        // Rathod 2022 ch. 3 table, FB2 column: 64, 32, 16, 8, 4, 2, then 1 < 2 -> fresh draw.
         let mut a = build("default-fb2", &["max_retransmit=10"]);
         carry(a.as_mut(), 128.0);
         let mut series = vec![];
@@ -443,7 +444,7 @@ mod tests {
 
     #[test]
     fn with_nstart_above_1_the_latest_completion_writes_the_carried_timer() {
-        // spec §2 notes: `carried` is destination state; every start reads it.
+        // ANRW 2018 notes: `carried` is destination state; every start reads it.
         let mut a = build("default-fb2", &[]);
         carry(a.as_mut(), 4.0);
         let mut rng = ScriptedRandom::new(&[]);

@@ -1,4 +1,4 @@
-//! CoAP-Eifel (spec §9; Rathod 2022 ch. 4, after the Eifel retransmission timer of Ludwig &
+//! CoAP-Eifel (Rathod 2022 ch. 4, after the Eifel retransmission timer of Ludwig &
 //! Sklower, 2000), registered as `eifel`.
 //!
 //! Karn sampling (clean exchanges only) into an Eifel estimator with `GAIN = 1/3`, the gain for
@@ -13,10 +13,10 @@
 //! A falling RTT leaves RTTVAR alone, so the RTO does not grow on a drop the way RFC 6298's does.
 //! The first timer is the RTO undithered; each expiry doubles it up to TIMER_MAX.
 //!
-//! Alternatives (spec §12 #26–28): `eifel_first_sample = zero` (the embedded code's SRTT =
-//! RTTVAR = 0 seed), `eifel_after_retransmit = backed_off` (carry the backed-off timer),
-//! `eifel_arith = ticks` with `tick_s = 0.0078125` (Contiki's integer ticks, truncating `/3`,
-//! `/9`).
+//! Alternatives (docs/algorithms.md, ambiguity #26–28): `eifel_first_sample = zero` (the embedded
+//! code's SRTT = RTTVAR = 0 seed), `eifel_after_retransmit = backed_off` (carry the backed-off
+//! timer), `eifel_arith = ticks` with `tick_s = 0.0078125` (Contiki's integer ticks, truncating
+//! `/3`, `/9`).
 
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common;
@@ -34,7 +34,7 @@ pub const EIFEL: &[ParamSpec] = &[
         },
         default: Value::Float(2.0),
         help: "INITIAL_RTO: the first timer before any sample (not dithered)",
-        source: "spec §9",
+        source: "Rathod 2022 ch. 4",
     },
     ParamSpec {
         key: "eifel_gain",
@@ -44,7 +44,7 @@ pub const EIFEL: &[ParamSpec] = &[
         },
         default: Value::Float(1.0 / 3.0),
         help: "EIFEL_GAIN: SRTT gain; RTTVAR gain is GAIN or GAIN^2; RTO = SRTT + RTTVAR/GAIN",
-        source: "spec §9, Ludwig & Sklower 2000 (one sample per RTT)",
+        source: "Rathod 2022 ch. 4, Ludwig & Sklower 2000 (one sample per RTT)",
     },
     ParamSpec {
         key: "tick_s",
@@ -54,14 +54,14 @@ pub const EIFEL: &[ParamSpec] = &[
         },
         default: Value::Float(0.01),
         help: "TICK: clock tick of the RTO floor R + 2 ticks (Contiki: 0.0078125)",
-        source: "spec §9, §12 #28",
+        source: "Rathod 2022 ch. 4; docs/algorithms.md, ambiguity #28",
     },
     ParamSpec {
         key: "eifel_floor_ticks",
         kind: Kind::Int { min: 0, max: 1000 },
         default: Value::Int(2),
         help: "EIFEL_FLOOR_TICKS: RTO >= R + this many ticks",
-        source: "spec §9",
+        source: "Rathod 2022 ch. 4",
     },
     ParamSpec {
         key: "timer_max_s",
@@ -71,7 +71,7 @@ pub const EIFEL: &[ParamSpec] = &[
         },
         default: Value::Float(60.0),
         help: "TIMER_MAX: ceiling on every backed-off timer",
-        source: "spec §9",
+        source: "Rathod 2022 ch. 4",
     },
     ParamSpec {
         key: "rto_max_s",
@@ -81,7 +81,7 @@ pub const EIFEL: &[ParamSpec] = &[
         },
         default: Value::Float(60.0),
         help: "RTO_MAX: ceiling on the Eifel RTO",
-        source: "spec §9",
+        source: "Rathod 2022 ch. 4",
     },
     ParamSpec {
         key: "backoff",
@@ -91,14 +91,14 @@ pub const EIFEL: &[ParamSpec] = &[
         },
         default: Value::Float(2.0),
         help: "BACKOFF: each expiry multiplies the timer",
-        source: "spec §9",
+        source: "Rathod 2022 ch. 4",
     },
     ParamSpec {
         key: "eifel_arith",
         kind: Kind::Choice(&["exact", "ticks"]),
         default: Value::Choice("exact"),
         help: "exact: f64 seconds; ticks: integer ticks with truncating division (embedded code)",
-        source: "spec §9, §12 #28",
+        source: "Rathod 2022 ch. 4; docs/algorithms.md, ambiguity #28",
     },
     ParamSpec {
         key: "eifel_first_sample",
@@ -106,7 +106,7 @@ pub const EIFEL: &[ParamSpec] = &[
         default: Value::Choice("half"),
         help: "half: first sample seeds SRTT = R, RTTVAR = R/2; zero: SRTT = RTTVAR = 0 seed, \
                the first sample takes the normal update (embedded code)",
-        source: "spec §9, §12 #26",
+        source: "Rathod 2022 ch. 4; docs/algorithms.md, ambiguity #26",
     },
     ParamSpec {
         key: "eifel_after_retransmit",
@@ -115,7 +115,7 @@ pub const EIFEL: &[ParamSpec] = &[
         help:
             "after a retransmitted or failed exchange the next starts from the current Eifel RTO, \
                or from the backed-off timer until the next clean sample",
-        source: "spec §9, §12 #27",
+        source: "Rathod 2022 ch. 4; docs/algorithms.md, ambiguity #27",
     },
 ];
 
@@ -146,7 +146,8 @@ pub struct Eifel {
     ticks: bool,
     zero_seed: bool,
     carry_backed_off: bool,
-    /// The estimator; `None` until the first sample (or seeded with zeros, §12 #26).
+    /// The estimator; `None` until the first sample (or seeded with zeros, docs/algorithms.md,
+    /// ambiguity #26).
     est: Option<Est>,
     /// True once a sample has set the RTO (a zero seed alone has not).
     has_sample: bool,
@@ -304,7 +305,7 @@ impl RtoAlgorithm for Eifel {
         x: &mut Exchange,
         _rng: &mut dyn Random,
     ) -> Duration {
-        // Not dithered (spec §9); no draw is consumed.
+        // Not dithered (Rathod 2022 ch. 4); no draw is consumed.
         common::arm_first(x, self.rto())
     }
 
@@ -434,7 +435,7 @@ mod tests {
 
     #[test]
     fn example_table_exact() {
-        // spec §9 example (TICK 10 ms): R | SRTT | RTTVAR | RTO.
+        // Rathod 2022 ch. 4 example (TICK 10 ms): R | SRTT | RTTVAR | RTO.
         let mut a = eifel(&[]);
         assert_eq!(exchange(&mut a, 0, 500_000, 0), [us(2_000_000)]);
         let (s, v) = a.srtt_rttvar_s().unwrap();
@@ -464,7 +465,8 @@ mod tests {
 
     #[test]
     fn backoff_series_from_1_25_then_give_up() {
-        // spec §9: a retransmitted exchange starting at RTO 1.25 uses 1.25, 2.5, 5, 10, 20.
+        // Rathod 2022 ch. 4: a retransmitted exchange starting at RTO 1.25 uses 1.25, 2.5, 5,
+        // 10, 20.
         let mut a = eifel(&[]);
         exchange(&mut a, 0, 500_000, 0);
         let mut rng = ScriptedRandom::new(&[]);
@@ -485,7 +487,7 @@ mod tests {
         );
         assert_eq!(x.retransmissions, 4);
         a.failed(t, &mut x);
-        assert_eq!(a.rto(), us(1_250_000)); // failed: no change (§12 #27 default)
+        assert_eq!(a.rto(), us(1_250_000)); // failed: no change (docs/algorithms.md, ambiguity #27 default)
     }
 
     #[test]
@@ -523,7 +525,7 @@ mod tests {
 
     #[test]
     fn backed_off_alternative_carries_the_timer_in_force() {
-        // §12 #27 alternative.
+        // docs/algorithms.md, ambiguity #27 alternative.
         let mut a = eifel(&["eifel_after_retransmit=backed_off"]);
         exchange(&mut a, 0, 500_000, 0);
         // 1.25 expires, 2.5 in force when the ACK arrives at 3.0.
@@ -546,8 +548,8 @@ mod tests {
 
     #[test]
     fn zero_seed_alternative_runs_the_first_sample_through_the_update() {
-        // §12 #26 alternative: SRTT = RTTVAR = 0, so R = 0.6 gives SRTT 0.2, RTTVAR 0.2,
-        // RTO = max(0.2 + 0.6, 0.62) = 0.8.
+        // docs/algorithms.md, ambiguity #26 alternative: SRTT = RTTVAR = 0, so R = 0.6 gives SRTT
+        // 0.2, RTTVAR 0.2, RTO = max(0.2 + 0.6, 0.62) = 0.8.
         let mut a = eifel(&["eifel_first_sample=zero"]);
         assert_eq!(a.rto(), Duration::from_secs(2));
         assert_eq!(exchange(&mut a, 0, 600_000, 0), [Duration::from_secs(2)]);
@@ -559,7 +561,8 @@ mod tests {
 
     #[test]
     fn ticks_arithmetic_truncates() {
-        // §12 #28 with the default 10 ms tick: the example's samples as 50, 50, 80, 40 ticks.
+        // docs/algorithms.md, ambiguity #28 with the default 10 ms tick: the example's samples as
+        // 50, 50, 80, 40 ticks.
         let mut a = eifel(&["eifel_arith=ticks"]);
         exchange(&mut a, 0, 500_000, 0);
         assert_eq!(

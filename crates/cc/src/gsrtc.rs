@@ -1,4 +1,4 @@
-//! GSRTC (Rathod 2022, Algorithm 2; spec/algorithms.md §6): CoCoA-FB2 whose strong weight
+//! GSRTC (Rathod 2022, Algorithm 2): CoCoA-FB2 whose strong weight
 //! grows geometrically over consecutive clean exchanges.
 //!
 //! After `count` clean exchanges in a row the weight of the new strong estimate is
@@ -17,50 +17,50 @@ use crate::time::{Duration, Instant};
 
 const WEIGHT: Kind = Kind::Float { min: 0.0, max: 1.0 };
 
-/// GSRTC's own parameters (spec §6, §12 #14-#15). `w_strong` of the `cocoa` group is unused:
-/// the adaptive weight replaces it.
+/// GSRTC's own parameters (Rathod 2022 Algorithm 2; docs/algorithms.md, ambiguity #14-#15).
+/// `w_strong` of the `cocoa` group is unused: the adaptive weight replaces it.
 pub const GSRTC: &[ParamSpec] = &[
     ParamSpec {
         key: "gsrtc_ratio",
         kind: WEIGHT,
         default: Value::Float(0.5),
         help: "GSRTC_RATIO: the weight after n clean exchanges is the sum of ratio^1..ratio^n",
-        source: "Rathod 2022 Algorithm 2; spec §6",
+        source: "Rathod 2022 Algorithm 2",
     },
     ParamSpec {
         key: "w_strong_min",
         kind: WEIGHT,
         default: Value::Float(0.5),
         help: "W_STRONG_MIN: lower clamp of the adaptive strong weight",
-        source: "Rathod 2022 Algorithm 2; spec §6",
+        source: "Rathod 2022 Algorithm 2",
     },
     ParamSpec {
         key: "w_strong_max",
         kind: WEIGHT,
         default: Value::Float(0.99),
         help: "W_STRONG_MAX: upper clamp of the adaptive strong weight",
-        source: "Rathod 2022 Algorithm 2; spec §6",
+        source: "Rathod 2022 Algorithm 2",
     },
     ParamSpec {
         key: "after_retransmission",
         kind: Kind::Choice(&["fb2", "literal"]),
         default: Value::Choice("fb2"),
         help: "fb2: carry max(backed-off timer, weak-updated RTO), undithered; literal: Algorithm 2 as written, the weak update only and a dithered next first timer",
-        source: "spec §6, §12 #14",
+        source: "Rathod 2022 Algorithm 2; docs/algorithms.md, ambiguity #14",
     },
     ParamSpec {
         key: "weight_orientation",
         kind: Kind::Choice(&["new_estimate", "inverted"]),
         default: Value::Choice("new_estimate"),
         help: "new_estimate: RTO = W*E_s + (1-W)*RTO (thesis equations); inverted: RTO = (1-W)*E_s + W*RTO (Contiki code)",
-        source: "spec §6, §12 #15",
+        source: "Rathod 2022 Algorithm 2; docs/algorithms.md, ambiguity #15",
     },
 ];
 
 /// The parameter groups of `gsrtc`.
 pub(crate) const GROUPS: &[&[ParamSpec]] = &[common::COMMON, COCOA, COCOA_FB, GSRTC];
 
-/// GSRTC (spec §6).
+/// GSRTC (Rathod 2022 Algorithm 2).
 #[derive(Debug, Clone)]
 pub struct Gsrtc {
     core: CocoaCore,
@@ -288,7 +288,8 @@ mod tests {
 
     #[test]
     fn literal_after_retransmission_keeps_the_weak_update_only() {
-        // spec §12 #14: the same jump gives the weak update 0.3286376953125, not carried.
+        // docs/algorithms.md, ambiguity #14: the same jump gives the weak update 0.3286376953125,
+        // not carried.
         let mut alg = gsrtc(&["after_retransmission=literal"]);
         let (_, _, t) = clean(&mut alg, Instant::ZERO, 0.1, 4);
         let o = exchange(
@@ -308,7 +309,8 @@ mod tests {
 
     #[test]
     fn inverted_orientation_weights_the_old_rto() {
-        // spec §12 #15: clean #2 with W = 0.75 inverted: 0.25·0.25 + 0.75·1.15 = 0.925.
+        // docs/algorithms.md, ambiguity #15: clean #2 with W = 0.75 inverted: 0.25·0.25 +
+        // 0.75·1.15 = 0.925.
         let mut alg = gsrtc(&["weight_orientation=inverted"]);
         let (_, rtos, _) = clean(&mut alg, Instant::ZERO, 0.1, 2);
         close(rtos[0], 1.15);

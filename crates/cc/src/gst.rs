@@ -1,4 +1,4 @@
-//! GST-CoAP (Rathod 2022, Geometric Sequence Technique; spec/algorithms.md §3): FB2 with a
+//! GST-CoAP (Rathod 2022, Geometric Sequence Technique): FB2 with a
 //! geometric decrease. The n-th consecutive clean exchange multiplies the carried timer by
 //! GST_RATIO^n, so a large carried timer collapses to the ACK_TIMEOUT floor after a few clean
 //! exchanges (3 from 128 s, where FB2 needs 6).
@@ -23,14 +23,14 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Float(0.5),
         help: "GST_RATIO: the n-th consecutive clean exchange multiplies the carried timer by \
                ratio^n (1/2 uses integer-us right shifts)",
-        source: "spec §3 (Rathod 2022, GST-CoAP)",
+        source: "Rathod 2022 ch. 3 (GST-CoAP)",
     },
     ParamSpec {
         key: "gst_count_max",
         kind: Kind::Int { min: 1, max: 62 },
         default: Value::Int(62),
         help: "GST_COUNT_MAX: ceiling on the clean-exchange count (shift-width guard)",
-        source: "spec §3",
+        source: "Rathod 2022 ch. 3",
     },
     ParamSpec {
         key: "count_reset",
@@ -38,7 +38,7 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Choice("on-retransmit"),
         help: "the clean-exchange count: on-retransmit = back to 0 after a retransmitted or \
                failed exchange; never = literal Algorithm 1",
-        source: "spec §3, §12 #3",
+        source: "Rathod 2022 ch. 3; docs/algorithms.md, ambiguity #3",
     },
 ];
 
@@ -109,7 +109,8 @@ impl RtoAlgorithm for Gst {
     fn completed(&mut self, c: &Completion<'_>, _x: &mut Exchange, _rng: &mut dyn Random) {
         if c.transmissions() > 1 {
             self.carried = Some(c.timer_in_force);
-            // RESOLVED (§12 #3): a retransmitted exchange restarts the geometric sequence.
+            // RESOLVED (docs/algorithms.md, ambiguity #3): a retransmitted exchange restarts the
+            // geometric sequence.
             if self.reset_count {
                 self.count = 0;
             }
@@ -196,7 +197,7 @@ mod tests {
 
     #[test]
     fn from_128_s_reaches_the_floor_after_3_clean_exchanges() {
-        // spec §3 table: 64, 16, 2 (not < 2, kept), 2/16 = 0.125 < 2 -> fresh draw.
+        // Rathod 2022 ch. 3 table: 64, 16, 2 (not < 2, kept), 2/16 = 0.125 < 2 -> fresh draw.
         let mut a = build(&["max_retransmit=10"]);
         carry(&mut a, TO_128, 200.0);
         assert_eq!((a.carried, a.count), (Some(secs(128.0)), 0));
@@ -208,7 +209,7 @@ mod tests {
 
     #[test]
     fn from_the_60_s_preset_cap() {
-        // spec §3: 60 -> 30 -> 7.5 -> 0.9375 (< 2, fresh draw).
+        // Rathod 2022 ch. 3: 60 -> 30 -> 7.5 -> 0.9375 (< 2, fresh draw).
         let mut a = build(&["preset=fasor18"]);
         carry(&mut a, &[2.0, 4.0, 8.0, 16.0, 32.0, 60.0], 70.0);
         assert_eq!(clean(&mut a, 1000), (60.0, 1, Some(30.0)));
@@ -222,7 +223,7 @@ mod tests {
 
     #[test]
     fn worked_example_gst_column() {
-        // spec §2 table, GST column.
+        // ANRW 2018 table, GST column.
         let mut a = build(&["timer_max_s=60"]);
         let mut rng = ScriptedRandom::new(&[0.2, 0.5, 0.5]);
         let mut t0s = vec![];

@@ -1,4 +1,4 @@
-//! Java arithmetic, for the Californium-faithful algorithms (spec §0.4, §4.6, §8).
+//! Java arithmetic, for the Californium-faithful algorithms (docs/algorithms.md, 'Conventions').
 //!
 //! Californium computes RTOs in integer milliseconds (`long`) with `Math.round` and `(long)`
 //! casts. Rust's `f64::round` rounds half away from zero, which differs from Java on negative
@@ -23,13 +23,14 @@ pub(crate) fn trunc(x: f64) -> i64 {
 }
 
 /// Java `Random.nextInt(bound)`-style draw: a uniform integer in `[0, bound)`, from one
-/// injected `uniform01` draw (spec §0.4). `bound` ≤ 0 is treated as 1 (always 0).
+/// injected `uniform01` draw (docs/algorithms.md, 'Conventions'). `bound` ≤ 0 is treated as 1
+/// (always 0).
 pub(crate) fn next_int(rng: &mut dyn Random, bound: i64) -> i64 {
     rng.below(bound.max(1) as u64) as i64
 }
 
 /// A uniform integer in `[lo, hi]`, both inclusive (Californium's `randInt` as used for the
-/// dithered first timer, spec §4.6 item 6). Returns `lo` when `hi <= lo`.
+/// dithered first timer, Californium 3.x Cocoa). Returns `lo` when `hi <= lo`.
 pub(crate) fn rand_int_inclusive(rng: &mut dyn Random, lo: i64, hi: i64) -> i64 {
     if hi <= lo {
         return lo;

@@ -1,6 +1,6 @@
 //! RTO / congestion-control algorithms for CoAP, as sans-IO state machines.
 //!
-//! Every algorithm of `spec/algorithms.md` lives in its own module and implements
+//! Every algorithm of docs/algorithms.md lives in its own module and implements
 //! [`RtoAlgorithm`]: four events (an exchange starts, its timer expires, it completes, it fails),
 //! plus reset and introspection. Time ([`time`]) and randomness ([`rng`]) are arguments: nothing
 //! here reads a clock or a global random generator. [`registry`] maps the names users write

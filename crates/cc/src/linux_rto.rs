@@ -1,4 +1,4 @@
-//! Californium's Linux RTO (spec §8.2): a per-sample simplification of Linux
+//! Californium's Linux RTO: a per-sample simplification of Linux
 //! `tcp_rtt_estimator` in integer ms, STRONG samples only.
 //!
 //! Registered as `linux-rto`. Unlike the kernel, the error term is taken against the NEW SRTT
@@ -18,7 +18,7 @@ const fn gain(key: &'static str, default: f64, help: &'static str) -> ParamSpec 
         kind: Kind::Float { min: 0.0, max: 1.0 },
         default: Value::Float(default),
         help,
-        source: "spec §8.2 (Californium LinuxRto)",
+        source: "Californium 3.x LinuxRto",
     }
 }
 
@@ -48,14 +48,14 @@ pub const LINUX: &[ParamSpec] = &[
         },
         default: Value::Int(50),
         help: "mdev_max floor and reset value after every sample, in ms (Linux rto_min / 4)",
-        source: "spec §8.2",
+        source: "Californium 3.x LinuxRto",
     },
     ParamSpec {
         key: "lnx_k",
         kind: Kind::Int { min: 1, max: 64 },
         default: Value::Int(4),
         help: "rto = SRTT + K * RTTVAR",
-        source: "spec §8.2, RFC 6298",
+        source: "Californium 3.x LinuxRto, RFC 6298",
     },
 ];
 

@@ -1,9 +1,10 @@
 //! Named, documented, range-checked algorithm parameters (ns-3 attribute style).
 //!
-//! Every constant of spec/algorithms.md is a [`ParamSpec`]: a key (the spec's name in
-//! snake_case, with `_s` / `_ms` for durations), a default (the spec's resolution), a checked
-//! range, help text and a source note. Users give `key=value` strings ([`Settings`]); an unknown
-//! key or a bad value fails with a message that names the key and lists what is valid.
+//! Every constant of every algorithm is a [`ParamSpec`]: a key (the source's name in
+//! snake_case, with `_s` / `_ms` for durations), a default (the source's value or the resolution of
+//! docs/algorithms.md), a checked range, help text and a source note. Users give `key=value`
+//! strings ([`Settings`]); an unknown key or a bad value fails with a message that names the key
+//! and lists what is valid.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -109,11 +110,11 @@ pub struct ParamSpec {
     pub key: &'static str,
     /// Type and range.
     pub kind: Kind,
-    /// The spec's default.
+    /// The default.
     pub default: Value,
     /// One line saying what it does.
     pub help: &'static str,
-    /// Where the default comes from, e.g. `RFC 7252 §4.8` or `spec §12 #6`.
+    /// Where the default comes from, e.g. `RFC 7252 §4.8` or `docs/algorithms.md, ambiguity #6`.
     pub source: &'static str,
 }
 

@@ -1,4 +1,4 @@
-//! Californium's Peak-Hopper RTO (spec §8.3; Ekström & Ludwig, INFOCOM 2004), STRONG samples
+//! Californium's Peak-Hopper RTO (Ekström & Ludwig, INFOCOM 2004), STRONG samples
 //! only, integer ms.
 //!
 //! Registered as `peakhopper`. A jump in the RTT raises the booster `B` (up to `B_MAX`) and the
@@ -23,14 +23,14 @@ pub const PEAK_HOPPER: &[ParamSpec] = &[
         },
         default: Value::Float(1.75),
         help: "first STRONG sample: rto = (long)(factor * m)",
-        source: "spec §8.3 (Californium PeakhopperRto)",
+        source: "Californium 3.x PeakhopperRto",
     },
     ParamSpec {
         key: "ph_f",
         kind: Kind::Int { min: 2, max: 1000 },
         default: Value::Int(24),
         help: "decay D = 1 - 1/F per sample, for both the RTO and the booster B",
-        source: "spec §8.3, Ekström & Ludwig 2004",
+        source: "Californium 3.x PeakhopperRto, Ekström & Ludwig 2004",
     },
     ParamSpec {
         key: "ph_b_max",
@@ -40,14 +40,14 @@ pub const PEAK_HOPPER: &[ParamSpec] = &[
         },
         default: Value::Float(1.0),
         help: "B_MAX: ceiling of the booster B",
-        source: "spec §8.3",
+        source: "Californium 3.x PeakhopperRto",
     },
     ParamSpec {
         key: "ph_hist",
         kind: Kind::Int { min: 1, max: 64 },
         default: Value::Int(2),
         help: "PH_HIST: samples kept for rto_min = max(history) + 2 * margin",
-        source: "spec §8.3",
+        source: "Californium 3.x PeakhopperRto",
     },
     ParamSpec {
         key: "ph_margin_ms",
@@ -57,14 +57,14 @@ pub const PEAK_HOPPER: &[ParamSpec] = &[
         },
         default: Value::Int(50),
         help: "PH_MARGIN in ms: rto >= rtt_max + (1+B_MAX)*margin and >= max(history) + 2*margin",
-        source: "spec §8.3",
+        source: "Californium 3.x PeakhopperRto",
     },
     ParamSpec {
         key: "ph_int_delta",
         kind: Kind::Bool,
         default: Value::Bool(false),
         help: "Californium 3.x: delta = |(m - rtt_prev) / m| in integer division (0 unless the RTT doubles)",
-        source: "spec §8.3, §12 #23",
+        source: "Californium 3.x PeakhopperRto; docs/algorithms.md, ambiguity #23",
     },
 ];
 
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn example_table_fractional_delta() {
-        // spec §8.3, column "2.x".
+        // Californium 3.x PeakhopperRto, column "2.x".
         let rto = [175, 200, 200, 600, 600, 575, 551, 528];
         let booster = [0.0, 1.0, 0.958333, 1.0, 1.0, 0.958333, 0.918403, 0.880136];
         let mut a = ph(&[]);
@@ -219,7 +219,8 @@ mod tests {
 
     #[test]
     fn example_table_integer_delta() {
-        // spec §8.3, column "with ph_int_delta": row 4 gives B 0.918403 and 575.
+        // Californium 3.x PeakhopperRto, column "with ph_int_delta": row 4 gives B 0.918403
+        // and 575.
         let rto = [175, 200, 200, 575, 600, 575, 551, 528];
         let mut a = ph(&["ph_int_delta=true"]);
         for (i, m) in SAMPLES_MS.into_iter().enumerate() {

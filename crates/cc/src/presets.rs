@@ -1,5 +1,5 @@
-//! Experiment presets (spec/algorithms.md §0.5): named bundles of `key=value` settings that put
-//! every algorithm into the configuration of a published testbed.
+//! Experiment presets (docs/algorithms.md, 'Presets'): named bundles of `key=value` settings that
+//! put every algorithm into the configuration of a published testbed.
 //!
 //! A preset is selected with the pseudo-parameter `preset` in [`Settings`]
 //! (`--set preset=fasor18`). [`crate::registry::build`] expands it for the algorithm being built
@@ -22,7 +22,7 @@ pub const PRESET_PARAM: ParamSpec = ParamSpec {
     kind: Kind::Choice(&["rfc", "fasor18", "rathod-text", "rathod-contiki"]),
     default: Value::Choice("rfc"),
     help: "experiment preset, expanded before the other settings (which override it)",
-    source: "spec §0.5",
+    source: "docs/algorithms.md, 'Presets'",
 };
 
 /// Which algorithms one preset setting applies to.
@@ -66,7 +66,7 @@ pub struct Preset {
     pub settings: &'static [PresetSetting],
 }
 
-/// The Default-CoAP family: these reuse the §1 parameters (`ack_timeout_s`, `timer_max_s`).
+/// The Default-CoAP family: these reuse Default CoAP's parameters (`ack_timeout_s`, `timer_max_s`).
 const DEFAULT_FAMILY: Applies = Applies::Only(&["default", "default-fb1", "default-fb2", "gst"]);
 
 const fn all(key: &'static str, value: &'static str) -> PresetSetting {
@@ -85,11 +85,12 @@ const fn only(applies: Applies, key: &'static str, value: &'static str) -> Prese
     }
 }
 
-/// Every preset of spec §0.5.
+/// Every preset of docs/algorithms.md, 'Presets'.
 pub static PRESETS: &[Preset] = &[
     Preset {
         name: "rfc",
-        summary: "every parameter at its default (RFC 7252 / the spec's resolutions)",
+        summary:
+            "every parameter at its default (RFC 7252 and the resolutions of docs/algorithms.md)",
         settings: &[],
     },
     Preset {
@@ -98,13 +99,15 @@ pub static PRESETS: &[Preset] = &[
                   60 s timer and RTO caps, CoCoA backoff cap 32 s without aging",
         settings: &[
             all("max_retransmit", "20"),
-            // Default CoAP TIMER_MAX = 60 s; FASOR RTO_MAX = TIMER_MAX = 60 s (§0.5).
+            // Default CoAP TIMER_MAX = 60 s; FASOR RTO_MAX = TIMER_MAX = 60 s (docs/algorithms.md,
+            // 'Presets').
             all("timer_max_s", "60"),
             all("rto_max_s", "60"),
-            // CoCoA: BACKOFF_CAP = 32 s, aging off (§0.5, §12 #12).
+            // CoCoA: BACKOFF_CAP = 32 s, aging off (docs/algorithms.md, 'Presets';
+            // docs/algorithms.md, ambiguity #12).
             all("backoff_cap_s", "32"),
             all("aging", "false"),
-            // "every algorithm starts at 2 s with dithering" (§0.5).
+            // "every algorithm starts at 2 s with dithering" (docs/algorithms.md, 'Presets').
             all("ack_timeout_s", "2"),
         ],
     },

@@ -20,18 +20,18 @@ pub struct AlgorithmInfo {
     pub build: fn(&Params, Instant) -> Box<dyn RtoAlgorithm>,
 }
 
-/// Every algorithm, in the order of spec/algorithms.md.
+/// Every algorithm, in the order of docs/algorithms.md, 'Picking an algorithm'.
 pub static ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
         name: "default",
-        summary: "Default CoAP: fresh dithered first timer, binary backoff (RFC 7252; spec §1)",
+        summary: "Default CoAP: fresh dithered first timer, binary backoff (RFC 7252)",
         params: &[crate::common::COMMON, crate::default::PARAMS],
         build: crate::default::DefaultCoap::build,
     },
     AlgorithmInfo {
         name: "default-fb1",
         summary: "Default CoAP with Full Backoff 1: the backed-off timer is carried until one \
-                  clean exchange (ANRW 2018; spec §2)",
+                  clean exchange (ANRW 2018)",
         params: &[
             crate::common::COMMON,
             crate::default::PARAMS,
@@ -42,7 +42,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
         name: "default-fb2",
         summary: "Default CoAP with Full Backoff 2: the carried timer halves per clean exchange \
-                  (ANRW 2018; spec §2)",
+                  (ANRW 2018)",
         params: &[
             crate::common::COMMON,
             crate::default::PARAMS,
@@ -55,7 +55,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
         name: "gst",
         summary:
-            "GST-CoAP: FB2 with a geometric decrease of the carried timer (Rathod 2022; spec §3)",
+            "GST-CoAP: FB2 with a geometric decrease of the carried timer (Rathod 2022)",
         params: &[
             crate::common::COMMON,
             crate::default::PARAMS,
@@ -65,45 +65,45 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
         ],
         build: crate::gst::Gst::build,
     },
-    // -- CoCoA family (spec §4-6, §10) --
+    // -- CoCoA family (draft-ietf-core-cocoa-03; Rathod 2022 ch. 6) --
     AlgorithmInfo {
         name: "cocoa",
         summary: "CoCoA: strong/weak RFC 6298 estimators, variable backoff, aging \
-                  (draft-ietf-core-cocoa-03; spec §4)",
+                  (draft-ietf-core-cocoa-03)",
         params: crate::cocoa::GROUPS,
         build: crate::cocoa::build_cocoa,
     },
     AlgorithmInfo {
         name: "cocoa-strong",
-        summary: "CoCoA with strong samples only (weak samples ignored; spec §4.4)",
+        summary: "CoCoA with strong samples only (weak samples ignored; draft-ietf-core-cocoa-03)",
         params: crate::cocoa::GROUPS,
         build: crate::cocoa::build_cocoa_strong,
     },
     AlgorithmInfo {
         name: "cocoa-fb1",
         summary: "CoCoA with Full Backoff 1: the backed-off timer at the ACK becomes the \
-                  undithered next first timer (ANRW 2018; spec §5)",
+                  undithered next first timer (ANRW 2018)",
         params: crate::cocoa_fb::GROUPS,
         build: crate::cocoa_fb::build_fb1,
     },
     AlgorithmInfo {
         name: "cocoa-fb2",
         summary: "CoCoA with Full Backoff 2: max(backed-off timer, weak-updated RTO) is carried \
-                  (ANRW 2018; spec §5)",
+                  (ANRW 2018)",
         params: crate::cocoa_fb::GROUPS,
         build: crate::cocoa_fb::build_fb2,
     },
     AlgorithmInfo {
         name: "gsrtc",
         summary: "GSRTC: CoCoA-FB2 with a strong weight growing geometrically over clean \
-                  exchanges (Rathod 2022 Algorithm 2; spec §6)",
+                  exchanges (Rathod 2022 Algorithm 2)",
         params: crate::gsrtc::GROUPS,
         build: crate::gsrtc::build,
     },
     AlgorithmInfo {
         name: "cocoa++",
         summary: "CoCoA++: CAIA delay-gradient probabilistic backoff factor on the RTO, x1.42 \
-                  backoff (Rathod 2022 ch. 6; spec §10)",
+                  backoff (Rathod 2022 ch. 6)",
         params: crate::cocoa_pp::GROUPS,
         build: crate::cocoa_pp::build,
     },
@@ -111,7 +111,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
         name: "fasor",
         summary:
-            "FASOR: FastRTO, SlowRTO and a three-state backoff (draft-ietf-core-fasor-02; spec §7)",
+            "FASOR: FastRTO, SlowRTO and a three-state backoff (draft-ietf-core-fasor-02)",
         params: &[
             crate::common::COMMON,
             crate::fasor::FASOR,
@@ -121,7 +121,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "fasor-token",
-        summary: "FASOR+token: samples from the transmission a response names (spec §7.6)",
+        summary: "FASOR+token: samples from the transmission a response names (Globecom 2018; draft-ietf-core-fasor-02)",
         params: &[
             crate::common::COMMON,
             crate::fasor::FASOR,
@@ -131,7 +131,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "basic-rto",
-        summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms (spec §8.1)",
+        summary: "Californium BasicRTO: rto = 1.5 x last sample, integer ms",
         params: &[
             crate::common::COMMON,
             crate::californium::CF_COMMON,
@@ -141,7 +141,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "linux-rto",
-        summary: "Californium Linux RTO: per-sample tcp_rtt_estimator, integer ms (spec §8.2)",
+        summary: "Californium Linux RTO: per-sample tcp_rtt_estimator, integer ms",
         params: &[
             crate::common::COMMON,
             crate::californium::CF_COMMON,
@@ -152,7 +152,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "peakhopper",
-        summary: "Californium Peak-Hopper RTO (Ekström & Ludwig 2004), integer ms (spec §8.3)",
+        summary: "Californium Peak-Hopper RTO (Ekström & Ludwig 2004), integer ms",
         params: &[
             crate::common::COMMON,
             crate::californium::CF_COMMON,
@@ -164,7 +164,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
         name: "eifel",
         summary:
-            "CoAP-Eifel (Rathod 2022 ch. 4): Eifel timer with gain 1/3, Karn sampling (spec §9)",
+            "CoAP-Eifel (Rathod 2022 ch. 4): Eifel timer with gain 1/3, Karn sampling",
         params: &[crate::common::COMMON, crate::eifel::EIFEL],
         build: crate::eifel::build,
     },
@@ -298,7 +298,8 @@ pub fn build(
 }
 
 /// Resolves the parameters of algorithm `name`: the `preset` named in `settings` (if any) is
-/// expanded first, then the other settings override it (spec §0.5, [`crate::presets`]).
+/// expanded first, then the other settings override it (docs/algorithms.md, 'Presets',
+/// [`crate::presets`]).
 pub fn resolve(
     name: &str,
     settings: &Settings,

@@ -1,14 +1,14 @@
 //! The RFC 6298 smoothed-RTT estimator, as CoCoA's strong and weak estimators use it
-//! (spec/algorithms.md §4.3) and as FASOR's FastRTO reuses it (§7.3).
+//! (RFC 6298 §2) and as FASOR's FastRTO reuses it (draft-ietf-core-fasor-02).
 //!
 //! One update rule, parameterised by the gains, the RTTVAR multiplier `K` and the clock
 //! granularity `G`. The CoCoA draft's pseudocode omits `abs()` and `max(G, ·)`; its prose and
-//! its analysis appendix use them, and so do we by default (spec §12 #6). The literal form is
-//! selectable with [`Form::PseudocodeLiteral`].
+//! its analysis appendix use them, and so do we by default (docs/algorithms.md, ambiguity #6). The
+//! literal form is selectable with [`Form::PseudocodeLiteral`].
 //!
-//! State is real-valued, in f64 seconds (spec §0.4).
+//! State is real-valued, in f64 seconds (docs/algorithms.md, 'Conventions').
 
-/// Which update formula to apply (spec §12 #6).
+/// Which update formula to apply (docs/algorithms.md, ambiguity #6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Form {
     /// RFC 6298: `RTTVAR ← (1-β)·RTTVAR + β·|SRTT − R|`, `E = SRTT + max(G, K·RTTVAR)`.
@@ -41,7 +41,7 @@ pub struct Gains {
     pub k: f64,
     /// `G`: clock granularity in seconds, the floor of `K·RTTVAR` (CoCoA: 1 ms).
     pub g_s: f64,
-    /// Which formula (spec §12 #6).
+    /// Which formula (docs/algorithms.md, ambiguity #6).
     pub form: Form,
 }
 
@@ -58,7 +58,7 @@ impl Gains {
     }
 }
 
-/// One estimator's state: `{srtt, rttvar, E, init}` of spec §4.2.
+/// One estimator's state: `{srtt, rttvar, E, init}` of draft-ietf-core-cocoa-03.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimator {
     /// Smoothed RTT in seconds (meaningless until `init`).
@@ -82,14 +82,15 @@ impl Estimator {
         }
     }
 
-    /// `est_update(e, R, K)` of spec §4.3: the first sample seeds `SRTT = R`, `RTTVAR = R/2`.
+    /// `est_update(e, R, K)` of RFC 6298 §2: the first sample seeds `SRTT = R`, `RTTVAR = R/2`.
     /// Returns the new `E`.
     pub fn update(&mut self, r_s: f64, gains: &Gains) -> f64 {
         self.update_seeding(r_s, r_s / 2.0, gains)
     }
 
     /// As [`Estimator::update`], but a first sample seeds `RTTVAR = first_rttvar_s` (FASOR's
-    /// normative text seeds `R/(2K)`, spec §7.3). Later samples ignore `first_rttvar_s`.
+    /// normative text seeds `R/(2K)`, draft-ietf-core-fasor-02). Later samples ignore
+    /// `first_rttvar_s`.
     pub fn update_seeding(&mut self, r_s: f64, first_rttvar_s: f64, gains: &Gains) -> f64 {
         if !self.init {
             self.srtt_s = r_s;
@@ -113,7 +114,7 @@ impl Estimator {
     }
 }
 
-/// Free-function form of [`Estimator::update`], named as in the spec.
+/// Free-function form of [`Estimator::update`], named as in RFC 6298.
 pub fn est_update(e: &mut Estimator, r_s: f64, gains: &Gains) -> f64 {
     e.update(r_s, gains)
 }
@@ -128,7 +129,7 @@ mod tests {
 
     #[test]
     fn first_sample_seeds_srtt_and_half_rttvar() {
-        // spec §4.5 A ex 1: srtt 0.1, rttvar 0.05, E = 0.1 + max(0.001, 0.2) = 0.3.
+        // draft-ietf-core-cocoa-03 A ex 1: srtt 0.1, rttvar 0.05, E = 0.1 + max(0.001, 0.2) = 0.3.
         let mut e = Estimator::new(2.0);
         close(e.rto_s, 2.0);
         close(est_update(&mut e, 0.1, &Gains::rfc6298(4.0, 0.001)), 0.3);
@@ -139,7 +140,8 @@ mod tests {
 
     #[test]
     fn later_samples_update_rttvar_with_the_old_srtt() {
-        // spec §4.5 A ex 2-3 (strong, K = 4): rttvar 0.0375, 0.028125; E 0.25, 0.2125.
+        // draft-ietf-core-cocoa-03 A ex 2-3 (strong, K = 4): rttvar 0.0375, 0.028125; E 0.25,
+        // 0.2125.
         let g = Gains::rfc6298(4.0, 0.001);
         let mut e = Estimator::new(2.0);
         e.update(0.1, &g);
@@ -147,7 +149,7 @@ mod tests {
         close(e.rttvar_s, 0.0375);
         close(e.update(0.1, &g), 0.2125);
         close(e.rttvar_s, 0.028125);
-        // spec §5 example 1: a 5.0 s sample after that.
+        // ANRW 2018 example 1: a 5.0 s sample after that.
         close(e.update(5.0, &g), 5.696875);
         close(e.rttvar_s, 1.24609375);
         close(e.srtt_s, 0.7125);
@@ -155,7 +157,7 @@ mod tests {
 
     #[test]
     fn weak_estimator_uses_k_one() {
-        // spec §4.5 A ex 4-6 (weak, K = 1): E_w 1.8, 1.65, 1.5375.
+        // draft-ietf-core-cocoa-03 A ex 4-6 (weak, K = 1): E_w 1.8, 1.65, 1.5375.
         let g = Gains::rfc6298(1.0, 0.001);
         let mut e = Estimator::new(2.0);
         close(e.update(1.2, &g), 1.8);
@@ -207,7 +209,7 @@ mod tests {
 
     #[test]
     fn custom_first_rttvar_seed_for_fasor() {
-        // spec §7.3: R/(2K) = R/8 gives FastRTO = 1.5·R for R = 0.8.
+        // draft-ietf-core-fasor-02: R/(2K) = R/8 gives FastRTO = 1.5·R for R = 0.8.
         let g = Gains::rfc6298(4.0, 0.001);
         let mut e = Estimator::new(2.0);
         close(e.update_seeding(0.8, 0.8 / 8.0, &g), 1.2);

@@ -1,4 +1,5 @@
-//! Injected randomness (spec §0.4): algorithms draw through [`Random`], never from global state.
+//! Injected randomness (docs/algorithms.md, 'Conventions'): algorithms draw through [`Random`],
+//! never from global state.
 
 /// A source of uniform draws. One draw of [`Random::uniform01`] per dithered first timer.
 pub trait Random {

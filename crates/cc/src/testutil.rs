@@ -38,8 +38,9 @@ pub(crate) struct Outcome {
 }
 
 /// Starts an exchange at `start` (alone in flight) and fires its timers until the answer arrives
-/// `ack_after` after the original (an answer at the expiry instant wins, spec §0.2) or the
-/// exchange gives up. `answered` is the 0-based transmission the answer identifies.
+/// `ack_after` after the original (an answer at the expiry instant wins, docs/algorithms.md,
+/// 'Conventions') or the exchange gives up. `answered` is the 0-based transmission the answer
+/// identifies.
 pub(crate) fn run_exchange(
     alg: &mut dyn RtoAlgorithm,
     start: Instant,

@@ -117,7 +117,7 @@ impl Duration {
     }
 
     /// A span of `secs` seconds rounded to the nearest whole microsecond, half away from zero,
-    /// as spec/algorithms.md §0.4 rounds every timer. Saturates at [`Duration::MAX`] for
+    /// as docs/algorithms.md, 'Conventions' rounds every timer. Saturates at [`Duration::MAX`] for
     /// infinite or huge inputs; NaN maps to zero.
     pub fn from_secs_f64_round_us(secs: f64) -> Self {
         let micros = (secs * 1e6).round();

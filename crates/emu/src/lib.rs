@@ -13,9 +13,9 @@
 //! - [`tcp_server`]: [`serve_tcp`], an accept loop with one session per connection, within
 //!   [`TcpServerLimits`] (connections in all and per source, timeouts, queued bytes).
 //! - [`emulator`]: the TUN/network-namespace link emulator: two namespaces joined by netsim's
-//!   link model running against the wall clock (spec/experiments.md §1.3).
+//!   link model running against the wall clock (docs/experiments.md §1.3).
 //! - [`http`]: HTTP/1.1 and h2c server and client (hyper), with TCP Fast Open, for the
-//!   CoAP-versus-HTTP comparison (spec §8e).
+//!   CoAP-versus-HTTP comparison (docs/experiments.md §8e).
 
 pub mod dtls;
 pub mod emulator;

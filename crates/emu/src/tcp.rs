@@ -6,7 +6,7 @@
 //! [`Session::handle_stream_end`], and every message becomes `write_all`s of at most
 //! [`WRITE_CHUNK_BYTES`] ([`Session::poll_write_chunk`]: a generated body is produced only as
 //! it is written, so a 1-GB response holds 64 KiB here) on a socket with `TCP_NODELAY` set
-//! (so the client's CSM and its first request are two segments, spec/experiments.md §5.1).
+//! (so the client's CSM and its first request are two segments, docs/experiments.md §5.1).
 //! When [`Session::should_close`] turns true the queued writes go out and the write half is
 //! shut down (a FIN). A session's only timer is Observe's ([`Session::poll_timeout`], the
 //! next change of an observed resource, RFC 8323 §7); with [`TcpDriver::idle_timeout`] and
@@ -392,7 +392,7 @@ impl TcpDriver {
         self.charge();
     }
 
-    /// Ends the session with a plain FIN (no Release, spec/experiments.md §5.1): outstanding
+    /// Ends the session with a plain FIN (no Release, docs/experiments.md §5.1): outstanding
     /// requests fail, queued writes go out, then the write half is shut down.
     pub async fn close(&mut self) {
         let now = self.now();

@@ -2,9 +2,9 @@
 //! Block2 follow-ups accepting the server's block size) and deciding, on every response,
 //! whether the request continues or completes.
 //!
-//! Layout (spec/experiments.md §4): Uri-Path segments, then Block2 (only in follow-ups, or
+//! Layout (docs/experiments.md §4): Uri-Path segments, then Block2 (only in follow-ups, or
 //! when early negotiation is configured), Block1, Size1, payload. The first GET carries no
-//! Block2, giving the 8/10/11-byte requests of §4.1.
+//! Block2, giving the 8/10/11-byte requests of docs/experiments.md §4.1.
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::option::number;
@@ -244,7 +244,7 @@ mod tests {
         r
     }
 
-    /// spec/experiments.md §4.1 and §4.2, as crates/wire/tests/it/vectors.rs checks them.
+    /// docs/experiments.md §4.1, §4.2, as crates/wire/tests/it/vectors.rs checks them.
     #[test]
     fn experiment_request_sizes() {
         let tok = Token::new(&[0x4a, 0x1f]).unwrap();

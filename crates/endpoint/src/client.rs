@@ -69,7 +69,8 @@ impl Endpoint {
         let token = if let Some(t) = self.requests[req].fixed_token {
             t
         } else if token_mode {
-            // FASOR+token (spec/algorithms.md §7.6): the last token byte is the ordinal.
+            // FASOR+token (Globecom 2018; draft-ietf-core-fasor-02): the last token byte is the
+            // ordinal.
             let base = self.alloc_token(p, len.max(1) - 1);
             base.with_suffix(0).unwrap_or(base)
         } else {
@@ -341,7 +342,8 @@ impl Endpoint {
         }
     }
 
-    /// Reports the first answer of a CON exchange to the algorithm (spec §0.2 `completed`).
+    /// Reports the first answer of a CON exchange to the algorithm (docs/algorithms.md,
+    /// 'Conventions' `completed`).
     pub(crate) fn complete_exchange(
         &mut self,
         now: Instant,

@@ -10,14 +10,14 @@ pub const EXCHANGE_LIFETIME: Duration = Duration::from_secs(247);
 /// (1.41 MB) and small enough that a client following an endless Block2 stops in seconds.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
-/// Settings of one endpoint. Every field has the RFC's or the spec's default
-/// ([`Config::default`]); scenario files override them.
+/// Settings of one endpoint. Every field has the RFC's default or the experiments'
+/// (docs/experiments.md) ([`Config::default`]); scenario files override them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// NSTART: outstanding interactions per destination (RFC 7252 §4.7). Further requests
     /// wait in a FIFO queue. At least 1.
     pub nstart: u32,
-    /// Token length on the wire in bytes, 0–8 (spec/experiments.md §4: 2). In FASOR+token mode
+    /// Token length on the wire in bytes, 0–8 (docs/experiments.md §4: 2). In FASOR+token mode
     /// the last of these bytes carries the transmission ordinal, so sizes do not change.
     pub token_len_bytes: u8,
     /// The first Message ID this endpoint allocates (RFC 7252 §4.4 asks for a random start;
@@ -29,10 +29,11 @@ pub struct Config {
     /// Block1 size for uploads (RFC 7959 §2.2).
     pub block_size_bytes: usize,
     /// Ask for this Block2 size in the first request (early negotiation, RFC 7959 §2.4).
-    /// `None` (spec/experiments.md §4.1): the first GET carries no Block2.
+    /// `None` (docs/experiments.md §4.1): the first GET carries no Block2.
     pub request_block2_size_bytes: Option<usize>,
     /// How long a received CON/NON is remembered for duplicate detection. RFC 7252: the
-    /// EXCHANGE_LIFETIME (247 s); `None` keeps entries for the whole run (spec §4.3).
+    /// EXCHANGE_LIFETIME (247 s); `None` keeps entries for the whole run (docs/experiments.md
+    /// §4.3).
     pub dedup_lifetime: Option<Duration>,
     /// Most entries the duplicate cache holds; the oldest is forgotten first.
     pub dedup_capacity: usize,
@@ -71,7 +72,7 @@ pub struct Config {
     /// separate CON after this delay (RFC 7252 §5.2.2).
     pub processing_delay: Duration,
     /// The Rexmit-Cnt option number a server echoes in piggybacked responses (FASOR,
-    /// spec/algorithms.md §7.6); `None` models a server unaware of it.
+    /// Globecom 2018; draft-ietf-core-fasor-02); `None` models a server unaware of it.
     pub rexmit_cnt_echo: Option<u16>,
     /// Keep response bodies and hand them out in [`crate::Event::RequestCompleted`]. Off in
     /// large simulations, where only lengths matter.
@@ -79,7 +80,7 @@ pub struct Config {
     /// Serve entity tags (RFC 7252 §5.10.6): every response of `data/N` carries the ETag
     /// of its body, a GET naming it in an ETag option is answered 2.03 Valid without the
     /// body, and a PUT to `echo` answers the ETag of what it stored (`crate::media`). Off
-    /// by default so that the experiments' message sizes stay those of spec/experiments.md
+    /// by default so that the experiments' message sizes stay those of docs/experiments.md
     /// §4; `coaplab server` turns it on. If-Match and If-None-Match are honoured either way.
     pub etags: bool,
     /// Emit [`crate::Event::Snapshot`] with the algorithm's estimator after every completed
@@ -91,7 +92,7 @@ pub struct Config {
     /// lets a server drop partial-transfer state and names no time; the default is RFC 7252
     /// §4.8.2 EXCHANGE_LIFETIME (247 s), by which time no retransmission of the client's next
     /// block can still be on its way. `None` keeps partial uploads until completed, as the
-    /// simulator's server (spec §4.3 keeps its state for the whole run).
+    /// simulator's server (docs/experiments.md §4.3 keeps its state for the whole run).
     pub upload_lifetime: Option<Duration>,
     /// Most partial Block1 uploads reassembled at once, over all clients. The first block of
     /// one more is answered 5.03 Service Unavailable with Max-Age (RFC 7252 §5.9.3.4: the

@@ -1,6 +1,6 @@
 //! Per-destination congestion control: the RTO algorithm, its random stream and whether the
 //! client marks copies in the token (FASOR+token), built lazily by a caller-supplied factory
-//! when the first exchange to a destination starts (spec/algorithms.md §0.1).
+//! when the first exchange to a destination starts (docs/algorithms.md, 'Conventions').
 
 use std::net::SocketAddr;
 
@@ -19,8 +19,8 @@ pub struct Controller {
     pub marking: Marking,
 }
 
-/// Which transmission a response answers (spec/algorithms.md §7.6), as the algorithm's
-/// `token_mode` parameter says.
+/// Which transmission a response answers (Globecom 2018; draft-ietf-core-fasor-02), as the
+/// algorithm's `token_mode` parameter says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marking {
     /// Copies are identical; `answered` is always `None`.

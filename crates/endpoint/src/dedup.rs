@@ -2,7 +2,7 @@
 //! (source endpoint, Message ID) together with the reply sent, so a duplicate CON is answered
 //! with the very same bytes (ACK, piggybacked response or RST) without running the handler
 //! again. With FASOR+token this replays the earlier copy's token echo, the conservative sample
-//! spec/algorithms.md §7.6 asks the server model to reproduce. With
+//! Globecom 2018; draft-ietf-core-fasor-02 asks the server model to reproduce. With
 //! [`crate::ServerDuplicates::Reprocess`] a duplicate CON is looked up here only to be
 //! counted, and answered by the handler anew (its reply then replaces the cached one).
 //!

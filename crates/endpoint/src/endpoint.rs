@@ -34,7 +34,7 @@ use crate::resource::Router;
 /// `now` of the input that produced it, so poll transmits at that same instant.
 /// `handle_timeout` before the deadline is a harmless no-op; late calls distort the timeline.
 /// When a datagram and a timer fall on the same instant, hand in the datagram first: an ACK
-/// is processed before a timer expiry of the same exchange (spec/algorithms.md §0.2).
+/// is processed before a timer expiry of the same exchange (docs/algorithms.md, 'Conventions').
 ///
 /// # Replies
 ///
@@ -300,7 +300,7 @@ impl Endpoint {
 
     /// The Message ID the next exchange will use; a successor endpoint (a short-lived
     /// client on a new port) continues the sequence by starting there
-    /// (spec/experiments.md §10 #21).
+    /// (docs/experiments.md §10 #21).
     pub fn next_message_id(&self) -> u16 {
         self.next_message_id
     }
@@ -334,8 +334,8 @@ impl Endpoint {
     }
 
     /// Forgets everything the algorithm learned about `destination`, as a freshly booted
-    /// device would (the "random" workload between short-lived clients, spec §6.1).
-    /// Message IDs and tokens continue (spec/experiments.md §10 #21).
+    /// device would (the "random" workload between short-lived clients, docs/experiments.md §6.1).
+    /// Message IDs and tokens continue (docs/experiments.md §10 #21).
     pub fn reset_destination(&mut self, now: Instant, destination: SocketAddr) {
         if let Some(&p) = self.peer_index.get(&destination) {
             if let Some(ctl) = self.peers[p].ctl.as_mut() {
@@ -345,7 +345,7 @@ impl Endpoint {
     }
 
     /// Abandons a request: its current exchange stops (a CON in flight is reported to the
-    /// algorithm as failed, spec §0.2), its queue place is freed, and
+    /// algorithm as failed, docs/algorithms.md, 'Conventions'), its queue place is freed, and
     /// [`Event::RequestFailed`] with [`crate::FailReason::Cancelled`] follows. Returns false
     /// when the request is not open.
     pub fn cancel(&mut self, now: Instant, request: RequestId) -> bool {

@@ -1,6 +1,6 @@
 //! What an endpoint hands out: datagrams to send ([`Transmit`]) and typed events ([`Event`]):
 //! application results (a request completed or failed) and the metric taps of
-//! spec/experiments.md §7 (every copy sent, every timer expiry with its armed value, every
+//! docs/experiments.md §7 (every copy sent, every timer expiry with its armed value, every
 //! exchange's outcome). The endpoint keeps no metric counters itself; sinks count events.
 
 use std::net::SocketAddr;
@@ -60,7 +60,7 @@ pub enum AnswerKind {
     /// An ACK carrying the response (RFC 7252 §5.2.1).
     Piggybacked,
     /// An empty ACK; the response follows separately (§5.2.2). The sample point is the empty
-    /// ACK (spec/algorithms.md §12 #35).
+    /// ACK (docs/algorithms.md, ambiguity #35).
     EmptyAck,
     /// A separate CON response that arrived before any ACK (it acknowledges the request too).
     SeparateResponse,
@@ -92,7 +92,7 @@ pub enum FailReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IgnoreReason {
     /// An ACK or RST that matches no outstanding CON: a late or duplicate answer
-    /// (spec §4.3: counted and ignored).
+    /// (docs/experiments.md §4.3: counted and ignored).
     UnmatchedAck,
     /// A piggybacked response whose token does not match the request.
     TokenMismatch,

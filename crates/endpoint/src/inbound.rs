@@ -66,7 +66,8 @@ impl Endpoint {
             return;
         };
         if let Some(layout) = self.exchanges[slot].rexmit {
-            // spec §7.6: the first piggybacked response decides whether the peer echoes.
+            // Globecom 2018; draft-ietf-core-fasor-02: the first piggybacked response decides
+            // whether the peer echoes.
             let echo = marking::echo(msg, layout.option);
             let peer = &mut self.peers[self.exchanges[slot].peer];
             if peer.rexmit == RexmitPeer::Unknown {
@@ -84,7 +85,7 @@ impl Endpoint {
     }
 
     /// Checks a piggybacked response's token; `Some(answered)` when it matches. In token mode
-    /// the echoed last byte names the copy answered (spec/algorithms.md §7.6).
+    /// the echoed last byte names the copy answered (Globecom 2018; draft-ietf-core-fasor-02).
     fn match_token(&self, slot: usize, token: &[u8]) -> Option<Option<u32>> {
         let x = &self.exchanges[slot];
         let ours = x.token.as_bytes();

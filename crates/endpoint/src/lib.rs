@@ -11,7 +11,8 @@
 //! - `client` and `inbound` (private): requests and exchanges, the NSTART gate and FIFO
 //!   queue, Message-ID and token allocation, retransmission under the algorithm (`start` →
 //!   `expired`* → `completed` | `failed`); matching ACKs, RSTs and responses.
-//! - `marking` (private): FASOR+token and Rexmit-Cnt marking of copies (spec §7.6).
+//! - `marking` (private): FASOR+token and Rexmit-Cnt marking of copies (Globecom 2018;
+//!   draft-ietf-core-fasor-02).
 //! - `blockwise` (private): Block2 follow-ups and Block1 uploads on the client.
 //! - `server` (private) and [`resource`]: deduplicated request handling, piggybacked, NON and
 //!   separate responses, Block1 reassembly, Block2 serving, the `data/N` and `echo`

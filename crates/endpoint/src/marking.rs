@@ -1,7 +1,7 @@
-//! The Rexmit-Cnt option of FASOR (spec/algorithms.md §7.6): every copy of a request carries
-//! its ordinal in an elective option the server echoes in a piggybacked response. The option
-//! number (65020 by default) is above every other option, so it is always the last one: each
-//! copy is the stored original with this one option spliced in before the payload.
+//! The Rexmit-Cnt option of FASOR (Globecom 2018; draft-ietf-core-fasor-02): every copy of a
+//! request carries its ordinal in an elective option the server echoes in a piggybacked response.
+//! The option number (65020 by default) is above every other option, so it is always the last one:
+//! each copy is the stored original with this one option spliced in before the payload.
 //! (Token marking needs no splicing: copies differ in the last token byte only.)
 
 use coaplab_wire::{Message, ReadOptions};

@@ -1,7 +1,7 @@
 //! Server resources: what a path answers, per method. The experiments need three kinds
-//! (spec/experiments.md §4): a body of N bytes for GET (block-wise when larger than a block),
-//! an echo of the request payload, and a fixed-size reply (the 60-B 2.04 of §4.2).
-//! Handlers take zero processing time.
+//! (docs/experiments.md §4): a body of N bytes for GET (block-wise when larger than a block),
+//! an echo of the request payload, and a fixed-size reply (the 60-B 2.04 of docs/experiments.md
+//! §4.2). Handlers take zero processing time.
 
 use coaplab_wire::Code;
 
@@ -19,7 +19,7 @@ pub enum Action {
     /// Content-Format; 2.04 Changed for POST, PUT, PATCH and iPATCH, 2.05 Content for FETCH
     /// (RFC 8132 §2: FETCH answers like a GET whose query is the payload).
     Echo,
-    /// `code` with `len_bytes` zero bytes of payload (spec §4.2: 2.04 with 53 B).
+    /// `code` with `len_bytes` zero bytes of payload (docs/experiments.md §4.2: 2.04 with 53 B).
     Fixed {
         /// Response code.
         code: Code,
@@ -99,9 +99,9 @@ impl Resource {
         }
     }
 
-    /// The resource of the experiments' path `f` (spec §4): GET answers `object_bytes`
-    /// (the long-lived transfer) and POST answers 2.04 with `reply_bytes` (the short-lived
-    /// exchanges).
+    /// The resource of the experiments' path `f` (docs/experiments.md §4): GET answers
+    /// `object_bytes` (the long-lived transfer) and POST answers 2.04 with `reply_bytes` (the
+    /// short-lived exchanges).
     pub const fn experiment(object_bytes: usize, reply_bytes: usize) -> Resource {
         Resource {
             get: Action::Data {

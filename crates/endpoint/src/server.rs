@@ -406,8 +406,8 @@ impl Endpoint {
             return write(out, to, head, Body::Zeros(0), 0, 0);
         }
         let wants_size2 = msg.has(number::SIZE2);
-        // spec/algorithms.md §7.6: Rexmit-Cnt comes back unmodified, in piggybacked responses
-        // only (never in an empty ACK's later separate response).
+        // Globecom 2018; draft-ietf-core-fasor-02: Rexmit-Cnt comes back unmodified, in piggybacked
+        // responses only (never in an empty ACK's later separate response).
         let echo = self
             .config
             .rexmit_cnt_echo

@@ -80,7 +80,7 @@ pub fn execute_shard(
     execute_with(plan, shard, dir, manifest, jobs, &run_fn, progress)
 }
 
-/// [`execute_shard`] with any function of the spec, e.g. one that traces chosen runs
+/// [`execute_shard`] with any function of the run's [`RunSpec`], e.g. one that traces chosen runs
 /// ([`crate::trace::TraceOptions::run`]).
 pub fn execute_with(
     plan: &Plan<'_>,

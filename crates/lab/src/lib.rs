@@ -6,10 +6,10 @@
 //!   key and the allowed values), expanded into [`scenario::RunSpec`]s: the cartesian product
 //!   of every list, times the replications, each run with a seed derived by [`seed`].
 //! - [`sim`]: [`sim::run_one`], one run in virtual time — netsim's star topology, one
-//!   endpoint per flow and one server — a pure function of the spec.
-//!   [`workload`] drives each flow's requests; [`metrics`] turns endpoint events and packet
-//!   tags into per-flow [`results::FlowRecord`]s, with ground truth for unnecessary
-//!   retransmissions.
+//!   endpoint per flow and one server — a pure function of the run's
+//!   [`RunSpec`](scenario::RunSpec). [`workload`] drives each flow's requests; [`metrics`] turns
+//!   endpoint events and packet tags into per-flow [`results::FlowRecord`]s, with ground truth for
+//!   unnecessary retransmissions.
 //! - [`exec`]: runs in parallel across cores; each run's rows are written atomically as it
 //!   ends; failed or panicking runs are recorded with their error; `--resume` skips finished
 //!   runs.

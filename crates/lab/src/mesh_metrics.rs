@@ -1,4 +1,4 @@
-//! The multi-hop experiments' per-flow metrics (spec/experiments.md §8f, Rathod 2022): FCT of
+//! The multi-hop experiments' per-flow metrics (docs/experiments.md §8f, Rathod 2022): FCT of
 //! the first 50 exchanges, CoAP-level delivery ratio, exchange delay and base-RTO statistics,
 //! transaction, sending and throughput rates, the per-50-ms throughput series and, on request,
 //! one sample per exchange (for CDFs).

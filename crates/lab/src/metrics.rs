@@ -1,4 +1,4 @@
-//! Turns endpoint events and packet deliveries into per-flow records (spec §7).
+//! Turns endpoint events and packet deliveries into per-flow records (docs/experiments.md §7).
 //!
 //! Endpoint events give transmissions, timer expiries, CoAP RTTs and outcomes; the packet
 //! tags the simulator attaches give ground truth for unnecessary retransmissions: a copy

@@ -4,8 +4,8 @@
 //!
 //! The loop advances to the earliest of: the network's next delivery, an endpoint's timer, a
 //! flow's start. At one instant, deliveries are handed in before timers (an ACK wins over an
-//! expiry at the same instant, spec/algorithms.md §0.2), then flows start. The run ends when
-//! every flow is done, when nothing is left to happen, or at `max_sim_time`.
+//! expiry at the same instant, docs/algorithms.md, 'Conventions'), then flows start. The run ends
+//! when every flow is done, when nothing is left to happen, or at `max_sim_time`.
 //!
 //! Every packet carries a tag (see [`tag`]) naming the flow and, for a client's CON copy, the
 //! exchange and copy; the server's reply inherits the tag of the packet it answers, which is

@@ -1,5 +1,5 @@
 //! Percentiles by linear interpolation between order statistics (Hyndman–Fan type 7, numpy's
-//! default; spec §7).
+//! default; docs/experiments.md §7).
 
 use std::collections::BTreeMap;
 

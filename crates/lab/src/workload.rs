@@ -1,11 +1,11 @@
-//! What each flow's client asks for, and when (spec §6.1).
+//! What each flow's client asks for, and when (docs/experiments.md §6.1).
 //!
 //! A [`FlowDriver`] issues requests on its client endpoint: the first at the flow's start
 //! time, each next one as soon as the previous request completed or failed (stop-and-wait
 //! per flow; NSTART governs only what the endpoint lets out). Random flows are series of
 //! short-lived clients of U{batch_min..=batch_max} exchanges; between two of them the
 //! algorithm's state for the server is reset, while the socket, Message IDs and tokens
-//! continue (spec §6.1 and §10 #21). With [`FlowDriver::new_client_per_batch`]
+//! continue (docs/experiments.md §6.1, §10 #21). With [`FlowDriver::new_client_per_batch`]
 //! (`random_source_port = "new"`) the driver instead asks its runner for a fresh client
 //! endpoint on a fresh port ([`FlowDriver::wants_new_client`]) and sends the batch's first
 //! request on it ([`FlowDriver::resume`]). A continuous flow with an interval
@@ -31,7 +31,7 @@ use coaplab_wire::Code;
 
 use crate::scenario::Workload;
 
-/// The path of the experiments' resource (spec §4: one Uri-Path segment `f`).
+/// The path of the experiments' resource (docs/experiments.md §4: one Uri-Path segment `f`).
 pub const PATH: &str = "f";
 
 /// The path of the observable resource of the `observe` workload (a counter changing every
@@ -258,7 +258,7 @@ impl FlowDriver {
     }
 
     /// A request failed at `now`. Short-lived workloads go on until the quota of successes
-    /// (spec §4.3); a failed long transfer ends the flow incomplete.
+    /// (docs/experiments.md §4.3); a failed long transfer ends the flow incomplete.
     pub fn on_failed(&mut self, now: Instant, ep: &mut Endpoint) {
         if self.interval.is_some() {
             return self.periodic_ended(now, ep);

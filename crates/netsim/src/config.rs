@@ -1,4 +1,4 @@
-//! Network configuration: the presets of spec §2 with every value overridable.
+//! Network configuration: the presets of docs/experiments.md §2 with every value overridable.
 //!
 //! A [`NetworkConfig`] holds both link directions and both rest-of-path stages. Start from a
 //! preset ([`NetworkConfig::preset`]), override fields (they are public) or use the setters
@@ -19,11 +19,11 @@ pub const IP_UDP_HEADER_BYTES: u32 = 28;
 /// A named link preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
-    /// NB-IoT-like (spec §2.1): 30 kbit/s down / 60 kbit/s up, 400 / 200 ms, MTU 296 B,
-    /// 2,500-B buffers, 15 ms rest-of-path each way, no per-packet overhead.
+    /// NB-IoT-like (docs/experiments.md §2.1): 30 kbit/s down / 60 kbit/s up, 400 / 200 ms, MTU 296
+    /// B, 2,500-B buffers, 15 ms rest-of-path each way, no per-packet overhead.
     Nbiot,
-    /// Zigbee-like (spec §2.2): 20 kbit/s both ways, 20 ms, MTU 128 B, 512-B buffers, no
-    /// rest-of-path, 14 B overhead.
+    /// Zigbee-like (docs/experiments.md §2.2): 20 kbit/s both ways, 20 ms, MTU 128 B, 512-B
+    /// buffers, no rest-of-path, 14 B overhead.
     Zigbee,
 }
 
@@ -107,7 +107,7 @@ fn link(rate_bps: u64, delay_ms: i64, buffer_bytes: u64, overhead_bytes: u32) ->
 }
 
 impl NetworkConfig {
-    /// The values of `preset` (spec §2), error-free.
+    /// The values of `preset` (docs/experiments.md §2), error-free.
     pub fn preset(preset: Preset) -> Self {
         match preset {
             Preset::Nbiot => NetworkConfig {

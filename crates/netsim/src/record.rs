@@ -47,7 +47,7 @@ pub enum Fate {
     LinkError(Instant),
 }
 
-/// Everything the network knows about one packet (spec §1.1 "per-packet log").
+/// Everything the network knows about one packet (docs/experiments.md §1.1 "per-packet log").
 ///
 /// Records are produced only when recording is on ([`crate::topology::Star::record_packets`]),
 /// at the moment the fate is decided: a link-error loss is recorded when the packet is admitted,

@@ -1,5 +1,5 @@
-//! The star topology of spec §1.1: every client shares one uplink towards the server and one
-//! downlink back.
+//! The star topology of docs/experiments.md §1.1: every client shares one uplink towards the server
+//! and one downlink back.
 //!
 //! ```text
 //! downlink: server → rest-of-path → [FIFO] → [serializer] → [propagation] → [loss] → client

@@ -1,6 +1,6 @@
 //! Encode + decode cost of the two messages the experiments send most:
-//! the 60-byte CON POST of the short-lived workloads (spec/experiments.md §4.2) and the
-//! 267-byte Block2 response of the long-lived transfer (§4.1; 295 bytes on IP).
+//! the 60-byte CON POST of the short-lived workloads (docs/experiments.md §4.2) and the
+//! 267-byte Block2 response of the long-lived transfer (docs/experiments.md §4.1; 295 bytes on IP).
 //!
 //! Run: `cargo bench -p coaplab-wire --bench codec`
 

@@ -260,7 +260,7 @@ fn length_field_len(body_len: usize) -> usize {
 /// Max-Message-Size must admit for a response of known size.
 ///
 /// ```
-/// // spec/experiments.md §5.1: a 102,400-B payload behind a 1-B token is a 102,408-B frame.
+/// // docs/experiments.md §5.1: a 102,400-B payload behind a 1-B token is a 102,408-B frame.
 /// assert_eq!(coaplab_wire::frame::frame_len(1, 1 + 102_400), 102_408);
 /// ```
 pub fn frame_len(token_len: usize, body_len: usize) -> usize {

@@ -54,7 +54,7 @@ impl Token {
     }
 
     /// This token with `byte` appended (FASOR+token marks transmission j as `base ‖ j`,
-    /// spec/algorithms.md §7.6); fails if the token already has 8 bytes.
+    /// Globecom 2018; draft-ietf-core-fasor-02); fails if the token already has 8 bytes.
     pub fn with_suffix(&self, byte: u8) -> Result<Token, EncodeError> {
         if self.len == 8 {
             return Err(EncodeError::TokenTooLong { len: 9 });

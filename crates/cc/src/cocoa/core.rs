@@ -1,7 +1,7 @@
-//! The CoCoA state `D` and the rules of spec §4.2–4.4 that the whole family reuses: start with
-//! aging and the blind rule, the dithered first timer, the VBF with its truncation, the sample
-//! classes and the overall-RTO blend. CoCoA-FB (`cocoa_fb.rs`) and GSRTC (`gsrtc.rs`) build on
-//! [`CocoaCore`]; CoCoA++ (`cocoa_pp/`) reuses [`TimerScratch`] and the VBF.
+//! The CoCoA state `D` and the rules of draft-ietf-core-cocoa-03 that the whole family reuses:
+//! start with aging and the blind rule, the dithered first timer, the VBF with its truncation, the
+//! sample classes and the overall-RTO blend. CoCoA-FB (`cocoa_fb.rs`) and GSRTC (`gsrtc.rs`) build
+//! on [`CocoaCore`]; CoCoA++ (`cocoa_pp/`) reuses [`TimerScratch`] and the VBF.
 
 use super::params::{AgingStyle, Blind, CocoaConfig};
 use crate::algorithm::{Admission, Completion, Exchange, Expiry, Scratch};
@@ -10,7 +10,7 @@ use crate::rfc6298::Estimator;
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// Which samples update which estimator (spec §4.4 `completed`).
+/// Which samples update which estimator (draft-ietf-core-cocoa-03 `completed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SampleClass {
     /// No retransmission: the strong estimator.
@@ -22,8 +22,8 @@ pub(crate) enum SampleClass {
 }
 
 /// Per-exchange scratch of the CoCoA family and CoCoA++: the armed timer *before* µs rounding
-/// (so backoff chains and thresholds follow the spec's exact arithmetic, §0.4) and the first
-/// timer (the VBF input under `vbf_from_first`).
+/// (so backoff chains and thresholds follow exact arithmetic, docs/algorithms.md, 'Conventions')
+/// and the first timer (the VBF input under `vbf_from_first`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct TimerScratch {
     /// The armed timer in f64 seconds; `Exchange::timer` is this rounded to the µs.
@@ -69,7 +69,7 @@ impl TimerScratch {
     }
 }
 
-/// The CoCoA state `D` of spec §4.2 and the rules of §4.4, shared by the whole family.
+/// The CoCoA state `D` of draft-ietf-core-cocoa-03 and its event rules, shared by the whole family.
 #[derive(Debug, Clone)]
 pub(crate) struct CocoaCore {
     pub(crate) cfg: CocoaConfig,
@@ -86,7 +86,7 @@ pub(crate) struct CocoaCore {
 }
 
 impl CocoaCore {
-    /// Fresh state created at `now` (spec §4.2).
+    /// Fresh state created at `now` (draft-ietf-core-cocoa-03).
     pub(crate) fn new(cfg: CocoaConfig, now: Instant) -> CocoaCore {
         CocoaCore {
             strong: Estimator::new(cfg.initial_rto_s),
@@ -103,9 +103,9 @@ impl CocoaCore {
         *self = CocoaCore::new(self.cfg.clone(), now);
     }
 
-    /// `start` of spec §4.4 (and of §5 with `carried`): ages the RTO, picks the base (the
-    /// carried RTO, the overall RTO, or the blind base), dithers it unless it is a carried value
-    /// used undithered, caps it at TIMER_MAX and arms it.
+    /// `start` of draft-ietf-core-cocoa-03 (and of ANRW 2018's Full Backoff with `carried`): ages
+    /// the RTO, picks the base (the carried RTO, the overall RTO, or the blind base), dithers it
+    /// unless it is a carried value used undithered, caps it at TIMER_MAX and arms it.
     pub(crate) fn start(
         &mut self,
         now: Instant,
@@ -118,7 +118,8 @@ impl CocoaCore {
             self.age(now);
         }
         let t0_s = match carried {
-            // spec §5: the carried value used UNDITHERED, no draw consumed (RESOLVED, §12 #13).
+            // ANRW 2018: the carried value used UNDITHERED, no draw consumed (RESOLVED,
+            // docs/algorithms.md, ambiguity #13).
             Some(Carried::Undithered) => self.rto_s.min(self.cfg.timer_max_s),
             Some(Carried::Dithered) => self.dithered(self.rto_s, rng),
             None => {
@@ -127,19 +128,20 @@ impl CocoaCore {
             }
         };
         if self.cfg.aging && self.cfg.aging_style == AgingStyle::CfCompat {
-            // §4.6 item 8: aging after the first timer, so it affects the next exchange.
+            // Californium 3.x Cocoa: aging after the first timer, so it affects the next exchange.
             self.age_one_step(now);
         }
         TimerScratch::arm_first(x, t0_s)
     }
 
-    /// `min(base·(1 + (ARF−1)·u), TIMER_MAX)`: one draw (spec §0.4).
+    /// `min(base·(1 + (ARF−1)·u), TIMER_MAX)`: one draw (docs/algorithms.md, 'Conventions').
     fn dithered(&self, base_s: f64, rng: &mut dyn Random) -> f64 {
         let u = rng.uniform01();
         dither_secs(base_s, self.cfg.ack_random_factor, u).min(self.cfg.timer_max_s)
     }
 
-    /// The undithered base of the first timer, with the blind rule (spec §4.4, §12 #11).
+    /// The undithered base of the first timer, with the blind rule (draft-ietf-core-cocoa-03;
+    /// docs/algorithms.md, ambiguity #11).
     pub(crate) fn base_s(&self, admission: Admission) -> f64 {
         match self.cfg.blind {
             _ if self.has_sample && self.cfg.blind != Blind::CfCompat => self.rto_s,
@@ -150,15 +152,15 @@ impl CocoaCore {
             Blind::Off => self.cfg.initial_rto_s,
             Blind::CfCompat => {
                 // Californium computes the timer before registering the exchange, unless it was
-                // dequeued from the NSTART queue (spec §4.6 item 5); ×1 for n' <= 1.
+                // dequeued from the NSTART queue (Californium 3.x Cocoa); ×1 for n' <= 1.
                 let n = admission.registered();
                 (self.rto_s * n.max(1) as f64).min(self.cfg.rto_max_s)
             }
         }
     }
 
-    /// `age(now)` of spec §4.4: lazy and cumulative. Each step consumes its interval by
-    /// advancing `last_update`, so evaluating late equals a timer that ran all along.
+    /// `age(now)` of draft-ietf-core-cocoa-03: lazy and cumulative. Each step consumes its interval
+    /// by advancing `last_update`, so evaluating late equals a timer that ran all along.
     pub(crate) fn age(&mut self, now: Instant) {
         loop {
             let idle_s = (now - self.last_update).as_secs_f64();
@@ -174,7 +176,7 @@ impl CocoaCore {
         }
     }
 
-    /// The cf-compat aging of §4.6 item 8 in seconds: at most one step, then
+    /// The cf-compat aging (Californium 3.x Cocoa) in seconds: at most one step, then
     /// `last_update = now` (the remainder of the idle interval is lost).
     fn age_one_step(&mut self, now: Instant) {
         let idle_s = (now - self.last_update).as_secs_f64();
@@ -185,7 +187,7 @@ impl CocoaCore {
     }
 
     /// One aging step after `idle_s` idle seconds: `(interval consumed, new RTO)`, or `None`.
-    /// Comparisons are strict (spec §4.4 notes).
+    /// Comparisons are strict (draft-ietf-core-cocoa-03 notes).
     fn aging_step(&self, idle_s: f64) -> Option<(f64, f64)> {
         let c = &self.cfg;
         let rto = self.rto_s;
@@ -203,9 +205,9 @@ impl CocoaCore {
         }
     }
 
-    /// `next_timer` of spec §4.4: VBF on the current timer (or on the first, §12 #9), then the
-    /// BACKOFF_CAP truncation (never shrinking unless `truncation = literal`, §12 #10) and
-    /// TIMER_MAX (§0.3).
+    /// `next_timer` of draft-ietf-core-cocoa-03: VBF on the current timer (or on the first,
+    /// docs/algorithms.md, ambiguity #9), then the BACKOFF_CAP truncation (never shrinking unless
+    /// `truncation = literal`, docs/algorithms.md, ambiguity #10) and TIMER_MAX (RFC 7252 §4.8).
     pub(crate) fn next_timer(&self, x: &mut Exchange) -> Duration {
         let s = TimerScratch::of(x);
         let input_s = if self.cfg.vbf_from_first {
@@ -228,7 +230,7 @@ impl CocoaCore {
         expire_with(x, self.cfg.max_retransmit, |x| self.next_timer(x))
     }
 
-    /// Which estimator a completion with `r` retransmissions feeds (spec §4.4).
+    /// Which estimator a completion with `r` retransmissions feeds (draft-ietf-core-cocoa-03).
     pub(crate) fn classify(&self, r: u32) -> SampleClass {
         if r == 0 {
             SampleClass::Strong
@@ -258,9 +260,9 @@ impl CocoaCore {
         self.last_update = now;
     }
 
-    /// `completed` of spec §4.4 (plain CoCoA). Returns the class of the sample.
+    /// `completed` of draft-ietf-core-cocoa-03 (plain CoCoA). Returns the class of the sample.
     pub(crate) fn completed(&mut self, c: &Completion<'_>) -> SampleClass {
-        // The weak RTT is measured from the ORIGINAL send (spec §4.4).
+        // The weak RTT is measured from the ORIGINAL send (draft-ietf-core-cocoa-03).
         let r_s = c.rtt_from_original().as_secs_f64();
         let class = self.classify(c.retransmissions());
         match class {
@@ -293,7 +295,8 @@ impl CocoaCore {
     }
 }
 
-/// How a carried RTO becomes the first timer (CoCoA-FB, GSRTC; spec §5, §12 #13).
+/// How a carried RTO becomes the first timer (CoCoA-FB, GSRTC; ANRW 2018; docs/algorithms.md,
+/// ambiguity #13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Carried {
     /// Used exactly (capped at TIMER_MAX), no draw.

@@ -45,7 +45,7 @@ pub(crate) struct Outcome {
 
 /// Drives one exchange started at `t0`: the first ACK arrives `rtt` after the ORIGINAL
 /// send (every retransmission spurious), or never if `None`. An ACK at the same instant
-/// as an expiry is processed first (spec §0.2).
+/// as an expiry is processed first (docs/algorithms.md, 'Conventions').
 pub(crate) fn exchange(
     alg: &mut dyn RtoAlgorithm,
     t0: Instant,

@@ -1,5 +1,5 @@
 //! CoCoA (draft-ietf-core-cocoa-03) with RFC 6298 semantics: `cocoa` and `cocoa-strong`
-//! (spec/algorithms.md §4.1–4.5).
+//! (draft-ietf-core-cocoa-03).
 //!
 //! Two RFC 6298 estimators, *strong* (samples from exchanges without retransmission, K = 4)
 //! and *weak* (1..=2 retransmissions, measured from the original send, K = 1), blended into one
@@ -11,8 +11,8 @@
 //! `core.rs` the state `CocoaCore` and the pieces CoCoA-FB (`cocoa_fb.rs`) and GSRTC
 //! (`gsrtc.rs`) reuse (start with aging and the blind rule, the VBF, the sample classes and the
 //! overall-RTO blend), and this file the `cocoa` / `cocoa-strong` algorithm itself. The
-//! Californium-compat profile (§4.6, integer ms) lives in `cocoa_cf/` and is selected with
-//! `profile = cf-compat`.
+//! Californium-compat profile (Californium 3.x Cocoa, integer ms) lives in `cocoa_cf/` and is
+//! selected with `profile = cf-compat`.
 
 mod core;
 #[cfg(test)]
@@ -32,7 +32,7 @@ use crate::params::{ParamSpec, Params};
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// CoCoA and CoCoA-strong with RFC 6298 semantics (spec §4).
+/// CoCoA and CoCoA-strong with RFC 6298 semantics (draft-ietf-core-cocoa-03).
 #[derive(Debug, Clone)]
 pub struct Cocoa {
     core: CocoaCore,

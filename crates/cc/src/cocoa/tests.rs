@@ -1,5 +1,6 @@
-//! Tests of `cocoa` and `cocoa-strong` (RFC profile): the worked examples of spec §4.5 and
-//! every §12 alternative of plain CoCoA.
+//! Tests of `cocoa` and `cocoa-strong` (RFC profile): the worked examples of
+//! draft-ietf-core-cocoa-03 and every resolved-ambiguity alternative of plain CoCoA
+//! (docs/algorithms.md).
 
 use super::harness::*;
 use super::*;
@@ -22,7 +23,7 @@ fn first_timer(alg: &mut Cocoa, now: Instant, adm: Admission, u: f64) -> Duratio
 
 #[test]
 fn example_a_convergence_then_weak_samples() {
-    // spec §4.5 A: RTT 0.1 s three times, then 1.2 s; u = 0.
+    // draft-ietf-core-cocoa-03 A: RTT 0.1 s three times, then 1.2 s; u = 0.
     let mut alg = cocoa(&[]);
     let mut rng = ConstantRandom(0.0);
     let mut t = Instant::ZERO;
@@ -58,8 +59,9 @@ fn example_a_convergence_then_weak_samples() {
     close(alg.core.rto_s, 0.7921875);
     // Exchange 5: 0.7921875, ×3 -> 2.3765625. In exact decimals both are half-µs ties
     // rounding up (792188, 2376563). In f64, E_w = 1.2 + 0.6 = 1.7999999999999998, so the
-    // RTO is 0.7921874999999999 and its timer rounds DOWN to 792187 µs (a spec §0.4
-    // f64-vs-decimal tie, reported); ×3 of the f64 state gives exactly 2.3765625 -> 2376563.
+    // RTO is 0.7921874999999999 and its timer rounds DOWN to 792187 µs (a
+    // f64-vs-decimal tie of the rounding rule in docs/algorithms.md, 'Conventions', reported); ×3
+    // of the f64 state gives exactly 2.3765625 -> 2376563.
     let o = run(&mut alg, 1.2);
     assert_eq!(o.timers, [us(792_187), us(2_376_563)]);
     close(var(&alg, "weak_rttvar_s"), 0.45);
@@ -93,7 +95,7 @@ fn example_a_convergence_then_weak_samples() {
 
 #[test]
 fn first_timer_is_dithered_by_one_draw() {
-    // spec §4.5 A ex 1: u = 0.2 would give 2.2.
+    // draft-ietf-core-cocoa-03 A ex 1: u = 0.2 would give 2.2.
     let mut alg = cocoa(&[]);
     let mut rng = ScriptedRandom::new(&[0.2]);
     let t = alg.start(
@@ -121,8 +123,8 @@ fn series(alg: &mut Cocoa, u: f64, n: usize) -> Vec<Duration> {
 
 #[test]
 fn example_b_vbf_series_truncated_at_32_s() {
-    // spec §4.5 B: 0.45, 1.35 (×3), 2.7 (×2), 5.4 (×2, 2.7 <= 3), 8.1 (×1.5), 12.15, 18.225,
-    // 27.3375, 32 (truncated), 32.
+    // draft-ietf-core-cocoa-03 B: 0.45, 1.35 (×3), 2.7 (×2), 5.4 (×2, 2.7 <= 3), 8.1 (×1.5), 12.15,
+    // 18.225, 27.3375, 32 (truncated), 32.
     let mut alg = cocoa(&["max_retransmit=20"]);
     with_rto(&mut alg, 0.45, Instant::ZERO);
     let expect = [
@@ -151,7 +153,8 @@ fn vbf_thresholds_are_strict_so_1_s_and_3_s_double() {
 
 #[test]
 fn vbf_from_first_keeps_the_first_factor() {
-    // spec §12 #9: the factor of the dithered first timer (0.45 s -> ×3) for every step.
+    // docs/algorithms.md, ambiguity #9: the factor of the dithered first timer (0.45 s -> ×3) for
+    // every step.
     let mut alg = cocoa(&["max_retransmit=20", "vbf_from_first=true"]);
     with_rto(&mut alg, 0.45, Instant::ZERO);
     let expect = [
@@ -175,7 +178,7 @@ fn truncation_never_shrinks_unless_literal() {
         series(&mut alg, 0.0, 3),
         [40, 40, 40].map(|s| us(s * 1_000_000))
     );
-    // spec §12 #10 `literal`: min(f·T, 32 s) shrinks it to 32.
+    // docs/algorithms.md, ambiguity #10 `literal`: min(f·T, 32 s) shrinks it to 32.
     let mut alg = cocoa(&["truncation=literal"]);
     with_rto(&mut alg, 40.0, Instant::ZERO);
     assert_eq!(
@@ -254,7 +257,7 @@ fn three_or_more_retransmissions_give_no_sample() {
     let mut alg = cocoa(&[]);
     with_rto(&mut alg, 0.45625, Instant::ZERO);
     let before = alg.snapshot();
-    // spec §5 example 1: 0.45625, 1.36875, 2.7375, 5.475; ACK at 5.0 (r = 3).
+    // ANRW 2018 example 1: 0.45625, 1.36875, 2.7375, 5.475; ACK at 5.0 (r = 3).
     let o = exchange(
         &mut alg,
         Instant::ZERO,
@@ -357,8 +360,8 @@ fn aging_off_keeps_the_rto() {
 
 #[test]
 fn cf_compat_aging_runs_after_the_first_timer_and_loses_the_remainder() {
-    // spec §12 #12 `cf-compat`: RTO 0.1, idle 10 s -> one step to 0.2, last_update = now;
-    // the first timer still uses 0.1.
+    // docs/algorithms.md, ambiguity #12 `cf-compat`: RTO 0.1, idle 10 s -> one step to 0.2,
+    // last_update = now; the first timer still uses 0.1.
     let mut alg = cocoa(&["aging_style=cf-compat"]);
     with_rto(&mut alg, 0.1, Instant::ZERO);
     assert_eq!(
@@ -409,7 +412,8 @@ fn example_d_blind_rto_before_any_sample() {
 
 #[test]
 fn cf_compat_blind_excludes_the_new_exchange_and_never_ends() {
-    // spec §12 #11: n' = in flight excluding the new one, unless it was dequeued.
+    // docs/algorithms.md, ambiguity #11: n' = in flight excluding the new one, unless it was
+    // dequeued.
     let mut alg = cocoa(&["blind=cf-compat"]);
     let adm = |n, dequeued| Admission {
         in_flight: n,
@@ -442,7 +446,7 @@ fn cf_compat_blind_excludes_the_new_exchange_and_never_ends() {
 
 #[test]
 fn pseudocode_literal_estimator_is_selectable() {
-    // spec §12 #6: a rising second sample makes the literal RTTVAR negative.
+    // docs/algorithms.md, ambiguity #6: a rising second sample makes the literal RTTVAR negative.
     let mut alg = cocoa(&["estimator=pseudocode_literal"]);
     let mut rng = ConstantRandom(0.0);
     exchange(

@@ -1,4 +1,4 @@
-//! CoCoA's Californium-compat profile (`cocoa profile=cf-compat`, spec/algorithms.md §4.6):
+//! CoCoA's Californium-compat profile (`cocoa profile=cf-compat`):
 //! reproduces Californium 3.x's `Cocoa` / `CocoaStrong` numbers exactly.
 //!
 //! It deviates from the RFC profile (`cocoa/`) in nine switches, all here:
@@ -12,7 +12,7 @@
 //!    truncation;
 //! 8. aging after the first timer, one step, `last_update = now`;
 //! 9. the sample point for an empty ACK is the separate response, which is the exchange layer's
-//!    choice (spec §12 #35), not this module's.
+//!    choice (docs/algorithms.md, ambiguity #35), not this module's.
 
 #[cfg(test)]
 mod tests;
@@ -33,7 +33,7 @@ pub const CF_COMPAT: &[ParamSpec] = &[
         kind: Kind::Choice(&["rfc", "cf-compat"]),
         default: Value::Choice("rfc"),
         help: "rfc: draft semantics in f64 seconds; cf-compat: Californium 3.x in integer ms (swapped gains, G 100 ms, getRTO multiplier, VBF once, aging after the first timer)",
-        source: "spec §4.6, §12 #7 #9 #11 #12",
+        source: "Californium 3.x Cocoa; docs/algorithms.md, ambiguities #7 #9 #11 #12",
     },
     ParamSpec {
         key: "cf_g_ms",
@@ -43,21 +43,21 @@ pub const CF_COMPAT: &[ParamSpec] = &[
         },
         default: Value::Int(100),
         help: "cf-compat: G in E = SRTT + max(G, K*RTTVAR)",
-        source: "Californium 3.x Cocoa; spec §4.6 item 3",
+        source: "Californium 3.x Cocoa",
     },
     ParamSpec {
         key: "cf_srtt_gain",
         kind: Kind::Float { min: 0.0, max: 1.0 },
         default: Value::Float(0.25),
         help: "cf-compat: SRTT gain (Californium swaps RFC 6298's gains)",
-        source: "Californium 3.x Cocoa; spec §4.6 item 2, §12 #7",
+        source: "Californium 3.x Cocoa; docs/algorithms.md, ambiguity #7",
     },
     ParamSpec {
         key: "cf_rttvar_gain",
         kind: Kind::Float { min: 0.0, max: 1.0 },
         default: Value::Float(0.125),
         help: "cf-compat: RTTVAR gain (Californium swaps RFC 6298's gains)",
-        source: "Californium 3.x Cocoa; spec §4.6 item 2, §12 #7",
+        source: "Californium 3.x Cocoa; docs/algorithms.md, ambiguity #7",
     },
     ParamSpec {
         key: "cf_rto_cap_ms",
@@ -67,7 +67,7 @@ pub const CF_COMPAT: &[ParamSpec] = &[
         },
         default: Value::Int(32_000),
         help: "cf-compat: getRTO() = min(rto * n, this)",
-        source: "Californium 3.x RemoteEndpoint.getRTO; spec §4.6 item 5",
+        source: "Californium 3.x RemoteEndpoint.getRTO",
     },
     ParamSpec {
         key: "cf_first_timer_min_ms",
@@ -77,7 +77,7 @@ pub const CF_COMPAT: &[ParamSpec] = &[
         },
         default: Value::Int(500),
         help: "cf-compat: the first timer is clamped to [this, TIMER_MAX]",
-        source: "Californium 3.x; spec §4.6 item 6",
+        source: "Californium 3.x",
     },
 ];
 
@@ -136,7 +136,7 @@ struct CfEstimator {
 }
 
 impl CfEstimator {
-    /// §4.6 items 2-3. Returns `E`.
+    /// Californium 3.x Cocoa items 2-3. Returns `E`.
     fn update(&mut self, m: i64, k: f64, cfg: &CfConfig) -> f64 {
         if !self.init {
             self.srtt_ms = m;
@@ -156,7 +156,7 @@ impl CfEstimator {
     }
 }
 
-/// CoCoA / CoCoA-strong, Californium-compat profile (spec §4.6).
+/// CoCoA / CoCoA-strong, Californium-compat profile.
 #[derive(Debug, Clone)]
 pub struct CocoaCf {
     cfg: CfConfig,
@@ -212,7 +212,7 @@ impl CocoaCf {
         }
     }
 
-    /// `getRTO()` with `n` registered exchanges (§4.6 item 5).
+    /// `getRTO()` with `n` registered exchanges (Californium 3.x Cocoa).
     fn get_rto(&self, n: u32) -> i64 {
         let n = if self.cfg.blind { n } else { 1 };
         if n > 1 {
@@ -224,7 +224,8 @@ impl CocoaCf {
         }
     }
 
-    /// The VBF of a first timer (§4.6 item 7): strict thresholds, as in §4.4.
+    /// The VBF of a first timer (Californium 3.x Cocoa): strict thresholds, as in
+    /// draft-ietf-core-cocoa-03.
     fn vbf(&self, t_ms: i64) -> f64 {
         if t_ms > self.cfg.vbf_high_thresh_ms {
             self.cfg.vbf_high
@@ -235,7 +236,7 @@ impl CocoaCf {
         }
     }
 
-    /// §4.6 item 8: one aging step at most, reading `getRTO()`, `last_update = now`.
+    /// Californium 3.x Cocoa: one aging step at most, reading `getRTO()`, `last_update = now`.
     fn age(&mut self, now: Instant, n: u32) {
         let idle_ms = (now - self.last_update).as_millis();
         let rto = self.get_rto(n);
@@ -267,9 +268,10 @@ impl RtoAlgorithm for CocoaCf {
         rng: &mut dyn Random,
     ) -> Duration {
         // The timer is computed before the exchange is registered, unless it was dequeued from
-        // the NSTART queue, which registers it first (§4.6 item 5).
+        // the NSTART queue, which registers it first (Californium 3.x Cocoa).
         let mut t = self.get_rto(admission.registered());
-        // randInt[0, floor(1.5·T) − T], inclusive; always one draw (§0.4).
+        // randInt[0, floor(1.5·T) − T], inclusive; always one draw (docs/algorithms.md,
+        // 'Conventions').
         let spread = java::trunc(t as f64 * self.cfg.ack_random_factor) - t;
         t += java::next_int(rng, spread.max(0) + 1);
         let t = t

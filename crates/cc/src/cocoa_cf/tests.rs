@@ -1,5 +1,5 @@
-//! Tests of the cf-compat profile of `cocoa` / `cocoa-strong`: the reference numbers of spec §4.6
-//! and each of its switches.
+//! Tests of the cf-compat profile of `cocoa` / `cocoa-strong`: the reference numbers of Californium
+//! 3.x Cocoa and each of its switches.
 
 use super::*;
 use crate::cocoa::harness::*;
@@ -17,14 +17,14 @@ fn ms(v: i64) -> Duration {
 }
 
 /// One exchange alone from `t` s, answered 100 ms after its first transmission (the RTT of the
-/// reference numbers, spec §4.6).
+/// reference numbers, Californium 3.x Cocoa).
 fn answered_after_100_ms(alg: &mut dyn RtoAlgorithm, t: f64, rng: &mut dyn Random) -> Outcome {
     exchange(alg, at(t), Admission::ALONE, Some(ms(100)), rng)
 }
 
 #[test]
 fn reference_numbers_1150_713_485() {
-    // spec §4.6: RTT 100 ms from the start, u = 0.
+    // Californium 3.x Cocoa: RTT 100 ms from the start, u = 0.
     let mut alg = cf(&[]);
     assert_eq!(alg.name(), "cocoa");
     let mut rng = ConstantRandom(0.0);
@@ -297,8 +297,8 @@ fn rfc_gains_on_the_same_trace_give_1150_700_456_25() {
 
 #[test]
 fn first_timer_floor_can_be_switched_off() {
-    // spec §12 #25 for the cf-compat profile: the 485 ms RTO of the reference numbers is used
-    // as it is when cf_first_timer_min_ms = 0 (500 ms by default).
+    // docs/algorithms.md, ambiguity #25 for the cf-compat profile: the 485 ms RTO of the reference
+    // numbers is used as it is when cf_first_timer_min_ms = 0 (500 ms by default).
     for (floor, t0) in [("500", 500), ("0", 485)] {
         let mut alg = cf(&[&format!("cf_first_timer_min_ms={floor}")]);
         let mut rng = ConstantRandom(0.0);

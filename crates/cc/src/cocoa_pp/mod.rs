@@ -1,4 +1,4 @@
-//! CoCoA++ (Rathod 2022, ch. 6; spec/algorithms.md §10): the CAIA Delay-Gradient (CDG) signal
+//! CoCoA++ (Rathod 2022, ch. 6): the CAIA Delay-Gradient (CDG) signal
 //! driving a probabilistic backoff factor on the RTO.
 //!
 //! Samples are grouped into intervals of at least `INTERVAL_RTTS` SRTTs. When an interval
@@ -9,8 +9,8 @@
 //! `[max(interval max RTT, RTO_FLOOR), RTO_MAX]`. A timeout backs off by `RETX_FACTOR` (×1.42),
 //! replacing CoCoA's VBF. There are no strong/weak estimators, no aging and no blind rule.
 //!
-//! The thesis leaves several choices open; spec §12 #29–#34 resolves them and each alternative
-//! is a parameter here.
+//! The thesis leaves several choices open; docs/algorithms.md, ambiguity #29–#34 resolves them and
+//! each alternative is a parameter here.
 
 #[cfg(test)]
 mod tests;
@@ -24,7 +24,7 @@ use crate::params::{Kind, ParamSpec, Params, Value, FACTOR, SECS_OR_INF};
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// The parameters of CoCoA++ (spec §10, §12 #29-#34).
+/// The parameters of CoCoA++ (Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #29-#34).
 pub const COCOA_PP: &[ParamSpec] = &[
     ParamSpec {
         key: "initial_rto_s",
@@ -34,14 +34,14 @@ pub const COCOA_PP: &[ParamSpec] = &[
         },
         default: Value::Float(2.0),
         help: "INITIAL_RTO: the RTO before any interval closes; first timers are dithered x[1, ACK_RANDOM_FACTOR)",
-        source: "Rathod 2022 ch. 6; spec §10",
+        source: "Rathod 2022 ch. 6",
     },
     ParamSpec {
         key: "cdg_window",
         kind: Kind::Int { min: 1, max: 1024 },
         default: Value::Int(8),
         help: "CDG_WINDOW (a): intervals in the moving average of the gradients",
-        source: "Hayes & Armitage 2011 (CDG); spec §10",
+        source: "Hayes & Armitage 2011 (CDG); Rathod 2022 ch. 6",
     },
     ParamSpec {
         key: "cdg_g_s",
@@ -51,35 +51,35 @@ pub const COCOA_PP: &[ParamSpec] = &[
         },
         default: Value::Float(0.003),
         help: "CDG_G: scale in P = 1 - exp(-gbar/G) (3 ms: the original CDG value)",
-        source: "Hayes & Armitage 2011; spec §10, §12 #32",
+        source: "Hayes & Armitage 2011; Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #32",
     },
     ParamSpec {
         key: "pbf_up",
         kind: FACTOR,
         default: Value::Float(1.42),
         help: "PBF_UP: RTO factor when the delay gradient is positive and P > X",
-        source: "Rathod 2022 ch. 6; spec §10",
+        source: "Rathod 2022 ch. 6",
     },
     ParamSpec {
         key: "pbf_down",
         kind: FACTOR,
         default: Value::Float(0.7),
         help: "PBF_DOWN: RTO factor at every other interval close",
-        source: "Rathod 2022 ch. 6; spec §10",
+        source: "Rathod 2022 ch. 6",
     },
     ParamSpec {
         key: "interval_rtts",
         kind: FACTOR,
         default: Value::Float(2.0),
         help: "INTERVAL_RTTS: an interval closes at the first sample at least this many SRTTs after it began",
-        source: "spec §10, §12 #30",
+        source: "Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #30",
     },
     ParamSpec {
         key: "interval",
         kind: Kind::Choice(&["srtt", "fixed"]),
         default: Value::Choice("srtt"),
         help: "srtt: intervals of INTERVAL_RTTS*SRTT; fixed: intervals of INTERVAL_FIXED",
-        source: "spec §12 #30",
+        source: "docs/algorithms.md, ambiguity #30",
     },
     ParamSpec {
         key: "interval_fixed_s",
@@ -89,7 +89,7 @@ pub const COCOA_PP: &[ParamSpec] = &[
         },
         default: Value::Float(5.0),
         help: "INTERVAL_FIXED: interval length when interval = fixed",
-        source: "spec §12 #30",
+        source: "docs/algorithms.md, ambiguity #30",
     },
     ParamSpec {
         key: "rto_floor_s",
@@ -99,56 +99,56 @@ pub const COCOA_PP: &[ParamSpec] = &[
         },
         default: Value::Float(0.1),
         help: "RTO_FLOOR: the RTO stays >= max(interval max RTT, this)",
-        source: "spec §10, §12 #33",
+        source: "Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #33",
     },
     ParamSpec {
         key: "rto_max_s",
         kind: SECS_OR_INF,
         default: Value::Float(60.0),
         help: "RTO_MAX: upper bound of the RTO",
-        source: "spec §0.3, §10",
+        source: "RFC 7252 §4.8; Rathod 2022 ch. 6",
     },
     ParamSpec {
         key: "timer_max_s",
         kind: SECS_OR_INF,
         default: Value::Float(60.0),
         help: "TIMER_MAX: ceiling on any armed timer",
-        source: "spec §0.3, §10",
+        source: "RFC 7252 §4.8; Rathod 2022 ch. 6",
     },
     ParamSpec {
         key: "retx_factor",
         kind: FACTOR,
         default: Value::Float(1.42),
         help: "RETX_FACTOR: backoff on expiry (the PBF replaces the VBF; 2 gives binary backoff)",
-        source: "spec §10, §12 #34",
+        source: "Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #34",
     },
     ParamSpec {
         key: "expiry_backoff",
         kind: Kind::Choice(&["factor", "vbf"]),
         default: Value::Choice("factor"),
         help: "factor: X.T *= RETX_FACTOR; vbf: CoCoA's variable backoff factor (3 / 2 / 1.5 at 1 s and 3 s)",
-        source: "spec §12 #34",
+        source: "docs/algorithms.md, ambiguity #34",
     },
     ParamSpec {
         key: "samples",
         kind: Kind::Choice(&["clean", "all"]),
         default: Value::Choice("clean"),
         help: "clean: samples only from exchanges without retransmission; all: every exchange, measured from the original send",
-        source: "spec §10, §12 #29",
+        source: "Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #29",
     },
     ParamSpec {
         key: "gradient",
         kind: Kind::Choice(&["max", "min_first"]),
         default: Value::Choice("max"),
         help: "max: decide on gbar_max; min_first: FreeBSD CDG, gbar_min when positive, gbar_max when gbar_min is 0, no backoff when negative",
-        source: "spec §10, §12 #31",
+        source: "Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #31",
     },
     ParamSpec {
         key: "average",
         kind: Kind::Choice(&["present", "window"]),
         default: Value::Choice("present"),
         help: "present: mean over the gradients present (<= CDG_WINDOW); window: always divide by CDG_WINDOW",
-        source: "spec §10, §12 #31",
+        source: "Rathod 2022 ch. 6; docs/algorithms.md, ambiguity #31",
     },
 ];
 
@@ -176,7 +176,7 @@ struct Config {
     divide_by_window: bool,
 }
 
-/// CoCoA++ (spec §10).
+/// CoCoA++ (Rathod 2022 ch. 6).
 #[derive(Debug, Clone)]
 pub struct CocoaPp {
     cfg: Config,
@@ -262,7 +262,7 @@ impl CocoaPp {
         1.0 - (-gbar_s / self.cfg.g_s).exp()
     }
 
-    /// `on_sample(t, R)` of spec §10.
+    /// `on_sample(t, R)` of Rathod 2022 ch. 6.
     fn on_sample(&mut self, t: Instant, r_s: f64, rng: &mut dyn Random) {
         let srtt = match self.srtt_s {
             None => r_s,
@@ -277,7 +277,7 @@ impl CocoaPp {
             .cfg
             .fixed_interval_s
             .unwrap_or(self.cfg.interval_rtts * srtt);
-        // This sample closes the interval it belongs to (spec §12 #30).
+        // This sample closes the interval it belongs to (docs/algorithms.md, ambiguity #30).
         if (t - self.t_start).as_secs_f64() < length_s {
             return;
         }
@@ -286,7 +286,7 @@ impl CocoaPp {
             push(&mut self.gmax, cur_max - prev_max, self.cfg.window);
             self.gbar_min_s = self.mean(&self.gmin);
             self.gbar_max_s = self.mean(&self.gmax);
-            // One extra draw per interval close (spec §0.4).
+            // One extra draw per interval close (docs/algorithms.md, 'Conventions').
             let x = rng.uniform01();
             let up = if self.cfg.min_first {
                 // FreeBSD's CDG tests the min gradient first; the max one only when it is flat.

@@ -1,4 +1,5 @@
-//! Tests of `cocoa++`: the interval table of spec §10 and every §12 alternative (#29–#34).
+//! Tests of `cocoa++`: the interval table of Rathod 2022 ch. 6 and every resolved-ambiguity
+//! alternative (docs/algorithms.md, #29–#34).
 
 use super::*;
 use crate::cocoa::harness::*;
@@ -20,7 +21,7 @@ fn sample(alg: &mut CocoaPp, t: f64, rtt: f64, rng: &mut dyn Random) {
     alg.completed(&c, &mut Exchange::new(), rng);
 }
 
-/// The §10 table's samples: every 0.25 s; 0.2 until 3.75, 0.26 at 4.0, then 0.3.
+/// The thesis table's samples: every 0.25 s; 0.2 until 3.75, 0.26 at 4.0, then 0.3.
 fn table_rtt(k: usize) -> f64 {
     match k {
         1..=15 => 0.2,
@@ -126,7 +127,7 @@ fn first_timer_is_dithered_and_capped() {
 
 #[test]
 fn retransmitted_exchanges_give_no_sample_unless_all() {
-    // spec §12 #29.
+    // docs/algorithms.md, ambiguity #29.
     let retx = |alg: &mut CocoaPp| {
         let o = exchange(
             alg,
@@ -147,7 +148,7 @@ fn retransmitted_exchanges_give_no_sample_unless_all() {
 
 #[test]
 fn fixed_intervals_close_after_5_s() {
-    // spec §12 #30: samples every 0.25 s close at 5.0 and 10.0.
+    // docs/algorithms.md, ambiguity #30: samples every 0.25 s close at 5.0 and 10.0.
     let mut alg = pp(&["interval=fixed"]);
     let mut rng = ConstantRandom(0.5);
     for k in 1..=40 {
@@ -173,7 +174,8 @@ fn min_rises_max_flat(alg: &mut CocoaPp) {
 
 #[test]
 fn gradient_min_first_reacts_to_the_min_rtt() {
-    // spec §12 #31: ḡ_max = 0 → ×0.7 by default; FreeBSD-style ḡ_min = 50 ms → ×1.42.
+    // docs/algorithms.md, ambiguity #31: ḡ_max = 0 → ×0.7 by default; FreeBSD-style ḡ_min = 50 ms →
+    // ×1.42.
     let mut alg = pp(&[]);
     min_rises_max_flat(&mut alg);
     assert_eq!(alg.rto(), secs(1.4));
@@ -185,7 +187,7 @@ fn gradient_min_first_reacts_to_the_min_rtt() {
 
 #[test]
 fn average_over_the_whole_window() {
-    // spec §12 #31: at the t = 4.0 close, 0.06/8 = 7.5 ms instead of 0.06/7.
+    // docs/algorithms.md, ambiguity #31: at the t = 4.0 close, 0.06/8 = 7.5 ms instead of 0.06/7.
     let mut alg = pp(&["average=window"]);
     let mut rng = ConstantRandom(0.5);
     for k in 1..=16 {
@@ -198,7 +200,8 @@ fn average_over_the_whole_window() {
 
 #[test]
 fn expiry_backoff_alternatives() {
-    // spec §12 #34: ×2, or CoCoA's VBF (0.5 -> ×3 -> 1.5 -> ×2 -> 3 -> ×2 -> 6).
+    // docs/algorithms.md, ambiguity #34: ×2, or CoCoA's VBF (0.5 -> ×3 -> 1.5 -> ×2 -> 3 -> ×2 ->
+    // 6).
     let mut alg = pp(&["retx_factor=2", "initial_rto_s=0.5"]);
     let o = exchange(
         &mut alg,
@@ -276,9 +279,9 @@ fn reset_forgets_the_intervals() {
 
 #[test]
 fn a_larger_cdg_g_lowers_the_backoff_probability() {
-    // spec §12 #32: with G = 30 ms the rise at t = 4.0 (ḡ_max = 8.571 ms) gives
-    // P = 1 - exp(-0.2857) = 0.2485 < X = 0.5, so the RTO shrinks (×0.7) and is floored at the
-    // interval's max RTT, 0.26 s; with the default 3 ms it grows to 0.334123 s.
+    // docs/algorithms.md, ambiguity #32: with G = 30 ms the rise at t = 4.0 (ḡ_max = 8.571 ms)
+    // gives P = 1 - exp(-0.2857) = 0.2485 < X = 0.5, so the RTO shrinks (×0.7) and is floored at
+    // the interval's max RTT, 0.26 s; with the default 3 ms it grows to 0.334123 s.
     for (g, rto_us) in [("0.003", 334_123), ("0.03", 260_000)] {
         let mut alg = pp(&[&format!("cdg_g_s={g}")]);
         let mut rng = ConstantRandom(0.5);

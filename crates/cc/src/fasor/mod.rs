@@ -1,5 +1,5 @@
-//! FASOR (spec §7; draft-ietf-core-fasor-02, Järvinen et al., Globecom 2018), registered as
-//! `fasor`, and FASOR+token (§7.6), registered as `fasor-token`.
+//! FASOR (draft-ietf-core-fasor-02, Järvinen et al., Globecom 2018), registered as
+//! `fasor`, and FASOR+token (Globecom 2018; draft-ietf-core-fasor-02), registered as `fasor-token`.
 //!
 //! FASOR keeps two RTOs per destination:
 //!
@@ -12,10 +12,11 @@
 //! FAST_SLOW_FAST (probe with FastRTO, then wait SlowRTO before backing off), a second one in a
 //! row gives SLOW_FAST (wait SlowRTO first); any clean exchange returns to FAST. The per-exchange
 //! backoff register `b` is loaded from FastRTO (plus a dither of [SRTT/4, SRTT]) and doubled on
-//! each use, so the series is the table of spec §7.4.
+//! each use, so the series is the table of draft-ietf-core-fasor-02.
 //!
-//! Everything an exchange's timers depend on is snapshotted when it starts (spec §12 #20), so
-//! exchanges running in parallel (NSTART > 1) are not affected by each other's completions.
+//! Everything an exchange's timers depend on is snapshotted when it starts (docs/algorithms.md,
+//! ambiguity #20), so exchanges running in parallel (NSTART > 1) are not affected by each other's
+//! completions.
 //!
 //! The parameters are in `params.rs`, the tests in `tests.rs`.
 
@@ -32,7 +33,7 @@ use crate::rfc6298::{Estimator, Form, Gains};
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
-/// FASOR's state machine (spec §7.4).
+/// FASOR's state machine (draft-ietf-core-fasor-02).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     /// Normal operation: FastRTO with exponential backoff.
@@ -62,7 +63,8 @@ impl State {
     }
 }
 
-/// What an exchange's timers depend on, captured at its start (spec §7.2, §12 #20).
+/// What an exchange's timers depend on, captured at its start (draft-ietf-core-fasor-02;
+/// docs/algorithms.md, ambiguity #20).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Snap {
     state: State,
@@ -127,7 +129,8 @@ impl Fasor {
             gains: Gains {
                 alpha: p.float("alpha"),
                 beta: p.float("beta"),
-                // The draft's appendix pseudocode uses K = 1 (spec §7.3, §12 #16).
+                // The draft's appendix pseudocode uses K = 1 (draft-ietf-core-fasor-02;
+                // docs/algorithms.md, ambiguity #16).
                 k: if appendix_seed { 1.0 } else { p.float("k") },
                 g_s: p.float("g_s"),
                 form: Form::Rfc6298,
@@ -179,7 +182,7 @@ impl Fasor {
         }
     }
 
-    /// `fast_update(R)` of spec §7.3.
+    /// `fast_update(R)` of draft-ietf-core-fasor-02.
     fn fast_update(&mut self, r_s: f64) {
         // Normative text: RTTVAR = R/(2K), so FastRTO = 1.5·R; the appendix seeds R/2 with
         // K = 1 (also 1.5·R, but a larger RTTVAR is carried forward).
@@ -215,7 +218,8 @@ impl Fasor {
                 self.initial_srtt_for_dither_s
             };
             let u = rng.uniform01();
-            // [RTO + SRTT/4, RTO + SRTT] by default (spec §7.4, §12 #17).
+            // [RTO + SRTT/4, RTO + SRTT] by default (draft-ietf-core-fasor-02; docs/algorithms.md,
+            // ambiguity #17).
             base += srtt * (self.dither_lo + (self.dither_hi - self.dither_lo) * u);
         }
         s.b_s = base.min(self.timer_max_s);
@@ -228,7 +232,7 @@ impl Fasor {
         s.b_s
     }
 
-    /// `timer(X, k)` of spec §7.4, in seconds before rounding.
+    /// `timer(X, k)` of draft-ietf-core-fasor-02, in seconds before rounding.
     fn timer(&self, s: &mut FasorScratch, k: u32, rng: &mut dyn Random) -> f64 {
         // SlowRTO is set whenever FSF/SF was entered; INITIAL_RTO is a defensive fallback.
         let slow = s.snap.slow_s.unwrap_or(self.initial_rto_s);
@@ -322,7 +326,7 @@ impl RtoAlgorithm for Fasor {
     }
 
     fn failed(&mut self, now: Instant, x: &mut Exchange) {
-        // Default: no change (spec §12 #21).
+        // Default: no change (docs/algorithms.md, ambiguity #21).
         if self.give_up_ambiguous {
             let started = self.scratch_of(x).started;
             self.prev_sample_s = None;

@@ -1,5 +1,6 @@
-//! FASOR's parameters (spec §7.1, §12 #16–#22): the `fasor` group and the two token groups
-//! that tell `fasor` (token_mode = off) from `fasor-token` (token_mode = token).
+//! FASOR's parameters (draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #16–#22): the
+//! `fasor` group and the two token groups that tell `fasor` (token_mode = off) from `fasor-token`
+//! (token_mode = token).
 
 use crate::params::{Kind, ParamSpec, Value};
 
@@ -61,7 +62,7 @@ pub const FASOR: &[ParamSpec] = &[
         3600.0,
         2.0,
         "INITIAL_RTO: FastRTO before any sample",
-        "spec §7.1, draft-ietf-core-fasor-02",
+        "draft-ietf-core-fasor-02",
     ),
     float(
         "k",
@@ -69,7 +70,7 @@ pub const FASOR: &[ParamSpec] = &[
         64.0,
         4.0,
         "K: RTTVAR multiplier of FastRTO",
-        "spec §7.1, RFC 6298",
+        "draft-ietf-core-fasor-02, RFC 6298",
     ),
     float(
         "alpha",
@@ -77,7 +78,7 @@ pub const FASOR: &[ParamSpec] = &[
         1.0,
         0.125,
         "ALPHA: SRTT gain",
-        "spec §7.1, RFC 6298",
+        "draft-ietf-core-fasor-02, RFC 6298",
     ),
     float(
         "beta",
@@ -85,7 +86,7 @@ pub const FASOR: &[ParamSpec] = &[
         1.0,
         0.25,
         "BETA: RTTVAR gain",
-        "spec §7.1, RFC 6298",
+        "draft-ietf-core-fasor-02, RFC 6298",
     ),
     seconds(
         "g_s",
@@ -93,7 +94,7 @@ pub const FASOR: &[ParamSpec] = &[
         1.0,
         0.001,
         "G: clock granularity, floor of K*RTTVAR",
-        "spec §7.1, RFC 6298",
+        "draft-ietf-core-fasor-02, RFC 6298",
     ),
     seconds(
         "rto_min_s",
@@ -101,7 +102,7 @@ pub const FASOR: &[ParamSpec] = &[
         3600.0,
         0.0,
         "RTO_MIN: lower bound on FastRTO (0: the RFC 6298 1 s floor is removed)",
-        "spec §7.1",
+        "draft-ietf-core-fasor-02",
     ),
     seconds(
         "rto_max_s",
@@ -109,7 +110,7 @@ pub const FASOR: &[ParamSpec] = &[
         f64::INFINITY,
         60.0,
         "RTO_MAX: upper bound on FastRTO and SlowRTO",
-        "spec §7.1, §12 #19",
+        "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #19",
     ),
     seconds(
         "timer_max_s",
@@ -117,7 +118,7 @@ pub const FASOR: &[ParamSpec] = &[
         f64::INFINITY,
         60.0,
         "TIMER_MAX: ceiling on the backoff register and every armed timer",
-        "spec §7.1, §12 #19",
+        "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #19",
     ),
     float(
         "slowrto_factor",
@@ -125,14 +126,14 @@ pub const FASOR: &[ParamSpec] = &[
         16.0,
         1.5,
         "SLOWRTO_FACTOR: SlowRTO = factor * RTT measured from the original",
-        "spec §7.1, draft-ietf-core-fasor-02",
+        "draft-ietf-core-fasor-02",
     ),
     ParamSpec {
         key: "dither",
         kind: Kind::Bool,
         default: Value::Bool(true),
         help: "DITHER: add SRTT*[DITHER_LO, DITHER_HI] when the backoff register is loaded",
-        source: "spec §7.1, §12 #17",
+        source: "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #17",
     },
     float(
         "dither_lo",
@@ -140,7 +141,7 @@ pub const FASOR: &[ParamSpec] = &[
         16.0,
         0.25,
         "DITHER_LO: low end of the dither, in units of SRTT",
-        "spec §7.1",
+        "draft-ietf-core-fasor-02",
     ),
     float(
         "dither_hi",
@@ -148,7 +149,7 @@ pub const FASOR: &[ParamSpec] = &[
         16.0,
         1.0,
         "DITHER_HI: high end of the dither, in units of SRTT",
-        "spec §7.1",
+        "draft-ietf-core-fasor-02",
     ),
     seconds(
         "initial_srtt_for_dither_s",
@@ -156,14 +157,14 @@ pub const FASOR: &[ParamSpec] = &[
         3600.0,
         2.0 / 3.0,
         "INITIAL_SRTT_FOR_DITHER: SRTT used for dithering before any sample (INITIAL_RTO/3)",
-        "spec §7.1",
+        "draft-ietf-core-fasor-02",
     ),
     choice(
         "first_rttvar",
         &["normative", "appendix"],
         "normative",
         "first sample: RTTVAR = R/(2K) (normative text) or R/2 with K = 1 (draft appendix)",
-        "spec §7.3, §12 #16",
+        "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #16",
     ),
     choice(
         "fsf_probe",
@@ -171,21 +172,21 @@ pub const FASOR: &[ParamSpec] = &[
         "register",
         "FAST_SLOW_FAST k=1 timer: max(SlowRTO, 2*b) with b the dithered register, or \
          max(SlowRTO, 2*FastRTO) undithered",
-        "spec §7.4, §12 #18",
+        "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #18",
     ),
     choice(
         "give_up",
         &["no_change", "ambiguous"],
         "no_change",
         "after a give-up: no state change, or treat it as an ambiguous ACK at the give-up time",
-        "spec §7.4, §12 #21",
+        "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #21",
     ),
     choice(
         "token_base",
         &["max_prev_sample", "fast_rto"],
         "max_prev_sample",
         "token modes: load the register from max(FastRTO, previous sample) or FastRTO only",
-        "spec §7.4, §12 #22",
+        "draft-ietf-core-fasor-02; docs/algorithms.md, ambiguity #22",
     ),
 ];
 
@@ -196,7 +197,7 @@ const REXMIT_CNT_OPTION: ParamSpec = ParamSpec {
     kind: Kind::Int { min: 0, max: 65535 },
     default: Value::Int(65020),
     help: "option number of Rexmit-Cnt (elective, safe-to-forward, NoCacheKey; draft: TBD)",
-    source: "spec §7.6",
+    source: "Globecom 2018; draft-ietf-core-fasor-02",
 };
 
 /// The token group of `fasor`: `token_mode` defaults to `off`.
@@ -206,7 +207,7 @@ pub const TOKEN_OFF: &[ParamSpec] = &[
         TOKEN_MODES,
         "off",
         "which transmission a response answers: off, token (token || byte(j)), rexmit_cnt option",
-        "spec §7.1, §7.6",
+        "draft-ietf-core-fasor-02; Globecom 2018",
     ),
     REXMIT_CNT_OPTION,
 ];
@@ -218,7 +219,7 @@ pub const TOKEN_ON: &[ParamSpec] = &[
         TOKEN_MODES,
         "token",
         "which transmission a response answers: off, token (token || byte(j)), rexmit_cnt option",
-        "spec §7.1, §7.6",
+        "draft-ietf-core-fasor-02; Globecom 2018",
     ),
     REXMIT_CNT_OPTION,
 ];

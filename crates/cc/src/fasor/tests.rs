@@ -1,5 +1,6 @@
-//! Tests of `fasor` and `fasor-token`: the worked examples of spec §7.5, the timer-series
-//! table of §7.4 and every §12 alternative (#16–#22).
+//! Tests of `fasor` and `fasor-token`: the worked examples of draft-ietf-core-fasor-02, the
+//! timer-series table of draft-ietf-core-fasor-02 and every resolved-ambiguity alternative
+//! (docs/algorithms.md, #16–#22).
 
 use super::*;
 use crate::params::Settings;
@@ -49,7 +50,7 @@ fn secs_list(v: &[f64]) -> Vec<Duration> {
 
 #[test]
 fn first_timer_dither_with_u_half_is_2_41667() {
-    // spec §7.5: 2 + (2/3)·(0.25 + 0.75·0.5) = 2 + (2/3)·0.625.
+    // draft-ietf-core-fasor-02: 2 + (2/3)·(0.25 + 0.75·0.5) = 2 + (2/3)·0.625.
     let mut a = fasor(&[]);
     let mut rng = ScriptedRandom::new(&[0.5]);
     let mut x = Exchange::new();
@@ -60,7 +61,7 @@ fn first_timer_dither_with_u_half_is_2_41667() {
 
 #[test]
 fn dither_range_before_and_after_the_first_sample() {
-    // spec §7.5: [2.1667, 2.6667] s, then [1.4, 2.0] s after R = 0.8.
+    // draft-ietf-core-fasor-02: [2.1667, 2.6667] s, then [1.4, 2.0] s after R = 0.8.
     let a = fasor(&[]);
     let first = |u: f64| series(&a, &mut ConstantRandom(u))[0];
     assert_eq!(first(0.0), us(2_166_667));
@@ -163,8 +164,8 @@ fn bufferbloat_trace_with_token() {
 
 #[test]
 fn token_sample_from_a_retransmission() {
-    // spec §7.5: the original is lost, the response echoes ordinal 1 and arrives 0.8 s
-    // after retransmission 1, so Rj = 0.8 feeds FastRTO; SlowRTO still uses R0.
+    // draft-ietf-core-fasor-02: the original is lost, the response echoes ordinal 1 and arrives 0.8
+    // s after retransmission 1, so Rj = 0.8 feeds FastRTO; SlowRTO still uses R0.
     let mut a = fasor_token(&["dither=false"]);
     // FastRTO 2.0: retransmission 1 at 2.0, response at 2.8.
     assert_eq!(ex(&mut a, 0.0, 2.8, Some(1)), secs_list(&[2.0, 4.0]));
@@ -184,7 +185,7 @@ fn token_ordinal_is_ignored_when_token_mode_is_off() {
 
 #[test]
 fn token_base_alternative_uses_fast_rto_only() {
-    // §12 #22 alternative: a previous sample above FastRTO is not used.
+    // docs/algorithms.md, ambiguity #22 alternative: a previous sample above FastRTO is not used.
     let mut a = fasor_token(&["dither=false", "token_base=fast_rto"]);
     ex(&mut a, 0.0, 0.8, Some(0));
     ex(&mut a, 10.0, 0.8, Some(0));
@@ -216,7 +217,7 @@ fn with_f_1_1(state: State) -> Fasor {
 
 #[test]
 fn timer_series_table_f_1_1_s_7_5() {
-    // spec §7.4: FAST 1.1, 2.2, 4.4, 8.8, 17.6; FSF 1.1, 7.5, 2.2, 4.4, 8.8;
+    // draft-ietf-core-fasor-02: FAST 1.1, 2.2, 4.4, 8.8, 17.6; FSF 1.1, 7.5, 2.2, 4.4, 8.8;
     // SF 7.5, 1.1, 2.2, 4.4, 8.8.
     let fast = with_f_1_1(State::Fast);
     assert_eq!(
@@ -256,7 +257,7 @@ fn slow_fast_draws_at_k1_not_at_the_original() {
 
 #[test]
 fn fsf_probe_uses_the_dithered_register_or_fast_rto() {
-    // §12 #18: with S small, the k = 1 timer shows which base is used.
+    // docs/algorithms.md, ambiguity #18: with S small, the k = 1 timer shows which base is used.
     let mut a = with_f_1_1(State::FastSlowFast);
     a.dither = true;
     a.slow_s = Some(1.0);
@@ -270,7 +271,7 @@ fn fsf_probe_uses_the_dithered_register_or_fast_rto() {
 
 #[test]
 fn caps_timer_max_and_rto_max() {
-    // §12 #19: FastRTO, SlowRTO and every timer ≤ 60 s.
+    // docs/algorithms.md, ambiguity #19: FastRTO, SlowRTO and every timer ≤ 60 s.
     let mut a = fasor(&["dither=false", "max_retransmit=8"]);
     ex(&mut a, 0.0, 0.8, None);
     ex(&mut a, 10.0, 0.8, None);
@@ -309,8 +310,9 @@ fn rto_min_floors_fast_rto() {
 
 #[test]
 fn appendix_first_rttvar_alternative() {
-    // §12 #16: RTTVAR = R/2 with K = 1: also 1.5·R on the first sample, but the larger
-    // RTTVAR is carried forward: rttvar 0.4 (normative: 0.1), FastRTO 0.8 + 0.4 = 1.2.
+    // docs/algorithms.md, ambiguity #16: RTTVAR = R/2 with K = 1: also 1.5·R on the first sample,
+    // but the larger RTTVAR is carried forward: rttvar 0.4 (normative: 0.1), FastRTO 0.8 + 0.4 =
+    // 1.2.
     let mut a = fasor(&["dither=false", "first_rttvar=appendix"]);
     ex(&mut a, 0.0, 0.8, None);
     close(a.fast.rttvar_s, 0.4);
@@ -338,7 +340,8 @@ fn give_up_after_max_retransmit_changes_nothing_by_default() {
 
 #[test]
 fn give_up_as_ambiguous_alternative() {
-    // §12 #21 alternative: S = 1.5 × (give-up time − original send) = 1.5 × 14, capped 60.
+    // docs/algorithms.md, ambiguity #21 alternative: S = 1.5 × (give-up time − original send) = 1.5
+    // × 14, capped 60.
     let mut a = fasor(&["dither=false", "max_retransmit=2", "give_up=ambiguous"]);
     run_exchange(&mut a, Instant::from_secs(5), None, None, &mut no_draws());
     assert_eq!(a.state(), State::FastSlowFast);
@@ -349,8 +352,8 @@ fn give_up_as_ambiguous_alternative() {
 
 #[test]
 fn parallel_exchanges_use_the_state_at_their_start() {
-    // §12 #20: exchange A starts in FAST; B completes ambiguously meanwhile; A keeps the
-    // FAST series from its snapshot.
+    // docs/algorithms.md, ambiguity #20: exchange A starts in FAST; B completes ambiguously
+    // meanwhile; A keeps the FAST series from its snapshot.
     let mut a = with_f_1_1(State::Fast);
     let mut rng = no_draws();
     let mut xa = Exchange::new();

@@ -16,7 +16,7 @@
 //! Times are seconds since the trace epoch (the destination state is created at 0), rounded to
 //! the microsecond, and never decrease. Between events the trace fires the armed timer itself;
 //! after the last event it keeps firing until the exchange in flight gives up. An ACK at exactly
-//! the expiry instant is processed first (spec §0.2).
+//! the expiry instant is processed first (docs/algorithms.md, 'Conventions').
 //!
 //! # Output
 //!

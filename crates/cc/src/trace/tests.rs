@@ -1,10 +1,11 @@
-//! Tests of the trace engine: the spec §1 example as CSV, tie-breaking, resets and input errors.
+//! Tests of the trace engine: the RFC 7252 §4.2 example as CSV, tie-breaking, resets and input
+//! errors.
 
 use super::*;
 use crate::rng::ScriptedRandom;
 use crate::testutil::build;
 
-/// The spec §1 schedule with u = 0.4 up to the fifth expiry (74.4 s), which the capped and
+/// The RFC 7252 §4.2 schedule with u = 0.4 up to the fifth expiry (74.4 s), which the capped and
 /// the default configuration share: the first five timers stay below the 60 s cap.
 const RFC_FIRST_FIVE_TRANSMISSIONS: &str = "\
 time_s,event,exchange,transmission,timer_s,rto_s,state
@@ -22,11 +23,11 @@ time_s,event,exchange,transmission,timer_s,rto_s,state
 
 #[test]
 fn rfc_example_with_60_s_cap_prints_every_transmission() {
-    // spec §1: u = 0.4, TIMER_MAX 60 s, MAX_RETRANSMIT 20; answered at 200 s.
+    // RFC 7252 §4.2: u = 0.4, TIMER_MAX 60 s, MAX_RETRANSMIT 20; answered at 200 s.
     let mut alg = build("default", &["timer_max_s=60", "max_retransmit=20"]);
     let csv = run_text(
         alg.as_mut(),
-        "# spec §1 example\n0 send\n200 ack   # after 7 retransmissions\n",
+        "# RFC 7252 §4.2 example\n0 send\n200 ack   # after 7 retransmissions\n",
         &mut ScriptedRandom::new(&[0.4]),
     )
     .unwrap();
@@ -46,7 +47,7 @@ fn rfc_example_with_60_s_cap_prints_every_transmission() {
 
 #[test]
 fn rfc_defaults_give_up_at_74_4_s() {
-    // spec §1: MAX_RETRANSMIT 4, no cap: the exchange gives up at 74.4 s.
+    // RFC 7252 §4.2: MAX_RETRANSMIT 4, no cap: the exchange gives up at 74.4 s.
     let mut alg = build("default", &[]);
     let csv = run_text(alg.as_mut(), "0 send\n", &mut ScriptedRandom::new(&[0.4])).unwrap();
     assert_eq!(

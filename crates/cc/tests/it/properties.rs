@@ -1,5 +1,5 @@
 //! Properties every registered algorithm must have, whatever the event sequence
-//! (spec/algorithms.md §0.2–0.3). The algorithms are taken from `registry::ALGORITHMS`, so a
+//! (docs/algorithms.md, 'Conventions'). The algorithms are taken from `registry::ALGORITHMS`, so a
 //! newly registered algorithm is covered without touching this file.
 //!
 //! * every timer returned by `start` / `expired` is > 0 and ≤ the configured timer cap

@@ -1,12 +1,14 @@
-//! Cross-algorithm checks of the spec's resolved ambiguities and common rules
-//! (spec/algorithms.md §0.2, §4.4, §8, §12):
+//! Cross-algorithm checks of the resolved ambiguities and common rules
+//! (docs/algorithms.md, 'Conventions'; draft-ietf-core-cocoa-03; Californium 3.x;
+//! docs/algorithms.md, 'Resolved ambiguities'):
 //!
-//! * the §12 table of `docs/algorithms.md` names, for each row #1–#35, a setting that exists for
-//!   every algorithm it lists and changes a parameter, so the guide cannot drift from the
-//!   registry;
+//! * the resolved-ambiguities table of `docs/algorithms.md` names, for each row #1–#35, a setting
+//!   that exists for every algorithm it lists and changes a parameter, so the guide cannot drift
+//!   from the registry;
 //! * `reset` makes every algorithm equal to a destination created at that instant;
-//! * the blind RTO with NSTART > 1 for the CoCoA family (§4.4, example D) and for Californium's
-//!   Linux RTO and Peak-Hopper (§8, §4.6 item 5), never for BasicRTO.
+//! * the blind RTO with NSTART > 1 for the CoCoA family (draft-ietf-core-cocoa-03, example D) and
+//!   for Californium's Linux RTO and Peak-Hopper (Californium 3.x; Californium 3.x Cocoa), never
+//!   for BasicRTO.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use coaplab_cc::{
     Admission, Completion, Duration, Exchange, Expiry, Instant, Random, RtoAlgorithm, Settings,
 };
 
-/// One row of the §12 table in docs/algorithms.md.
+/// One row of the resolved-ambiguities table in docs/algorithms.md.
 #[derive(Debug)]
 struct Row {
     number: u32,
@@ -34,14 +36,15 @@ fn code_spans(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rows of the §12 table: lines `| <number> | topic | default | settings | algorithms |`.
+/// The rows of the resolved-ambiguities table: lines `| <number> | topic | default | settings |
+/// algorithms |`.
 fn spec12_rows() -> Vec<Row> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/algorithms.md");
     let text = std::fs::read_to_string(&path).expect("docs/algorithms.md");
     let section = text
-        .split("## The spec's resolved ambiguities (§12)")
+        .split("## Resolved ambiguities and how to select the alternative")
         .nth(1)
-        .expect("the §12 section of docs/algorithms.md");
+        .expect("the resolved-ambiguities section of docs/algorithms.md");
     section
         .lines()
         .filter_map(|line| {
@@ -63,7 +66,11 @@ fn spec12_rows() -> Vec<Row> {
 #[test]
 fn every_spec12_row_is_in_the_guide() {
     let numbers: BTreeSet<u32> = spec12_rows().iter().map(|r| r.number).collect();
-    assert_eq!(numbers, (1..=35).collect(), "rows of the §12 table");
+    assert_eq!(
+        numbers,
+        (1..=35).collect(),
+        "rows of the resolved-ambiguities table"
+    );
 }
 
 #[test]
@@ -94,7 +101,7 @@ fn every_spec12_alternative_resolves_and_changes_a_parameter() {
             );
         }
     }
-    // No alternative in the spec (#8, #20, #33), or not an algorithm parameter (#35).
+    // No alternative (#8, #20, #33), or not an algorithm parameter (#35).
     assert_eq!(without, [8, 20, 33, 35]);
 }
 
@@ -208,7 +215,8 @@ fn ms(v: &[i64]) -> Vec<Duration> {
 #[test]
 fn cocoa_family_blind_rto_with_nstart_above_one() {
     for name in ["cocoa", "cocoa-strong", "cocoa-fb1", "cocoa-fb2", "gsrtc"] {
-        // spec §4.5 D: 2 s, 4 s, 6 s while no sample was taken; n includes the new exchange.
+        // draft-ietf-core-cocoa-03 D: 2 s, 4 s, 6 s while no sample was taken; n includes the new
+        // exchange.
         let mut alg = build(name, &[]);
         assert_eq!(
             first_timers(alg.as_mut(), Instant::ZERO, false),
@@ -222,7 +230,7 @@ fn cocoa_family_blind_rto_with_nstart_above_one() {
             secs(&[2.0, 4.0, 5.0]),
             "{name}"
         );
-        // §12 #11 off: always INITIAL_RTO.
+        // docs/algorithms.md, ambiguity #11 off: always INITIAL_RTO.
         let mut alg = build(name, &["blind=off"]);
         assert_eq!(
             first_timers(alg.as_mut(), Instant::ZERO, false),
@@ -250,7 +258,8 @@ fn cocoa_family_blind_rto_with_nstart_above_one() {
 #[test]
 fn californium_blind_multiplier_counts_registered_exchanges_until_a_strong_sample() {
     for name in ["linux-rto", "peakhopper"] {
-        // A new exchange is not yet registered: n' = 0, 1, 2 gives x1, x1, x2 (spec §4.6 item 5).
+        // A new exchange is not yet registered: n' = 0, 1, 2 gives x1, x1, x2 (Californium 3.x
+        // Cocoa).
         let mut alg = build(name, &[]);
         assert_eq!(
             first_timers(alg.as_mut(), Instant::ZERO, false),
@@ -294,7 +303,7 @@ fn californium_blind_multiplier_counts_registered_exchanges_until_a_strong_sampl
             "{name}"
         );
     }
-    // BasicRTO never multiplies (spec §8).
+    // BasicRTO never multiplies (Californium 3.x).
     let mut alg = build("basic-rto", &[]);
     assert_eq!(
         first_timers(alg.as_mut(), Instant::ZERO, true),

@@ -1,9 +1,9 @@
-//! The worked examples of spec/algorithms.md, one per algorithm, run as scripted traces
+//! The worked examples of each algorithm's source, one per algorithm, run as scripted traces
 //! (`coaplab_cc::trace`, the engine of `coaplab trace`) through the registry, as a user would
 //! run them. Timers and RTOs are compared to the microsecond.
 //!
 //! Each exchange is summarised as `timers -> outcome`: the timers armed, in order, then the
-//! RTO after the completion (with FASOR's state), or `giveup`. Default CoAP's §1 example is
+//! RTO after the completion (with FASOR's state), or `giveup`. Default CoAP's example is
 //! `trace::tests` in the library.
 
 use coaplab_cc::rng::{ConstantRandom, ScriptedRandom};
@@ -44,7 +44,7 @@ fn trace_of(exchanges: &[(f64, f64)]) -> String {
         .collect()
 }
 
-/// spec §2 worked example: RTT 6.0 s twice, then 1.0 s four times; TIMER_MAX 60 s.
+/// ANRW 2018 worked example: RTT 6.0 s twice, then 1.0 s four times; TIMER_MAX 60 s.
 const SECTION_2: &[(f64, f64)] = &[
     (0.0, 6.0),
     (10.0, 16.0),
@@ -54,7 +54,7 @@ const SECTION_2: &[(f64, f64)] = &[
     (50.0, 51.0),
 ];
 
-/// Algorithm `name`'s column of the spec §2 table: [`SECTION_2`] with TIMER_MAX 60 s.
+/// Algorithm `name`'s column of the ANRW 2018 table: [`SECTION_2`] with TIMER_MAX 60 s.
 fn section_2(name: &str, rng: &mut dyn Random) -> Vec<String> {
     run(name, &["timer_max_s=60"], &trace_of(SECTION_2), rng)
 }
@@ -175,7 +175,7 @@ fn section_3_gst_and_fb2_from_128_s() {
     );
 }
 
-/// spec §4.5 A: RTT 0.1 s three times, then 1.2 s three times (u = 0).
+/// draft-ietf-core-cocoa-03 A: RTT 0.1 s three times, then 1.2 s three times (u = 0).
 const COCOA_A: &[(f64, f64)] = &[
     (0.0, 0.1),
     (1.0, 1.1),
@@ -225,7 +225,7 @@ fn section_4_5_a_cocoa_strong_ignores_the_weak_samples() {
     );
 }
 
-/// spec §5 example 1: three clean 0.1 s exchanges, then a 5 s bufferbloat in which every
+/// ANRW 2018 example 1: three clean 0.1 s exchanges, then a 5 s bufferbloat in which every
 /// retransmission is spurious. Exchange 5 starts 6.9 s after the last sample, before plain
 /// CoCoA's RTO of 0.45625 s would age (16 · 0.45625 = 7.3 s).
 const BLOAT_5: &[(f64, f64)] = &[(0.0, 0.1), (1.0, 1.1), (2.0, 2.1), (3.0, 8.0), (9.0, 14.0)];
@@ -287,7 +287,8 @@ fn section_6_gsrtc_weights_then_the_fb2_rule() {
     );
 }
 
-/// spec §7.5 bufferbloat trace: RTT 0.8 s, then 5.0 s with every retransmission spurious.
+/// draft-ietf-core-fasor-02 bufferbloat trace: RTT 0.8 s, then 5.0 s with every retransmission
+/// spurious.
 const FASOR_BLOAT: &str = "0 send\n0.8 ack\n1 send\n1.8 ack\n3 send\n8 ack\n\
                            10 send\n15 ack\n20 send\n25 ack\n30 send\n35 ack\n";
 
@@ -415,7 +416,8 @@ fn section_8_3_peak_hopper_table() {
             .collect()
     };
     assert_eq!(rto(&[]), ms(&[175, 200, 200, 600, 600, 575, 551, 528]));
-    // §12 #23, Californium 3.x's integer delta: B = 0.918403 at the peak, rto 575.
+    // docs/algorithms.md, ambiguity #23, Californium 3.x's integer delta: B = 0.918403 at the peak,
+    // rto 575.
     assert_eq!(
         rto(&["ph_int_delta=true"]),
         ms(&[175, 200, 200, 575, 600, 575, 551, 528])
@@ -448,8 +450,8 @@ fn section_9_eifel_table_and_backoff() {
     );
 }
 
-/// The samples of spec §10's table as sequential exchanges (one in flight at a time): 0.2 s
-/// answered every 0.25 s until 3.5, then 0.2 answered at 3.7 and 0.26 at 4.0. The intervals close
+/// The samples of Rathod 2022 ch. 6's table as sequential exchanges (one in flight at a time): 0.2
+/// s answered every 0.25 s until 3.5, then 0.2 answered at 3.7 and 0.26 at 4.0. The intervals close
 /// on the same sample sets as the table's.
 fn cocoa_pp_table_prefix() -> String {
     let mut text = String::new();

@@ -14,11 +14,11 @@ use coaplab_netsim::tcp::{BBR_PARAMS, TCP_PARAMS};
 const TCP_CCS: [(&str, &str); 2] = [
     (
         "tcp-newreno",
-        "CoAP over TCP (RFC 8323) on the TCP model with Linux reno congestion control (spec §5.3)",
+        "CoAP over TCP (RFC 8323) on the TCP model with Linux reno congestion control (docs/experiments.md §5.3)",
     ),
     (
         "tcp-bbr",
-        "CoAP over TCP (RFC 8323) on the TCP model with Linux BBR v1 (spec §5.3)",
+        "CoAP over TCP (RFC 8323) on the TCP model with Linux BBR v1 (docs/experiments.md §5.3)",
     ),
 ];
 
@@ -80,7 +80,7 @@ fn list() -> String {
     for (name, summary) in TCP_CCS {
         let _ = writeln!(out, "  {name:width$}  {summary}");
     }
-    out.push_str("\nPresets (--set preset=NAME, spec §0.5):\n");
+    out.push_str("\nPresets (--set preset=NAME, docs/algorithms.md, 'Presets'):\n");
     let width = presets::PRESETS
         .iter()
         .map(|p| p.name.len())

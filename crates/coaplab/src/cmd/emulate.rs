@@ -23,7 +23,7 @@ The emulator creates two network namespaces, a client side (198.18.0.1) and a se
 (198.18.0.2), each with one TUN device whose MTU is the link MTU, and forwards every packet
 between them through the simulator's link model (byte FIFO -> serializer -> propagation delay ->
 loss, plus the rest-of-path delay) against the wall clock. Both namespaces get the kernel TCP
-settings of spec §5.3 (SACK, timestamps, F-RTO, TLP, RACK, Fast Open off unless
+settings of docs/experiments.md §5.3 (SACK, timestamps, F-RTO, TLP, RACK, Fast Open off unless
 --tcp-fastopen; initcwnd 4; SYN retries 40/41); any the kernel refuses is reported. Nothing outside the two namespaces is
 reachable from them.
 
@@ -77,7 +77,7 @@ pub(crate) struct Args {
     #[arg(long = "tcp-cc", value_name = "NAME", default_value = "reno")]
     tcp_cc: String,
     /// Allow TCP Fast Open (net.ipv4.tcp_fastopen=3, client and server) in both namespaces
-    /// instead of spec §5.3's 0; for `coaplab http-server --tfo` / `http-get --tfo`.
+    /// instead of docs/experiments.md §5.3's 0; for `coaplab http-server --tfo` / `http-get --tfo`.
     #[arg(long = "tcp-fastopen")]
     tcp_fastopen: bool,
     /// Also list the kernel settings that were applied, not only the refused ones.

@@ -1,7 +1,7 @@
 //! `coaplab http-server` and `coaplab http-get URL`: HTTP/1.1 and h2c (HTTP/2 with prior
 //! knowledge, no TLS) on the kernel's TCP with hyper, serving and fetching the same `/data/N`
-//! as the CoAP server, for the CoAP-versus-HTTP object download comparison (spec §8e,
-//! docs/http-vs-coap.md). `--iot` minimises headers; `--tfo` uses TCP Fast Open.
+//! as the CoAP server, for the CoAP-versus-HTTP object download comparison (docs/experiments.md
+//! §8e, docs/http-vs-coap.md). `--iot` minimises headers; `--tfo` uses TCP Fast Open.
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -14,7 +14,7 @@ use coaplab_netsim::{
 #[derive(clap::Args, Debug, Clone)]
 #[command(next_help_heading = "Link (names as in a scenario's [network])")]
 pub(crate) struct LinkOpts {
-    /// Link preset (spec §2); the options below override its values.
+    /// Link preset (docs/experiments.md §2); the options below override its values.
     #[arg(long, value_name = "NAME", default_value = "nbiot", value_parser = ["nbiot", "zigbee"])]
     preset: String,
     /// Rate of both directions, bit/s.
@@ -65,8 +65,8 @@ pub(crate) struct LinkOpts {
     /// What rest-of-path jitter does to packet order.
     #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
     rest_jitter_mode: Option<String>,
-    /// Link errors (spec §3): none, low, medium, high (realised by --error-model), or
-    /// bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
+    /// Link errors (docs/experiments.md §3): none, low, medium, high (realised by --error-model),
+    /// or bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
     /// parameters in percent (optional %; omitted trailing values take tc's defaults):
     /// netem-random:P[,CORR] (tc `loss random`), netem-state:p13[,p31[,p32[,p23[,p14]]]]
     /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).

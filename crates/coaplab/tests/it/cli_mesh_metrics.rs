@@ -1,5 +1,5 @@
-//! `coaplab run` on a mesh writes the multi-hop experiments' metrics (spec §8f, issue 13):
-//! the mesh columns of `flows.csv`, `summary.csv` and `runs.csv`, `intervals.csv` and
+//! `coaplab run` on a mesh writes the multi-hop experiments' metrics (docs/experiments.md §8f,
+//! issue 13): the mesh columns of `flows.csv`, `summary.csv` and `runs.csv`, `intervals.csv` and
 //! `exchanges.csv`, consistent with one another; shards merge them byte for byte; `coaplab
 //! report` reads the directory.
 

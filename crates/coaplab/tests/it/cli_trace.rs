@@ -133,7 +133,10 @@ fn algorithms_lists_names_and_parameters() {
         text.contains("  timer_max_s = inf    (seconds >= 0.001, or inf)\n"),
         "{text}"
     );
-    assert!(text.contains("      source: spec §3, §12 #3\n"), "{text}");
+    assert!(
+        text.contains("      source: Rathod 2022 ch. 3; docs/algorithms.md, ambiguity #3\n"),
+        "{text}"
+    );
     assert!(text.contains("  preset = rfc    (rfc | fasor18 | rathod-text | rathod-contiki)\n"));
 
     let o = coaplab(&["algorithms", "gts"]);

@@ -1,7 +1,7 @@
 //! TCP Fast Open through the emulated zigbee link (MTU 128): with `coaplab emulate
 //! --tcp-fastopen`, `coaplab http-get --tfo` fetches the server's cookie on an untimed warm-up
 //! connection and the timed request rides in the SYN, as the link's pcap shows (tshark).
-//! Without `--tcp-fastopen` (spec §5.3's tcp_fastopen=0) no SYN carries data.
+//! Without `--tcp-fastopen` (docs/experiments.md §5.3's tcp_fastopen=0) no SYN carries data.
 //!
 //! Needs root and /dev/net/tun, and tshark (skipped with a printed reason otherwise).
 
@@ -142,8 +142,8 @@ fn tfo_request_rides_in_the_syn() {
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains("/data/100") && text.contains("200"), "{text}");
     let _ = std::fs::remove_file(&pcap);
-    // Control: with spec §5.3's tcp_fastopen=0 the kernel refuses TCP_FASTOPEN_CONNECT, and
-    // the client says so instead of measuring without Fast Open.
+    // Control: with docs/experiments.md §5.3's tcp_fastopen=0 the kernel refuses
+    // TCP_FASTOPEN_CONNECT, and the client says so instead of measuring without Fast Open.
     let (pcap, o) = emulate("off", false, false);
     assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);

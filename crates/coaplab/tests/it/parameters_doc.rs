@@ -46,7 +46,7 @@ fn markdown_has_a_section_and_a_row_per_parameter() {
     }
     assert!(text.contains(
         "| `gst_count_max` | `62` | integer in [1, 62] | GST_COUNT_MAX: ceiling on the \
-         clean-exchange count (shift-width guard) | spec §3 |\n"
+         clean-exchange count (shift-width guard) | Rathod 2022 ch. 3 |\n"
     ));
     // Pipes inside a cell are escaped, so every row has exactly six unescaped separators.
     for row in text.lines().filter(|l| l.starts_with("| `")) {

@@ -1,4 +1,4 @@
-//! The TUN/network-namespace link emulator (spec/experiments.md §1.3).
+//! The TUN/network-namespace link emulator (docs/experiments.md §1.3).
 //!
 //! ```text
 //!  namespace <prefix>-c                 this process                  namespace <prefix>-s
@@ -9,9 +9,9 @@
 //! [`Emulator::start`] creates two fresh network namespaces (`client` and `server`, names
 //! unique per process and session), creates one TUN device per side in the caller's
 //! namespace, moves each into its namespace, gives it its address, the link MTU and a route
-//! to the peer with `initcwnd 4`, writes the kernel TCP settings of §5.3, and starts one
-//! thread that owns both devices and runs [`link`]'s forwarding loop. Every packet's fate is
-//! decided by `coaplab_netsim::Star` — the simulator's own link model — against the wall
+//! to the peer with `initcwnd 4`, writes the kernel TCP settings of docs/experiments.md §5.3, and
+//! starts one thread that owns both devices and runs [`link`]'s forwarding loop. Every packet's
+//! fate is decided by `coaplab_netsim::Star` — the simulator's own link model — against the wall
 //! clock. [`Emulator::finish`] (or dropping the [`Emulator`]) ends every process left in the
 //! namespaces, stops the thread, closes the devices and deletes the namespaces.
 //!
@@ -58,7 +58,7 @@ use self::watchdog::Watchdog;
 pub const CLIENT_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 /// The server namespace's address.
 pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
-/// Initial congestion window (segments) set on the route to the peer (spec §5.3).
+/// Initial congestion window (segments) set on the route to the peer (docs/experiments.md §5.3).
 pub const INITCWND: u32 = 4;
 
 /// What to emulate.
@@ -81,8 +81,9 @@ pub struct EmulatorConfig {
     /// busy processes delay its wake-ups less; `None`: normal scheduling. If the kernel
     /// refuses, the thread runs normally and [`EmulatorStats::scheduling`] says why.
     pub realtime_priority: Option<u8>,
-    /// `net.ipv4.tcp_fastopen` = 3 (client and server) in both namespaces instead of spec
-    /// §5.3's 0, for the TCP Fast Open variants of the HTTP comparison (spec §8e).
+    /// `net.ipv4.tcp_fastopen` = 3 (client and server) in both namespaces instead of
+    /// docs/experiments.md §5.3's 0, for the TCP Fast Open variants of the HTTP comparison
+    /// (docs/experiments.md §8e).
     pub tcp_fastopen: bool,
 }
 

@@ -1,5 +1,5 @@
 //! Network namespaces and their configuration through iproute2 (`ip`): creation, moving a TUN
-//! device in, addresses, MTU, routes, and the kernel TCP settings of spec §5.3.
+//! device in, addresses, MTU, routes, and the kernel TCP settings of docs/experiments.md §5.3.
 //!
 //! A [`Namespace`] removes itself on drop: it first ends every process still inside it
 //! (`ip netns pids`, SIGTERM, then SIGKILL after a grace period), then runs `ip netns del`.
@@ -14,9 +14,9 @@ use rustix::process::{kill_process, Pid, Signal};
 /// How long processes in a namespace get between SIGTERM and SIGKILL at removal.
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
 
-/// The kernel settings applied in both namespaces (spec §5.3), as `/proc/sys` keys and values.
-/// `net.ipv4.tcp_congestion_control` is added by the caller. IPv6 is switched off so that the
-/// TUN devices carry only the IPv4 traffic of the experiment.
+/// The kernel settings applied in both namespaces (docs/experiments.md §5.3), as `/proc/sys` keys
+/// and values. `net.ipv4.tcp_congestion_control` is added by the caller. IPv6 is switched off so
+/// that the TUN devices carry only the IPv4 traffic of the experiment.
 pub const KERNEL_SETTINGS: &[(&str, &str)] = &[
     ("net.ipv4.tcp_sack", "0"),
     ("net.ipv4.tcp_dsack", "0"),
@@ -120,7 +120,8 @@ impl Namespace {
 
     /// Configures point-to-point interface `dev` (already inside): address `local` with
     /// `peer`, MTU, up, and the route to the peer with an initial congestion window of
-    /// `initcwnd` segments (spec §5.3). No default route: nothing but the peer is reachable.
+    /// `initcwnd` segments (docs/experiments.md §5.3). No default route: nothing but the peer is
+    /// reachable.
     pub fn configure_link(
         &self,
         dev: &str,

@@ -3,8 +3,8 @@
 //!
 //! The device exists while its file descriptor is open (it is not made persistent). Moving it
 //! into another network namespace (`ip link set DEV netns NS`) keeps the descriptor working,
-//! which is how one emulator process owns both ends of the emulated link (spec §1.3).
-//! Without `IFF_VNET_HDR` the kernel hands over MTU-sized packets (no GSO/GRO).
+//! which is how one emulator process owns both ends of the emulated link (docs/experiments.md
+//! §1.3). Without `IFF_VNET_HDR` the kernel hands over MTU-sized packets (no GSO/GRO).
 #![allow(unsafe_code)] // TUNSETIFF, see `Tun::create` (the crate's other unsafe calls: TCP_INFO in tcp_sockets.rs, pre_exec in watchdog.rs).
 
 use std::fs::{File, OpenOptions};

@@ -6,8 +6,8 @@
 //! processes, without starting them: `coaplab run --mode emulated` uses it for the HTTP cells.
 //!
 //! With TCP Fast Open the measured fetch follows an untimed warm-up fetch of the same URL
-//! (its SYN asks for the cookie, spec §8e) and a gap in which that connection closes, as
-//! `coaplab http-get --tfo` does.
+//! (its SYN asks for the cookie, docs/experiments.md §8e) and a gap in which that connection
+//! closes, as `coaplab http-get --tfo` does.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -23,7 +23,7 @@ use crate::emulator::netns::Namespace;
 use crate::emulator::tcp_sockets::in_namespace;
 
 /// The gap after the warm-up fetch (`coaplab http-get --warm-up-gap`'s default): its
-/// connection's FIN exchange ends well within it on every §8e link.
+/// connection's FIN exchange ends well within it on every link of docs/experiments.md §8e.
 pub const DEFAULT_WARM_UP_GAP: Duration = Duration::from_millis(500);
 
 /// What to fetch, and how.

@@ -1,6 +1,6 @@
 //! The HTTP client: one GET on a fresh connection (HTTP/1.1, or HTTP/2 with prior knowledge),
 //! optionally with TCP Fast Open, timed from the start of the connection to the last byte of
-//! the body (spec §8e's object download time).
+//! the body (docs/experiments.md §8e's object download time).
 
 use std::io;
 use std::net::SocketAddr;

@@ -1,5 +1,5 @@
 //! HTTP/1.1 and HTTP/2 (h2c, prior knowledge) over the kernel's TCP with hyper, for the
-//! CoAP-versus-HTTP object download comparison (spec/experiments.md §8e; SPDY is replaced by
+//! CoAP-versus-HTTP object download comparison (docs/experiments.md §8e; SPDY is replaced by
 //! its standard successor HTTP/2). The "IoT" variants send minimal headers and use TCP Fast
 //! Open ([`tfo`]). Protocol logic is hyper's; this module only chooses headers and sockets.
 //!

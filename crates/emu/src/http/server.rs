@@ -33,7 +33,7 @@ pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(300);
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// RFC 9113 §6.9.2's initial flow-control window. The IoT variants keep it on both ends, so
 /// neither sends a WINDOW_UPDATE right after its SETTINGS (hyper's default windows are larger
-/// and announced with one); objects of spec §8e are far smaller.
+/// and announced with one); objects of docs/experiments.md §8e are far smaller.
 pub const H2_DEFAULT_WINDOW_BYTES: u32 = 65_535;
 /// Pause after a failed `accept` (e.g. EMFILE), so that a persistent failure does not spin.
 pub const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);

@@ -443,7 +443,7 @@ fn everything_is_removed_on_finish_and_on_panic() {
         .arg("30")
         .spawn()
         .unwrap();
-    // Kernel settings of spec §5.3 that this kernel must accept.
+    // Kernel settings of docs/experiments.md §5.3 that this kernel must accept.
     for key in [
         "net.ipv4.tcp_sack",
         "net.ipv4.tcp_timestamps",

@@ -31,7 +31,7 @@ pub struct SessionConfig {
     /// reassembles a Block1 upload whatever this says. Default off: the experiments' peers
     /// send every body as one message.
     pub block_wise_transfer: bool,
-    /// Token length of our requests, 0–8 bytes (spec/experiments.md §5.1: 1 B for the long
+    /// Token length of our requests, 0–8 bytes (docs/experiments.md §5.1: 1 B for the long
     /// transfer, §5.2: 2 B for the short exchanges).
     pub token_len: usize,
     /// The first token value; later requests count up from it (skipping tokens still in use).
@@ -63,11 +63,11 @@ pub struct SessionConfig {
 /// upload's echo ([`crate::MAX_UPLOAD_BYTES`]) several times over.
 pub const DEFAULT_MAX_QUEUED_BYTES: usize = 4 << 20;
 
-/// Max-Message-Size of the experiments' client CSM (spec/experiments.md §5.1).
+/// Max-Message-Size of the experiments' client CSM (docs/experiments.md §5.1).
 pub const EXPERIMENT_MAX_MESSAGE_SIZE: u32 = 131_072;
 
 impl SessionConfig {
-    /// The experiments' client (spec/experiments.md §5.1): initiator, CSM with
+    /// The experiments' client (docs/experiments.md §5.1): initiator, CSM with
     /// Max-Message-Size 131,072 (6 B), 1-B tokens.
     pub fn client() -> Self {
         SessionConfig {
@@ -82,7 +82,7 @@ impl SessionConfig {
         }
     }
 
-    /// The experiments' server (spec/experiments.md §5.1): acceptor, CSM without options
+    /// The experiments' server (docs/experiments.md §5.1): acceptor, CSM without options
     /// (2 B).
     pub fn server() -> Self {
         SessionConfig {
@@ -95,8 +95,8 @@ impl SessionConfig {
     /// These settings with Max-Message-Size raised, when needed, so that a response of
     /// `payload_bytes` without options arrives as one message (the serving side never splits
     /// a body: `serve.rs`): a frame of header, our token, marker and payload (RFC 8323 §3.2).
-    /// A smaller limit is kept as it is (spec §5.1's 131,072 B for every object up to
-    /// 131,064 B); a larger one is that frame's length. The peer answers a response over the
+    /// A smaller limit is kept as it is (docs/experiments.md §5.1's 131,072 B for every object up
+    /// to 131,064 B); a larger one is that frame's length. The peer answers a response over the
     /// limit with 5.00 instead ([`crate::tcp::SessionEvent::ResponseRefused`]).
     ///
     /// Fails when the frame is longer than a Max-Message-Size can say (4 bytes, RFC 8323

@@ -10,7 +10,7 @@ use coaplab_wire::{Code, DecodeError, OptionList, Token};
 use crate::event::{ObserverGone, RequestId};
 
 /// Bytes for one `write()` on the TCP connection. Every message is its own write, so a CSM
-/// followed by a request is two writes (spec/experiments.md §5.1, `TCP_NODELAY`).
+/// followed by a request is two writes (docs/experiments.md §5.1, `TCP_NODELAY`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Write {
     /// One encoded RFC 8323 frame.

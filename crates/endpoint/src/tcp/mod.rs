@@ -14,7 +14,7 @@
 //!   notifications at each change (at most one queued per observer, a newer state replacing
 //!   it), deregistration by Observe 1, observers gone with the connection.
 //! - [`config`]: [`SessionConfig`], with the experiments' client and server
-//!   (spec/experiments.md §5.1–5.2).
+//!   (docs/experiments.md §5.1–5.2).
 //! - [`event`]: [`Write`] and [`SessionEvent`].
 //!
 //! Choices where RFC 8323 leaves room: every message is its own write (the experiments run

@@ -1,6 +1,6 @@
 //! The serving side of a session: a request is routed to a [`crate::Resource`] of the same
 //! [`crate::Router`] the UDP server uses and answered at once, as one frame however large
-//! (no block-wise: spec/experiments.md §5.1 sends the 102,400-B object as one 102,408-B
+//! (no block-wise: docs/experiments.md §5.1 sends the 102,400-B object as one 102,408-B
 //! message). A body given as bytes (an echo, fixed content) is copied into the frame; a
 //! generated one is never materialised apart (below). A Block1 upload (BERT included) is
 //! reassembled first.

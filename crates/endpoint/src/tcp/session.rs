@@ -81,7 +81,7 @@ pub(crate) struct Follow {
 ///
 /// # Example
 ///
-/// The experiments' long transfer (spec/experiments.md §5.1), byte sizes included:
+/// The experiments' long transfer (docs/experiments.md §5.1), byte sizes included:
 ///
 /// ```
 /// use coaplab_cc::time::Instant;
@@ -489,7 +489,7 @@ impl Session {
         }));
     }
 
-    /// Ends the session with a plain FIN (spec/experiments.md §5.1: no Release);
+    /// Ends the session with a plain FIN (docs/experiments.md §5.1: no Release);
     /// outstanding requests fail.
     pub fn close(&mut self, now: Instant) {
         self.end(now, SessionFailReason::Closed(Side::Local));

@@ -1,5 +1,5 @@
-//! Block-wise transfers (RFC 7959) through the harness: the §4.1 long-lived GET layout, a lost
-//! block, and a Block1 upload echoed back block-wise.
+//! Block-wise transfers (RFC 7959) through the harness: the long-lived GET layout of
+//! docs/experiments.md §4.1, a lost block, and a Block1 upload echoed back block-wise.
 
 use crate::common::*;
 use coaplab_cc::time::Duration;
@@ -34,7 +34,7 @@ fn completed(pair: &Pair) -> Vec<(Code, usize, Vec<u8>, u32, coaplab_cc::time::I
     })
 }
 
-/// spec/experiments.md §4.1: 102,400 B in 256-B blocks = 400 stop-and-wait exchanges; the
+/// docs/experiments.md §4.1: 102,400 B in 256-B blocks = 400 stop-and-wait exchanges; the
 /// first GET has no Block2; requests are 8, 10 (NUM 1–15) and 11 bytes; responses 266 and 267.
 #[test]
 fn long_transfer_layout_and_duration() {

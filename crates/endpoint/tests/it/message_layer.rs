@@ -166,7 +166,7 @@ fn malformed_input_is_counted_without_panic() {
 }
 
 /// FASOR+token: a reply replayed from the dedup cache echoes the earlier copy's token, so the
-/// sample is conservative (spec/algorithms.md §7.6).
+/// sample is conservative (Globecom 2018; draft-ietf-core-fasor-02).
 #[test]
 fn token_mode_replay_names_the_earlier_copy() {
     let mut pair = Pair::with_factory(factory("fasor-token", &["dither=false"], 0.0));

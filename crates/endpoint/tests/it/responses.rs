@@ -55,8 +55,8 @@ fn separate_response_with_lost_acks() {
     assert_eq!(server_done, [(2, ms(3300))]);
 }
 
-/// With the empty ACK delivered, the sample point is the empty ACK (spec §12 #35) and the
-/// NSTART slot is free before the response arrives.
+/// With the empty ACK delivered, the sample point is the empty ACK (docs/algorithms.md, ambiguity
+/// #35) and the NSTART slot is free before the response arrives.
 #[test]
 fn empty_ack_is_the_sample_point() {
     let mut pair = Pair::default_client(slow_server(), router());

@@ -9,7 +9,7 @@ fn secs(v: f64) -> Duration {
     Duration::from_secs_f64_round_us(v)
 }
 
-/// spec/algorithms.md §1 example: u = 0.4 gives 2.4, 4.8, 9.6, 19.2, 38.4 s; with
+/// RFC 7252 §4.2 example: u = 0.4 gives 2.4, 4.8, 9.6, 19.2, 38.4 s; with
 /// MAX_RETRANSMIT = 4 and every request lost, the exchange gives up at 74.4 s.
 #[test]
 fn default_gives_up_after_max_retransmit_with_exact_times() {
@@ -40,7 +40,7 @@ fn default_gives_up_after_max_retransmit_with_exact_times() {
     assert!(pair.server_events.is_empty());
 }
 
-/// The fasor18 preset caps the default series at 60 s (spec §0.5).
+/// The fasor18 preset caps the default series at 60 s (docs/algorithms.md, 'Presets').
 #[test]
 fn default_fasor18_caps_timers_at_60s() {
     let mut pair = Pair::with_factory(factory("default", &["preset=fasor18"], 0.4));
@@ -65,8 +65,8 @@ fn default_fasor18_caps_timers_at_60s() {
     assert_eq!(done, [(8, Duration::from_millis(194_600))]);
 }
 
-/// FASOR (spec §7): a clean exchange seeds FastRTO = 1.5 R, an ambiguous one sets SlowRTO =
-/// 1.5 R0 and FAST_SLOW_FAST, whose k = 1 timer is max(SlowRTO, 2F).
+/// FASOR (draft-ietf-core-fasor-02): a clean exchange seeds FastRTO = 1.5 R, an ambiguous one sets
+/// SlowRTO = 1.5 R0 and FAST_SLOW_FAST, whose k = 1 timer is max(SlowRTO, 2F).
 fn fasor_trace(name: &str) -> Pair {
     fasor_trace_with(name, &[], Config::default())
 }
@@ -141,7 +141,7 @@ fn fasor_timeline_fast_then_fast_slow_fast() {
 }
 
 /// FASOR+token: copy j carries token base ‖ j; the echo names the copy answered, so the
-/// ambiguous exchanges still give samples (spec §7.6).
+/// ambiguous exchanges still give samples (Globecom 2018; draft-ietf-core-fasor-02).
 #[test]
 fn fasor_token_marks_copies_and_reads_the_echo() {
     let pair = fasor_trace("fasor-token");
@@ -227,9 +227,9 @@ fn answered_and_sizes(pair: &Pair) -> (Vec<(u32, Option<u32>)>, Vec<usize>) {
     (answered(pair), sizes)
 }
 
-/// Rexmit-Cnt (spec §7.6): the first original probes with 255 (4 more bytes: extended delta
-/// to 65020 + value); the echo enables the option, so later originals carry it empty (3 B)
-/// and copy j carries j. The answers and timers equal the token variant's.
+/// Rexmit-Cnt (Globecom 2018; draft-ietf-core-fasor-02): the first original probes with 255 (4 more
+/// bytes: extended delta to 65020 + value); the echo enables the option, so later originals carry
+/// it empty (3 B) and copy j carries j. The answers and timers equal the token variant's.
 #[test]
 fn fasor_rexmit_cnt_probes_then_marks_copies() {
     let pair = fasor_trace_with("fasor", &["token_mode=rexmit_cnt"], Config::default());

@@ -6,7 +6,7 @@ use crate::common::*;
 use coaplab_endpoint::{Config, Event, ServerDuplicates};
 
 /// FASOR+token (u = 0.5, preset fasor18), one POST whose first response is lost: copy 1
-/// leaves at 2.416667 s (the first timer, spec §7), 100 ms each way.
+/// leaves at 2.416667 s (the first timer, draft-ietf-core-fasor-02), 100 ms each way.
 fn lost_first_response(mode: ServerDuplicates) -> Pair {
     let server = Config {
         server_duplicates: mode,

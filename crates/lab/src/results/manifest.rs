@@ -120,8 +120,8 @@ pub struct ManifestRun {
     pub network: Option<NetworkRecord>,
 }
 
-/// Counters of one bottleneck direction over a run (spec §7: wire counts, drops by cause,
-/// utilisation).
+/// Counters of one bottleneck direction over a run (docs/experiments.md §7: wire counts, drops by
+/// cause, utilisation).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct LinkRecord {
     /// Packets offered to the FIFO.
@@ -159,7 +159,7 @@ pub struct NetworkRecord {
 }
 
 /// The radio channel of a mesh run, from the run's start (after any RPL warm-up) to its end
-/// (spec §8f "total packets"; docs/scenarios.md, "Mesh metrics").
+/// (docs/experiments.md §8f "total packets"; docs/scenarios.md, "Mesh metrics").
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct MeshChannelRecord {
     /// Every frame put on air: data frames (retransmissions included), ACKs and RPL control

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The metrics of one flow (spec §7).
+/// The metrics of one flow (docs/experiments.md §7).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowRecord {
     /// Flow number within the run, from 0, in `[[flows]]` order.
@@ -23,7 +23,7 @@ pub struct FlowRecord {
     /// Retransmissions.
     pub retransmissions: u64,
     /// Retransmissions whose earlier copy reached the server and whose reply reached the
-    /// client (ground truth, spec §7).
+    /// client (ground truth, docs/experiments.md §7).
     pub unnecessary_retransmissions: u64,
     /// Retransmission-timer expiries.
     pub timeouts: u64,
@@ -52,15 +52,15 @@ pub struct FlowRecord {
     /// instant it gave up, or the end of the run for a flow still running then; `None` when
     /// the flow never sent a request.
     pub elapsed_s: Option<f64>,
-    /// Frequency of transmissions (spec §7): element k counts the successful exchanges that
-    /// needed k + 1 transmissions (failures are `failed_exchanges`).
+    /// Frequency of transmissions (docs/experiments.md §7): element k counts the successful
+    /// exchanges that needed k + 1 transmissions (failures are `failed_exchanges`).
     pub transmission_counts: Vec<u32>,
-    /// TCP flows only: the connection counters (spec §7); `None` for UDP flows.
+    /// TCP flows only: the connection counters (docs/experiments.md §7); `None` for UDP flows.
     pub tcp: Option<TcpFlowRecord>,
     /// Observers (`workload = "observe"`) only: the notification counters.
     pub observe: Option<ObserveFlowRecord>,
-    /// The multi-hop experiments' metrics (spec §8f), for runs that write them (mesh runs,
-    /// `[output] intervals` or `exchanges`); `None` otherwise.
+    /// The multi-hop experiments' metrics (docs/experiments.md §8f), for runs that write them (mesh
+    /// runs, `[output] intervals` or `exchanges`); `None` otherwise.
     pub mesh: Option<Box<MeshFlowRecord>>,
 }
 
@@ -115,8 +115,8 @@ pub struct ObserveFlowRecord {
     pub retransmissions: u64,
 }
 
-/// The multi-hop experiments' metrics of one flow (spec §8f; definitions in docs/scenarios.md,
-/// "Mesh metrics"). Rates are over the flow's active time, `active_s`.
+/// The multi-hop experiments' metrics of one flow (docs/experiments.md §8f; definitions in
+/// docs/scenarios.md, "Mesh metrics"). Rates are over the flow's active time, `active_s`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeshFlowRecord {
     /// Exchanges started (original CON copies sent).
@@ -189,7 +189,7 @@ pub struct TimerExpiry {
     pub ordinal: u32,
 }
 
-/// What a CoAP-over-TCP flow adds to its record (spec §7, issue 5).
+/// What a CoAP-over-TCP flow adds to its record (docs/experiments.md §7, issue 5).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpFlowRecord {
     /// Connection setup time: first SYN sent → SYN-ACK received, in seconds; `None` when the
@@ -201,7 +201,7 @@ pub struct TcpFlowRecord {
     pub segments_retransmitted: u64,
     /// Retransmission-timer expiries of both ends (handshake and data).
     pub rto_count: u64,
-    /// SYN and SYN-ACK retransmissions of both ends (spec §7: apart from data).
+    /// SYN and SYN-ACK retransmissions of both ends (docs/experiments.md §7: apart from data).
     pub syn_retransmissions: u64,
 }
 

@@ -1,5 +1,5 @@
-//! `runs.csv`: one row per run with its status and what the bottleneck saw (spec §7: drops
-//! by cause, wire counts, utilisation = busy_s / sim_time_s).
+//! `runs.csv`: one row per run with its status and what the bottleneck saw (docs/experiments.md §7:
+//! drops by cause, wire counts, utilisation = busy_s / sim_time_s).
 
 use super::csv;
 use super::manifest::{LinkRecord, ManifestRun, MeshChannelRecord, Status};

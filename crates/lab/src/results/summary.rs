@@ -1,5 +1,5 @@
 //! `summary.csv`: one row per (parameter combination, cc, workload), all replications pooled,
-//! each flow one sample (spec §7).
+//! each flow one sample (docs/experiments.md §7).
 
 use std::collections::BTreeMap;
 

@@ -22,7 +22,7 @@ pub struct RunConfig {
     pub protocol: ProtocolConfig,
     /// The flow groups, one per `[[flows]]` table, in file order.
     pub flows: Vec<FlowConfig>,
-    /// `max_sim_time_s`: the simulated-time safety cap (spec §8: 6 h).
+    /// `max_sim_time_s`: the simulated-time safety cap (docs/experiments.md §8: 6 h).
     pub max_sim_time: Duration,
     /// `[output] timers`: keep every expired CoAP retransmission timer for `timers.csv`.
     pub timers: bool,
@@ -40,7 +40,7 @@ pub struct RunConfig {
 /// Which topology a run uses.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Topology {
-    /// The star of spec §1.1 with the `[network]` bottleneck.
+    /// The star of docs/experiments.md §1.1 with the `[network]` bottleneck.
     #[default]
     Star,
     /// A multi-hop 802.15.4 mesh (`[topology] kind = "mesh"`).
@@ -88,7 +88,7 @@ pub struct ProtocolConfig {
     pub server_duplicates: ServerDuplicates,
 }
 
-/// What a flow's client does (spec §6.1).
+/// What a flow's client does (docs/experiments.md §6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workload {
     /// `exchanges` request/response exchanges back to back.
@@ -142,7 +142,7 @@ impl Workload {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SourcePort {
     /// One socket for the whole flow: between short-lived clients only the algorithm state
-    /// is reset (spec/experiments.md §6.1 RESOLVED).
+    /// is reset (docs/experiments.md §6.1 RESOLVED).
     #[default]
     Keep,
     /// Every short-lived client after the first is a fresh endpoint on a fresh source port of
@@ -166,15 +166,15 @@ impl SourcePort {
 }
 
 /// The `cc` names that run CoAP over TCP (RFC 8323) on the TCP model instead of CoAP over
-/// UDP with a registry algorithm (spec §5): Linux reno or BBR v1.
+/// UDP with a registry algorithm (docs/experiments.md §5): Linux reno or BBR v1.
 pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
 
-/// The `cc` names that download one object over HTTP on the TCP model instead of CoAP (spec
-/// §8e, netsim's `http` models): HTTP/1.1, h2c, and their IoT variants (minimal headers, TCP
-/// Fast Open). Only with `workload = "long-transfer"`, one flow per run.
+/// The `cc` names that download one object over HTTP on the TCP model instead of CoAP
+/// (docs/experiments.md §8e, netsim's `http` models): HTTP/1.1, h2c, and their IoT variants
+/// (minimal headers, TCP Fast Open). Only with `workload = "long-transfer"`, one flow per run.
 pub const HTTP_CCS: [&str; 4] = ["http1", "h2", "iot-http1", "iot-h2"];
 
-/// Token length of a CoAP-over-TCP long transfer's GET, bytes (spec §5.1: 1 B; short
+/// Token length of a CoAP-over-TCP long transfer's GET, bytes (docs/experiments.md §5.1: 1 B; short
 /// exchanges use 2 B, §5.2).
 pub const LONG_TRANSFER_TOKEN_BYTES: usize = 1;
 
@@ -191,11 +191,12 @@ pub struct FlowConfig {
     pub settings: Settings,
     /// What the client does.
     pub workload: Workload,
-    /// Request payload in bytes (51 gives the 60-B CoAP request of spec §4.2).
+    /// Request payload in bytes (51 gives the 60-B CoAP request of docs/experiments.md §4.2).
     pub request_payload_bytes: u32,
-    /// Response payload in bytes (53 gives the 60-B piggybacked response of spec §4.2).
+    /// Response payload in bytes (53 gives the 60-B piggybacked response of docs/experiments.md
+    /// §4.2).
     pub response_payload_bytes: u32,
-    /// Each client starts after U[0, start_jitter] (spec §6.3).
+    /// Each client starts after U[0, start_jitter] (docs/experiments.md §6.3).
     pub start_jitter: Duration,
     /// Random workload: whether each short-lived client keeps the flow's socket (default) or
     /// gets a fresh source port.
@@ -207,8 +208,8 @@ pub struct FlowConfig {
     /// `early_block2` (long-transfer only; TCP and HTTP flows, which have no blocks, ignore
     /// it): a CoAP-over-UDP flow's first GET already asks
     /// for `block_bytes` blocks with a Block2 option (early negotiation, RFC 7959 §2.4), as
-    /// `coaplab get --block-size` does; `false` (spec §4.1, the default): the first GET carries
-    /// no Block2 and the server's block size applies from its first response.
+    /// `coaplab get --block-size` does; `false` (docs/experiments.md §4.1, the default): the first
+    /// GET carries no Block2 and the server's block size applies from its first response.
     pub early_block2: bool,
 }
 

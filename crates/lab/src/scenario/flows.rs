@@ -1,4 +1,4 @@
-//! `[[flows]]`: groups of identical flows, their algorithm and workload (spec §6).
+//! `[[flows]]`: groups of identical flows, their algorithm and workload (docs/experiments.md §6).
 
 use coaplab_cc::params::{ParamError, Settings};
 use coaplab_cc::registry;

@@ -1,6 +1,6 @@
-//! `[network]`: a link preset (spec §2) and overrides of every preset value; the loss setting
-//! (spec §3). The presets, profiles and types are netsim's: this module only reads keys and
-//! applies them onto a [`NetworkConfig`].
+//! `[network]`: a link preset (docs/experiments.md §2) and overrides of every preset value; the
+//! loss setting (docs/experiments.md §3). The presets, profiles and types are netsim's: this module
+//! only reads keys and applies them onto a [`NetworkConfig`].
 
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::netem;

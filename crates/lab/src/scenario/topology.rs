@@ -1,4 +1,4 @@
-//! `[topology]`: the star of spec §1.1 (the default) or a multi-hop 802.15.4 mesh
+//! `[topology]`: the star of docs/experiments.md §1.1 (the default) or a multi-hop 802.15.4 mesh
 //! (netsim's [`coaplab_netsim::mesh`]): a generated shape or an explicit node list, roles, and
 //! the mesh parameters in `[topology.params]` (netsim's `MESH_PARAMS`; `coaplab models mesh`),
 //! and how routes form: `routing = "rpl"` (the default: RPL storing mode on the channel, with

@@ -10,7 +10,7 @@
 //! server namespace. Runs take their simulated duration in real time, one at a time.
 //!
 //! A run whose flows are all CoAP over TCP runs in [`tcp`] on the kernel's TCP instead; an HTTP
-//! download (spec §8e) in [`http`], with the real hyper client and server.
+//! download (docs/experiments.md §8e) in [`http`], with the real hyper client and server.
 //!
 //! Real packets carry no tag naming the exchange copy a reply answers, so the ground truth
 //! for `unnecessary_retransmissions` comes from the emulator's per-packet log instead (kept

@@ -1,4 +1,4 @@
-//! HTTP download flows (spec §8e): `cc` = `http1`, `h2`, `iot-http1` or `iot-h2` with
+//! HTTP download flows (docs/experiments.md §8e): `cc` = `http1`, `h2`, `iot-http1` or `iot-h2` with
 //! `workload = "long-transfer"` downloads `object_bytes` once. HTTP is a sibling of the CoAP
 //! session on the TCP model (DESIGN.md): the flow runs in the CoAP-over-TCP run loop
 //! ([`super::tcp`]) on one connection whose ends carry [`HttpApp`] instead of RFC 8323
@@ -11,7 +11,7 @@
 //! the client's connect (the handshake counts, as `coaplab http-get`'s `download_ms`), not
 //! from the first request as for CoAP flows; `bytes_up` / `bytes_down` = IP bytes (IPv4 +
 //! TCP headers + options + payload) of the packets delivered up to and including the one
-//! that completes the object — together the "total bytes on the link" of spec §8e;
+//! that completes the object — together the "total bytes on the link" of docs/experiments.md §8e;
 //! `exchanges` 1; `transmissions` = packets counted. `start_jitter_s` does not apply (the
 //! download starts at 0).
 
@@ -115,7 +115,8 @@ impl HttpEnd {
 
 /// The gap between the end of the warm-up download and the measured connection's connect
 /// (`coaplab http-get --warm-up-gap`'s default): the warm-up connection's FIN exchange is
-/// over well before it on every §8e link, so the measured download has the link to itself.
+/// over well before it on every link of docs/experiments.md §8e, so the measured download has the
+/// link to itself.
 pub(super) const WARM_UP_GAP: Duration = Duration::from_millis(500);
 
 /// What a delivered segment did for the download.
@@ -132,8 +133,8 @@ pub(super) enum Fetch {
 
 /// The HTTP applications of a download flow: both ends of the current connection, and what
 /// was measured. The IoT variants first download the object once on an unmeasured warm-up
-/// connection whose SYN asks for the TFO cookie (spec §8e), then, [`WARM_UP_GAP`] later,
-/// on the measured connection whose SYN carries the request.
+/// connection whose SYN asks for the TFO cookie (docs/experiments.md §8e), then, [`WARM_UP_GAP`]
+/// later, on the measured connection whose SYN carries the request.
 pub(super) struct HttpApp {
     protocol: HttpProtocol,
     object_bytes: usize,
@@ -309,11 +310,11 @@ fn exchange(protocol: HttpProtocol, object_bytes: usize) -> (HttpEnd, HttpEnd, u
 mod tests {
     use crate::scenario::Scenario;
     /// The IoT variants' TCP Fast Open cookie comes from a simulated, unmeasured warm-up
-    /// download (spec §8e), as on the real stack: its SYN asks for the cookie (40 + 8 + 4 B, no
-    /// data), the SYN-ACK brings it (40 + 8 + 12 B); 500 ms after the warm-up's object arrived
-    /// the measured connection, from a new port, sends its request in the SYN (40 + 8 + 12 +
-    /// 44 B). The 8 B are Linux's MSS and window-scale options, on every SYN and SYN-ACK by
-    /// default (`syn_options_bytes`, spec §5.3 revised 2026-12-07).
+    /// download (docs/experiments.md §8e), as on the real stack: its SYN asks for the cookie (40 +
+    /// 8 + 4 B, no data), the SYN-ACK brings it (40 + 8 + 12 B); 500 ms after the warm-up's object
+    /// arrived the measured connection, from a new port, sends its request in the SYN (40 + 8 +
+    /// 12 + 44 B). The 8 B are Linux's MSS and window-scale options, on every SYN and SYN-ACK by
+    /// default (`syn_options_bytes`, docs/experiments.md §5.3 revised 2026-12-07).
     /// The measured download is the one the 100-B test above asserts.
     #[test]
     fn the_fast_open_cookie_comes_from_a_simulated_warm_up_download() {

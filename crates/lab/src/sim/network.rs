@@ -12,8 +12,9 @@ pub(super) struct Paths {
     pub(super) block_bytes: usize,
 }
 
-/// One path `f` (spec §4) when the groups agree on the object and reply sizes; otherwise one
-/// path `f<group>` per group (one byte longer, so sizes differ from spec §4 by one byte).
+/// One path `f` (docs/experiments.md §4) when the groups agree on the object and reply sizes;
+/// otherwise one path `f<group>` per group (one byte longer, so sizes differ from
+/// docs/experiments.md §4 by one byte).
 pub(super) fn paths(flows: &[FlowConfig]) -> Paths {
     let need = |f: &FlowConfig| match f.workload {
         Workload::LongTransfer { object_bytes, .. } => (Some(object_bytes), None),

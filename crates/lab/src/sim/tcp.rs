@@ -1,17 +1,17 @@
-//! CoAP over TCP flows (spec §5): per flow, one connection of netsim's TCP model
+//! CoAP over TCP flows (docs/experiments.md §5): per flow, one connection of netsim's TCP model
 //! ([`coaplab_netsim::tcp::Connection`]) carrying one RFC 8323 session
 //! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows.
 //!
 //! A flow's client connects after its start delay (first SYN); once its connection is
 //! established it writes its CSM and its first request (two writes, so two segments with
 //! `TCP_NODELAY`). The server accepts every flow on a listener of its own and, once
-//! established, writes its CSM, then the answers. Long transfer (spec §5.1): one GET (1-B
-//! token) answered by one message of `object_bytes` (the client's Max-Message-Size, 131,072 B,
-//! is raised to that message for objects above 131,064 B). Continuous (spec §5.2): `exchanges`
-//! POSTs of `payload_bytes` (2-B tokens) one after the other on the one connection, each
-//! answered by `response_payload_bytes`; the connection is not closed at the end (the run
-//! stops when every flow is done). Random (spec §5.2, §6.1): the same POSTs, but every
-//! short-lived client (U{batch_min..=batch_max} exchanges from the stream `workload/flow{i}`,
+//! established, writes its CSM, then the answers. Long transfer (docs/experiments.md §5.1): one GET
+//! (1-B token) answered by one message of `object_bytes` (the client's Max-Message-Size, 131,072 B,
+//! is raised to that message for objects above 131,064 B). Continuous (docs/experiments.md §5.2):
+//! `exchanges` POSTs of `payload_bytes` (2-B tokens) one after the other on the one connection,
+//! each answered by `response_payload_bytes`; the connection is not closed at the end (the run
+//! stops when every flow is done). Random (docs/experiments.md §5.2, §6.1): the same POSTs, but
+//! every short-lived client (U{batch_min..=batch_max} exchanges from the stream `workload/flow{i}`,
 //! as over UDP) runs on a new connection from a new port of the flow's host
 //! (`source_addr`): handshake, both CSMs, its exchanges; after its last response the
 //! client closes with a FIN (the server closes its side when it reads the end of the stream)
@@ -20,7 +20,7 @@
 //! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself carried as the
 //! packet's bytes ([`super::tcp_packet`]).
 //!
-//! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, spec §8e) runs in this
+//! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, docs/experiments.md §8e) runs in this
 //! loop too, as a sibling session kind: its connection's ends carry the HTTP applications of
 //! `sim::http` (`HttpApp`: netsim's byte-exact messages, written when hyper writes them)
 //! instead of RFC 8323 sessions. They read each delivered segment at once and write once every
@@ -32,12 +32,13 @@
 //! defaults); each connection draws its PROBE_BW start phases from the stream
 //! `tcp/flow{i}/conn{k}/client|server`.
 //!
-//! Measured (spec §7): FCT from the flow's first request's segment (the request is written at
-//! that instant) to the last byte of the last response, later handshakes inside; CoAP RTT per
-//! exchange from writing the request to the response's last byte; setup time from the first SYN to the SYN-ACK received
-//! (first connection); the connection counters of both ends, summed over the flow's connections;
-//! `transmissions` / `retransmissions` = data segments sent / retransmitted by both ends, and a
-//! copy is an unnecessary retransmission when an earlier copy of the segment reached the receiver.
+//! Measured (docs/experiments.md §7): FCT from the flow's first request's segment (the request is
+//! written at that instant) to the last byte of the last response, later handshakes inside; CoAP
+//! RTT per exchange from writing the request to the response's last byte; setup time from the first
+//! SYN to the SYN-ACK received (first connection); the connection counters of both ends, summed
+//! over the flow's connections; `transmissions` / `retransmissions` = data segments sent /
+//! retransmitted by both ends, and a copy is an unnecessary retransmission when an earlier copy of
+//! the segment reached the receiver.
 //!
 //! Each flow has one deadline ([`OwnerDeadlines`]), the earliest timer of its live connections,
 //! re-armed whenever the flow is touched (the RTO restarts on almost every acknowledgement): its
@@ -522,8 +523,8 @@ impl TcpSim {
                     c.client_session = Some(session);
                 }
                 if let Some(session) = c.client_session.as_mut() {
-                    // One request outstanding at a time (spec §5.2): the next is written as
-                    // soon as the previous response is complete.
+                    // One request outstanding at a time (docs/experiments.md §5.2): the next is
+                    // written as soon as the previous response is complete.
                     loop {
                         pump(now, client, session, &mut self.buf).map_err(|e| setup(&e))?;
                         let mut wrote = false;
@@ -541,8 +542,9 @@ impl TcpSim {
                                         last.1 += 1;
                                     }
                                     if f.plan.batches.is_some() && (done || c.batch_left == 0) {
-                                        // The short-lived client is done (spec §5.2): it
-                                        // closes with a FIN; the next one connects at once.
+                                        // The short-lived client is done (docs/experiments.md
+                                        // §5.2): it closes with a FIN; the next one connects at
+                                        // once.
                                         client.close();
                                         next_client = !done;
                                     } else if !done {

@@ -24,7 +24,7 @@ pub(super) struct FlowPlan {
     /// Payload bytes of every whole answer: `object_bytes` for the long transfer,
     /// `response_payload_bytes` for short exchanges.
     pub(super) response_bytes: u64,
-    /// Token length of the client's session (spec §5.1: 1 B; §5.2: 2 B).
+    /// Token length of the client's session (docs/experiments.md §5.1: 1 B; §5.2: 2 B).
     pub(super) token_len: usize,
     /// The first session's first token (stream `ids/flow{i}`); later sessions continue the
     /// sequence.
@@ -86,7 +86,7 @@ impl FlowPlan {
     /// The client session of the flow's next connection, its first request already written.
     /// `sent` requests went out on earlier connections: tokens continue across a random
     /// flow's short-lived clients. Its Max-Message-Size admits the whole answer as one
-    /// message (spec §5.1's 131,072 B, raised for an object above 131,064 B).
+    /// message (docs/experiments.md §5.1's 131,072 B, raised for an object above 131,064 B).
     pub(super) fn client_session(&self, now: Instant, sent: u32) -> Result<Session, String> {
         let config = SessionConfig {
             token_len: self.token_len,
@@ -123,7 +123,7 @@ pub(super) fn draw_batch(batches: &mut Option<(SeededRandom, u32, u32)>, quota: 
     }
 }
 
-/// Segment counters over a flow's connections, both ends (spec §7 for TCP).
+/// Segment counters over a flow's connections, both ends (docs/experiments.md §7 for TCP).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct SegmentCounts {
     pub(super) segments_sent: u64,
@@ -150,7 +150,7 @@ impl SegmentCounts {
     }
 }
 
-/// The instants spec §7 measures a TCP flow by.
+/// The instants docs/experiments.md §7 measures a TCP flow by.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct FlowTimes {
     /// First SYN sent.
@@ -163,8 +163,8 @@ pub(super) struct FlowTimes {
     pub(super) done_at: Option<Instant>,
 }
 
-/// How far a TCP flow got, kept alike by both runners: its spec §7 instants, the requests
-/// written and the completed exchanges' times.
+/// How far a TCP flow got, kept alike by both runners: its docs/experiments.md §7 instants, the
+/// requests written and the completed exchanges' times.
 #[derive(Debug, Default)]
 pub(super) struct Progress {
     pub(super) times: FlowTimes,
@@ -238,8 +238,8 @@ impl Progress {
 }
 
 /// The flows.csv row of TCP flow `i`: `transmissions`/`retransmissions` are its data segments
-/// (spec §7), every request over the stream counts as sent once, `failed_exchanges` counts
-/// the answers that were not whole, and `setup_s` runs from the first SYN to the SYN-ACK.
+/// (docs/experiments.md §7), every request over the stream counts as sent once, `failed_exchanges`
+/// counts the answers that were not whole, and `setup_s` runs from the first SYN to the SYN-ACK.
 /// `unnecessary_retransmissions` is left 0 for the caller.
 pub(super) fn flow_record(
     i: u32,
@@ -304,7 +304,8 @@ mod tests {
                 .config()
                 .max_message_size
         };
-        // spec §5.1's 131,072 B up to 131,064-B objects, then the response frame's length.
+        // docs/experiments.md §5.1's 131,072 B up to 131,064-B objects, then the response frame's
+        // length.
         assert_eq!(limit(&long(102_400)), Some(131_072));
         assert_eq!(limit(&long(131_064)), Some(131_072));
         assert_eq!(limit(&long(131_065)), Some(131_073));

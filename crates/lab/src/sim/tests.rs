@@ -17,8 +17,8 @@ fn ns(seconds: Option<f64>) -> i64 {
 
 #[test]
 fn one_long_transfer_is_400_stop_and_wait_round_trips() {
-    // spec §9.3: 400 × (0.6 s + 2 × 15 ms) + 15,582 B up at 60 kbit/s + 117,984 B down at
-    // 30 kbit/s = 252 + 2.0776 + 31.4624 = 285.54 s; the 133 ns are the serializer's
+    // docs/experiments.md §9.3: 400 × (0.6 s + 2 × 15 ms) + 15,582 B up at 60 kbit/s + 117,984 B
+    // down at 30 kbit/s = 252 + 2.0776 + 31.4624 = 285.54 s; the 133 ns are the serializer's
     // per-packet rounding to whole nanoseconds (295-B responses take 78.6666… ms).
     let f = run("name = \"t\"\n[[flows]]\ncc = \"default\"\nworkload = \"long-transfer\"\n");
     assert_eq!(f.len(), 1);
@@ -28,7 +28,8 @@ fn one_long_transfer_is_400_stop_and_wait_round_trips() {
         (f.exchanges, f.transmissions, f.retransmissions),
         (400, 400, 0)
     );
-    // §4.1: requests 36 + 15 × 38 + 384 × 39 B; responses 16 × 294 + 384 × 295 B.
+    // docs/experiments.md §4.1: requests 36 + 15 × 38 + 384 × 39 B; responses 16 × 294 + 384 × 295
+    // B.
     assert_eq!((f.bytes_up, f.bytes_down), (15_582, 117_984));
     assert_eq!((f.timeouts, f.rto_max_s), (0, None));
     assert_eq!(f.transmission_counts, [400]);
@@ -143,7 +144,7 @@ fn a_new_source_port_per_short_lived_client_gives_the_server_new_peers() {
     );
     let (kept, kept_peers, kept_sim) = run_logged(keep);
     let (renewed, peers, sim) = run_logged(&new);
-    // The spec's default: one socket for the whole flow.
+    // The default (docs/experiments.md §6.1): one socket for the whole flow.
     assert_eq!(kept_peers.len(), 1);
     // "new": one peer per short-lived client (30 exchanges in batches of 1..=5: at least 6).
     assert!(peers.len() >= 6, "{peers:?}");
@@ -229,8 +230,8 @@ fn a_tcp_long_transfer_over_nbiot_matches_the_tcp_model() {
         (tcp.segments_sent, tcp.segments_retransmitted, tcp.rto_count),
         (618, 0, 0)
     );
-    // transmissions (spec §7, TCP): data segments of both ends — the client's CSM and GET,
-    // the server's CSM and 401 segments of the response.
+    // transmissions (docs/experiments.md §7, TCP): data segments of both ends — the client's CSM
+    // and GET, the server's CSM and 401 segments of the response.
     assert_eq!((f.exchanges, f.transmissions, f.completed), (1, 404, true));
     assert_eq!((f.retransmissions, f.unnecessary_retransmissions), (0, 0));
     // Down: 402 data segments (server CSM 2 B, the 102,408-B message in 401 segments), the
@@ -238,8 +239,8 @@ fn a_tcp_long_transfer_over_nbiot_matches_the_tcp_model() {
     // 118,618 B. Up: the idealised TCP's 8,211 B + 8 (SYN options) + 8 × 40 (quick ACKs).
     assert_eq!((f.bytes_up, f.bytes_down), (8_539, 118_618));
     // The idealised TCP (`quickack_segments = 0`, `timer_wheel_hz = 0`, `syn_options_bytes =
-    // 0`), the defaults before spec §5.3's 2026-12-07 revision: SYN 40 B up (5.333 ms +
-    // 215 ms) and SYN-ACK down (415 ms + 10.667 ms); down 40 × 402 + 2 + 102,408 + 40 =
+    // 0`), the defaults before docs/experiments.md §5.3's 2026-12-07 revision: SYN 40 B up (5.333
+    // ms + 215 ms) and SYN-ACK down (415 ms + 10.667 ms); down 40 × 402 + 2 + 102,408 + 40 =
     // 118,530 B.
     let f = run(&format!(
         "name = \"t\"\n[network]\nbuffer_bytes = 1410000\n[[flows]]\n\
@@ -253,8 +254,8 @@ fn a_tcp_long_transfer_over_nbiot_matches_the_tcp_model() {
     assert_eq!((f.bytes_up, f.bytes_down), (8_211, 118_530));
 }
 
-/// `[flows.params]` of the idealised TCP: the model's defaults before spec §5.3's 2026-12-07
-/// revision (no quick-ACK, exact timers, bare SYNs).
+/// `[flows.params]` of the idealised TCP: the model's defaults before docs/experiments.md §5.3's
+/// 2026-12-07 revision (no quick-ACK, exact timers, bare SYNs).
 const IDEALISED: &str =
     "params = { quickack_segments = 0, timer_wheel_hz = 0, syn_options_bytes = 0 }\n";
 
@@ -285,8 +286,8 @@ fn tcp_buffer_sweep_is_the_models_table_6_sweep() {
 
 #[test]
 fn a_tcp_bbr_long_transfer_over_nbiot_infinite_buffer_pins_the_fct() {
-    // BBR v1 (Linux defaults) on the §5.1 transfer, 1 client, error-free, 1,410,000-B
-    // buffer: [P] Table 6 publishes a median of 34.568 s (range 34.567–34.568).
+    // BBR v1 (Linux defaults) on the transfer of docs/experiments.md §5.1, 1 client, error-free,
+    // 1,410,000-B buffer: [P] Table 6 publishes a median of 34.568 s (range 34.567–34.568).
     let text = "name = \"t\"\n[network]\nbuffer_bytes = 1410000\n[[flows]]\n\
                 cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n";
     let f = run(text).remove(0);
@@ -310,8 +311,8 @@ fn a_tcp_bbr_long_transfer_over_nbiot_infinite_buffer_pins_the_fct() {
 
 #[test]
 fn tcp_retransmissions_are_data_segments_and_go_back_n_copies_are_unnecessary() {
-    // spec §7 for TCP: retransmissions = data segments retransmitted by both ends; a copy is
-    // unnecessary when an earlier copy of the segment reached the receiver. BBR at 2,500 B
+    // docs/experiments.md §7 for TCP: retransmissions = data segments retransmitted by both ends; a
+    // copy is unnecessary when an earlier copy of the segment reached the receiver. BBR at 2,500 B
     // ends in RTOs whose go-back-N resends segments the client already holds.
     let text = "name = \"t\"\n[network]\nbuffer_bytes = 2500\n[[flows]]\n\
                 cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n";
@@ -344,8 +345,8 @@ fn tcp_retransmissions_are_data_segments_and_go_back_n_copies_are_unnecessary() 
 fn a_tcp_continuous_flow_is_50_round_trips_on_one_connection() {
     let f = run("name = \"t\"\n[[flows]]\ncc = \"tcp-newreno\"\nworkload = \"continuous\"\n");
     let f = &f[0];
-    // Each exchange (spec §5.2): 59-B messages in 99-B packets, 13.2 ms up + 26.4 ms down +
-    // 630 ms of delay = 669.6 ms; each response's ACK rides on the next request.
+    // Each exchange (docs/experiments.md §5.2): 59-B messages in 99-B packets, 13.2 ms up + 26.4 ms
+    // down + 630 ms of delay = 669.6 ms; each response's ACK rides on the next request.
     assert_eq!(ns(f.coap_rtt_median_s), 669_600_000);
     // 50 × 669.6 ms + 11.4667 ms: the first POST waits behind the handshake's ACK (40 B) and
     // the client CSM (46 B) on the uplink; the idealised TCP's 33.491466667 s (below). With the

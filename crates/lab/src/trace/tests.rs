@@ -329,7 +329,7 @@ fn tcp_parquet_starts_with_the_handshake_and_the_result_is_unchanged() {
         .unwrap()
         .as_primitive::<UInt64Type>();
     // First: flow 0's client receives the SYN-ACK (ack 1): the model's initial window of 4
-    // segments (spec §5.3, `iw`), ssthresh not yet set.
+    // segments (docs/experiments.md §5.3, `iw`), ssthresh not yet set.
     assert_eq!(side[0].as_deref(), Some("client"));
     assert_eq!(
         (u32s("flow")[0], u32s("connection")[0], ack.value(0)),

@@ -1,4 +1,4 @@
-//! scenarios/kojo-http-vs-coap.toml (spec §8e) runs whole with one replication, and one
+//! scenarios/kojo-http-vs-coap.toml (docs/experiments.md §8e) runs whole with one replication, and one
 //! 100-B download of each protocol costs exactly the bytes, packets and time the byte-exact
 //! message models and the link give (docs/http-vs-coap.md explains each number).
 

@@ -42,8 +42,8 @@ fn transfer(cc: &str, object_bytes: u64) -> FlowRecord {
 /// segments), the response frame in MSS-sized segments, 40 B of IP and TCP header each. The
 /// frame (RFC 8323 §3.2) is Len/TKL (1 B), the extended length (0, 1, 2 or 4 B as the length
 /// of the payload marker + object reaches 13, 269 or 65,805), the code (1 B), the 1-B token,
-/// the payload marker and the object: 8 B before the object from 65,805 B on (spec §5.1's
-/// figure), 6 B below that.
+/// the payload marker and the object: 8 B before the object from 65,805 B on (docs/experiments.md
+/// §5.1's figure), 6 B below that.
 fn tcp_bytes_down(object_bytes: u64) -> u64 {
     let length = 1 + object_bytes;
     let extended = match length {

@@ -1,6 +1,6 @@
 //! The netem forms of the error profiles deliver Table 5's average loss per packet sent, to a
-//! flow as well as to the chain (spec §3 revised, issue 12): unlike the time-based chain, whose
-//! bursts a flow sits out idle, a per-packet chain cannot be dodged.
+//! flow as well as to the chain (docs/experiments.md §3 revised, issue 12): unlike the time-based
+//! chain, whose bursts a flow sits out idle, a per-packet chain cannot be dodged.
 
 use coaplab_lab::exec::{execute, Progress};
 use coaplab_lab::results::{Manifest, ResultsDir};

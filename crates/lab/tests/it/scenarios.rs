@@ -54,25 +54,26 @@ fn cells_and_runs(name: &str) -> (usize, usize) {
 
 #[test]
 fn the_published_matrices_have_their_cell_counts() {
-    // spec §8b: 150 cells x 20 error-free, 20 cells x 40 with link errors.
+    // docs/experiments.md §8b: 150 cells x 20 error-free, 20 cells x 40 with link errors.
     assert_eq!(cells_and_runs("fasor-globecom18.toml"), (150, 3000));
     assert_eq!(cells_and_runs("fasor-globecom18-errors.toml"), (20, 800));
-    // spec §8a: 4 buffers x 4 profiles x 2 client counts x 4 stacks (default, cocoa,
+    // docs/experiments.md §8a: 4 buffers x 4 profiles x 2 client counts x 4 stacks (default, cocoa,
     // tcp-newreno, tcp-bbr).
     assert_eq!(cells_and_runs("pesola-long-lived.toml"), (128, 2560));
-    // spec §8c: 5 x (3 x 4 + 2 x 3) = 90 cells: simple 40, mixed 20, competing 30.
+    // docs/experiments.md §8c: 5 x (3 x 4 + 2 x 3) = 90 cells: simple 40, mixed 20, competing 30.
     assert_eq!(cells_and_runs("kojo-zigbee-simple.toml"), (40, 800));
     assert_eq!(cells_and_runs("kojo-zigbee-mixed.toml"), (20, 400));
     assert_eq!(cells_and_runs("kojo-zigbee-competing.toml"), (30, 600));
     assert_eq!(cells_and_runs("pesola-calibration.toml"), (2, 40));
-    // spec §8d: 5 x 3 x 2 x 3 error-free cells x 20; 2 x 2 x 3 with link errors x 40.
+    // docs/experiments.md §8d: 5 x 3 x 2 x 3 error-free cells x 20; 2 x 2 x 3 with link errors
+    // x 40.
     assert_eq!(cells_and_runs("pesola-short-tcp-vs-udp.toml"), (90, 1800));
     assert_eq!(
         cells_and_runs("pesola-short-tcp-vs-udp-errors.toml"),
         (12, 480)
     );
-    // spec §8f: Ch. 3 and 5, 4 algorithms x 5; Ch. 4, 2 x 5; Ch. 6 static, 4 topologies x
-    // 2 algorithms x 5 loads x 30.
+    // docs/experiments.md §8f: Ch. 3 and 5, 4 algorithms x 5; Ch. 4, 2 x 5; Ch. 6 static, 4
+    // topologies x 2 algorithms x 5 loads x 30.
     assert_eq!(cells_and_runs("rathod-ch3-grid.toml"), (4, 20));
     assert_eq!(cells_and_runs("rathod-ch4-half-dumbbell.toml"), (2, 10));
     assert_eq!(cells_and_runs("rathod-ch5-grid.toml"), (4, 20));
@@ -171,7 +172,7 @@ fn every_rathod_mesh_scenario_runs_with_one_replication() {
         }
     }
     // Ch. 6: one flow per client node of each shape (`count = "all"`): the 6x6 grid's 33 (two
-    // servers), the flower's 34, the dumbbell's 19 and the chain's 18 (spec §8f).
+    // servers), the flower's 34, the dumbbell's 19 and the chain's 18 (docs/experiments.md §8f).
     let ch6 = Scenario::load(&scenarios_dir().join("rathod-ch6-static.toml")).unwrap();
     assert_eq!(ch6.combinations(), 40);
     assert_eq!(ch6.expand(None, None).len(), 1200);

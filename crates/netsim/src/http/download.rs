@@ -5,7 +5,7 @@
 
 use super::{h1, h2, object_body};
 
-/// The HTTP variants of spec §8e (SPDY replaced by HTTP/2 h2c, docs/http-vs-coap.md).
+/// The HTTP variants of docs/experiments.md §8e (SPDY replaced by HTTP/2 h2c, docs/http-vs-coap.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HttpProtocol {
     /// HTTP/1.1 with hyper's and `coaplab http-get`'s standard headers.
@@ -37,7 +37,7 @@ impl HttpProtocol {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// Minimal headers (and, in spec §8e, TCP Fast Open).
+    /// Minimal headers (and, in docs/experiments.md §8e, TCP Fast Open).
     pub fn is_iot(self) -> bool {
         matches!(self, Self::IotHttp1 | Self::IotH2)
     }
@@ -84,7 +84,7 @@ pub struct Download {
     /// The writes in order (per end, the order the bytes enter its stream).
     pub flights: Vec<Flight>,
     /// The server's stream length when the object's last byte has been sent: the client has
-    /// downloaded the object once it has read this many bytes (spec §8e's end of the
+    /// downloaded the object once it has read this many bytes (docs/experiments.md §8e's end of the
     /// download time).
     pub complete_at_client_bytes: usize,
 }

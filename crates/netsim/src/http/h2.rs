@@ -177,8 +177,8 @@ pub fn request_headers(host: &str, object_bytes: usize, iot: bool) -> Vec<u8> {
 
 /// The response: one HEADERS frame, then DATA frames of at most [`MAX_FRAME_BYTES`] with
 /// END_STREAM on the last; an empty body is END_STREAM on HEADERS (hyper's choice). Each
-/// element is one frame. Bodies above the 65,535-B initial window are not modelled (spec
-/// §8e's objects are at most 1,000 B).
+/// element is one frame. Bodies above the 65,535-B initial window are not modelled
+/// (docs/experiments.md §8e's objects are at most 1,000 B).
 pub fn response_frames(body: &[u8], iot: bool) -> Vec<Vec<u8>> {
     let block = response_block(body.len(), iot);
     if body.is_empty() {

@@ -1,4 +1,5 @@
-//! Byte-exact message models of HTTP/1.1 and HTTP/2 (h2c) for the simulator, spec §8e.
+//! Byte-exact message models of HTTP/1.1 and HTTP/2 (h2c) for the simulator, docs/experiments.md
+//! §8e.
 //!
 //! HTTP is a sibling of the CoAP endpoint on the TCP model (DESIGN.md): these generators are
 //! sans-IO — they return the bytes hyper 1.x puts on the wire for one `GET /data/N` download,

@@ -1,4 +1,5 @@
-//! Pure delay stages: the link's propagation delay (spec §1.1 item 3) and the rest-of-path.
+//! Pure delay stages: the link's propagation delay (docs/experiments.md §1.1 item 3) and the
+//! rest-of-path.
 //!
 //! A delay stage has no queue and no loss. Its delay is constant, or jittered uniformly on
 //! `[d − j, d + j)` per packet (one draw per packet, only when jitter is on). The jitter mode

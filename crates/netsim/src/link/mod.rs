@@ -1,5 +1,5 @@
-//! One direction of the bottleneck link (spec §1.1): drop-tail byte FIFO → serializer →
-//! propagation delay → loss stage.
+//! One direction of the bottleneck link (docs/experiments.md §1.1): drop-tail byte FIFO →
+//! serializer → propagation delay → loss stage.
 //!
 //! The interface takes packet lengths and instants only ([`Link::offer`]), so the simulator
 //! drives it with virtual time and the emulator with the wall clock and real packets. With a

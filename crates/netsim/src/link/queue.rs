@@ -1,4 +1,5 @@
-//! Stage 1 of a link direction: the drop-tail FIFO limited in bytes (spec §1.1 item 1).
+//! Stage 1 of a link direction: the drop-tail FIFO limited in bytes (docs/experiments.md §1.1 item
+//! 1).
 //!
 //! The link computes each packet's serialization interval when the packet is admitted, so the
 //! queue does not hold packets: it remembers, for every admitted packet still resident, when it

@@ -1,4 +1,4 @@
-//! Stage 2 of a link direction: the serializer at `rate_bps` (spec §1.1 item 2).
+//! Stage 2 of a link direction: the serializer at `rate_bps` (docs/experiments.md §1.1 item 2).
 //!
 //! **Rounding.** A packet of `w` charged bytes occupies the link for exactly `8·w/R` seconds,
 //! usually not a whole number of nanoseconds (295 B at 30 kbit/s = 78,666,666.67 ns). The

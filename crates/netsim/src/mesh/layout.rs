@@ -1,4 +1,4 @@
-//! Node placements: the named shapes of the thesis (spec/experiments.md §8f gives them only as
+//! Node placements: the named shapes of the thesis (docs/experiments.md §8f gives them only as
 //! figures, so each layout here is a stated choice) and explicit node lists.
 //!
 //! Coordinates are metres, x to the right, y downwards (row 0 is the top row); node ids are

@@ -7,7 +7,7 @@ use coaplab_cc::time::Duration;
 
 use super::phy;
 
-/// Every mesh parameter. Defaults: the radio medium of spec/experiments.md §8f (Cooja UDGM,
+/// Every mesh parameter. Defaults: the radio medium of docs/experiments.md §8f (Cooja UDGM,
 /// 10 m / 20 m), IEEE 802.15.4-2006 `macPIB` defaults for CSMA/CA (Table 86), Contiki 3.0's
 /// queue, framer and 6LoWPAN constants, and Contiki 3.0's RPL timers (`rpl_*`: Trickle's
 /// `RPL_DIO_INTERVAL_MIN` 12, `RPL_DIO_INTERVAL_DOUBLINGS` 8, `RPL_DIO_REDUNDANCY` 10 from
@@ -19,14 +19,14 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         kind: Kind::Float { min: 0.0, max: 1e6 },
         default: Value::Float(10.0),
         help: "UDGM transmission range: receivers at most this far can decode (metres)",
-        source: "spec §8f (thesis Cooja setup); Cooja UDGM.java TRANSMITTING_RANGE default 50",
+        source: "docs/experiments.md §8f (thesis Cooja setup); Cooja UDGM.java TRANSMITTING_RANGE default 50",
     },
     ParamSpec {
         key: "interference_range_m",
         kind: Kind::Float { min: 0.0, max: 1e6 },
         default: Value::Float(20.0),
         help: "UDGM interference range: radios at most this far are interfered (metres)",
-        source: "spec §8f; Cooja UDGM.java INTERFERENCE_RANGE default 100",
+        source: "docs/experiments.md §8f; Cooja UDGM.java INTERFERENCE_RANGE default 100",
     },
     ParamSpec {
         key: "success_ratio_tx",

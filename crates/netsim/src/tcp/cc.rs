@@ -1,5 +1,5 @@
-//! The congestion-control choice of a [`Connection`] (spec §5.3: `newreno | bbr`) and the
-//! hooks that run BBR: delivery-rate bookkeeping (`rate.rs`, kept for both, it changes
+//! The congestion-control choice of a [`Connection`] (docs/experiments.md §5.3: `newreno | bbr`)
+//! and the hooks that run BBR: delivery-rate bookkeeping (`rate.rs`, kept for both, it changes
 //! nothing for Reno), pacing (`pacing.rs`, BBR only) and [`Bbr`] at Linux's hook points.
 
 use coaplab_cc::rng::SeededRandom;

@@ -1,4 +1,4 @@
-//! Parameters of the TCP model, named as in spec/experiments.md §5.3, with its defaults.
+//! Parameters of the TCP model, named as in docs/experiments.md §5.3, with its defaults.
 
 use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
 use coaplab_cc::time::Duration;
@@ -20,17 +20,17 @@ pub enum RecoveryMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RtoBackoffReset {
     /// Only on a fresh valid (Karn-clean) RTT sample: Linux, where only `tcp_ack_update_rtt`
-    /// calls `tcp_set_rto` and clears `icsk_backoff` (spec §5.3). The default.
+    /// calls `tcp_set_rto` and clears `icsk_backoff` (docs/experiments.md §5.3). The default.
     RttSample,
     /// On every ACK that advances snd_una, the RTO is recomputed from srtt and rttvar, so a
     /// backoff never survives a new ACK (ns-3 `TcpSocketBase::NewAck`).
     NewAck,
 }
 
-/// Every parameter of one TCP connection. [`TcpConfig::default`] gives the spec §5.3 values:
-/// the original hosts' settings on a stock Linux kernel, whose quick-ACK phase, HZ-250 timer
-/// wheel and SYN options are on (spec §5.3, revised 2026-12-07); [`TcpConfig::idealised`]
-/// switches those three off.
+/// Every parameter of one TCP connection. [`TcpConfig::default`] gives the docs/experiments.md §5.3
+/// values: the original hosts' settings on a stock Linux kernel, whose quick-ACK phase, HZ-250
+/// timer wheel and SYN options are on (docs/experiments.md §5.3, revised 2026-12-07);
+/// [`TcpConfig::idealised`] switches those three off.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
     /// Link MTU in bytes; the MSS is `mtu_bytes − 40` (IPv4 20 + TCP 20, no options). Default 296.
@@ -54,13 +54,13 @@ pub struct TcpConfig {
     /// Delayed-ACK timeout, a constant (`delack`). Default 200 ms. The timer fires on the timer
     /// wheel when `timer_wheel_hz` is set (at HZ 250: 200–204 ms after it is armed).
     pub delack: Duration,
-    /// Linux quick-ACK budget (`quickack_segments`, spec §10 #15): when the first data
-    /// arrives, when in-order data arrives after more than an RTO without data, and when an
+    /// Linux quick-ACK budget (`quickack_segments`, docs/experiments.md §10 #15): when the first
+    /// data arrives, when in-order data arrives after more than an RTO without data, and when an
     /// entirely old (retransmitted) segment arrives, the receiver ACKs every segment at
     /// once for the next `quickack_segments` ACKs it sends (Linux `icsk_ack.quick`, capped
     /// there at 16 and at half the receive window in MSS). Default 16, the stock kernel's
-    /// (spec §5.3 revised: a stock kernel cannot switch it off without switching delayed
-    /// ACKs off); 0: no quick-ACK phase (the idealised receiver).
+    /// (docs/experiments.md §5.3 revised: a stock kernel cannot switch it off without switching
+    /// delayed ACKs off); 0: no quick-ACK phase (the idealised receiver).
     pub quickack_segments: u32,
     /// Duplicate ACKs that trigger fast retransmit (`dupthresh`, Linux `tcp_reordering`).
     /// Default 3.
@@ -71,23 +71,23 @@ pub struct TcpConfig {
     /// (`slow_start_after_idle`, Linux `tcp_slow_start_after_idle`). Default on.
     pub slow_start_after_idle: bool,
     /// When a backed-off RTO is recomputed (`rto_backoff_reset`). Default
-    /// [`RtoBackoffReset::RttSample`] (Linux, spec §5.3).
+    /// [`RtoBackoffReset::RttSample`] (Linux, docs/experiments.md §5.3).
     pub rto_backoff_reset: RtoBackoffReset,
     /// Jiffies per second of the Linux timer wheel that every timer the kernel keeps on it
     /// fires on — SYN, SYN-ACK and data retransmission timers and the delayed-ACK timer
     /// (`timer_wheel_hz`, Linux `CONFIG_HZ`): each expiry is rounded up to its wheel bucket
     /// ([`super::timer_wheel::expiry`]), so timers armed close together fire together.
-    /// Default 250 (Debian's and Ubuntu's generic kernels, spec §5.3 revised); 0: exact
-    /// timers. BBR's pacing timer is a high-resolution timer in Linux and stays exact.
+    /// Default 250 (Debian's and Ubuntu's generic kernels, docs/experiments.md §5.3 revised); 0:
+    /// exact timers. BBR's pacing timer is a high-resolution timer in Linux and stays exact.
     pub timer_wheel_hz: u32,
     /// TCP option bytes on every SYN and SYN-ACK besides Fast Open's (`syn_options_bytes`):
     /// Linux's `tcp_syn_options` / `tcp_synack_options` with the emulator's sysctls (SACK and
     /// timestamps off, window scaling on) send MSS (4) + NOP + window scale (3 + 1) = 8. They
     /// lengthen the handshake RTT that seeds BBR's min_rtt, so a small first data segment may
-    /// refresh it (docs/calibration.md, item 4). Default 8 (spec §5.3 revised); 0: bare
-    /// 40-byte SYN / SYN-ACK.
+    /// refresh it (docs/calibration.md, item 4). Default 8 (docs/experiments.md §5.3 revised); 0:
+    /// bare 40-byte SYN / SYN-ACK.
     pub syn_options_bytes: u32,
-    /// Congestion control (`cc`, spec §5.3 `newreno | bbr`). Default Linux `reno`.
+    /// Congestion control (`cc`, docs/experiments.md §5.3 `newreno | bbr`). Default Linux `reno`.
     pub cc: CongestionControl,
 }
 
@@ -116,7 +116,7 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
-    /// The defaults without the three stock-kernel behaviours of spec §5.3 (revised
+    /// The defaults without the three stock-kernel behaviours of docs/experiments.md §5.3 (revised
     /// 2026-12-07): no quick-ACK phase (`quickack_segments = 0`), exact timers
     /// (`timer_wheel_hz = 0`) and bare 40-byte SYN / SYN-ACK (`syn_options_bytes = 0`) — the
     /// model's defaults before that revision, kept for tests of exact mechanisms and for
@@ -210,7 +210,7 @@ const RECOVERY: &[&str] = &["prr", "rfc6582"];
 const BACKOFF_RESET: &[&str] = &["rtt-sample", "new-ack"];
 
 /// Every settable [`TcpConfig`] parameter (scenario `[flows.params]` of `cc = "tcp-newreno"` /
-/// `"tcp-bbr"`), named as in spec/experiments.md §5.3 with `_s` for durations in seconds.
+/// `"tcp-bbr"`), named as in docs/experiments.md §5.3 with `_s` for durations in seconds.
 /// The defaults are [`TcpConfig::default`]'s; `mtu_bytes` is not here (the network's MTU) and
 /// neither is `cc` (the flow's `cc`); BBR's constants are [`super::BBR_PARAMS`].
 pub const TCP_PARAMS: &[ParamSpec] = &[
@@ -219,14 +219,14 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         kind: Kind::Int { min: 1, max: 1000 },
         default: Value::Int(4),
         help: "initial congestion window in segments (1 after more than one SYN/SYN-ACK retransmission)",
-        source: "spec §5.3 (original hosts' initcwnd 4); Linux TCP_INIT_CWND 10",
+        source: "docs/experiments.md §5.3 (original hosts' initcwnd 4); Linux TCP_INIT_CWND 10",
     },
     ParamSpec {
         key: "rto_initial_s",
         kind: SECS,
         default: Value::Float(2.0),
         help: "RTO of the first SYN / SYN-ACK, before any RTT sample",
-        source: "spec §5.3 (original hosts 2 s); Linux TCP_TIMEOUT_INIT 1 s",
+        source: "docs/experiments.md §5.3 (original hosts 2 s); Linux TCP_TIMEOUT_INIT 1 s",
     },
     ParamSpec {
         key: "rto_fallback_s",
@@ -240,28 +240,28 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         kind: SECS,
         default: Value::Float(0.2),
         help: "lower bound of the RTO's variance term rttvar (at most rto_max_s)",
-        source: "spec §5.3; Linux TCP_RTO_MIN",
+        source: "docs/experiments.md §5.3; Linux TCP_RTO_MIN",
     },
     ParamSpec {
         key: "rto_max_s",
         kind: SECS,
         default: Value::Float(120.0),
         help: "upper bound of every RTO, backed-off ones included",
-        source: "spec §5.3; Linux TCP_RTO_MAX",
+        source: "docs/experiments.md §5.3; Linux TCP_RTO_MAX",
     },
     ParamSpec {
         key: "syn_retries",
         kind: Kind::Int { min: 0, max: 255 },
         default: Value::Int(40),
         help: "SYN retransmissions (exponential backoff) before the client gives up",
-        source: "spec §5.3 (original hosts); net.ipv4.tcp_syn_retries",
+        source: "docs/experiments.md §5.3 (original hosts); net.ipv4.tcp_syn_retries",
     },
     ParamSpec {
         key: "synack_retries",
         kind: Kind::Int { min: 0, max: 255 },
         default: Value::Int(41),
         help: "timer-driven SYN-ACK retransmissions before the server gives up",
-        source: "spec §5.3 (original hosts); net.ipv4.tcp_synack_retries",
+        source: "docs/experiments.md §5.3 (original hosts); net.ipv4.tcp_synack_retries",
     },
     ParamSpec {
         key: "delack_s",
@@ -269,7 +269,7 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         default: Value::Float(0.2),
         help: "delayed-ACK timeout, a constant (every 2nd full segment is ACKed at once); fires \
                on the timer wheel of timer_wheel_hz (HZ 250: 200-204 ms after arming)",
-        source: "spec §5.3 RESOLVED; Linux TCP_DELACK_MAX (adaptive 40-200 ms there)",
+        source: "docs/experiments.md §5.3 RESOLVED; Linux TCP_DELACK_MAX (adaptive 40-200 ms there)",
     },
     ParamSpec {
         key: "quickack_segments",
@@ -280,28 +280,28 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         default: Value::Int(16),
         help: "Linux quick-ACK budget: ACKs sent at once after first data, idle or old data \
                (16 = the stock kernel's; 0 = none, the idealised receiver)",
-        source: "spec §5.3 (revised 2026-12-07), §10 #15; Linux icsk_ack.quick (at most 16 there)",
+        source: "docs/experiments.md §5.3 (revised 2026-12-07), §10 #15; Linux icsk_ack.quick (at most 16 there)",
     },
     ParamSpec {
         key: "dupthresh",
         kind: Kind::Int { min: 1, max: 300 },
         default: Value::Int(3),
         help: "duplicate ACKs that trigger fast retransmit (raised by Reno reordering detection)",
-        source: "spec §5.3 (RACK off); net.ipv4.tcp_reordering",
+        source: "docs/experiments.md §5.3 (RACK off); net.ipv4.tcp_reordering",
     },
     ParamSpec {
         key: "recovery",
         kind: Kind::Choice(RECOVERY),
         default: Value::Choice("prr"),
         help: "fast-recovery window: prr = Proportional Rate Reduction, rfc6582 = NewReno inflation",
-        source: "spec §5.3; Linux tcp_cwnd_reduction (RFC 6937)",
+        source: "docs/experiments.md §5.3; Linux tcp_cwnd_reduction (RFC 6937)",
     },
     ParamSpec {
         key: "slow_start_after_idle",
         kind: Kind::Bool,
         default: Value::Bool(true),
         help: "restart from min(cwnd, iw) after an idle period longer than the RTO",
-        source: "spec §5.3 (Linux default); net.ipv4.tcp_slow_start_after_idle",
+        source: "docs/experiments.md §5.3 (Linux default); net.ipv4.tcp_slow_start_after_idle",
     },
     ParamSpec {
         key: "rto_backoff_reset",
@@ -309,7 +309,7 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         default: Value::Choice("rtt-sample"),
         help: "when a backed-off RTO returns to srtt + rttvar: rtt-sample = on a fresh valid RTT \
                sample (Linux), new-ack = on every ACK that advances snd_una (ns-3)",
-        source: "spec §5.3; Linux tcp_ack_update_rtt; ns-3 TcpSocketBase::NewAck",
+        source: "docs/experiments.md §5.3; Linux tcp_ack_update_rtt; ns-3 TcpSocketBase::NewAck",
     },
     ParamSpec {
         key: "timer_wheel_hz",
@@ -318,7 +318,7 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         help: "Linux CONFIG_HZ whose timer wheel rounds the retransmission and delayed-ACK \
                timers up to its buckets (250: 4 ms below 252 ms, 32 ms below 2.016 s, 256 ms \
                for 2-16 s, 2.048 s for 16-129 s); 0 = exact timers",
-        source: "spec §5.3 (revised 2026-12-07; Debian/Ubuntu HZ 250); docs/calibration.md item \
+        source: "docs/experiments.md §5.3 (revised 2026-12-07; Debian/Ubuntu HZ 250); docs/calibration.md item \
                  3; Linux kernel/time/timer.c calc_wheel_index",
     },
     ParamSpec {
@@ -327,7 +327,7 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         default: Value::Int(8),
         help: "TCP option bytes on SYN and SYN-ACK (Linux with SACK and timestamps off: MSS + \
                NOP + window scale = 8, the default); 0 = bare 40-byte SYN / SYN-ACK",
-        source: "spec §5.3 (revised 2026-12-07); docs/calibration.md item 4; Linux tcp_output.c \
+        source: "docs/experiments.md §5.3 (revised 2026-12-07); docs/calibration.md item 4; Linux tcp_output.c \
                  tcp_syn_options, tcp_synack_options",
     },
 ];
@@ -396,7 +396,8 @@ mod tests {
 
     #[test]
     fn the_defaults_are_the_stock_kernel_and_the_idealised_tcp_is_three_settings_away() {
-        // Spec §5.3 (revised 2026-12-07): quick-ACK, the HZ-250 wheel and the SYN options on.
+        // docs/experiments.md §5.3 (revised 2026-12-07): quick-ACK, the HZ-250 wheel and the SYN
+        // options on.
         let d = TcpConfig::default();
         assert_eq!(
             (d.quickack_segments, d.timer_wheel_hz, d.syn_options_bytes),

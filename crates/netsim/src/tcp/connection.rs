@@ -214,19 +214,19 @@ impl Connection {
         Ok(Connection::new(config, Role::Server, TcpState::Listen))
     }
 
-    /// Active open with a TCP Fast Open cookie (from an earlier, unmeasured connection, spec
-    /// §8e): bytes written before the first [`Connection::poll_transmit`] ride in the SYN, at
-    /// most MSS − 40 of them (Linux `tcp_send_syn_data`: 48 B at MTU 128); the SYN carries
-    /// the cookie option ([`super::TFO_OPTION_BYTES`]). Retransmitted SYNs carry no data; data
-    /// the SYN-ACK does not acknowledge is sent again after the handshake.
+    /// Active open with a TCP Fast Open cookie (from an earlier, unmeasured connection,
+    /// docs/experiments.md §8e): bytes written before the first [`Connection::poll_transmit`] ride
+    /// in the SYN, at most MSS − 40 of them (Linux `tcp_send_syn_data`: 48 B at MTU 128); the SYN
+    /// carries the cookie option ([`super::TFO_OPTION_BYTES`]). Retransmitted SYNs carry no data;
+    /// data the SYN-ACK does not acknowledge is sent again after the handshake.
     pub fn connect_fast_open(config: TcpConfig) -> Result<Self, TcpConfigError> {
         let mut c = Connection::connect(config)?;
         c.fast_open = true;
         Ok(c)
     }
 
-    /// Active open with `TCP_FASTOPEN_CONNECT` but no cookie cached yet (spec §8e's warm-up
-    /// connection): the SYN asks for a cookie ([`super::TFO_REQUEST_OPTION_BYTES`]) and
+    /// Active open with `TCP_FASTOPEN_CONNECT` but no cookie cached yet (docs/experiments.md §8e's
+    /// warm-up connection): the SYN asks for a cookie ([`super::TFO_REQUEST_OPTION_BYTES`]) and
     /// carries no data; bytes written before the handshake ends wait for it. A Fast Open
     /// server's SYN-ACK answers with a cookie ([`Connection::fast_open_cookie_received`]).
     pub fn connect_fast_open_request(config: TcpConfig) -> Result<Self, TcpConfigError> {

@@ -1,11 +1,11 @@
-//! A sans-IO TCP model for CoAP over TCP in simulation (spec/experiments.md §5): Linux `reno`
+//! A sans-IO TCP model for CoAP over TCP in simulation (docs/experiments.md §5): Linux `reno`
 //! semantics without SACK, timestamps, F-RTO, TLP or RACK.
 //!
 //! A tour, one concern per file:
 //!
 //! * [`segment`]: segments with real sizes — `ip_len` = 40 + payload (IPv4 20 + TCP 20, no
 //!   options), MSS = MTU − 40; 64-bit absolute sequence numbers, ISN 0.
-//! * [`config`]: every parameter of spec §5.3 by name, with its default.
+//! * [`config`]: every parameter of docs/experiments.md §5.3 by name, with its default.
 //! * [`handshake`]: SYN / SYN-ACK retransmission with exponential backoff.
 //! * [`rtt`]: Linux `tcp_rtt_estimator`, RTO bounds, Karn's backoff; [`timer_wheel`]: when
 //!   the kernel's wheel fires a retransmission or delayed-ACK timer (`timer_wheel_hz`, HZ 250

@@ -1,6 +1,6 @@
 //! Linux's internal pacing with earliest departure times (≥ 4.20, no `fq` qdisc, which is
-//! how spec §5.3 runs BBR): every data segment leaves at or after `tcp_wstamp_ns`, which
-//! advances by `payload bytes / pacing rate` after each send (`tcp_update_skb_after_send`,
+//! how docs/experiments.md §5.3 runs BBR): every data segment leaves at or after `tcp_wstamp_ns`,
+//! which advances by `payload bytes / pacing rate` after each send (`tcp_update_skb_after_send`,
 //! `tcp_pacing_check`). The first `unpaced_segments` data segments are not paced, and a
 //! late sender gets up to half a slot of credit ("OS jitter").
 

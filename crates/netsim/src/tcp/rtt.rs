@@ -1,5 +1,5 @@
 //! RTT estimation and the retransmission timeout: Linux `tcp_rtt_estimator` and `tcp_set_rto`
-//! (spec/algorithms.md §11), in integer microseconds.
+//! (RFC 6298), in integer microseconds.
 //!
 //! srtt is kept ×8 and mdev ×4 as in the kernel. The RTO is `srtt + rttvar`, where rttvar is
 //! at least `rto_min`, capped at `rto_max`. A timeout doubles the RTO in place

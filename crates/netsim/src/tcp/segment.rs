@@ -2,8 +2,8 @@
 //!
 //! Sequence numbers are 64-bit and absolute, each side's initial sequence number is 0 (the SYN
 //! occupies sequence 0, data starts at 1), so they never wrap. There is no window field (the
-//! receive window never limits, spec §5.3), no options (no SACK, no timestamps) except TCP Fast
-//! Open's in a SYN ([`TFO_OPTION_BYTES`]), and no checksum.
+//! receive window never limits, docs/experiments.md §5.3), no options (no SACK, no timestamps)
+//! except TCP Fast Open's in a SYN ([`TFO_OPTION_BYTES`]), and no checksum.
 
 /// IPv4 header bytes (no options).
 pub const IPV4_HEADER_BYTES: u32 = 20;

@@ -1,4 +1,4 @@
-//! Exact timelines of one link direction (spec §1.1).
+//! Exact timelines of one link direction (docs/experiments.md §1.1).
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};

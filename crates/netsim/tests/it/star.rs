@@ -27,8 +27,8 @@ fn drain(star: &mut Star, until: Instant) -> Vec<(Instant, u64, Direction, Vec<u
 
 #[test]
 fn nbiot_block_exchange_has_the_exact_round_trip() {
-    // §4.1: request NUM ≥ 16 is 11 B of CoAP (39 B IP), the response 267 B (295 B IP).
-    // Up: 39 B at 60 kbit/s = 5.2 ms, + 200 ms, + 15 ms rest → 220.2 ms at the server.
+    // docs/experiments.md §4.1: request NUM ≥ 16 is 11 B of CoAP (39 B IP), the response 267 B (295
+    // B IP). Up: 39 B at 60 kbit/s = 5.2 ms, + 200 ms, + 15 ms rest → 220.2 ms at the server.
     // Down: + 15 ms rest → FIFO at 235.2 ms, 78,666,667 ns serialization, + 400 ms.
     let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
     let client = client_addr(0);
@@ -66,7 +66,7 @@ fn nbiot_block_exchange_has_the_exact_round_trip() {
         "delivered"
     );
     assert_eq!(star.in_flight(), 0);
-    // 400 such exchanges ≈ 285.55 s, the spec §9.3 prediction for 0 B / 15 ms.
+    // 400 such exchanges ≈ 285.55 s, the docs/experiments.md §9.3 prediction for 0 B / 15 ms.
     assert_eq!(
         Duration::from_nanos(713_866_667).as_micros() * 400,
         285_546_400

@@ -1,4 +1,4 @@
-//! BBR v1 (Linux `tcp_bbr.c`) on the §5.1 transfer over the nbiot links.
+//! BBR v1 (Linux `tcp_bbr.c`) on the transfer of docs/experiments.md §5.1 over the nbiot links.
 
 use crate::tcp_util::{transfer, Pair};
 use coaplab_cc::time::Duration;
@@ -12,8 +12,8 @@ fn bbr() -> TcpConfig {
 }
 
 /// [`bbr`] on the idealised TCP (exact timers, no quick-ACK, bare SYNs): the defaults before
-/// spec §5.3's 2026-12-07 revision, on which docs/calibration.md's step-by-step account of
-/// the BBR cells was made; the timelines pinned on it keep that account checkable.
+/// docs/experiments.md §5.3's 2026-12-07 revision, on which docs/calibration.md's step-by-step
+/// account of the BBR cells was made; the timelines pinned on it keep that account checkable.
 fn bbr_idealised() -> TcpConfig {
     TcpConfig {
         cc: CongestionControl::Bbr(BbrConfig::default()),
@@ -276,13 +276,13 @@ fn print_trace_2500() {
     println!("FCT {:?}", d - g);
 }
 
-/// Spec §5.3: BBR, too, treats all outstanding data as lost on an RTO (Linux `tcp_enter_loss`
-/// → `tcp_timeout_mark_lost` runs whatever the congestion control; BBR's `bbr_set_state(Loss)`
-/// then only saves cwnd and restarts its round). The server's whole first flight (its CSM and
-/// the first three response segments, downlink packets 1–4) is dropped: no duplicate ACK
-/// comes (the quick-ACKs of the client's CSM and GET are dropped too: packets 2–3), the RTO
-/// fires with 4 segments outstanding, and right after it in-flight is the one retransmission
-/// — the other three count as lost, not in flight — with cwnd 1.
+/// docs/experiments.md §5.3: BBR, too, treats all outstanding data as lost on an RTO (Linux
+/// `tcp_enter_loss` → `tcp_timeout_mark_lost` runs whatever the congestion control; BBR's
+/// `bbr_set_state(Loss)` then only saves cwnd and restarts its round). The server's whole first
+/// flight (its CSM and the first three response segments, downlink packets 1–4) is dropped: no
+/// duplicate ACK comes (the quick-ACKs of the client's CSM and GET are dropped too: packets 2–3),
+/// the RTO fires with 4 segments outstanding, and right after it in-flight is the one
+/// retransmission — the other three count as lost, not in flight — with cwnd 1.
 #[test]
 fn an_rto_marks_every_outstanding_segment_lost_under_bbr() {
     let (up, mut down) = crate::tcp_util::nbiot();

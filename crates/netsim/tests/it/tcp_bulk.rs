@@ -1,5 +1,5 @@
-//! The long-lived flow of spec §5.1 over the nbiot downlink with an infinite buffer: 401
-//! segments of the 102,408-B response after both CSMs and the GET.
+//! The long-lived flow of docs/experiments.md §5.1 over the nbiot downlink with an infinite buffer:
+//! 401 segments of the 102,408-B response after both CSMs and the GET.
 
 use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_cc::time::Instant;
@@ -9,7 +9,8 @@ use coaplab_netsim::tcp::TcpConfig;
 fn nbiot_infinite_buffer_transfer_timeline() {
     let (up, down) = nbiot();
     // The idealised TCP (exact timers, no quick-ACK, bare SYNs): this timeline decomposes the
-    // gap to spec §9.2's ideal figure; the defaults' FCT is `nbiot_buffer_sweep_against_table_6`.
+    // gap to docs/experiments.md §9.2's ideal figure; the defaults' FCT is
+    // `nbiot_buffer_sweep_against_table_6`.
     let mut p = Pair::new(TcpConfig::idealised(), up, down);
     let (get_at, done_at) = transfer(&mut p, 102_408);
     // Slow start from IW 4 with an ACK every second segment: each ACK adds 2 to cwnd.
@@ -43,7 +44,7 @@ fn nbiot_infinite_buffer_transfer_timeline() {
     );
     assert_eq!(get_at, Instant::from_nanos(646_000_001));
     assert_eq!(done_at, Instant::from_nanos(33_518_800_004));
-    // FCT 32.8728 s: the ideal 32.19 s of spec §9.2 plus
+    // FCT 32.8728 s: the ideal 32.19 s of docs/experiments.md §9.2 plus
     //   +  17.466 ms: the GET waits behind the handshake ACK and the CSM on the uplink;
     //   +  30.000 ms: rest-of-path, 15 ms each way;
     //   + 639.86 ms: downlink idle during slow start (IW 4, one ACK per two segments).
@@ -59,11 +60,11 @@ fn nbiot_infinite_buffer_transfer_timeline() {
     );
 }
 
-/// The §5.1 transfer through netsim's own nbiot link (byte FIFO counting the packet in
-/// service, 15 ms rest-of-path) at the four buffers of [P] Table 6 — nothing tuned — with the
-/// defaults (the stock kernel's quick-ACK 16, HZ-250 timer wheel, 48-B SYNs) and with the
-/// idealised TCP the defaults were before spec §5.3's 2026-12-07 revision. Published New Reno
-/// medians: 36.213, 58.235, 95.138, 32.867 s (docs/calibration.md).
+/// The transfer of docs/experiments.md §5.1 through netsim's own nbiot link (byte FIFO counting the
+/// packet in service, 15 ms rest-of-path) at the four buffers of [P] Table 6 — nothing tuned — with
+/// the defaults (the stock kernel's quick-ACK 16, HZ-250 timer wheel, 48-B SYNs) and with the
+/// idealised TCP the defaults were before docs/experiments.md §5.3's 2026-12-07 revision. Published
+/// New Reno medians: 36.213, 58.235, 95.138, 32.867 s (docs/calibration.md).
 #[test]
 fn nbiot_buffer_sweep_against_table_6() {
     let sweep = |cfg: TcpConfig| {

@@ -1,4 +1,5 @@
-//! Closing with FINs (spec §5.1: the client closes with a plain FIN after the response).
+//! Closing with FINs (docs/experiments.md §5.1: the client closes with a plain FIN after the
+//! response).
 //!
 //! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare SYNs): these pin the FIN /
 //! delayed-ACK / RTO rules on exact instants; the defaults' timer wheel and quick-ACK would

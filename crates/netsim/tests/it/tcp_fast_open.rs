@@ -1,12 +1,13 @@
-//! TCP Fast Open in the TCP model (spec §8e): the request rides in the SYN, the SYN-ACK
-//! acknowledges it, the server answers before the handshake's last ACK, and a SYN carries
+//! TCP Fast Open in the TCP model (docs/experiments.md §8e): the request rides in the SYN, the
+//! SYN-ACK acknowledges it, the server answers before the handshake's last ACK, and a SYN carries
 //! at most MSS − 40 bytes (Linux `tcp_send_syn_data`). Exact timelines over an ideal path
 //! (20 ms one way, no serialisation, no loss).
 //!
 //! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
-//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
-//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
-//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
+//! before docs/experiments.md §5.3's 2026-12-07 revision: these are exact timelines of one
+//! mechanism, which the defaults' timer wheel, quick-ACK and SYN options would move without
+//! touching it (each of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`,
+//! `tcp_handshake`).
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
@@ -151,8 +152,8 @@ fn syn_data_is_limited_to_mss_less_forty() {
     assert_eq!(again.ip_len(), 52);
 }
 
-/// The warm-up connection of spec §8e: `TCP_FASTOPEN_CONNECT` without a cookie. The SYN
-/// asks for one (4-B option: kind 34, length 2, two NOPs) and carries no data, the Fast Open
+/// The warm-up connection of docs/experiments.md §8e: `TCP_FASTOPEN_CONNECT` without a cookie. The
+/// SYN asks for one (4-B option: kind 34, length 2, two NOPs) and carries no data, the Fast Open
 /// server's SYN-ACK hands one out (12 B), the request waits for the handshake as without
 /// Fast Open; a server without `TCP_FASTOPEN` answers without a cookie.
 #[test]

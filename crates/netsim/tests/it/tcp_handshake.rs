@@ -128,7 +128,7 @@ fn syn_options_lengthen_syn_and_synack_only() {
     // `syn_options_bytes = 8` (Linux with SACK and timestamps off: MSS 4 + NOP + window scale
     // 3): SYN and SYN-ACK are 48 B. SYN at 60 kbit/s = 6.4 ms + 215 ms; SYN-ACK at 30 kbit/s
     // = 12.8 ms + 415 ms; the client's ACK stays 40 B (5.333 ms + 215 ms).
-    // The default since spec §5.3's 2026-12-07 revision.
+    // The default since docs/experiments.md §5.3's 2026-12-07 revision.
     let (up, down) = nbiot();
     assert_eq!(TcpConfig::default().syn_options_bytes, 8);
     let mut p = Pair::new(TcpConfig::default(), up, down);
@@ -165,8 +165,8 @@ fn with_the_defaults_a_lost_syn_is_retried_at_its_wheel_bucket() {
             "2665200 C ACK 1 1 0",
         ]
     );
-    // The Linux rules of spec §5.3 hold on the defaults: no valid client sample → RTO 3 s,
-    // one retransmission keeps iw; the server's SYN-ACK was sent once, a sample of
+    // The Linux rules of docs/experiments.md §5.3 hold on the defaults: no valid client sample →
+    // RTO 3 s, one retransmission keeps iw; the server's SYN-ACK was sent once, a sample of
     // 2.885533 − 2.2374 = 648.133 ms.
     assert_eq!(p.client.rto(), Duration::from_secs(3));
     assert_eq!(p.client.cwnd(), 4);

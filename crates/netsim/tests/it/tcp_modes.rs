@@ -1,9 +1,10 @@
 //! RFC 6582 window inflation, slow start after idle, and refused segments.
 //!
 //! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
-//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
-//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
-//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
+//! before docs/experiments.md §5.3's 2026-12-07 revision: these are exact timelines of one
+//! mechanism, which the defaults' timer wheel, quick-ACK and SYN options would move without
+//! touching it (each of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`,
+//! `tcp_handshake`).
 
 use crate::tcp_util::{nbiot, transfer, Pair};
 use coaplab_cc::time::{Duration, Instant};

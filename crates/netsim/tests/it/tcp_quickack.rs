@@ -1,5 +1,6 @@
-//! `quickack_segments` (spec §10 #15) on the §5.1 transfer over the nbiot link at the four
-//! buffers of [P] Table 6: the sensitivity of the New Reno cells to Linux's quick-ACK phase.
+//! `quickack_segments` (docs/experiments.md §10 #15) on the §5.1 transfer over the nbiot link at
+//! the four buffers of [P] Table 6: the sensitivity of the New Reno cells to Linux's quick-ACK
+//! phase.
 //!
 //! On [`TcpConfig::idealised`] with `quickack_segments` set: the sensitivity to quick-ACK alone,
 //! on exact timers and bare SYNs (docs/calibration.md, the idealised column); the defaults

@@ -2,9 +2,10 @@
 //! rule ("new-ack") recomputes it from srtt and rttvar on every ACK that advances snd_una.
 //!
 //! On [`TcpConfig::idealised`] (exact timers, no quick-ACK, bare 40-B SYNs), the defaults
-//! before spec §5.3's 2026-12-07 revision: these are exact timelines of one mechanism, which the
-//! defaults' timer wheel, quick-ACK and SYN options would move without touching it (each
-//! of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`, `tcp_handshake`).
+//! before docs/experiments.md §5.3's 2026-12-07 revision: these are exact timelines of one
+//! mechanism, which the defaults' timer wheel, quick-ACK and SYN options would move without
+//! touching it (each of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`,
+//! `tcp_handshake`).
 
 use crate::tcp_util::{nbiot, transfer_observed, Pair};
 use coaplab_netsim::tcp::{RtoBackoffReset, TcpConfig};

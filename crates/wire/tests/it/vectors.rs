@@ -239,7 +239,7 @@ fn stream_decoder_says_how_many_bytes_it_needs() {
     }
 }
 
-/// spec/experiments.md §4.1–4.2: the sizes every simulated packet is charged for.
+/// docs/experiments.md §4.1–4.2: the sizes every simulated packet is charged for.
 #[test]
 fn experiment_message_sizes() {
     let tok = token_4a1f();
@@ -270,7 +270,7 @@ fn experiment_message_sizes() {
     assert_eq!(response(15), 266);
     assert_eq!(response(16), 267);
     assert_eq!(response(399), 267);
-    // §4.2: 60-byte POST and 2.04 response.
+    // docs/experiments.md §4.2: 60-byte POST and 2.04 response.
     let mut post = MessageBuf::new(MessageType::Con, Code::POST, 1, tok);
     post.options.push(number::URI_PATH, "f");
     post.payload = vec![0; 51];

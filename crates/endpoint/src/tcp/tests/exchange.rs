@@ -362,8 +362,8 @@ fn get_data(client_config: SessionConfig, n: usize) -> (Code, usize, usize) {
 
 #[test]
 fn spec_max_message_size_admits_objects_up_to_131_064_bytes() {
-    // 131,064 + 8 B of header = 131,072 B, spec §5.1's Max-Message-Size; one byte more is
-    // refused by the server with a 5.00 (a response of 3 B, not the object).
+    // 131,064 + 8 B of header = 131,072 B, docs/experiments.md §5.1's Max-Message-Size; one byte
+    // more is refused by the server with a 5.00 (a response of 3 B, not the object).
     assert_eq!(
         get_data(SessionConfig::client(), 131_064),
         (Code::CONTENT, 131_064, 131_072)
@@ -377,7 +377,7 @@ fn spec_max_message_size_admits_objects_up_to_131_064_bytes() {
 #[test]
 fn admitting_response_raises_max_message_size_to_the_objects_frame() {
     let admitting = |n| SessionConfig::client().admitting_response(n).unwrap();
-    // Up to 131,064 B spec §5.1's 131,072 B stays (so its CSM stays 6 B).
+    // Up to 131,064 B docs/experiments.md §5.1's 131,072 B stays (so its CSM stays 6 B).
     assert_eq!(admitting(131_064), SessionConfig::client());
     assert_eq!(admitting(0), SessionConfig::client());
     // Above, exactly the response frame: 8 B of header with a 1-B token.

@@ -134,7 +134,7 @@ fn close_and_the_peers_fin_fail_outstanding_requests() {
             },
         ]
     );
-    // Plain FIN, no Release (spec/experiments.md §5.1): only the CSM and the GET were queued.
+    // Plain FIN, no Release (docs/experiments.md §5.1): only the CSM and the GET were queued.
     assert_eq!(writes(&mut c).len(), 2);
 
     let mut c = client();

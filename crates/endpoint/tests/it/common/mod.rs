@@ -17,14 +17,15 @@ use coaplab_endpoint::{
 pub const CLIENT: &str = "198.18.0.1:40000";
 pub const SERVER: &str = "198.18.1.1:5683";
 
-/// The experiments' server: path "f" answers GET with 102,400 B and POST with 53 B (spec §4).
+/// The experiments' server: path "f" answers GET with 102,400 B and POST with 53 B
+/// (docs/experiments.md §4).
 pub fn router() -> Router {
     let mut r = Router::new();
     r.route("f", Resource::experiment(102_400, 53));
     r
 }
 
-/// The 60-B CON POST of the short-lived workloads (spec §4.2).
+/// The 60-B CON POST of the short-lived workloads (docs/experiments.md §4.2).
 pub fn post() -> Request {
     Request::post("f", vec![0; 51])
 }

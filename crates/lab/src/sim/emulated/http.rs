@@ -1,13 +1,13 @@
-//! HTTP download cells in emulated runs (spec §8e): the real hyper server and client of
-//! `coaplab_emu::http` (`coaplab http-server` / `http-get`'s code, in process, on sockets in
-//! the emulator's namespaces: [`download_across`]) on the kernel's TCP with spec §5.3's
-//! settings, through the emulated link, one download per run, as the simulated cell
+//! HTTP download cells in emulated runs (docs/experiments.md §8e): the real hyper server and client
+//! of `coaplab_emu::http` (`coaplab http-server` / `http-get`'s code, in process, on sockets in
+//! the emulator's namespaces: [`download_across`]) on the kernel's TCP with docs/experiments.md
+//! §5.3's settings, through the emulated link, one download per run, as the simulated cell
 //! (`sim::http`) measures it.
 //!
 //! * The IoT variants (`iot-http1`, `iot-h2`) run with `net.ipv4.tcp_fastopen` = 3 in both
 //!   namespaces, `TCP_FASTOPEN` on the listener and `TCP_FASTOPEN_CONNECT` on the client,
-//!   and an untimed warm-up fetch first that gets the cookie (spec §8e); the measured
-//!   connection's request then starts in its SYN.
+//!   and an untimed warm-up fetch first that gets the cookie (docs/experiments.md §8e); the
+//!   measured connection's request then starts in its SYN.
 //! * `fct_s`: the client's download time (from just before its socket is created to the
 //!   body's last byte, `http-get`'s `download_ms`).
 //! * `bytes_up` / `bytes_down` / `transmissions`: from the emulator's per-packet log, the IP
@@ -188,9 +188,10 @@ mod tests {
     /// further packet costs its 40 B of headers, the HTTP payload being the same (the
     /// kernel's ACK of the SYN-ACK before the rest of a TFO write; hyper's SETTINGS ACK and
     /// response as two writes; quick ACKs beyond the model's). The SYN and SYN-ACK options
-    /// (MSS, window scale: 8 B each) are the model's too since spec §5.3's 2026-12-07 revision
-    /// (`syn_options_bytes = 8` by default), so they no longer differ. The time: within 0.1 s + 30 % (real scheduling, the
-    /// extra packets' serialisation). The capture, as tshark reads it, holds the same count.
+    /// (MSS, window scale: 8 B each) are the model's too since docs/experiments.md §5.3's
+    /// 2026-12-07 revision (`syn_options_bytes = 8` by default), so they no longer differ. The
+    /// time: within 0.1 s + 30 % (real scheduling, the extra packets' serialisation). The capture,
+    /// as tshark reads it, holds the same count.
     #[test]
     fn http_cells_run_on_the_kernel_through_the_emulator() {
         if let Some(why) = coaplab_emu::emulator::unavailable() {

@@ -14,7 +14,8 @@
 //! (accepted sockets inherit it; checked, and set again if a flow asks for another one):
 //! `tcp-newreno` → kernel `reno`, `tcp-bbr` → kernel `bbr`.
 //!
-//! Measured, per flow (spec §7), with the simulator's definitions where the kernel allows:
+//! Measured, per flow (docs/experiments.md §7), with the simulator's definitions where the kernel
+//! allows:
 //! * `fct_s`: the first request written → the last response's last byte read.
 //! * `setup_s`: `connect(2)` (the first SYN) → the socket became writable (SYN-ACK received),
 //!   first connection.
@@ -545,8 +546,8 @@ impl Run {
                         SessionEvent::RequestCompleted { at, started, .. } => {
                             let done = f.progress.completed(at, started, f.plan.quota);
                             if f.plan.batches.is_some() && (done || c.batch_left == 0) {
-                                // The short-lived client is done (spec §5.2): FIN; the next
-                                // one connects at once.
+                                // The short-lived client is done (docs/experiments.md §5.2): FIN;
+                                // the next one connects at once.
                                 c.closing = true;
                                 next_client = !done && j == current;
                             } else if !done {

@@ -1,6 +1,6 @@
-//! Ground truth for unnecessary retransmissions in emulated UDP runs (spec §7), derived from
-//! the emulator's per-packet log: the packets read from each TUN device, in reading order,
-//! with their bytes and whether (and when) they were written to the far device.
+//! Ground truth for unnecessary retransmissions in emulated UDP runs (docs/experiments.md §7),
+//! derived from the emulator's per-packet log: the packets read from each TUN device, in reading
+//! order, with their bytes and whether (and when) they were written to the far device.
 //!
 //! Real packets carry no simulator tag, so the tag is recovered by decoding each UDP payload
 //! with `coaplab_wire`: a client's CON request is copy `k` of the exchange named by its

@@ -1,5 +1,5 @@
-//! The time-based two-state Markov loss model (spec §3: the default until issue 12, now
-//! `error_model = "ctmc"`; scenarios default to netem's per-packet `gemodel`).
+//! The time-based two-state Markov loss model (docs/experiments.md §3: the default until issue 12,
+//! now `error_model = "ctmc"`; scenarios default to netem's per-packet `gemodel`).
 //!
 //! The channel alternates between a low-error state and an error burst with exponential
 //! sojourns (means `good_mean` and `burst_mean`). The state at time 0 is drawn from the

@@ -1,4 +1,5 @@
-//! Packet-based Gilbert-Elliott loss with Linux netem `gemodel` semantics (spec §1.2).
+//! Packet-based Gilbert-Elliott loss with Linux netem `gemodel` semantics (docs/experiments.md
+//! §1.2).
 //!
 //! Per packet, two independent uniform draws, as netem's `loss_gilb_ell()` (4.x/5.x kernels):
 //! the first decides the state transition, which applies from the **next** packet; the second
@@ -20,8 +21,8 @@ pub struct GeParams {
 }
 
 impl GeParams {
-    /// Profile `medium` realised per packet (spec §3, example `r = 0.1`): `p = 0.025`,
-    /// `1-h = 0.5`, `1-k = 0` (π_B = 0.2, ≈10 %, bursts of 10 packets on average).
+    /// Profile `medium` realised per packet (docs/experiments.md §3, example `r = 0.1`): `p =
+    /// 0.025`, `1-h = 0.5`, `1-k = 0` (π_B = 0.2, ≈10 %, bursts of 10 packets on average).
     pub const MEDIUM: GeParams = GeParams {
         p: 0.025,
         r: 0.1,
@@ -29,8 +30,8 @@ impl GeParams {
         loss_good: 0.0,
     };
 
-    /// Profile `high` realised per packet (spec §3, example `r = 0.1`): `p = 0.02581`,
-    /// `1-h = 0.8`, `1-k = 0.02` (π_B ≈ 0.2051, ≈18 %).
+    /// Profile `high` realised per packet (docs/experiments.md §3, example `r = 0.1`): `p =
+    /// 0.02581`, `1-h = 0.8`, `1-k = 0.02` (π_B ≈ 0.2051, ≈18 %).
     pub const HIGH: GeParams = GeParams {
         p: 0.02581,
         r: 0.1,
@@ -136,7 +137,8 @@ mod tests {
 
     #[test]
     fn mean_loss_matches_the_stationary_formula() {
-        // Spec §3 high profile for r = 0.1: p = 0.02581, 1-h = 0.8, 1-k = 0.02 → 18.0 %.
+        // docs/experiments.md §3 high profile for r = 0.1: p = 0.02581, 1-h = 0.8, 1-k = 0.02 →
+        // 18.0 %.
         let params = GeParams {
             p: 0.02581,
             r: 0.1,

@@ -1,4 +1,4 @@
-//! Stage 4 of a link direction: the loss stage (spec §1.1 item 4, §1.2, §3).
+//! Stage 4 of a link direction: the loss stage (docs/experiments.md §1.1 item 4, §1.2, §3).
 //!
 //! The stage follows the serializer and the propagation delay, so a packet lost here has
 //! already used link time. Every packet, whatever its size or type, gets the same treatment.
@@ -6,9 +6,9 @@
 //! ([`Ctmc`]) and the
 //! packet-based Gilbert-Elliott chain with netem `gemodel` semantics in `f64` draws
 //! ([`GilbertElliott`]), and Linux netem's three loss models in netem's own integer arithmetic
-//! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; spec §3 revised 2026-11-24), which the
-//! `netem-state` / `netem-gemodel` error models use for the paper profiles. How a profile name
-//! becomes one of these ([`ProfileForm`]: netem `gemodel` with calibrated 1.5-packet bursts by
+//! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; docs/experiments.md §3 revised 2026-11-24),
+//! which the `netem-state` / `netem-gemodel` error models use for the paper profiles. How a profile
+//! name becomes one of these ([`ProfileForm`]: netem `gemodel` with calibrated 1.5-packet bursts by
 //! default) is in `profile.rs`.
 
 mod ctmc;
@@ -43,7 +43,7 @@ pub enum LossModel {
         /// Loss probability in `[0, 1]`.
         p: f64,
     },
-    /// Time-based two-state continuous-time Markov chain (spec §3 default).
+    /// Time-based two-state continuous-time Markov chain (docs/experiments.md §3 default).
     Ctmc(CtmcParams),
     /// Packet-based Gilbert-Elliott chain (netem `loss gemodel p r 1-h 1-k`) in `f64` draws.
     GilbertElliott(GeParams),
@@ -55,7 +55,7 @@ pub enum LossModel {
     NetemGemodel(NetemGeParams),
 }
 
-/// Spec §3 Table 5 for a bursty profile: (loss in the low-error state, loss in the error
+/// The bursty profiles of docs/experiments.md §3: (loss in the low-error state, loss in the error
 /// burst, average loss).
 fn table5(name: &str) -> Option<(f64, f64, f64)> {
     match name {
@@ -111,9 +111,9 @@ impl LossModel {
     }
 
     /// The error profile `name` with its bursty cases realised by the packet-based
-    /// Gilbert-Elliott chain of spec §3 (example `r = 0.1`, [`GeParams::MEDIUM`],
+    /// Gilbert-Elliott chain of docs/experiments.md §3 (example `r = 0.1`, [`GeParams::MEDIUM`],
     /// [`GeParams::HIGH`]) instead of the time-based chain. `none` and `low` are as in
-    /// [`LossModel::profile`]: the spec's Gilbert-Elliott form of `low` (`p = 0`, `1-k = 0.02`)
+    /// [`LossModel::profile`]: the Gilbert-Elliott form of `low` (`p = 0`, `1-k = 0.02`)
     /// never leaves GOOD, so it is the same Bernoulli 2 % process.
     pub fn profile_gilbert_elliott(name: &str) -> Option<LossModel> {
         match name {

@@ -22,7 +22,7 @@ pub enum ErrorModel {
     /// The time-based two-state chain (exponential sojourns in seconds).
     Ctmc,
     /// The packet-based Gilbert-Elliott chain in `f64` draws, with the fixed `r = 0.1` of the
-    /// spec's old example (kept for old result files; no burst parameter).
+    /// previous default example (kept for old result files; no burst parameter).
     GilbertElliott,
 }
 

@@ -236,8 +236,9 @@ pub(crate) fn at_us(line: &str) -> u64 {
         .expect("log line")
 }
 
-/// Drives the §5.1 application (client CSM 6 B + GET 5 B, server CSM 2 B, one response of
-/// `object_bytes`) until the client has it all and the server is fully acknowledged; returns (GET sent, last byte received).
+/// Drives the application of docs/experiments.md §5.1 (client CSM 6 B + GET 5 B, server CSM 2 B,
+/// one response of `object_bytes`) until the client has it all and the server is fully
+/// acknowledged; returns (GET sent, last byte received).
 pub(crate) fn transfer(p: &mut Pair, object_bytes: usize) -> (Instant, Instant) {
     transfer_observed(p, object_bytes, |_| {})
 }
@@ -288,8 +289,8 @@ pub(crate) fn transfer_observed(
     (get_at.expect("GET"), done_at.expect("done"))
 }
 
-/// The nbiot preset's links (spec §2.1) with the 15 ms rest-of-path folded into the delay and
-/// an infinite buffer: uplink 60 kbit/s + 215 ms, downlink 30 kbit/s + 415 ms.
+/// The nbiot preset's links (docs/experiments.md §2.1) with the 15 ms rest-of-path folded into the
+/// delay and an infinite buffer: uplink 60 kbit/s + 215 ms, downlink 30 kbit/s + 415 ms.
 pub(crate) fn nbiot() -> (Path, Path) {
     (
         Path::new(60_000, Duration::from_millis(215)),
