@@ -1,4 +1,4 @@
-//! The receiving half: reassembly and the delayed-ACK policy of spec §5.3.
+//! The receiving half: reassembly and the delayed-ACK policy of docs/experiments.md §5.3.
 //!
 //! An ACK is due at once when more than one MSS of in-order data is unacknowledged (Linux
 //! `__tcp_ack_snd_check`: `rcv_nxt − rcv_wup > rcv_mss`, i.e. every second full-sized segment),
@@ -11,7 +11,7 @@
 //! 200-ms timeout is 50 jiffies, below `LVL_START(1)` = 63, so level 0 (1-jiffy granularity):
 //! armed in jiffy `j` it fires at the start of jiffy `j + 51`, 200–204 ms later.
 //!
-//! Quick-ACK (`quickack_segments`, default 16, spec §5.3 revised): Linux's `icsk_ack.quick`.
+//! Quick-ACK (`quickack_segments`, default 16, docs/experiments.md §5.3 revised): Linux's `icsk_ack.quick`.
 //! The budget is set to `quickack_segments` (never lowered) when the first in-order data
 //! arrives (`tcp_event_data_recv`, `ato == 0`), when in-order data arrives more than one RTO
 //! after the previous data (`tcp_event_data_recv`, idle), and when an entirely old segment
