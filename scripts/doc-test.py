@@ -167,8 +167,9 @@ if [ "$(id -u)" = 0 ] && ! command -v sudo >/dev/null; then sudo() { "$@"; }; fi
 __doc_at() {  # file, block, block line, command line, command
   __doc_where="$1: block $2 (line $3), line $4"
   printf '%s\n' "$__doc_where" > "$DOC_TEST_STATE"
-  printf '\n==> %s: %s\n' "$__doc_where" "$5"
-  printf '  %s:%s  %s\n' "$1" "$4" "$(printf '%s' "$5" | head -n 1 | cut -c1-110)" >&3
+  local t=$(($(date +%s) - DOC_TEST_START))
+  printf '\n==> [%d s] %s: %s\n' "$t" "$__doc_where" "$5"
+  printf '  [%4d s] %s:%s  %s\n' "$t" "$1" "$4" "$(printf '%s' "$5" | head -n 1 | cut -c1-100)" >&3
 }
 __doc_check() {  # $? then PIPESTATUS of the command just run
   local status=$1 s i=0 n=$(($# - 1)); shift
@@ -313,10 +314,12 @@ def main():
     log = os.path.join(work, "log.txt")
     started = time.time()
     print(f"doc-test: scratch copy {tree}; output in {log}", flush=True)
+    os.makedirs(work, exist_ok=True)
     open(log, "w").close()
     env = {k: v for k, v in os.environ.items() if k not in ("CARGO_TARGET_DIR", "VIRTUAL_ENV")}
     env["PATH"] = os.path.join(tree, "target", "release") + os.pathsep + env.get("PATH", "")
     env["DOC_TEST_LOG"] = log
+    env["DOC_TEST_START"] = str(int(started))
     root_ok = os.geteuid() == 0 or subprocess.run("sudo -n true", shell=True, capture_output=True).returncode == 0
     private_tmp = os.geteuid() == 0 and subprocess.run(
         ["unshare", "--mount", "--propagation", "private", "sh", "-c",
