@@ -28,7 +28,7 @@ failure of a file ends that file, printed as FILE, block number (and its first l
 command's line and the tail of its output; the script exits 1 if any file failed. After a
 command sent to the background (`... &`) it waits one second, as a person typing the next
 line would (a server's socket is then bound). Each file has a time limit (--timeout-min,
-30 by default). Run as root, each file has a private, empty /tmp (a mount namespace), since
+60 by default). Run as root, each file has a private, empty /tmp (a mount namespace), since
 the docs write fixed paths such as /tmp/xc-sim that a second run would find taken. The
 whole output is in target/doc-test/log.txt. `.peers/` (the peers that test.sh installs) is
 linked into the scratch copy.
@@ -286,7 +286,7 @@ def main():
     ap.add_argument("files", nargs="*", help="Markdown files (default: README.md, docs/*.md)")
     ap.add_argument("--list", action="store_true", help="print the commands and annotations only")
     ap.add_argument("--keep-going", action="store_true", help="run the other files after a failure")
-    ap.add_argument("--timeout-min", type=float, default=30, help="time limit of each file")
+    ap.add_argument("--timeout-min", type=float, default=60, help="time limit of each file, minutes")
     args = ap.parse_args()
     files = args.files or ["README.md"] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
     files = [os.path.join(ROOT, f) if not os.path.isabs(f) else f for f in files]
