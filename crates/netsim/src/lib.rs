@@ -39,8 +39,8 @@ pub use config::{ConfigError, NetworkConfig, Preset, PRESET_NAMES};
 pub use engine::EventQueue;
 pub use link::delay::{DelayConfig, JitterMode};
 pub use link::loss::{
-    CtmcParams, GeParams, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
-    ErrorModel, FormError, ProfileError, ProfileForm, DEFAULT_BURST_MEAN, DEFAULT_BURST_PACKETS,
+    CtmcParams, ErrorModel, FormError, GeParams, LossModel, NetemGeParams, NetemRandomParams,
+    NetemStateParams, ProfileError, ProfileForm, DEFAULT_BURST_MEAN, DEFAULT_BURST_PACKETS,
     ERROR_MODEL_NAMES, PROFILE_NAMES,
 };
 pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};

@@ -255,7 +255,9 @@ impl LinkOpts {
         let model = ErrorModel::from_name(&self.error_model);
         let burst_mean = match self.burst_mean_s {
             Some(s) if !(s.is_finite() && s >= 1e-3) => {
-                return Err(format!("--burst-mean-s {s}: a duration of at least 0.001 s"))
+                return Err(format!(
+                    "--burst-mean-s {s}: a duration of at least 0.001 s"
+                ))
             }
             s => s.map(Duration::from_secs_f64_round_us),
         };

@@ -227,7 +227,10 @@ impl Profiles {
                 } else {
                     "loss_burst_packets"
                 };
-                format!("{e} for {name} under {} (network.{key})", self.form.model.name())
+                format!(
+                    "{e} for {name} under {} (network.{key})",
+                    self.form.model.name()
+                )
             }
         })
     }

@@ -27,7 +27,8 @@ pub enum ErrorModel {
 }
 
 /// The names of [`ErrorModel`] as scenario files and `--error-model` spell them.
-pub const ERROR_MODEL_NAMES: [&str; 4] = ["netem-gemodel", "netem-state", "ctmc", "gilbert-elliott"];
+pub const ERROR_MODEL_NAMES: [&str; 4] =
+    ["netem-gemodel", "netem-state", "ctmc", "gilbert-elliott"];
 
 impl ErrorModel {
     /// The model named `name` ([`ERROR_MODEL_NAMES`]).
@@ -87,7 +88,10 @@ impl std::fmt::Display for FormError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FormError::BurstPacketsNeedNetem => {
-                write!(f, "a burst in packets needs error model netem-gemodel or netem-state")
+                write!(
+                    f,
+                    "a burst in packets needs error model netem-gemodel or netem-state"
+                )
             }
             FormError::BurstSecondsNeedCtmc => {
                 write!(f, "a burst in seconds needs error model ctmc")
@@ -210,7 +214,10 @@ mod tests {
         let burst = |m| ProfileForm::new(Some(m), None, None).unwrap();
         assert_eq!(burst(ErrorModel::NetemGemodel).burst_packets, 1.5);
         assert_eq!(burst(ErrorModel::NetemState).burst_packets, 4.0);
-        assert_eq!(burst(ErrorModel::Ctmc).burst_mean, Duration::from_millis(200));
+        assert_eq!(
+            burst(ErrorModel::Ctmc).burst_mean,
+            Duration::from_millis(200)
+        );
         // netem-state's default is the least burst it can give `medium`: it must build.
         assert!(burst(ErrorModel::NetemState).realise("medium").is_ok());
     }
@@ -229,8 +236,12 @@ mod tests {
 
     #[test]
     fn the_time_based_chain_keeps_each_profile_average() {
-        let form = ProfileForm::new(Some(ErrorModel::Ctmc), None, Some(Duration::from_millis(400)))
-            .unwrap();
+        let form = ProfileForm::new(
+            Some(ErrorModel::Ctmc),
+            None,
+            Some(Duration::from_millis(400)),
+        )
+        .unwrap();
         let LossModel::Ctmc(m) = form.realise("medium").unwrap() else {
             panic!("not a chain")
         };
@@ -245,7 +256,13 @@ mod tests {
         // At 1 s the chain is the old fixed profiles.
         let one_s =
             ProfileForm::new(Some(ErrorModel::Ctmc), None, Some(Duration::from_secs(1))).unwrap();
-        assert_eq!(one_s.realise("medium").unwrap(), LossModel::Ctmc(CtmcParams::MEDIUM));
-        assert_eq!(one_s.realise("high").unwrap(), LossModel::Ctmc(CtmcParams::HIGH));
+        assert_eq!(
+            one_s.realise("medium").unwrap(),
+            LossModel::Ctmc(CtmcParams::MEDIUM)
+        );
+        assert_eq!(
+            one_s.realise("high").unwrap(),
+            LossModel::Ctmc(CtmcParams::HIGH)
+        );
     }
 }
