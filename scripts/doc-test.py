@@ -48,6 +48,7 @@ import glob
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -251,34 +252,51 @@ def end_session(proc):
 
 
 def prepare_tree(tree):
-    """The scratch copy: emptied but for the build caches, then this checkout's files."""
+    """The scratch copy: this checkout's files, and nothing else but the build caches.
+
+    A file whose content is unchanged keeps its scratch copy (and its mtime, so cargo does not
+    rebuild); a changed or new one is written anew (mtime now, so cargo does rebuild: copying
+    the checkout's mtimes could leave a build started before an edit looking up to date).
+    Everything else (results, outputs, files deleted from the checkout) is removed.
+    """
     os.makedirs(tree, exist_ok=True)
     keep = {os.path.join(tree, k) for k in KEEP}
-
-    def clear(d):
-        for name in os.listdir(d):
+    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    listed = {f for f in listed if f and os.path.lexists(os.path.join(ROOT, f))}
+    for d, dirs, names in os.walk(tree, topdown=True):
+        dirs[:] = [x for x in dirs if os.path.join(d, x) not in keep]
+        for name in names + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
             p = os.path.join(d, name)
-            if p in keep:
+            if os.path.relpath(p, tree) not in listed:
+                os.unlink(p)
+    for d, dirs, names in os.walk(tree, topdown=False):  # directories left empty
+        if d != tree and d not in keep and not any(k.startswith(d + "/") for k in keep):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    for rel in sorted(listed):
+        src, dst = os.path.join(ROOT, rel), os.path.join(tree, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.islink(src):
+            if os.path.islink(dst) and os.readlink(dst) == os.readlink(src):
                 continue
-            if any(k.startswith(p + "/") for k in keep) and os.path.isdir(p) and not os.path.islink(p):
-                clear(p)
-            else:
-                subprocess.run(["rm", "-rf", p], check=True)
-
-    clear(tree)
-    files = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
-                           check=True, capture_output=True).stdout
-    files = b"\0".join(f for f in files.split(b"\0") if f and os.path.lexists(os.path.join(ROOT, f.decode())))
-    tar = subprocess.Popen(["tar", "--null", "-T", "-", "-cf", "-"], cwd=ROOT,
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    untar = subprocess.Popen(["tar", "-xf", "-"], cwd=tree, stdin=tar.stdout)
-    tar.stdout.close()
-    tar.stdin.write(files)
-    tar.stdin.close()
-    if tar.wait() or untar.wait():
-        sys.exit("doc-test: copying the checkout into the scratch tree failed")
-    if os.path.isdir(os.path.join(ROOT, ".peers")):  # the interop peers that test.sh installed
-        os.symlink(os.path.join(ROOT, ".peers"), os.path.join(tree, ".peers"))
+            if os.path.lexists(dst):
+                os.unlink(dst)
+            os.symlink(os.readlink(src), dst)
+            continue
+        if os.path.isfile(dst) and not os.path.islink(dst):
+            with open(src, "rb") as a, open(dst, "rb") as b:
+                same = a.read() == b.read()
+            if same and os.stat(src).st_mode == os.stat(dst).st_mode:
+                continue
+        if os.path.lexists(dst):
+            os.unlink(dst)
+        shutil.copy(src, dst)
+    peers = os.path.join(tree, ".peers")
+    if os.path.isdir(os.path.join(ROOT, ".peers")) and not os.path.lexists(peers):
+        os.symlink(os.path.join(ROOT, ".peers"), peers)  # the interop peers that test.sh installed
 
 
 def main():
