@@ -44,6 +44,7 @@ Root-only commands run as root (CI runs as root); run by another user, a command
 with `sudo` runs only when `sudo -n` works, and is otherwise reported as not run.
 """
 import argparse
+import fcntl
 import glob
 import os
 import re
@@ -333,6 +334,12 @@ def main():
     started = time.time()
     print(f"doc-test: scratch copy {tree}; output in {log}", flush=True)
     os.makedirs(work, exist_ok=True)
+    lock = open(os.path.join(work, "lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("doc-test: another run holds target/doc-test/lock; waiting for it", flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
     open(log, "w").close()
     env = {k: v for k, v in os.environ.items() if k not in ("CARGO_TARGET_DIR", "VIRTUAL_ENV")}
     env["PATH"] = os.path.join(tree, "target", "release") + os.pathsep + env.get("PATH", "")
