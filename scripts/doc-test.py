@@ -10,8 +10,9 @@ A command block without a language (```) is an error, so that none is left out s
 
 Where they run: a scratch copy of this checkout (its tracked and untracked, not ignored,
 files) in target/doc-test/tree/, made afresh for each Markdown file: emptied except for its
-own `target/`, `python/target/` and `.venv/`, which are kept as build caches (between files,
-and between runs of this script), then filled again from the checkout. So a file's blocks
+own `target/` and `python/target/`, which are kept as build caches (between files, and
+between runs of this script), then filled again from the checkout (a venv is not kept: one
+made by another Python breaks). So a file's blocks
 start from a fresh clone's state, except that README.md's first command has built
 target/release/coaplab. One bash per Markdown file runs that file's blocks in order, so a
 variable of one block is seen by the next; a block's background jobs are ended at its end,
@@ -58,7 +59,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_LANGS = {"sh", "bash"}
 MARK = re.compile(r"#\s*doc-test:\s*(.*?)\s*$")
-KEEP = ["target", "python/target", ".venv"]  # build caches kept in the scratch copy
+KEEP = ["target", "python/target"]  # build caches kept in the scratch copy
 
 
 class Command:
