@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, runnable on a fresh machine that has the Rust toolchain (rustup).
 # Installs whatever else the tests need and is missing, then runs: format check, clippy with
-# warnings as errors, the layer-direction check, and every test of the workspace.
+# warnings as errors, the layer-direction check, every test of the workspace, and every shell
+# command of README.md and docs/*.md (scripts/doc-test.py).
 #
 #   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
 #   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
@@ -16,7 +17,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,10 +44,6 @@ apt_install() {
   [ "$apt_updated" = 1 ] || { apt-get update; apt_updated=1; }
   apt-get install -y "$@"
 }
-# OpenSSL's headers and pkg-config, which the openssl crate (DTLS, coaps://) builds against.
-if ! pkg-config --exists openssl 2>/dev/null; then
-  apt_install libssl-dev pkg-config
-fi
 # libcoap's coap-client-notls / coap-server-notls, and the -openssl ones (coaps://).
 if ! command -v coap-client-notls >/dev/null || ! command -v coap-server-notls >/dev/null \
   || ! command -v coap-client-openssl >/dev/null || ! command -v coap-server-openssl >/dev/null; then
@@ -193,6 +190,10 @@ else
     --bin "${CARGO_TARGET_DIR:-target}/debug/coaplab" >/dev/null
   rm -rf "$cal_out"
 fi
+
+step "README and docs: every \`\`\`sh block run as written (scripts/doc-test.py)"
+# In a scratch copy (target/doc-test/), with its own release build, venv and private /tmp.
+python3 scripts/doc-test.py
 
 if [ "$long" = 1 ]; then
   step "ns-3 oracle (TCP model vs ns-3 TcpLinuxReno/TcpNewReno/TcpBbr; installs .peers/ns3-venv)"

@@ -66,9 +66,9 @@ TRACES (--trace DIR, --trace-runs, or [output] trace in the scenario; simulated 
 EXAMPLES:
   coaplab run scenarios/quickstart.toml
   coaplab run scenarios/fasor-globecom18.toml --reps 2 --jobs 2 --out results/fasor
-  coaplab run scenarios/fasor-globecom18.toml --out results/fasor --resume
+  coaplab run scenarios/fasor-globecom18.toml --reps 2 --jobs 2 --out results/fasor --resume
   coaplab run scenarios/pesola-long-lived.toml --dry-run
-  coaplab run scenarios/quickstart.toml --trace traces --trace-runs 0,5
+  coaplab run scenarios/quickstart.toml --out results/qs --trace-runs 0,5   (in results/qs/trace)
   coaplab run scenarios/quickstart.toml --mode emulated --reps 1   (real time, as root)
   coaplab run scenarios/quickstart.toml --set network.buffer_bytes=2500 --set flows.0.cc=fasor
   coaplab run scenarios/quickstart.toml --shard 2/3 --out results/q2   (then coaplab merge)
@@ -121,7 +121,9 @@ pub(crate) struct Args {
     /// Override a scenario key before the file is checked: a dotted path (a number indexes
     /// [[flows]]) and a TOML value (a bare word is a string; a list is a sweep axis), e.g.
     /// network.buffer_bytes=2500, flows.0.cc=fasor, 'network.loss=["none", "high"]'. Repeatable;
-    /// recorded in manifest.json.
+    /// recorded in manifest.json. Seeds derive from the values of the sweep axes (not those of
+    /// algorithm axes), so replacing an axis by a scalar changes the runs' seeds: a one-element
+    /// list ('network.buffer_bytes=[2500]') keeps the axis and the seeds of that cell.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Run only shard K of N of the plan (the runs whose id modulo N is K-1), for running one

@@ -13,20 +13,27 @@ use openssl::ssl::{
     SslVersion,
 };
 
+// `@SECLEVEL=0` in each list: since OpenSSL 3.2 (the `openssl` crate builds 3.6 from source,
+// `vendored`) the CCM_8 suites count 64 bits of strength for their 8-byte tag, below security
+// level 1, the default, so OpenSSL would never negotiate the suites that RFC 7252 mandates
+// (3.0, Debian 12's, still counted 128). Level 0 lets the lists below decide; they name no
+// NULL, anonymous or export suite.
+
 /// Cipher suites a server accepts with a pre-shared key, best first:
 /// TLS_PSK_WITH_AES_128_CCM_8, mandatory for CoAP (RFC 7252 §9.1.3.1), then OpenSSL's other
 /// PSK suites (libcoap 4.3 asks OpenSSL for `PSK:!NULL`).
-pub const PSK_CIPHERS: &str = "PSK-AES128-CCM8:PSK:!NULL";
+pub const PSK_CIPHERS: &str = "PSK-AES128-CCM8:PSK:!NULL:@SECLEVEL=0";
 
 /// Cipher suites a client offers with a pre-shared key: CCM_8 first, then two common ones.
 /// Few, because every suite offered is 2 B in each of the two ClientHellos (the second one
 /// carries the cookie), which on a constrained link cost airtime.
-pub const PSK_CLIENT_CIPHERS: &str = "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256";
+pub const PSK_CLIENT_CIPHERS: &str =
+    "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256:@SECLEVEL=0";
 
 /// Cipher suites with certificates, best first: TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8, mandatory
 /// for CoAP (RFC 7252 §9.1.3.3), then OpenSSL's other forward-secret suites.
 pub const CERT_CIPHERS: &str =
-    "ECDHE-ECDSA-AES128-CCM8:ECDHE+AESGCM:ECDHE+CHACHA20:ECDHE+AES:!aNULL";
+    "ECDHE-ECDSA-AES128-CCM8:ECDHE+AESGCM:ECDHE+CHACHA20:ECDHE+AES:!aNULL:@SECLEVEL=0";
 
 /// The largest UDP payload the DTLS handshake writes (OpenSSL fragments handshake messages to
 /// fit): the IPv6 minimum MTU, 1,280 B, less 40 B of IPv6 and 8 B of UDP header.
