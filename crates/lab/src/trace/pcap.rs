@@ -18,7 +18,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
-use coaplab_emu::emulator::pcap::PcapWriter;
+use coaplab_emu::pcap::PcapWriter;
 use coaplab_netsim::tcp::Segment;
 use coaplab_netsim::{Direction, PacketRecord};
 use etherparse::PacketBuilder;
