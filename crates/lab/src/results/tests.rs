@@ -451,3 +451,31 @@ fn each_run_records_its_own_thread_cpu_time() {
     let runs = std::fs::read_to_string(tmp.path().join("runs.csv")).unwrap();
     assert!(!runs.lines().next().unwrap().contains("cpu_s"));
 }
+
+#[test]
+fn a_stopped_sweep_records_the_runs_it_ran_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    // One job, stopped after the third run: the stop is polled after each run.
+    let ended = std::cell::Cell::new(0);
+    let out = crate::exec::execute_until(
+        &plan,
+        crate::shard::Shard::WHOLE,
+        &dir,
+        manifest,
+        1,
+        &fake,
+        &mut |_: &Progress| ended.set(ended.get() + 1),
+        Some(&mut || ended.get() >= 3),
+    )
+    .unwrap();
+    assert!(out.interrupted);
+    assert_eq!((out.total, out.ok, out.failed), (8, 3, 0));
+    let flows = std::fs::read_to_string(tmp.path().join("flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 1 + 3 * 2);
+    drop(dir);
+    let (plan, dir, manifest) = setup(tmp.path(), true);
+    let out = execute(&plan, &dir, manifest, 2, fake, &mut |_: &Progress| {}).unwrap();
+    assert!(!out.interrupted);
+    assert_eq!((out.skipped, out.ok), (3, 5));
+}
