@@ -134,7 +134,13 @@ def _read_table(path: _Path) -> _pd.DataFrame:
     """A trace table: Parquet through pyarrow, or CSV (``trace_format="csv"``)."""
     if path.suffix == ".parquet":
         return _pd.read_parquet(path, engine="pyarrow")
-    return _pd.read_csv(path, dtype={"event": "string", "state": "string", "vars": "string", "reason": "string"})
+    text = ("event", "state", "vars", "reason", "link", "cause", "kind")
+    return _pd.read_csv(path, dtype={c: "string" for c in text})
+
+
+def _table_property(name: str, doc: str) -> property:
+    """A property reading trace table ``name`` through the class's ``table``."""
+    return property(lambda self: self.table(name), doc=doc)
 
 
 class RunTrace:
@@ -174,26 +180,14 @@ class RunTrace:
             self._tables[name] = None if path is None else _read_table(path)
         return self._tables[name]
 
-    @property
-    def events(self) -> Optional[_pd.DataFrame]:
-        """events: per flow, every transmission, timer expiry, RTT sample, failure, and the
-        algorithm's RTO and state after every exchange."""
-        return self.table("events")
-
-    @property
-    def queue(self) -> Optional[_pd.DataFrame]:
-        """queue: each bottleneck FIFO's enqueues, dequeues and drops (star runs)."""
-        return self.table("queue")
-
-    @property
-    def tcp(self) -> Optional[_pd.DataFrame]:
-        """tcp: cwnd, ssthresh, RTO, SRTT per ACK (CoAP over TCP runs)."""
-        return self.table("tcp")
-
-    @property
-    def frames(self) -> Optional[_pd.DataFrame]:
-        """frames: every 802.15.4 frame on air (mesh runs)."""
-        return self.table("frames")
+    events = _table_property(
+        "events",
+        "events: per flow, every transmission, timer expiry, RTT sample, failure, and the "
+        "algorithm's RTO and state after every exchange.",
+    )
+    queue = _table_property("queue", "queue: each bottleneck FIFO's enqueues, dequeues, drops (star runs).")
+    tcp = _table_property("tcp", "tcp: cwnd, ssthresh, RTO, SRTT per ACK (CoAP over TCP runs).")
+    frames = _table_property("frames", "frames: every 802.15.4 frame on air (mesh runs).")
 
     def pcap(self, direction: str = "up") -> Optional[_Path]:
         """The capture of bottleneck direction ``"up"`` or ``"down"`` (Wireshark, tshark,
@@ -248,25 +242,10 @@ class Traces(_abc.Mapping):
             return _pd.DataFrame(columns=["run"])
         return _pd.concat(frames, ignore_index=True)
 
-    @property
-    def events(self) -> _pd.DataFrame:
-        """Every traced run's events, with a column ``run``."""
-        return self.table("events")
-
-    @property
-    def queue(self) -> _pd.DataFrame:
-        """Every traced run's queue table, with a column ``run``."""
-        return self.table("queue")
-
-    @property
-    def tcp(self) -> _pd.DataFrame:
-        """Every traced run's tcp table, with a column ``run``."""
-        return self.table("tcp")
-
-    @property
-    def frames(self) -> _pd.DataFrame:
-        """Every traced mesh run's frames, with a column ``run``."""
-        return self.table("frames")
+    events = _table_property("events", "Every traced run's events, with a column ``run``.")
+    queue = _table_property("queue", "Every traced run's queue table, with a column ``run``.")
+    tcp = _table_property("tcp", "Every traced run's tcp table, with a column ``run``.")
+    frames = _table_property("frames", "Every traced mesh run's frames, with a column ``run``.")
 
 
 class UnfinishedFlowsWarning(UserWarning):
@@ -519,7 +498,8 @@ def run(
     sets = _sets(overrides, set)
     name = _native.plan(text, file, sets)[0]
     out = _Path(out) if out is not None else _default_out(name)
-    trace_on = trace is not None and trace is not False
+    if trace_dir is None and trace is not None and trace is not False:
+        trace_dir = out / "trace"  # trace=[...] or True: on, into OUT/trace as the command
     callback, close = _progress_callback(progress)
     try:
         total, _ok, _skipped, failed, traced = _native.run(
@@ -532,7 +512,7 @@ def run(
             jobs,
             shard,
             resume,
-            _os.fspath(trace_dir) if trace_dir is not None else (_os.fspath(out / "trace") if trace_on else None),
+            None if trace_dir is None else _os.fspath(trace_dir),
             _trace_runs(trace),
             trace_format,
             trace is False,
