@@ -140,10 +140,10 @@ def test_an_exception_from_progress_stops_the_sweep_resumably(scenario, tmp_path
     assert seen == [(1, 8, 0), (2, 8, 0), (3, 8, 0)]
     part = coaplab.read_results(tmp_path / "o")
     statuses = [r["status"] for r in part.manifest["runs"]]
-    # The one worker may have started run 3 before the third run's report stopped the sweep:
-    # a run under way ends and is recorded.
+    # The one worker runs ahead of the thread that reports and stops: the runs it had started
+    # when the third run's report stopped the sweep end and are recorded.
     ok = statuses.count("ok")
-    assert ok in (3, 4) and statuses.count("pending") == 8 - ok
+    assert 3 <= ok < 8 and statuses.count("pending") == 8 - ok
     assert sorted(part.flows["run"].unique()) == list(range(ok))
     done = coaplab.run(scenario, out=tmp_path / "o", resume=True, progress=False)
     fresh = coaplab.run(scenario, out=tmp_path / "fresh", progress=False)
