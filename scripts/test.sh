@@ -75,7 +75,7 @@ if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fil
   .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
 fi
 
-if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pytest, distributed' 2>/dev/null; then
+if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pyarrow, tqdm, pytest, distributed' 2>/dev/null; then
   python3 -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
   py_venv_missing=1
 else
@@ -109,7 +109,7 @@ trap stop_py EXIT
   if [ "$py_venv_missing" = 1 ]; then
     rm -rf .peers/py-venv
     python3 -m venv .peers/py-venv
-    .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' pytest 'dask[distributed]'
+    .peers/py-venv/bin/python -m pip install --quiet 'maturin>=1.5,<2' 'pandas>=1.5' 'pyarrow>=10' 'tqdm>=4.60' pytest 'dask[distributed]'
   fi
 ) >"$venv_log" 2>&1 &
 venv_pid=$!

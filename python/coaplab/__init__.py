@@ -8,6 +8,8 @@ extension), so a scenario run from Python writes the same results directory, byt
     res = coaplab.run("scenarios/quickstart.toml", reps=2, network__buffer_bytes=2500)
     res.flows        # pandas.DataFrame of flows.csv
     res.summary      # pandas.DataFrame of summary.csv
+    res.timers       # timers.csv, with [output] timers (output__timers=True)
+    res.traces[0].events   # events.parquet of traced run 0 (run(..., trace=[0]))
     coaplab.trace("fasor", "0 send\\n0.8 ack\\n", dither="off")   # DataFrame of the trace CSV
     coaplab.algorithms()                                           # DataFrame, one row per algorithm
     coaplab.parameters("cocoa")                                    # DataFrame, one row per parameter
@@ -26,7 +28,8 @@ import os as _os
 import warnings as _warnings
 from dataclasses import dataclass as _dataclass
 from pathlib import Path as _Path
-from typing import Any, Iterable, Mapping, Optional, Union
+from collections import abc as _abc
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 import pandas as _pd
 
@@ -36,6 +39,8 @@ from ._native import CoaplabError
 __all__ = [
     "CoaplabError",
     "Results",
+    "RunTrace",
+    "Traces",
     "UnfinishedFlowsWarning",
     "algorithms",
     "censored_quantile",
@@ -70,6 +75,48 @@ class Results:
     """Runs in the plan (or in the shard)."""
     failed: int = 0
     """Runs that failed (their errors are in manifest["runs"])."""
+    trace_dir: Optional[_Path] = None
+    """Where the traces were written (``run(..., trace=...)``); None: ``path / "trace"``."""
+
+    @property
+    def timers(self) -> _pd.DataFrame:
+        """timers.csv (``[output] timers = true``, or ``output__timers=True``): one row per
+        expired CoAP retransmission timer (run, flow, time_s, rto_s, ordinal)."""
+        return self._side("timers.csv", "timers")
+
+    @property
+    def intervals(self) -> _pd.DataFrame:
+        """intervals.csv (on a mesh, or ``[output] intervals = true``): payload per flow and
+        50-ms interval (run, flow, interval, start_s, bytes, throughput_bps)."""
+        return self._side("intervals.csv", "intervals")
+
+    @property
+    def exchanges(self) -> _pd.DataFrame:
+        """exchanges.csv (``[output] exchanges = true``): one row per ended exchange (run, flow,
+        start_s, end_s, delay_s, transmissions, rto_base_s; delay_s NaN for a failed one)."""
+        return self._side("exchanges.csv", "exchanges")
+
+    def _side(self, name: str, key: str) -> _pd.DataFrame:
+        cache = self.__dict__.setdefault("_loaded", {})
+        if name not in cache:
+            path = self.path / name
+            if not path.exists():
+                raise FileNotFoundError(
+                    f"{path}: not written by this sweep; [output] {key} = true in the scenario "
+                    f"(or output__{key}=True to coaplab.run) writes it"
+                )
+            cache[name] = _pd.read_csv(path)
+        return cache[name]
+
+    @property
+    def traces(self) -> "Traces":
+        """The traces of the traced runs (``run(..., trace=[0, 5])``, ``[output] trace``, or
+        ``coaplab run --trace``): ``res.traces[5].events`` and the like, one
+        :class:`RunTrace` per run; ``res.traces.events`` is every traced run's events.
+        Empty when nothing was traced."""
+        if "_traces" not in self.__dict__:
+            self.__dict__["_traces"] = Traces(self.trace_dir or self.path / "trace")
+        return self.__dict__["_traces"]
 
     @property
     def unfinished(self) -> _pd.DataFrame:
@@ -78,6 +125,127 @@ class Results:
         if "unfinished" not in self.flows.columns:  # results format 1
             return self.flows[~self.flows["completed"].astype(bool)]
         return self.flows[self.flows["unfinished"].notna()]
+
+
+_TRACE_TABLES = ("events", "queue", "tcp", "frames")
+
+
+def _read_table(path: _Path) -> _pd.DataFrame:
+    """A trace table: Parquet through pyarrow, or CSV (``trace_format="csv"``)."""
+    if path.suffix == ".parquet":
+        return _pd.read_parquet(path, engine="pyarrow")
+    text = ("event", "state", "vars", "reason", "link", "cause", "kind")
+    return _pd.read_csv(path, dtype={c: "string" for c in text})
+
+
+def _table_property(name: str, doc: str) -> property:
+    """A property reading trace table ``name`` through the class's ``table``."""
+    return property(lambda self: self.table(name), doc=doc)
+
+
+class RunTrace:
+    """The trace of one run, ``DIR/runNNNNNN/``: its tables as DataFrames, read on first use
+    (``events``, ``queue``, ``tcp``, ``frames``; None for a table the run did not write: a
+    CoAP over UDP run has no ``tcp``, a mesh run no ``queue`` but ``frames``), and its
+    captures (``pcap("up")``). Columns: docs/scenarios.md, "Traces"."""
+
+    def __init__(self, path: _Path, run: int):
+        self.path = _Path(path)
+        """The run's trace directory."""
+        self.run = run
+        """The run id (as in flows.csv)."""
+        self._tables: dict = {}
+
+    def __repr__(self) -> str:
+        return f"RunTrace(run={self.run}, tables={self.tables()}, path={str(self.path)!r})"
+
+    def tables(self) -> list:
+        """The names of the tables this run wrote (``events``, ``queue``, ...)."""
+        return [t for t in _TRACE_TABLES if self._file(t) is not None]
+
+    def _file(self, name: str) -> Optional[_Path]:
+        for ext in (".parquet", ".csv"):
+            path = self.path / (name + ext)
+            if path.exists():
+                return path
+        return None
+
+    def table(self, name: str) -> Optional[_pd.DataFrame]:
+        """Table ``name`` (``events``, ``queue``, ``tcp``, ``frames``), or None when the run
+        did not write it."""
+        if name not in _TRACE_TABLES:
+            raise ValueError(f"unknown trace table {name!r}: expected one of {', '.join(_TRACE_TABLES)}")
+        if name not in self._tables:
+            path = self._file(name)
+            self._tables[name] = None if path is None else _read_table(path)
+        return self._tables[name]
+
+    events = _table_property(
+        "events",
+        "events: per flow, every transmission, timer expiry, RTT sample, failure, and the "
+        "algorithm's RTO and state after every exchange.",
+    )
+    queue = _table_property("queue", "queue: each bottleneck FIFO's enqueues, dequeues, drops (star runs).")
+    tcp = _table_property("tcp", "tcp: cwnd, ssthresh, RTO, SRTT per ACK (CoAP over TCP runs).")
+    frames = _table_property("frames", "frames: every 802.15.4 frame on air (mesh runs).")
+
+    def pcap(self, direction: str = "up") -> Optional[_Path]:
+        """The capture of bottleneck direction ``"up"`` or ``"down"`` (Wireshark, tshark,
+        scapy), or None (mesh runs)."""
+        if direction not in ("up", "down"):
+            raise ValueError(f"direction {direction!r}: expected 'up' or 'down'")
+        path = self.path / f"link-{direction}.pcap"
+        return path if path.exists() else None
+
+
+class Traces(_abc.Mapping):
+    """The traced runs of a sweep (a directory of ``runNNNNNN/``), as a mapping from run id to
+    :class:`RunTrace`: ``traces[5].queue``, ``list(traces)`` the run ids. ``traces.events``
+    (and ``queue``, ``tcp``, ``frames``) are one table over every traced run, with a first
+    column ``run``."""
+
+    def __init__(self, path: _Path):
+        self.path = _Path(path)
+        """The trace directory."""
+        self._runs: dict = {}
+        if self.path.is_dir():
+            for d in sorted(self.path.iterdir()):
+                name = d.name
+                if d.is_dir() and name.startswith("run") and name[3:].isdigit():
+                    self._runs[int(name[3:])] = RunTrace(d, int(name[3:]))
+
+    def __getitem__(self, run: int) -> RunTrace:
+        try:
+            return self._runs[run]
+        except KeyError:
+            traced = ", ".join(map(str, self._runs)) or "none"
+            raise KeyError(f"run {run} was not traced (traced runs: {traced}; in {self.path})") from None
+
+    def __iter__(self):
+        return iter(self._runs)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __repr__(self) -> str:
+        return f"Traces(runs={list(self._runs)}, path={str(self.path)!r})"
+
+    def table(self, name: str) -> _pd.DataFrame:
+        """Table ``name`` of every traced run that wrote it, stacked, with a first column
+        ``run``; empty when none did."""
+        frames = []
+        for run, trace in self._runs.items():
+            frame = trace.table(name)
+            if frame is not None:
+                frames.append(frame.assign(run=run)[["run", *frame.columns]])
+        if not frames:
+            return _pd.DataFrame(columns=["run"])
+        return _pd.concat(frames, ignore_index=True)
+
+    events = _table_property("events", "Every traced run's events, with a column ``run``.")
+    queue = _table_property("queue", "Every traced run's queue table, with a column ``run``.")
+    tcp = _table_property("tcp", "Every traced run's tcp table, with a column ``run``.")
+    frames = _table_property("frames", "Every traced mesh run's frames, with a column ``run``.")
 
 
 class UnfinishedFlowsWarning(UserWarning):
@@ -246,6 +414,47 @@ def _default_out(name: str) -> _Path:
     return _Path("results") / f"{name}-{stamp}"
 
 
+Progress = Union[bool, Callable[[int, int, int], Any]]
+
+
+def _progress_callback(progress: Progress) -> tuple:
+    """(callback for the native run, function closing the bar) of ``run``'s ``progress``."""
+    if callable(progress) and not isinstance(progress, bool):
+        return progress, lambda: None
+    if not progress:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # the bar is optional: pip install tqdm
+        return None, lambda: None
+    state: dict = {}
+
+    def callback(done: int, total: int, failed: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=total, unit="run", desc="coaplab", dynamic_ncols=True)
+        bar.update(done - bar.n)
+        if failed:
+            bar.set_postfix(failed=failed, refresh=False)
+
+    def close() -> None:
+        if "bar" in state:
+            state["bar"].close()
+
+    return callback, close
+
+
+def _trace_runs(trace: Any) -> Optional[str]:
+    """``run``'s ``trace`` as ``--trace-runs`` text (None: the default selection)."""
+    if trace is None or isinstance(trace, bool):
+        return None
+    if isinstance(trace, int):
+        return str(trace)
+    if isinstance(trace, str):
+        return trace
+    return ",".join(str(int(r)) for r in trace)
+
+
 def run(
     scenario: Scenario,
     *,
@@ -255,6 +464,10 @@ def run(
     jobs: Optional[int] = None,
     shard: Optional[str] = None,
     resume: bool = False,
+    trace: Union[None, bool, int, str, Iterable[int]] = None,
+    trace_dir: Optional[Union[str, "_os.PathLike[str]"]] = None,
+    trace_format: Optional[str] = None,
+    progress: Progress = True,
     set: Optional[Union[Mapping[str, Any], Iterable[str]]] = None,
     **overrides: Any,
 ) -> Results:
@@ -267,16 +480,49 @@ def run(
     ``flows__0__cc=["default", "fasor"]``), as do the entries of ``set`` (dotted keys). They
     are recorded in the manifest. Raises :class:`CoaplabError` for a scenario or directory the
     command would refuse, with the same message.
+
+    ``trace`` traces runs as ``--trace-runs``: run ids (``[0, 5]``, ``5``), a selection text
+    (``"0,5,10-12"``, ``"first"``), True (the scenario's ``[output] trace``, else run 0) or
+    False (none, whatever the scenario says); None (default) follows the scenario's
+    ``[output] trace``. ``trace_dir`` (default ``OUT/trace``) and ``trace_format``
+    (``"parquet"`` or ``"csv"``) are ``--trace`` and ``--trace-format``; ``res.traces``
+    reads the tables.
+
+    ``progress``: True draws a tqdm bar (when tqdm is installed), False nothing, a callable
+    is called as ``progress(done, total, failed)`` after each run. Ctrl-C (KeyboardInterrupt)
+    stops the sweep: the runs under way end and are recorded, the results files are written
+    for the runs finished, and the KeyboardInterrupt is raised; ``resume=True`` continues.
+    An exception raised by a ``progress`` callable stops the sweep the same way.
     """
     text, file = _source(scenario)
     sets = _sets(overrides, set)
     name = _native.plan(text, file, sets)[0]
     out = _Path(out) if out is not None else _default_out(name)
-    total, _ok, _skipped, failed = _native.run(
-        text, file, _os.fspath(out), sets, reps, seed, jobs, shard, resume
-    )
+    if trace_dir is None and trace is not None and trace is not False:
+        trace_dir = out / "trace"  # trace=[...] or True: on, into OUT/trace as the command
+    callback, close = _progress_callback(progress)
+    try:
+        total, _ok, _skipped, failed, traced = _native.run(
+            text,
+            file,
+            _os.fspath(out),
+            sets,
+            reps,
+            seed,
+            jobs,
+            shard,
+            resume,
+            None if trace_dir is None else _os.fspath(trace_dir),
+            _trace_runs(trace),
+            trace_format,
+            trace is False,
+            callback,
+        )
+    finally:
+        close()
     res = read_results(out)
     res.total, res.failed = total, failed
+    res.trace_dir = _Path(traced) if traced is not None else None
     return res
 
 

@@ -2,15 +2,17 @@
 //! thin wrapper over the library code the `coaplab` command runs, so results are the same
 //! byte for byte; the Python half (`coaplab/__init__.py`) turns them into pandas objects.
 
-use std::path::PathBuf;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 use coaplab_cc::params::ParamSpec;
 use coaplab_cc::rng::SeededRandom;
 use coaplab_cc::{registry, trace as cc_trace, Instant, Settings};
-use coaplab_lab::exec;
+use coaplab_lab::exec::{self, Progress};
 use coaplab_lab::results::{merge as lab_merge, Manifest, ResultsDir};
-use coaplab_lab::scenario::{self, Scenario};
+use coaplab_lab::scenario::{self, RunSpec, Scenario};
 use coaplab_lab::shard::Shard;
+use coaplab_lab::trace::{RunSelection, TraceFormat, TraceOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -30,10 +32,18 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 
 /// Simulates scenario text `source` (labelled `file` in messages and the manifest) into the
 /// results directory `out`, as `coaplab run` does: `sets` are `--set KEY=VALUE` overrides,
-/// `reps`, `seed`, `jobs`, `shard` ("K/N") and `resume` as the flags of the same names.
-/// Returns (runs in the plan or shard, finished now, skipped as already finished, failed).
+/// `reps`, `seed`, `jobs`, `shard` ("K/N") and `resume` as the flags of the same names, and
+/// `trace_dir`, `trace_runs` and `trace_format` as `--trace`, `--trace-runs` and
+/// `--trace-format` (the scenario's `[output] trace` turns tracing on too, unless
+/// `trace_off`). `progress`, if given, is called as `progress(done, total, failed)` after each
+/// run. The runs execute with the GIL released; Python's signal handlers run every 100 ms
+/// (`Python::check_signals`), so Ctrl-C raises KeyboardInterrupt here once the runs under way
+/// have ended and been recorded, the results files assembled from the runs finished (resume
+/// continues the sweep); an exception raised by `progress` stops the sweep the same way.
+/// Returns (runs in the plan or shard, finished now, skipped as already finished, failed, the
+/// trace directory or None).
 #[pyfunction]
-#[pyo3(signature = (source, file, out, sets=Vec::new(), reps=None, seed=None, jobs=None, shard=None, resume=false))]
+#[pyo3(signature = (source, file, out, sets=Vec::new(), reps=None, seed=None, jobs=None, shard=None, resume=false, trace_dir=None, trace_runs=None, trace_format=None, trace_off=false, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -46,7 +56,12 @@ fn run(
     jobs: Option<usize>,
     shard: Option<String>,
     resume: bool,
-) -> PyResult<(usize, usize, usize, usize)> {
+    trace_dir: Option<PathBuf>,
+    trace_runs: Option<String>,
+    trace_format: Option<String>,
+    trace_off: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<RunOutcome> {
     let reps = reps
         .map(|r| {
             scenario::check_replications(&r.to_string())
@@ -59,6 +74,12 @@ fn run(
         })
         .transpose()?;
     let shard_arg = shard.map(|s| s.parse::<Shard>().map_err(err)).transpose()?;
+    let trace_runs = trace_runs
+        .map(|r| RunSelection::parse(&r).map_err(|e| err(format!("trace runs: {e}"))))
+        .transpose()?;
+    let trace_format = trace_format
+        .map(|f| TraceFormat::parse(&f).map_err(|e| err(format!("trace format: {e}"))))
+        .transpose()?;
     let text = if sets.is_empty() {
         source
     } else {
@@ -72,19 +93,123 @@ fn run(
                 .unwrap_or(1)
         })
         .max(1);
+    // As `coaplab run`: --trace DIR, --trace-runs or [output] trace turn tracing on.
+    let on = !trace_off
+        && (trace_dir.is_some() || trace_runs.is_some() || scenario.output.trace.is_some());
+    let trace = on.then(|| TraceOptions {
+        dir: trace_dir.unwrap_or_else(|| out.join("trace")),
+        runs: trace_runs
+            .or_else(|| scenario.output.trace.clone())
+            .unwrap_or_default(),
+        format: trace_format
+            .or(scenario.output.trace_format)
+            .unwrap_or_default(),
+    });
     // The simulation holds no Python object: other Python threads (Dask workers) run meanwhile.
-    py.detach(move || {
-        let plan = scenario.plan(reps, seed);
+    let (outcome, raised) = py.detach(|| {
+        // The error that stopped the sweep: KeyboardInterrupt, or what `progress` raised.
+        let raised: RefCell<Option<PyErr>> = RefCell::new(None);
+        let sweep = Sweep {
+            reps,
+            seed,
+            shard: shard_arg,
+            sets,
+            out: &out,
+            resume,
+            jobs,
+        };
+        let outcome = sweep.execute(&scenario, trace.as_ref(), progress.as_ref(), &raised);
+        (outcome, raised.into_inner())
+    });
+    let outcome = outcome?;
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    Ok((
+        outcome.total,
+        outcome.ok,
+        outcome.skipped,
+        outcome.failed,
+        trace.map(|t| t.dir),
+    ))
+}
+
+/// What `run` returns to Python: (total, ok, skipped, failed, trace directory).
+type RunOutcome = (usize, usize, usize, usize, Option<PathBuf>);
+
+/// The flags of one `run`.
+struct Sweep<'a> {
+    reps: Option<u32>,
+    seed: Option<u64>,
+    shard: Option<Shard>,
+    sets: Vec<String>,
+    out: &'a Path,
+    resume: bool,
+    jobs: usize,
+}
+
+impl Sweep<'_> {
+    /// Runs the plan of `scenario` without the GIL, taking it only to call `progress` after
+    /// each run and to run Python's signal handlers every [`exec::STOP_POLL`]; the first
+    /// exception either raises goes into `raised` and stops the sweep.
+    fn execute(
+        self,
+        scenario: &Scenario,
+        trace: Option<&TraceOptions>,
+        progress: Option<&Py<PyAny>>,
+        raised: &RefCell<Option<PyErr>>,
+    ) -> PyResult<exec::Outcome> {
+        let plan = scenario.plan(self.reps, self.seed);
+        if let Some(t) = trace {
+            if let RunSelection::Runs(ranges) = &t.runs {
+                if ranges.iter().all(|&(first, _)| first >= plan.len()) {
+                    return Err(err(format!(
+                        "trace runs {}: the plan has {} runs (0 to {})",
+                        t.runs,
+                        plan.len(),
+                        plan.len() - 1
+                    )));
+                }
+            }
+        }
         let mut manifest = Manifest::new(&plan);
-        manifest.shard = shard_arg.map(|s| s.to_string());
-        manifest.overrides = sets;
-        let dir = ResultsDir::open(&out, &manifest, resume).map_err(err)?;
-        let shard = shard_arg.unwrap_or(Shard::WHOLE);
+        manifest.shard = self.shard.map(|s| s.to_string());
+        manifest.overrides = self.sets;
+        let dir = ResultsDir::open(self.out, &manifest, self.resume).map_err(err)?;
         let run_fn: exec::RunFn = coaplab_lab::sim::run_one;
-        let outcome = exec::execute_shard(&plan, shard, &dir, manifest, jobs, run_fn, &mut |_| {})
-            .map_err(err)?;
-        Ok((outcome.total, outcome.ok, outcome.skipped, outcome.failed))
-    })
+        let traced = |spec: &RunSpec| match trace {
+            Some(t) => t.run(spec, run_fn),
+            None => run_fn(spec),
+        };
+        let mut report = |p: &Progress| {
+            let Some(callback) = progress else { return };
+            if raised.borrow().is_some() || !p.unverified.is_empty() {
+                return;
+            }
+            if let Err(e) = Python::attach(|py| callback.call1(py, (p.done, p.total, p.failed))) {
+                *raised.borrow_mut() = Some(e);
+            }
+        };
+        let mut stop = || {
+            if raised.borrow().is_none() {
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    *raised.borrow_mut() = Some(e);
+                }
+            }
+            raised.borrow().is_some()
+        };
+        exec::execute_until(
+            &plan,
+            self.shard.unwrap_or(Shard::WHOLE),
+            &dir,
+            manifest,
+            self.jobs,
+            &traced,
+            &mut report,
+            Some(&mut stop),
+        )
+        .map_err(err)
+    }
 }
 
 /// Joins shard directories into `out`, as `coaplab merge`. Returns (runs, failed runs).

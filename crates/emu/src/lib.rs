@@ -16,16 +16,34 @@
 //!   link model running against the wall clock (docs/experiments.md §1.3).
 //! - [`http`]: HTTP/1.1 and h2c server and client (hyper), with TCP Fast Open, for the
 //!   CoAP-versus-HTTP comparison (docs/experiments.md §8e).
+//! - [`pcap`]: capture files of IP packets, written by the emulator and by the simulator's
+//!   traces (`coaplab run --trace`).
+//!
+//! Everything but [`pcap`] is behind the default feature `runtime` (tokio, hyper, OpenSSL):
+//! `coaplab-lab` without its `emulated` feature (the Python package) takes only [`pcap`].
 
+pub mod pcap;
+
+#[cfg(feature = "runtime")]
 pub mod dtls;
+#[cfg(feature = "runtime")]
 pub mod emulator;
+#[cfg(feature = "runtime")]
 pub mod http;
+#[cfg(feature = "runtime")]
 pub mod tcp;
+#[cfg(feature = "runtime")]
 pub mod tcp_server;
+#[cfg(feature = "runtime")]
 pub mod udp;
+#[cfg(feature = "runtime")]
 pub mod udp_blocking;
 
+#[cfg(feature = "runtime")]
 pub use tcp::{RefuseReason, TcpDriver, TcpEvent, TcpStats};
+#[cfg(feature = "runtime")]
 pub use tcp_server::{serve_tcp, QueueBudget, TcpEventSink, TcpServerLimits};
+#[cfg(feature = "runtime")]
 pub use udp::{is_unreachable, DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};
+#[cfg(feature = "runtime")]
 pub use udp_blocking::BlockingUdpDriver;

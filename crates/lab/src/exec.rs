@@ -3,11 +3,14 @@
 //! run recorded as failed with its error, finished runs skipped on `--resume` (runs whose
 //! files do not verify are run again).
 //! Each worker builds its runs' [`RunSpec`]s from the lazy [`Plan`] as it takes them.
+//! [`execute_until`] also stops early when asked (Ctrl-C in the Python package): no run
+//! starts after that, the runs under way end and are recorded, and the files are assembled,
+//! so `--resume` continues the sweep.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Instant as WallClock;
+use std::time::{Duration, Instant as WallClock};
 
 use crate::results::{Manifest, ResultsDir, ResultsError, RunError, RunResult, SummaryRow};
 use crate::scenario::{Plan, RunSpec, SpecCache};
@@ -45,6 +48,9 @@ pub struct Outcome {
     pub ok: usize,
     /// Runs failed in this invocation.
     pub failed: usize,
+    /// Whether [`execute_until`]'s `stop` ended the sweep early (the runs not started are
+    /// still pending in the directory).
+    pub interrupted: bool,
     /// The summary rows over every finished run.
     pub summary: Vec<SummaryRow>,
     /// The manifest as written.
@@ -86,10 +92,31 @@ pub fn execute_with(
     plan: &Plan<'_>,
     shard: Shard,
     dir: &ResultsDir,
+    manifest: Manifest,
+    jobs: usize,
+    run_fn: &(dyn Fn(&RunSpec) -> Result<RunResult, RunError> + Sync),
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, ResultsError> {
+    execute_until(plan, shard, dir, manifest, jobs, run_fn, progress, None)
+}
+
+/// How often [`execute_until`] polls its `stop` while runs are under way.
+pub const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// [`execute_with`] that polls `stop` on this thread after each run and every [`STOP_POLL`]
+/// while runs are under way (on worker threads then, even with one job). Once it returns
+/// true no run starts; the runs under way end and are recorded, the files are assembled from
+/// the runs finished, and the outcome says [`Outcome::interrupted`].
+#[allow(clippy::too_many_arguments)]
+pub fn execute_until(
+    plan: &Plan<'_>,
+    shard: Shard,
+    dir: &ResultsDir,
     mut manifest: Manifest,
     jobs: usize,
     run_fn: &(dyn Fn(&RunSpec) -> Result<RunResult, RunError> + Sync),
     progress: &mut dyn FnMut(&Progress),
+    mut stop_when: Option<&mut dyn FnMut() -> bool>,
 ) -> Result<Outcome, ResultsError> {
     let started = WallClock::now();
     let crate::results::Pending {
@@ -114,6 +141,17 @@ pub fn execute_with(
     }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let polling = stop_when.is_some();
+    let interrupted = std::cell::Cell::new(false);
+    let mut poll = |stop: &AtomicBool| {
+        if let Some(f) = stop_when.as_mut() {
+            if !interrupted.get() && f() {
+                interrupted.set(true);
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    };
+    poll(&stop);
     let mut fatal = None;
     // What a worker does: takes the next pending run, runs it, records it, and hands its
     // outcome to `report` (false: stop taking runs).
@@ -157,7 +195,7 @@ pub fn execute_with(
         progress(&state);
     };
     let workers = jobs.max(1).min(pending.len().max(1));
-    if workers == 1 {
+    if workers == 1 && !polling {
         // One worker is this thread: no thread to start, and the runs reuse the memory the
         // process has already touched instead of faulting in a new thread's heap.
         work(&mut |run, written| {
@@ -173,8 +211,13 @@ pub fn execute_with(
                 scope.spawn(move || work(&mut |run, written| tx.send((run, written)).is_ok()));
             }
             drop(tx);
-            for (run, written) in rx {
-                take(run, written);
+            loop {
+                match rx.recv_timeout(STOP_POLL) {
+                    Ok((run, written)) => take(run, written),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                poll(&stop);
             }
         });
     }
@@ -189,6 +232,7 @@ pub fn execute_with(
         unverified,
         ok: state.done - skipped - state.failed,
         failed: state.failed,
+        interrupted: interrupted.get(),
         summary,
         manifest,
     })

@@ -42,6 +42,7 @@ use owner_deadlines::OwnerDeadlines;
 
 #[cfg(test)]
 mod deadlines;
+#[cfg(feature = "emulated")]
 pub mod emulated;
 mod http;
 mod mesh;

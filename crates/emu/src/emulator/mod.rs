@@ -28,7 +28,7 @@
 
 pub mod link;
 pub mod netns;
-pub mod pcap;
+pub use crate::pcap;
 pub mod reap;
 pub mod sockets;
 pub mod stats;

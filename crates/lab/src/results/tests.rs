@@ -451,3 +451,42 @@ fn each_run_records_its_own_thread_cpu_time() {
     let runs = std::fs::read_to_string(tmp.path().join("runs.csv")).unwrap();
     assert!(!runs.lines().next().unwrap().contains("cpu_s"));
 }
+
+/// [`fake`], slow from run 3 on: the worker, which runs ahead of the thread polling the stop,
+/// is then at most one run ahead.
+fn slow_from_3(spec: &RunSpec) -> Result<RunResult, RunError> {
+    if spec.run >= 3 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    fake(spec)
+}
+
+#[test]
+fn a_stopped_sweep_records_the_runs_it_ran_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, dir, manifest) = setup(tmp.path(), false);
+    // One job, stopped once three runs have ended: the stop is polled after each run.
+    let ended = std::cell::Cell::new(0);
+    let out = crate::exec::execute_until(
+        &plan,
+        crate::shard::Shard::WHOLE,
+        &dir,
+        manifest,
+        1,
+        &slow_from_3,
+        &mut |_: &Progress| ended.set(ended.get() + 1),
+        Some(&mut || ended.get() >= 3),
+    )
+    .unwrap();
+    assert!(out.interrupted);
+    // The run under way when the stop came (run 3, if the worker had taken it) is recorded.
+    assert!((3..=4).contains(&out.ok), "{}", out.ok);
+    assert_eq!((out.total, out.failed), (8, 0));
+    let flows = std::fs::read_to_string(tmp.path().join("flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 1 + out.ok * 2);
+    drop(dir);
+    let (plan, dir, manifest) = setup(tmp.path(), true);
+    let again = execute(&plan, &dir, manifest, 2, fake, &mut |_: &Progress| {}).unwrap();
+    assert!(!again.interrupted);
+    assert_eq!((again.skipped, again.ok), (out.ok, 8 - out.ok));
+}

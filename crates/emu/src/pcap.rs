@@ -2,7 +2,8 @@
 //! IPv4 header), nanosecond timestamps (magic `0xa1b23c4d`), readable by tcpdump, Wireshark
 //! and tshark. The file format is the `pcap-file` crate's; this wrapper fixes the header and
 //! takes wall-clock or run-relative instants. The emulator writes its captures with it, and
-//! so does the simulator's `coaplab run --trace` (`coaplab_lab::trace::pcap`).
+//! so does the simulator's `coaplab run --trace` (`coaplab_lab::trace::pcap`); it is the one
+//! module of this crate built without the `runtime` feature.
 
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
