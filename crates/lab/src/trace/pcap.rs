@@ -22,13 +22,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
-<<<<<<< HEAD
-use coaplab_emu::emulator::pcap::PcapWriter;
-use coaplab_netsim::tcp::{Segment, TcpConfig};
-=======
 use coaplab_emu::pcap::PcapWriter;
-use coaplab_netsim::tcp::Segment;
->>>>>>> python
+use coaplab_netsim::tcp::{Segment, TcpConfig};
 use coaplab_netsim::{Direction, PacketRecord};
 use etherparse::PacketBuilder;
 
