@@ -62,6 +62,19 @@ MARK = re.compile(r"#\s*doc-test:\s*(.*?)\s*$")
 KEEP = ["target", "python/target"]  # build caches kept in the scratch copy
 
 
+# Run by `sh -c` in a new mount namespace, with $1 = the checkout and the command after it.
+PRIVATE_TMP = r"""
+set -e
+m=$(mktemp -d /run/doc-test-tmp.XXXXXX)
+mount -t tmpfs -o mode=1777 doc-test-tmp "$m"
+case "$1" in /tmp/*) mkdir -p "$m/${1#/tmp/}" && mount --bind "$1" "$m/${1#/tmp/}" ;; esac
+mount --move "$m" /tmp
+rmdir "$m"
+shift
+exec "$@"
+"""
+
+
 class Command:
     def __init__(self, line, text):
         self.line = line  # 1-based line in the Markdown file
@@ -372,8 +385,10 @@ def main():
         if private_tmp:
             # A private, empty /tmp for this file, as on a fresh machine (the docs write fixed
             # paths such as /tmp/xc-sim, which a second run would find full).
-            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mount -t tmpfs -o mode=1777 doc-test-tmp /tmp && exec "$@"', "sh"] + argv
+            # A checkout under /tmp (a CI runner's, or `git clone . /tmp/x`) stays visible: the
+            # tmpfs is mounted aside, the checkout bound into it at its path, then moved to /tmp.
+            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", PRIVATE_TMP,
+                    "sh", ROOT] + argv
         proc = subprocess.Popen(argv, cwd=tree, env=env, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         try:
