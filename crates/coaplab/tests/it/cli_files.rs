@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::run_support::{coaplab, text, TempDir};
-use crate::support::run_bounded;
+use crate::support::{run_bounded, wait_exit};
 
 /// Bound of every refusal: an endless input was read for 15 s and more (5.4 GB) before; the
 /// 256-MiB limit of flows.csv is met in about 3 s by a debug build on a loaded machine.
@@ -175,14 +175,24 @@ fn a_trace_script_from_dev_zero_is_refused_at_once() {
     );
     // Standard input from /dev/zero.
     let t = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_coaplab"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coaplab"))
         .args(["trace", "--cc", "default", "-"])
         .stdin(std::fs::File::open("/dev/zero").unwrap())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let status = wait_exit(&mut child, LIMIT).unwrap_or_else(|| {
+        let _ = child.kill();
+        child.wait().unwrap()
+    });
+    let mut stderr = Vec::new();
+    std::io::Read::read_to_end(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let o = Output {
+        status,
+        stdout: Vec::new(),
+        stderr,
+    };
     refused(
         &o,
         t,
