@@ -298,6 +298,26 @@ pub fn read_line(
     Ok(n > 0)
 }
 
+/// Creates `path`, which must not exist (`O_CREAT | O_EXCL`, which does not follow a symbolic
+/// link at `path`); a file or link already there, left by a killed process with the same id,
+/// is removed first (removing a link removes the link). The temporaries of
+/// [`crate::results::store::write_atomic`] and of the trace files are created so.
+pub fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(path)?;
+            open()
+        }
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

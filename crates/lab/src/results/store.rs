@@ -167,7 +167,7 @@ impl AtomicFile {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".tmp{}", std::process::id()));
         let tmp = PathBuf::from(tmp);
-        let file = create_new(&tmp).map_err(io(&tmp))?;
+        let file = files::create_new(&tmp).map_err(io(&tmp))?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
             tmp,
@@ -188,25 +188,6 @@ impl AtomicFile {
         file.sync_all().map_err(io(&self.tmp))?;
         drop(file);
         std::fs::rename(&self.tmp, &self.path).map_err(io(&self.path))
-    }
-}
-
-/// Creates `path`, which must not exist (`O_CREAT | O_EXCL`, which does not follow a symbolic
-/// link at `path`); a file or link already there, left by a killed process with the same id,
-/// is removed first (removing a link removes the link).
-fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
-    let open = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-    };
-    match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            std::fs::remove_file(path)?;
-            open()
-        }
-        other => other,
     }
 }
 
