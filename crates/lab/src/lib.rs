@@ -22,6 +22,7 @@
 //! A run is a pure function of (scenario, seed): the same inputs give byte-identical rows.
 
 pub mod exec;
+pub mod files;
 pub mod html;
 pub mod mesh_metrics;
 pub mod metrics;

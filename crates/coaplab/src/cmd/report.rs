@@ -79,7 +79,10 @@ pub(crate) fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = std::fs::write(&out, page) {
+    // A temporary beside `out` renamed over it (as `coaplab run` writes its results): a
+    // symbolic link planted at `out` is replaced, not followed, and a reader never sees half
+    // a page.
+    if let Err(e) = coaplab_lab::results::store::write_atomic(&out, page.as_bytes()) {
         eprintln!("coaplab report: cannot write {}: {e}", out.display());
         return ExitCode::FAILURE;
     }

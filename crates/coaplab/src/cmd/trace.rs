@@ -1,11 +1,12 @@
 //! `coaplab trace`: run a scripted timeline of sends and ACKs through one algorithm and print
 //! every timer as CSV (the engine is `coaplab_cc::trace`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use coaplab_cc::rng::SeededRandom;
 use coaplab_cc::{registry, trace, Instant, Settings};
+use coaplab_lab::files::{self, Input};
 
 /// Arguments of `coaplab trace`.
 #[derive(clap::Args, Debug)]
@@ -66,12 +67,17 @@ fn trace_file(args: &Args) -> Result<String, String> {
         Settings::parse(args.set.iter().map(String::as_str)).map_err(|e| e.to_string())?;
     let mut alg = registry::build(&args.cc, &settings, Instant::ZERO).map_err(|e| e.to_string())?;
     let name = args.file.display().to_string();
+    // At most 16 MiB (docs/scenarios.md, "Input size limits"): /dev/zero is refused at once.
     let text = if name == "-" {
-        std::io::read_to_string(std::io::stdin())
+        files::read_from(
+            std::io::stdin(),
+            Path::new("standard input"),
+            Input::TraceScript,
+        )
     } else {
-        std::fs::read_to_string(&args.file)
+        files::read_text(&args.file, Input::TraceScript)
     }
-    .map_err(|e| format!("{name}: {e}"))?;
+    .map_err(|e| e.to_string())?;
     let mut rng = SeededRandom::new(args.seed);
     trace::run_text(alg.as_mut(), &text, &mut rng).map_err(|e| format!("{name}: {e}"))
 }

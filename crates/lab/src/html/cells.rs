@@ -60,8 +60,12 @@ pub fn panels(flows_csv: &str) -> (Vec<SummaryRow>, Vec<Panel>) {
 
 /// The [`Samples`] of `flows.csv` text.
 pub fn samples(flows_csv: &str) -> Samples {
-    let records = csv::parse(flows_csv);
-    let rows = summary::summarize(&records);
+    samples_of(&csv::parse(flows_csv))
+}
+
+/// The [`Samples`] of the records of `flows.csv` (header first).
+pub fn samples_of(records: &[Vec<String>]) -> Samples {
+    let rows = summary::summarize(records);
     let Some((header, flows)) = records.split_first() else {
         return Samples {
             rows,

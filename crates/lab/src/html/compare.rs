@@ -164,8 +164,7 @@ fn median_text(r: &SummaryRow) -> String {
 
 /// The scenario's fingerprint in `dir/manifest.json`.
 fn fingerprint(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
-    let m: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let m = super::read_manifest(dir)?;
     m.get("fingerprint")?.as_str().map(str::to_string)
 }
 
@@ -173,7 +172,7 @@ fn fingerprint(dir: &Path) -> Option<String> {
 pub fn render(a: &Path, b: &Path) -> Result<String, ReportError> {
     let (flows_a, name) = read_results(a)?;
     let (flows_b, _) = read_results(b)?;
-    let (sa, sb) = (cells::samples(&flows_a), cells::samples(&flows_b));
+    let (sa, sb) = (cells::samples_of(&flows_a), cells::samples_of(&flows_b));
     drop((flows_a, flows_b));
     let (pairs, alone) = pair(&sa, &sb);
     let mut page = head(&format!("coaplab report: {name}, A vs B"));

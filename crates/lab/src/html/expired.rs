@@ -5,8 +5,9 @@
 //! [`BINS_PER_DECADE`] bins per decade: the CDF is exact to 1.2 % of the value.
 
 use std::collections::HashMap;
-use std::io::BufRead as _;
 use std::path::Path;
+
+use crate::files::{self, Input};
 
 /// Histogram bins per decade of seconds.
 pub const BINS_PER_DECADE: usize = 200;
@@ -90,20 +91,22 @@ pub fn load_column(
     flow_cell: &HashMap<(u64, u64), usize>,
     rows: usize,
 ) -> Option<Vec<Histogram>> {
-    let file = std::fs::File::open(dir.join(file)).ok()?;
+    let file = files::open(&dir.join(file), Input::SideTable).ok()?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
+    files::read_line(&mut reader, &mut line).ok()?;
     let header: Vec<&str> = line.trim_end().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n);
     let (run, flow, rto) = (col("run")?, col("flow")?, col(column)?);
     let mut out = vec![Histogram::default(); rows];
     let mut last: Option<((u64, u64), Option<usize>)> = None;
     loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+        match files::read_line(&mut reader, &mut line) {
+            Ok(true) => {}
+            Ok(false) => break,
+            // Past the limit of a side table, or a line past the line limit: no histogram
+            // rather than part of one.
+            Err(_) => return None,
         }
         let (mut r, mut f, mut v) = (None, None, None);
         for (i, field) in line.trim_end().split(',').enumerate() {

@@ -15,10 +15,11 @@ pub mod reference;
 pub mod topology;
 pub mod trace;
 
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::results::{csv, summary, SummaryRow};
+use crate::files::{self, Input, InputError};
+use crate::results::{csv, flows, summary, SummaryRow};
 use crate::stats::{Quantile, SUMMARY_QUANTILES};
 
 /// Panels (groups of cells differing only in the algorithm) drawn at most; the summary
@@ -28,27 +29,36 @@ pub const MAX_PANELS: usize = 48;
 pub const MAX_TABLE_ROWS: usize = 2000;
 
 /// Why no page could be made.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    /// A file could not be read.
-    Read(PathBuf, std::io::Error),
+    /// A file could not be read, or is larger than its kind's limit ([`crate::files`]).
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// The reference file is not in the documented format.
+    #[error("{}: {1}", .0.display())]
     Reference(PathBuf, String),
+    /// A value of `flows.csv` that coaplab does not write ([`verify_flows`]).
+    #[error(
+        "{}: line {line}, column {column}: {value:?} is {why}; this file is not as coaplab \
+         wrote it (coaplab run SCENARIO --out DIR --resume assembles it again from DIR/runs/)",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the file (the header is line 1).
+        line: usize,
+        /// The column's name.
+        column: String,
+        /// The value found.
+        value: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// A chart could not be drawn (a bug).
+    #[error("{0}")]
     Plot(String),
 }
-
-impl fmt::Display for ReportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReportError::Read(p, e) => write!(f, "cannot read {}: {e}", p.display()),
-            ReportError::Reference(p, e) => write!(f, "{}: {e}", p.display()),
-            ReportError::Plot(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for ReportError {}
 
 /// Text escaped for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -72,21 +82,99 @@ td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}
 .ok{background:#d9f2d9}.bad{background:#f8d7d7}.na{background:#eee}\
 .wide{overflow-x:auto}.charts{display:flex;flex-wrap:wrap;gap:8px}h2{margin-top:1.5em}.note{color:#555;font-size:13px}.legend span{margin-right:1em}";
 
-/// Reads `dir/flows.csv` and the scenario's name.
-fn read_results(dir: &Path) -> Result<(String, String), ReportError> {
+/// Reads `dir/flows.csv` (at most [`Input::ResultsTable`]'s limit), verified by
+/// [`verify_flows`], and the scenario's name: the records of `flows.csv` (header first).
+fn read_results(dir: &Path) -> Result<(Vec<Vec<String>>, String), ReportError> {
     let flows_path = dir.join("flows.csv");
-    let flows = std::fs::read_to_string(&flows_path)
-        .map_err(|e| ReportError::Read(flows_path.clone(), e))?;
-    let name = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    let records = csv::parse(&files::read_text(&flows_path, Input::ResultsTable)?);
+    verify_flows(&flows_path, &records)?;
+    let name = read_manifest(dir)
         .and_then(|m| {
             m.get("scenario")
                 .and_then(|s| s.as_str())
                 .map(str::to_string)
         })
         .unwrap_or_else(|| dir.display().to_string());
-    Ok((flows, name))
+    Ok((records, name))
+}
+
+/// `dir/manifest.json` as JSON, at most [`Input::Manifest`]'s limit; `None` when it is
+/// missing, too large or not JSON (the page then does without it).
+pub(crate) fn read_manifest(dir: &Path) -> Option<serde_json::Value> {
+    let text = files::read_text(&dir.join("manifest.json"), Input::Manifest).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The columns of `flows.csv` that are not numbers.
+const TEXT_COLUMNS: &[&str] = &[
+    "cc",
+    "workload",
+    "loss",
+    "completed",
+    "transmission_counts",
+    "unfinished",
+];
+
+/// Checks the records of `flows.csv` (`path`) as coaplab writes them, as `coaplab merge`
+/// checks the files it joins before it writes anything: every row has the header's number of
+/// fields, and every value of a numeric column of coaplab's ([`flows::FLOW_COLUMNS`],
+/// [`flows::MESH_FLOW_COLUMNS`], [`flows::OBSERVE_COLUMNS`]; sweep columns are free text) is
+/// empty or a finite number ≥ 0, `completed` is `true` or `false`, `transmission_counts`
+/// whole numbers. The first value that is not is [`ReportError::Corrupt`], naming the line
+/// and the column: a page is never drawn from NaN, infinite or negative figures.
+pub fn verify_flows(path: &Path, records: &[Vec<String>]) -> Result<(), ReportError> {
+    let Some((header, rows)) = records.split_first() else {
+        return Ok(());
+    };
+    let ours = |c: &str| {
+        flows::FLOW_COLUMNS.contains(&c)
+            || flows::MESH_FLOW_COLUMNS.contains(&c)
+            || flows::OBSERVE_COLUMNS.contains(&c)
+    };
+    let numeric: Vec<bool> = header
+        .iter()
+        .map(|c| ours(c) && !TEXT_COLUMNS.contains(&c.as_str()))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let corrupt = |column: &str, value: &str, why: &'static str| ReportError::Corrupt {
+            path: path.to_path_buf(),
+            line: i + 2,
+            column: column.to_string(),
+            value: value.to_string(),
+            why,
+        };
+        if row.len() != header.len() {
+            let last = header.get(row.len().min(header.len().saturating_sub(1)));
+            return Err(corrupt(
+                last.map_or("", String::as_str),
+                &row.join(","),
+                if row.len() < header.len() {
+                    "a row with fewer fields than the header"
+                } else {
+                    "a row with more fields than the header"
+                },
+            ));
+        }
+        for ((column, value), &numeric) in header.iter().zip(row).zip(&numeric) {
+            if numeric && !value.is_empty() {
+                match value.parse::<f64>() {
+                    Ok(x) if x.is_nan() => return Err(corrupt(column, value, "not a number")),
+                    Ok(x) if x.is_infinite() => return Err(corrupt(column, value, "infinite")),
+                    Ok(x) if x < 0.0 => return Err(corrupt(column, value, "negative")),
+                    Ok(_) => {}
+                    Err(_) => return Err(corrupt(column, value, "not a number")),
+                }
+            } else if column == "completed" && value != "true" && value != "false" {
+                return Err(corrupt(column, value, "neither true nor false"));
+            } else if column == "transmission_counts"
+                && value.split(' ').any(|n| n.parse::<u64>().is_err())
+                && !value.is_empty()
+            {
+                return Err(corrupt(column, value, "not whole numbers"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The page's head and title.
@@ -271,8 +359,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
     let references = match against {
         None => None,
         Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| ReportError::Read(p.to_path_buf(), e))?;
+            let text = files::read_text(p, Input::Reference)?;
             Some(reference::parse(&text).map_err(|e| ReportError::Reference(p.to_path_buf(), e))?)
         }
     };
@@ -281,7 +368,7 @@ pub fn render(dir: &Path, against: Option<&Path>) -> Result<String, ReportError>
         panels,
         flow_cell,
         run_seed,
-    } = cells::samples(&flows);
+    } = cells::samples_of(&flows);
     drop(flows);
     let layout = overview::layout(&rows);
     let colour_of = |cc: &str| layout.algorithms.iter().position(|a| a == cc).unwrap_or(0);
@@ -772,6 +859,35 @@ mod tests {
         assert_eq!(short("0.5"), "0.5");
         assert_eq!(short("2500"), "2500");
         assert_eq!(short("tcp-bbr"), "tcp-bbr");
+    }
+
+    #[test]
+    fn flows_are_verified_column_by_column() {
+        let path = Path::new("d/flows.csv");
+        let records = |row: &str| csv::parse(&format!("run,cc,fct_s,completed,speed\n{row}\n"));
+        let ok = |row: &str| verify_flows(path, &records(row)).is_ok();
+        // Empty numbers, and sweep columns (free text, negative too), are accepted.
+        assert!(ok("0,default,,false,-1"));
+        assert!(ok("0,default,1.5,true,fast"));
+        for (row, column, why) in [
+            ("0,default,NaN,true,1", "fct_s", "not a number"),
+            ("0,default,inf,true,1", "fct_s", "infinite"),
+            ("-1,default,1,true,1", "run", "negative"),
+            ("0,default,1,yes,1", "completed", "neither true nor false"),
+        ] {
+            match verify_flows(path, &records(row)) {
+                Err(ReportError::Corrupt {
+                    line,
+                    column: c,
+                    why: w,
+                    ..
+                }) => assert_eq!((line, c.as_str(), w), (2, column, why), "{row}"),
+                other => panic!("{row}: {other:?}"),
+            }
+        }
+        let e = verify_flows(path, &records("0,default,1")).unwrap_err();
+        assert!(e.to_string().contains("fewer fields"), "{e}");
+        assert!(e.to_string().starts_with("d/flows.csv: line 2"), "{e}");
     }
 
     #[test]

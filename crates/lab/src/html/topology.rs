@@ -34,8 +34,7 @@ pub struct Topology {
 
 /// The topology of the mesh results in `dir`; `None` for a star or without a manifest.
 pub fn load(dir: &Path) -> Option<Topology> {
-    let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
-    let m: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let m = super::read_manifest(dir)?;
     let t = m
         .get("combinations")?
         .get(0)?

@@ -103,10 +103,7 @@ pub struct Merged {
 /// Reads `dir/manifest.json`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ResultsError> {
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).map_err(|source| ResultsError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let text = crate::files::read_text(&path, crate::files::Input::Manifest)?;
     serde_json::from_str(&text).map_err(|e| ResultsError::Corrupt {
         path,
         message: e.to_string(),

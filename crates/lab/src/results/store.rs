@@ -29,6 +29,7 @@ use super::manifest::{Manifest, ManifestRun, Status};
 use super::record::{RunError, RunResult};
 use super::summary::{self, Summarizer, SummaryRow};
 use super::{csv, flows, runs};
+use crate::files::{self, Input, InputError};
 use crate::scenario::{Plan, RunConfig, RunSpec};
 
 /// A results directory that cannot be used.
@@ -63,6 +64,8 @@ pub enum ResultsError {
         /// This invocation's.
         expected: Option<String>,
     },
+    /// A file could not be read, or is larger than its kind's limit ([`crate::files`]).
+    Input(InputError),
     /// A file in the directory is not what this program writes.
     Corrupt {
         /// The file.
@@ -119,11 +122,18 @@ impl fmt::Display for ResultsError {
             ResultsError::Corrupt { path, message } => {
                 write!(f, "{}: {message}", path.display())
             }
+            ResultsError::Input(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for ResultsError {}
+
+impl From<InputError> for ResultsError {
+    fn from(e: InputError) -> Self {
+        ResultsError::Input(e)
+    }
+}
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
     move |source| ResultsError::Io {
@@ -133,7 +143,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
 }
 
 /// Writes `bytes` to `path` so that readers see the old file or the whole new one, never a
-/// part: a temporary file in the same directory, fsync, rename.
+/// part: a temporary file in the same directory, fsync, rename. The rename replaces whatever
+/// `path` is, a symbolic link included (the link, not the file it points to), and the
+/// temporary is created new (`O_EXCL`: a link planted at its name is not followed either).
+/// Every whole file coaplab writes in a results directory, and the page of `coaplab report`,
+/// is written so.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let mut file = AtomicFile::create(path)?;
     file.write(bytes)?;
@@ -153,7 +167,7 @@ impl AtomicFile {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".tmp{}", std::process::id()));
         let tmp = PathBuf::from(tmp);
-        let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        let file = files::create_new(&tmp).map_err(io(&tmp))?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
             tmp,
@@ -323,12 +337,13 @@ pub struct Pending {
     pub unverified: Vec<(usize, String)>,
 }
 
-/// Reads `path`, or `None` when it does not exist.
+/// Reads `path` (a file of `runs/`, at most [`Input::ResultsTable`]'s limit), or `None` when
+/// it does not exist.
 fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ResultsError> {
-    match std::fs::read(path) {
+    match files::read(path, Input::ResultsTable) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io(path)(e)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -366,7 +381,7 @@ impl ResultsDir {
                 return Err(ResultsError::Exists(root.to_path_buf()));
             }
             let found = if has_manifest {
-                let text = std::fs::read_to_string(&existing).map_err(io(&existing))?;
+                let text = files::read_text(&existing, Input::Manifest)?;
                 let old: Manifest =
                     serde_json::from_str(&text).map_err(|e| ResultsError::Corrupt {
                         path: existing.clone(),
@@ -433,7 +448,7 @@ impl ResultsDir {
     /// files are copied byte for byte, so the run's files verify here as they did there.
     pub(crate) fn adopt(&self, from: &Path, run: usize) -> Result<(), ResultsError> {
         let status = run_path(from, run, "json");
-        let status_bytes = std::fs::read(&status).map_err(io(&status))?;
+        let status_bytes = files::read(&status, Input::ResultsTable)?;
         // The per-run parts of the side files are written before the rows, as `record` does.
         for side in SIDE_FILES {
             let part = run_path(from, run, side.name);

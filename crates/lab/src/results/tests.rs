@@ -490,3 +490,49 @@ fn a_stopped_sweep_records_the_runs_it_ran_and_resumes() {
     assert!(!again.interrupted);
     assert_eq!((again.skipped, again.ok), (out.ok, 8 - out.ok));
 }
+
+#[test]
+fn write_atomic_replaces_links_at_the_target_and_at_the_temporary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::write(&outside, "precious").unwrap();
+    let target = tmp.path().join("report.html");
+    std::os::unix::fs::symlink(&outside, &target).unwrap();
+    // A link where the temporary goes, as a killed process with this id would leave a file.
+    let temporary = tmp
+        .path()
+        .join(format!("report.html.tmp{}", std::process::id()));
+    std::os::unix::fs::symlink(&outside, &temporary).unwrap();
+    store::write_atomic(&target, b"page").unwrap();
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&target)
+        .unwrap()
+        .file_type()
+        .is_file());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "page");
+    assert!(std::fs::symlink_metadata(&temporary).is_err());
+}
+
+#[test]
+fn a_runs_file_past_the_limit_is_an_error_not_a_rerun() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("a");
+    let plan = plan_of(SCENARIO, None, None);
+    fresh_results(&plan, &root);
+    let fingerprint = fingerprint_of(&root);
+    // A sparse rows file one byte past the limit: refused from its size, nothing read.
+    let rows = root.join("runs").join("000000.csv");
+    let file = std::fs::OpenOptions::new().write(true).open(&rows).unwrap();
+    file.set_len(crate::files::Input::ResultsTable.limit() + 1)
+        .unwrap();
+    let e = check_run(&root, &fingerprint, 0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ResultsError::Input(crate::files::InputError::TooLarge { .. })
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("000000.csv"), "{e}");
+    assert!(e.to_string().contains("256 MiB"), "{e}");
+}

@@ -12,6 +12,13 @@ pub enum ScenarioError {
         /// The operating system's message.
         message: String,
     },
+    /// The file is larger than a scenario file may be ([`crate::files::Input::Scenario`]).
+    TooLarge {
+        /// The file.
+        file: String,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The text is not valid TOML.
     Syntax {
         /// The file.
@@ -68,7 +75,9 @@ impl ScenarioError {
     /// The 1-based line the error points at (0 for I/O errors).
     pub fn line(&self) -> usize {
         match self {
-            ScenarioError::Io { .. } | ScenarioError::Override { .. } => 0,
+            ScenarioError::Io { .. }
+            | ScenarioError::TooLarge { .. }
+            | ScenarioError::Override { .. } => 0,
             ScenarioError::Syntax { line, .. }
             | ScenarioError::UnknownKey { line, .. }
             | ScenarioError::Missing { line, .. }
@@ -91,6 +100,12 @@ impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScenarioError::Io { file, message } => write!(f, "{file}: {message}"),
+            ScenarioError::TooLarge { file, limit } => write!(
+                f,
+                "{file} is larger than {}, the limit for a scenario file (docs/scenarios.md, \
+                 \"Input size limits\")",
+                crate::files::size_text(*limit)
+            ),
             ScenarioError::Override { set, message } => write!(f, "--set {set}: {message}"),
             ScenarioError::Syntax {
                 file,
@@ -125,3 +140,22 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+impl From<crate::files::InputError> for ScenarioError {
+    fn from(e: crate::files::InputError) -> Self {
+        let file = e.path().display().to_string();
+        match e {
+            crate::files::InputError::TooLarge { limit, .. } => {
+                ScenarioError::TooLarge { file, limit }
+            }
+            crate::files::InputError::Io { source, .. } => ScenarioError::Io {
+                file,
+                message: source.to_string(),
+            },
+            e => ScenarioError::Io {
+                file,
+                message: e.to_string(),
+            },
+        }
+    }
+}

@@ -40,9 +40,6 @@ const OWN_KEYS: &[&str] = &["model", "roles", "file", "format"];
 /// Roles that may move.
 const MOVING_ROLES: &[&str] = &["client", "server", "router"];
 
-/// The largest position file read (64 MiB; the parser's own limits are lower in practice).
-pub(super) const MAX_POSITION_FILE_BYTES: u64 = 64 << 20;
-
 /// Reads `[mobility]` (absent: nothing moves).
 pub(super) fn read(
     r: &mut Reader<'_>,
@@ -217,16 +214,7 @@ fn read_positions(
 ) -> Result<Vec<Option<coaplab_netsim::mesh::mobility::Trajectory>>, String> {
     let base = Path::new(r.file()).parent().unwrap_or(Path::new(""));
     let full = base.join(path);
-    let len = std::fs::metadata(&full)
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))?
-        .len();
-    if len > MAX_POSITION_FILE_BYTES {
-        return Err(format!(
-            "{} is {len} bytes, above the {MAX_POSITION_FILE_BYTES}-byte limit",
-            full.display()
-        ));
-    }
-    let text = std::fs::read_to_string(&full)
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+    let text = crate::files::read_text(&full, crate::files::Input::Positions)
+        .map_err(|e| e.to_string())?;
     file::parse(&text, format).map_err(|e| format!("{}: {e}", full.display()))
 }

@@ -55,10 +55,7 @@ impl Scenario {
     /// Loads and checks the scenario file at `path`.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let source = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
+        let source = crate::files::read_text(path, crate::files::Input::Scenario)?;
         Scenario::parse(&source, &file)
     }
 
@@ -70,10 +67,7 @@ impl Scenario {
             return Scenario::load(path);
         }
         let file = path.display().to_string();
-        let source = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
+        let source = crate::files::read_text(path, crate::files::Input::Scenario)?;
         Scenario::parse(&apply_overrides(&source, &file, sets)?, &file)
     }
 

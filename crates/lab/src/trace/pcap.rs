@@ -16,7 +16,6 @@
 //! correct. Packets still inside the network when the run ended are followed
 //! to their fate first (the endpoints no longer see them), so every packet sent is in a file.
 
-use std::fs::File;
 use std::io::{self, BufWriter};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -199,7 +198,7 @@ pub(crate) fn write_links(dir: &Path, records: &[PacketRecord], log: &PacketLog)
         chosen.sort_by_key(|r| (r.enqueued_at, r.id));
         let stem = dir.join(name);
         let tmp = stem.with_extension("pcap.tmp");
-        let mut w = PcapWriter::new(BufWriter::new(File::create(&tmp)?))?;
+        let mut w = PcapWriter::new(BufWriter::new(crate::files::create_new(&tmp)?))?;
         for r in chosen {
             let Some(packet) = log.ip_packet(r.id.0, r.src, r.dst) else {
                 continue;

@@ -47,7 +47,7 @@ const ROW_GROUP_ROWS: usize = 64 * 1024;
 pub fn write(stem: &Path, batch: &RecordBatch, format: TraceFormat) -> io::Result<PathBuf> {
     let path = stem.with_extension(format.extension());
     let tmp = stem.with_extension(format!("{}.tmp", format.extension()));
-    let file = BufWriter::new(File::create(&tmp)?);
+    let file = BufWriter::new(crate::files::create_new(&tmp)?);
     match format {
         TraceFormat::Parquet => write_parquet(file, batch)?,
         TraceFormat::Csv => write_csv(file, batch)?,
