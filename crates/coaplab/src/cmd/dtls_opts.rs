@@ -101,7 +101,7 @@ pub(crate) struct DtlsServerOpts {
     /// At most this many DTLS sessions from one IP address; one more evicts that address's
     /// least recently used session.
     #[arg(long = "dtls-max-per-source", value_name = "N", default_value_t = coaplab_emu::dtls::DEFAULT_MAX_SESSIONS_PER_SOURCE)]
-    pub(crate) max_per_source: usize,
+    pub(crate) dtls_max_per_source: usize,
     /// A DTLS handshake not done within this is dropped.
     #[arg(long = "dtls-handshake-timeout", value_name = "D", default_value = "60s", value_parser = net::parse_duration)]
     pub(crate) handshake_timeout: std::time::Duration,
@@ -130,10 +130,10 @@ impl DtlsServerOpts {
             return Err("--dtls-max-sessions must be at least 1".into());
         }
         config.max_sessions = self.max_sessions;
-        if self.max_per_source == 0 {
+        if self.dtls_max_per_source == 0 {
             return Err("--dtls-max-per-source must be at least 1".into());
         }
-        config.max_sessions_per_source = self.max_per_source;
+        config.max_sessions_per_source = self.dtls_max_per_source;
         config.handshake_timeout = self.handshake_timeout;
         config.idle_timeout = self.idle_timeout;
         DtlsLayer::server(config)
