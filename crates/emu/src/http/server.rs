@@ -247,6 +247,8 @@ struct Activity {
     requests: AtomicU64,
     /// Milliseconds after `opened` when the last request ended.
     last_end_ms: AtomicU64,
+    /// Woken when a request ends (its idle deadline starts then).
+    ended: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -256,6 +258,7 @@ impl Activity {
             in_progress: AtomicUsize::new(0),
             requests: AtomicU64::new(0),
             last_end_ms: AtomicU64::new(0),
+            ended: tokio::sync::Notify::new(),
         }
     }
 
@@ -268,6 +271,7 @@ impl Activity {
         let ms = self.opened.elapsed().as_millis() as u64;
         self.last_end_ms.store(ms, Ordering::Relaxed);
         self.in_progress.fetch_sub(1, Ordering::Relaxed);
+        self.ended.notify_one();
     }
 
     /// When the connection times out if nothing changes (None: a request is in progress).
@@ -381,6 +385,7 @@ impl Server {
             tokio::select! {
                 r = conn.as_mut() => break if r.is_ok() { ConnectionEnd::Closed } else { ConnectionEnd::Error },
                 () = &mut lifetime => break ConnectionEnd::Lifetime,
+                () = activity.ended.notified() => {}
                 () = tokio::time::sleep_until(check) => {
                     // Still idle at the deadline (a request may have begun or ended meanwhile).
                     if let Some((t, why)) = activity.deadline(&config) {

@@ -63,6 +63,7 @@ async fn one_hostile_source_neither_locks_out_another_nor_stays() {
         max_connections: 32,
         max_connections_per_source: 8,
         header_timeout: Duration::from_millis(800),
+        idle_timeout: Duration::from_millis(1_200),
         ..ServerConfig::default()
     };
     let (addr, counters) = start(config).await;
@@ -106,6 +107,23 @@ async fn one_hostile_source_neither_locks_out_another_nor_stays() {
     // And the hostile address is served again once its connections are gone.
     let (status, _) = get_from(hostile, addr, "/data/1").await;
     assert_eq!(status, "HTTP/1.1 200 OK");
+    // An HTTP/1.1 keep-alive connection waiting for its next head: hyper's header read
+    // timeout (the same --header-timeout) closes it.
+    let mut s = connect_from(hostile, addr).await.unwrap();
+    s.write_all(b"GET /data/3 HTTP/1.1\r\nhost: a\r\n\r\n")
+        .await
+        .unwrap();
+    let t0 = tokio::time::Instant::now();
+    assert!(closed_within(&mut s, Duration::from_secs(4)).await);
+    let took = t0.elapsed();
+    assert!(took >= Duration::from_millis(700), "{took:?}");
+    // An h2 connection after its one stream: the idle timeout (1.2 s) closes it.
+    let mut s = h2_stream_flood(hostile, addr, 1, "/data/3").await;
+    let t0 = tokio::time::Instant::now();
+    assert!(closed_within(&mut s, Duration::from_secs(4)).await);
+    let took = t0.elapsed();
+    assert!(took >= Duration::from_millis(1_100), "{took:?}");
+    assert_eq!(counters.idle_closed.load(Ordering::Relaxed), 1);
 }
 
 /// An h2 frame.
