@@ -117,6 +117,17 @@ impl UdpDriver {
         self.dtls.as_deref()
     }
 
+    /// With a DTLS layer: sends what the endpoint has queued, then close_notify on every
+    /// established session ([`DtlsLayer::close`]), so the peer frees the session at once. A
+    /// client calls it before it exits. Plain UDP: only the flush.
+    pub async fn dtls_close(&mut self) {
+        let _ = self.send_queued().await;
+        if let Some(layer) = self.dtls.as_deref_mut() {
+            layer.close();
+        }
+        let _ = self.send_queued().await;
+    }
+
     /// Client with a DTLS layer: runs until the handshake completes, fails or times out, and
     /// returns the layer's final [`crate::dtls::ClientState`]. Plain UDP: returns at once.
     /// Socket errors saying the server is unreachable end it as a failure.

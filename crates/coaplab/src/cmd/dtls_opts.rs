@@ -94,10 +94,14 @@ pub(crate) struct DtlsServerOpts {
     /// Serve coaps:// on this address (implies --dtls).
     #[arg(long = "dtls-bind", value_name = "ADDR")]
     pub(crate) dtls_bind: Option<SocketAddr>,
-    /// At most this many DTLS sessions at once; a new peer's ClientHello evicts the oldest
-    /// unfinished handshake, or is dropped when all are established.
+    /// At most this many DTLS sessions at once; a new peer (its ClientHello returned a valid
+    /// cookie) evicts the least recently used session (an established one gets close_notify).
     #[arg(long = "dtls-max-sessions", value_name = "N", default_value_t = 256)]
     pub(crate) max_sessions: usize,
+    /// At most this many DTLS sessions from one IP address; one more evicts that address's
+    /// least recently used session.
+    #[arg(long = "dtls-max-per-source", value_name = "N", default_value_t = coaplab_emu::dtls::DEFAULT_MAX_SESSIONS_PER_SOURCE)]
+    pub(crate) dtls_max_per_source: usize,
     /// A DTLS handshake not done within this is dropped.
     #[arg(long = "dtls-handshake-timeout", value_name = "D", default_value = "60s", value_parser = net::parse_duration)]
     pub(crate) handshake_timeout: std::time::Duration,
@@ -126,6 +130,10 @@ impl DtlsServerOpts {
             return Err("--dtls-max-sessions must be at least 1".into());
         }
         config.max_sessions = self.max_sessions;
+        if self.dtls_max_per_source == 0 {
+            return Err("--dtls-max-per-source must be at least 1".into());
+        }
+        config.max_sessions_per_source = self.dtls_max_per_source;
         config.handshake_timeout = self.handshake_timeout;
         config.idle_timeout = self.idle_timeout;
         DtlsLayer::server(config)
@@ -140,13 +148,19 @@ pub(crate) fn server_line(driver: &UdpDriver) -> String {
     let s = layer.stats();
     let d = driver.stats();
     format!(
-        "dtls handshakes={} handshake_failures={} handshake_timeouts={} handshakes_evicted={} \
-sessions_refused={} idle_closed={} peer_closed={} without_session={} datagrams_in={} datagrams_out={}",
+        "dtls handshakes={} handshake_failures={} handshake_timeouts={} hello_verifies={} \
+cookies_invalid={} hellos_malformed={} handshakes_evicted={} sessions_evicted={} \
+sessions_replaced={} idle_closed={} peer_closed={} without_session={} datagrams_in={} \
+datagrams_out={}",
         s.handshakes_completed,
         s.handshakes_failed,
         s.handshakes_timed_out,
+        s.hello_verifies_sent,
+        s.cookies_invalid,
+        s.hellos_malformed,
         s.handshakes_evicted,
-        s.sessions_refused,
+        s.sessions_evicted,
+        s.sessions_replaced,
         s.sessions_idle_closed,
         s.sessions_closed_by_peer,
         s.datagrams_without_session,

@@ -50,6 +50,27 @@ pub(crate) struct ServerArgs {
     /// refused). Each connection is closed after at most 300 s.
     #[arg(long = "max-connections", value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// Connections from one IP address served at once; more are accepted and closed at once
+    /// (counted as refused_source).
+    #[arg(long = "max-per-source", value_name = "N", default_value_t = server::DEFAULT_MAX_CONNECTIONS_PER_SOURCE)]
+    max_per_source: usize,
+    /// A connection whose first request is not complete this long after it opened (silent,
+    /// an h2 preface and nothing more, a partial head) is closed (header_timeouts).
+    #[arg(long = "header-timeout", value_name = "D", default_value = "10s", value_parser = net::parse_duration)]
+    header_timeout: std::time::Duration,
+    /// A connection with no request in progress for this long is closed (idle_closed).
+    #[arg(long = "idle-timeout", value_name = "D", default_value = "60s", value_parser = net::parse_duration)]
+    idle_timeout: std::time::Duration,
+    /// h2: streams open at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(long = "h2-max-streams", value_name = "N", default_value_t = server::DEFAULT_H2_MAX_CONCURRENT_STREAMS)]
+    h2_max_streams: u32,
+    /// Bytes of response body made and not yet written, per connection: a body beyond waits
+    /// for the client to read (backpressure).
+    #[arg(long = "max-buffered-per-connection", value_name = "BYTES", default_value_t = server::DEFAULT_MAX_BUFFERED_BYTES_PER_CONNECTION)]
+    max_buffered_per_connection: usize,
+    /// The same over all connections.
+    #[arg(long = "max-buffered-bytes", value_name = "BYTES", default_value_t = server::DEFAULT_MAX_BUFFERED_BYTES)]
+    max_buffered_bytes: usize,
     /// The largest N that /data/N serves: the limit of `coaplab server --max-data-bytes`, with
     /// its default (1 GiB); a GET of a larger N gets an empty 400 Bad Request (CoAP: 4.00).
     /// The body is produced 64 KiB at a time as it is sent, never held whole.
@@ -126,8 +147,20 @@ pub(crate) fn run_server(args: ServerArgs) -> ExitCode {
 }
 
 async fn serve(args: &ServerArgs) -> u8 {
-    if args.max_connections == 0 {
-        eprintln!("coaplab http-server: --max-connections must be at least 1");
+    let zero = [
+        ("--max-connections", args.max_connections == 0),
+        ("--max-per-source", args.max_per_source == 0),
+        ("--h2-max-streams", args.h2_max_streams == 0),
+        (
+            "--max-buffered-per-connection",
+            args.max_buffered_per_connection == 0,
+        ),
+        ("--max-buffered-bytes", args.max_buffered_bytes == 0),
+        ("--header-timeout", args.header_timeout.is_zero()),
+        ("--idle-timeout", args.idle_timeout.is_zero()),
+    ];
+    if let Some((flag, _)) = zero.iter().find(|(_, z)| *z) {
+        eprintln!("coaplab http-server: {flag} must be more than 0");
         return net::EXIT_BAD_ARGS;
     }
     let (Ok(mut int), Ok(mut term)) = (
@@ -151,6 +184,12 @@ async fn serve(args: &ServerArgs) -> u8 {
     let config = ServerConfig {
         iot: args.iot,
         max_connections: args.max_connections,
+        max_connections_per_source: args.max_per_source,
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        h2_max_concurrent_streams: args.h2_max_streams,
+        max_buffered_bytes_per_connection: args.max_buffered_per_connection,
+        max_buffered_bytes: args.max_buffered_bytes,
         max_data_bytes: args.max_data_bytes,
     };
     let counters = Arc::new(ServerCounters::default());

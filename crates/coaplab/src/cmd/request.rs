@@ -258,6 +258,16 @@ async fn udp_request(
         };
         return super::observe::observe(&mut driver, addr, req, until, args.verbose).await;
     }
+    let code = udp_exchange(&mut driver, addr, req, args).await;
+    if dtls {
+        // close_notify: the server frees our session's slot now, not after its idle timeout.
+        driver.dtls_close().await;
+    }
+    code
+}
+
+/// `req` on `driver` (its DTLS handshake done), the response payload on stdout; the exit code.
+async fn udp_exchange(driver: &mut UdpDriver, addr: SocketAddr, req: &Request, args: &Args) -> u8 {
     let now = driver.now();
     driver.endpoint_mut().request(now, addr, req);
     loop {

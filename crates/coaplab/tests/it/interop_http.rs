@@ -245,8 +245,8 @@ fn server_counts_and_exits_on_sigterm() {
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(
         rest.contains(
-            "http connections=3 refused=0 served=1 not_found=1 not_allowed=0 errors=0 \
-accept_errors=0 too_large=1"
+            "http connections=3 refused=0 refused_source=0 header_timeouts=0 idle_closed=0 \
+served=1 not_found=1 not_allowed=0 errors=0 accept_errors=0 too_large=1 "
         ),
         "{rest}"
     );
@@ -275,7 +275,8 @@ fn server_refuses_connections_past_the_limit() {
     assert_ok(&o, "after the idle connection closed");
     let (status, rest) = server.stop_with("-INT");
     assert_eq!(status.code(), Some(0), "{rest}");
-    assert!(rest.contains(" refused=1 served=1 "), "{rest}");
+    assert!(rest.contains(" refused=1 refused_source=0 "), "{rest}");
+    assert!(rest.contains(" served=1 "), "{rest}");
 }
 
 /// The request head `coaplab http-get ARGS` writes to a bare listener (which answers a fixed

@@ -6,6 +6,7 @@
 mod run_support;
 mod support;
 
+mod cli_dtls_limits;
 mod cli_files;
 mod cli_limits;
 mod cli_mesh_metrics;

@@ -1,13 +1,10 @@
 //! [`DtlsConfig`]: the credentials (pre-shared key or certificate) and the session limits of
 //! a DTLS layer, and the OpenSSL context built from them.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use openssl::error::ErrorStack;
-use openssl::pkey::PKey;
-use openssl::sign::Signer;
 use openssl::ssl::{
     Ssl, SslContext, SslContextBuilder, SslFiletype, SslMethod, SslOptions, SslVerifyMode,
     SslVersion,
@@ -39,6 +36,9 @@ pub const CERT_CIPHERS: &str =
 /// fit): the IPv6 minimum MTU, 1,280 B, less 40 B of IPv6 and 8 B of UDP header.
 pub const DTLS_MTU_BYTES: u32 = 1232;
 
+/// The default [`DtlsConfig::max_sessions_per_source`].
+pub const DEFAULT_MAX_SESSIONS_PER_SOURCE: usize = 32;
+
 /// How a DTLS layer authenticates.
 #[derive(Debug, Clone)]
 pub enum Credentials {
@@ -69,10 +69,18 @@ pub enum Credentials {
 pub struct DtlsConfig {
     /// How we authenticate.
     pub credentials: Credentials,
-    /// Server: at most this many sessions (handshaking or established) at once. A ClientHello
-    /// from a new peer when the table is full evicts the oldest handshaking session, or is
-    /// dropped when every session is established.
+    /// Server: at most this many sessions (handshaking or established) at once. A new peer
+    /// whose ClientHello returns a valid cookie when the table is full evicts the least
+    /// recently used session (the one that received nothing for the longest); an established
+    /// one is sent close_notify.
     pub max_sessions: usize,
+    /// Server: at most this many sessions from one IP address (all its ports); one more from
+    /// it evicts that address's least recently used session, so one host cannot take the
+    /// table from everyone else.
+    pub max_sessions_per_source: usize,
+    /// Server: how long a cookie secret is current (RFC 6347 §4.2.1: a rotating secret). A
+    /// HelloVerifyRequest's cookie is accepted for between one and two of these.
+    pub cookie_lifetime: Duration,
     /// A handshake not finished in this long fails (server: the half-open session is freed;
     /// client: exit 3).
     pub handshake_timeout: Duration,
@@ -92,7 +100,8 @@ pub struct DtlsConfig {
 }
 
 impl DtlsConfig {
-    /// `credentials` with the default limits: 256 sessions, a 60-s handshake (RFC 6347
+    /// `credentials` with the default limits: 256 sessions, 32 per source address, cookie
+    /// secrets rotated every 60 s, a 60-s handshake (RFC 6347
     /// §4.2.4.1's largest retransmission timer), a 10-s stall (OpenSSL's flight retransmitted
     /// after 1, 3 and 7 s, unanswered), a 300-s idle timeout (libcoap's
     /// COAP_DEFAULT_SESSION_TIMEOUT) and 16 queued datagrams.
@@ -100,6 +109,8 @@ impl DtlsConfig {
         DtlsConfig {
             credentials,
             max_sessions: 256,
+            max_sessions_per_source: DEFAULT_MAX_SESSIONS_PER_SOURCE,
+            cookie_lifetime: Duration::from_secs(60),
             handshake_timeout: Duration::from_secs(60),
             handshake_stall: Duration::from_secs(10),
             mtu_bytes: DTLS_MTU_BYTES,
@@ -109,11 +120,12 @@ impl DtlsConfig {
     }
 }
 
-/// The OpenSSL context of one side, and the per-session data index the cookie callbacks use.
+/// The OpenSSL context of one side, and the per-session data index the cookie callbacks use
+/// (the cookie the layer verified).
 pub(crate) struct Context {
     pub(crate) ctx: SslContext,
     pub(crate) mtu_bytes: u32,
-    pub(crate) peer_index: openssl::ex_data::Index<Ssl, SocketAddr>,
+    pub(crate) cookie_index: openssl::ex_data::Index<Ssl, Vec<u8>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -134,7 +146,7 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
     b.set_max_proto_version(Some(SslVersion::DTLS1_2))?;
     // No session tickets: nothing resumes a session here, and a ticket costs ~200 B a handshake.
     b.set_options(SslOptions::NO_RENEGOTIATION | SslOptions::NO_QUERY_MTU | SslOptions::NO_TICKET);
-    let peer_index = Ssl::new_ex_index::<SocketAddr>()?;
+    let cookie_index = Ssl::new_ex_index::<Vec<u8>>()?;
     match &config.credentials {
         Credentials::Psk { identity, key } => {
             if key.is_empty() {
@@ -193,12 +205,12 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
         // Our order, not the client's: CCM_8 (RFC 7252's mandatory suite, the smallest
         // records) even when a client such as libcoap lists ECDHE-PSK suites first.
         b.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
-        cookies(&mut b, peer_index)?;
+        cookies(&mut b, cookie_index);
     }
     Ok(Context {
         ctx: b.build(),
         mtu_bytes: config.mtu_bytes,
-        peer_index,
+        cookie_index,
     })
 }
 
@@ -210,34 +222,26 @@ fn copy_key(key: &[u8], out: &mut [u8]) -> Result<usize, ErrorStack> {
     Ok(key.len())
 }
 
-/// RFC 6347 §4.2.1 cookie exchange (HelloVerifyRequest): the cookie is HMAC-SHA256 of the
-/// peer's address under a key drawn at start, so a ClientHello from a spoofed address never
-/// reaches the expensive steps of the handshake.
-fn cookies(
-    b: &mut SslContextBuilder,
-    peer_index: openssl::ex_data::Index<Ssl, SocketAddr>,
-) -> Result<(), ErrorStack> {
-    let mut secret = [0u8; 32];
-    openssl::rand::rand_bytes(&mut secret)?;
-    let mac = PKey::hmac(&secret)?;
-    let mac2 = mac.clone();
-    let compute = move |mac: &PKey<openssl::pkey::Private>, ssl: &openssl::ssl::SslRef| {
-        let peer = ssl.ex_data(peer_index).copied();
-        let peer = peer.map(|p| p.to_string()).unwrap_or_default();
-        let mut s = Signer::new(openssl::hash::MessageDigest::sha256(), mac)?;
-        s.update(peer.as_bytes())?;
-        s.sign_to_vec()
-    };
+/// RFC 6347 §4.2.1 cookie exchange (HelloVerifyRequest). The layer checks cookies itself,
+/// statelessly, before any session exists (`hello.rs`); a session is created only for a
+/// ClientHello with a valid cookie, which is stored in the session's ex data. OpenSSL's own
+/// exchange then replays that cookie: its HelloVerifyRequest (answering the synthesised first
+/// ClientHello, never sent) carries it, and its check of the real ClientHello compares with it.
+fn cookies(b: &mut SslContextBuilder, cookie_index: openssl::ex_data::Index<Ssl, Vec<u8>>) {
     b.set_cookie_generate_cb(move |ssl, out| {
-        let c = compute(&mac, ssl)?;
-        let n = c.len().min(out.len());
-        out[..n].copy_from_slice(&c[..n]);
-        Ok(n)
+        let Some(c) = ssl.ex_data(cookie_index) else {
+            return Err(ErrorStack::get());
+        };
+        if c.len() > out.len() {
+            return Err(ErrorStack::get());
+        }
+        out[..c.len()].copy_from_slice(c);
+        Ok(c.len())
     });
     b.set_cookie_verify_cb(move |ssl, cookie| {
-        compute(&mac2, ssl)
-            .is_ok_and(|c| c.len() == cookie.len() && openssl::memcmp::eq(&c, cookie))
+        ssl.ex_data(cookie_index).is_some_and(|c| {
+            !c.is_empty() && c.len() == cookie.len() && openssl::memcmp::eq(c, cookie)
+        })
     });
     b.set_options(SslOptions::COOKIE_EXCHANGE);
-    Ok(())
 }

@@ -13,6 +13,7 @@
 //! handshake runs ([`DtlsLayer::poll_timeout`]).
 
 mod config;
+pub mod hello;
 mod pipe;
 mod session;
 
@@ -23,8 +24,10 @@ use coaplab_cc::time::{Duration, Instant};
 
 use config::Context;
 pub use config::{
-    Credentials, DtlsConfig, CERT_CIPHERS, DTLS_MTU_BYTES, PSK_CIPHERS, PSK_CLIENT_CIPHERS,
+    Credentials, DtlsConfig, CERT_CIPHERS, DEFAULT_MAX_SESSIONS_PER_SOURCE, DTLS_MTU_BYTES,
+    PSK_CIPHERS, PSK_CLIENT_CIPHERS,
 };
+use hello::CookieSecrets;
 use session::{Progress, Session};
 
 /// While a handshake runs, how often OpenSSL is let check its retransmission timer.
@@ -43,15 +46,31 @@ pub struct DtlsStats {
     pub handshakes_failed: u64,
     /// Handshakes not completed within [`DtlsConfig::handshake_timeout`].
     pub handshakes_timed_out: u64,
-    /// Server: half-open sessions evicted for a new peer's ClientHello (the table was full).
+    /// Server: HelloVerifyRequests sent (RFC 6347 §4.2.1), statelessly: one per ClientHello
+    /// without a valid cookie.
+    pub hello_verifies_sent: u64,
+    /// Server: ClientHellos whose cookie was wrong or expired (answered with a fresh
+    /// HelloVerifyRequest, as one without a cookie).
+    pub cookies_invalid: u64,
+    /// Server: epoch-0 handshake records from a peer without a session that are not a
+    /// ClientHello we can answer (malformed, a later fragment, a message_seq above 1), or a
+    /// valid cookie in a ClientHello that cannot follow a HelloVerifyRequest. Dropped.
+    pub hellos_malformed: u64,
+    /// Server: half-open sessions evicted for a new verified peer (the table, or the
+    /// peer's address's share of it, was full).
     pub handshakes_evicted: u64,
-    /// Server: ClientHellos dropped because every session slot held an established session.
-    pub sessions_refused: u64,
+    /// Server: established sessions evicted, least recently used first, for a new verified
+    /// peer; each was sent close_notify.
+    pub sessions_evicted: u64,
+    /// Server: established sessions replaced by a new handshake from the same address and
+    /// port (a client that restarted, RFC 6347 §4.2.8).
+    pub sessions_replaced: u64,
     /// Server: established sessions closed after [`DtlsConfig::idle_timeout`] of silence.
     pub sessions_idle_closed: u64,
     /// Established sessions the peer ended (close_notify or a fatal alert).
     pub sessions_closed_by_peer: u64,
-    /// Datagrams dropped: from a peer without a session and not a ClientHello.
+    /// Datagrams dropped: from a peer without a session and not a handshake record of
+    /// epoch 0.
     pub datagrams_without_session: u64,
     /// Plaintext datagrams dropped: no established session to the destination (client: also
     /// past [`DtlsConfig::max_queued_datagrams`] during the handshake).
@@ -92,6 +111,9 @@ struct Entry {
     last_rx: Instant,
     /// The handshake completed (so a later close is the peer's, not a failed handshake).
     was_established: bool,
+    /// The ClientHello's random (server; zeros for a client): a ClientHello with another one
+    /// from the same address starts a new handshake.
+    random: [u8; 32],
 }
 
 #[derive(Debug)]
@@ -105,6 +127,7 @@ enum Role {
     },
     Server {
         sessions: HashMap<SocketAddr, Entry>,
+        secrets: CookieSecrets,
     },
 }
 
@@ -128,11 +151,13 @@ impl DtlsLayer {
     /// A server: sessions are created by peers' ClientHellos.
     pub fn server(config: DtlsConfig) -> Result<DtlsLayer, String> {
         let ctx = config::context(&config, true)?;
+        let secrets = CookieSecrets::new(Instant::ZERO, duration(config.cookie_lifetime));
         Ok(DtlsLayer::new(
             ctx,
             config,
             Role::Server {
                 sessions: HashMap::new(),
+                secrets,
             },
         ))
     }
@@ -140,12 +165,13 @@ impl DtlsLayer {
     /// A client of `peer`; the ClientHello is queued at once (time `now`).
     pub fn client(config: DtlsConfig, peer: SocketAddr, now: Instant) -> Result<DtlsLayer, String> {
         let ctx = config::context(&config, false)?;
-        let session = Session::start(&ctx, peer, false)?;
+        let session = Session::connect(&ctx)?;
         let entry = Entry {
             session,
             started: now,
             last_rx: now,
             was_established: false,
+            random: [0; 32],
         };
         let mut layer = DtlsLayer::new(
             ctx,
@@ -193,7 +219,33 @@ impl DtlsLayer {
     pub fn sessions(&self) -> usize {
         match &self.role {
             Role::Client { .. } => 1,
-            Role::Server { sessions } => sessions.len(),
+            Role::Server { sessions, .. } => sessions.len(),
+        }
+    }
+
+    /// Sends close_notify on every established session and forgets them all (client: its
+    /// one session; the server's table is emptied). Take the records with
+    /// [`DtlsLayer::poll_transmit`]. A client calls it when it is done, so the server frees
+    /// its slot at once instead of after its idle timeout.
+    pub fn close(&mut self) {
+        match &mut self.role {
+            Role::Client { peer, entry, .. } => {
+                let p = *peer;
+                if entry.session.is_established() {
+                    entry.session.close();
+                    let records = entry.session.take_records();
+                    self.out.extend(records.into_iter().map(|r| (p, r)));
+                } else {
+                    entry.session.close();
+                }
+            }
+            Role::Server { sessions, .. } => {
+                for (a, mut e) in sessions.drain() {
+                    e.session.close();
+                    let records = e.session.take_records();
+                    self.out.extend(records.into_iter().map(|r| (a, r)));
+                }
+            }
         }
     }
 
@@ -234,36 +286,34 @@ impl DtlsLayer {
                     &mut plaintext,
                 )
             }
-            Role::Server { sessions } => {
-                if !sessions.contains_key(&from) {
-                    if !is_client_hello(datagram) {
-                        self.stats.datagrams_without_session += 1;
+            Role::Server { sessions, secrets } => {
+                // No session, or a ClientHello of another handshake than the session's (the
+                // client restarted on the same port, RFC 6347 §4.2.8): the stateless cookie
+                // exchange decides. Anything else from a peer with a session is the session's.
+                let stateless = match sessions.get(&from) {
+                    None => true,
+                    Some(e) => hello::parse(datagram).is_ok_and(|h| h.random != e.random),
+                };
+                if stateless {
+                    let admitted = admit(
+                        &self.ctx,
+                        &self.config,
+                        sessions,
+                        secrets,
+                        &mut self.stats,
+                        &mut self.out,
+                        now,
+                        from,
+                        datagram,
+                    );
+                    if !admitted {
                         return;
                     }
-                    if sessions.len() >= self.config.max_sessions
-                        && !evict_oldest_handshake(sessions, &mut self.stats)
-                    {
-                        self.stats.sessions_refused += 1;
-                        return;
-                    }
-                    match Session::start(&self.ctx, from, true) {
-                        Ok(session) => {
-                            let e = Entry {
-                                session,
-                                started: now,
-                                last_rx: now,
-                                was_established: false,
-                            };
-                            sessions.insert(from, e);
-                            self.next_sweep = Some(self.next_sweep.map_or(tick, |t| t.min(tick)));
-                        }
-                        Err(_) => {
-                            self.stats.handshakes_failed += 1;
-                            return;
-                        }
-                    }
+                    self.next_sweep = Some(self.next_sweep.map_or(tick, |t| t.min(tick)));
                 }
-                let entry = sessions.get_mut(&from).expect("inserted above");
+                let Some(entry) = sessions.get_mut(&from) else {
+                    return;
+                };
                 feed(
                     &mut self.stats,
                     entry,
@@ -305,7 +355,7 @@ impl DtlsLayer {
                 }
                 entry
             }
-            Role::Server { sessions } => match sessions.get_mut(&to) {
+            Role::Server { sessions, .. } => match sessions.get_mut(&to) {
                 Some(e) => e,
                 None => {
                     self.stats.sends_without_session += 1;
@@ -365,7 +415,7 @@ impl DtlsLayer {
         };
         match &mut self.role {
             Role::Client { peer, entry, .. } => visit(*peer, entry, &mut self.stats),
-            Role::Server { sessions } => {
+            Role::Server { sessions, .. } => {
                 for (a, e) in sessions.iter_mut() {
                     visit(*a, e, &mut self.stats);
                 }
@@ -391,7 +441,7 @@ wrong pre-shared key or identity, or a certificate it rejected, is dropped witho
                 }
                 Role::Server { .. } => {
                     self.collect(addr);
-                    if let Role::Server { sessions } = &mut self.role {
+                    if let Role::Server { sessions, .. } = &mut self.role {
                         sessions.remove(&addr);
                     }
                 }
@@ -455,7 +505,7 @@ wrong pre-shared key or identity, or a certificate it rejected, is dropped witho
                     *state = ClientState::Failed(why);
                     self.collect(addr);
                 }
-                Role::Server { sessions } => {
+                Role::Server { sessions, .. } => {
                     if let Some(mut e) = sessions.remove(&addr) {
                         if e.was_established {
                             self.stats.sessions_closed_by_peer += 1;
@@ -475,7 +525,7 @@ wrong pre-shared key or identity, or a certificate it rejected, is dropped witho
     fn collect(&mut self, addr: SocketAddr) {
         let entry = match &mut self.role {
             Role::Client { entry, .. } => Some(entry),
-            Role::Server { sessions } => sessions.get_mut(&addr),
+            Role::Server { sessions, .. } => sessions.get_mut(&addr),
         };
         let Some(entry) = entry else { return };
         let handshaking = entry.session.is_handshaking();
@@ -515,30 +565,120 @@ fn feed(
     p
 }
 
-/// Frees the oldest half-open session; false when every session is established.
-fn evict_oldest_handshake(
+/// The stateless half of the cookie exchange for a datagram from `from`, which has no
+/// session (or an established one and sent an epoch-0 handshake record): a ClientHello
+/// without a valid cookie is answered with a HelloVerifyRequest and nothing is kept; one with
+/// a valid cookie gets a new session (making room first), and true is returned so the caller
+/// hands it the datagram.
+#[allow(clippy::too_many_arguments)]
+fn admit(
+    ctx: &Context,
+    config: &DtlsConfig,
     sessions: &mut HashMap<SocketAddr, Entry>,
+    secrets: &mut CookieSecrets,
     stats: &mut DtlsStats,
+    out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+    now: Instant,
+    from: SocketAddr,
+    datagram: &[u8],
 ) -> bool {
-    let oldest = sessions
-        .iter()
-        .filter(|(_, e)| !e.session.is_established())
-        .min_by_key(|(_, e)| e.started)
-        .map(|(a, _)| *a);
-    match oldest {
-        Some(a) => {
-            sessions.remove(&a);
-            stats.handshakes_evicted += 1;
+    let h = match hello::parse(datagram) {
+        Ok(h) => h,
+        Err(
+            hello::HelloError::TooShort
+            | hello::HelloError::NotHandshake
+            | hello::HelloError::NotEpochZero
+            | hello::HelloError::BadVersion,
+        ) => {
+            stats.datagrams_without_session += 1;
+            return false;
+        }
+        Err(_) => {
+            stats.hellos_malformed += 1;
+            return false;
+        }
+    };
+    secrets.rotate(now);
+    let input = hello::cookie_input(from, &h);
+    if h.cookie.is_empty() || !secrets.verify(&input, h.cookie) {
+        if !h.cookie.is_empty() {
+            stats.cookies_invalid += 1;
+        }
+        let hvr = hello::hello_verify_request(&h, &secrets.cookie(&input));
+        stats.hello_verifies_sent += 1;
+        stats.handshake_datagrams_out += 1;
+        stats.handshake_bytes_out += hvr.len() as u64;
+        out.push_back((from, hvr));
+        return false;
+    }
+    let Some(first) = hello::first_hello(&h) else {
+        stats.hellos_malformed += 1;
+        return false;
+    };
+    // A verified peer: make room, its address's share first, then the table.
+    if let Some(mut old) = sessions.remove(&from) {
+        stats.sessions_replaced += 1;
+        old.session.close();
+    }
+    let ip = from.ip();
+    let per_source = config.max_sessions_per_source.max(1);
+    if sessions.keys().filter(|a| a.ip() == ip).count() >= per_source {
+        evict_lru(sessions, stats, out, |a| a.ip() == ip);
+    }
+    while sessions.len() >= config.max_sessions.max(1) {
+        if !evict_lru(sessions, stats, out, |_| true) {
+            break;
+        }
+    }
+    match Session::accept(ctx, &first, h.cookie) {
+        Ok(session) => {
+            sessions.insert(
+                from,
+                Entry {
+                    session,
+                    started: now,
+                    last_rx: now,
+                    was_established: false,
+                    random: h.random.try_into().unwrap_or([0; 32]),
+                },
+            );
             true
         }
-        None => false,
+        Err(_) => {
+            stats.handshakes_failed += 1;
+            false
+        }
     }
 }
 
-/// Whether `d` starts with an epoch-0 DTLS handshake record holding a ClientHello
-/// (RFC 6347 §4.1: type 22, version, epoch, sequence, length; §4.2.2: msg_type 1).
-fn is_client_hello(d: &[u8]) -> bool {
-    d.len() >= 14 && d[0] == 22 && d[1] == 0xfe && d[3] == 0 && d[4] == 0 && d[13] == 1
+/// Evicts the least recently used session (the longest without a received datagram) whose
+/// address passes `which`; an established one is sent close_notify. False when none passes.
+fn evict_lru(
+    sessions: &mut HashMap<SocketAddr, Entry>,
+    stats: &mut DtlsStats,
+    out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+    which: impl Fn(&SocketAddr) -> bool,
+) -> bool {
+    let victim = sessions
+        .iter()
+        .filter(|(a, _)| which(a))
+        .min_by_key(|(_, e)| (e.last_rx, e.started))
+        .map(|(a, _)| *a);
+    let Some(a) = victim else {
+        return false;
+    };
+    let Some(mut e) = sessions.remove(&a) else {
+        return false;
+    };
+    if e.session.is_established() {
+        stats.sessions_evicted += 1;
+        e.session.close();
+        let records = e.session.take_records();
+        out.extend(records.into_iter().map(|r| (a, r)));
+    } else {
+        stats.handshakes_evicted += 1;
+    }
+    true
 }
 
 /// A std duration as endpoint time (saturating).

@@ -1,8 +1,6 @@
 //! [`Session`]: one DTLS association (one peer) as a state machine over a [`DatagramPipe`]:
 //! records in, plaintext datagrams and records out.
 
-use std::net::SocketAddr;
-
 use openssl::ssl::{ErrorCode, HandshakeError, MidHandshakeSslStream, Ssl, SslStream};
 
 use super::config::Context;
@@ -39,22 +37,40 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// A new session with `peer`; a client writes its ClientHello at once (taken with
+    /// A client session; it writes its ClientHello at once (taken with
     /// [`Session::take_records`]).
-    pub(crate) fn start(ctx: &Context, peer: SocketAddr, server: bool) -> Result<Session, String> {
-        let setup = |ssl: &mut Ssl| -> Result<(), openssl::error::ErrorStack> {
-            ssl.set_mtu(ctx.mtu_bytes)?;
-            ssl.set_ex_data(ctx.peer_index, peer);
-            Ok(())
-        };
+    pub(crate) fn connect(ctx: &Context) -> Result<Session, String> {
         let mut ssl = Ssl::new(&ctx.ctx).map_err(|e| e.to_string())?;
-        setup(&mut ssl).map_err(|e| e.to_string())?;
-        let pipe = DatagramPipe::default();
-        let r = if server {
-            ssl.accept(pipe)
-        } else {
-            ssl.connect(pipe)
-        };
+        ssl.set_mtu(ctx.mtu_bytes).map_err(|e| e.to_string())?;
+        let r = ssl.connect(DatagramPipe::default());
+        Session::started(r)
+    }
+
+    /// A server session for a peer whose ClientHello returned `cookie`, verified by the layer:
+    /// OpenSSL is given `first_hello` (that ClientHello without its cookie, as message 0) and
+    /// answers it with a HelloVerifyRequest carrying `cookie`, which is discarded (the peer
+    /// had the layer's). The real ClientHello then continues the handshake.
+    pub(crate) fn accept(
+        ctx: &Context,
+        first_hello: &[u8],
+        cookie: &[u8],
+    ) -> Result<Session, String> {
+        let mut ssl = Ssl::new(&ctx.ctx).map_err(|e| e.to_string())?;
+        ssl.set_mtu(ctx.mtu_bytes).map_err(|e| e.to_string())?;
+        ssl.set_ex_data(ctx.cookie_index, cookie.to_vec());
+        let mut pipe = DatagramPipe::default();
+        pipe.inbox.push_back(first_hello.to_vec());
+        let mut s = Session::started(ssl.accept(pipe))?;
+        if !s.is_handshaking() {
+            return Err("the first ClientHello did not start a handshake".into());
+        }
+        s.take_records();
+        Ok(s)
+    }
+
+    fn started(
+        r: Result<SslStream<DatagramPipe>, HandshakeError<DatagramPipe>>,
+    ) -> Result<Session, String> {
         let mut s = Session {
             state: State::Closed,
             out: Vec::new(),

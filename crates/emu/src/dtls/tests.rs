@@ -113,16 +113,6 @@ async fn a_silent_server_times_the_handshake_out() {
     assert_eq!(c.dtls().unwrap().stats().handshakes_timed_out, 1);
 }
 
-#[test]
-fn client_hellos_are_told_from_other_records() {
-    let mut hello = vec![22, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40, 1];
-    assert!(is_client_hello(&hello));
-    hello[4] = 1; // epoch 1
-    assert!(!is_client_hello(&hello));
-    assert!(!is_client_hello(&[23, 0xfe, 0xfd, 0, 1]));
-    assert!(!is_client_hello(&[]));
-}
-
 // The server's session table, driven in memory: no socket, time chosen by the test.
 
 const SERVER: &str = "198.18.0.2:5684";
@@ -170,37 +160,129 @@ fn client_of(now: Instant) -> DtlsLayer {
 }
 
 #[test]
-fn a_full_table_evicts_a_half_open_session_and_refuses_when_all_are_established() {
+fn a_full_table_evicts_the_least_recently_used_session_with_close_notify() {
     let mut config = psk("id", "secret");
-    config.max_sessions = 1;
+    config.max_sessions = 2;
     let mut server = DtlsLayer::server(config).unwrap();
     let (a, b, c) = (
         addr("198.18.0.1:1000"),
-        addr("198.18.0.1:1001"),
-        addr("198.18.0.1:1002"),
+        addr("198.18.0.2:1001"),
+        addr("198.18.0.3:1002"),
     );
-    // A sends only its ClientHello: a half-open session.
     let mut ca = client_of(at(0));
-    let (_, hello) = ca.poll_transmit().unwrap();
-    server.handle_datagram(at(0), a, &hello, |_| unreachable!());
-    assert_eq!(server.sessions(), 1);
-    // B's ClientHello evicts it, and B completes.
+    pump(&mut server, &mut [(a, &mut ca)], at(0));
     let mut cb = client_of(at(1));
     pump(&mut server, &mut [(b, &mut cb)], at(1));
+    assert_eq!(server.sessions(), 2);
+    // A is used again, so B is the least recently used when C comes.
+    ca.seal(addr(SERVER), b"a");
+    assert_eq!(
+        pump(&mut server, &mut [(a, &mut ca)], at(2)),
+        vec![b"a".to_vec()]
+    );
+    let mut cc = client_of(at(3));
+    pump(&mut server, &mut [(b, &mut cb), (c, &mut cc)], at(3));
+    assert!(matches!(cc.client_state(), ClientState::Established { .. }));
+    assert_eq!(server.sessions(), 2);
+    let s = server.stats();
+    assert_eq!((s.sessions_evicted, s.handshakes_evicted), (1, 0));
+    // B was told (close_notify); A's session still carries data.
+    assert!(
+        matches!(cb.client_state(), ClientState::Failed(_)),
+        "{:?}",
+        cb.client_state()
+    );
+    ca.seal(addr(SERVER), b"still");
+    assert_eq!(
+        pump(&mut server, &mut [(a, &mut ca)], at(4)),
+        vec![b"still".to_vec()]
+    );
+}
+
+#[test]
+fn client_hellos_without_a_valid_cookie_leave_no_state() {
+    let mut config = psk("id", "secret");
+    config.max_sessions = 1;
+    let mut server = DtlsLayer::server(config).unwrap();
+    let b = addr("198.18.0.1:1001");
+    let mut cb = client_of(at(0));
+    pump(&mut server, &mut [(b, &mut cb)], at(0));
     assert!(matches!(cb.client_state(), ClientState::Established { .. }));
-    assert_eq!(server.stats().handshakes_evicted, 1);
+    // A flood of first ClientHellos from 1,000 addresses: each gets a HelloVerifyRequest
+    // smaller than itself, and the table does not move.
+    let mut spoofer = client_of(at(1));
+    let (_, hello) = spoofer.poll_transmit().unwrap();
+    for i in 0..1000u32 {
+        let from = SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 5000));
+        server.handle_datagram(at(1), from, &hello, |_| unreachable!());
+        let (to, hvr) = server.poll_transmit().unwrap();
+        assert_eq!(to, from);
+        assert_eq!(hvr.len(), hello::HELLO_VERIFY_BYTES);
+        assert!(hvr.len() <= hello.len());
+        assert!(server.poll_transmit().is_none());
+    }
+    // A forged cookie is refused the same way.
+    let h = hello::parse(&hello).unwrap();
+    let forged = {
+        let mut v = hello[..13 + 12 + 2 + 32 + 1 + h.session_id.len()].to_vec();
+        v.push(32);
+        v.extend_from_slice(&[0xaa; 32]);
+        v.extend_from_slice(h.rest);
+        let body = (v.len() - 25) as u32;
+        let record = (v.len() - 13) as u16;
+        v[11..13].copy_from_slice(&record.to_be_bytes());
+        v[14..17].copy_from_slice(&body.to_be_bytes()[1..]);
+        v[17..19].copy_from_slice(&[0, 1]);
+        v[22..25].copy_from_slice(&body.to_be_bytes()[1..]);
+        v
+    };
+    server.handle_datagram(at(1), addr("198.18.0.9:9"), &forged, |_| unreachable!());
+    let s = server.stats();
+    assert_eq!(s.hello_verifies_sent, 1001 + 1);
+    assert_eq!(s.cookies_invalid, 1);
+    assert_eq!((s.handshakes_evicted, s.sessions_evicted), (0, 0));
     assert_eq!(server.sessions(), 1);
-    // C finds the only slot established: dropped, counted.
-    let mut cc = client_of(at(2));
-    pump(&mut server, &mut [(c, &mut cc)], at(2));
-    assert_eq!(cc.client_state(), ClientState::Handshaking);
-    assert_eq!(server.stats().sessions_refused, 1);
-    // Application data still flows on B's session.
     cb.seal(addr(SERVER), b"hello");
     assert_eq!(
-        pump(&mut server, &mut [(b, &mut cb)], at(3)),
+        pump(&mut server, &mut [(b, &mut cb)], at(2)),
         vec![b"hello".to_vec()]
     );
+}
+
+#[test]
+fn one_address_evicts_only_its_own_sessions() {
+    let mut config = psk("id", "secret");
+    config.max_sessions_per_source = 2;
+    let mut server = DtlsLayer::server(config).unwrap();
+    let other = addr("198.18.0.2:1000");
+    let mut co = client_of(at(0));
+    pump(&mut server, &mut [(other, &mut co)], at(0));
+    for port in 0..5u16 {
+        let a = SocketAddr::from(([198, 18, 0, 1], 2000 + port));
+        let mut c = client_of(at(1 + i64::from(port)));
+        pump(&mut server, &mut [(a, &mut c)], at(1 + i64::from(port)));
+        assert!(matches!(c.client_state(), ClientState::Established { .. }));
+    }
+    assert_eq!(server.sessions(), 3);
+    assert_eq!(server.stats().sessions_evicted, 3);
+    co.seal(addr(SERVER), b"mine");
+    assert_eq!(
+        pump(&mut server, &mut [(other, &mut co)], at(9)),
+        vec![b"mine".to_vec()]
+    );
+}
+
+#[test]
+fn a_client_close_frees_the_servers_slot() {
+    let mut server = DtlsLayer::server(psk("id", "secret")).unwrap();
+    let a = addr("198.18.0.1:1000");
+    let mut ca = client_of(at(0));
+    pump(&mut server, &mut [(a, &mut ca)], at(0));
+    assert_eq!(server.sessions(), 1);
+    ca.close();
+    pump(&mut server, &mut [(a, &mut ca)], at(1));
+    assert_eq!(server.sessions(), 0);
+    assert_eq!(server.stats().sessions_closed_by_peer, 1);
 }
 
 #[test]
@@ -213,8 +295,13 @@ fn idle_and_half_open_sessions_are_freed_by_their_timeouts() {
     let mut ca = client_of(at(0));
     pump(&mut server, &mut [(a, &mut ca)], at(0));
     assert!(matches!(ca.client_state(), ClientState::Established { .. }));
-    // B never gets past its ClientHello.
+    // B never gets past its second ClientHello (the one with the cookie).
     let mut cb = client_of(at(0));
+    let (_, hello) = cb.poll_transmit().unwrap();
+    server.handle_datagram(at(0), b, &hello, |_| {});
+    assert_eq!(server.sessions(), 1, "no state before the cookie returns");
+    let (_, hvr) = server.poll_transmit().unwrap();
+    cb.handle_datagram(at(0), addr(SERVER), &hvr, |_| {});
     let (_, hello) = cb.poll_transmit().unwrap();
     server.handle_datagram(at(0), b, &hello, |_| {});
     while server.poll_transmit().is_some() {}

@@ -2,5 +2,8 @@
 //! linking them was a good part of the suite's build (docs/BENCHMARKS.md, tenth pass).
 //! `cargo test -p coaplab-emu --test it MODULE::` runs one file's tests.
 
+mod dtls_flood;
 mod emulator;
+mod hostile;
+mod http_limits;
 mod tcp_server;
