@@ -182,6 +182,14 @@ pub struct Amplification {
     /// requests, over all of them (a token bucket [`crate::UNVERIFIED_CON_BURST_S`] seconds
     /// deep). Default [`crate::UNVERIFIED_CON_BYTES_PER_S`].
     pub unverified_con_bytes_per_s: u64,
+    /// Bytes of answers *replayed* to duplicates (RFC 7252 §4.5, or reprocessed with
+    /// [`ServerDuplicates::Reprocess`]) above `factor` times the duplicate's size that one
+    /// unverified source IP address may be sent per [`crate::REPLAY_WINDOW`] (60 s), on top
+    /// of `unverified_con_bytes_per_s`; beyond it a duplicate is answered 4.01 + Echo like a
+    /// fresh request. Without it one answered CON resent with the same Message ID reflected
+    /// its cached answer (74x for `/data/1024`) without limit. 0: every such replay is
+    /// challenged. Default [`crate::UNVERIFIED_REPLAY_BYTES`] (16 KiB).
+    pub unverified_replay_bytes: u64,
     /// The secret Echo values are keyed with (injected: the driver draws it from its random
     /// source). Values are a keyed hash of the client address and a time bucket, so the
     /// server keeps no state per challenge.

@@ -105,6 +105,8 @@ pub struct Endpoint {
     pub(crate) verified: crate::echo::Verified,
     /// Over-the-factor bytes still allowed to unverified CON sources.
     pub(crate) con_allowance: crate::echo::Allowance,
+    /// Over-the-factor bytes of replayed answers still allowed per unverified source.
+    pub(crate) replay_budget: crate::echo::ReplayBudget,
     /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
     /// so a steady state allocates nothing per datagram.
     pub(crate) pool: Vec<Vec<u8>>,
@@ -217,6 +219,7 @@ impl Endpoint {
             .with_reply_room(config.dedup_reserve_reply_bytes),
             verified: crate::echo::Verified::default(),
             con_allowance: crate::echo::Allowance::default(),
+            replay_budget: crate::echo::ReplayBudget::default(),
             config,
             factory,
             router,

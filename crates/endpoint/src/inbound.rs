@@ -109,7 +109,8 @@ impl Endpoint {
         from: SocketAddr,
         msg: &Message<'_>,
     ) {
-        if self.replay_duplicate(now, from, msg) {
+        // A duplicate response is answered by a cached empty ACK (4 B): never an amplifier.
+        if self.replay_duplicate(now, from, msg, 0) {
             return;
         }
         let con = msg.mtype == MessageType::Con;

@@ -162,15 +162,17 @@ impl Endpoint {
     ) {
         let con = msg.mtype == MessageType::Con;
         let separate = con && self.config.processing_delay > coaplab_cc::Duration::ZERO;
+        let mut duplicate = false;
         if self.reprocesses(msg, separate) {
             if self.dedup.get(now, from, msg.message_id).is_some() {
+                duplicate = true;
                 self.events.push_back(Event::DuplicateRequest {
                     from,
                     message_id: msg.message_id,
                     at: now,
                 });
             }
-        } else if self.replay_duplicate(now, from, msg) {
+        } else if self.replay_duplicate(now, from, msg, len) {
             return;
         }
         let mut out = self.buffer();
@@ -189,7 +191,7 @@ impl Endpoint {
             &mut out,
             &mut received,
         );
-        if self.needs_echo(now, from, msg, received, out.len()) {
+        if self.needs_echo(now, from, msg, received, out.len(), duplicate) {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
             self.events.push_back(Event::EchoChallenged {
@@ -245,15 +247,18 @@ impl Endpoint {
 
     /// Whether a response of `response_bytes` to a request of `request_bytes` from `from`
     /// must wait for an Echo (RFC 9175 §2.4): it exceeds the amplification factor, `from`
-    /// is not verified, and (for a CON) the unverified-CON allowance is used up. A request
-    /// carrying a fresh Echo value verifies `from` here.
-    fn needs_echo(
+    /// is not verified, and (for a CON) the unverified-CON allowance is used up — or, for a
+    /// `duplicate` (a copy already answered, processed again), `from`'s replay budget
+    /// ([`crate::Amplification::unverified_replay_bytes`]) is. A request carrying a fresh Echo
+    /// value verifies `from` here.
+    pub(crate) fn needs_echo(
         &mut self,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
         request_bytes: usize,
         response_bytes: usize,
+        duplicate: bool,
     ) -> bool {
         let Some(amp) = &self.config.amplification else {
             return false;
@@ -269,14 +274,23 @@ impl Endpoint {
             return false;
         }
         let rate = amp.unverified_con_bytes_per_s;
+        let depth = amp.unverified_replay_bytes;
         let con = msg.mtype == MessageType::Con;
+        if duplicate
+            && !(con
+                && self
+                    .replay_budget
+                    .take(now, from.ip(), depth, response_bytes))
+        {
+            return true;
+        }
         !(con && self.con_allowance.take(now, rate, response_bytes))
     }
 
     /// Replaces the reply in `out` by 4.01 Unauthorized with an Echo value for `from`
     /// (RFC 9175 §2.4); returns its code. 4 + 8 + 14 bytes at most, so within three times
     /// any request that could draw a large response.
-    fn challenge(
+    pub(crate) fn challenge(
         &mut self,
         now: Instant,
         from: SocketAddr,

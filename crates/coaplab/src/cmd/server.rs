@@ -24,7 +24,7 @@ use coaplab_emu::UdpDriver;
 use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
     Amplification, Event, ObserverGone, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
-    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
+    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S, UNVERIFIED_REPLAY_BYTES,
 };
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -125,6 +125,13 @@ pub(crate) struct Args {
     /// unverified CON request.
     #[arg(long = "unverified-con-bytes-per-s", value_name = "BYTES", default_value_t = UNVERIFIED_CON_BYTES_PER_S)]
     unverified_con_bytes_per_s: u64,
+    /// Bytes per minute of answers replayed to duplicates (a CON resent with the same
+    /// Message ID) above the amplification limit that one unverified client IP address may
+    /// be sent, besides --unverified-con-bytes-per-s; beyond, a duplicate gets 4.01 + Echo.
+    /// Bounds what a spoofed source can reflect by resending one answered request. 0:
+    /// challenge every such replay.
+    #[arg(long = "unverified-replay-bytes", value_name = "BYTES", default_value_t = UNVERIFIED_REPLAY_BYTES)]
+    unverified_replay_bytes: u64,
     /// Partial Block1 uploads one client IP address may hold at once over UDP (the whole
     /// server holds at most 64); its next new upload gets 5.03 Service Unavailable.
     #[arg(long = "uploads-per-source", value_name = "N", default_value_t = MAX_PENDING_UPLOADS_PER_SOURCE)]
@@ -236,6 +243,7 @@ async fn serve(args: &Args) -> u8 {
             Ok(key) => Some(Amplification {
                 factor,
                 unverified_con_bytes_per_s: args.unverified_con_bytes_per_s,
+                unverified_replay_bytes: args.unverified_replay_bytes,
                 key,
             }),
             Err(e) => {
