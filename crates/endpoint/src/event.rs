@@ -86,6 +86,13 @@ pub enum FailReason {
     /// The response body would exceed [`crate::Config::max_body_bytes`] (its blocks so far
     /// plus this one, or the total its Size2 announces); no further block is asked for.
     BodyTooLarge,
+    /// The response carried a critical option this client does not recognise (RFC 7252
+    /// §5.4.1): it is rejected (a CON response with RST, §4.2; a piggybacked or NON one is
+    /// not used) and the request fails, as a 4.02 Bad Option would.
+    UnknownCriticalOption {
+        /// The option number.
+        number: u16,
+    },
 }
 
 /// Why a received datagram was dropped without effect.

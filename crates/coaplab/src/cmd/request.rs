@@ -307,8 +307,17 @@ async fn udp_request(
                     FailReason::BodyTooLarge => fail(
                         net::EXIT_PROTOCOL,
                         format!(
-                            "the response body is larger than --max-body-bytes ({} B)",
+                            "the response body is larger than --max-body-bytes ({} B): its \
+                             blocks so far, or the total its Size2 announces; no further \
+                             block was asked for",
                             args.max_body_bytes
+                        ),
+                    ),
+                    FailReason::UnknownCriticalOption { number } => fail(
+                        net::EXIT_PROTOCOL,
+                        format!(
+                            "the response carries critical option {number}, which we do not \
+                             recognise: rejected (RFC 7252 §5.4.1)"
                         ),
                     ),
                     _ => fail(net::EXIT_PROTOCOL, format!("request failed: {reason:?}")),

@@ -36,6 +36,13 @@ fn stderr(o: &std::process::Output) -> String {
 /// M=1): an endless body. Stops after [`MAX_ANSWERS`] or when `stop` is set; returns the
 /// number of distinct blocks asked for (a retransmitted request counts once).
 fn endless_block2_peer() -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
+    endless_block2_peer_with(|_| {})
+}
+
+/// [`endless_block2_peer`] whose every answer gets the options `extra` adds.
+fn endless_block2_peer_with(
+    extra: impl Fn(&mut MessageBuf) + Send + 'static,
+) -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
@@ -60,6 +67,7 @@ fn endless_block2_peer() -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
             let block = Block::with_size(num, true, 1024).unwrap();
             ack.options.push_uint(number::BLOCK2, block.to_uint());
             ack.payload = vec![0x55; 1024];
+            extra(&mut ack);
             sock.send_to(&ack.to_bytes().unwrap(), from).unwrap();
             answered += 1;
         }
@@ -90,6 +98,50 @@ fn an_endless_block2_over_udp_stops_at_max_body_bytes() {
     );
     assert!(o.stdout.is_empty());
     assert_eq!(blocks, 98);
+}
+
+/// Issue 32 #5: an endless Block2 announcing Size2 = 10^12 (5 bytes, beyond Size2's 4-byte
+/// format, so it was dropped as unreadable and the download ran on to --max-body-bytes)
+/// stops at its first block: exit 4, block 0 only asked for.
+#[test]
+fn a_size2_of_a_terabyte_stops_the_download_at_the_first_block() {
+    let (port, stop, h) = endless_block2_peer_with(|ack| {
+        ack.options
+            .push(number::SIZE2, 1_000_000_000_000u64.to_be_bytes()[3..].to_vec());
+    });
+    let uri = format!("coap://127.0.0.1:{port}/endless");
+    let o = run_bounded(coaplab().args(["get", &uri]), None, LIMIT);
+    stop.store(true, Ordering::Relaxed);
+    let blocks = h.join().unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the total its Size2 announces"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+    assert_eq!(blocks, 1);
+}
+
+/// Issue 32 #5: a response with an unrecognised critical option (2049) is rejected (RFC
+/// 7252 §5.4.1): exit 4 naming it, nothing on stdout. (Before: its payload was printed and
+/// the exit was 0.)
+#[test]
+fn a_response_with_an_unknown_critical_option_exits_4() {
+    let (port, stop, h) = endless_block2_peer_with(|ack| {
+        ack.options.push(2049, b"x".to_vec());
+    });
+    let uri = format!("coap://127.0.0.1:{port}/x");
+    let o = run_bounded(coaplab().args(["get", &uri]), None, LIMIT);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(h.join().unwrap(), 1);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("critical option 2049"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
 }
 
 /// Reads one frame from `s` into `rx` (bytes after it are kept); `None` at the end.
