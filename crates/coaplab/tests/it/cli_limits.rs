@@ -425,3 +425,61 @@ fn get_and_delete_refuse_a_payload() {
         );
     }
 }
+
+/// A UDP peer answering every CON request piggybacked with 2.05 "42" and no Observe option,
+/// as a server whose observer table is full does (RFC 7641 §4.1); stops when `stop` is set.
+/// Returns the requests seen.
+fn unobservable_peer() -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let port = sock.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let h = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let mut seen = 0;
+        while seen < MAX_ANSWERS && !flag.load(Ordering::Relaxed) {
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            let Ok(req) = Message::decode(&buf[..n]) else {
+                continue;
+            };
+            seen += 1;
+            let mut ack =
+                MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
+            ack.payload = b"42".to_vec();
+            sock.send_to(&ack.to_bytes().unwrap(), from).unwrap();
+        }
+        seen
+    });
+    (port, stop, h)
+}
+
+/// Issue 32 #6: `get --observe --count 3` against a server that answers without Observe (its
+/// observer table full) printed the one value and exited 0 silently. Now it says why and
+/// exits 4; `--count 1` (only the first value asked for) still exits 0.
+#[test]
+fn an_observation_the_server_does_not_register_fails_and_says_why() {
+    for (count, exit) in [("3", 4), ("1", 0)] {
+        let (port, stop, h) = unobservable_peer();
+        let uri = format!("coap://127.0.0.1:{port}/counter");
+        let o = run_bounded(
+            coaplab().args(["get", "--observe", "--count", count, &uri]),
+            None,
+            LIMIT,
+        );
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+        assert_eq!(o.status.code(), Some(exit), "{}", stderr(&o));
+        assert_eq!(o.stdout, b"42\n");
+        if exit == 4 {
+            assert!(
+                stderr(&o).contains("not registered as an observer"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+}
