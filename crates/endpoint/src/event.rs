@@ -303,6 +303,15 @@ pub enum Event {
         /// When.
         at: Instant,
     },
+    /// Client: every Message ID is in use: the next one was issued less than
+    /// [`crate::Config::message_id_lifetime`] ago (RFC 7252 §4.4), so new requests and
+    /// further blocks wait until `until` (sent then, in order). Emitted when the wait begins.
+    MessageIdsExhausted {
+        /// When the next Message ID becomes usable.
+        until: Instant,
+        /// When.
+        at: Instant,
+    },
     /// Server: a client registered as an observer (RFC 7641 §4.1).
     ObserverAdded {
         /// The client.

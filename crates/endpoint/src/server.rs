@@ -178,8 +178,8 @@ impl Endpoint {
         let mut out = self.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
-            (true, true) => (MessageType::Con, self.alloc_message_id()),
-            (false, _) => (MessageType::Non, self.alloc_message_id()),
+            (true, true) => (MessageType::Con, self.alloc_message_id(now)),
+            (false, _) => (MessageType::Non, self.alloc_message_id(now)),
         };
         let mut received = len;
         let mut code = self.respond(

@@ -377,6 +377,10 @@ fn trace(event: &Event) {
             Some(s) => eprintln!("{at} rto {} state={s}", snapshot.rto),
             None => eprintln!("{at} rto {}", snapshot.rto),
         },
+        Event::MessageIdsExhausted { until, at } => eprintln!(
+            "{at} waiting for message IDs until {until} (RFC 7252 §4.4: none is reused \
+             within EXCHANGE_LIFETIME)"
+        ),
         Event::Malformed { from, error, at } => {
             eprintln!("{at} malformed from={from} error={}", error.label())
         }
