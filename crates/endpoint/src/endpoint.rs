@@ -100,8 +100,9 @@ pub struct Endpoint {
     pub(crate) transmits: VecDeque<Transmit>,
     pub(crate) events: VecDeque<Event>,
     pub(crate) dedup: DedupCache,
-    /// Partial Block1 uploads by (client, path), each with its last block's arrival time.
-    pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), crate::server::Upload>,
+    /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
+    /// arrival time.
+    pub(crate) uploads: HashMap<crate::server::UploadKey, crate::server::Upload>,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
     /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
     /// which If-Match and If-None-Match are evaluated (`crate::media`).

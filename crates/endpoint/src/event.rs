@@ -312,6 +312,17 @@ pub enum Event {
         /// When.
         at: Instant,
     },
+    /// A partial Block1 upload was dropped to make room for a new one from a source holding
+    /// fewer: the upload table ([`crate::Config::max_pending_uploads`]) was full, and its
+    /// source held the most partial uploads. Its next block gets 4.08.
+    UploadEvicted {
+        /// The client whose upload was dropped.
+        from: SocketAddr,
+        /// Body bytes it had received.
+        received_bytes: usize,
+        /// When.
+        at: Instant,
+    },
     /// Server: a client registered as an observer (RFC 7641 §4.1).
     ObserverAdded {
         /// The client.

@@ -191,6 +191,8 @@ struct Counters {
     uploads_expired: u64,
     /// First blocks refused (5.03) because the partial-upload table was full.
     uploads_refused: u64,
+    /// Partial uploads dropped for a new one from a source holding fewer (full table).
+    uploads_evicted: u64,
     /// Large responses replaced by 4.01 + Echo (unverified source).
     echo_challenges: u64,
     /// Observers registered (RFC 7641), and removed by cause.
@@ -384,13 +386,14 @@ async fn serve(args: &Args) -> u8 {
     let malformed: u64 = c.malformed.values().sum();
     eprintln!(
         "coaplab server: served={} duplicates={} rejected={} ignored={} malformed={malformed} \
-uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_challenges={}",
+uploads_expired={} uploads_refused={} uploads_evicted={} datagrams_in={} datagrams_out={} echo_challenges={}",
         c.served,
         c.duplicates,
         c.rejected,
         c.ignored,
         c.uploads_expired,
         c.uploads_refused,
+        c.uploads_evicted,
         stats.datagrams_in,
         stats.datagrams_out,
         c.echo_challenges
@@ -539,6 +542,19 @@ answer to {request_bytes} B)"
                 ObserverGone::Closed => "closed",
             };
             *c.observers_gone.entry(label).or_default() += 1;
+        }
+        Event::UploadEvicted {
+            from,
+            received_bytes,
+            ..
+        } => {
+            c.uploads_evicted += 1;
+            if verbose {
+                eprintln!(
+                    "coaplab server: partial upload from {from} ({received_bytes} B) dropped \
+                     for a new one from a source holding fewer"
+                );
+            }
         }
         Event::UploadRefused { from, .. } => {
             c.uploads_refused += 1;
