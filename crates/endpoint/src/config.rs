@@ -37,11 +37,18 @@ pub struct Config {
     pub dedup_lifetime: Option<Duration>,
     /// Most entries the duplicate cache holds; the oldest is forgotten first.
     pub dedup_capacity: usize,
-    /// Most bytes the duplicate cache holds: each entry's stored reply plus a fixed
-    /// per-entry overhead ([`crate::DEDUP_ENTRY_OVERHEAD_BYTES`]). When a new entry would
-    /// exceed it, the oldest entries are forgotten first (RFC 7252 §4.5 allows it; a
-    /// duplicate of a forgotten request is processed again). Default
-    /// [`DEDUP_CAPACITY_BYTES`] (32 MiB); `usize::MAX` in the simulator.
+    /// Most bytes the duplicate cache allocates: its reply arena's capacity, its hash
+    /// tables' buckets (key, slot and control byte each) and its FIFO's capacity, as
+    /// [`crate::Endpoint::dedup_bytes`] reports them after every call (issue 32 #2: the cap
+    /// used to count the replies plus 256 B per entry, which let the structures allocate
+    /// about four times it). When an entry would take it past the cap, the arena is compacted
+    /// in place and, if that is not enough, the oldest entries are forgotten until the rest is
+    /// reckoned at half the cap ([`crate::DEDUP_ENTRY_OVERHEAD_BYTES`] per entry plus its
+    /// reply) and the spare capacity is given back (RFC 7252 §4.5 allows forgetting; a
+    /// duplicate of a forgotten request is processed again). Within one call a structure
+    /// being moved to a larger allocation may briefly hold up to twice the cap. Default
+    /// [`DEDUP_CAPACITY_BYTES`] (32 MiB); `usize::MAX` in the simulator (no eviction by
+    /// bytes, the cheaper bookkeeping of issue 17).
     pub dedup_capacity_bytes: usize,
     /// Entries the duplicate cache makes room for when the endpoint is built (at most
     /// `dedup_capacity`): a hint, it still grows past them. 0 (the default): it grows as

@@ -104,8 +104,9 @@ pub(crate) struct Args {
     /// RFC 8323 way: Release (7.04), then FIN. 0: never. E.g. 300s, 500ms, 5m.
     #[arg(long = "tcp-idle-timeout", value_name = "D", default_value = "300s", value_parser = net::parse_duration)]
     tcp_idle_timeout: std::time::Duration,
-    /// Most bytes the UDP duplicate cache (RFC 7252 §4.5) holds: each remembered reply plus
-    /// 256 B of bookkeeping per entry. When full, the oldest entries are forgotten first (a
+    /// Most bytes the UDP duplicate cache (RFC 7252 §4.5) allocates: its reply arena, hash
+    /// tables and FIFO as allocated (capacities, keys, per-entry slots), not just the replies.
+    /// When full, the oldest entries are forgotten first, down to about half (a
     /// retransmission of a forgotten request is processed again). Expired entries
     /// (EXCHANGE_LIFETIME, 247 s) are freed on a timer even when no traffic arrives.
     #[arg(long = "dedup-cache-bytes", value_name = "BYTES", default_value_t = DEDUP_CAPACITY_BYTES)]
