@@ -340,11 +340,8 @@ impl TcpDriver {
             .stall_timeout
             .zip(self.session.stalled_since(self.opened))
             .map(|(t, since)| (self.deadline(since, t), Timer::Stall));
-        let slow = self
-            .min_rate
-            .zip(self.stall_timeout)
-            .zip(self.owing)
-            .map(|((rate, grace), (since, base))| {
+        let slow = self.min_rate.zip(self.stall_timeout).zip(self.owing).map(
+            |((rate, grace), (since, base))| {
                 let received = self.stats.bytes_in - base;
                 let allowed = std::time::Duration::from_nanos(
                     u64::try_from(u128::from(received) * 1_000_000_000 / u128::from(rate))
@@ -354,7 +351,8 @@ impl TcpDriver {
                     self.deadline(since, grace.saturating_add(allowed)),
                     Timer::Slow,
                 )
-            });
+            },
+        );
         [idle, stall, slow, session]
             .into_iter()
             .flatten()

@@ -178,7 +178,9 @@ pub async fn serve_tcp(
         }
         let mut refusal = None;
         let now = session_time(start);
-        let cutoff = now.saturating_since(coaplab_cc::time::Instant::ZERO).as_nanos()
+        let cutoff = now
+            .saturating_since(coaplab_cc::time::Instant::ZERO)
+            .as_nanos()
             - i64::try_from(limits.evict_after.as_nanos()).unwrap_or(i64::MAX);
         if live.from(peer.ip()) >= limits.max_connections_per_source.max(1)
             && !live.evict(Some(peer.ip()), cutoff, &sink)
@@ -233,7 +235,9 @@ struct ConnInfo {
 
 impl ConnInfo {
     fn new(opened: coaplab_cc::time::Instant) -> ConnInfo {
-        let opened_ns = opened.saturating_since(coaplab_cc::time::Instant::ZERO).as_nanos();
+        let opened_ns = opened
+            .saturating_since(coaplab_cc::time::Instant::ZERO)
+            .as_nanos();
         ConnInfo {
             opened_ns,
             csm_received: AtomicBool::new(false),
@@ -247,9 +251,10 @@ impl ConnInfo {
             .store(session.csm_received(), Ordering::Relaxed);
         let opened = coaplab_cc::time::Instant::ZERO
             + coaplab_cc::time::Duration::from_nanos(self.opened_ns);
-        let idle = session
-            .idle_since(opened)
-            .map_or(-1, |t| t.saturating_since(coaplab_cc::time::Instant::ZERO).as_nanos());
+        let idle = session.idle_since(opened).map_or(-1, |t| {
+            t.saturating_since(coaplab_cc::time::Instant::ZERO)
+                .as_nanos()
+        });
         self.idle_since_ns.store(idle, Ordering::Relaxed);
     }
 }
@@ -300,7 +305,7 @@ impl Live {
         let candidates = || {
             self.peers
                 .iter()
-                .filter(move |(_, c)| source.is_none_or(|ip| c.peer.ip() == ip))
+                .filter(move |(_, c)| source.map_or(true, |ip| c.peer.ip() == ip))
         };
         let unverified = candidates()
             .filter(|(_, c)| !c.info.csm_received.load(Ordering::Relaxed))

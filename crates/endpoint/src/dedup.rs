@@ -166,7 +166,13 @@ impl DedupCache {
             map_bytes(v6, entries::V6_SLOT_BYTES),
         );
         // A full table doubles (which one is unknown here: the larger of the two, reckoned).
-        let map = v4_bytes + v6_bytes + if grow_map { v4_bytes.max(v6_bytes).max(64 * 4) } else { 0 };
+        let map = v4_bytes
+            + v6_bytes
+            + if grow_map {
+                v4_bytes.max(v6_bytes).max(64 * 4)
+            } else {
+                0
+            };
         let order = if self.ordered && self.order.len() == self.order.capacity() {
             (self.order.capacity() * 2).max(4) * ORDER_SLOT_BYTES
         } else {
@@ -555,7 +561,11 @@ mod tests {
                     peer(port)
                 };
                 // Mostly new Message IDs, a few re-inserted (reprocessed duplicates).
-                let mid = if rng % 8 == 0 { (i / 2) as u16 } else { i as u16 };
+                let mid = if rng % 8 == 0 {
+                    (i / 2) as u16
+                } else {
+                    i as u16
+                };
                 let len = match (rng >> 20) % 4 {
                     0 => 4,
                     1 => 1_038,

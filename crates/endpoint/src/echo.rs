@@ -242,7 +242,10 @@ mod tests {
         assert!(b.take(t, ip(1), 3_000, 1_038));
         assert!(b.take(t, ip(1), 3_000, 1_038));
         assert!(!b.take(t, ip(1), 3_000, 1_038), "924 B left");
-        assert!(b.take(t, ip(2), 3_000, 1_038), "another address has its own");
+        assert!(
+            b.take(t, ip(2), 3_000, 1_038),
+            "another address has its own"
+        );
         // A third of the window refills a third of the depth.
         assert!(b.take(t + Duration::from_secs(20), ip(1), 3_000, 1_038));
         assert!(!b.take(t + Duration::from_secs(20), ip(1), 3_000, 1_038));

@@ -584,7 +584,7 @@ impl Endpoint {
 
     /// Requests stalled for a Message ID go on once one is usable.
     pub(crate) fn resume_stalled(&mut self, now: Instant) {
-        if self.mid_free_at.is_none_or(|t| t > now) {
+        if !self.mid_free_at.is_some_and(|t| t <= now) {
             return;
         }
         self.mid_free_at = None;

@@ -75,4 +75,3 @@ pub use links::Link;
 pub use media::{ECHO_CONTENT_FORMATS, ETAG_LEN_BYTES};
 pub use resource::{Action, Resource, Router, MAX_DATA_BYTES};
 pub use server::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};
-

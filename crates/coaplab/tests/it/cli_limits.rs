@@ -106,8 +106,10 @@ fn an_endless_block2_over_udp_stops_at_max_body_bytes() {
 #[test]
 fn a_size2_of_a_terabyte_stops_the_download_at_the_first_block() {
     let (port, stop, h) = endless_block2_peer_with(|ack| {
-        ack.options
-            .push(number::SIZE2, 1_000_000_000_000u64.to_be_bytes()[3..].to_vec());
+        ack.options.push(
+            number::SIZE2,
+            1_000_000_000_000u64.to_be_bytes()[3..].to_vec(),
+        );
     });
     let uri = format!("coap://127.0.0.1:{port}/endless");
     let o = run_bounded(coaplab().args(["get", &uri]), None, LIMIT);

@@ -367,7 +367,11 @@ fn a_100_mib_get_over_udp_arrives_exact() {
         Duration::from_secs(900),
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{}", &stderr[stderr.len().saturating_sub(2000)..]);
+    assert!(
+        o.status.success(),
+        "{}",
+        &stderr[stderr.len().saturating_sub(2000)..]
+    );
     assert_eq!(o.stdout.len(), LEN);
     assert!(o.stdout == pattern(LEN), "byte for byte");
     assert!(stderr.contains("waiting for message IDs"));

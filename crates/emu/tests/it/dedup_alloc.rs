@@ -84,8 +84,8 @@ fn peak() -> isize {
 fn get(mid: u16, n: usize, out: &mut Vec<u8>) {
     out.clear();
     out.resize(64, 0);
-    let mut w = MessageWriter::new(out, MessageType::Con, Code::GET, mid, Token::from_u64(7, 2))
-        .unwrap();
+    let mut w =
+        MessageWriter::new(out, MessageType::Con, Code::GET, mid, Token::from_u64(7, 2)).unwrap();
     w.option(number::URI_PATH, b"data").unwrap();
     w.option(number::URI_PATH, n.to_string().as_bytes())
         .unwrap();
@@ -117,7 +117,11 @@ fn the_dedup_cap_bounds_what_the_server_really_allocates() {
             now += Duration::from_micros(50);
             let from = SocketAddr::from(([198, 18, (i % 7) as u8, 1], 40_000 + (i % 300) as u16));
             // Mostly 1-KiB answers, some small ones.
-            let n = if i % 5 == 0 { (i % 200) as usize } else { 1_024 };
+            let n = if i % 5 == 0 {
+                (i % 200) as usize
+            } else {
+                1_024
+            };
             get(i as u16, n, &mut req);
             s.handle_datagram(now, from, &req);
             while s.poll_transmit_into(now, &mut buf).is_some() {}

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coaplab_emu::tcp::WRITE_CHUNK_BYTES;
-use coaplab_emu::{serve_tcp, RefuseReason, TcpDriver, TcpEvent, TcpEventSink, TcpServerLimits};
+use coaplab_emu::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink, TcpServerLimits};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::{Request, Router};
 use coaplab_wire::frame::{Decoded, Frame};
@@ -226,7 +226,11 @@ async fn a_full_table_of_silent_connects_evicts_the_oldest_for_a_real_client() {
     let mut silent = Vec::new();
     for host in 10..14 {
         for _ in 0..2 {
-            silent.push(connect_from(&format!("127.0.1.{host}"), addr).await.unwrap());
+            silent.push(
+                connect_from(&format!("127.0.1.{host}"), addr)
+                    .await
+                    .unwrap(),
+            );
         }
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -264,9 +268,7 @@ async fn a_full_table_of_silent_connects_evicts_the_oldest_for_a_real_client() {
     assert_eq!(
         count(&seen, |e| matches!(
             e,
-            TcpEvent::Evicted {
-                csm_received: true
-            }
+            TcpEvent::Evicted { csm_received: true }
         )),
         1
     );
@@ -297,7 +299,9 @@ async fn a_trickling_peer_is_aborted_for_being_too_slow() {
             tokio::time::sleep(Duration::from_millis(400)).await;
         }
     };
-    tokio::time::timeout(Duration::from_secs(3), trickle).await.ok();
+    tokio::time::timeout(Duration::from_secs(3), trickle)
+        .await
+        .ok();
     wait_for(&seen, 1, |e| matches!(e, TcpEvent::TimedOut { .. })).await;
     let took = started.elapsed();
     assert!(took < Duration::from_millis(2_500), "{took:?}");

@@ -245,7 +245,11 @@ fn replayed_answers_to_an_unverified_source_are_held_to_a_budget() {
         // The budget refills over its minute; a verified source is never held to it.
         let later = t + Duration::from_secs(61);
         let codes: Vec<Code> = (0..4)
-            .map(|_| Message::decode(&answer(&mut s, later, victim, &req)).unwrap().code)
+            .map(|_| {
+                Message::decode(&answer(&mut s, later, victim, &req))
+                    .unwrap()
+                    .code
+            })
             .collect();
         assert_eq!(codes[..3], [Code::CONTENT; 3], "{mode:?}");
         let challenge = answer(&mut s, later, victim, &req);

@@ -131,8 +131,7 @@ fn an_oversized_size2_value_stops_the_download_too() {
     for size2 in [&[0xe8, 0xd4, 0xa5, 0x10, 0x00][..], &[0xff; 9][..]] {
         let (mut client, server, req) = scripted(100_000);
         let req = Message::decode(&req).unwrap();
-        let mut ack =
-            MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
+        let mut ack = MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
         let b2 = Block::with_size(0, true, 1024).unwrap();
         ack.options.push_uint(number::BLOCK2, b2.to_uint());
         ack.options.push(number::SIZE2, size2);
@@ -148,7 +147,7 @@ fn an_oversized_size2_value_stops_the_download_too() {
 #[test]
 fn a_response_with_an_unknown_critical_option_is_rejected() {
     let unknown = 2049; // odd: critical, unregistered
-    // Piggybacked in the ACK: not used, the request fails (no retransmission follows).
+                        // Piggybacked in the ACK: not used, the request fails (no retransmission follows).
     let (mut client, server, req) = scripted(100_000);
     let req = Message::decode(&req).unwrap();
     let mut ack = MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
@@ -179,7 +178,12 @@ fn a_response_with_an_unknown_critical_option_is_rejected() {
     // A separate CON response: rejected with RST, and the request fails.
     let (mut client, server, req) = scripted(100_000);
     let req = Message::decode(&req).unwrap();
-    let empty = MessageBuf::new(MessageType::Ack, Code::EMPTY, req.message_id, coaplab_wire::Token::EMPTY);
+    let empty = MessageBuf::new(
+        MessageType::Ack,
+        Code::EMPTY,
+        req.message_id,
+        coaplab_wire::Token::EMPTY,
+    );
     client.handle_datagram(ms(10), server, &empty.to_bytes().unwrap());
     let mut con = MessageBuf::new(MessageType::Con, Code::CONTENT, 0x7777, req.token());
     con.options.push(unknown, b"");

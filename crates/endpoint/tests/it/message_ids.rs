@@ -24,11 +24,18 @@ fn a_transfer_past_65536_blocks_waits_for_message_ids_and_arrives_exact() {
         Router::new(),
     )
     .unwrap();
-    let server = Endpoint::new(block_config(16), factory("default", &[], 0.0), Router::new())
-        .unwrap();
+    let server = Endpoint::new(
+        block_config(16),
+        factory("default", &[], 0.0),
+        Router::new(),
+    )
+    .unwrap();
     let mut pair = Pair::new(client, server, Duration::from_millis(1));
-    pair.client
-        .request(Instant::ZERO, addr(SERVER), &Request::get(&format!("data/{len}")));
+    pair.client.request(
+        Instant::ZERO,
+        addr(SERVER),
+        &Request::get(&format!("data/{len}")),
+    );
     pair.drive(10 * BLOCKS);
     let done = pair.client(|e| match e {
         Event::RequestCompleted { code, body, .. } => Some((*code, body.clone())),
@@ -39,7 +46,10 @@ fn a_transfer_past_65536_blocks_waits_for_message_ids_and_arrives_exact() {
     let (code, body) = &done[0];
     assert_eq!(*code, Code::CONTENT);
     assert_eq!(body.len(), len);
-    assert!(body.iter().enumerate().all(|(i, &b)| b == i as u8), "exact bytes");
+    assert!(
+        body.iter().enumerate().all(|(i, &b)| b == i as u8),
+        "exact bytes"
+    );
     // The wrap waits: each wait ends when the group of 1,024 IDs to be reused was last
     // used 247 s before.
     let waits = pair.client(|e| match e {

@@ -118,7 +118,10 @@ fn eight_sources_cannot_fill_the_upload_table_for_everyone() {
         .collect();
     // The oldest upload of the heaviest source (all hold 8: the lowest address).
     assert_eq!(evicted, [src(0, 30_000)]);
-    assert_eq!(answer(&mut s, good, &block1_put(2, 1, false, 6, &[1; 10])), Code::CHANGED);
+    assert_eq!(
+        answer(&mut s, good, &block1_put(2, 1, false, 6, &[1; 10])),
+        Code::CHANGED
+    );
     // The evicted upload's next block: 4.08.
     assert_eq!(
         answer(&mut s, src(0, 30_000), &block1(9, 1)),
@@ -131,7 +134,10 @@ fn eight_sources_cannot_fill_the_upload_table_for_everyone() {
         assert_eq!(answer(&mut s, from, &block1(1, 0)), Code::CONTINUE);
     }
     let late: SocketAddr = "127.0.3.1:9".parse().unwrap();
-    assert_eq!(answer(&mut s, late, &block1(1, 0)), Code::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        answer(&mut s, late, &block1(1, 0)),
+        Code::SERVICE_UNAVAILABLE
+    );
 }
 
 /// A CON PUT /echo of Block1 `num` (16-B blocks) with Request-Tag `tag` (`None`: none).
@@ -165,7 +171,11 @@ fn tagged(mid: u16, num: u32, more: bool, tag: Option<&[u8]>, payload: &[u8]) ->
 fn interleaved_uploads_with_request_tags_do_not_mix() {
     let mut s = server();
     let from: SocketAddr = "198.18.0.5:40000".parse().unwrap();
-    let body = |who: u8| -> Vec<u8> { (0..40).map(|i| who.wrapping_mul(100).wrapping_add(i)).collect() };
+    let body = |who: u8| -> Vec<u8> {
+        (0..40)
+            .map(|i| who.wrapping_mul(100).wrapping_add(i))
+            .collect()
+    };
     let (a, b) = (body(1), body(2));
     let (ta, tb): (Option<&[u8]>, Option<&[u8]>) = (Some(b"A"), Some(b""));
     let script = [
