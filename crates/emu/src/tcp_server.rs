@@ -212,7 +212,7 @@ pub async fn serve_tcp(
         let handle = tasks.spawn(async move {
             loop {
                 let e = driver.next_event().await;
-                task_info.update(driver.session(), driver.now());
+                task_info.update(driver.session());
                 task_sink(peer, &e);
                 if e == TcpEvent::Ended {
                     break;
@@ -246,7 +246,7 @@ impl ConnInfo {
         }
     }
 
-    fn update(&self, session: &Session, _now: coaplab_cc::time::Instant) {
+    fn update(&self, session: &Session) {
         self.csm_received
             .store(session.csm_received(), Ordering::Relaxed);
         let opened = coaplab_cc::time::Instant::ZERO
