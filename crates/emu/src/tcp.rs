@@ -85,6 +85,13 @@ pub enum TcpEvent {
         /// Why.
         reason: RefuseReason,
     },
+    /// [`crate::serve_tcp`] closed this connection to take a new one while at its
+    /// connection limit: it was the oldest whose CSM had not arrived, or else the one idle
+    /// longest. No other event follows for it.
+    Evicted {
+        /// Whether its CSM had arrived (false: it never proved to speak CoAP).
+        csm_received: bool,
+    },
     /// [`crate::serve_tcp`]: the connection's task panicked; the connection is closed and
     /// the others are served on. No other event follows for it.
     Panicked,
@@ -153,6 +160,12 @@ pub struct TcpDriver {
     idle_timeout: Option<std::time::Duration>,
     /// Abort the session when the peer owes bytes this long (`None`: never).
     stall_timeout: Option<std::time::Duration>,
+    /// Abort the session when, [`TcpDriver::stall_timeout`] after an incomplete CSM or
+    /// message began, the peer has sent fewer than this many bytes per second of it since.
+    min_rate: Option<u64>,
+    /// Since when (session time) the peer has owed bytes without a break, and
+    /// [`TcpStats::bytes_in`] then: the start of the current incomplete CSM or message.
+    owing: Option<(Instant, u64)>,
     /// An [`TcpEvent::IdleClosed`] or [`TcpEvent::TimedOut`] to hand out.
     timer_event: Option<TcpEvent>,
     /// The budget shared with other drivers, and what this one holds of it.
@@ -165,6 +178,8 @@ pub struct TcpDriver {
 enum Timer {
     Idle,
     Stall,
+    /// Too slow: [`TcpDriver::min_rate`].
+    Slow,
     /// The session's own timer ([`Session::poll_timeout`]: an observed resource changes).
     Session,
 }
@@ -206,6 +221,8 @@ impl TcpDriver {
             opened,
             idle_timeout: None,
             stall_timeout: None,
+            min_rate: None,
+            owing: Some((opened, 0)),
             timer_event: None,
             budget: None,
             charged: 0,
@@ -227,6 +244,17 @@ impl TcpDriver {
     /// default) never times out.
     pub fn stall_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.stall_timeout = timeout;
+    }
+
+    /// Aborts the session (7.05 "timeout: too slow", reported as [`TcpEvent::TimedOut`]) when
+    /// the peer sends an incomplete CSM or message slower than `bytes_per_s` on average:
+    /// after the [`TcpDriver::stall_timeout`] of grace from the first byte owed (the
+    /// connection's opening, for the CSM), the bytes received since must keep up with the
+    /// rate. A trickle of one byte every few seconds, which the stall timeout alone never
+    /// ends, is aborted at about the grace. `None` (the default), or no stall timeout: no
+    /// such limit.
+    pub fn min_rate(&mut self, bytes_per_s: Option<u64>) {
+        self.min_rate = bytes_per_s.filter(|&r| r > 0);
     }
 
     /// Shares `budget` with other drivers: responses may add to this session's write queue
@@ -312,10 +340,34 @@ impl TcpDriver {
             .stall_timeout
             .zip(self.session.stalled_since(self.opened))
             .map(|(t, since)| (self.deadline(since, t), Timer::Stall));
-        [idle, stall, session]
+        let slow = self.min_rate.zip(self.stall_timeout).zip(self.owing).map(
+            |((rate, grace), (since, base))| {
+                let received = self.stats.bytes_in - base;
+                let allowed = std::time::Duration::from_nanos(
+                    u64::try_from(u128::from(received) * 1_000_000_000 / u128::from(rate))
+                        .unwrap_or(u64::MAX),
+                );
+                (
+                    self.deadline(since, grace.saturating_add(allowed)),
+                    Timer::Slow,
+                )
+            },
+        );
+        [idle, stall, slow, session]
             .into_iter()
             .flatten()
             .min_by_key(|(at, _)| *at)
+    }
+
+    /// After input: the peer owes bytes from now if it did not already (its message is
+    /// incomplete), or no more.
+    fn track_owing(&mut self, before: u64) {
+        let owes = self.session.stalled_since(self.opened).is_some();
+        self.owing = match (owes, self.owing) {
+            (false, _) => None,
+            (true, Some(o)) => Some(o),
+            (true, None) => Some((self.now(), before)),
+        };
     }
 
     /// A deadline passed: the idle timeout releases and closes, the stall timeout aborts.
@@ -347,6 +399,19 @@ impl TcpDriver {
                         at: now,
                     });
                 }
+            }
+            Timer::Slow => {
+                if let (Some(_), Some((since, _))) =
+                    (self.session.stalled_since(self.opened), self.owing)
+                {
+                    self.session
+                        .abort_with(now, "timeout: too slow, CSM or message incomplete");
+                    self.timer_event = Some(TcpEvent::TimedOut {
+                        stalled_since: since,
+                        at: now,
+                    });
+                }
+                self.owing = None;
             }
         }
     }
@@ -471,6 +536,7 @@ impl TcpDriver {
                     self.grant();
                     self.session.handle_stream_bytes(now, &self.recv_buf[..n]);
                     self.charge();
+                    self.track_owing(self.stats.bytes_in - n as u64);
                 }
                 Err(_) => self.fail(),
             }

@@ -131,6 +131,42 @@ pub(crate) fn encode_request(r: &Req, mid: u16, token: Token, out: &mut Vec<u8>)
     out.truncate(n);
 }
 
+/// The total body size a response's Size2 announces (RFC 7959 §4), 0 without one. A value
+/// longer than Size2's 4 bytes is read as far as 8 bytes go (saturating beyond), not
+/// dropped as unreadable: a peer announcing 10^12 B must not slip past the body limit.
+pub(crate) fn announced_size2(options: &impl ReadOptions) -> u64 {
+    options.first(number::SIZE2).map_or(0, |v| {
+        if v.len() > 8 {
+            u64::MAX
+        } else {
+            coaplab_wire::option::uint::decode(v)
+        }
+    })
+}
+
+/// The first critical option (RFC 7252 §5.4.1, odd number) of a response that this client
+/// does not recognise: every registered critical option is recognised (Block1/Block2 are
+/// acted on, the request options are meaningless in a response and harmless).
+pub(crate) fn unknown_critical(options: &impl ReadOptions) -> Option<u16> {
+    options.option_iter().map(|(n, _)| n).find(|&n| {
+        number::is_critical(n)
+            && !matches!(
+                n,
+                number::IF_MATCH
+                    | number::URI_HOST
+                    | number::IF_NONE_MATCH
+                    | number::URI_PORT
+                    | number::URI_PATH
+                    | number::URI_QUERY
+                    | number::ACCEPT
+                    | number::BLOCK2
+                    | number::BLOCK1
+                    | number::PROXY_URI
+                    | number::PROXY_SCHEME
+            )
+    })
+}
+
 impl Endpoint {
     /// The response to request `r`'s current exchange arrived.
     pub(crate) fn on_response(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
@@ -180,9 +216,11 @@ impl Endpoint {
             req.uploading = false;
         }
         // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
-        let announced = msg.size2().ok().flatten().map_or(0, |n| n as usize);
+        // A Size2 too long for its format (RFC 7959 §4: at most 4 bytes, e.g. 10^12 in 5) is
+        // read for its value all the same: it announces more than any limit here.
+        let announced = announced_size2(msg);
         let limit = self.config.max_body_bytes;
-        if announced > limit || req.body_len + msg.payload.len() > limit {
+        if announced > limit as u64 || req.body_len + msg.payload.len() > limit {
             return self.fail_body_too_large(now, r);
         }
         match b2 {

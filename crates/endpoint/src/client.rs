@@ -57,6 +57,21 @@ impl Endpoint {
     /// Creates the request's next exchange (its first message or next block) and passes it
     /// to the NSTART gate.
     pub(crate) fn next_exchange(&mut self, now: Instant, req: usize) {
+        // RFC 7252 §4.4: no Message ID is reused within its lifetime; wait for one, in order.
+        let wait = if self.mid_stalled.is_empty() {
+            self.message_id_wait(now)
+        } else {
+            self.mid_free_at
+        };
+        if let Some(until) = wait {
+            if self.mid_stalled.is_empty() {
+                self.events
+                    .push_back(Event::MessageIdsExhausted { until, at: now });
+            }
+            self.mid_stalled.push_back(req);
+            self.mid_free_at = Some(until);
+            return;
+        }
         let p = self.requests[req].peer;
         let confirmable = self.requests[req].confirmable;
         let marking = if confirmable {
@@ -76,7 +91,7 @@ impl Endpoint {
         } else {
             self.alloc_token(p, len)
         };
-        let mid = self.alloc_message_id();
+        let mid = self.alloc_message_id(now);
         let slot = self.alloc_exchange(Owner::Request(req), p, mid, token, confirmable);
         self.exchanges[slot].token_mode = token_mode;
         self.exchanges[slot].gated = true;
@@ -249,6 +264,8 @@ impl Endpoint {
         let Some(r) = self.requests.iter().position(|q| q.live && q.id == request) else {
             return false;
         };
+        // Its slot may be reused at once: it must not stay in line for a Message ID.
+        self.mid_stalled.retain(|&q| q != r);
         let slot = self
             .exchanges
             .iter()

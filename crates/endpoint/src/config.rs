@@ -37,11 +37,18 @@ pub struct Config {
     pub dedup_lifetime: Option<Duration>,
     /// Most entries the duplicate cache holds; the oldest is forgotten first.
     pub dedup_capacity: usize,
-    /// Most bytes the duplicate cache holds: each entry's stored reply plus a fixed
-    /// per-entry overhead ([`crate::DEDUP_ENTRY_OVERHEAD_BYTES`]). When a new entry would
-    /// exceed it, the oldest entries are forgotten first (RFC 7252 §4.5 allows it; a
-    /// duplicate of a forgotten request is processed again). Default
-    /// [`DEDUP_CAPACITY_BYTES`] (32 MiB); `usize::MAX` in the simulator.
+    /// Most bytes the duplicate cache allocates: its reply arena's capacity, its hash
+    /// tables' buckets (key, slot and control byte each) and its FIFO's capacity, as
+    /// [`crate::Endpoint::dedup_bytes`] reports them after every call (issue 32 #2: the cap
+    /// used to count the replies plus 256 B per entry, which let the structures allocate
+    /// about four times it). When an entry would take it past the cap, the arena is compacted
+    /// in place and, if that is not enough, the oldest entries are forgotten until the rest is
+    /// reckoned at half the cap ([`crate::DEDUP_ENTRY_OVERHEAD_BYTES`] per entry plus its
+    /// reply) and the spare capacity is given back (RFC 7252 §4.5 allows forgetting; a
+    /// duplicate of a forgotten request is processed again). Within one call a structure
+    /// being moved to a larger allocation may briefly hold up to twice the cap. Default
+    /// [`DEDUP_CAPACITY_BYTES`] (32 MiB); `usize::MAX` in the simulator (no eviction by
+    /// bytes, the cheaper bookkeeping of issue 17).
     pub dedup_capacity_bytes: usize,
     /// Entries the duplicate cache makes room for when the endpoint is built (at most
     /// `dedup_capacity`): a hint, it still grows past them. 0 (the default): it grows as
@@ -117,6 +124,17 @@ pub struct Config {
     /// `None` (the default, and the simulator) answers every request. `Some`: see
     /// [`Amplification`].
     pub amplification: Option<Amplification>,
+    /// How long a Message ID this endpoint issued stays unusable for another message
+    /// (RFC 7252 §4.4: not reused within EXCHANGE_LIFETIME): a request or further block that
+    /// would need an ID issued less than this long ago waits (its request stalls, an
+    /// [`crate::Event::MessageIdsExhausted`] says until when) instead of having its answer
+    /// taken for an old one's by the peer's duplicate cache. With 65,536 IDs and the default
+    /// [`EXCHANGE_LIFETIME`] (247 s) that is at most about 265 new messages per second on
+    /// average over any 247 s, per endpoint. IDs are tracked in 64 groups of 1,024 (512 B);
+    /// a group is reused when its last ID is that old. `None` (the simulator): no check, IDs
+    /// wrap as before. Server-side IDs (NON and separate responses, notifications) are
+    /// recorded but never wait.
+    pub message_id_lifetime: Option<Duration>,
     /// How a server answers a duplicate CON request (RFC 7252 §4.5): from the duplicate
     /// cache (the RFC's behaviour, the default) or by running the handler again
     /// ([`ServerDuplicates`]).
@@ -182,6 +200,14 @@ pub struct Amplification {
     /// requests, over all of them (a token bucket [`crate::UNVERIFIED_CON_BURST_S`] seconds
     /// deep). Default [`crate::UNVERIFIED_CON_BYTES_PER_S`].
     pub unverified_con_bytes_per_s: u64,
+    /// Bytes of answers *replayed* to duplicates (RFC 7252 §4.5, or reprocessed with
+    /// [`ServerDuplicates::Reprocess`]) above `factor` times the duplicate's size that one
+    /// unverified source IP address may be sent per [`crate::REPLAY_WINDOW`] (60 s), on top
+    /// of `unverified_con_bytes_per_s`; beyond it a duplicate is answered 4.01 + Echo like a
+    /// fresh request. Without it one answered CON resent with the same Message ID reflected
+    /// its cached answer (74x for `/data/1024`) without limit. 0: every such replay is
+    /// challenged. Default [`crate::UNVERIFIED_REPLAY_BYTES`] (16 KiB).
+    pub unverified_replay_bytes: u64,
     /// The secret Echo values are keyed with (injected: the driver draws it from its random
     /// source). Values are a keyed hash of the client address and a time bucket, so the
     /// server keeps no state per challenge.
@@ -228,6 +254,7 @@ impl Default for Config {
             max_pending_uploads_per_source: crate::server::MAX_PENDING_UPLOADS_PER_SOURCE,
             amplification: None,
             server_duplicates: ServerDuplicates::Cache,
+            message_id_lifetime: Some(EXCHANGE_LIFETIME),
         }
     }
 }

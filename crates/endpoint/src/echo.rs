@@ -7,9 +7,9 @@
 //! address, bucket). A value is fresh in the bucket it was made and the next one, i.e. for
 //! [`ECHO_BUCKET`] to twice that. The key is injected (sans-IO: no global RNG here).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hasher;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use coaplab_cc::time::{Duration, Instant};
 
@@ -24,6 +24,18 @@ pub const UNVERIFIED_CON_BYTES_PER_S: u64 = 256 << 10;
 
 /// Depth of that allowance's token bucket, in seconds of its rate.
 pub const UNVERIFIED_CON_BURST_S: u64 = 4;
+
+/// The default [`crate::Amplification::unverified_replay_bytes`]: 16 KiB per source address
+/// per [`REPLAY_WINDOW`] of replayed answers above the amplification factor (a client that
+/// lost a few 1-KiB answers gets them again; a reflector gets about 270 B/s per victim).
+pub const UNVERIFIED_REPLAY_BYTES: u64 = 16 << 10;
+
+/// The window over which [`crate::Amplification::unverified_replay_bytes`] refills.
+pub const REPLAY_WINDOW: Duration = Duration::from_secs(60);
+
+/// Most source addresses whose replay budget is remembered; the oldest is forgotten first
+/// (its budget is full again when it comes back). 4096 × ~64 B.
+pub const REPLAY_SOURCES_MAX: usize = 4096;
 
 /// Width of the time bucket an Echo value names: a value stays fresh 60–120 s, long enough
 /// for any client's immediate retry and short enough that a captured value soon expires.
@@ -108,6 +120,54 @@ impl Allowance {
     }
 }
 
+/// Per source IP address, the bytes of replayed answers above the amplification factor it
+/// may still be sent: a token bucket `depth` deep, refilled by `depth` per
+/// [`REPLAY_WINDOW`], for the [`REPLAY_SOURCES_MAX`] most recently charged addresses.
+#[derive(Debug, Default)]
+pub(crate) struct ReplayBudget {
+    /// Per address: bytes left at the instant.
+    left: HashMap<IpAddr, (u64, Instant), rustc_hash::FxBuildHasher>,
+    /// Addresses in the order they were first charged (the oldest is forgotten first).
+    order: VecDeque<IpAddr>,
+}
+
+impl ReplayBudget {
+    /// Takes `bytes` from `ip`'s budget at `now` (full at its first use); false, taking
+    /// nothing, when not enough is left.
+    pub(crate) fn take(&mut self, now: Instant, ip: IpAddr, depth: u64, bytes: usize) -> bool {
+        let bytes = bytes as u64;
+        let window = REPLAY_WINDOW.as_nanos().max(1) as u128;
+        let left = match self.left.get(&ip) {
+            None => depth,
+            Some(&(left, at)) => {
+                let ns = now.saturating_since(at).as_nanos().max(0) as u128;
+                let added = (ns * u128::from(depth) / window).min(u128::from(depth)) as u64;
+                left.saturating_add(added).min(depth)
+            }
+        };
+        let (ok, left) = if left >= bytes {
+            (true, left - bytes)
+        } else {
+            (false, left)
+        };
+        if self.left.insert(ip, (left, now)).is_none() {
+            self.order.push_back(ip);
+            while self.order.len() > REPLAY_SOURCES_MAX {
+                if let Some(old) = self.order.pop_front() {
+                    self.left.remove(&old);
+                }
+            }
+        }
+        ok
+    }
+
+    /// Addresses remembered.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.left.len()
+    }
+}
+
 /// Source addresses verified by an Echo value, the most recent [`VERIFIED_SOURCES_MAX`].
 #[derive(Debug, Default)]
 pub(crate) struct Verified {
@@ -172,6 +232,28 @@ mod tests {
         assert!(a.take(Instant::from_millis(1_500), 100, 50));
         assert!(!a.take(Instant::from_millis(1_500), 100, 1));
         assert!(!a.take(t + Duration::from_secs(100), 0, 1));
+    }
+
+    #[test]
+    fn the_replay_budget_is_per_address_refills_per_window_and_is_bounded() {
+        let mut b = ReplayBudget::default();
+        let ip = |n: u32| IpAddr::from(std::net::Ipv4Addr::from_bits(n));
+        let t = Instant::from_secs(10);
+        assert!(b.take(t, ip(1), 3_000, 1_038));
+        assert!(b.take(t, ip(1), 3_000, 1_038));
+        assert!(!b.take(t, ip(1), 3_000, 1_038), "924 B left");
+        assert!(
+            b.take(t, ip(2), 3_000, 1_038),
+            "another address has its own"
+        );
+        // A third of the window refills a third of the depth.
+        assert!(b.take(t + Duration::from_secs(20), ip(1), 3_000, 1_038));
+        assert!(!b.take(t + Duration::from_secs(20), ip(1), 3_000, 1_038));
+        assert!(!b.take(t, ip(3), 0, 1), "0: nothing at all");
+        for n in 0..2 * REPLAY_SOURCES_MAX as u32 {
+            b.take(t, ip(100 + n), 3_000, 1);
+        }
+        assert_eq!(b.len(), REPLAY_SOURCES_MAX);
     }
 
     #[test]

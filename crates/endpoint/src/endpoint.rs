@@ -86,6 +86,12 @@ pub struct Endpoint {
     pub(crate) requests: Vec<Req>,
     pub(crate) free_requests: Vec<usize>,
     pub(crate) next_message_id: u16,
+    /// Per group of [`MID_GROUP`] Message IDs, when one of them was last issued (empty until
+    /// the first is issued with [`Config::message_id_lifetime`]).
+    pub(crate) mid_issued: Vec<Option<Instant>>,
+    /// Requests waiting for a usable Message ID, in order, and when the next one is usable.
+    pub(crate) mid_stalled: VecDeque<usize>,
+    pub(crate) mid_free_at: Option<Instant>,
     /// Message IDs handed out so far (see [`Endpoint::message_ids_issued`]).
     pub(crate) message_ids_issued: u64,
     pub(crate) next_token: u64,
@@ -94,8 +100,9 @@ pub struct Endpoint {
     pub(crate) transmits: VecDeque<Transmit>,
     pub(crate) events: VecDeque<Event>,
     pub(crate) dedup: DedupCache,
-    /// Partial Block1 uploads by (client, path), each with its last block's arrival time.
-    pub(crate) uploads: HashMap<(SocketAddr, Vec<u8>), crate::server::Upload>,
+    /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
+    /// arrival time.
+    pub(crate) uploads: HashMap<crate::server::UploadKey, crate::server::Upload>,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
     /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
     /// which If-Match and If-None-Match are evaluated (`crate::media`).
@@ -105,6 +112,8 @@ pub struct Endpoint {
     pub(crate) verified: crate::echo::Verified,
     /// Over-the-factor bytes still allowed to unverified CON sources.
     pub(crate) con_allowance: crate::echo::Allowance,
+    /// Over-the-factor bytes of replayed answers still allowed per unverified source.
+    pub(crate) replay_budget: crate::echo::ReplayBudget,
     /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
     /// so a steady state allocates nothing per datagram.
     pub(crate) pool: Vec<Vec<u8>>,
@@ -122,6 +131,11 @@ pub struct TransmitHeader {
     /// What it is.
     pub meta: TransmitMeta,
 }
+
+/// Message IDs per group whose last issue time is kept ([`Config::message_id_lifetime`]).
+pub(crate) const MID_GROUP: usize = 1024;
+/// Groups: 65,536 IDs / [`MID_GROUP`].
+const MID_GROUPS: usize = (1 << 16) / MID_GROUP;
 
 /// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
 pub(crate) const POOL_MAX: usize = 64;
@@ -207,6 +221,9 @@ impl Endpoint {
         Ok(Endpoint {
             next_message_id: config.initial_message_id,
             message_ids_issued: 0,
+            mid_issued: Vec::new(),
+            mid_stalled: VecDeque::new(),
+            mid_free_at: None,
             next_token: config.initial_token,
             dedup: DedupCache::new(
                 config.dedup_lifetime,
@@ -217,6 +234,7 @@ impl Endpoint {
             .with_reply_room(config.dedup_reserve_reply_bytes),
             verified: crate::echo::Verified::default(),
             con_allowance: crate::echo::Allowance::default(),
+            replay_budget: crate::echo::ReplayBudget::default(),
             config,
             factory,
             router,
@@ -396,6 +414,9 @@ impl Endpoint {
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_uploads(now);
+        if !self.mid_stalled.is_empty() {
+            self.resume_stalled(now);
+        }
         if !self.observers.is_empty() {
             self.observe_timeout(now);
         }
@@ -475,7 +496,11 @@ impl Endpoint {
             .dedup_purge_timer
             .then(|| self.dedup.next_expiry())
             .flatten();
+        let stalled = (!self.mid_stalled.is_empty())
+            .then_some(self.mid_free_at)
+            .flatten();
         let t = earliest(exchanges, self.next_upload_expiry());
+        let t = earliest(t, stalled);
         let t = earliest(t, dedup);
         let t = earliest(t, self.next_observe_deadline());
         earliest(t, self.next_reregistration())
@@ -527,11 +552,48 @@ impl Endpoint {
         self.peers[p].ctl.as_mut().expect("just built")
     }
 
-    pub(crate) fn alloc_message_id(&mut self) -> u16 {
+    pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {
         let m = self.next_message_id;
         self.next_message_id = m.wrapping_add(1);
         self.message_ids_issued += 1;
+        if self.config.message_id_lifetime.is_some() {
+            if self.mid_issued.is_empty() {
+                self.mid_issued = vec![None; MID_GROUPS];
+            }
+            self.mid_issued[usize::from(m) / MID_GROUP] = Some(now);
+        }
         m
+    }
+
+    /// When the next Message ID may be issued, if not now: it opens a group of
+    /// [`MID_GROUP`] IDs (or is the first issued) whose last use is younger than
+    /// [`Config::message_id_lifetime`] (RFC 7252 §4.4). IDs are issued in sequence, so every
+    /// ID of a group was issued by the time its group's last use; inside a group opened this
+    /// round nothing needs checking.
+    pub(crate) fn message_id_wait(&self, now: Instant) -> Option<Instant> {
+        let lifetime = self.config.message_id_lifetime?;
+        let m = usize::from(self.next_message_id);
+        let opened = self.message_ids_issued > 0 && m % MID_GROUP != 0;
+        if opened {
+            return None;
+        }
+        let last = self.mid_issued.get(m / MID_GROUP).copied().flatten()?;
+        let free = last + lifetime;
+        (free > now).then_some(free)
+    }
+
+    /// Requests stalled for a Message ID go on once one is usable.
+    pub(crate) fn resume_stalled(&mut self, now: Instant) {
+        if !self.mid_free_at.is_some_and(|t| t <= now) {
+            return;
+        }
+        self.mid_free_at = None;
+        let stalled = std::mem::take(&mut self.mid_stalled);
+        for r in stalled {
+            if self.requests[r].live {
+                self.next_exchange(now, r);
+            }
+        }
     }
 
     /// A fresh token of `len` bytes, not used by any live exchange to `p`.

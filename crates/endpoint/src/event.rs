@@ -86,6 +86,13 @@ pub enum FailReason {
     /// The response body would exceed [`crate::Config::max_body_bytes`] (its blocks so far
     /// plus this one, or the total its Size2 announces); no further block is asked for.
     BodyTooLarge,
+    /// The response carried a critical option this client does not recognise (RFC 7252
+    /// §5.4.1): it is rejected (a CON response with RST, §4.2; a piggybacked or NON one is
+    /// not used) and the request fails, as a 4.02 Bad Option would.
+    UnknownCriticalOption {
+        /// The option number.
+        number: u16,
+    },
 }
 
 /// Why a received datagram was dropped without effect.
@@ -293,6 +300,26 @@ pub enum Event {
     UploadRefused {
         /// The client.
         from: SocketAddr,
+        /// When.
+        at: Instant,
+    },
+    /// Client: every Message ID is in use: the next one was issued less than
+    /// [`crate::Config::message_id_lifetime`] ago (RFC 7252 §4.4), so new requests and
+    /// further blocks wait until `until` (sent then, in order). Emitted when the wait begins.
+    MessageIdsExhausted {
+        /// When the next Message ID becomes usable.
+        until: Instant,
+        /// When.
+        at: Instant,
+    },
+    /// A partial Block1 upload was dropped to make room for a new one from a source holding
+    /// fewer: the upload table ([`crate::Config::max_pending_uploads`]) was full, and its
+    /// source held the most partial uploads. Its next block gets 4.08.
+    UploadEvicted {
+        /// The client whose upload was dropped.
+        from: SocketAddr,
+        /// Body bytes it had received.
+        received_bytes: usize,
         /// When.
         at: Instant,
     },

@@ -81,7 +81,23 @@ impl Endpoint {
             answered = echo.and_then(|v| marking::answered(v, sent));
         }
         self.complete_exchange(now, slot, answered, AnswerKind::Piggybacked);
+        // §5.4.1: an unrecognised critical option in a piggybacked response rejects it (an
+        // ACK is rejected by not using it, §4.2); the server has answered, so the request
+        // fails now rather than retransmitting into the same answer.
+        if let Some(number) = crate::blockwise::unknown_critical(msg) {
+            return self.refuse_response(now, slot, number);
+        }
         self.deliver(now, slot, msg);
+    }
+
+    /// The response to exchange `slot` carries the unrecognised critical option `number`:
+    /// the exchange ends and its request fails ([`FailReason::UnknownCriticalOption`]).
+    fn refuse_response(&mut self, now: Instant, slot: usize, number: u16) {
+        let req = self.exchanges[slot].request_slot();
+        self.free_exchange(slot);
+        if let Some(r) = req {
+            self.fail_request(now, r, FailReason::UnknownCriticalOption { number });
+        }
     }
 
     /// Checks a piggybacked response's token; `Some(answered)` when it matches. In token mode
@@ -109,7 +125,8 @@ impl Endpoint {
         from: SocketAddr,
         msg: &Message<'_>,
     ) {
-        if self.replay_duplicate(now, from, msg) {
+        // A duplicate response is answered by a cached empty ACK (4 B): never an amplifier.
+        if self.replay_duplicate(now, from, msg, 0) {
             return;
         }
         let con = msg.mtype == MessageType::Con;
@@ -133,10 +150,12 @@ impl Endpoint {
             }
             return;
         };
-        if con {
-            self.send_empty(now, from, MessageType::Ack, msg.message_id);
-        } else {
-            self.remember_unanswered(now, from, msg.message_id);
+        let bad = crate::blockwise::unknown_critical(msg);
+        match (con, bad) {
+            // §5.4.1, §4.2: a CON response with an unrecognised critical option is rejected.
+            (true, Some(_)) => self.reject(now, from, msg.message_id),
+            (true, None) => self.send_empty(now, from, MessageType::Ack, msg.message_id),
+            (false, _) => self.remember_unanswered(now, from, msg.message_id),
         }
         let x = &self.exchanges[slot];
         match (x.state, x.confirmable) {
@@ -146,6 +165,9 @@ impl Endpoint {
             }
             (_, false) => self.complete_exchange(now, slot, None, AnswerKind::NonResponse),
             _ => {}
+        }
+        if let Some(number) = bad {
+            return self.refuse_response(now, slot, number);
         }
         self.deliver(now, slot, msg);
     }

@@ -62,7 +62,10 @@ pub use config::{
 pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
 pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
 pub use dedup::ENTRY_OVERHEAD_BYTES as DEDUP_ENTRY_OVERHEAD_BYTES;
-pub use echo::{UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S, VERIFIED_SOURCES_MAX};
+pub use echo::{
+    REPLAY_SOURCES_MAX, REPLAY_WINDOW, UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S,
+    UNVERIFIED_REPLAY_BYTES, VERIFIED_SOURCES_MAX,
+};
 pub use endpoint::{Endpoint, Request, TransmitHeader};
 pub use event::{
     AnswerKind, Event, ExchangeId, FailReason, IgnoreReason, ObserverGone, RequestId, Transmit,

@@ -98,12 +98,18 @@ impl Endpoint {
         });
     }
 
-    /// Replays the cached reply to a duplicate CON/NON; true when `mid` was a duplicate.
+    /// Replays the cached reply to a duplicate CON/NON of `len` bytes; true when `mid` was a
+    /// duplicate. A duplicate request gets at most one reply, and the amplification rule of
+    /// fresh requests (RFC 9175 §2.4) holds for replays too: a cached answer more than the
+    /// factor times the duplicate's size, to an unverified source, is replayed only within
+    /// that source's replay budget and the unverified-CON allowance; else the duplicate is
+    /// answered 4.01 + Echo (not cached: the cached answer stays for a verified copy).
     pub(crate) fn replay_duplicate(
         &mut self,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
+        len: usize,
     ) -> bool {
         let Some(reply) = self.dedup.get(now, from, msg.message_id) else {
             return false;
@@ -113,6 +119,24 @@ impl Endpoint {
                 let mut contents = self.pool.pop().unwrap_or_default();
                 contents.clear();
                 contents.extend_from_slice(reply);
+                let request = msg.code.is_request();
+                let response_bytes = contents.len();
+                if request && self.needs_echo(now, from, msg, len, response_bytes, true) {
+                    self.challenge(
+                        now,
+                        from,
+                        msg,
+                        MessageType::Ack,
+                        msg.message_id,
+                        &mut contents,
+                    );
+                    self.events.push_back(Event::EchoChallenged {
+                        from,
+                        request_bytes: len,
+                        response_bytes,
+                        at: now,
+                    });
+                }
                 let reply_mid = u16::from_be_bytes([contents[2], contents[3]]);
                 self.transmits.push_back(Transmit {
                     destination: from,
@@ -122,7 +146,7 @@ impl Endpoint {
                         replayed: true,
                     },
                 });
-                if msg.code.is_request() {
+                if request {
                     self.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,

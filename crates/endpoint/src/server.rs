@@ -33,6 +33,32 @@ pub const MAX_PENDING_UPLOADS_PER_SOURCE: usize = 8;
 /// Entity Too Large (RFC 7959 §2.9.3) and forgets the upload.
 pub const MAX_UPLOAD_BYTES: usize = 1 << 20;
 
+/// What a partial Block1 upload is reassembled under: the client's address, the request's
+/// path, and its Request-Tag values (RFC 9175 §3: blocks with different Request-Tags, or one
+/// with and one without, belong to different operations; `None` without the option), so
+/// two uploads from one client to one path no longer mix when they are told apart. The
+/// token is not part of it: RFC 7959 lets a client change it from block to block (ours and
+/// libcoap's do).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct UploadKey {
+    pub(crate) from: SocketAddr,
+    pub(crate) path: Vec<u8>,
+    pub(crate) tag: Option<Vec<u8>>,
+}
+
+/// The Request-Tag values of `msg`, each length-prefixed, or `None` without the option.
+fn request_tag(msg: &Message<'_>) -> Option<Vec<u8>> {
+    let mut tags = msg.all(number::REQUEST_TAG).peekable();
+    tags.peek()?;
+    let mut out = Vec::new();
+    for t in tags {
+        // At most 8 bytes each (RFC 9175 §3.2); a longer one is still told apart.
+        out.push(t.len().min(255) as u8);
+        out.extend_from_slice(&t[..t.len().min(255)]);
+    }
+    Some(out)
+}
+
 /// A partial Block1 upload: the body so far and when its last block arrived.
 #[derive(Debug, Default)]
 pub(crate) struct Upload {
@@ -128,24 +154,68 @@ impl Endpoint {
         }
     }
 
+    /// Partial uploads held by `ip` (all its ports).
+    fn uploads_of(&self, ip: std::net::IpAddr) -> usize {
+        self.uploads.keys().filter(|k| k.from.ip() == ip).count()
+    }
+
     /// Whether a new partial upload from `from` finds no slot: the table is full, or `from`'s
     /// IP address already holds its share.
     fn uploads_full(&self, from: SocketAddr) -> bool {
         let per_source = self.config.max_pending_uploads_per_source;
         self.uploads.len() >= self.config.max_pending_uploads
             || (per_source < self.config.max_pending_uploads
-                && self
-                    .uploads
-                    .keys()
-                    .filter(|(a, _)| a.ip() == from.ip())
-                    .count()
-                    >= per_source)
+                && self.uploads_of(from.ip()) >= per_source)
     }
 
-    fn expire_upload(&mut self, now: Instant, k: &(SocketAddr, Vec<u8>)) {
+    /// Makes room in a full upload table for one more from `from`, when `from` is within its
+    /// per-source share and another source address holds more than `from` will: that
+    /// source's oldest partial upload is dropped ([`Event::UploadEvicted`]). So however few
+    /// sources fill the table (8 sources × 8), a new source gets a slot; only a table of
+    /// sources each holding no more than it would is refused. True when a slot was made.
+    fn evict_upload_for(&mut self, now: Instant, from: SocketAddr) -> bool {
+        let per_source = self.config.max_pending_uploads_per_source;
+        let mine = self.uploads_of(from.ip());
+        if mine >= per_source {
+            return false;
+        }
+        let mut counts: std::collections::HashMap<std::net::IpAddr, usize> =
+            std::collections::HashMap::new();
+        for k in self.uploads.keys() {
+            *counts.entry(k.from.ip()).or_default() += 1;
+        }
+        let Some((heaviest, n)) = counts
+            .into_iter()
+            .max_by_key(|&(ip, n)| (n, std::cmp::Reverse(ip)))
+        else {
+            return false;
+        };
+        if n <= mine + 1 {
+            return false;
+        }
+        let Some(victim) = self
+            .uploads
+            .iter()
+            .filter(|(k, _)| k.from.ip() == heaviest)
+            .min_by_key(|(k, u)| (u.last, (*k).clone()))
+            .map(|(k, _)| k.clone())
+        else {
+            return false;
+        };
+        if let Some(u) = self.uploads.remove(&victim) {
+            self.events.push_back(Event::UploadEvicted {
+                from: victim.from,
+                received_bytes: u.body.len(),
+                at: now,
+            });
+        }
+        true
+    }
+
+    fn expire_upload(&mut self, now: Instant, k: &UploadKey) {
         if let Some(u) = self.uploads.remove(k) {
             self.events.push_back(Event::UploadExpired {
-                from: k.0,
+                from: k.from,
                 received_bytes: u.body.len(),
                 at: now,
             });
@@ -162,22 +232,24 @@ impl Endpoint {
     ) {
         let con = msg.mtype == MessageType::Con;
         let separate = con && self.config.processing_delay > coaplab_cc::Duration::ZERO;
+        let mut duplicate = false;
         if self.reprocesses(msg, separate) {
             if self.dedup.get(now, from, msg.message_id).is_some() {
+                duplicate = true;
                 self.events.push_back(Event::DuplicateRequest {
                     from,
                     message_id: msg.message_id,
                     at: now,
                 });
             }
-        } else if self.replay_duplicate(now, from, msg) {
+        } else if self.replay_duplicate(now, from, msg, len) {
             return;
         }
         let mut out = self.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
-            (true, true) => (MessageType::Con, self.alloc_message_id()),
-            (false, _) => (MessageType::Non, self.alloc_message_id()),
+            (true, true) => (MessageType::Con, self.alloc_message_id(now)),
+            (false, _) => (MessageType::Non, self.alloc_message_id(now)),
         };
         let mut received = len;
         let mut code = self.respond(
@@ -189,7 +261,7 @@ impl Endpoint {
             &mut out,
             &mut received,
         );
-        if self.needs_echo(now, from, msg, received, out.len()) {
+        if self.needs_echo(now, from, msg, received, out.len(), duplicate) {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
             self.events.push_back(Event::EchoChallenged {
@@ -245,15 +317,18 @@ impl Endpoint {
 
     /// Whether a response of `response_bytes` to a request of `request_bytes` from `from`
     /// must wait for an Echo (RFC 9175 §2.4): it exceeds the amplification factor, `from`
-    /// is not verified, and (for a CON) the unverified-CON allowance is used up. A request
-    /// carrying a fresh Echo value verifies `from` here.
-    fn needs_echo(
+    /// is not verified, and (for a CON) the unverified-CON allowance is used up — or, for a
+    /// `duplicate` (a copy already answered, processed again), `from`'s replay budget
+    /// ([`crate::Amplification::unverified_replay_bytes`]) is. A request carrying a fresh Echo
+    /// value verifies `from` here.
+    pub(crate) fn needs_echo(
         &mut self,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
         request_bytes: usize,
         response_bytes: usize,
+        duplicate: bool,
     ) -> bool {
         let Some(amp) = &self.config.amplification else {
             return false;
@@ -269,14 +344,23 @@ impl Endpoint {
             return false;
         }
         let rate = amp.unverified_con_bytes_per_s;
+        let depth = amp.unverified_replay_bytes;
         let con = msg.mtype == MessageType::Con;
+        if duplicate
+            && !(con
+                && self
+                    .replay_budget
+                    .take(now, from.ip(), depth, response_bytes))
+        {
+            return true;
+        }
         !(con && self.con_allowance.take(now, rate, response_bytes))
     }
 
     /// Replaces the reply in `out` by 4.01 Unauthorized with an Echo value for `from`
     /// (RFC 9175 §2.4); returns its code. 4 + 8 + 14 bytes at most, so within three times
     /// any request that could draw a large response.
-    fn challenge(
+    pub(crate) fn challenge(
         &mut self,
         now: Instant,
         from: SocketAddr,
@@ -420,7 +504,12 @@ impl Endpoint {
         let mut head_b1 = None;
         let mut uploaded = None;
         if let Some(b1) = b1 {
-            let k = key();
+            let (from, path) = key();
+            let k = UploadKey {
+                from,
+                path,
+                tag: request_tag(msg),
+            };
             // An upload past its lifetime is gone even if handle_timeout has not run yet.
             let lifetime = self.config.upload_lifetime;
             if self
@@ -434,7 +523,7 @@ impl Endpoint {
             // Only a first block that leaves a partial upload behind needs a slot.
             if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads_full(from) {
                 self.expire_uploads(now);
-                if self.uploads_full(from) {
+                if self.uploads_full(from) && !self.evict_upload_for(now, from) {
                     self.events
                         .push_back(Event::UploadRefused { from, at: now });
                     // Retry once the oldest partial upload has expired (whole seconds, up).

@@ -289,6 +289,8 @@ impl<N: Network> Sim<N> {
         let server_config = Config {
             block_size_bytes: paths.block_bytes,
             dedup_lifetime: None,
+            // The experiments' endpoints let Message IDs wrap, as before the check existed.
+            message_id_lifetime: None,
             // Like the duplicate cache, partial uploads are kept for the whole run, and the
             // server takes as many at once as before the limit became configurable.
             upload_lifetime: None,
@@ -682,8 +684,10 @@ fn client(
         // Bodies are not kept and the server is ours: the scenario's object_bytes bounds a
         // transfer, and an object past the CLI's 64-MiB default still runs as before.
         max_body_bytes: usize::MAX,
-        // As for the server: no byte cap, no purge wake-ups (see `with_network`).
+        // As for the server: no byte cap, no purge wake-ups (see `with_network`), Message IDs
+        // wrap as before.
         dedup_capacity_bytes: usize::MAX,
+        message_id_lifetime: None,
         dedup_purge_timer: false,
         // The mesh metrics read the algorithm's base RTO from the snapshots.
         emit_snapshots: snapshots || spec.config.mesh_metrics(),

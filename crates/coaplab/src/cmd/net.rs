@@ -43,7 +43,9 @@ EXIT CODES:
      than --max-body-bytes; coaps://: the DTLS handshake failed (an alert, e.g. an unknown
      identity or a rejected certificate; or the server answered, then fell silent for 10 s
      after our Finished, as it does on a wrong pre-shared key) or the server closed the
-     session. A coaps:// handshake with no answer at all for 60 s is 3 (timeout)
+     session. A coaps:// handshake with no answer at all for 60 s is 3 (timeout); --observe:
+     the server answered without Observe, so we are not registered (RFC 7641 §4.1: the
+     resource is not observable or its observer table is full), unless --count 1
 
 COAP OVER TCP (RFC 8323):
   coap+tcp://HOST[:PORT]/path (default port 5683): one connection with TCP_NODELAY, our CSM

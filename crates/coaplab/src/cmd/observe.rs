@@ -51,11 +51,22 @@ pub(crate) enum Next {
     Exit(u8),
 }
 
+impl Until {
+    /// Whether more than the registration's answer was asked for (`--count 1` asks for it
+    /// alone).
+    pub(crate) fn wants_notifications(&self) -> bool {
+        self.count != Some(1)
+    }
+}
+
 /// The registration's answer (`code`, `options`, `body`) arrived: printed (`-v`: the code and
-/// every option first); an error code or an answer without Observe (the resource is not
-/// observable, RFC 7641 §3.1) ends it.
+/// every option first); an error code or an answer without Observe ends it. Without Observe
+/// we are not registered (RFC 7641 §4.1: the resource is not observable, or the server would
+/// not add us, e.g. its observer table is full): when `until` wants notifications, that is a
+/// failure, said on stderr, exit 4; with `--count 1` the one value asked for is there, exit 0.
 pub(crate) fn registration_answer(
     verbose: bool,
+    until: Until,
     code: coaplab_wire::Code,
     options: &coaplab_wire::OptionList,
     body: &[u8],
@@ -70,10 +81,15 @@ pub(crate) fn registration_answer(
         return Next::Exit(net::EXIT_ERROR_RESPONSE);
     }
     if sequence.is_none() {
-        if verbose {
-            eprintln!("coaplab: the resource is not observable");
+        if !until.wants_notifications() {
+            return Next::Exit(net::EXIT_OK);
         }
-        return Next::Exit(net::EXIT_OK);
+        eprintln!(
+            "coaplab: not registered as an observer: the server answered without Observe \
+             (RFC 7641 §4.1: the resource is not observable, or the server does not take \
+             more observers, e.g. its observer table is full); no notification will come"
+        );
+        return Next::Exit(net::EXIT_PROTOCOL);
     }
     Next::Go
 }
@@ -146,7 +162,7 @@ pub(crate) async fn observe(
             } if request == id => {
                 seen += 1;
                 if let Next::Exit(c) | Next::Deregister(c) =
-                    registration_answer(verbose, rc, &options, &body)
+                    registration_answer(verbose, until, rc, &options, &body)
                 {
                     return c;
                 }

@@ -317,8 +317,17 @@ async fn udp_exchange(driver: &mut UdpDriver, addr: SocketAddr, req: &Request, a
                     FailReason::BodyTooLarge => fail(
                         net::EXIT_PROTOCOL,
                         format!(
-                            "the response body is larger than --max-body-bytes ({} B)",
+                            "the response body is larger than --max-body-bytes ({} B): its \
+                             blocks so far, or the total its Size2 announces; no further \
+                             block was asked for",
                             args.max_body_bytes
+                        ),
+                    ),
+                    FailReason::UnknownCriticalOption { number } => fail(
+                        net::EXIT_PROTOCOL,
+                        format!(
+                            "the response carries critical option {number}, which we do not \
+                             recognise: rejected (RFC 7252 §5.4.1)"
                         ),
                     ),
                     _ => fail(net::EXIT_PROTOCOL, format!("request failed: {reason:?}")),
@@ -378,6 +387,10 @@ fn trace(event: &Event) {
             Some(s) => eprintln!("{at} rto {} state={s}", snapshot.rto),
             None => eprintln!("{at} rto {}", snapshot.rto),
         },
+        Event::MessageIdsExhausted { until, at } => eprintln!(
+            "{at} waiting for message IDs until {until} (RFC 7252 §4.4: none is reused \
+             within EXCHANGE_LIFETIME)"
+        ),
         Event::Malformed { from, error, at } => {
             eprintln!("{at} malformed from={from} error={}", error.label())
         }

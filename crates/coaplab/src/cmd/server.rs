@@ -24,7 +24,7 @@ use coaplab_emu::UdpDriver;
 use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
     Amplification, Event, ObserverGone, Router, ServerDuplicates, DEDUP_CAPACITY_BYTES,
-    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S,
+    MAX_PENDING_UPLOADS_PER_SOURCE, UNVERIFIED_CON_BYTES_PER_S, UNVERIFIED_REPLAY_BYTES,
 };
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -104,8 +104,9 @@ pub(crate) struct Args {
     /// RFC 8323 way: Release (7.04), then FIN. 0: never. E.g. 300s, 500ms, 5m.
     #[arg(long = "tcp-idle-timeout", value_name = "D", default_value = "300s", value_parser = net::parse_duration)]
     tcp_idle_timeout: std::time::Duration,
-    /// Most bytes the UDP duplicate cache (RFC 7252 §4.5) holds: each remembered reply plus
-    /// 256 B of bookkeeping per entry. When full, the oldest entries are forgotten first (a
+    /// Most bytes the UDP duplicate cache (RFC 7252 §4.5) allocates: its reply arena, hash
+    /// tables and FIFO as allocated (capacities, keys, per-entry slots), not just the replies.
+    /// When full, the oldest entries are forgotten first, down to about half (a
     /// retransmission of a forgotten request is processed again). Expired entries
     /// (EXCHANGE_LIFETIME, 247 s) are freed on a timer even when no traffic arrives.
     #[arg(long = "dedup-cache-bytes", value_name = "BYTES", default_value_t = DEDUP_CAPACITY_BYTES)]
@@ -125,6 +126,13 @@ pub(crate) struct Args {
     /// unverified CON request.
     #[arg(long = "unverified-con-bytes-per-s", value_name = "BYTES", default_value_t = UNVERIFIED_CON_BYTES_PER_S)]
     unverified_con_bytes_per_s: u64,
+    /// Bytes per minute of answers replayed to duplicates (a CON resent with the same
+    /// Message ID) above the amplification limit that one unverified client IP address may
+    /// be sent, besides --unverified-con-bytes-per-s; beyond, a duplicate gets 4.01 + Echo.
+    /// Bounds what a spoofed source can reflect by resending one answered request. 0:
+    /// challenge every such replay.
+    #[arg(long = "unverified-replay-bytes", value_name = "BYTES", default_value_t = UNVERIFIED_REPLAY_BYTES)]
+    unverified_replay_bytes: u64,
     /// Partial Block1 uploads one client IP address may hold at once over UDP (the whole
     /// server holds at most 64); its next new upload gets 5.03 Service Unavailable.
     #[arg(long = "uploads-per-source", value_name = "N", default_value_t = MAX_PENDING_UPLOADS_PER_SOURCE)]
@@ -184,6 +192,8 @@ struct Counters {
     uploads_expired: u64,
     /// First blocks refused (5.03) because the partial-upload table was full.
     uploads_refused: u64,
+    /// Partial uploads dropped for a new one from a source holding fewer (full table).
+    uploads_evicted: u64,
     /// Large responses replaced by 4.01 + Echo (unverified source).
     echo_challenges: u64,
     /// Observers registered (RFC 7641), and removed by cause.
@@ -236,6 +246,7 @@ async fn serve(args: &Args) -> u8 {
             Ok(key) => Some(Amplification {
                 factor,
                 unverified_con_bytes_per_s: args.unverified_con_bytes_per_s,
+                unverified_replay_bytes: args.unverified_replay_bytes,
                 key,
             }),
             Err(e) => {
@@ -376,13 +387,14 @@ async fn serve(args: &Args) -> u8 {
     let malformed: u64 = c.malformed.values().sum();
     eprintln!(
         "coaplab server: served={} duplicates={} rejected={} ignored={} malformed={malformed} \
-uploads_expired={} uploads_refused={} datagrams_in={} datagrams_out={} echo_challenges={}",
+uploads_expired={} uploads_refused={} uploads_evicted={} datagrams_in={} datagrams_out={} echo_challenges={}",
         c.served,
         c.duplicates,
         c.rejected,
         c.ignored,
         c.uploads_expired,
         c.uploads_refused,
+        c.uploads_evicted,
         stats.datagrams_in,
         stats.datagrams_out,
         c.echo_challenges
@@ -531,6 +543,19 @@ answer to {request_bytes} B)"
                 ObserverGone::Closed => "closed",
             };
             *c.observers_gone.entry(label).or_default() += 1;
+        }
+        Event::UploadEvicted {
+            from,
+            received_bytes,
+            ..
+        } => {
+            c.uploads_evicted += 1;
+            if verbose {
+                eprintln!(
+                    "coaplab server: partial upload from {from} ({received_bytes} B) dropped \
+                     for a new one from a source holding fewer"
+                );
+            }
         }
         Event::UploadRefused { from, .. } => {
             c.uploads_refused += 1;

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use coaplab_emu::tcp_server::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_SOURCE, DEFAULT_MAX_QUEUED_BYTES_TOTAL,
+    DEFAULT_MIN_RATE_BYTES_PER_S,
 };
 use coaplab_emu::{serve_tcp, RefuseReason, TcpDriver, TcpEvent, TcpEventSink, TcpServerLimits};
 use coaplab_endpoint::tcp::{
@@ -51,13 +52,16 @@ pub(crate) const SERVER_MAX_MESSAGE_SIZE: u32 = 1024 * 1024 + 1024;
 /// `coaplab_endpoint::tcp::DEFAULT_MAX_QUEUED_BYTES`).
 #[derive(clap::Args, Debug)]
 pub(crate) struct LimitOpts {
-    /// TCP connections served at once; one more gets a CSM and an Abort (7.05) "too many
+    /// TCP connections served at once. At the limit a new connection takes the place of the
+    /// oldest one whose CSM has not arrived, else of the one idle longest (closed, counted
+    /// evicted=); only when all are busy does it get a CSM and an Abort (7.05) "too many
     /// connections" and is closed, while the others are served on. With the 1-MiB message
     /// limit, at most about 256 MiB of partly received messages at the default.
     #[arg(long = "tcp-max-connections", value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
-    /// TCP connections from one IP address at once; one more gets an Abort "too many
-    /// connections from your address" and is closed.
+    /// TCP connections from one IP address at once; one more takes the place of that
+    /// address's oldest connection without a CSM or idle longest, else gets an Abort "too
+    /// many connections from your address" and is closed.
     #[arg(long = "tcp-max-per-source", value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_SOURCE)]
     max_per_source: usize,
     /// Abort (7.05 "timeout") a TCP connection whose CSM is not complete this long after it
@@ -65,6 +69,17 @@ pub(crate) struct LimitOpts {
     /// --tcp-idle-timeout, which waits for a quiet connection). 0: never. E.g. 10s, 500ms.
     #[arg(long = "tcp-stall-timeout", value_name = "D", default_value = "10s", value_parser = net::parse_duration)]
     stall_timeout: Duration,
+    /// After --tcp-stall-timeout of grace, an incomplete CSM or message must arrive at this
+    /// many bytes per second on average (counted from its first byte owed), or the
+    /// connection is aborted (7.05 "timeout: too slow"): a trickle of one byte every few
+    /// seconds no longer holds a slot. 0: no minimum.
+    #[arg(long = "tcp-min-rate", value_name = "BYTES_PER_S", default_value_t = DEFAULT_MIN_RATE_BYTES_PER_S)]
+    min_rate: u64,
+    /// At --tcp-max-connections (or --tcp-max-per-source), a new connection takes the place
+    /// of one that has gone this long without its CSM or has been idle this long (the oldest
+    /// such, else the one idle longest); younger ones are never evicted. E.g. 1s, 500ms.
+    #[arg(long = "tcp-evict-after", value_name = "D", default_value = "1s", value_parser = net::parse_duration)]
+    evict_after: Duration,
     /// Bytes one TCP connection may hold queued for writing (echoed payloads, signals); a
     /// response beyond it gets an empty 5.03. Generated bodies (/data/N) are produced while
     /// written, 64 KiB at a time, and do not count.
@@ -84,6 +99,8 @@ impl LimitOpts {
             max_connections_per_source: self.max_per_source,
             idle_timeout,
             stall_timeout: Some(self.stall_timeout).filter(|d| !d.is_zero()),
+            min_rate_bytes_per_s: Some(self.min_rate).filter(|&r| r > 0),
+            evict_after: self.evict_after,
             max_queued_bytes: self.queue_total_bytes,
         }
     }
@@ -287,7 +304,10 @@ pub(crate) fn trace(event: &TcpEvent) {
         TcpEvent::TimedOut { stalled_since, at } => {
             eprintln!("{at} stalled since={stalled_since}: abort")
         }
-        TcpEvent::Ended | TcpEvent::Refused { .. } | TcpEvent::Panicked => {}
+        TcpEvent::Ended
+        | TcpEvent::Refused { .. }
+        | TcpEvent::Panicked
+        | TcpEvent::Evicted { .. } => {}
         TcpEvent::Session(e) => match e {
             SessionEvent::CsmReceived {
                 max_message_size,
@@ -368,6 +388,7 @@ pub(crate) struct Counters {
     too_large: AtomicU64,
     queue_full: AtomicU64,
     panics: AtomicU64,
+    evicted: AtomicU64,
     observers_added: AtomicU64,
     observers_refused: AtomicU64,
     deregistered: AtomicU64,
@@ -384,12 +405,13 @@ impl Counters {
     /// the stall timeout; refused, refused_source: turned away at --tcp-max-connections,
     /// --tcp-max-per-source; too_large: 5.00 for a response beyond the client's
     /// Max-Message-Size; queue_full: 5.03 at --tcp-queue-bytes or --tcp-queue-total-bytes;
-    /// panics: connection tasks that panicked, each closed while the others went on).
+    /// panics: connection tasks that panicked, each closed while the others went on;
+    /// evicted: closed at a connection limit to take a new one, issue 32 #4).
     pub(crate) fn line(&self) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
             "tcp sessions={} served={} aborted={} malformed={} ignored={} idle_closed={} \
-timed_out={} refused={} refused_source={} too_large={} queue_full={} panics={}",
+timed_out={} refused={} refused_source={} too_large={} queue_full={} panics={} evicted={}",
             g(&self.sessions),
             g(&self.served),
             g(&self.aborted),
@@ -402,6 +424,7 @@ timed_out={} refused={} refused_source={} too_large={} queue_full={} panics={}",
             g(&self.too_large),
             g(&self.queue_full),
             g(&self.panics),
+            g(&self.evicted),
         )
     }
 
@@ -462,6 +485,14 @@ pub(crate) async fn serve(
             TcpEvent::Panicked => (
                 Some(&c.panics),
                 Some("its task panicked; connection closed".to_owned()),
+            ),
+            TcpEvent::Evicted { csm_received } => (
+                Some(&c.evicted),
+                Some(if *csm_received {
+                    "evicted at the connection limit: idle longest".to_owned()
+                } else {
+                    "evicted at the connection limit: no CSM yet".to_owned()
+                }),
             ),
             TcpEvent::Wrote { .. } | TcpEvent::Ended => (None, None),
         };

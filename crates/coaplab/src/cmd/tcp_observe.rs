@@ -93,7 +93,7 @@ pub(crate) async fn observe(call: &Call, until: Until) -> u8 {
                 answered = true;
                 seen += 1;
                 if let Next::Exit(c) | Next::Deregister(c) =
-                    registration_answer(call.verbose, rc, &options, &body)
+                    registration_answer(call.verbose, until, rc, &options, &body)
                 {
                     d.close().await;
                     return c;

@@ -36,6 +36,13 @@ fn stderr(o: &std::process::Output) -> String {
 /// M=1): an endless body. Stops after [`MAX_ANSWERS`] or when `stop` is set; returns the
 /// number of distinct blocks asked for (a retransmitted request counts once).
 fn endless_block2_peer() -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
+    endless_block2_peer_with(|_| {})
+}
+
+/// [`endless_block2_peer`] whose every answer gets the options `extra` adds.
+fn endless_block2_peer_with(
+    extra: impl Fn(&mut MessageBuf) + Send + 'static,
+) -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
@@ -60,6 +67,7 @@ fn endless_block2_peer() -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
             let block = Block::with_size(num, true, 1024).unwrap();
             ack.options.push_uint(number::BLOCK2, block.to_uint());
             ack.payload = vec![0x55; 1024];
+            extra(&mut ack);
             sock.send_to(&ack.to_bytes().unwrap(), from).unwrap();
             answered += 1;
         }
@@ -90,6 +98,52 @@ fn an_endless_block2_over_udp_stops_at_max_body_bytes() {
     );
     assert!(o.stdout.is_empty());
     assert_eq!(blocks, 98);
+}
+
+/// Issue 32 #5: an endless Block2 announcing Size2 = 10^12 (5 bytes, beyond Size2's 4-byte
+/// format, so it was dropped as unreadable and the download ran on to --max-body-bytes)
+/// stops at its first block: exit 4, block 0 only asked for.
+#[test]
+fn a_size2_of_a_terabyte_stops_the_download_at_the_first_block() {
+    let (port, stop, h) = endless_block2_peer_with(|ack| {
+        ack.options.push(
+            number::SIZE2,
+            1_000_000_000_000u64.to_be_bytes()[3..].to_vec(),
+        );
+    });
+    let uri = format!("coap://127.0.0.1:{port}/endless");
+    let o = run_bounded(coaplab().args(["get", &uri]), None, LIMIT);
+    stop.store(true, Ordering::Relaxed);
+    let blocks = h.join().unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the total its Size2 announces"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+    assert_eq!(blocks, 1);
+}
+
+/// Issue 32 #5: a response with an unrecognised critical option (2049) is rejected (RFC
+/// 7252 §5.4.1): exit 4 naming it, nothing on stdout. (Before: its payload was printed and
+/// the exit was 0.)
+#[test]
+fn a_response_with_an_unknown_critical_option_exits_4() {
+    let (port, stop, h) = endless_block2_peer_with(|ack| {
+        ack.options.push(2049, b"x".to_vec());
+    });
+    let uri = format!("coap://127.0.0.1:{port}/x");
+    let o = run_bounded(coaplab().args(["get", &uri]), None, LIMIT);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(h.join().unwrap(), 1);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("critical option 2049"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
 }
 
 /// Reads one frame from `s` into `rx` (bytes after it are kept); `None` at the end.
@@ -371,5 +425,63 @@ fn get_and_delete_refuse_a_payload() {
                  patch or ipatch\n"
             )
         );
+    }
+}
+
+/// A UDP peer answering every CON request piggybacked with 2.05 "42" and no Observe option,
+/// as a server whose observer table is full does (RFC 7641 §4.1); stops when `stop` is set.
+/// Returns the requests seen.
+fn unobservable_peer() -> (u16, Arc<AtomicBool>, JoinHandle<usize>) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let port = sock.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let h = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let mut seen = 0;
+        while seen < MAX_ANSWERS && !flag.load(Ordering::Relaxed) {
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            let Ok(req) = Message::decode(&buf[..n]) else {
+                continue;
+            };
+            seen += 1;
+            let mut ack =
+                MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
+            ack.payload = b"42".to_vec();
+            sock.send_to(&ack.to_bytes().unwrap(), from).unwrap();
+        }
+        seen
+    });
+    (port, stop, h)
+}
+
+/// Issue 32 #6: `get --observe --count 3` against a server that answers without Observe (its
+/// observer table full) printed the one value and exited 0 silently. Now it says why and
+/// exits 4; `--count 1` (only the first value asked for) still exits 0.
+#[test]
+fn an_observation_the_server_does_not_register_fails_and_says_why() {
+    for (count, exit) in [("3", 4), ("1", 0)] {
+        let (port, stop, h) = unobservable_peer();
+        let uri = format!("coap://127.0.0.1:{port}/counter");
+        let o = run_bounded(
+            coaplab().args(["get", "--observe", "--count", count, &uri]),
+            None,
+            LIMIT,
+        );
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+        assert_eq!(o.status.code(), Some(exit), "{}", stderr(&o));
+        assert_eq!(o.stdout, b"42\n");
+        if exit == 4 {
+            assert!(
+                stderr(&o).contains("not registered as an observer"),
+                "{}",
+                stderr(&o)
+            );
+        }
     }
 }

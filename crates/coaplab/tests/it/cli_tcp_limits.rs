@@ -69,6 +69,9 @@ fn stalled_connections_from_one_address_do_not_keep_others_waiting() {
         "--tcp-queue-bytes <BYTES>",
         "--tcp-queue-total-bytes <BYTES>",
         "--max-data-bytes <N>",
+        "--tcp-min-rate <BYTES_PER_S>",
+        "--tcp-evict-after <D>",
+        "--unverified-replay-bytes <BYTES>",
     ] {
         assert!(help.contains(flag), "{flag}: {help}");
     }

@@ -2,6 +2,7 @@
 //! linking them was a good part of the suite's build (docs/BENCHMARKS.md, tenth pass).
 //! `cargo test -p coaplab-emu --test it MODULE::` runs one file's tests.
 
+mod dedup_alloc;
 mod dtls_flood;
 mod emulator;
 mod hostile;

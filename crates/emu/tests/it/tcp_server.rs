@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coaplab_emu::tcp::WRITE_CHUNK_BYTES;
-use coaplab_emu::{serve_tcp, RefuseReason, TcpDriver, TcpEvent, TcpEventSink, TcpServerLimits};
+use coaplab_emu::{serve_tcp, TcpDriver, TcpEvent, TcpEventSink, TcpServerLimits};
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::{Request, Router};
 use coaplab_wire::frame::{Decoded, Frame};
@@ -140,36 +140,37 @@ async fn get(from: &str, addr: SocketAddr, n: usize) -> (Code, usize) {
 }
 
 #[tokio::test]
-async fn silent_connects_beyond_the_per_source_limit_are_refused_and_others_served() {
+async fn silent_connects_beyond_the_per_source_limit_evict_their_own_and_others_are_served() {
     let limits = TcpServerLimits {
         max_connections_per_source: 4,
+        evict_after: Duration::from_millis(20),
         ..TcpServerLimits::default()
     };
     let (addr, seen) = serve(limits, SessionConfig::server()).await;
     let mut silent = Vec::new();
     for _ in 0..20 {
         silent.push(connect_from("127.0.0.1", addr).await.unwrap());
+        // Each gets its chance to speak before the next may take its place.
+        tokio::time::sleep(Duration::from_millis(30)).await;
     }
-    let refused = |e: &TcpEvent| {
+    let evicted = |e: &TcpEvent| {
         matches!(
             e,
-            TcpEvent::Refused {
-                reason: RefuseReason::TooManyFromSource
+            TcpEvent::Evicted {
+                csm_received: false
             }
         )
     };
-    wait_for(&seen, 16, refused).await;
-    // The 5th to the 20th: a CSM, an Abort saying why, and the close.
-    for s in &silent[4..] {
-        let got = read_to_end(s).await;
-        assert_eq!(
-            abort_diagnostic(&got),
-            "too many connections from your address"
-        );
+    // Issue 32 #4: each one beyond the share takes the place of the source's oldest silent
+    // one (closed after our CSM), instead of being refused while they hold on.
+    wait_for(&seen, 16, evicted).await;
+    for s in &silent[..16] {
+        assert_eq!(read_to_end(s).await, [0x00, 0xe1]);
     }
-    // Another address is served at once, as is none of the silent four yet.
+    // Another address is served at once.
     assert_eq!(get("127.0.0.2", addr, 3).await, (Code::CONTENT, 3));
-    assert_eq!(count(&seen, refused), 16);
+    assert_eq!(count(&seen, evicted), 16);
+    assert_eq!(count(&seen, |e| matches!(e, TcpEvent::Refused { .. })), 0);
     assert_eq!(count(&seen, |e| matches!(e, TcpEvent::TimedOut { .. })), 0);
 }
 
@@ -181,28 +182,151 @@ async fn stalled_connections_are_aborted_and_free_their_slots() {
         ..TcpServerLimits::default()
     };
     let (addr, seen) = serve(limits, SessionConfig::server()).await;
-    // Two silent connects, two that send a CSM and one byte of a GET: all slots taken.
+    // Four that send a CSM and one byte of a GET: all slots taken, none idle.
     let mut stalled = Vec::new();
-    for i in 0..4 {
+    for _ in 0..4 {
         let s = connect_from("127.0.0.1", addr).await.unwrap();
-        if i >= 2 {
-            send(&s, &[0x00, 0xe1, 0x01]).await;
-        }
+        send(&s, &[0x00, 0xe1, 0x01]).await;
         stalled.push(s);
     }
-    // Full: one more is turned away at once, the loop accepting on.
+    wait_for(&seen, 4, |e| {
+        matches!(e, TcpEvent::Session(SessionEvent::CsmReceived { .. }))
+    })
+    .await;
+    // Full of busy connections: one more is turned away at once, the loop accepting on.
     let late = connect_from("127.0.0.3", addr).await.unwrap();
     let got = read_to_end(&late).await;
     assert_eq!(abort_diagnostic(&got), "too many connections");
     // After the stall timeout every one is aborted, saying why.
     for s in &stalled {
         let got = read_to_end(s).await;
-        assert_eq!(abort_diagnostic(&got), "timeout: CSM or message incomplete");
+        let why = abort_diagnostic(&got);
+        // (Not evicted for the late one: busy, a message in progress.)
+        assert!(why.starts_with("timeout:"), "{why}");
     }
     wait_for(&seen, 4, |e| *e == TcpEvent::Ended).await;
     assert_eq!(get("127.0.0.3", addr, 5).await, (Code::CONTENT, 5));
     assert_eq!(count(&seen, |e| matches!(e, TcpEvent::TimedOut { .. })), 4);
     assert_eq!(count(&seen, |e| matches!(e, TcpEvent::Refused { .. })), 1);
+}
+
+/// Issue 32 #4: silent connects from many addresses (34 × 16 in the probe) filled the table
+/// and every new connection was refused until the stall timeout freed them (10 s a wave).
+/// Now a new connection takes the place of the oldest one without a CSM, and a real client
+/// is served at once while they wait, then the oldest idle one when all have spoken.
+#[tokio::test]
+async fn a_full_table_of_silent_connects_evicts_the_oldest_for_a_real_client() {
+    let limits = TcpServerLimits {
+        max_connections: 8,
+        max_connections_per_source: 2,
+        evict_after: Duration::from_millis(30),
+        ..TcpServerLimits::default()
+    };
+    let (addr, seen) = serve(limits, SessionConfig::server()).await;
+    let mut silent = Vec::new();
+    for host in 10..14 {
+        for _ in 0..2 {
+            silent.push(
+                connect_from(&format!("127.0.1.{host}"), addr)
+                    .await
+                    .unwrap(),
+            );
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(get("127.0.0.2", addr, 7).await, (Code::CONTENT, 7));
+    let evicted = |e: &TcpEvent| matches!(e, TcpEvent::Evicted { .. });
+    wait_for(&seen, 1, evicted).await;
+    // The oldest silent one went, closed after our CSM.
+    assert_eq!(read_to_end(&silent[0]).await, [0x00, 0xe1]);
+    assert_eq!(count(&seen, |e| matches!(e, TcpEvent::Refused { .. })), 0);
+    // Eight connections that each sent a CSM and a GET, answered: idle, all of them. One more
+    // takes the place of the one idle longest.
+    let (addr, seen) = serve(
+        TcpServerLimits {
+            max_connections: 8,
+            evict_after: Duration::from_millis(30),
+            ..TcpServerLimits::default()
+        },
+        SessionConfig::server(),
+    )
+    .await;
+    let mut idle = Vec::new();
+    for _ in 0..8 {
+        let s = connect_from("127.0.0.1", addr).await.unwrap();
+        // CSM, then GET /data/1 with token 0x07.
+        send(&s, b"\x00\xe1\x71\x01\x07\xb4data\x011").await;
+        idle.push(s);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    wait_for(&seen, 8, |e| {
+        matches!(e, TcpEvent::Session(SessionEvent::Served { .. }))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(get("127.0.0.2", addr, 9).await, (Code::CONTENT, 9));
+    assert_eq!(
+        count(&seen, |e| matches!(
+            e,
+            TcpEvent::Evicted { csm_received: true }
+        )),
+        1
+    );
+    assert_eq!(count(&seen, |e| matches!(e, TcpEvent::Refused { .. })), 0);
+}
+
+/// Issue 32 #4: a CSM then a GET sent one byte every 400 ms: each byte restarted the stall
+/// timeout (1 s here), so the connection held its slot for ever (the probe: 1 byte per 8 s
+/// from 18 addresses kept new connections refused). With a minimum rate of 256 B/s after
+/// the stall timeout's grace it is aborted at about the grace.
+#[tokio::test]
+async fn a_trickling_peer_is_aborted_for_being_too_slow() {
+    let limits = TcpServerLimits {
+        stall_timeout: Some(Duration::from_secs(1)),
+        ..TcpServerLimits::default()
+    };
+    let (addr, seen) = serve(limits, SessionConfig::server()).await;
+    let s = connect_from("127.0.0.1", addr).await.unwrap();
+    send(&s, b"\x00\xe1").await;
+    let started = tokio::time::Instant::now();
+    let request = b"\x71\x01\x07\xb4data\x011";
+    let trickle = async {
+        for b in request.iter().take(request.len() - 1) {
+            // Once aborted, the writes fail: the trickle simply stops.
+            if s.try_write(&[*b]).is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(3), trickle)
+        .await
+        .ok();
+    wait_for(&seen, 1, |e| matches!(e, TcpEvent::TimedOut { .. })).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2_500), "{took:?}");
+    let got = read_to_end(&s).await;
+    assert_eq!(
+        abort_diagnostic(&got),
+        "timeout: too slow, CSM or message incomplete"
+    );
+    // Without the minimum rate, the same trickle is not aborted within those 3 s.
+    let (addr, seen) = serve(
+        TcpServerLimits {
+            stall_timeout: Some(Duration::from_secs(1)),
+            min_rate_bytes_per_s: None,
+            ..TcpServerLimits::default()
+        },
+        SessionConfig::server(),
+    )
+    .await;
+    let s = connect_from("127.0.0.1", addr).await.unwrap();
+    send(&s, b"\x00\xe1").await;
+    for b in request.iter().take(7) {
+        send(&s, &[*b]).await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    assert_eq!(count(&seen, |e| matches!(e, TcpEvent::TimedOut { .. })), 0);
 }
 
 /// A CSM with Max-Message-Size 2^32 - 1, then GET /data/1000000000 (token 0x07): 27 B.

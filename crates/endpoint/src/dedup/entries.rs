@@ -77,6 +77,11 @@ pub(super) struct Entries {
     v6: HashMap<(SocketAddrV6, u16), Slot, FxBuildHasher>,
 }
 
+/// Bytes of one IPv4 map entry (key word and slot), without its control byte.
+pub(super) const V4_SLOT_BYTES: usize = std::mem::size_of::<(u64, Slot)>();
+/// Bytes of one IPv6 map entry.
+pub(super) const V6_SLOT_BYTES: usize = std::mem::size_of::<((SocketAddrV6, u16), Slot)>();
+
 /// An IPv4 key as one word.
 fn word(peer: SocketAddrV4, mid: u16) -> u64 {
     u64::from(peer.ip().to_bits()) << 32 | u64::from(peer.port()) << 16 | u64::from(mid)
@@ -141,6 +146,11 @@ impl Entries {
     pub(super) fn shrink_to_fit(&mut self) {
         self.v4.shrink_to_fit();
         self.v6.shrink_to_fit();
+    }
+
+    /// The two maps' capacities (entries each holds without growing): IPv4, IPv6.
+    pub(super) fn capacities(&self) -> (usize, usize) {
+        (self.v4.capacity(), self.v6.capacity())
     }
 
     /// Every entry, in no particular order.

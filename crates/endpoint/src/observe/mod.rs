@@ -399,7 +399,7 @@ impl Endpoint {
             } else {
                 None
             };
-            let mid = self.alloc_message_id();
+            let mid = self.alloc_message_id(now);
             let mtype = if con {
                 MessageType::Con
             } else {

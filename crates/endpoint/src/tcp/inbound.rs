@@ -59,13 +59,13 @@ impl Session {
             return self.ignore(now, StreamIgnoreReason::AfterDeregistration);
         }
         // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
-        let announced = frame.size2().ok().flatten().map_or(0, |n| n as usize);
+        let announced = crate::blockwise::announced_size2(frame);
         let so_far = self.outstanding[i]
             .follow
             .as_ref()
             .map_or(0, |f| f.body.len());
         let limit = self.config.max_body_bytes;
-        if announced > limit || so_far + payload_len > limit {
+        if announced > limit as u64 || so_far + payload_len > limit {
             let o = self.outstanding.remove(i);
             self.events.push_back(SessionEvent::RequestFailed {
                 request: o.request,

@@ -19,6 +19,7 @@ fn config(unverified_con_bytes_per_s: u64) -> Config {
         amplification: Some(Amplification {
             factor: 3,
             unverified_con_bytes_per_s,
+            unverified_replay_bytes: coaplab_endpoint::UNVERIFIED_REPLAY_BYTES,
             key: KEY,
         }),
         ..Config::default()
@@ -192,5 +193,75 @@ fn our_client_repeats_a_challenged_request_with_the_echo_value() {
         assert_eq!(done, [expected], "{}", request.path);
         let challenged = pair.server(|e| matches!(e, Event::EchoChallenged { .. }).then_some(()));
         assert_eq!(challenged.len(), 1, "{}", request.path);
+    }
+}
+
+/// Issue 32 #1: a CON GET of `data/1024` answered once (within the CON allowance) and then
+/// resent with the same Message ID drew the cached 1,038-B answer every time, 74x the 14-B
+/// duplicate, without limit, from the cache and with `reprocess` alike. Now a replay to an
+/// unverified source above the factor draws on that source's replay budget (and the CON
+/// allowance) and, beyond it, is answered 4.01 + Echo: one small reply per duplicate.
+#[test]
+fn replayed_answers_to_an_unverified_source_are_held_to_a_budget() {
+    for mode in [
+        coaplab_endpoint::ServerDuplicates::Cache,
+        coaplab_endpoint::ServerDuplicates::Reprocess,
+    ] {
+        let victim: SocketAddr = "198.18.0.9:5683".parse().unwrap();
+        let mut cfg = config(1 << 30);
+        cfg.server_duplicates = mode;
+        if let Some(a) = cfg.amplification.as_mut() {
+            a.unverified_replay_bytes = 4_000;
+        }
+        let mut s = server(cfg);
+        let t = Instant::from_secs(5);
+        let req = get(MessageType::Con, 77, b"1024", None);
+        let first = answer(&mut s, t, victim, &req);
+        assert_eq!(Message::decode(&first).unwrap().code, Code::CONTENT);
+        let (mut sent, mut full) = (0, 0);
+        for i in 0..1_000 {
+            let at = t + Duration::from_millis(i);
+            s.handle_datagram(at, victim, &req);
+            let replies: Vec<_> = std::iter::from_fn(|| s.poll_transmit(at)).collect();
+            assert_eq!(replies.len(), 1, "{mode:?}: one reply per duplicate");
+            let m = Message::decode(&replies[0].contents).unwrap();
+            assert_eq!(m.message_id, 77);
+            if m.code == Code::CONTENT {
+                full += 1;
+            } else {
+                assert_eq!(m.code, Code::UNAUTHORIZED, "{mode:?}");
+                assert!(m.first(number::ECHO).is_some());
+                assert!(replies[0].contents.len() <= 3 * req.len());
+            }
+            sent += replies[0].contents.len();
+        }
+        // 4,000 B of budget in the second: three full answers, then challenges.
+        assert_eq!(full, 3, "{mode:?}");
+        assert!(
+            sent <= 4_000 + 3 * 1_000 * req.len(),
+            "{mode:?}: {sent} B for {} B",
+            1_000 * req.len()
+        );
+        // The budget refills over its minute; a verified source is never held to it.
+        let later = t + Duration::from_secs(61);
+        let codes: Vec<Code> = (0..4)
+            .map(|_| {
+                Message::decode(&answer(&mut s, later, victim, &req))
+                    .unwrap()
+                    .code
+            })
+            .collect();
+        assert_eq!(codes[..3], [Code::CONTENT; 3], "{mode:?}");
+        let challenge = answer(&mut s, later, victim, &req);
+        let challenge = Message::decode(&challenge).unwrap();
+        assert_eq!(challenge.code, Code::UNAUTHORIZED);
+        let echo = challenge.first(number::ECHO).unwrap().to_vec();
+        let verify = get(MessageType::Con, 78, b"1024", Some(&echo));
+        let m = answer(&mut s, later, victim, &verify);
+        assert_eq!(Message::decode(&m).unwrap().code, Code::CONTENT);
+        for _ in 0..20 {
+            let m = answer(&mut s, later, victim, &req);
+            assert_eq!(Message::decode(&m).unwrap().code, Code::CONTENT, "{mode:?}");
+        }
     }
 }

@@ -99,3 +99,100 @@ fn a_size2_past_the_limit_fails_at_the_first_block() {
         .collect();
     assert_eq!(failed, [FailReason::BodyTooLarge]);
 }
+
+/// A client at `ms(0)` with one GET sent; returns it, the server address and the request.
+fn scripted(max: usize) -> (coaplab_endpoint::Endpoint, std::net::SocketAddr, Vec<u8>) {
+    let config = Config {
+        max_body_bytes: max,
+        ..block_config(1024)
+    };
+    let mut client =
+        coaplab_endpoint::Endpoint::new(config, factory("default", &[], 0.0), Router::new())
+            .unwrap();
+    let server = addr(SERVER);
+    client.request(Instant::ZERO, server, &Request::get("big"));
+    let t = client.poll_transmit(Instant::ZERO).unwrap();
+    (client, server, t.contents)
+}
+
+fn failures(client: &mut coaplab_endpoint::Endpoint) -> Vec<FailReason> {
+    std::iter::from_fn(|| client.poll_event())
+        .filter_map(|e| match e {
+            Event::RequestFailed { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 32 #5: a Size2 of 10^12 (5 bytes, beyond Size2's 4-byte format) was dropped as
+/// unreadable and the download went on; it now counts as the total it announces.
+#[test]
+fn an_oversized_size2_value_stops_the_download_too() {
+    for size2 in [&[0xe8, 0xd4, 0xa5, 0x10, 0x00][..], &[0xff; 9][..]] {
+        let (mut client, server, req) = scripted(100_000);
+        let req = Message::decode(&req).unwrap();
+        let mut ack = MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
+        let b2 = Block::with_size(0, true, 1024).unwrap();
+        ack.options.push_uint(number::BLOCK2, b2.to_uint());
+        ack.options.push(number::SIZE2, size2);
+        ack.payload = vec![0; 1024];
+        client.handle_datagram(ms(10), server, &ack.to_bytes().unwrap());
+        assert_eq!(client.poll_transmit(ms(10)), None, "no block 1 asked for");
+        assert_eq!(failures(&mut client), [FailReason::BodyTooLarge]);
+    }
+}
+
+/// Issue 32 #5: RFC 7252 §5.4.1: a response with a critical option the client does not
+/// recognise is rejected (RST for a CON response), and the request fails at once.
+#[test]
+fn a_response_with_an_unknown_critical_option_is_rejected() {
+    let unknown = 2049; // odd: critical, unregistered
+                        // Piggybacked in the ACK: not used, the request fails (no retransmission follows).
+    let (mut client, server, req) = scripted(100_000);
+    let req = Message::decode(&req).unwrap();
+    let mut ack = MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
+    ack.options.push(unknown, b"x");
+    ack.payload = b"hello".to_vec();
+    client.handle_datagram(ms(10), server, &ack.to_bytes().unwrap());
+    assert_eq!(client.poll_transmit(ms(10)), None);
+    let events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::RequestCompleted { .. })));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::RequestFailed {
+            reason: FailReason::UnknownCriticalOption { number: 2049 },
+            ..
+        }
+    )));
+    assert_eq!(client.poll_timeout(), None, "nothing left to retransmit");
+    // An elective unknown option (even) is ignored as before.
+    let (mut client, server, req) = scripted(100_000);
+    let req = Message::decode(&req).unwrap();
+    let mut ack = MessageBuf::new(MessageType::Ack, Code::CONTENT, req.message_id, req.token());
+    ack.options.push(2048, b"x");
+    client.handle_datagram(ms(10), server, &ack.to_bytes().unwrap());
+    assert!(std::iter::from_fn(|| client.poll_event())
+        .any(|e| matches!(e, Event::RequestCompleted { .. })));
+    // A separate CON response: rejected with RST, and the request fails.
+    let (mut client, server, req) = scripted(100_000);
+    let req = Message::decode(&req).unwrap();
+    let empty = MessageBuf::new(
+        MessageType::Ack,
+        Code::EMPTY,
+        req.message_id,
+        coaplab_wire::Token::EMPTY,
+    );
+    client.handle_datagram(ms(10), server, &empty.to_bytes().unwrap());
+    let mut con = MessageBuf::new(MessageType::Con, Code::CONTENT, 0x7777, req.token());
+    con.options.push(unknown, b"");
+    client.handle_datagram(ms(20), server, &con.to_bytes().unwrap());
+    let reply = client.poll_transmit(ms(20)).expect("an RST");
+    let reply = Message::decode(&reply.contents).unwrap();
+    assert_eq!((reply.mtype, reply.message_id), (MessageType::Rst, 0x7777));
+    assert_eq!(
+        failures(&mut client),
+        [FailReason::UnknownCriticalOption { number: 2049 }]
+    );
+}

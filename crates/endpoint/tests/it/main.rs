@@ -8,6 +8,7 @@ mod body_limit;
 mod common;
 mod data_limit;
 mod dedup_memory;
+mod message_ids;
 mod message_layer;
 mod methods_and_formats;
 mod observe;

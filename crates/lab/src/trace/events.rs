@@ -241,5 +241,6 @@ fn reason_name(reason: FailReason) -> &'static str {
         FailReason::Cancelled => "cancelled",
         FailReason::Unencodable => "unencodable",
         FailReason::BodyTooLarge => "body_too_large",
+        FailReason::UnknownCriticalOption { .. } => "unknown_critical_option",
     }
 }

@@ -42,6 +42,9 @@ pub const SIZE1: u16 = 60;
 /// Echo (RFC 9175 §2.2), opaque 1–40: a server's freshness or reachability challenge,
 /// repeated by the client (elective, safe to forward).
 pub const ECHO: u16 = 252;
+/// Request-Tag (RFC 9175 §3.2), opaque 0–8, repeatable, elective: tells apart the body
+/// fragments (Block1) of concurrent operations of one client.
+pub const REQUEST_TAG: u16 = 292;
 /// No-Response (RFC 7967 §2), uint 0–1.
 pub const NO_RESPONSE: u16 = 258;
 
