@@ -78,7 +78,7 @@ pub(crate) struct Args {
     /// The scenario file (TOML).
     #[arg(value_name = "SCENARIO.toml")]
     scenario: PathBuf,
-    /// Results directory [default: results/<name>-<UTC timestamp>].
+    /// Results directory [default: results/<name>-<UTC timestamp>, with -2, -3, ... if that is taken].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Replications per parameter combination, instead of the file's `replications` (the same
@@ -351,13 +351,23 @@ fn plan_text(scenario: &Scenario, runs: usize, reps: u32, seed: u64) -> String {
     out
 }
 
-/// `results/<name>-<YYYYMMDD-HHMMSS>` in UTC.
+/// `results/<name>-<YYYYMMDD-HHMMSS>` in UTC, or with `-2`, `-3`, ... appended when a run
+/// started in the same second already took it (two runs typed on one line would otherwise
+/// meet in one directory and the second be refused).
 fn default_out(name: &str) -> PathBuf {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    Path::new("results").join(format!("{name}-{}", utc_stamp(secs)))
+    let stem = format!("{name}-{}", utc_stamp(secs));
+    let first = Path::new("results").join(&stem);
+    if !first.exists() {
+        return first;
+    }
+    (2..=1000)
+        .map(|k| Path::new("results").join(format!("{stem}-{k}")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
 }
 
 /// `YYYYMMDD-HHMMSS` of a Unix time (civil-from-days, H. Hinnant).

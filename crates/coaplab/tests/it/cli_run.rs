@@ -424,3 +424,25 @@ fn progress_lines_when_stderr_is_not_a_terminal_and_quiet_silences_them() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("runs/s"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn runs_without_out_in_one_second_get_a_directory_each() {
+    let tmp = TempDir::new("run-default-out");
+    let scenario = write(&tmp.0, "tiny.toml", TINY);
+    // Three runs back to back finish well within a second or two: the later ones find the
+    // time-stamped directory taken and append -2, -3 instead of being refused.
+    for _ in 0..3 {
+        let o = Command::new(env!("CARGO_BIN_EXE_coaplab"))
+            .args(["run", &scenario, "--reps", "1"])
+            .current_dir(&tmp.0)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let dirs: Vec<String> = std::fs::read_dir(tmp.0.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(dirs.len(), 3, "{dirs:?}");
+    assert!(dirs.iter().all(|d| d.starts_with("tiny-")), "{dirs:?}");
+}
