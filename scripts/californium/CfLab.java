@@ -9,14 +9,16 @@
 //   cf get|put|post|delete URI [--payload-file F|-] [--observe --count N] [--timeout-ms MS]
 //             [--cc MODE] [-k KEY] [-u ID] [--cf KEY=VALUE]… [-v]
 //   cf kojo URI --clients N --exchanges E --workload continuous|random [--cc MODE]
-//             [--seed S] [--payload-bytes B] [--out FILE.csv] [--cf KEY=VALUE]…
+//             [--seed S] [--start-jitter-s S] [--payload-bytes B] [--out FILE.csv]
+//             [--cf KEY=VALUE]…
 //
 // MODE is one of Californium's CongestionControlMode values (NULL, COCOA, COCOA_STRONG,
 // BASIC_RTO, LINUX_RTO, PEAKHOPPER_RTO; NONE is NULL), case-insensitive, or coaplab's
 // algorithm name (default, cocoa, cocoa-strong, basic-rto, linux-rto, peakhopper).
 //
 // The server serves what `coaplab server` serves (/data/N, /echo, /time, /counter observable,
-// /.well-known/core from Californium), plus /store (PUT keeps the body, GET returns it).
+// /.well-known/core from Californium), plus /store (PUT keeps the body, GET returns it) and
+// /k (the Kojo oracle's 60-B answer to a 60-B POST).
 // It prints `californium server: listening on H:P` on stderr once bound (then `tcp listening
 // on` and `dtls listening on` lines for those endpoints). Client exit codes are coaplab's:
 // 0 a 2.xx answer, 1 an error answer, 2 bad arguments, 3 no answer in time, 4 a transport or
@@ -426,6 +428,23 @@ public final class CfLab {
         }
     }
 
+    /**
+     * /k: the Kojo study's server side (docs/experiments.md §4.2): a POST is answered 2.04
+     * with 53 B of payload and no option, a 60-B CoAP message with a 2-B token.
+     */
+    static final class Kojo60 extends CoapResource {
+        static final byte[] ANSWER = new byte[53];
+
+        Kojo60() {
+            super("k");
+        }
+
+        @Override
+        public void handlePOST(CoapExchange ex) {
+            ex.respond(ResponseCode.CHANGED, ANSWER);
+        }
+    }
+
     static final class Time extends CoapResource {
         Time() {
             super("time");
@@ -505,7 +524,7 @@ public final class CfLab {
             t.setDaemon(true);
             return t;
         });
-        server.add(new Data(), new Echo(), new Store(), new Time(),
+        server.add(new Data(), new Echo(), new Store(), new Time(), new Kojo60(),
                 new Counter(timer, Long.parseLong(a.get("--observe-period-ms", "1000"))));
         if (verbose) {
             udp.addInterceptor(new Log("server"));
@@ -699,10 +718,18 @@ public final class CfLab {
     // ---------------------------------------------------------------- the Kojo oracle
 
     /**
-     * N clients, each with its own endpoint (socket and congestion-control state), each doing
-     * E exchanges of a CON GET, back to back (continuous) or after a random pause (random);
-     * writes one CSV row per exchange (client, index, start and end in s since the run's
-     * start, transmissions, the timeouts used) and one summary line per client on stderr.
+     * The Kojo study's clients (docs/experiments.md §4.2, §6.1, §8c) on Californium: N flows,
+     * each doing E exchanges of a CON POST of `--payload-bytes` (51) to URI, answered by
+     * `/k` with a 53-B 2.04 (60-B CoAP messages each way with 2-B tokens, `--cf
+     * COAP.TOKEN_SIZE_LIMIT=2`). `continuous`: one client (endpoint, congestion-control
+     * state) per flow, back to back. `random`: a flow is a series of short-lived clients,
+     * each doing k ~ U{1..10} exchanges (at most what is left of E successful ones), without a
+     * gap; each short-lived client is a new endpoint, so Californium's congestion-control
+     * state starts afresh (and its socket, MIDs and tokens are new: the server's duplicate
+     * cache cannot confuse two clients). Each flow starts after U[0, `--start-jitter-s`] s.
+     * Writes one CSV row per exchange: flow, index, the instant of each transmission
+     * (`;`-separated, s since the run started), the instant the response arrived (empty when
+     * the exchange failed), the instant it ended, and the response code (or `timeout`).
      */
     static final class Kojo {
         static int run(Args a) throws Exception {
@@ -710,32 +737,35 @@ public final class CfLab {
                 throw new Usage("kojo needs one URI");
             }
             String uri = a.positional.get(0);
-            int clients = Integer.parseInt(a.get("--clients", "10"));
+            int flows = Integer.parseInt(a.get("--clients", "10"));
             int exchanges = Integer.parseInt(a.get("--exchanges", "50"));
             String workload = a.get("--workload", "continuous");
+            if (!workload.equals("continuous") && !workload.equals("random")) {
+                throw new Usage("--workload continuous|random");
+            }
             long seed = Long.parseLong(a.get("--seed", "1"));
-            double randomMeanS = Double.parseDouble(a.get("--random-mean-s", "2.5"));
             double startJitterS = Double.parseDouble(a.get("--start-jitter-s", "1"));
+            int payload = Integer.parseInt(a.get("--payload-bytes", "51"));
             String outFile = a.get("--out", null);
             PrintStream out = outFile == null ? System.out : new PrintStream(outFile);
-            out.println("client,exchange,start_s,end_s,transmissions,timeouts_ms,code");
+            out.println("flow,exchange,sends_s,response_s,end_s,code");
             Configuration c = config(a);
+            err.println("cf kojo: " + flows + " " + workload + " flows, mode "
+                    + c.get(CoapConfig.CONGESTION_CONTROL_ALGORITHM) + ", MAX_RETRANSMIT "
+                    + c.get(CoapConfig.MAX_RETRANSMIT) + ", token "
+                    + c.get(CoapConfig.TOKEN_SIZE_LIMIT) + " B");
             long origin = System.nanoTime();
             List<Thread> threads = new ArrayList<>();
             AtomicInteger failures = new AtomicInteger();
-            ConcurrentHashMap<Integer, String> summaries = new ConcurrentHashMap<>();
-            for (int i = 0; i < clients; i++) {
+            for (int i = 0; i < flows; i++) {
                 final int id = i;
-                CoapEndpoint ep = new CoapEndpoint.Builder().setConfiguration(c)
-                        .setInetSocketAddress(new InetSocketAddress(0)).build();
-                ep.start();
                 Random rnd = new Random(seed * 1_000_003L + id);
                 Thread t = new Thread(() -> {
                     try {
-                        summaries.put(id, client(id, ep, uri, exchanges, workload, rnd,
-                                randomMeanS, startJitterS, origin, out, failures));
+                        flow(id, c, uri, exchanges, workload, rnd, startJitterS, payload, origin,
+                                out, failures);
                     } catch (Exception e) {
-                        err.println("client " + id + ": " + e);
+                        err.println("flow " + id + ": " + e);
                         failures.incrementAndGet();
                     }
                 }, "kojo-" + id);
@@ -747,57 +777,84 @@ public final class CfLab {
             for (Thread t : threads) {
                 t.join();
             }
-            for (int i = 0; i < clients; i++) {
-                err.println(summaries.getOrDefault(i, "client " + i + " failed"));
-            }
             out.flush();
-            return failures.get() == 0 ? 0 : 1;
+            err.printf(Locale.ROOT, "cf kojo: done in %.3f s, %d failed exchanges%n",
+                    (System.nanoTime() - origin) / 1e9, failures.get());
+            return 0;
         }
 
-        static String client(int id, Endpoint ep, String uri, int exchanges, String workload,
-                Random rnd, double randomMeanS, double startJitterS, long origin,
-                PrintStream out, AtomicInteger failures) throws Exception {
-            CoapClient cc = new CoapClient(uri).setEndpoint(ep).setTimeout(600_000L);
+        static CoapEndpoint endpoint(Configuration c) throws IOException {
+            CoapEndpoint ep = new CoapEndpoint.Builder().setConfiguration(c)
+                    .setInetSocketAddress(new InetSocketAddress(0)).build();
+            ep.start();
+            return ep;
+        }
+
+        static void flow(int id, Configuration c, String uri, int exchanges, String workload,
+                Random rnd, double startJitterS, int payload, long origin, PrintStream out,
+                AtomicInteger failures) throws Exception {
             Thread.sleep((long) (rnd.nextDouble() * startJitterS * 1000));
-            long first = System.nanoTime();
-            int tx = 0;
-            long rtoMax = 0;
-            for (int k = 0; k < exchanges; k++) {
-                if (workload.equals("random") && k > 0) {
-                    // Exponential pause with the given mean (Kojo's random workload).
-                    double pause = -Math.log(1 - rnd.nextDouble()) * randomMeanS;
-                    Thread.sleep((long) (pause * 1000));
-                }
-                Request req = Request.newGet();
-                req.setURI(uri);
-                List<Integer> timeouts = new ArrayList<>();
-                AtomicInteger sends = new AtomicInteger();
-                req.addMessageObserver(new MessageObserverAdapter() {
-                    @Override
-                    public void onSent(boolean retransmission) {
-                        sends.incrementAndGet();
+            byte[] body = new byte[payload];
+            int done = 0;
+            int index = 0;
+            while (done < exchanges) {
+                int k = workload.equals("random") ? 1 + rnd.nextInt(10) : exchanges;
+                CoapEndpoint ep = endpoint(c);
+                CoapClient cc = new CoapClient(uri).setEndpoint(ep).setTimeout(3_600_000L);
+                try {
+                    for (int j = 0; j < k && done < exchanges; j++) {
+                        if (exchange(id, index++, cc, uri, body, origin, out)) {
+                            done++;
+                        } else {
+                            failures.incrementAndGet();
+                        }
                     }
-                });
-                long start = System.nanoTime();
-                CoapResponse r = cc.advanced(req);
-                long end = System.nanoTime();
-                int n = sends.get();
-                tx += n;
-                // Californium keeps no per-transmission log we can read here; the RTO of the
-                // first transmission is not exposed either (see docs/cross-check.md).
-                synchronized (out) {
-                    out.printf(Locale.ROOT, "%d,%d,%.6f,%.6f,%d,%s,%s%n", id, k,
-                            (start - origin) / 1e9, (end - origin) / 1e9, n,
-                            timeouts.isEmpty() ? "" : timeouts.toString().replace(", ", ";"),
-                            r == null ? "timeout" : r.getCode().text);
-                }
-                if (r == null || !r.isSuccess()) {
-                    failures.incrementAndGet();
+                } finally {
+                    cc.shutdown();
+                    ep.destroy();
                 }
             }
-            double fct = (System.nanoTime() - first) / 1e9;
-            return String.format(Locale.ROOT, "client %d fct_s=%.3f transmissions=%d", id, fct,
-                    tx, rtoMax);
+        }
+
+        /** One exchange; true when it got a 2.xx. */
+        static boolean exchange(int id, int index, CoapClient cc, String uri, byte[] body,
+                long origin, PrintStream out) throws Exception {
+            Request req = Request.newPost();
+            req.setURI(uri);
+            req.setPayload(body);
+            List<Long> sends = java.util.Collections.synchronizedList(new ArrayList<>());
+            AtomicLong answered = new AtomicLong(-1);
+            req.addMessageObserver(new MessageObserverAdapter() {
+                @Override
+                public void onSent(boolean retransmission) {
+                    sends.add(System.nanoTime());
+                }
+
+            });
+            CoapResponse r = cc.advanced(req);
+            long end = System.nanoTime();
+            if (r != null) {
+                // The instant the connector received the response's datagram (Californium's
+                // receive timestamp, on the same System.nanoTime clock): the observers may run
+                // after advanced() has returned.
+                answered.set(r.advanced().getNanoTimestamp());
+            }
+            StringBuilder b = new StringBuilder();
+            synchronized (sends) {
+                for (long t : sends) {
+                    if (b.length() > 0) {
+                        b.append(';');
+                    }
+                    b.append(String.format(Locale.ROOT, "%.6f", (t - origin) / 1e9));
+                }
+            }
+            long ans = answered.get();
+            synchronized (out) {
+                out.printf(Locale.ROOT, "%d,%d,%s,%s,%.6f,%s%n", id, index, b,
+                        ans < 0 ? "" : String.format(Locale.ROOT, "%.6f", (ans - origin) / 1e9),
+                        (end - origin) / 1e9, r == null ? "timeout" : r.getCode().text);
+            }
+            return r != null && r.isSuccess();
         }
     }
 }
