@@ -23,7 +23,7 @@ CoAP RTT median; and the frequency of transmissions (share of the exchanges that
 3, ... transmissions), pooled.
 
     scripts/californium/kojo-oracle.py --clients 10 --cc default --workload continuous \\
-        --reps 1 --out /tmp/kojo-oracle [--ours] [--coaplab target/debug/coaplab]
+        --reps 1 --out /tmp/kojo-oracle [--ours] [--coaplab BIN]
 
 Needs root (the emulator) and the peer (scripts/californium/install.sh). Writes OUT/cell.toml,
 OUT/sim/, OUT/ours/, OUT/cf/rep-K.csv (one row per exchange) and rep-K.log (the emulator's
@@ -33,6 +33,7 @@ import argparse
 import csv
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -218,6 +219,17 @@ def report(a, columns):
     return "\n".join(out) + "\n"
 
 
+def default_coaplab():
+    found = shutil.which("coaplab")
+    if found:
+        return found
+    for profile in ("release", "debug"):
+        path = os.path.join(ROOT, "target", profile, "coaplab")
+        if os.path.exists(path):
+            return path
+    return "coaplab"
+
+
 def run(cmd, **kw):
     print("+ " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr, flush=True)
     return subprocess.run(cmd, check=True, **kw)
@@ -232,7 +244,8 @@ def main():
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--seed", type=int, default=2016)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--coaplab", default=os.path.join(ROOT, "target", "debug", "coaplab"))
+    ap.add_argument("--coaplab", default=default_coaplab(),
+                    help="the coaplab binary (default: on PATH, else target/release, else target/debug)")
     ap.add_argument("--cf", default=os.path.join(ROOT, ".peers", "californium", "cf"))
     ap.add_argument("--ours", action="store_true",
                     help="also run the cell emulated with coaplab's own clients and server")
