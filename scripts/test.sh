@@ -33,7 +33,7 @@ for component in rustfmt clippy; do
 done
 cargo --version
 
-step "interop peers (libcoap, aiocoap)"
+step "interop peers (libcoap, aiocoap, Californium)"
 # Debian packages are installed as root only when missing, with one apt-get update.
 apt_updated=0
 apt_install() {
@@ -73,6 +73,21 @@ if [ ! -x .peers/venv/bin/aiocoap-client ] || [ ! -x .peers/venv/bin/aiocoap-fil
   rm -rf .peers/venv
   python3 -m venv .peers/venv 2>/dev/null || { apt_install python3-venv && python3 -m venv .peers/venv; }
   .peers/venv/bin/pip install --quiet 'aiocoap==0.4.17'
+fi
+
+# Eclipse Californium 3.14.0 (core, Scandium, TCP connector) from Maven Central and the small
+# Java peer built on it (scripts/californium/CfLab.java) in .peers/californium (git-ignored);
+# rebuilt only when its pom.xml or source changed. Needs a JDK (17+) and Maven.
+if ! command -v javac >/dev/null || ! command -v mvn >/dev/null; then
+  apt_install default-jdk-headless maven
+fi
+if ! scripts/californium/install.sh; then
+  ci="${CI:-}"
+  if [ -n "$ci" ] && [ "$ci" != false ] && [ "$ci" != 0 ]; then
+    echo "test.sh: building the Californium peer failed (scripts/californium/install.sh)" >&2
+    exit 1
+  fi
+  echo "missing: the Californium peer (its interop tests skip it outside CI)" >&2
 fi
 
 if ! .peers/py-venv/bin/python -c 'import maturin, pandas, pyarrow, tqdm, pytest, distributed' 2>/dev/null; then

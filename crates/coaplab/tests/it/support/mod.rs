@@ -609,3 +609,93 @@ pub(crate) fn observe_libcoap_time(server: &Path, scheme: &str, verbose: bool) -
     );
     o
 }
+
+/// The Californium peer's launcher, `.peers/californium/cf` (scripts/californium/install.sh,
+/// run by scripts/test.sh), or `None` after printing why the test is skipped; under `CI` a
+/// missing peer fails the test (as [`peer`]).
+pub(crate) fn californium() -> Option<PathBuf> {
+    let cf = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/californium/cf");
+    if cf.is_file() {
+        return Some(cf);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "the Californium peer is missing under CI: run ./scripts/test.sh (or \
+         scripts/californium/install.sh) to build it"
+    );
+    eprintln!(
+        "SKIPPED: the Californium peer is not built (scripts/californium/install.sh builds it)"
+    );
+    None
+}
+
+/// [`californium`] and a scratch directory `coaplab-DIR-PID` (created), or `None`.
+pub(crate) fn californium_with_dir(dir: &str) -> Option<(PathBuf, PathBuf)> {
+    let found = californium()?;
+    let dir = std::env::temp_dir().join(format!("coaplab-{dir}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    Some((found, dir))
+}
+
+/// The Californium peer's server (`cf server --bind 127.0.0.1:0 EXTRA…`), its stderr read line
+/// by line; killed on drop.
+pub(crate) struct CfServer {
+    /// The child and its output.
+    pub(crate) child: LineChild,
+    /// The UDP port.
+    pub(crate) port: u16,
+}
+
+impl CfServer {
+    /// Starts it and waits (at most 30 s: a JVM on a loaded machine) for its `listening on`
+    /// line and, when `extra` asks for them, its `tcp listening on` and `dtls listening on`
+    /// lines.
+    pub(crate) fn start(cf: &Path, extra: &[&str]) -> CfServer {
+        let mut child = LineChild::spawn(
+            Command::new(cf)
+                .args(["server", "--bind", "127.0.0.1:0"])
+                .args(extra),
+        );
+        let want = 1
+            + usize::from(extra.iter().any(|a| a.starts_with("--tcp")))
+            + usize::from(extra.contains(&"--dtls-bind"));
+        let ok = child.wait_until(Duration::from_secs(30), |lines| {
+            lines
+                .iter()
+                .filter(|(_, l)| l.contains("listening on"))
+                .count()
+                >= want
+        });
+        assert!(
+            ok,
+            "the Californium server did not start: {:?}",
+            child.lines
+        );
+        let port = child.listening("californium server: listening on");
+        CfServer { child, port }
+    }
+
+    /// The port of its `WHAT listening on` line (`tcp`, `dtls`).
+    pub(crate) fn port_of(&self, what: &str) -> u16 {
+        self.child
+            .listening(&format!("californium server: {what} listening on"))
+    }
+
+    /// `coap://127.0.0.1:PORT/path`.
+    pub(crate) fn uri(&self, path: &str) -> String {
+        format!("coap://127.0.0.1:{}/{path}", self.port)
+    }
+}
+
+impl LineChild {
+    /// The port of the first line starting with `prefix` (`… listening on ADDR:PORT`).
+    pub(crate) fn listening(&self, prefix: &str) -> u16 {
+        let line = self
+            .lines
+            .iter()
+            .find(|(_, l)| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} line in {:?}", self.lines));
+        listening_port(&line.1)
+    }
+}
