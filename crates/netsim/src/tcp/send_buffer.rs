@@ -165,7 +165,7 @@ mod tests {
         let expected: Vec<u8> = [7, 7, 7]
             .into_iter()
             .chain((0..1000).map(|i| (i % 251) as u8))
-            .chain([b'x'])
+            .chain(*b"x")
             .collect();
         assert_eq!(out, expected);
         // The first chunk goes once acknowledged; a partly acknowledged piece stays.
