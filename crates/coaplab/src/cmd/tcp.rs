@@ -274,6 +274,19 @@ async fn exchange(call: &Call) -> u8 {
                     ),
                 );
             }
+            SessionEvent::RequestFailed {
+                reason: SessionFailReason::UnknownCriticalOption { number },
+                ..
+            } => {
+                d.close().await;
+                return fail(
+                    net::EXIT_PROTOCOL,
+                    format!(
+                        "the response carries critical option {number}, which we do not recognise: \
+                         rejected (RFC 7252 §5.4.1)"
+                    ),
+                );
+            }
             SessionEvent::RequestFailed { reason, .. } => {
                 let what = match reason {
                     SessionFailReason::Closed(Side::Peer) => "the peer closed the connection",

@@ -119,6 +119,13 @@ pub enum SessionFailReason {
     /// The response body would exceed [`crate::tcp::SessionConfig::max_body_bytes`]; no
     /// further block was asked for and the session stays open.
     BodyTooLarge,
+    /// The response carried a critical option this client does not recognise (RFC 7252
+    /// §5.4.1, which RFC 8323 keeps): the response is rejected and the request fails; the
+    /// session stays open (over a reliable transport there is no Reset to send).
+    UnknownCriticalOption {
+        /// The option's number.
+        number: u16,
+    },
 }
 
 /// Why a received frame had no effect.

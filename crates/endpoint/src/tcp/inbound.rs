@@ -58,6 +58,16 @@ impl Session {
             // A notification sent before the server saw our deregistration (RFC 7641 §3.6).
             return self.ignore(now, StreamIgnoreReason::AfterDeregistration);
         }
+        // RFC 7252 §5.4.1: a response with an unrecognised critical option is rejected.
+        if let Some(number) = crate::blockwise::unknown_critical(frame) {
+            let o = self.outstanding.remove(i);
+            self.events.push_back(SessionEvent::RequestFailed {
+                request: o.request,
+                reason: SessionFailReason::UnknownCriticalOption { number },
+                at: now,
+            });
+            return;
+        }
         // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
         let announced = crate::blockwise::announced_size2(frame);
         let so_far = self.outstanding[i]

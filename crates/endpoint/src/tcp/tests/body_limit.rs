@@ -133,3 +133,24 @@ fn a_frame_past_max_message_size_aborts_with_a_diagnostic() {
         .collect();
     assert_eq!(aborted, ["message larger than our Max-Message-Size"]);
 }
+
+/// A response with a critical option the client does not know (option 9, critical and
+/// unassigned) fails its request (RFC 7252 §5.4.1) instead of completing it.
+#[test]
+fn a_response_with_an_unknown_critical_option_fails() {
+    let mut c = client();
+    let mut f = FrameBuf::new(Code::CONTENT, Token::new(&[0]).unwrap());
+    f.options.push_uint(9, 1);
+    f.payload = vec![1; 10];
+    c.handle_stream_bytes(t(2), &f.to_bytes().unwrap());
+    assert_eq!(
+        failed(&mut c),
+        [SessionEvent::RequestFailed {
+            request: RequestId(0),
+            reason: SessionFailReason::UnknownCriticalOption { number: 9 },
+            at: t(2),
+        }]
+    );
+    assert_eq!(c.outstanding(), 0);
+    assert!(!c.should_close());
+}
