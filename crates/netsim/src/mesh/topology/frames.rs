@@ -93,8 +93,12 @@ impl Mesh {
             Some(Control::Dis) => FrameKind::Dis,
             Some(Control::Dao { .. }) => FrameKind::Dao,
         };
-        let d = &self.slots[frame.slot as usize];
-        let data = (kind == FrameKind::Data && d.id == frame.datagram).then_some(d);
+        // A control frame's `slot` names no datagram (no slot may exist yet: a traced run's
+        // first frames are RPL's), so only a data frame looks its slot up.
+        let data = (kind == FrameKind::Data)
+            .then(|| self.slots.get(frame.slot as usize))
+            .flatten()
+            .filter(|d| d.id == frame.datagram);
         let broadcast = frame.to == BROADCAST;
         let record = FrameRecord {
             start: end - phy::airtime(u32::from(frame.psdu_bytes)) - self.epoch,

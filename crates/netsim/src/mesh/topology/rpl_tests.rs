@@ -191,3 +191,24 @@ fn static_routing_has_no_control_traffic() {
     .unwrap();
     assert_eq!(mesh.control_stats(), ControlStats::default());
 }
+
+/// Frames recorded from the very start, before any datagram has a slot: RPL's first DIS/DIO
+/// frames are logged (as control frames, naming no packet) instead of indexing an empty slot
+/// table (a traced mesh run panicked there: issue 31, found with the Cooja oracle).
+#[test]
+fn frames_recorded_before_any_datagram_are_logged_without_a_slot() {
+    let config = rpl(Layout::grid(3, 3, 10.0).unwrap(), Objective::Mrhof);
+    let mut mesh = Mesh::new(&config, 1).unwrap();
+    mesh.record_frames(true);
+    let mut buf = Vec::new();
+    let end = Instant::from_secs(20);
+    while let Some(t) = mesh.poll_at().filter(|&t| t <= end) {
+        assert!(mesh.poll_delivery(t, &mut buf).is_none());
+    }
+    let frames = mesh.take_frames();
+    assert!(!frames.is_empty());
+    assert!(frames
+        .iter()
+        .all(|f| f.kind != FrameKind::Data && f.packet.is_none()));
+    assert!(frames.iter().any(|f| f.kind == FrameKind::Dio));
+}
