@@ -20,7 +20,7 @@
 //! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module,
 //! which composes it with a star for an off-mesh server), both in virtual time; or
 //! [`emulated`]'s real sockets behind the link emulator, whose loop waits for them in real
-//! time ([`Sim::run_with`]).
+//! time (the private `Sim::run_with`).
 
 use std::net::SocketAddr;
 

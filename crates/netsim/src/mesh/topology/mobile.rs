@@ -12,7 +12,7 @@ use crate::mesh::routing::Routes;
 impl Mesh {
     /// Moves the nodes as `config` says from the run's start on, trajectories generated over
     /// `horizon` (the run's length) from `run_seed`'s `mesh/mobility/*` streams. Call it once,
-    /// before the first [`Mesh::send`].
+    /// before the first [`Topology::send`](crate::Topology::send).
     pub fn set_mobility(
         &mut self,
         config: &MobilityConfig,
