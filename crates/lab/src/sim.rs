@@ -539,7 +539,7 @@ impl<N: Topology> Sim<N> {
     /// network whose packets cannot carry tags (the emulated one derives them from its packet
     /// log when it stops); before [`Sim::finish`]. A tagged network's deliveries were counted
     /// as they came.
-    #[cfg_attr(not(feature = "emulated"), allow(dead_code))]
+    #[cfg(feature = "emulated")]
     fn replies_delivered(&mut self, copies: impl IntoIterator<Item = (u32, u64, u32)>) {
         for (flow, exchange, ordinal) in copies {
             if let Some(c) = self.clients.get_mut(flow as usize) {
