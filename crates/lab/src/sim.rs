@@ -16,9 +16,11 @@
 //! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
 //! the same loop, its connection carrying HTTP instead of RFC 8323 sessions.
 //!
-//! The loop reaches the network only through the [`Network`] trait: netsim's [`Star`] in
-//! virtual time, or [`emulated`]'s real sockets behind the link emulator in real time, or
-//! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module).
+//! The loop reaches the network only through netsim's [`Topology`] trait: netsim's [`Star`], or
+//! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module,
+//! which composes it with a star for an off-mesh server), both in virtual time; or
+//! [`emulated`]'s real sockets behind the link emulator, whose loop waits for them in real
+//! time (the private `Sim::run_with`).
 
 use std::net::SocketAddr;
 
@@ -29,7 +31,9 @@ use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
     registry_factory, Config, Endpoint, Event, FailReason, Resource, Router, TransmitMeta,
 };
-use coaplab_netsim::{client_addr, rng, Delivery, Direction, LinkStats, Star, SERVER_ADDR};
+use coaplab_netsim::{
+    client_addr, rng, Delivery, Direction, DirectionStats, Star, Topology, SERVER_ADDR,
+};
 
 use crate::mesh_metrics::MeshFlowMetrics;
 use crate::metrics::{FlowMetrics, IP_UDP_HEADER_BYTES};
@@ -75,7 +79,7 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     }
     let mut sim = Sim::build(spec)?;
     sim.run()?;
-    sim.finish()
+    Ok(sim.finish())
 }
 
 /// Simulates `spec` like [`run_one`] (the same result, byte for byte) and keeps its trace:
@@ -98,93 +102,19 @@ pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     sim.net.record_packets(true);
     sim.trace = Some(Box::default());
     sim.run()?;
-    let result = sim.finish()?;
+    let result = sim.finish();
     let mut trace = sim.trace.take().map(|t| *t).unwrap_or_default();
     trace.records = drain_records(&mut sim.net);
     Ok((result, trace))
 }
 
-/// Follows every packet still inside `star` to its fate (no endpoint sees them any more) and
+/// Follows every packet still inside `net` to its fate (no endpoint sees them any more) and
 /// returns every packet's record.
-pub(crate) fn drain_records(star: &mut Star) -> Vec<coaplab_netsim::PacketRecord> {
+pub(crate) fn drain_records(net: &mut impl Topology) -> Vec<coaplab_netsim::PacketRecord> {
     let far = Instant::ZERO + Duration::from_secs(1 << 30);
     let mut buf = Vec::new();
-    while star.poll_delivery(far, &mut buf).is_some() {}
-    star.take_records()
-}
-
-/// What the run loop needs from the network between the endpoints.
-pub(crate) trait Network {
-    /// The instant the loop handles next, given `local`, the earliest endpoint timer or flow
-    /// start. In virtual time the earlier of `local` and the next delivery (`None`: nothing
-    /// left to happen); in real time it waits until a datagram arrives, `local` or `end`.
-    fn next_at(
-        &mut self,
-        local: Option<Instant>,
-        end: Instant,
-    ) -> Result<Option<Instant>, RunError>;
-    /// The next datagram arrived at or before `now`; its bytes replace `buf`'s.
-    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery>;
-    /// Sends the UDP payload in `datagram` from `src` to `dst` (one of them the server's) at
-    /// `now`. A network that keeps packets in buffers of its own (the star) takes the buffer
-    /// instead of copying it, leaving a spare one of unspecified contents in its place.
-    fn send(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        datagram: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<(), String>;
-    /// The bottleneck counters when the run ends at `now`.
-    fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError>;
-    /// After [`Network::record`]: `(flow, exchange, ordinal)` of every client copy whose
-    /// reply reached the client, for a network whose packets cannot carry tags (the
-    /// emulated one derives them from its packet log). Tagged networks: none.
-    fn replies_delivered(&mut self) -> Vec<(u32, u64, u32)> {
-        Vec::new()
-    }
-    /// The servers' addresses: one server endpoint runs at each, and flow `i` addresses
-    /// server `i mod n` ([`server_of`]). The star and the emulated network have one,
-    /// [`SERVER_ADDR`]; a mesh has one per server node.
-    fn servers(&self) -> Vec<SocketAddr> {
-        vec![SERVER_ADDR]
-    }
-}
-
-impl Network for Star {
-    fn next_at(
-        &mut self,
-        local: Option<Instant>,
-        _end: Instant,
-    ) -> Result<Option<Instant>, RunError> {
-        Ok(earliest(self.poll_at(), local))
-    }
-
-    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        Star::poll_delivery(self, now, buf)
-    }
-
-    fn send(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        datagram: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<(), String> {
-        netsim_sent(Star::send_vec(self, now, src, dst, datagram, tag))
-    }
-
-    fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
-        Ok(network_record(self, now))
-    }
-}
-
-/// [`Network::send`]'s result from a send on one of netsim's virtual-time networks (the star,
-/// the mesh): the loop needs no packet id, and a refusal is reported as its text.
-pub(crate) fn netsim_sent<P, E: std::fmt::Display>(sent: Result<P, E>) -> Result<(), String> {
-    sent.map(drop).map_err(|e| e.to_string())
+    while net.poll_delivery(far, &mut buf).is_some() {}
+    net.take_records()
 }
 
 /// One client: its endpoint, what it does, what was measured.
@@ -212,10 +142,11 @@ struct Renewal {
     clients: u32,
 }
 
-struct Sim<N: Network> {
-    /// The network: netsim's star in virtual time, or the emulated one.
+struct Sim<N: Topology> {
+    /// The network: netsim's star or mesh in virtual time, or the emulated one.
     net: N,
-    /// One endpoint per address of [`Network::servers`], in that order.
+    /// One endpoint per address of [`Topology::servers`], in that order: flow `i` addresses
+    /// server `i mod n` ([`server_of`]).
     servers: Vec<Endpoint>,
     /// Their addresses.
     server_addrs: Vec<SocketAddr>,
@@ -255,7 +186,7 @@ impl Sim<Star> {
     }
 }
 
-impl<N: Network> Sim<N> {
+impl<N: Topology> Sim<N> {
     fn with_network(spec: &RunSpec, net: N) -> Result<Sim<N>, RunError> {
         Sim::assemble(spec, net, false)
     }
@@ -307,7 +238,7 @@ impl<N: Network> Sim<N> {
             server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
-        let server_addrs = net.servers();
+        let server_addrs = net.servers().to_vec();
         let mut servers = Vec::with_capacity(server_addrs.len());
         for _ in &server_addrs {
             let server_factory = match observed {
@@ -360,14 +291,28 @@ impl<N: Network> Sim<N> {
         })
     }
 
+    /// Runs the loop in virtual time: from each instant straight to the next thing that
+    /// happens, the network's next event or `local` (the earliest endpoint timer or flow start).
     fn run(&mut self) -> Result<(), RunError> {
+        self.run_with(|net, local, _end| Ok(earliest(net.poll_at(), local)))
+    }
+
+    /// Runs the loop, `next_at(net, local, end)` choosing the instant it handles next given
+    /// `local`, the earliest endpoint timer or flow start, and the horizon `end`; `None`:
+    /// nothing left to happen. In virtual time ([`Sim::run`]) the earlier of `local` and the
+    /// network's next event; in real time the wall clock once a datagram has arrived, `local`
+    /// or `end` has come (`emulated`, which waits on its sockets until then).
+    fn run_with(
+        &mut self,
+        mut next_at: impl FnMut(&mut N, Option<Instant>, Instant) -> Result<Option<Instant>, RunError>,
+    ) -> Result<(), RunError> {
         let mut ran_out = false;
         while self.remaining > 0 {
             let local = earliest(
                 self.timers.next_at(),
                 self.starts.get(self.next_start).map(|(t, _)| *t),
             );
-            let next = self.net.next_at(local, self.end)?;
+            let next = next_at(&mut self.net, local, self.end)?;
             let Some(now) = next.filter(|&t| t <= self.end) else {
                 ran_out = true;
                 break;
@@ -590,13 +535,23 @@ impl<N: Network> Sim<N> {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<RunResult, RunError> {
-        let network = self.net.record(self.now)?;
-        for (flow, exchange, ordinal) in self.net.replies_delivered() {
+    /// Counts the replies delivered for `(flow, exchange, ordinal)` client copies, from a
+    /// network whose packets cannot carry tags (the emulated one derives them from its packet
+    /// log when it stops); before [`Sim::finish`]. A tagged network's deliveries were counted
+    /// as they came.
+    #[cfg(feature = "emulated")]
+    fn replies_delivered(&mut self, copies: impl IntoIterator<Item = (u32, u64, u32)>) {
+        for (flow, exchange, ordinal) in copies {
             if let Some(c) = self.clients.get_mut(flow as usize) {
                 c.metrics.on_reply_delivered(exchange, ordinal);
             }
         }
+    }
+
+    /// The run's result: one record per flow, and the network's counters
+    /// ([`Topology::direction_stats`]) as they stand at the run's end.
+    fn finish(&mut self) -> RunResult {
+        let network = network_record(&self.net, self.now);
         for (c, bytes) in self.clients.iter_mut().zip(&self.bytes_down) {
             c.metrics.bytes_down += bytes;
         }
@@ -620,20 +575,21 @@ impl<N: Network> Sim<N> {
                 r
             })
             .collect();
-        Ok(RunResult {
+        RunResult {
             flows,
             events: self.events,
             sim_time_s: self.now.as_secs_f64(),
             network: Some(network),
-        })
+        }
     }
 }
 
-/// The bottleneck counters of `star` at the end of a run.
-fn network_record(star: &Star, now: Instant) -> NetworkRecord {
+/// The counters of `net` at the end of a run at `now` (a mesh's channel and RPL records are
+/// its run loop's to add).
+fn network_record(net: &impl Topology, now: Instant) -> NetworkRecord {
     NetworkRecord {
-        down: link_record(star.stats(Direction::Down)),
-        up: link_record(star.stats(Direction::Up)),
+        down: link_record(net.direction_stats(Direction::Down)),
+        up: link_record(net.direction_stats(Direction::Up)),
         sim_time_s: now.as_secs_f64(),
         mesh: None,
         rpl: None,
@@ -641,7 +597,8 @@ fn network_record(star: &Star, now: Instant) -> NetworkRecord {
 }
 
 /// One direction's counters as the results record them.
-fn link_record(s: LinkStats) -> LinkRecord {
+fn link_record(s: impl Into<DirectionStats>) -> LinkRecord {
+    let s = s.into();
     LinkRecord {
         offered_packets: s.offered_packets,
         overflow_drops: s.overflow_drops,

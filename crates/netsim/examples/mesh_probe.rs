@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::mesh::{Layout, Mesh, MeshConfig, MeshParams, Node, Role};
-use coaplab_netsim::{client_addr, Direction, SERVER_ADDR};
+use coaplab_netsim::{client_addr, Direction, Topology, SERVER_ADDR};
 
 /// CoAP payload of the single-hop cases: 50 B, one 70-B frame (IPHC 2 + UDP NHC 7 + 50 = 59 B
 /// of MAC payload + 9-B header + 2-B FCS).
@@ -97,7 +97,13 @@ fn run(layout: Layout, offer: Offer, coap_bytes: usize, seconds: i64, seed: u64,
         }
         if next_send == Some(t) {
             for k in 0..clients {
-                let _ = mesh.send(t, client_addr(k), SERVER_ADDR, &payload, next_tag);
+                let _ = mesh.send(
+                    t,
+                    client_addr(k),
+                    SERVER_ADDR,
+                    &mut payload.clone(),
+                    next_tag,
+                );
                 sent_at.insert(next_tag, t);
                 next_tag += 1;
             }

@@ -1,4 +1,4 @@
-//! The discrete-event simulator's network: engine, link model, star topology.
+//! The discrete-event simulator's network: engine, link model, topologies (star and mesh).
 //!
 //! A tour, bottom up:
 //!
@@ -12,11 +12,15 @@
 //!   wall clock. **The link model exists once, here.**
 //! * [`config`]: the `nbiot` and `zigbee` presets of docs/experiments.md §2 with every value
 //!   overridable, and validation with typed errors.
-//! * [`topology`]: the star — all clients share the uplink towards one server and the downlink
-//!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
 //! * [`record`]: deliveries and the optional per-packet ground-truth log.
-//! * [`mesh`]: the multi-hop 802.15.4 mesh (UDGM radio, CSMA/CA, 6LoWPAN, static routes),
-//!   a second topology with the star's interface.
+//! * [`addr`]: the address plan every topology shares (the server(s), the clients).
+//! * [`topology`]: **the one topology interface**, the [`Topology`] trait that run loops drive
+//!   (`send`, `poll_at`, `poll_delivery`, `servers`, the drop counters [`DirectionStats`] and
+//!   the per-packet records), with one [`SendError`] for every topology.
+//! * [`star`]: the [`Star`] — all clients share the uplink towards one server and the downlink
+//!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
+//! * [`mesh`]: the multi-hop 802.15.4 [`Mesh`](mesh::Mesh) (UDGM radio, CSMA/CA, 6LoWPAN,
+//!   static routes or RPL), the second [`Topology`].
 //! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK) for CoAP over TCP.
 //! * [`http`]: byte-exact HTTP/1.1 and HTTP/2 (h2c) message models for docs/experiments.md §8e, carried by
 //!   the TCP model.
@@ -25,6 +29,7 @@
 //!
 //! [`Instant`]: coaplab_cc::time::Instant
 
+pub mod addr;
 pub mod config;
 pub mod engine;
 pub mod http;
@@ -32,9 +37,11 @@ pub mod link;
 pub mod mesh;
 pub mod record;
 pub mod rng;
+pub mod star;
 pub mod tcp;
 pub mod topology;
 
+pub use addr::{client_addr, server_addr, SERVER_ADDR};
 pub use config::{ConfigError, NetworkConfig, Preset, PRESET_NAMES};
 pub use engine::EventQueue;
 pub use link::delay::{DelayConfig, JitterMode};
@@ -45,4 +52,5 @@ pub use link::loss::{
 };
 pub use link::{Link, LinkConfig, LinkOutcome, LinkResult, LinkStats, LinkStreams};
 pub use record::{Delivery, Direction, Fate, PacketId, PacketRecord};
-pub use topology::{client_addr, server_addr, SendError, Star, SERVER_ADDR};
+pub use star::Star;
+pub use topology::{DirectionStats, SendError, Topology};

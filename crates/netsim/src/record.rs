@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 
-/// Which way a packet travels through the star.
+/// Which way a packet travels: towards a server (up) or from one (down).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Client → server.
@@ -28,11 +28,11 @@ pub struct Delivery {
     pub src: SocketAddr,
     /// Receiver.
     pub dst: SocketAddr,
-    /// The caller's opaque tag given to [`crate::topology::Star::send`].
+    /// The caller's opaque tag given to [`crate::Topology::send`].
     pub tag: u64,
     /// Direction travelled.
     pub direction: Direction,
-    /// IP length (CoAP bytes + 28).
+    /// IP length (star: CoAP bytes + 28; mesh: the uncompressed IPv6 length).
     pub ip_len: u32,
 }
 
@@ -49,7 +49,8 @@ pub enum Fate {
 
 /// Everything the network knows about one packet (docs/experiments.md §1.1 "per-packet log").
 ///
-/// Records are produced only when recording is on ([`crate::topology::Star::record_packets`]),
+/// Records are produced only when recording is on ([`crate::Topology::record_packets`]; the
+/// star keeps them, the mesh not yet),
 /// at the moment the fate is decided: a link-error loss is recorded when the packet is admitted,
 /// so records are not sorted by any instant; sort by [`PacketId`] or a time field as needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,469 +1,165 @@
-//! The star topology of docs/experiments.md §1.1: every client shares one uplink towards the server
-//! and one downlink back.
+//! The one topology interface: what a run loop needs from the network between its endpoints,
+//! whatever carries the packets — the [`Star`](crate::Star)'s shared bottleneck, the
+//! [`Mesh`](crate::mesh::Mesh)'s 802.15.4 hops, or a wrapper composed over either (lab's
+//! off-mesh server joins a mesh and a star; a test drops chosen packets).
 //!
-//! ```text
-//! downlink: server → rest-of-path → [FIFO] → [serializer] → [propagation] → [loss] → client
-//! uplink:   client → [FIFO] → [serializer] → [propagation] → [loss] → rest-of-path → server
+//! A [`Topology`] is sans-IO in the quinn-proto sense. Call order: [`Topology::send`] whenever
+//! an endpoint transmits; ask [`Topology::poll_at`] when the network next needs attention; at
+//! that instant call [`Topology::poll_delivery`] until it returns `None`. Instants passed in
+//! must never decrease. Every address is from [`crate::addr`]; packets carry the caller's
+//! bytes (the buffer is moved in and out, never copied) and an opaque `tag` that comes back in
+//! the [`Delivery`].
+//!
 //! ```
+//! use coaplab_cc::time::Instant;
+//! use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 //!
-//! [`Star`] is sans-IO in the quinn-proto sense. Call order: [`Star::send`] whenever an
-//! endpoint transmits; ask [`Star::poll_at`] when the network next needs attention; at that
-//! instant call [`Star::poll_delivery`] until it returns `None`. Instants passed in must never
-//! decrease. Packets carry the caller's bytes (copied in by [`Star::send`], moved in by
-//! [`Star::send_vec`]; moved out on delivery: the caller's buffer is swapped with the pooled
-//! one) and an opaque `tag`.
+//! /// Runs `net` until nothing is left to happen: the tags delivered, in arrival order.
+//! fn drain(net: &mut impl Topology) -> Vec<u64> {
+//!     let (mut tags, mut buf) = (Vec::new(), Vec::new());
+//!     while let Some(t) = net.poll_at() {
+//!         while let Some(d) = net.poll_delivery(t, &mut buf) {
+//!             tags.push(d.tag);
+//!         }
+//!     }
+//!     tags
+//! }
 //!
-//! A stage whose input order cannot change (no reordering jitter upstream) is evaluated
-//! eagerly at send time, so in the default configuration a packet costs one event; otherwise
-//! the hand-off waits for an internal event at the exact entry instant.
+//! let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
+//! assert_eq!(star.servers(), [SERVER_ADDR]);
+//! star.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 7).unwrap();
+//! assert_eq!(drain(&mut star), [7]);
+//! ```
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{Duration, Instant};
 
-use crate::config::{ConfigError, NetworkConfig, IP_UDP_HEADER_BYTES};
-use crate::engine::EventQueue;
-use crate::link::delay::DelayStage;
-use crate::link::{Link, LinkResult, LinkStats, LinkStreams};
-use crate::record::{Delivery, Direction, Fate, PacketId, PacketRecord};
+use crate::link::LinkStats;
+use crate::record::{Delivery, Direction, PacketId, PacketRecord};
 
-/// The server's address: 198.18.1.1:5683.
-pub const SERVER_ADDR: SocketAddr =
-    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(198, 18, 1, 1), 5683));
+/// A network between endpoints, in virtual time (see the [module documentation](self) for the
+/// call order).
+pub trait Topology {
+    /// Hands the UDP payload in `payload` from `src` to `dst` at `now`, with the opaque `tag`
+    /// its [`Delivery`] will carry. The network takes the buffer instead of copying it:
+    /// `payload` is left holding a spare buffer of unspecified contents. On an error `payload`
+    /// is untouched and nothing was sent.
+    fn send(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError>;
 
-/// The address of server `index` of a network with several servers (the mesh's server nodes
-/// in node order): host 198.18.1.(1 + index), port 5683; `server_addr(0)` is [`SERVER_ADDR`].
-/// Indices past 253 share the last host (a mesh takes at most 254 servers,
-/// `mesh::layout::MAX_SERVERS`).
-pub fn server_addr(index: u32) -> SocketAddr {
-    let host = (1 + index.min(253)) as u8;
-    SocketAddr::new(
-        IpAddr::V4(Ipv4Addr::new(198, 18, 1, host)),
-        SERVER_ADDR.port(),
-    )
+    /// When the network next has something to do; `None`: nothing, until the next
+    /// [`Topology::send`]. A soft deadline: calling [`Topology::poll_delivery`] earlier is
+    /// harmless, later distorts nothing but the caller's view of time.
+    fn poll_at(&self) -> Option<Instant>;
+
+    /// The next packet arriving at or before `now`, in arrival order. Its bytes replace the
+    /// contents of `buf` (the two buffers are swapped, no copy).
+    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery>;
+
+    /// The servers' addresses, in order: the star has one, [`crate::SERVER_ADDR`]; a mesh one
+    /// per server node ([`crate::server_addr`]`(0..)`). Packets to or from a server travel
+    /// [`Direction::Up`] or [`Direction::Down`].
+    fn servers(&self) -> &[SocketAddr];
+
+    /// What one direction did with the packets offered to it so far. Like the star's own
+    /// counters, these may run ahead of the caller's clock: read them at the end of a run.
+    fn direction_stats(&self, direction: Direction) -> DirectionStats;
+
+    /// Turns the per-packet record log on or off (off by default: no per-packet storage). A
+    /// topology that keeps no per-packet records ignores it (the default).
+    fn record_packets(&mut self, on: bool) {
+        let _ = on;
+    }
+
+    /// Takes the records produced so far, one per packet whose fate is decided (empty when
+    /// recording is off, and from a topology that keeps none: the default).
+    fn take_records(&mut self) -> Vec<PacketRecord> {
+        Vec::new()
+    }
 }
 
-/// Conventional address of client `index`: host 198.18.0.(1 + index mod 254), port
-/// 10000 + index div 254. Any address other than the server's is a client to [`Star`].
-pub fn client_addr(index: u32) -> SocketAddr {
-    let host = (1 + index % 254) as u8;
-    let port = 10_000 + (index / 254).min(u32::from(u16::MAX - 10_000)) as u16;
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, host)), port)
-}
-
-/// The IP length of a UDP datagram carrying `payload_bytes` (saturating).
-fn udp_ip_len(payload_bytes: usize) -> u32 {
-    u32::try_from(payload_bytes)
-        .unwrap_or(u32::MAX)
-        .saturating_add(IP_UDP_HEADER_BYTES)
-}
-
-/// Why [`Star::send`] refused a packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why [`Topology::send`] refused a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
-    /// The IP packet (CoAP bytes + 28) exceeds the MTU.
+    /// The IP packet exceeds what the topology carries: the star's configured MTU, the mesh's
+    /// 1280-byte IPv6 datagrams (6LoWPAN's limit, `mesh::sixlowpan::MAX_DATAGRAM_BYTES`).
+    #[error("{ip_len}-byte IP packet exceeds the {mtu_bytes}-byte MTU")]
     ExceedsMtu {
         /// IP length of the refused packet.
         ip_len: u32,
-        /// The configured MTU.
+        /// The topology's limit.
         mtu_bytes: u32,
     },
     /// Neither address is the server's: the star only connects clients with the server.
+    #[error("{src} -> {dst}: the star only links clients with the server")]
     NotViaServer {
         /// Sender.
         src: SocketAddr,
         /// Receiver.
         dst: SocketAddr,
     },
-}
-
-impl std::fmt::Display for SendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SendError::ExceedsMtu { ip_len, mtu_bytes } => {
-                write!(
-                    f,
-                    "{ip_len}-byte IP packet exceeds the {mtu_bytes}-byte MTU"
-                )
-            }
-            SendError::NotViaServer { src, dst } => {
-                write!(
-                    f,
-                    "{src} -> {dst}: the star only links clients with the server"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for SendError {}
-
-/// A packet inside the network.
-#[derive(Debug)]
-struct InFlight {
-    id: u64,
-    tag: u64,
-    up: bool,
-    src: SocketAddr,
-    dst: SocketAddr,
-    ip_len: u32,
-    payload: Vec<u8>,
-    sent_at: Instant,
-    enqueued_at: Instant,
-    charged_bytes: u32,
-    backlog_bytes: u64,
-    backlog_packets: u32,
-    serialized: (Instant, Instant),
-}
-
-impl InFlight {
-    /// A free slot (every field is set when a packet takes it). The addresses are values, not
-    /// options unwrapped at delivery: the unwrapped value was a temporary that the CPU stored
-    /// and at once reloaded with wider loads, which wait for the store (issue 17).
-    fn empty(server: SocketAddr) -> InFlight {
-        InFlight {
-            id: 0,
-            tag: 0,
-            up: false,
-            src: server,
-            dst: server,
-            ip_len: 0,
-            payload: Vec::new(),
-            sent_at: Instant::ZERO,
-            enqueued_at: Instant::ZERO,
-            charged_bytes: 0,
-            backlog_bytes: 0,
-            backlog_packets: 0,
-            serialized: (Instant::ZERO, Instant::ZERO),
-        }
-    }
-}
-
-/// [`EventQueue`] lanes of the arrivals at the clients and at the server.
-const DOWN_LANE: usize = 0;
-const UP_LANE: usize = 1;
-
-/// Internal hand-offs, by slot index.
-#[derive(Debug, Clone, Copy)]
-enum Hop {
-    /// A downlink packet leaves the rest-of-path and reaches the FIFO.
-    EnterLink(u32),
-    /// An uplink packet leaves the bottleneck and enters the rest-of-path.
-    EnterRest(u32),
-    /// A packet reaches its destination.
-    Arrive(u32),
-}
-
-/// N clients and one server joined by a shared bottleneck.
-///
-/// ```
-/// use coaplab_cc::time::Instant;
-/// use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, SERVER_ADDR};
-///
-/// let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
-/// // 11 B of CoAP = 39 B IP: 5.2 ms at 60 kbit/s + 200 ms + 15 ms rest-of-path.
-/// star.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 42).unwrap();
-/// let mut buf = Vec::new();
-/// let t = star.poll_at().unwrap();
-/// let d = star.poll_delivery(t, &mut buf).unwrap();
-/// assert_eq!((d.at, d.tag, buf.len()), (Instant::from_micros(220_200), 42, 11));
-/// ```
-#[derive(Debug)]
-pub struct Star {
-    server: SocketAddr,
-    mtu_bytes: u32,
-    up: Link,
-    down: Link,
-    rest_up: DelayStage,
-    rest_down: DelayStage,
-    rest_down_reorders: bool,
-    up_link_reorders: bool,
-    events: EventQueue<Hop, 2>,
-    slots: Vec<InFlight>,
-    free: Vec<u32>,
-    next_id: u64,
-    records: Option<Vec<PacketRecord>>,
-}
-
-impl Star {
-    /// A network built from `config` (validated here) with random streams derived from
-    /// `run_seed`: `down/jitter`, `down/loss`, `down/loss-chain`, the same under `up/`, and
-    /// `down/rest-jitter`, `up/rest-jitter`. The server is [`SERVER_ADDR`].
-    pub fn new(config: &NetworkConfig, run_seed: u64) -> Result<Star, ConfigError> {
-        config.validate()?;
-        let stream = |name: &str| crate::rng::stream(run_seed, name);
-        Ok(Star {
-            server: SERVER_ADDR,
-            mtu_bytes: config.mtu_bytes,
-            up: Link::new(&config.up, LinkStreams::named(run_seed, "up")),
-            down: Link::new(&config.down, LinkStreams::named(run_seed, "down")),
-            rest_up: DelayStage::new(config.rest_up, stream("up/rest-jitter")),
-            rest_down: DelayStage::new(config.rest_down, stream("down/rest-jitter")),
-            rest_down_reorders: config.rest_down.can_reorder(),
-            up_link_reorders: config.up.propagation.can_reorder(),
-            events: EventQueue::with_lanes(1024),
-            slots: Vec::new(),
-            free: Vec::new(),
-            next_id: 0,
-            records: None,
-        })
-    }
-
-    /// The server's address.
-    pub fn server(&self) -> SocketAddr {
-        self.server
-    }
-
-    /// Turns the per-packet record log on or off (off by default: no per-packet storage).
-    pub fn record_packets(&mut self, on: bool) {
-        if on {
-            self.records.get_or_insert_with(Vec::new);
-        } else {
-            self.records = None;
-        }
-    }
-
-    /// Takes the records produced so far (empty when recording is off).
-    pub fn take_records(&mut self) -> Vec<PacketRecord> {
-        self.records
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    /// Counters of one bottleneck direction. Stages are evaluated when a packet's entry is
-    /// certain, which may be ahead of the caller's clock (a downlink packet is offered to the
-    /// FIFO at send time + rest-of-path): read the counters at the end of a run.
-    pub fn stats(&self, direction: Direction) -> LinkStats {
-        match direction {
-            Direction::Up => self.up.stats(),
-            Direction::Down => self.down.stats(),
-        }
-    }
-
-    /// Packets inside the network (sent, not yet delivered, dropped or lost).
-    pub fn in_flight(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-
-    /// Hands `coap` (a UDP payload) from `src` to `dst` at `now`. Exactly one of the two
-    /// addresses must be the server's. The bytes are copied into a pooled buffer.
-    pub fn send(
-        &mut self,
-        now: Instant,
+    /// No node of the topology has this address (a mesh, whose nodes are numbered).
+    #[error("{0} is no node of the network")]
+    UnknownAddress(SocketAddr),
+    /// Source and destination are the same node.
+    #[error("{0} sends to itself")]
+    SameNode(SocketAddr),
+    /// The network cannot take packets from `src` (a real network behind the link emulator:
+    /// its socket could not be opened, or the emulator has stopped).
+    #[error("{src} cannot send: {kind}")]
+    Unavailable {
+        /// Sender.
         src: SocketAddr,
-        dst: SocketAddr,
-        coap: &[u8],
-        tag: u64,
-    ) -> Result<PacketId, SendError> {
-        let ip_len = udp_ip_len(coap.len());
-        self.send_ip(now, src, dst, coap, ip_len, tag)
-    }
+        /// The operating system's reason.
+        kind: std::io::ErrorKind,
+    },
+}
 
-    /// Like [`Star::send`], with the IP length given by the caller instead of `bytes + 28`:
-    /// for packets that are not UDP, e.g. a TCP model segment (`ip_len` = 40 + payload,
-    /// [`crate::tcp::Segment::ip_len`]). `bytes` travel as the opaque payload (possibly
-    /// empty; the caller may keep the packet in a table keyed by `tag` instead).
-    pub fn send_ip(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        bytes: &[u8],
-        ip_len: u32,
-        tag: u64,
-    ) -> Result<PacketId, SendError> {
-        self.admit(now, src, dst, ip_len, tag, |payload| {
-            payload.clear();
-            payload.extend_from_slice(bytes);
-        })
-    }
+/// What one direction of a topology did with the packets offered to it: the drop counts by
+/// where they happen, and the load on its bottleneck. Every topology fills every field, with
+/// the meaning noted per field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DirectionStats {
+    /// Packets offered (star: to the bottleneck FIFO; mesh: datagrams handed to `send`).
+    pub offered_packets: u64,
+    /// Packets refused by a full queue (star: the bottleneck FIFO, `buffer_overflow`; mesh:
+    /// a MAC queue that had no room for all of a datagram's frames).
+    pub overflow_drops: u64,
+    /// Packets lost on the way after entering it (star: the loss stage, `link_error`; mesh:
+    /// a MAC failure, no route, or a reassembly that failed at the next hop).
+    pub link_error_drops: u64,
+    /// Packets carried (star: out of the serializer, a later loss included; mesh: datagrams
+    /// delivered).
+    pub sent_packets: u64,
+    /// Bytes carried (star: IP bytes out of the serializer; mesh: PSDU bytes of every data
+    /// frame sent, retransmissions included).
+    pub sent_bytes: u64,
+    /// Time the bottleneck was busy sending (star: the serializer; mesh: data frames' air time).
+    pub busy_time: Duration,
+    /// Largest queue backlog in bytes (star: the FIFO's, charged bytes right after an
+    /// admission; mesh: most frames in one MAC queue × 127 B, the largest PSDU).
+    pub queue_high_water_bytes: u64,
+}
 
-    /// Like [`Star::send`] with the UDP payload in `buf`, which the network takes instead of
-    /// copying: `buf` is left holding a spare buffer (of unspecified contents) in exchange.
-    /// On an error `buf` is untouched.
-    pub fn send_vec(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        buf: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<PacketId, SendError> {
-        let ip_len = udp_ip_len(buf.len());
-        self.admit(now, src, dst, ip_len, tag, |payload| {
-            std::mem::swap(payload, buf);
-        })
-    }
-
-    /// Sends a packet of `ip_len` whose payload `fill` puts in the pooled buffer.
-    fn admit(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        ip_len: u32,
-        tag: u64,
-        fill: impl FnOnce(&mut Vec<u8>),
-    ) -> Result<PacketId, SendError> {
-        let up = match (src == self.server, dst == self.server) {
-            (false, true) => true,
-            (true, false) => false,
-            _ => return Err(SendError::NotViaServer { src, dst }),
-        };
-        if ip_len > self.mtu_bytes {
-            return Err(SendError::ExceedsMtu {
-                ip_len,
-                mtu_bytes: self.mtu_bytes,
-            });
+impl From<LinkStats> for DirectionStats {
+    /// One direction of the star's link (or the emulator's, which runs the star).
+    fn from(s: LinkStats) -> DirectionStats {
+        DirectionStats {
+            offered_packets: s.offered_packets,
+            overflow_drops: s.overflow_drops,
+            link_error_drops: s.link_error_drops,
+            sent_packets: s.sent_packets,
+            sent_bytes: s.sent_bytes,
+            busy_time: s.busy_time,
+            queue_high_water_bytes: s.queue_high_water_bytes,
         }
-        let id = self.next_id;
-        self.next_id += 1;
-        let slot = self.allocate();
-        let p = &mut self.slots[slot as usize];
-        p.id = id;
-        p.tag = tag;
-        p.up = up;
-        p.src = src;
-        p.dst = dst;
-        p.ip_len = ip_len;
-        fill(&mut p.payload);
-        p.sent_at = now;
-        if up {
-            self.enter_link(slot, now);
-        } else {
-            let at = self.rest_down.release(now);
-            if self.rest_down_reorders {
-                self.events.schedule(at, Hop::EnterLink(slot));
-            } else {
-                self.enter_link(slot, at);
-            }
-        }
-        Ok(PacketId(id))
-    }
-
-    /// When the network next has something to do (a soft deadline: calling
-    /// [`Star::poll_delivery`] earlier is harmless, later distorts nothing but the caller's
-    /// view of time).
-    pub fn poll_at(&self) -> Option<Instant> {
-        self.events.peek_time()
-    }
-
-    /// The next packet arriving at or before `now`, in arrival order (ties in send order).
-    /// Its bytes replace the contents of `buf` (the two buffers are swapped, no copy).
-    ///
-    /// Whether anything is due is decided inline: a loop ends every instant with a call that
-    /// finds nothing (about 1.3 per packet in the simulator), whose entry and exit cost more
-    /// than the check (issue 17).
-    #[inline]
-    pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        match self.events.peek_time() {
-            Some(t) if t <= now => self.poll_due(now, buf),
-            _ => None,
-        }
-    }
-
-    /// [`Star::poll_delivery`] once its next event is due.
-    fn poll_due(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        while let Some((at, hop)) = self.events.pop_due(now) {
-            match hop {
-                Hop::EnterLink(slot) => self.enter_link(slot, at),
-                Hop::EnterRest(slot) => {
-                    let arrive = self.rest_up.release(at);
-                    self.events
-                        .schedule_in_lane(UP_LANE, arrive, Hop::Arrive(slot));
-                }
-                Hop::Arrive(slot) => return Some(self.arrive(slot, at, buf)),
-            }
-        }
-        None
-    }
-
-    fn allocate(&mut self) -> u32 {
-        match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                self.slots.push(InFlight::empty(self.server));
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    /// The packet in `slot` reaches its bottleneck FIFO at `at`.
-    fn enter_link(&mut self, slot: u32, at: Instant) {
-        let p = &mut self.slots[slot as usize];
-        let link = if p.up { &mut self.up } else { &mut self.down };
-        let outcome = link.offer(at, p.ip_len);
-        p.enqueued_at = at;
-        p.charged_bytes = outcome.charged_bytes;
-        p.backlog_bytes = outcome.backlog_bytes;
-        p.backlog_packets = outcome.backlog_packets;
-        match outcome.result {
-            LinkResult::Overflow => self.finish(slot, None, Fate::BufferOverflow),
-            LinkResult::Lost {
-                ser_start,
-                ser_end,
-                at,
-            } => self.finish(slot, Some((ser_start, ser_end)), Fate::LinkError(at)),
-            LinkResult::Delivered {
-                ser_start,
-                ser_end,
-                at,
-            } => {
-                p.serialized = (ser_start, ser_end);
-                // The arrivals of one direction through a FIFO and a fixed delay come in
-                // time order: they go in that direction's lane of the queue (no heap).
-                if !p.up {
-                    self.events
-                        .schedule_in_lane(DOWN_LANE, at, Hop::Arrive(slot));
-                } else if self.up_link_reorders {
-                    self.events.schedule(at, Hop::EnterRest(slot));
-                } else {
-                    let arrive = self.rest_up.release(at);
-                    self.events
-                        .schedule_in_lane(UP_LANE, arrive, Hop::Arrive(slot));
-                }
-            }
-        }
-    }
-
-    fn arrive(&mut self, slot: u32, at: Instant, buf: &mut Vec<u8>) -> Delivery {
-        let p = &mut self.slots[slot as usize];
-        std::mem::swap(&mut p.payload, buf);
-        let delivery = Delivery {
-            id: PacketId(p.id),
-            at,
-            src: p.src,
-            dst: p.dst,
-            tag: p.tag,
-            direction: if p.up { Direction::Up } else { Direction::Down },
-            ip_len: p.ip_len,
-        };
-        let serialized = Some(p.serialized);
-        self.finish(slot, serialized, Fate::Delivered(at));
-        delivery
-    }
-
-    /// Ends the journey of the packet in `slot`: records it if asked, frees the slot.
-    fn finish(&mut self, slot: u32, serialized: Option<(Instant, Instant)>, fate: Fate) {
-        let p = &self.slots[slot as usize];
-        if let Some(records) = &mut self.records {
-            records.push(PacketRecord {
-                id: PacketId(p.id),
-                tag: p.tag,
-                direction: if p.up { Direction::Up } else { Direction::Down },
-                src: p.src,
-                dst: p.dst,
-                ip_len: p.ip_len,
-                charged_bytes: p.charged_bytes,
-                sent_at: p.sent_at,
-                enqueued_at: p.enqueued_at,
-                backlog_bytes: p.backlog_bytes,
-                backlog_packets: p.backlog_packets,
-                serialized,
-                fate,
-            });
-        }
-        self.free.push(slot);
     }
 }

@@ -17,7 +17,7 @@ use coaplab_emu::emulator::netns::Namespace;
 use coaplab_emu::emulator::reap::NamespaceName;
 use coaplab_emu::emulator::stats::quantile;
 use coaplab_emu::emulator::{unavailable, Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR};
-use coaplab_netsim::{Direction, Fate, NetworkConfig, Preset, Star};
+use coaplab_netsim::{Direction, Fate, NetworkConfig, Preset, Star, Topology};
 use rustix::thread::{move_into_link_name_space, LinkNameSpaceType};
 
 fn skip() -> bool {
@@ -254,7 +254,7 @@ fn check_schedule(
             )
         };
         let tag = (*seq as u64) << 1 | u64::from(*up);
-        star.send(*at, src, dst, &vec![0; len], tag).unwrap();
+        star.send(*at, src, dst, &mut vec![0; len], tag).unwrap();
     }
     let mut expected_up = vec![Instant::ZERO; total];
     let mut expected_down = vec![Instant::ZERO; total];

@@ -30,12 +30,14 @@ use coaplab_emu::emulator::sockets::UdpSet;
 use coaplab_emu::emulator::{
     Emulator, EmulatorConfig, EmulatorStats, CLIENT_ADDR, SERVER_ADDR as REAL_SERVER,
 };
-use coaplab_netsim::{Delivery, Direction, PacketId, SERVER_ADDR};
+use coaplab_netsim::{
+    Delivery, Direction, DirectionStats, PacketId, SendError, Topology, SERVER_ADDR,
+};
 use coaplab_wire::{Message, Token};
 
-use super::{flow_of, link_record, tag, Network, Sim};
+use super::{flow_of, tag, Sim};
 use crate::metrics::IP_UDP_HEADER_BYTES;
-use crate::results::{NetworkRecord, RunError, RunResult};
+use crate::results::{RunError, RunResult};
 use crate::scenario::RunSpec;
 
 mod http;
@@ -106,8 +108,11 @@ fn run_captured(
     let stride = spec.config.total_flows().div_ceil(254).max(1);
     let net = EmulatedNet::new(emu, stride)?;
     let mut sim = Sim::with_network(spec, net)?;
-    sim.run()?;
-    let result = sim.finish()?;
+    sim.run_with(EmulatedNet::next_at)?;
+    sim.net.stop(sim.now)?;
+    let answered = std::mem::take(&mut sim.net.answered);
+    sim.replies_delivered(answered);
+    let result = sim.finish();
     let log = sim.net.log.take();
     if let Some(stats) = &log {
         report_timing(spec, stats);
@@ -167,12 +172,16 @@ struct EmulatedNet {
     arrived: VecDeque<(Delivery, Vec<u8>)>,
     rx: Vec<u8>,
     next_id: u64,
+    /// Datagrams sent.
+    sent: u64,
     /// (real client port, Message ID, token) of a CON copy sent → (flow, exchange id).
     exchange_of: HashMap<(u16, u16, Token), (u32, u64)>,
     /// `(flow, exchange, ordinal)` of every copy whose reply reached the client (known
-    /// after [`Network::record`]).
+    /// after [`EmulatedNet::stop`]).
     answered: Vec<(u32, u64, u32)>,
-    /// The emulator's counters and packet log, after [`Network::record`].
+    /// The emulator's link counters, after [`EmulatedNet::stop`].
+    stats: [DirectionStats; 2],
+    /// The emulator's counters and packet log, after [`EmulatedNet::stop`].
     log: Option<EmulatorStats>,
 }
 
@@ -200,8 +209,10 @@ impl EmulatedNet {
             arrived: VecDeque::new(),
             rx: vec![0; 65_536],
             next_id: 0,
+            sent: 0,
             exchange_of: HashMap::new(),
             answered: Vec::new(),
+            stats: [DirectionStats::default(); 2],
             log: None,
         })
     }
@@ -248,28 +259,36 @@ impl EmulatedNet {
     }
 
     /// The socket standing for model client `model`, created on first use.
-    fn client_socket(&mut self, model: SocketAddr) -> Result<usize, String> {
+    fn client_socket(&mut self, model: SocketAddr) -> Result<usize, SendError> {
         if let Some(&i) = self.socket_of_model.get(&model) {
             return Ok(i);
         }
-        let emu = self.emu.as_ref().ok_or("the emulator has stopped")?;
+        let unavailable = |kind| SendError::Unavailable { src: model, kind };
+        let emu = self
+            .emu
+            .as_ref()
+            .ok_or(unavailable(std::io::ErrorKind::NotConnected))?;
         let i = self
             .sockets
             .bind(
                 emu.client_netns(),
                 SocketAddr::new(IpAddr::V4(CLIENT_ADDR), 0),
             )
-            .map_err(|e| format!("client socket: {e}"))?;
-        let real = self.sockets.local_addr(i).map_err(|e| e.to_string())?;
+            .map_err(|e| unavailable(e.kind()))?;
+        let real = self
+            .sockets
+            .local_addr(i)
+            .map_err(|e| unavailable(e.kind()))?;
         self.model_of_socket.push(Some(model));
         self.socket_of_model.insert(model, i);
         self.model_of_real.insert(real, model);
         self.real_of_model.insert(model, real);
         Ok(i)
     }
-}
 
-impl Network for EmulatedNet {
+    /// The instant the run loop handles next ([`Sim::run_with`]): now once a datagram has
+    /// arrived, or once `local` (the earliest endpoint timer or flow start) or `end` has come,
+    /// waiting on the sockets until then.
     fn next_at(
         &mut self,
         local: Option<Instant>,
@@ -296,50 +315,9 @@ impl Network for EmulatedNet {
         }
     }
 
-    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        if self.arrived.front().is_some_and(|(d, _)| d.at <= now) {
-            let (d, mut bytes) = self.arrived.pop_front()?;
-            std::mem::swap(buf, &mut bytes);
-            return Some(d);
-        }
-        None
-    }
-
-    fn send(
-        &mut self,
-        _now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        datagram: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<(), String> {
-        let bytes: &[u8] = datagram;
-        let (socket, to) = if dst == SERVER_ADDR {
-            let real_server = SocketAddr::new(IpAddr::V4(REAL_SERVER), SERVER_ADDR.port());
-            let socket = self.client_socket(src)?;
-            if let (Some((exchange, _)), Ok(msg)) = (tag::copied(tag), Message::decode(bytes)) {
-                let port = self.real_of_model.get(&src).map_or(0, SocketAddr::port);
-                self.exchange_of.insert(
-                    (port, msg.message_id, msg.token()),
-                    (tag::flow(tag), exchange),
-                );
-            }
-            (socket, real_server)
-        } else if src == SERVER_ADDR {
-            let to = *self
-                .real_of_model
-                .get(&dst)
-                .ok_or_else(|| format!("{dst} never sent anything"))?;
-            (self.server, to)
-        } else {
-            return Err(format!("{src} -> {dst}: only clients and the server talk"));
-        };
-        // A refused send is a lost datagram, as on a real host.
-        let _ = self.sockets.send_to(socket, bytes, to);
-        Ok(())
-    }
-
-    fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
+    /// Stops the emulator at the run's end, `now`: keeps its counters and packet log, and
+    /// from the log the client copies whose reply was delivered ([`truth`]).
+    fn stop(&mut self, now: Instant) -> Result<(), RunError> {
         let emu = self
             .emu
             .take()
@@ -361,19 +339,72 @@ impl Network for EmulatedNet {
                 self.answered.push((flow, exchange, a.ordinal));
             }
         }
-        let record = NetworkRecord {
-            down: link_record(stats.down.link),
-            up: link_record(stats.up.link),
-            sim_time_s: now.as_secs_f64(),
-            mesh: None,
-            rpl: None,
-        };
+        self.stats = [stats.up.link.into(), stats.down.link.into()];
         self.log = Some(stats);
-        Ok(record)
+        Ok(())
+    }
+}
+
+/// Real sockets in place of the star; [`Topology::poll_at`] knows the datagrams already
+/// received only, so the run loop waits for the next in [`EmulatedNet::next_at`].
+impl Topology for EmulatedNet {
+    fn poll_at(&self) -> Option<Instant> {
+        self.arrived.front().map(|(d, _)| d.at)
     }
 
-    fn replies_delivered(&mut self) -> Vec<(u32, u64, u32)> {
-        std::mem::take(&mut self.answered)
+    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        if self.arrived.front().is_some_and(|(d, _)| d.at <= now) {
+            let (d, mut bytes) = self.arrived.pop_front()?;
+            std::mem::swap(buf, &mut bytes);
+            return Some(d);
+        }
+        None
+    }
+
+    fn send(
+        &mut self,
+        _now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let bytes: &[u8] = payload;
+        let (socket, to) = if dst == SERVER_ADDR {
+            let real_server = SocketAddr::new(IpAddr::V4(REAL_SERVER), SERVER_ADDR.port());
+            let socket = self.client_socket(src)?;
+            if let (Some((exchange, _)), Ok(msg)) = (tag::copied(tag), Message::decode(bytes)) {
+                let port = self.real_of_model.get(&src).map_or(0, SocketAddr::port);
+                self.exchange_of.insert(
+                    (port, msg.message_id, msg.token()),
+                    (tag::flow(tag), exchange),
+                );
+            }
+            (socket, real_server)
+        } else if src == SERVER_ADDR {
+            // A client that never sent has no socket, hence no address to answer.
+            let to = *self
+                .real_of_model
+                .get(&dst)
+                .ok_or(SendError::UnknownAddress(dst))?;
+            (self.server, to)
+        } else {
+            return Err(SendError::NotViaServer { src, dst });
+        };
+        // A refused send is a lost datagram, as on a real host.
+        let _ = self.sockets.send_to(socket, bytes, to);
+        self.sent += 1;
+        Ok(PacketId(self.sent - 1))
+    }
+
+    /// The one server, [`SERVER_ADDR`].
+    fn servers(&self) -> &[SocketAddr] {
+        std::slice::from_ref(&SERVER_ADDR)
+    }
+
+    /// The emulated link's counters, once [`EmulatedNet::stop`]ped (zero before).
+    fn direction_stats(&self, direction: Direction) -> DirectionStats {
+        self.stats[usize::from(direction == Direction::Down)]
     }
 }
 

@@ -1,18 +1,15 @@
 //! The run loop on netsim's multi-hop 802.15.4 [`Mesh`] (`[topology] kind = "mesh"`): the
-//! same endpoints and algorithms as on the star, another [`Network`].
+//! same endpoints and algorithms as on the star, another [`Topology`].
 
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{earliest, Instant};
 use coaplab_netsim::mesh::medium::MediumStats;
 use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
-use coaplab_netsim::topology::Star;
-use coaplab_netsim::{Delivery, Direction};
+use coaplab_netsim::{Delivery, Direction, DirectionStats, PacketId, SendError, Star, Topology};
 
-use super::{netsim_sent, Network, Sim};
-use crate::results::{
-    ControlRecord, LinkRecord, MeshChannelRecord, NetworkRecord, RplRecord, RunError, RunResult,
-};
+use super::Sim;
+use crate::results::{ControlRecord, MeshChannelRecord, RplRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
 use crate::trace::RunTrace;
 
@@ -31,14 +28,26 @@ struct MeshNet {
     wired: Option<Star>,
 }
 
-impl Network for MeshNet {
-    fn next_at(
+/// The mesh, and with an off-mesh server the wired link beyond its border router: a topology
+/// composed of two, the border router forwarding between them.
+impl Topology for MeshNet {
+    fn send(
         &mut self,
-        local: Option<Instant>,
-        _end: Instant,
-    ) -> Result<Option<Instant>, RunError> {
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        match &mut self.wired {
+            Some(wired) if src == wired.server() => wired.send(now, src, dst, payload, tag),
+            _ => self.mesh.send(now, src, dst, payload, tag),
+        }
+    }
+
+    fn poll_at(&self) -> Option<Instant> {
         let wired = self.wired.as_ref().and_then(Star::poll_at);
-        Ok(earliest(earliest(self.mesh.poll_at(), wired), local))
+        earliest(self.mesh.poll_at(), wired)
     }
 
     fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
@@ -79,47 +88,13 @@ impl Network for MeshNet {
         }
     }
 
-    fn send(
-        &mut self,
-        now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        datagram: &mut Vec<u8>,
-        tag: u64,
-    ) -> Result<(), String> {
-        match &mut self.wired {
-            Some(wired) if src == wired.server() => {
-                netsim_sent(wired.send_vec(now, src, dst, datagram, tag))
-            }
-            _ => netsim_sent(self.mesh.send(now, src, dst, datagram, tag)),
-        }
+    fn servers(&self) -> &[SocketAddr] {
+        self.mesh.servers()
     }
 
-    fn servers(&self) -> Vec<SocketAddr> {
-        self.mesh.server_addrs()
-    }
-
-    fn record(&mut self, now: Instant) -> Result<NetworkRecord, RunError> {
-        let (up, down) = (
-            self.mesh.stats(Direction::Up),
-            self.mesh.stats(Direction::Down),
-        );
-        Ok(NetworkRecord {
-            down: link_record(down),
-            up: link_record(up),
-            sim_time_s: now.as_secs_f64(),
-            mesh: Some(self.channel_record(up, down)),
-            rpl: matches!(self.mesh.params().routing, Routing::Rpl { .. }).then(|| {
-                let c = self.mesh.control_stats();
-                RplRecord {
-                    formed_after_s: c.formed_after.map(|d| d.as_secs_f64()),
-                    warm_up_s: c.warm_up_time.as_secs_f64(),
-                    warm_up: control_record(c.warm_up),
-                    measured: control_record(c.measured()),
-                    parent_switches: c.parent_switches,
-                }
-            }),
-        })
+    /// The mesh's counters (the wired link's are not recorded).
+    fn direction_stats(&self, direction: Direction) -> DirectionStats {
+        self.mesh.direction_stats(direction)
     }
 }
 
@@ -136,7 +111,11 @@ impl MeshNet {
     }
 
     /// What the channel carried since the run started.
-    fn channel_record(&self, up: MeshStats, down: MeshStats) -> MeshChannelRecord {
+    fn channel_record(&self) -> MeshChannelRecord {
+        let (up, down) = (
+            self.mesh.stats(Direction::Up),
+            self.mesh.stats(Direction::Down),
+        );
         let medium = self.mesh.medium_stats();
         let control = self.mesh.control_stats().mac;
         let data_frames = up.frames_sent + down.frames_sent;
@@ -160,6 +139,20 @@ impl MeshNet {
             collisions: medium.collisions - self.medium_start.collisions,
         }
     }
+
+    /// RPL's control traffic, with routes by RPL; `None` with static routes.
+    fn rpl_record(&self) -> Option<RplRecord> {
+        matches!(self.mesh.params().routing, Routing::Rpl { .. }).then(|| {
+            let c = self.mesh.control_stats();
+            RplRecord {
+                formed_after_s: c.formed_after.map(|d| d.as_secs_f64()),
+                warm_up_s: c.warm_up_time.as_secs_f64(),
+                warm_up: control_record(c.warm_up),
+                measured: control_record(c.measured()),
+                parent_switches: c.parent_switches,
+            }
+        })
+    }
 }
 
 fn control_record(c: ControlCounts) -> ControlRecord {
@@ -170,23 +163,6 @@ fn control_record(c: ControlCounts) -> ControlRecord {
         dis_bytes: c.dis_bytes,
         dao_frames: c.dao_frames,
         dao_bytes: c.dao_bytes,
-    }
-}
-
-/// One direction of the mesh as the results' link columns: datagrams offered, refused by a full
-/// MAC queue (`overflow_drops`), lost to the MAC or reassembly (`link_error_drops`) and
-/// delivered (`sent_packets`); PSDU bytes and air time of every data frame sent (retries
-/// included); the queue high water in frames × 127 B (the queue counts frames).
-fn link_record(s: MeshStats) -> LinkRecord {
-    LinkRecord {
-        offered_packets: s.offered_packets,
-        overflow_drops: s.queue_drops,
-        link_error_drops: s.mac_drops + s.reassembly_drops,
-        sent_packets: s.delivered_packets,
-        sent_bytes: s.frame_bytes,
-        busy_s: s.airtime.as_secs_f64(),
-        queue_high_water_bytes: s.queue_high_water_frames
-            * u64::from(coaplab_netsim::mesh::phy::MAX_PSDU_OCTETS),
     }
 }
 
@@ -236,7 +212,11 @@ fn run_with(
         sim.trace = Some(Box::default());
     }
     sim.run()?;
-    let mut result = sim.finish()?;
+    let mut result = sim.finish();
+    if let Some(network) = result.network.as_mut() {
+        network.mesh = Some(sim.net.channel_record());
+        network.rpl = sim.net.rpl_record();
+    }
     result.events += sim.net.mesh.events_scheduled() - sim.net.events_start;
     for (record, client) in result.flows.iter_mut().zip(&sim.clients) {
         if let Some(m) = record.mesh.as_deref_mut() {

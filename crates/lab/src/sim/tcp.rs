@@ -53,7 +53,7 @@ use coaplab_endpoint::Router;
 use coaplab_netsim::tcp::{
     BbrConfig, CongestionControl, Connection, Generate, Segment, TcpConfig, TcpState,
 };
-use coaplab_netsim::{client_addr, rng, Star, SERVER_ADDR};
+use coaplab_netsim::{client_addr, rng, Star, Topology, SERVER_ADDR};
 
 use super::http::{Fetch, HttpApp};
 use super::owner_deadlines::OwnerDeadlines;

@@ -1,6 +1,6 @@
 use std::collections::BTreeSet;
 
-use coaplab_netsim::{Direction, Star, SERVER_ADDR};
+use coaplab_netsim::{Direction, Star, Topology, SERVER_ADDR};
 
 use super::{expected_requests, flow_of, run_one, source_addr, Sim};
 use crate::results::FlowRecord;

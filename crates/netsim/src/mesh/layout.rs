@@ -82,7 +82,7 @@ pub struct Layout {
 pub const MAX_NODES: usize = 1024;
 
 /// Most server nodes a mesh takes: server `j` has the address host 198.18.1.(1 + j)
-/// ([`crate::topology::server_addr`]).
+/// ([`crate::addr::server_addr`]).
 pub const MAX_SERVERS: usize = 254;
 
 /// Most servers [`Layout::grid_with_servers`] places (one per corner).

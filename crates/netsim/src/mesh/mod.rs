@@ -1,5 +1,5 @@
-//! The multi-hop IEEE 802.15.4 mesh: a second topology beside [`crate::Star`] with the same
-//! interface (`send`, `poll_at`, `poll_delivery`), built from sans-IO parts, bottom up:
+//! The multi-hop IEEE 802.15.4 mesh: the second [`Topology`](crate::Topology) beside
+//! [`crate::Star`], built from sans-IO parts, bottom up:
 //!
 //! * [`phy`]: 2.4 GHz O-QPSK timing (symbol, SHR/PHR, turnaround, CCA, airtime).
 //! * [`medium`]: Cooja's UDGM with distance loss: ranges, TX/RX success ratios, collisions,
@@ -28,6 +28,5 @@ pub mod topology;
 pub use layout::{Layout, LayoutError, Node, Role};
 pub use params::{CsmaParams, MeshParams, Routing, MESH_PARAMS};
 pub use topology::{
-    ControlCounts, ControlStats, FrameKind, FrameRecord, Mesh, MeshConfig, MeshError,
-    MeshSendError, MeshStats,
+    ControlCounts, ControlStats, FrameKind, FrameRecord, Mesh, MeshConfig, MeshError, MeshStats,
 };

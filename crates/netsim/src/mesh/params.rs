@@ -223,7 +223,7 @@ pub struct MeshParams {
     pub rpl: super::rpl::RplParams,
     /// The server is off the mesh, behind the border router (set from `[topology] server =
     /// "off-mesh"`, not a `[topology.params]` key): the layout has no server node and
-    /// [`server_addr`](crate::topology::server_addr)`(0)` is routed to the border router,
+    /// [`server_addr`](crate::addr::server_addr)`(0)` is routed to the border router,
     /// where the caller takes it onto the wired link (the lab's off-mesh run).
     pub off_mesh_server: bool,
 }

@@ -1,5 +1,4 @@
-//! [`Mesh`]: the multi-hop 802.15.4 topology, with the interface of [`crate::Star`]
-//! (`send`, `poll_at`, `poll_delivery`).
+//! [`Mesh`]: the multi-hop 802.15.4 topology, a [`Topology`] like [`crate::Star`].
 //!
 //! A datagram sent at a node is compressed and fragmented for its first hop
 //! ([`super::sixlowpan`]), queued at that node's MAC ([`super::mac`]), sent frame by frame with
@@ -26,8 +25,9 @@ use super::params::{MeshParams, Routing, RPL_FORMATION_LIMIT};
 use super::phy;
 use super::routing::Routes;
 use super::sixlowpan::{self, Hop, Input, Plan, Reassembly, MAX_DATAGRAM_BYTES};
+use crate::addr::{client_addr, server_addr, SERVER_ADDR};
 use crate::record::{Delivery, Direction, PacketId};
-use crate::topology::{client_addr, server_addr, SERVER_ADDR};
+use crate::topology::{DirectionStats, SendError, Topology};
 
 /// A mesh: where the nodes are and every model parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,40 +71,11 @@ impl std::fmt::Display for MeshError {
 
 impl std::error::Error for MeshError {}
 
-/// Why [`Mesh::send`] refused a datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MeshSendError {
-    /// No node has this address.
-    UnknownAddress(SocketAddr),
-    /// Source and destination are the same node.
-    SameNode(SocketAddr),
-    /// The IPv6 datagram exceeds [`MAX_DATAGRAM_BYTES`].
-    TooLarge {
-        /// Its IPv6 length.
-        ip_len: u32,
-    },
-}
-
-impl std::fmt::Display for MeshSendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MeshSendError::UnknownAddress(a) => write!(f, "{a} is no node of the mesh"),
-            MeshSendError::SameNode(a) => write!(f, "{a} sends to itself"),
-            MeshSendError::TooLarge { ip_len } => write!(
-                f,
-                "{ip_len}-byte IPv6 datagram exceeds the {MAX_DATAGRAM_BYTES}-byte limit"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for MeshSendError {}
-
 /// Counters of one direction (towards the server: up).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MeshStats {
-    /// Datagrams handed to [`Mesh::send`].
+    /// Datagrams handed to [`Topology::send`].
     pub offered_packets: u64,
     /// Datagrams delivered.
     pub delivered_packets: u64,
@@ -181,13 +152,12 @@ const NO_SEQ: u16 = u16::MAX;
 
 /// The multi-hop 802.15.4 mesh.
 ///
-/// Sans-IO like [`crate::Star`]: [`Mesh::send`] when an endpoint transmits, [`Mesh::poll_at`]
-/// for the next instant the mesh needs, [`Mesh::poll_delivery`] at that instant until `None`.
-/// Instants passed in must never decrease. The `j`-th node with role server in id order is
-/// [`server_addr`]`(j)` (the first one [`SERVER_ADDR`]); the `k`-th client node in id
-/// order is [`client_addr`]`(k)`. "Up" is towards a server. A [`Delivery`]'s
-/// `ip_len` is the uncompressed IPv6 length (40 + 8 with RPL's option + 8 + CoAP bytes).
-/// Per-packet records (`Star::record_packets`) are not kept for the mesh yet.
+/// A [`Topology`], sans-IO like [`crate::Star`] (the trait gives the call order). The `j`-th
+/// node with role server in id order is [`server_addr`]`(j)` (the first one [`SERVER_ADDR`]);
+/// the `k`-th client node in id order is [`client_addr`]`(k)`. "Up" is towards a server. A
+/// [`Delivery`]'s `ip_len` is the uncompressed IPv6 length (40 + 8 with RPL's option + 8 +
+/// CoAP bytes). Per-packet records ([`Topology::record_packets`]) are not kept for the mesh
+/// yet; [`Mesh::record_frames`] logs every frame on air instead.
 #[derive(Debug)]
 pub struct Mesh {
     params: MeshParams,
@@ -202,6 +172,8 @@ pub struct Mesh {
     last_seq: Vec<u16>,
     tx_kind: Vec<TxKind>,
     addr_node: HashMap<SocketAddr, u16>,
+    /// The servers' addresses ([`Topology::servers`]).
+    servers: Vec<SocketAddr>,
     events: crate::engine::EventQueue<Ev>,
     slots: Vec<Datagram>,
     free: Vec<u32>,
@@ -265,6 +237,13 @@ impl Mesh {
             // Datagrams to the off-mesh server end at the border router (the gateway).
             addr_node.insert(SERVER_ADDR, root);
         }
+        let servers = if p.off_mesh_server {
+            vec![SERVER_ADDR]
+        } else {
+            (0..layout.with_role(Role::Server).count() as u32)
+                .map(server_addr)
+                .collect()
+        };
         let mut mac_rngs: Vec<SeededRandom> = (0..n)
             .map(|i| crate::rng::stream(run_seed, &format!("mesh/mac/node{i}")))
             .collect();
@@ -286,6 +265,7 @@ impl Mesh {
             last_seq: vec![NO_SEQ; n * n],
             tx_kind: vec![TxKind::Data; n],
             addr_node,
+            servers,
             events: crate::engine::EventQueue::with_capacity(4 * n),
             slots: Vec::new(),
             free: Vec::new(),
@@ -363,22 +343,13 @@ impl Mesh {
         self.rpl_routes.as_ref().unwrap_or(&self.routes)
     }
 
-    /// The servers' addresses, in node order ([`server_addr`]`(0..)`).
-    pub fn server_addrs(&self) -> Vec<SocketAddr> {
-        if self.params.off_mesh_server {
-            return vec![SERVER_ADDR];
-        }
-        (0..self.layout.with_role(Role::Server).count() as u32)
-            .map(server_addr)
-            .collect()
-    }
-
     /// The node with address `addr`.
     pub fn node_of(&self, addr: SocketAddr) -> Option<u16> {
         self.addr_node.get(&addr).copied()
     }
 
-    /// Counters of one direction (up: towards the server).
+    /// Counters of one direction (up: towards the server); [`Topology::direction_stats`] gives
+    /// the drop counts every topology has.
     pub fn stats(&self, direction: Direction) -> MeshStats {
         self.stats[usize::from(direction == Direction::Down)]
     }
@@ -404,73 +375,7 @@ impl Mesh {
         self.slots.len() - self.free.len()
     }
 
-    /// Hands `coap` (a UDP payload) from `src` to `dst` at `now`.
-    pub fn send(
-        &mut self,
-        run_now: Instant,
-        src: SocketAddr,
-        dst: SocketAddr,
-        coap: &[u8],
-        tag: u64,
-    ) -> Result<PacketId, MeshSendError> {
-        let src_node = self
-            .node_of(src)
-            .ok_or(MeshSendError::UnknownAddress(src))?;
-        let dst_node = self
-            .node_of(dst)
-            .ok_or(MeshSendError::UnknownAddress(dst))?;
-        if src_node == dst_node {
-            return Err(MeshSendError::SameNode(src));
-        }
-        let now = run_now + self.epoch;
-        let coap_len = u32::try_from(coap.len()).unwrap_or(u32::MAX);
-        let ip_len = sixlowpan::ipv6_len(coap_len.min(1 << 20), self.params.rpl_hbh_option);
-        if ip_len > MAX_DATAGRAM_BYTES {
-            return Err(MeshSendError::TooLarge { ip_len });
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let up = self.layout.nodes[usize::from(dst_node)].role == Role::Server
-            || (self.params.off_mesh_server && dst == SERVER_ADDR);
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.slots.push(Datagram::default());
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let d = &mut self.slots[slot as usize];
-        d.id = id;
-        d.tag = tag;
-        d.up = up;
-        d.src = Some(src);
-        d.dst = Some(dst);
-        d.src_node = src_node;
-        d.dst_node = dst_node;
-        d.holder = src_node;
-        d.ip_len = ip_len;
-        d.payload.clear();
-        d.payload.extend_from_slice(coap);
-        d.alive = true;
-        d.hops = 0;
-        self.dir(up).offered_packets += 1;
-        self.enqueue(slot, src_node, now);
-        Ok(PacketId(id))
-    }
-
-    /// When the mesh next has something to do.
-    pub fn poll_at(&self) -> Option<Instant> {
-        self.events.peek_time().map(|t| t - self.epoch)
-    }
-
-    /// The next datagram arriving at or before `now`; its bytes replace `buf`'s (swapped).
-    pub fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
-        let mut d = self.step(now + self.epoch, buf)?;
-        d.at = d.at - self.epoch;
-        Some(d)
-    }
-
-    /// [`Mesh::poll_delivery`] on the internal clock.
+    /// [`Topology::poll_delivery`] on the internal clock.
     fn step(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
         while let Some((at, ev)) = self.events.pop_due(now) {
             match ev {
@@ -858,6 +763,94 @@ impl Mesh {
     fn finish(&mut self, slot: u32) {
         self.slots[slot as usize].alive = false;
         self.free.push(slot);
+    }
+}
+
+impl Topology for Mesh {
+    /// Any two nodes of the mesh ([`SendError::UnknownAddress`] otherwise); a datagram to the
+    /// off-mesh server ends at the border router.
+    fn send(
+        &mut self,
+        run_now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let src_node = self.node_of(src).ok_or(SendError::UnknownAddress(src))?;
+        let dst_node = self.node_of(dst).ok_or(SendError::UnknownAddress(dst))?;
+        if src_node == dst_node {
+            return Err(SendError::SameNode(src));
+        }
+        let now = run_now + self.epoch;
+        let coap_len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        let ip_len = sixlowpan::ipv6_len(coap_len.min(1 << 20), self.params.rpl_hbh_option);
+        if ip_len > MAX_DATAGRAM_BYTES {
+            return Err(SendError::ExceedsMtu {
+                ip_len,
+                mtu_bytes: MAX_DATAGRAM_BYTES,
+            });
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let up = self.layout.nodes[usize::from(dst_node)].role == Role::Server
+            || (self.params.off_mesh_server && dst == SERVER_ADDR);
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Datagram::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let d = &mut self.slots[slot as usize];
+        d.id = id;
+        d.tag = tag;
+        d.up = up;
+        d.src = Some(src);
+        d.dst = Some(dst);
+        d.src_node = src_node;
+        d.dst_node = dst_node;
+        d.holder = src_node;
+        d.ip_len = ip_len;
+        std::mem::swap(&mut d.payload, payload);
+        d.alive = true;
+        d.hops = 0;
+        self.dir(up).offered_packets += 1;
+        self.enqueue(slot, src_node, now);
+        Ok(PacketId(id))
+    }
+
+    fn poll_at(&self) -> Option<Instant> {
+        self.events.peek_time().map(|t| t - self.epoch)
+    }
+
+    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        let mut d = self.step(now + self.epoch, buf)?;
+        d.at = d.at - self.epoch;
+        Some(d)
+    }
+
+    /// The server nodes' addresses in node order ([`server_addr`]`(0..)`), or with
+    /// `off_mesh_server` the one server beyond the border router, [`SERVER_ADDR`].
+    fn servers(&self) -> &[SocketAddr] {
+        &self.servers
+    }
+
+    /// [`Mesh::stats`] as every topology counts: a full MAC queue is an overflow; a MAC
+    /// failure, a missing route or a failed reassembly a link error; delivered datagrams are
+    /// the packets sent, data frames' PSDU bytes and air time the bytes sent and busy time,
+    /// the queue high water in frames × 127 B (the queue counts frames).
+    fn direction_stats(&self, direction: Direction) -> DirectionStats {
+        let s = self.stats(direction);
+        DirectionStats {
+            offered_packets: s.offered_packets,
+            overflow_drops: s.queue_drops,
+            link_error_drops: s.mac_drops + s.reassembly_drops,
+            sent_packets: s.delivered_packets,
+            sent_bytes: s.frame_bytes,
+            busy_time: s.airtime,
+            queue_high_water_bytes: s.queue_high_water_frames * u64::from(phy::MAX_PSDU_OCTETS),
+        }
     }
 }
 

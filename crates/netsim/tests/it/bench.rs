@@ -5,7 +5,7 @@ use std::time::Instant as WallClock;
 
 use coaplab_cc::rng::{Random, SeededRandom};
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_netsim::{client_addr, EventQueue, NetworkConfig, Preset, Star, SERVER_ADDR};
+use coaplab_netsim::{client_addr, EventQueue, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 
 /// Classic hold model: a steady population of pending events; each step pops the earliest and
 /// schedules one at a random later instant.
@@ -59,7 +59,7 @@ fn star_packets_per_second() {
             Instant::ZERO,
             client_addr(i),
             SERVER_ADDR,
-            &[0; 60],
+            &mut vec![0; 60],
             u64::from(i),
         )
         .unwrap();
@@ -72,7 +72,7 @@ fn star_packets_per_second() {
         while let Some(d) = star.poll_delivery(t, &mut buf) {
             delivered += 1;
             let (src, dst) = (d.dst, d.src);
-            star.send(t, src, dst, &buf, d.tag).unwrap();
+            star.send(t, src, dst, &mut buf, d.tag).unwrap();
         }
     }
     let secs = start.elapsed().as_secs_f64();
@@ -114,11 +114,17 @@ fn mesh_ch6_grid_events_per_second() {
         while let Some(d) = mesh.poll_delivery(t, &mut buf) {
             got += 1;
             if d.dst == SERVER_ADDR {
-                let _ = mesh.send(t, SERVER_ADDR, d.src, &payload, 0);
+                let _ = mesh.send(t, SERVER_ADDR, d.src, &mut payload.to_vec(), 0);
             }
         }
         if t == next_send {
-            let _ = mesh.send(t, client_addr(next_client), SERVER_ADDR, &payload, 0);
+            let _ = mesh.send(
+                t,
+                client_addr(next_client),
+                SERVER_ADDR,
+                &mut payload.to_vec(),
+                0,
+            );
             sent += 1;
             next_client = (next_client + 1) % 34;
             next_send += coaplab_cc::time::Duration::from_nanos(slot);

@@ -3,7 +3,7 @@
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::{
     client_addr, DelayConfig, Direction, Fate, JitterMode, LossModel, NetworkConfig, PacketId,
-    Preset, SendError, Star, SERVER_ADDR,
+    Preset, SendError, Star, Topology, SERVER_ADDR,
 };
 
 fn ns(x: i64) -> Instant {
@@ -40,7 +40,7 @@ fn nbiot_block_exchange_has_the_exact_round_trip() {
         "nothing in flight"
     );
     assert_eq!(
-        star.send(ns(0), client, SERVER_ADDR, &request, 7),
+        star.send(ns(0), client, SERVER_ADDR, &mut request.to_vec(), 7),
         Ok(PacketId(0))
     );
     assert_eq!(star.poll_at(), Some(ns(220_200_000)));
@@ -54,7 +54,7 @@ fn nbiot_block_exchange_has_the_exact_round_trip() {
         (d.direction, d.ip_len, buf.as_slice()),
         (Direction::Up, 39, &request[..])
     );
-    star.send(d.at, SERVER_ADDR, client, &[0x60; 267], 8)
+    star.send(d.at, SERVER_ADDR, client, &mut vec![0x60; 267], 8)
         .unwrap();
     assert_eq!(star.poll_at(), Some(ns(713_866_667)));
     let d = star.poll_delivery(ns(713_866_667), &mut buf).unwrap();
@@ -77,17 +77,17 @@ fn nbiot_block_exchange_has_the_exact_round_trip() {
 fn bad_sends_are_typed_errors() {
     let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
     assert_eq!(
-        star.send(ns(0), SERVER_ADDR, client_addr(1), &[0; 269], 0),
+        star.send(ns(0), SERVER_ADDR, client_addr(1), &mut vec![0; 269], 0),
         Err(SendError::ExceedsMtu {
             ip_len: 297,
             mtu_bytes: 296
         })
     );
     assert!(star
-        .send(ns(0), SERVER_ADDR, client_addr(1), &[0; 268], 0)
+        .send(ns(0), SERVER_ADDR, client_addr(1), &mut vec![0; 268], 0)
         .is_ok());
     assert!(matches!(
-        star.send(ns(0), client_addr(1), client_addr(2), &[0; 10], 0),
+        star.send(ns(0), client_addr(1), client_addr(2), &mut vec![0; 10], 0),
         Err(SendError::NotViaServer { .. })
     ));
     assert_eq!(client_addr(0).to_string(), "198.18.0.1:10000");
@@ -97,8 +97,9 @@ fn bad_sends_are_typed_errors() {
 
 #[test]
 fn a_payload_handed_over_in_its_buffer_travels_like_a_copied_one() {
-    // `send_vec` takes the caller's buffer (no copy) and gives a spare one back; the same
-    // packets sent by `send` and by `send_vec` arrive at the same instants with the same bytes.
+    // `send` takes the caller's buffer (no copy) and gives a spare one back; the same packets
+    // copied in by `send_ip` with the UDP datagram's IP length (28 + payload) arrive at the
+    // same instants with the same bytes.
     let config = NetworkConfig::preset(Preset::Nbiot);
     let (mut copied, mut moved) = (
         Star::new(&config, 3).unwrap(),
@@ -113,10 +114,11 @@ fn a_payload_handed_over_in_its_buffer_travels_like_a_copied_one() {
         };
         let bytes = vec![i; 10 + usize::from(i)];
         let at = ns(i64::from(i) * 1_000_000);
-        let a = copied.send(at, src, dst, &bytes, u64::from(i));
+        let ip_len = 28 + bytes.len() as u32;
+        let a = copied.send_ip(at, src, dst, &bytes, ip_len, u64::from(i));
         spare.clear();
         spare.extend_from_slice(&bytes);
-        let b = moved.send_vec(at, src, dst, &mut spare, u64::from(i));
+        let b = moved.send(at, src, dst, &mut spare, u64::from(i));
         assert_eq!(a, b);
     }
     let far = ns(1 << 40);
@@ -124,7 +126,7 @@ fn a_payload_handed_over_in_its_buffer_travels_like_a_copied_one() {
     // Refused: the buffer is left as it was.
     let mut big = vec![7u8; 269];
     assert!(moved
-        .send_vec(ns(0), SERVER_ADDR, client_addr(1), &mut big, 0)
+        .send(ns(0), SERVER_ADDR, client_addr(1), &mut big, 0)
         .is_err());
     assert_eq!(big, vec![7u8; 269]);
 }
@@ -141,7 +143,7 @@ fn records_tell_overflow_from_delivery_and_keep_tags() {
             ns(0),
             client_addr(i),
             SERVER_ADDR,
-            &[0; 60],
+            &mut vec![0; 60],
             100 + u64::from(i),
         )
         .unwrap();
@@ -186,10 +188,16 @@ fn reordering_rest_of_path_is_applied_at_the_fifo_and_keeps_arrival_order() {
     star.record_packets(true);
     for i in 0..200i64 {
         let t = ns(i * 1_000_000);
-        star.send(t, SERVER_ADDR, client_addr(0), &[0; 12], i as u64)
+        star.send(t, SERVER_ADDR, client_addr(0), &mut vec![0; 12], i as u64)
             .unwrap();
-        star.send(t, client_addr(0), SERVER_ADDR, &[0; 12], 1000 + i as u64)
-            .unwrap();
+        star.send(
+            t,
+            client_addr(0),
+            SERVER_ADDR,
+            &mut vec![0; 12],
+            1000 + i as u64,
+        )
+        .unwrap();
     }
     let out = drain(&mut star, ns(i64::MAX));
     assert_eq!(out.len(), 400);
@@ -230,8 +238,10 @@ fn same_seed_gives_identical_runs_under_loss_and_jitter() {
         for i in 0..2_000i64 {
             let t = ns(i * 37_000_000);
             let c = client_addr((i % 10) as u32);
-            star.send(t, c, SERVER_ADDR, &[1; 30], i as u64).unwrap();
-            star.send(t, SERVER_ADDR, c, &[2; 60], i as u64).unwrap();
+            star.send(t, c, SERVER_ADDR, &mut vec![1; 30], i as u64)
+                .unwrap();
+            star.send(t, SERVER_ADDR, c, &mut vec![2; 60], i as u64)
+                .unwrap();
             drain(&mut star, t);
         }
         drain(&mut star, ns(i64::MAX));
@@ -255,9 +265,9 @@ fn seeded_loss_counts_are_pinned() {
         let mut star = Star::new(&config, 2018).unwrap();
         for i in 0..10_000i64 {
             let t = ns(i * 100_000_000);
-            star.send(t, client_addr(0), SERVER_ADDR, &[0; 60], 0)
+            star.send(t, client_addr(0), SERVER_ADDR, &mut vec![0; 60], 0)
                 .unwrap();
-            star.send(t, SERVER_ADDR, client_addr(0), &[0; 60], 0)
+            star.send(t, SERVER_ADDR, client_addr(0), &mut vec![0; 60], 0)
                 .unwrap();
         }
         drain(&mut star, ns(i64::MAX));

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use coaplab_cc::time::Instant;
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
-use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, SERVER_ADDR};
+use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 
 #[test]
 fn a_handshake_over_the_nbiot_star() {

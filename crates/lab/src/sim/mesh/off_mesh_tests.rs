@@ -4,11 +4,10 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_netsim::mesh::{Layout, Mesh, MeshConfig, MeshParams};
 use coaplab_netsim::{
     client_addr, DelayConfig, Delivery, Direction, LinkConfig, LossModel, NetworkConfig, Star,
-    SERVER_ADDR,
+    Topology, SERVER_ADDR,
 };
 
 use super::MeshNet;
-use crate::sim::Network;
 
 /// Chain 0 (border router) – 1 (client 0) – 2 (client 1), 10 m apart, static routes, the
 /// server off the mesh.
@@ -55,11 +54,10 @@ fn net(rate_bps: u64, buffer_bytes: u64) -> MeshNet {
 }
 
 /// Runs until nothing is left; the deliveries with their payload lengths.
-fn drain(net: &mut dyn Network) -> Vec<(Delivery, usize)> {
+fn drain(net: &mut impl Topology) -> Vec<(Delivery, usize)> {
     let mut out = Vec::new();
     let mut buf = Vec::new();
-    let end = Instant::from_secs(60);
-    while let Some(t) = net.next_at(None, end).unwrap() {
+    while let Some(t) = net.poll_at() {
         while let Some(d) = net.poll_delivery(t, &mut buf) {
             out.push((d, buf.len()));
         }
@@ -74,7 +72,7 @@ fn mesh_arrival(mesh: &mut Mesh, at: Instant, src: std::net::SocketAddr, len: us
     } else {
         SERVER_ADDR
     };
-    mesh.send(at, src, dst, &vec![0; len], 0).unwrap();
+    mesh.send(at, src, dst, &mut vec![0; len], 0).unwrap();
     let mut buf = Vec::new();
     let mut arrivals = Vec::new();
     while let Some(t) = mesh.poll_at() {

@@ -37,7 +37,7 @@ impl FrameKind {
 }
 
 /// One frame on air, as [`Mesh::take_frames`] returns it (instants on the run's clock, as
-/// [`Mesh::poll_delivery`]'s).
+/// [`Topology::poll_delivery`](crate::Topology::poll_delivery)'s).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrameRecord {
     /// Transmission start (after CSMA/CA and turnaround).
@@ -54,7 +54,7 @@ pub struct FrameRecord {
     pub psdu_bytes: u16,
     /// Data frames: the datagram's packet id (its send order, as a `Delivery`'s `id`).
     pub packet: Option<u64>,
-    /// Data frames: the datagram's tag (the caller's, as given to [`Mesh::send`]).
+    /// Data frames: the datagram's tag (the caller's, as given to [`Topology::send`](crate::Topology::send)).
     pub tag: Option<u64>,
     /// Data frames: fragment index (from 0) and count of the datagram on this hop.
     pub fragment: Option<(u16, u16)>,

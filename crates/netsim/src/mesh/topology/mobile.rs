@@ -12,7 +12,7 @@ use crate::mesh::routing::Routes;
 impl Mesh {
     /// Moves the nodes as `config` says from the run's start on, trajectories generated over
     /// `horizon` (the run's length) from `run_seed`'s `mesh/mobility/*` streams. Call it once,
-    /// before the first [`Mesh::send`].
+    /// before the first [`Topology::send`](crate::Topology::send).
     pub fn set_mobility(
         &mut self,
         config: &MobilityConfig,
@@ -103,12 +103,13 @@ mod tests {
     use coaplab_cc::params::Settings;
     use coaplab_cc::time::{Duration, Instant};
 
+    use crate::addr::{client_addr, SERVER_ADDR};
     use crate::mesh::layout::{Layout, Node, Role};
     use crate::mesh::mobility::file::{parse, Format};
     use crate::mesh::mobility::MobilityConfig;
     use crate::mesh::{Mesh, MeshConfig, MeshParams};
     use crate::record::Direction;
-    use crate::topology::{client_addr, SERVER_ADDR};
+    use crate::Topology;
 
     fn node(x_m: f64, y_m: f64, role: Role) -> Node {
         Node { x_m, y_m, role }
@@ -158,10 +159,10 @@ mod tests {
         );
         assert_eq!(mesh.routes().next_hop(2, 1), Some(1));
         let t = Instant::from_millis;
-        mesh.send(t(4_990), client_addr(0), SERVER_ADDR, &[0; 11], 1)
+        mesh.send(t(4_990), client_addr(0), SERVER_ADDR, &mut vec![0; 11], 1)
             .unwrap();
         assert_eq!(drain(&mut mesh), 1);
-        mesh.send(t(5_000), client_addr(0), SERVER_ADDR, &[0; 11], 2)
+        mesh.send(t(5_000), client_addr(0), SERVER_ADDR, &mut vec![0; 11], 2)
             .unwrap();
         assert_eq!(drain(&mut mesh), 0);
         let up = mesh.stats(Direction::Up);
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(up.frames_sent, 5);
         // The graph checked at 6 s has no link left: the client has no route, and the next
         // datagram dies at the client without a transmission.
-        mesh.send(t(6_500), client_addr(0), SERVER_ADDR, &[0; 11], 3)
+        mesh.send(t(6_500), client_addr(0), SERVER_ADDR, &mut vec![0; 11], 3)
             .unwrap();
         assert_eq!(drain(&mut mesh), 0);
         assert_eq!(mesh.routes().hops(2), None);
@@ -214,7 +215,7 @@ mod tests {
             Instant::from_millis(15_500),
             client_addr(0),
             SERVER_ADDR,
-            &[0; 11],
+            &mut vec![0; 11],
             1,
         )
         .unwrap();

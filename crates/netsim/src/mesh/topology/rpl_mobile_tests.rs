@@ -119,7 +119,7 @@ fn run(mesh: &mut Mesh, from: Instant, until: Instant) -> Timeline {
                 (SERVER_ADDR, client_addr(0))
             };
             // A client without a parent has no route: the datagram dies at once.
-            let _ = mesh.send(next_send, src, dst, &[0; 11], tag);
+            let _ = mesh.send(next_send, src, dst, &mut vec![0; 11], tag);
             next_send += Duration::from_millis(500);
             continue;
         }

@@ -154,7 +154,7 @@ fn traffic_crosses_the_dodag_up_and_down_and_control_is_counted_after_the_warm_u
         assert!(mesh.poll_delivery(t, &mut buf).is_none());
     }
     let up = mesh
-        .send(start, client_addr(6), SERVER_ADDR, &[0u8; 11], 9)
+        .send(start, client_addr(6), SERVER_ADDR, &mut vec![0u8; 11], 9)
         .unwrap();
     let mut got = None;
     while let Some(t) = mesh

@@ -35,7 +35,7 @@ fn one_hop_frame_timeline_is_exact() {
     let _first_seq = rng.below(256);
     let slots = rng.below(8) as i64; // BE = macMinBE = 3
     let t0 = Instant::from_millis(5);
-    mesh.send(t0, client_addr(0), SERVER_ADDR, &[0; 11], 9)
+    mesh.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 9)
         .unwrap();
     let cca_start = t0 + Duration::from_micros(320 * slots);
     assert_eq!(mesh.poll_at(), Some(cca_start));
@@ -77,7 +77,7 @@ fn fragmented_datagrams_cross_the_three_by_three_grid() {
     let mut mesh = Mesh::new(&config, 1).unwrap();
     let client8 = client_addr(6); // clients in id order: 0 1 3 5 6 7 8
     assert_eq!(mesh.node_of(client8), Some(8));
-    mesh.send(Instant::ZERO, client8, SERVER_ADDR, &[1; 300], 1)
+    mesh.send(Instant::ZERO, client8, SERVER_ADDR, &mut vec![1; 300], 1)
         .unwrap();
     let got = drain(&mut mesh);
     assert_eq!(got.len(), 1);
@@ -94,18 +94,39 @@ fn a_full_queue_refuses_whole_datagrams() {
     let mut mesh = Mesh::new(&chain3(), 3).unwrap();
     // 8-frame queue: two 4-frame datagrams fit, the third is refused at once.
     for tag in 0..3 {
-        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 300], tag)
-            .unwrap();
+        mesh.send(
+            Instant::ZERO,
+            client_addr(0),
+            SERVER_ADDR,
+            &mut vec![0; 300],
+            tag,
+        )
+        .unwrap();
     }
     assert_eq!(mesh.stats(Direction::Up).queue_drops, 1);
     assert_eq!(drain(&mut mesh).len(), 2);
     assert!(matches!(
-        mesh.send(Instant::ZERO, client_addr(5), SERVER_ADDR, &[0; 1], 0),
-        Err(MeshSendError::UnknownAddress(_))
+        mesh.send(
+            Instant::ZERO,
+            client_addr(5),
+            SERVER_ADDR,
+            &mut vec![0; 1],
+            0
+        ),
+        Err(SendError::UnknownAddress(_))
     ));
     assert!(matches!(
-        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 1300], 0),
-        Err(MeshSendError::TooLarge { .. })
+        mesh.send(
+            Instant::ZERO,
+            client_addr(0),
+            SERVER_ADDR,
+            &mut vec![0; 1300],
+            0
+        ),
+        Err(SendError::ExceedsMtu {
+            mtu_bytes: 1280,
+            ..
+        })
     ));
 }
 
@@ -142,10 +163,22 @@ fn hidden_terminals_collide_and_retry() {
     let (mut collisions, mut delivered, mut dropped) = (0, 0, 0);
     for seed in 0..20 {
         let mut mesh = Mesh::new(&config, seed).unwrap();
-        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 0)
-            .unwrap();
-        mesh.send(Instant::ZERO, client_addr(1), SERVER_ADDR, &[0; 11], 1)
-            .unwrap();
+        mesh.send(
+            Instant::ZERO,
+            client_addr(0),
+            SERVER_ADDR,
+            &mut vec![0; 11],
+            0,
+        )
+        .unwrap();
+        mesh.send(
+            Instant::ZERO,
+            client_addr(1),
+            SERVER_ADDR,
+            &mut vec![0; 11],
+            1,
+        )
+        .unwrap();
         delivered += drain(&mut mesh).len() as u64;
         collisions += mesh.medium_stats().collisions;
         dropped += mesh.stats(Direction::Up).mac_drops;
@@ -156,10 +189,22 @@ fn hidden_terminals_collide_and_retry() {
     // 60 B of CoAP make a 3,456-µs frame, longer than the whole first backoff window
     // (8 × 320 µs): the retries of two hidden senders keep colliding.
     let mut mesh = Mesh::new(&config, 0).unwrap();
-    mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 60], 0)
-        .unwrap();
-    mesh.send(Instant::ZERO, client_addr(1), SERVER_ADDR, &[0; 60], 1)
-        .unwrap();
+    mesh.send(
+        Instant::ZERO,
+        client_addr(0),
+        SERVER_ADDR,
+        &mut vec![0; 60],
+        0,
+    )
+    .unwrap();
+    mesh.send(
+        Instant::ZERO,
+        client_addr(1),
+        SERVER_ADDR,
+        &mut vec![0; 60],
+        1,
+    )
+    .unwrap();
     assert!(drain(&mut mesh).is_empty());
     let s = mesh.stats(Direction::Up);
     assert_eq!((s.frames_sent, s.retries, s.no_ack_failures), (8, 6, 2));
@@ -176,8 +221,14 @@ fn unanswered_frames_are_retried_at_exact_instants_then_dropped() {
     let mut mesh = Mesh::new(&config, seed).unwrap();
     let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
     let _first_seq = rng.below(256);
-    mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], 0)
-        .unwrap();
+    mesh.send(
+        Instant::ZERO,
+        client_addr(0),
+        SERVER_ADDR,
+        &mut vec![0; 11],
+        0,
+    )
+    .unwrap();
     let mut expected = Vec::new();
     let mut t = Instant::ZERO;
     for _ in 0..4 {
@@ -220,13 +271,13 @@ fn every_datagram_ends_delivered_or_counted_as_dropped_under_heavy_load() {
         let mut t = Instant::ZERO;
         for round in 0..40 {
             for k in 0..14 {
-                let _ = mesh.send(t, client_addr(k), SERVER_ADDR, &vec![0; bytes], 0);
+                let _ = mesh.send(t, client_addr(k), SERVER_ADDR, &mut vec![0; bytes], 0);
             }
             let until = t + Duration::from_millis(20 + round % 7);
             while let Some(at) = mesh.poll_at().filter(|&a| a <= until) {
                 while let Some(d) = mesh.poll_delivery(at, &mut buf) {
                     if d.dst == SERVER_ADDR {
-                        let _ = mesh.send(at, SERVER_ADDR, d.src, &buf.clone(), 0);
+                        let _ = mesh.send(at, SERVER_ADDR, d.src, &mut buf.clone(), 0);
                     }
                 }
             }
@@ -271,8 +322,14 @@ fn the_next_frame_waits_a_lifs_after_the_ack_of_the_last() {
     let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
     let _first_seq = rng.below(256);
     for tag in 0..2 {
-        mesh.send(Instant::ZERO, client_addr(0), SERVER_ADDR, &[0; 11], tag)
-            .unwrap();
+        mesh.send(
+            Instant::ZERO,
+            client_addr(0),
+            SERVER_ADDR,
+            &mut vec![0; 11],
+            tag,
+        )
+        .unwrap();
     }
     let us = Duration::from_micros;
     let mut expected = Vec::new();
@@ -313,8 +370,14 @@ fn a_relay_waits_a_sifs_after_its_own_ack_before_forwarding() {
         let _first_seq = rng.below(256);
         us(320 * rng.below(8) as i64)
     };
-    mesh.send(Instant::ZERO, client_addr(1), SERVER_ADDR, &[0; 11], 0)
-        .unwrap();
+    mesh.send(
+        Instant::ZERO,
+        client_addr(1),
+        SERVER_ADDR,
+        &mut vec![0; 11],
+        0,
+    )
+    .unwrap();
     let on_air = Instant::ZERO + first_cca(3) + us(128 + 192);
     let (seen, arrivals) = timeline(&mut mesh);
     // The first event after the client's frame goes on air is its end at the relay.
@@ -369,7 +432,7 @@ fn without_ack_requests_a_frame_goes_on_air_once_and_nothing_follows() {
         Instant::from_millis(5),
         client_addr(0),
         SERVER_ADDR,
-        &[0; 11],
+        &mut vec![0; 11],
         9,
     )
     .unwrap();
@@ -389,7 +452,7 @@ fn one_at_a_time(mesh: &mut Mesh, n: u32) -> u32 {
             Instant::from_secs(i64::from(k)),
             client_addr(0),
             SERVER_ADDR,
-            &[0; 11],
+            &mut vec![0; 11],
             1,
         )
         .unwrap();
