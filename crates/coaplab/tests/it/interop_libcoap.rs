@@ -27,19 +27,32 @@ fn our_client_against_libcoap_server() {
         for (j, method) in ["put", "post"].into_iter().enumerate() {
             let body = noise(102_400, (10 * i + j) as u64 + 1);
             let path = format!("{method}-{cc}");
-            let o = run_bounded(
-                coaplab().args([method, &uri(&path), "--cc", cc, "--payload-file", "-"]),
-                Some(&body),
-                LIMIT,
-            );
-            assert_ok(&o, &format!("{cc} {method}"));
-            let o = run_bounded(
-                coaplab().args(["get", &uri(&path), "--cc", cc]),
-                None,
-                LIMIT,
-            );
-            assert_ok(&o, &format!("{cc} get {path}"));
-            assert!(o.stdout == body, "{cc}: {path} differs");
+            // libcoap re-processes a retransmitted last Block1 block of an upload it has
+            // completed as a new one-block upload (the note above the loss tests). On loopback
+            // that happens only when a CPU-starved host delays an answer past our RTO: then,
+            // and only then (the upload's log shows a retransmission), the upload is retried.
+            for attempt in 1..=3 {
+                let o = run_bounded(
+                    coaplab().args([method, &uri(&path), "--cc", cc, "-v", "--payload-file", "-"]),
+                    Some(&body),
+                    LIMIT,
+                );
+                assert_ok(&o, &format!("{cc} {method}"));
+                let retransmitted = count(&String::from_utf8_lossy(&o.stderr), " timer ") > 0;
+                let o = run_bounded(
+                    coaplab().args(["get", &uri(&path), "--cc", cc]),
+                    None,
+                    LIMIT,
+                );
+                assert_ok(&o, &format!("{cc} get {path}"));
+                if o.stdout == body {
+                    break;
+                }
+                assert!(
+                    retransmitted && attempt < 3,
+                    "{cc}: {path} differs (attempt {attempt}, retransmitted: {retransmitted})"
+                );
+            }
         }
         // A small resource in one message.
         let o = run_bounded(
