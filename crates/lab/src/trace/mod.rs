@@ -30,6 +30,7 @@
 
 pub mod events;
 pub mod frames;
+pub mod meshpcap;
 pub mod pcap;
 pub mod queue;
 pub mod table;
@@ -168,6 +169,8 @@ pub struct RunTrace {
     pub(crate) records: Vec<PacketRecord>,
     /// A mesh run's frames on air (empty on the star).
     pub(crate) frames: Vec<coaplab_netsim::mesh::FrameRecord>,
+    /// A mesh run's datagrams, what its data frames carry (empty on the star).
+    pub(crate) datagrams: Vec<coaplab_netsim::mesh::DatagramRecord>,
 }
 
 impl RunTrace {
@@ -182,6 +185,9 @@ impl RunTrace {
         table::write(&dir.join("events"), &self.events.batch(), format)?;
         if spec.config.is_mesh() {
             table::write(&dir.join("frames"), &frames::batch(&self.frames), format)?;
+            if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
+                meshpcap::write(dir, &self.frames, &self.datagrams, &mesh.params)?;
+            }
             return Ok(());
         }
         let network = &spec.config.network;
