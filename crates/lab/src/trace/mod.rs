@@ -20,8 +20,9 @@
 //!   direction as IPv4 (`LINKTYPE_RAW`), stamped with the instant it reached the FIFO.
 //!
 //! A mesh run (`[topology] kind = "mesh"`) has no bottleneck FIFO: it writes `events.parquet`
-//! (the same CoAP-level rows) and `frames.parquet` ([`frames`]: every 802.15.4 frame on air,
-//! per hop), and no queue table or pcap.
+//! (the same CoAP-level rows), `frames.parquet` ([`frames`]: every 802.15.4 frame on air,
+//! per hop) and `mesh.pcapng` ([`meshpcap`]: those frames as 802.15.4 frames carrying 6LoWPAN,
+//! UDP and CoAP or RPL's ICMPv6), and no queue table or IP pcap.
 //!
 //! With `--trace-format csv` the tables are `.csv` files with the same columns.
 //! docs/scenarios.md ("Traces") lists every column.

@@ -56,7 +56,9 @@ pub struct FrameRecord {
     pub psdu_bytes: u16,
     /// Data frames: the datagram's packet id (its send order, as a `Delivery`'s `id`).
     pub packet: Option<u64>,
-    /// Data frames: the datagram's tag (the caller's, as given to [`Topology::send`](crate::Topology::send)).
+    /// Data frames: the datagram's tag (the caller's, as given to [`Topology::send`](crate::Topology::send));
+    /// `None` for a frame on air after its datagram left the mesh (a MAC retry after the
+    /// datagram was delivered or dropped): [`DatagramRecord`]s have every datagram's.
     pub tag: Option<u64>,
     /// Data frames: fragment index (from 0) and count of the datagram on this hop.
     pub fragment: Option<(u16, u16)>,
@@ -156,9 +158,11 @@ impl Mesh {
             to: (!broadcast).then_some(frame.to),
             kind,
             psdu_bytes: frame.psdu_bytes,
-            packet: data.map(|d| d.id),
+            // The datagram may be gone (delivered, or dropped, its slot reused) while a MAC
+            // retry of one of its frames is on air: the frame still names it.
+            packet: (kind == FrameKind::Data).then_some(frame.datagram),
             tag: data.map(|d| d.tag),
-            fragment: data.map(|_| (frame.fragment, frame.fragments)),
+            fragment: (kind == FrameKind::Data).then_some((frame.fragment, frame.fragments)),
             attempt: (!broadcast).then(|| self.macs[node as usize].csma.retries() + 1),
             decoded: if broadcast {
                 !received.is_empty()
