@@ -338,6 +338,13 @@ fn tshark_decodes_every_frame_of_a_traced_mesh_runs_pcapng() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
+    // Every data frame names its datagram and flow (MAC retries after it left included).
+    for r in rows.iter().filter(|r| r[col("kind")] == "data") {
+        assert!(
+            !r[col("packet")].is_empty() && !r[col("flow")].is_empty(),
+            "{r:?}"
+        );
+    }
     // One capture frame per row, in the table's order, of the model's PSDU length.
     let lens = tshark(&pcap, "", &["frame.len"]);
     let psdu: Vec<&str> = rows.iter().map(|r| r[col("psdu_bytes")]).collect();

@@ -11,7 +11,7 @@
 //! | `kind` | string | all | `data` (a CoAP datagram's fragment or whole), `ack`, `dio`, `dis`, `dao` |
 //! | `psdu_bytes` | uint32 | all | MAC header + payload + FCS |
 //! | `packet` | uint64 | `data` | the datagram's id (its send order in the run, from 0) |
-//! | `flow` | uint32 | `data` | the flow the datagram belongs to (requests and their replies); empty on a MAC retry on air after the datagram left the mesh |
+//! | `flow` | uint32 | `data` | the flow the datagram belongs to (requests and their replies) |
 //! | `fragment`, `fragments` | uint32 | `data` | fragment index from 0, and count, on this hop |
 //! | `attempt` | uint32 | unicast data and DAO | 1 = first transmission, then MAC retries |
 //! | `decoded` | bool | all | the addressed node decoded it (broadcast: some node did) |

@@ -379,7 +379,7 @@ mod tests {
     }
 
     /// Every frame built has exactly the model's PSDU length, in each addressing and HBH case,
-    /// fragmented datagrams included; fragments carry the datagram in order.
+    /// fragmented datagrams and RPL's control frames included.
     #[test]
     fn frames_have_the_model_lengths() {
         for (short, hbh) in [(false, true), (false, false), (true, true), (true, false)] {
@@ -417,6 +417,14 @@ payload_bytes = 200
                     "{short} {hbh} {f:?}"
                 );
                 assert_eq!(b.frame(f).len(), usize::from(f.psdu_bytes));
+                if f.kind == FrameKind::Data {
+                    // Every data frame names its datagram, MAC retries after it left included.
+                    let p = f.packet.unwrap();
+                    assert!(trace
+                        .datagrams
+                        .iter()
+                        .any(|d| d.id == p && Some(d.tag) == f.tag));
+                }
                 fragmented += usize::from(f.fragment.is_some_and(|(_, n)| n > 1));
                 control += usize::from(f.control.is_some());
             }

@@ -56,9 +56,7 @@ pub struct FrameRecord {
     pub psdu_bytes: u16,
     /// Data frames: the datagram's packet id (its send order, as a `Delivery`'s `id`).
     pub packet: Option<u64>,
-    /// Data frames: the datagram's tag (the caller's, as given to [`Topology::send`](crate::Topology::send));
-    /// `None` for a frame on air after its datagram left the mesh (a MAC retry after the
-    /// datagram was delivered or dropped): [`DatagramRecord`]s have every datagram's.
+    /// Data frames: the datagram's tag (the caller's, as given to [`Topology::send`](crate::Topology::send)).
     pub tag: Option<u64>,
     /// Data frames: fragment index (from 0) and count of the datagram on this hop.
     pub fragment: Option<(u16, u16)>,
@@ -80,6 +78,8 @@ pub struct FrameRecord {
 pub struct DatagramRecord {
     /// Its packet id (a `Delivery`'s `id`, a [`FrameRecord`]'s `packet`).
     pub id: u64,
+    /// Its tag (the caller's, as given to [`Topology::send`](crate::Topology::send)).
+    pub tag: u64,
     /// The UDP source.
     pub src: SocketAddr,
     /// The UDP destination.
@@ -109,11 +109,22 @@ impl Mesh {
         std::mem::take(&mut self.datagram_log)
     }
 
+    /// The tag of datagram `id` if it was sent while recording (ids are consecutive, so
+    /// the log is indexed by id).
+    fn logged_tag(&self, id: u64) -> Option<u64> {
+        let first = self.datagram_log.first()?.id;
+        let d = self
+            .datagram_log
+            .get(usize::try_from(id.checked_sub(first)?).ok()?)?;
+        (d.id == id).then_some(d.tag)
+    }
+
     /// Keeps the datagram just sent in `slot` (recording only).
     pub(super) fn log_datagram(&mut self, slot: u32) {
         let d = &self.slots[slot as usize];
         self.datagram_log.push(DatagramRecord {
             id: d.id,
+            tag: d.tag,
             src: d.src.unwrap_or(crate::addr::SERVER_ADDR),
             dst: d.dst.unwrap_or(crate::addr::SERVER_ADDR),
             src_node: d.src_node,
@@ -161,7 +172,9 @@ impl Mesh {
             // The datagram may be gone (delivered, or dropped, its slot reused) while a MAC
             // retry of one of its frames is on air: the frame still names it.
             packet: (kind == FrameKind::Data).then_some(frame.datagram),
-            tag: data.map(|d| d.tag),
+            tag: data
+                .map(|d| d.tag)
+                .or_else(|| self.logged_tag(frame.datagram)),
             fragment: (kind == FrameKind::Data).then_some((frame.fragment, frame.fragments)),
             attempt: (!broadcast).then(|| self.macs[node as usize].csma.retries() + 1),
             decoded: if broadcast {
