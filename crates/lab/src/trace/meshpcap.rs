@@ -17,6 +17,10 @@
 //! * RPL control frames: ICMPv6 RPL DIO (with the DODAG configuration and prefix information
 //!   options), DIS, DAO (target and transit information options) of the modelled sizes.
 //!
+//! Values the model does not keep are placeholders of the right size: the hop limit of a
+//! forwarded datagram is 63 on every hop (the model counts the inline byte), the hop-by-hop
+//! option's sender rank 256, the DODAG id fd00::1, the DAO's sequence number its MAC one.
+//!
 //! A frame its addressee did not decode (`decoded = false` in the frame table: a collision, a
 //! frame lost to the link; a broadcast no node decoded) carries a packet comment saying so
 //! (`tshark -r mesh.pcapng -Y frame.comment`); its bytes are the ones sent, FCS correct.
