@@ -262,7 +262,7 @@ fn a_traced_mesh_run_writes_its_events_and_every_frame_on_air() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    assert_eq!(files, ["events.csv", "frames.csv"]);
+    assert_eq!(files, ["events.csv", "frames.csv", "mesh.pcapng"]);
     let flows = std::fs::read_to_string(Path::new(&traced).join("flows.csv")).unwrap();
     let runs = std::fs::read_to_string(Path::new(&traced).join("runs.csv")).unwrap();
     assert_eq!(
@@ -296,4 +296,119 @@ fn a_traced_mesh_run_writes_its_events_and_every_frame_on_air() {
         logged <= control && logged + 9 >= control,
         "{logged} vs {control}"
     );
+}
+
+/// The Rathod grid, short: 2 clients, 5 exchanges of 200-B requests (fragmented on every
+/// hop: 256-B datagrams in frames of at most 104 B) under RPL with its hop-by-hop option.
+const MESH_PCAP: &str = "name = \"mesh-pcap\"\nseed = 2022\nmax_sim_time_s = 120\n\
+    [topology]\nkind = \"mesh\"\nshape = \"grid\"\nrows = 3\ncols = 3\nspacing_m = 10\n\
+    routing = \"rpl\"\n[protocol]\ncc_preset = \"rathod-contiki\"\n\
+    [[flows]]\ncount = 2\ncc = \"default\"\nworkload = \"continuous\"\nexchanges = 5\n\
+    interval_s = 0.1\npayload_bytes = 200\n";
+
+#[test]
+fn tshark_decodes_every_frame_of_a_traced_mesh_runs_pcapng() {
+    if !have_tshark() {
+        return;
+    }
+    let tmp = TempDir::new("run-trace-meshpcap");
+    let scenario = tmp.path("mesh.toml");
+    std::fs::write(&scenario, MESH_PCAP).unwrap();
+    let out = tmp.path("out");
+    let o = coaplab(&[
+        "run",
+        &scenario,
+        "--reps",
+        "1",
+        "--out",
+        &out,
+        "--trace-runs",
+        "0",
+        "--trace-format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dir = Path::new(&out).join("trace").join("run000000");
+    let pcap = dir.join("mesh.pcapng");
+    let frames = std::fs::read_to_string(dir.join("frames.csv")).unwrap();
+    let header: Vec<&str> = frames.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = frames
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // Every data frame names its datagram and flow (MAC retries after it left included).
+    for r in rows.iter().filter(|r| r[col("kind")] == "data") {
+        assert!(
+            !r[col("packet")].is_empty() && !r[col("flow")].is_empty(),
+            "{r:?}"
+        );
+    }
+    // One capture frame per row, in the table's order, of the model's PSDU length.
+    let lens = tshark(&pcap, "", &["frame.len"]);
+    let psdu: Vec<&str> = rows.iter().map(|r| r[col("psdu_bytes")]).collect();
+    assert_eq!(lens, psdu);
+    // Every frame decoded: nothing malformed, no expert error, checksums good.
+    let bad = tshark(
+        &pcap,
+        "_ws.malformed || _ws.expert.severity >= 8388608 || wpan.fcs_ok == 0",
+        &["frame.number"],
+    );
+    assert!(bad.is_empty(), "malformed or in error: frames {bad:?}");
+    let o = Command::new("tshark")
+        .args([
+            "-r",
+            pcap.to_str().unwrap(),
+            "-o",
+            "udp.check_checksum:TRUE",
+        ])
+        .args(["-Y", "udp && udp.checksum.status != 1", "-T", "fields"])
+        .args(["-e", "frame.number"])
+        .output()
+        .unwrap();
+    assert!(text(&o.stdout).trim().is_empty(), "{}", text(&o.stdout));
+    // The CoAP messages, reassembled from FRAG1/FRAGN fragments, and RPL's control messages.
+    let coap = tshark(&pcap, "coap && 6lowpan.reassembled.length", &["coap.mid"]);
+    assert!(!coap.is_empty());
+    let data = rows.iter().filter(|r| r[col("kind")] == "data").count();
+    assert!(
+        coap.len() * 3 <= data,
+        "{} CoAP, {data} data frames",
+        coap.len()
+    );
+    let fragments = tshark(&pcap, "6lowpan.frag.tag", &["frame.number"]);
+    let fragmented = rows
+        .iter()
+        .filter(|r| !matches!(r[col("fragments")], "" | "1"))
+        .count();
+    assert!(fragmented > 0);
+    assert_eq!(fragments.len(), fragmented);
+    let conflicts = tshark(
+        &pcap,
+        "6lowpan.fragment.overlap.conflicts || 6lowpan.fragment.error",
+        &["frame.number"],
+    );
+    assert!(conflicts.is_empty(), "{conflicts:?}");
+    let dio = tshark(
+        &pcap,
+        "icmpv6.type == 155 && icmpv6.code == 1",
+        &["frame.number"],
+    );
+    let dios = rows.iter().filter(|r| r[col("kind")] == "dio").count();
+    assert_eq!(dio.len(), dios);
+    let acks = tshark(&pcap, "wpan.frame_type == 2", &["frame.number"]);
+    assert_eq!(
+        acks.len(),
+        rows.iter().filter(|r| r[col("kind")] == "ack").count()
+    );
+    // The frames no addressee decoded carry a comment naming their row.
+    let commented = tshark(&pcap, "frame.comment", &["frame.number"]);
+    let undecoded: Vec<String> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r[col("decoded")] == "false")
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    assert_eq!(commented, undecoded);
 }

@@ -228,6 +228,7 @@ fn run_with(
     }
     let trace = sim.trace.take().map(|mut t| {
         t.frames = sim.net.mesh.take_frames();
+        t.datagrams = sim.net.mesh.take_datagrams();
         *t
     });
     Ok((result, trace))

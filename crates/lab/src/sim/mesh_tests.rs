@@ -131,7 +131,8 @@ exchanges = 1
     assert_eq!(kinds, ["transmit", "complete", "rto"]);
     let frames = crate::trace::frames::batch(&trace.frames);
     assert_eq!(frames.num_rows(), 3);
-    // Written as a mesh run's trace: events and frames, no queue table or pcap.
+    // Written as a mesh run's trace: events, frames and the 802.15.4 capture, no queue table
+    // or IP pcap.
     let dir = tempfile::tempdir().unwrap();
     trace
         .write(dir.path(), spec, crate::trace::TraceFormat::Csv)
@@ -141,7 +142,7 @@ exchanges = 1
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    assert_eq!(files, ["events.csv", "frames.csv"]);
+    assert_eq!(files, ["events.csv", "frames.csv", "mesh.pcapng"]);
     let csv = std::fs::read_to_string(dir.path().join("frames.csv")).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),

@@ -20,8 +20,9 @@
 //!   direction as IPv4 (`LINKTYPE_RAW`), stamped with the instant it reached the FIFO.
 //!
 //! A mesh run (`[topology] kind = "mesh"`) has no bottleneck FIFO: it writes `events.parquet`
-//! (the same CoAP-level rows) and `frames.parquet` ([`frames`]: every 802.15.4 frame on air,
-//! per hop), and no queue table or pcap.
+//! (the same CoAP-level rows), `frames.parquet` ([`frames`]: every 802.15.4 frame on air,
+//! per hop) and `mesh.pcapng` ([`meshpcap`]: those frames as 802.15.4 frames carrying 6LoWPAN,
+//! UDP and CoAP or RPL's ICMPv6), and no queue table or IP pcap.
 //!
 //! With `--trace-format csv` the tables are `.csv` files with the same columns.
 //! docs/scenarios.md ("Traces") lists every column.
@@ -30,6 +31,7 @@
 
 pub mod events;
 pub mod frames;
+pub mod meshpcap;
 pub mod pcap;
 pub mod queue;
 pub mod table;
@@ -168,6 +170,8 @@ pub struct RunTrace {
     pub(crate) records: Vec<PacketRecord>,
     /// A mesh run's frames on air (empty on the star).
     pub(crate) frames: Vec<coaplab_netsim::mesh::FrameRecord>,
+    /// A mesh run's datagrams, what its data frames carry (empty on the star).
+    pub(crate) datagrams: Vec<coaplab_netsim::mesh::DatagramRecord>,
 }
 
 impl RunTrace {
@@ -182,6 +186,9 @@ impl RunTrace {
         table::write(&dir.join("events"), &self.events.batch(), format)?;
         if spec.config.is_mesh() {
             table::write(&dir.join("frames"), &frames::batch(&self.frames), format)?;
+            if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
+                meshpcap::write(dir, &self.frames, &self.datagrams, &mesh.params)?;
+            }
             return Ok(());
         }
         let network = &spec.config.network;

@@ -28,5 +28,6 @@ pub mod topology;
 pub use layout::{Layout, LayoutError, Node, Role};
 pub use params::{CsmaParams, MeshParams, Routing, MESH_PARAMS};
 pub use topology::{
-    ControlCounts, ControlStats, FrameKind, FrameRecord, Mesh, MeshConfig, MeshError, MeshStats,
+    ControlCounts, ControlStats, DatagramRecord, FrameKind, FrameRecord, Mesh, MeshConfig,
+    MeshError, MeshStats,
 };

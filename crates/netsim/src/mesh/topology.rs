@@ -196,6 +196,8 @@ pub struct Mesh {
     route_rebuilds: u64,
     /// Frames on air since [`Mesh::record_frames`]; `None`: not recording.
     frame_log: Option<Vec<FrameRecord>>,
+    /// The datagrams sent since [`Mesh::record_frames`] (kept only while recording).
+    datagram_log: Vec<frames::DatagramRecord>,
 }
 
 impl Mesh {
@@ -283,6 +285,7 @@ impl Mesh {
             mobility: None,
             route_rebuilds: 0,
             frame_log: None,
+            datagram_log: Vec::new(),
         };
         if let Routing::Rpl { objective, warmup } = p.routing {
             mesh.rpl_start(objective, run_seed);
@@ -568,7 +571,7 @@ impl Mesh {
             }
             TxKind::Ack { to, seq } => {
                 if self.frame_log.is_some() {
-                    self.log_ack(node, to, at, &received);
+                    self.log_ack(node, to, seq, at, &received);
                 }
                 let m = &self.macs[to as usize];
                 if received.contains(&to)
@@ -815,6 +818,9 @@ impl Topology for Mesh {
         std::mem::swap(&mut d.payload, payload);
         d.alive = true;
         d.hops = 0;
+        if self.frame_log.is_some() {
+            self.log_datagram(slot);
+        }
         self.dir(up).offered_packets += 1;
         self.enqueue(slot, src_node, now);
         Ok(PacketId(id))
@@ -855,7 +861,7 @@ impl Topology for Mesh {
 }
 
 mod frames;
-pub use frames::{FrameKind, FrameRecord};
+pub use frames::{DatagramRecord, FrameKind, FrameRecord};
 
 mod mobile;
 

@@ -2,6 +2,8 @@
 //! that went on air (data fragments, RPL control frames, ACKs), for traces. Off by default;
 //! recording draws nothing from any random stream, so a recorded run is the same run.
 
+use std::net::SocketAddr;
+
 use coaplab_cc::time::Instant;
 
 use super::Mesh;
@@ -64,6 +66,34 @@ pub struct FrameRecord {
     pub decoded: bool,
     /// How many nodes decoded it.
     pub receivers: u32,
+    /// The MAC sequence number (an ACK: the acknowledged frame's).
+    pub seq: u8,
+    /// RPL control frames: the message.
+    pub control: Option<Control>,
+}
+
+/// A datagram sent into the mesh while recording ([`Mesh::take_datagrams`]): what a
+/// [`FrameRecord`]'s `packet` refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatagramRecord {
+    /// Its packet id (a `Delivery`'s `id`, a [`FrameRecord`]'s `packet`).
+    pub id: u64,
+    /// Its tag (the caller's, as given to [`Topology::send`](crate::Topology::send)).
+    pub tag: u64,
+    /// The UDP source.
+    pub src: SocketAddr,
+    /// The UDP destination.
+    pub dst: SocketAddr,
+    /// The node it starts from.
+    pub src_node: u16,
+    /// The node it ends at (an off-mesh server's: the border router).
+    pub dst_node: u16,
+    /// Towards the server (RPL: upward).
+    pub up: bool,
+    /// The uncompressed IPv6 length the model frames.
+    pub ip_len: u32,
+    /// The UDP payload (the CoAP message) as the endpoint produced it.
+    pub payload: Vec<u8>,
 }
 
 impl Mesh {
@@ -71,6 +101,38 @@ impl Mesh {
     /// on (after any RPL warm-up: the warm-up's frames are not kept).
     pub fn record_frames(&mut self, on: bool) {
         self.frame_log = on.then(Vec::new);
+        self.datagram_log.clear();
+    }
+
+    /// The datagrams sent since recording started, taken out (in send order).
+    pub fn take_datagrams(&mut self) -> Vec<DatagramRecord> {
+        std::mem::take(&mut self.datagram_log)
+    }
+
+    /// The tag of datagram `id` if it was sent while recording (ids are consecutive, so
+    /// the log is indexed by id).
+    fn logged_tag(&self, id: u64) -> Option<u64> {
+        let first = self.datagram_log.first()?.id;
+        let d = self
+            .datagram_log
+            .get(usize::try_from(id.checked_sub(first)?).ok()?)?;
+        (d.id == id).then_some(d.tag)
+    }
+
+    /// Keeps the datagram just sent in `slot` (recording only).
+    pub(super) fn log_datagram(&mut self, slot: u32) {
+        let d = &self.slots[slot as usize];
+        self.datagram_log.push(DatagramRecord {
+            id: d.id,
+            tag: d.tag,
+            src: d.src.unwrap_or(crate::addr::SERVER_ADDR),
+            dst: d.dst.unwrap_or(crate::addr::SERVER_ADDR),
+            src_node: d.src_node,
+            dst_node: d.dst_node,
+            up: d.up,
+            ip_len: d.ip_len,
+            payload: d.payload.clone(),
+        });
     }
 
     /// The frames recorded so far, taken out.
@@ -107,9 +169,13 @@ impl Mesh {
             to: (!broadcast).then_some(frame.to),
             kind,
             psdu_bytes: frame.psdu_bytes,
-            packet: data.map(|d| d.id),
-            tag: data.map(|d| d.tag),
-            fragment: data.map(|_| (frame.fragment, frame.fragments)),
+            // The datagram may be gone (delivered, or dropped, its slot reused) while a MAC
+            // retry of one of its frames is on air: the frame still names it.
+            packet: (kind == FrameKind::Data).then_some(frame.datagram),
+            tag: data
+                .map(|d| d.tag)
+                .or_else(|| self.logged_tag(frame.datagram)),
+            fragment: (kind == FrameKind::Data).then_some((frame.fragment, frame.fragments)),
             attempt: (!broadcast).then(|| self.macs[node as usize].csma.retries() + 1),
             decoded: if broadcast {
                 !received.is_empty()
@@ -117,6 +183,8 @@ impl Mesh {
                 received.contains(&frame.to)
             },
             receivers: received.len() as u32,
+            seq: frame.seq,
+            control: frame.control,
         };
         if let Some(log) = self.frame_log.as_mut() {
             log.push(record);
@@ -124,7 +192,7 @@ impl Mesh {
     }
 
     /// Logs the ACK `node` finished sending to `to` at `end` (internal clock).
-    pub(super) fn log_ack(&mut self, node: u16, to: u16, end: Instant, received: &[u16]) {
+    pub(super) fn log_ack(&mut self, node: u16, to: u16, seq: u8, end: Instant, received: &[u16]) {
         let Some(log) = self.frame_log.as_mut() else {
             return;
         };
@@ -141,6 +209,8 @@ impl Mesh {
             attempt: None,
             decoded: received.contains(&to),
             receivers: received.len() as u32,
+            seq,
+            control: None,
         });
     }
 }
