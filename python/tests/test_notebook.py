@@ -157,6 +157,9 @@ def test_sigint_stops_a_sweep_between_runs(tmp_path):
     # 2000 runs, seconds even in release; SIGINT from another thread after 0.5 s, while the main
     # thread is in Rust with the GIL released: only Python::check_signals sees it there.
     big = dict(LOSSY, replications=1000)
+    # Python's Ctrl-C handler, as at a terminal: a suite started in a shell's background
+    # inherits SIGINT ignored, and Python then installs no handler (seen in a fresh chroot).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     t0 = time.monotonic()
     timer.start()
@@ -165,6 +168,7 @@ def test_sigint_stops_a_sweep_between_runs(tmp_path):
             coaplab.run(big, out=tmp_path / "o", jobs=2, progress=False)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 10
     part = coaplab.read_results(tmp_path / "o")
     statuses = [r["status"] for r in part.manifest["runs"]]
