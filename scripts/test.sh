@@ -11,6 +11,13 @@
 #                               profile-guided build against the plain one (scripts/build-pgo.sh)
 #                               and the speed comparison with ns-3 (scripts/ns3-speed/run.py)
 set -euo pipefail
+# SIGINT at its default action for everything below, as at a terminal: started in the
+# background of a non-interactive shell (CI runners, `./scripts/test.sh &`), the suite inherits
+# SIGINT ignored, and the Python peers and tests that are stopped with it (aiocoap-client, the
+# package's Ctrl-C test) would then never see it. Bash itself cannot undo an inherited ignore.
+if [ -z "${COAPLAB_TEST_SIGINT:-}" ] && env --default-signal=INT true 2>/dev/null; then
+  exec env --default-signal=INT COAPLAB_TEST_SIGINT=1 bash "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 
 long=0
