@@ -4,7 +4,7 @@
 # warnings as errors, the layer-direction check, every test of the workspace, and every shell
 # command of README.md and docs/*.md (scripts/doc-test.py).
 #
-#   ./scripts/test.sh           the default suite (what CI runs; well under 30 minutes)
+#   ./scripts/test.sh           the default suite (what CI runs; README, Quick start, gives its time)
 #   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
 #                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md),
 #                               the ns-3 mesh comparison (scripts/ns3-mesh/compare.py), the
