@@ -65,6 +65,11 @@ fi
 if ! command -v curl >/dev/null; then
   apt_install curl
 fi
+# GNU time: docs/BENCHMARKS.md's commands, which scripts/doc-test.py runs, time themselves with
+# /usr/bin/time -f (a minimal Debian has only bash's keyword).
+if [ ! -x /usr/bin/time ]; then
+  apt_install time
+fi
 if ! command -v nghttpd >/dev/null; then
   apt_install nghttp2-server
 fi
