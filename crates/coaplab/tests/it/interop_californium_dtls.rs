@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_ok, californium, californium_with_dir, coaplab, noise, pattern, run_bounded, CfServer,
-    OurServer,
+    assert_ok, assert_wrong_psk_fails, californium, californium_with_dir, coaplab, noise, pattern,
+    run_bounded, CfServer, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -54,20 +54,7 @@ fn our_dtls_client_against_scandium_server() {
     assert_ok(&o, "get coaps store");
     assert!(o.stdout == body, "coaps /store differs");
     // A wrong key: Scandium drops our undecryptable Finished; we fail on the stall (exit 4).
-    let o = run_bounded(
-        coaplab()
-            .args(["get", &uri("data/10"), "--dtls-stall", "1s"])
-            .args(["-k", "wrong-key", "-u", ID]),
-        None,
-        LIMIT,
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("DTLS handshake"));
+    assert_wrong_psk_fails(&uri("data/10"), ID, LIMIT);
 }
 
 #[test]

@@ -13,8 +13,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{
-    assert_ok, coaplab, emulator_unavailable, first_answer, noise, pattern, peer, peer_with_dir,
-    run_bounded, spawn_quiet, Guard, OurServer,
+    assert_ok, assert_wrong_psk_fails, coaplab, emulator_unavailable, first_answer, noise, pattern,
+    peer, peer_with_dir, run_bounded, spawn_quiet, Guard, OurServer,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -73,20 +73,7 @@ fn our_client_against_libcoap_dtls_server() {
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(log.contains("cipher=PSK-AES128-CCM8"), "{log}");
     // A wrong key: libcoap drops our undecryptable Finished silently; we fail on the stall.
-    let o = run_bounded(
-        coaplab()
-            .args(["get", &uri("dtls"), "--dtls-stall", "1s"])
-            .args(psk("wrong-key")),
-        None,
-        LIMIT,
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("DTLS handshake"));
+    assert_wrong_psk_fails(&uri("dtls"), ID, LIMIT);
 }
 
 #[test]

@@ -718,3 +718,22 @@ impl LineChild {
         listening_port(&line.1)
     }
 }
+
+/// `coaplab get uri` with a PSK the server does not hold (`wrong-key`, `identity`): the
+/// server drops our undecryptable Finished, and we fail on the handshake stall (1 s) with exit
+/// 4 and a message naming the DTLS handshake.
+pub(crate) fn assert_wrong_psk_fails(uri: &str, identity: &str, limit: Duration) {
+    let o = run_bounded(
+        coaplab().args(["get", uri, "--dtls-stall", "1s"]).args([
+            "-k",
+            "wrong-key",
+            "-u",
+            identity,
+        ]),
+        None,
+        limit,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("DTLS handshake"), "{err}");
+}
