@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use coaplab_cc::time::{Duration, Instant};
 
+use super::contiki_csma::{ContikiParams, ContikiQueues, Discipline};
 use super::csma::Csma;
 use super::params::CsmaParams;
 use super::phy::{self, MAX_PSDU_OCTETS};
@@ -126,8 +127,13 @@ pub struct Mac {
     pub queue: VecDeque<Frame>,
     /// Bound of `queue`.
     pub capacity: usize,
-    /// CSMA/CA state of the head frame.
+    /// Which MAC this is.
+    pub discipline: Discipline,
+    /// CSMA/CA state of the head frame ([`Discipline::Ieee802154`]).
     pub csma: Csma,
+    /// Contiki's neighbour queues (the Contiki disciplines); the frame being served is moved
+    /// to the front of `queue` when its neighbour's turn comes.
+    pub contiki: ContikiQueues,
     /// Where the head frame is.
     pub phase: Phase,
     /// Generation of the pending MAC timer; a timer event of another generation is stale.
@@ -143,11 +149,19 @@ pub struct Mac {
 
 impl Mac {
     /// An idle MAC whose queue holds `capacity` frames.
-    pub fn new(params: CsmaParams, capacity: usize, first_seq: u8) -> Mac {
+    pub fn new(
+        discipline: Discipline,
+        params: CsmaParams,
+        contiki: ContikiParams,
+        capacity: usize,
+        first_seq: u8,
+    ) -> Mac {
         Mac {
             queue: VecDeque::with_capacity(capacity),
             capacity,
+            discipline,
             csma: Csma::new(params),
+            contiki: ContikiQueues::new(contiki),
             phase: Phase::Idle,
             generation: 0,
             cca_start: Instant::ZERO,
@@ -156,16 +170,43 @@ impl Mac {
         }
     }
 
-    /// Room for `frames` more frames.
-    pub fn has_room(&self, frames: usize) -> bool {
-        self.queue.len() + frames <= self.capacity
+    /// Room for `frames` more frames to `to` (Contiki's `csma.c` also needs a neighbour
+    /// queue for `to`).
+    pub fn has_room(&self, frames: usize, to: u16) -> bool {
+        self.queue.len() + frames <= self.capacity && self.contiki.admits(to, self.discipline)
     }
 
-    /// Appends `frame`, giving it the next sequence number.
-    pub fn push(&mut self, mut frame: Frame) {
+    /// Appends `frame` at `now`, giving it the next sequence number.
+    pub fn push(&mut self, mut frame: Frame, now: Instant) {
         frame.seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
+        if self.discipline != Discipline::Ieee802154 {
+            self.contiki.queued(frame.to, now);
+        }
         self.queue.push_back(frame);
+    }
+
+    /// Transmissions of the head frame so far, this one included.
+    pub fn attempt(&self) -> u32 {
+        match (self.discipline, self.queue.front()) {
+            (Discipline::Ieee802154, _) | (_, None) => self.csma.retries() + 1,
+            (_, Some(f)) => self.contiki.transmissions(f.to) + 1,
+        }
+    }
+
+    /// Contiki: moves the first frame to `to` to the front of the queue (it is served next).
+    pub fn serve(&mut self, to: u16) {
+        if let Some(i) = self.queue.iter().position(|f| f.to == to) {
+            if i > 0 {
+                let f = self.queue.remove(i).expect("index from position");
+                self.queue.push_front(f);
+            }
+        }
+    }
+
+    /// Contiki: frames to `to` still queued.
+    pub fn has_frames_to(&self, to: u16) -> bool {
+        self.queue.iter().any(|f| f.to == to)
     }
 
     /// Invalidates the pending timer and returns the new generation.

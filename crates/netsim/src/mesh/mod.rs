@@ -4,7 +4,8 @@
 //! * [`phy`]: 2.4 GHz O-QPSK timing (symbol, SHR/PHR, turnaround, CCA, airtime).
 //! * [`medium`]: Cooja's UDGM with distance loss: ranges, TX/RX success ratios, collisions,
 //!   half-duplex radios, CCA.
-//! * [`csma`] and [`mac`]: unslotted CSMA/CA with ACKs and retries, NullRDC, bounded queues.
+//! * [`csma`] and [`mac`]: unslotted CSMA/CA with ACKs and retries, NullRDC, bounded queues;
+//!   [`contiki_csma`]: Contiki 3.0's own `csma.c` and `nullmac.c` as alternatives.
 //! * [`sixlowpan`]: IPHC/NHC header sizes, FRAG1/FRAGN fragmentation, reassembly.
 //! * [`routing`]: static minimum-hop routes towards the border router (where RPL plugs in).
 //! * [`mobility`]: BonnMotion's Random Waypoint, Gauss-Markov, Manhattan Grid and Pursue, and
@@ -13,6 +14,7 @@
 //! * [`params`]: every constant as a documented parameter ([`MESH_PARAMS`]).
 //! * [`topology`]: [`Mesh`], which joins them. docs/mesh-model.md gives the sources.
 
+pub mod contiki_csma;
 pub mod csma;
 pub mod layout;
 pub mod mac;

@@ -5,6 +5,7 @@
 use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
 use coaplab_cc::time::Duration;
 
+use super::contiki_csma::{ContikiParams, Discipline};
 use super::phy;
 
 /// Every mesh parameter. Defaults: the radio medium of docs/experiments.md §8f (Cooja UDGM,
@@ -83,6 +84,41 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         default: Value::Bool(true),
         help: "unicast frames request an ACK and are retransmitted without one; false: sent once, no ACK on air (Contiki 3.0 NullRDC on Sky/Z1)",
         source: "IEEE 802.15.4-2006 §7.5.6.4; Contiki 3.0 core/net/mac/nullrdc.c NULLRDC_802154_AUTOACK(_HW) default 0 sets no PACKETBUF_ATTR_MAC_ACK, framer-802154.c ack_required",
+    },
+    ParamSpec {
+        key: "mac",
+        kind: Kind::Choice(Discipline::NAMES),
+        default: Value::Choice("ieee802154"),
+        help: "the MAC: ieee802154 (unslotted CSMA/CA, mac_* keys), contiki-csma (Contiki 3.0 csma.c: per-neighbour queues, no initial backoff, 1/8-s retry backoff, mac_max_transmissions) or contiki-nullmac (one CCA, sent once)",
+        source: "IEEE 802.15.4-2006 §7.5.1.4; Contiki 3.0 core/net/mac/csma.c, nullmac.c, nullrdc.c (examples/er-rest-example/project-conf.h selects nullmac_driver)",
+    },
+    ParamSpec {
+        key: "mac_max_transmissions",
+        kind: Kind::Int { min: 1, max: 32 },
+        default: Value::Int(4),
+        help: "contiki-csma: transmissions of a packet without an ACK before it is dropped (Z1 4, Sky 5, Cooja motes 8)",
+        source: "Contiki 3.0 core/net/ipv6/sicslowpan.c SICSLOWPAN_MAX_MAC_TRANSMISSIONS 4; platform/sky 5, platform/cooja 8 (contiki-conf.h)",
+    },
+    ParamSpec {
+        key: "contiki_clock_hz",
+        kind: Kind::Int { min: 1, max: 1_000_000 },
+        default: Value::Int(128),
+        help: "contiki-csma: CLOCK_SECOND, the tick of its backoffs (Sky/Z1 128, Cooja motes 1000)",
+        source: "Contiki 3.0 platform/sky, platform/z1 CLOCK_CONF_SECOND 128; platform/cooja 1000",
+    },
+    ParamSpec {
+        key: "contiki_channel_check_rate",
+        kind: Kind::Int { min: 1, max: 1000 },
+        default: Value::Int(8),
+        help: "contiki-csma: NETSTACK_RDC_CHANNEL_CHECK_RATE; the retry timebase is CLOCK_SECOND / rate ticks (1/8 s)",
+        source: "Contiki 3.0 csma.c default_timebase (NullRDC has no channel check interval); platform/sky, platform/cooja rate 8",
+    },
+    ParamSpec {
+        key: "contiki_neighbor_queues",
+        kind: Kind::Int { min: 1, max: 64 },
+        default: Value::Int(2),
+        help: "contiki-csma: neighbours with queued packets at a time; a packet for another one is dropped",
+        source: "Contiki 3.0 core/net/mac/csma.c CSMA_MAX_NEIGHBOR_QUEUES 2 (no platform overrides it)",
     },
     ParamSpec {
         key: "unit_backoff_symbols",
@@ -208,6 +244,10 @@ pub struct MeshParams {
     /// each is sent once and no ACK goes on air, as Contiki 3.0's NullRDC does on Sky/Z1
     /// unless `NULLRDC_CONF_802154_AUTOACK` is set (docs/mesh-model.md, "ACKs in Cooja").
     pub mac_ack_request: bool,
+    /// The MAC discipline (`mac`).
+    pub mac: Discipline,
+    /// Contiki's MAC constants (used by [`Discipline::ContikiCsma`]).
+    pub contiki: ContikiParams,
     /// Frames one node's MAC queue holds.
     pub queue_frames: u32,
     /// 6LoWPAN reassembly timeout.
@@ -298,6 +338,13 @@ impl MeshParams {
                 ack_wait: phy::symbols(p.int("ack_wait_symbols")),
             },
             mac_ack_request: p.flag("mac_ack_request"),
+            mac: Discipline::from_name(p.choice("mac")).expect("a name of Discipline::NAMES"),
+            contiki: ContikiParams {
+                clock_hz: int("contiki_clock_hz"),
+                channel_check_rate: int("contiki_channel_check_rate"),
+                neighbor_queues: int("contiki_neighbor_queues"),
+                max_transmissions: int("mac_max_transmissions"),
+            },
             queue_frames: int("queue_frames"),
             reass_maxage: p.secs("reass_maxage_s"),
             short_addresses: p.flag("short_addresses"),
@@ -329,6 +376,17 @@ mod tests {
         assert_eq!(d.csma.ack_wait, Duration::from_micros(864));
         assert_eq!(d.queue_frames, 8);
         assert!(d.mac_ack_request);
+        assert_eq!(d.mac, Discipline::Ieee802154);
+        assert_eq!(d.contiki.timebase(), Duration::from_millis(125));
+        let mut s = Settings::new();
+        s.set("mac", "contiki-csma");
+        assert_eq!(
+            MeshParams::resolve(&s).unwrap().mac,
+            Discipline::ContikiCsma
+        );
+        let mut s = Settings::new();
+        s.set("mac", "csma");
+        assert!(MeshParams::resolve(&s).is_err());
         assert_eq!(d.reass_maxage, Duration::from_secs(20));
         assert_eq!(d.rpl, crate::mesh::rpl::RplParams::CONTIKI);
         let mut s = Settings::new();

@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use coaplab_cc::rng::SeededRandom;
 use coaplab_cc::time::{Duration, Instant};
 
+use super::contiki_csma::Discipline;
 use super::csma::{Failure, Next};
 use super::layout::{Layout, LayoutError, Role};
 use super::mac::{self, Frame, Mac, Phase, ACK_BYTES, BROADCAST, FCS_BYTES};
@@ -253,7 +254,13 @@ impl Mesh {
             .iter_mut()
             .map(|r| {
                 use coaplab_cc::rng::Random;
-                Mac::new(p.csma, p.queue_frames as usize, r.below(256) as u8)
+                Mac::new(
+                    p.mac,
+                    p.csma,
+                    p.contiki,
+                    p.queue_frames as usize,
+                    r.below(256) as u8,
+                )
             })
             .collect();
         let mut mesh = Mesh {
@@ -385,6 +392,12 @@ impl Mesh {
                 Ev::BackoffEnd { node, gen } => {
                     let m = &mut self.macs[node as usize];
                     if m.generation == gen {
+                        if m.discipline != Discipline::Ieee802154 {
+                            // Contiki: the neighbour queue whose timer fired is served now.
+                            if let Some(n) = m.contiki.next_due() {
+                                m.serve(n.to);
+                            }
+                        }
                         m.phase = Phase::Cca;
                         m.cca_start = at;
                         self.events
@@ -417,7 +430,10 @@ impl Mesh {
                     }
                 }
                 Ev::AckTimeout { node, gen } => {
-                    if self.macs[node as usize].generation == gen {
+                    let m = &self.macs[node as usize];
+                    if m.generation == gen && m.discipline != Discipline::Ieee802154 {
+                        self.contiki_no_ack(node, at);
+                    } else if m.generation == gen {
                         let next = {
                             let m = &mut self.macs[node as usize];
                             m.csma.no_ack(at, &mut self.mac_rngs[node as usize])
@@ -455,6 +471,9 @@ impl Mesh {
     /// Starts CSMA/CA for the head frame of an idle MAC.
     fn kick(&mut self, node: u16, now: Instant) {
         let m = &mut self.macs[node as usize];
+        if m.discipline != Discipline::Ieee802154 {
+            return self.contiki_kick(node, now);
+        }
         if m.phase != Phase::Idle || m.queue.is_empty() {
             return;
         }
@@ -469,6 +488,9 @@ impl Mesh {
 
     fn cca_done(&mut self, node: u16, at: Instant, busy: bool) {
         let m = &mut self.macs[node as usize];
+        if m.discipline != Discipline::Ieee802154 {
+            return self.contiki_cca_done(node, at, busy);
+        }
         let next = m.csma.cca_done(at, busy, &mut self.mac_rngs[node as usize]);
         self.csma_next(node, at, next);
     }
@@ -491,7 +513,7 @@ impl Mesh {
                     Failure::NoAck => {
                         self.head_stats(node).no_ack_failures += 1;
                         if let Some(&h) = self.macs[node as usize].queue.front() {
-                            let tx = self.macs[node as usize].csma.retries() + 1;
+                            let tx = self.macs[node as usize].attempt();
                             self.rpl_link_sample(node, h.to, false, tx, at);
                         }
                     }
@@ -543,6 +565,10 @@ impl Mesh {
                         m.phase = Phase::Idle;
                         m.queue.pop_front();
                         m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
+                        if m.discipline != Discipline::Ieee802154 {
+                            let more = m.has_frames_to(frame.to);
+                            m.contiki.done(frame.to, at, more, false);
+                        }
                         self.kick(node, at);
                         self.received = received;
                         return;
@@ -637,12 +663,16 @@ impl Mesh {
     /// `node`'s head frame is done: acknowledged, or on air without an ACK request.
     fn head_sent(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
-        let tx = m.csma.retries() + 1;
+        let tx = m.attempt();
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
             // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
             m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
+            if m.discipline != Discipline::Ieee802154 {
+                let more = m.has_frames_to(frame.to);
+                m.contiki.done(frame.to, at, more, false);
+            }
             self.rpl_link_sample(node, frame.to, true, tx, at);
             if frame.control.is_none()
                 && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
@@ -665,6 +695,20 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
+            if m.discipline != Discipline::Ieee802154 {
+                // Contiki: the datagram's other fragments may sit behind other neighbours'
+                // frames; its neighbour queue goes on a timebase later (`free_packet`).
+                if frame.control.is_none() {
+                    m.queue.retain(|f| f.datagram != frame.datagram);
+                    let queue = &m.queue;
+                    m.contiki
+                        .free_empty(|to| to == frame.to || queue.iter().any(|f| f.to == to));
+                }
+                let more = m.has_frames_to(frame.to);
+                // nullmac has no queue timer: the next packet goes at once.
+                let dropped = m.discipline == Discipline::ContikiCsma;
+                m.contiki.done(frame.to, at, more, dropped);
+            }
             if frame.control.is_some() {
                 return self.kick(node, at);
             }
@@ -723,21 +767,24 @@ impl Mesh {
         let (up, id) = (d.up, d.id);
         let header = mac::header_bytes(self.params.short_addresses) + FCS_BYTES;
         let m = &mut self.macs[node as usize];
-        if !m.has_room(plan.frames as usize) {
+        if !m.has_room(plan.frames as usize, next) {
             self.dir(up).queue_drops += 1;
             return self.finish(slot);
         }
         for k in 0..plan.frames {
-            m.push(Frame {
-                slot,
-                datagram: id,
-                fragment: k as u16,
-                fragments: plan.frames as u16,
-                psdu_bytes: (header + plan.payload_bytes(k)) as u16,
-                to: next,
-                seq: 0,
-                control: None,
-            });
+            m.push(
+                Frame {
+                    slot,
+                    datagram: id,
+                    fragment: k as u16,
+                    fragments: plan.frames as u16,
+                    psdu_bytes: (header + plan.payload_bytes(k)) as u16,
+                    to: next,
+                    seq: 0,
+                    control: None,
+                },
+                at,
+            );
         }
         let len = m.queue.len() as u64;
         let s = self.dir(up);
@@ -868,6 +915,8 @@ mod mobile;
 mod control;
 pub use control::{ControlCounts, ControlStats};
 
+mod contiki;
+
 #[cfg(test)]
 mod tests;
 
@@ -876,3 +925,6 @@ mod rpl_tests;
 
 #[cfg(test)]
 mod rpl_mobile_tests;
+
+#[cfg(test)]
+mod contiki_tests;

@@ -274,20 +274,23 @@ impl Mesh {
         r.next_control += 1;
         let id = CONTROL_ID | r.next_control;
         let m = &mut self.macs[node as usize];
-        if !m.has_room(1) {
+        if !m.has_room(1, to) {
             self.control_stats.mac.queue_drops += 1;
             return;
         }
-        m.push(Frame {
-            slot: 0,
-            datagram: id,
-            fragment: 0,
-            fragments: 1,
-            psdu_bytes: psdu as u16,
-            to,
-            seq: 0,
-            control: Some(control),
-        });
+        m.push(
+            Frame {
+                slot: 0,
+                datagram: id,
+                fragment: 0,
+                fragments: 1,
+                psdu_bytes: psdu as u16,
+                to,
+                seq: 0,
+                control: Some(control),
+            },
+            at,
+        );
         self.kick(node, at);
     }
 

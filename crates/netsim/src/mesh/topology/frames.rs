@@ -176,7 +176,7 @@ impl Mesh {
                 .map(|d| d.tag)
                 .or_else(|| self.logged_tag(frame.datagram)),
             fragment: (kind == FrameKind::Data).then_some((frame.fragment, frame.fragments)),
-            attempt: (!broadcast).then(|| self.macs[node as usize].csma.retries() + 1),
+            attempt: (!broadcast).then(|| self.macs[node as usize].attempt()),
             decoded: if broadcast {
                 !received.is_empty()
             } else {

@@ -1,0 +1,151 @@
+//! Contiki 3.0's MACs on the mesh: exact timelines of `csma.c` and `nullmac.c` over NullRDC.
+
+use super::*;
+use coaplab_cc::params::Settings;
+use coaplab_cc::rng::Random;
+
+fn chain3(settings: &[(&str, &str)]) -> MeshConfig {
+    let mut s = Settings::new();
+    for &(k, v) in settings {
+        s.set(k, v);
+    }
+    MeshConfig {
+        layout: Layout::chain(3, 10.0).unwrap(),
+        params: MeshParams::resolve(&s).unwrap(),
+    }
+}
+
+/// Drives the mesh until idle; returns the deliveries.
+fn drain(mesh: &mut Mesh) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut steps = 0;
+    while let Some(t) = mesh.poll_at() {
+        while let Some(d) = mesh.poll_delivery(t, &mut buf) {
+            out.push(d);
+        }
+        steps += 1;
+        assert!(steps < 1_000_000, "livelock");
+    }
+    out
+}
+
+const US: fn(i64) -> Duration = Duration::from_micros;
+
+#[test]
+fn contiki_csma_sends_a_new_neighbours_first_frame_without_a_backoff() {
+    // The same 53-B frame as tests::one_hop_frame_timeline_is_exact, but csma.c schedules it
+    // at once (`ctimer_set(..., 0, ...)`): CCA 128 µs, turnaround 192 µs, 1,888 µs on air.
+    let mut mesh = Mesh::new(&chain3(&[("mac", "contiki-csma")]), 7).unwrap();
+    let t0 = Instant::from_millis(5);
+    mesh.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 9)
+        .unwrap();
+    assert_eq!(mesh.poll_at(), Some(t0));
+    let arrival = t0 + US(128 + 192 + 1_888);
+    let got = drain(&mut mesh);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].at, arrival);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!((s.frames_sent, s.retries, s.mac_drops), (1, 0, 0));
+}
+
+#[test]
+fn contiki_csma_retries_an_unacknowledged_frame_on_the_timebase_backoff() {
+    // Nothing reaches anyone (SUCCESS_RATIO_TX 0): Sky's 5 transmissions, each retry
+    // T + random % (2^min(n, 3) T) ticks after the ACK wait, T = 16 ticks of 1/128 s.
+    let seed = 11;
+    let mut mesh = Mesh::new(
+        &chain3(&[
+            ("mac", "contiki-csma"),
+            ("mac_max_transmissions", "5"),
+            ("success_ratio_tx", "0"),
+        ]),
+        seed,
+    )
+    .unwrap();
+    mesh.record_frames(true);
+    let t0 = Instant::from_millis(5);
+    mesh.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 9)
+        .unwrap();
+    assert!(drain(&mut mesh).is_empty());
+    let starts: Vec<Instant> = mesh.take_frames().iter().map(|f| f.start).collect();
+    let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
+    let _first_seq = rng.below(256);
+    let tick = Duration::from_nanos(7_812_500);
+    let mut want = vec![t0 + US(320)];
+    for n in 1..5u32 {
+        let ack_timeout = *want.last().unwrap() + US(1_888 + 864);
+        let window = (1u64 << n.min(3)) * 16;
+        let wait = tick * (16 + rng.below(window)) as i64;
+        want.push(ack_timeout + wait + US(320));
+    }
+    assert_eq!(starts, want);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!(
+        (s.frames_sent, s.retries, s.no_ack_failures, s.mac_drops),
+        (5, 4, 1, 1)
+    );
+}
+
+#[test]
+fn contiki_nullmac_sends_each_frame_once() {
+    let mut mesh = Mesh::new(
+        &chain3(&[("mac", "contiki-nullmac"), ("success_ratio_tx", "0")]),
+        3,
+    )
+    .unwrap();
+    mesh.send(
+        Instant::ZERO,
+        client_addr(0),
+        SERVER_ADDR,
+        &mut vec![0; 11],
+        1,
+    )
+    .unwrap();
+    drain(&mut mesh);
+    let s = mesh.stats(Direction::Up);
+    assert_eq!(
+        (s.frames_sent, s.retries, s.no_ack_failures, s.mac_drops),
+        (1, 0, 1, 1)
+    );
+}
+
+#[test]
+fn every_datagram_ends_under_both_contiki_macs_on_a_busy_grid() {
+    // Seven clients send fragmented datagrams across the 3×3 grid, the first round at once:
+    // collisions, busy CCAs, relays with two neighbour queues; each datagram is delivered or
+    // counted dropped.
+    for mac in ["contiki-csma", "contiki-nullmac"] {
+        let mut s = Settings::new();
+        s.set("mac", mac);
+        let config = MeshConfig {
+            layout: Layout::grid(3, 3, 10.0).unwrap(),
+            params: MeshParams::resolve(&s).unwrap(),
+        };
+        let mut mesh = Mesh::new(&config, 5).unwrap();
+        for round in 0..4u64 {
+            for k in 0..7 {
+                mesh.send(
+                    Instant::from_millis(
+                        round as i64 * 40 + i64::from(k) * 5 * (round as i64).min(1),
+                    ),
+                    client_addr(k),
+                    SERVER_ADDR,
+                    &mut vec![1; 150],
+                    round * 10 + u64::from(k),
+                )
+                .unwrap();
+            }
+        }
+        let got = drain(&mut mesh).len() as u64;
+        let s = mesh.stats(Direction::Up);
+        assert_eq!(s.offered_packets, 28, "{mac}");
+        assert_eq!(
+            got + s.queue_drops + s.mac_drops + s.reassembly_drops,
+            28,
+            "{mac}: {s:?}"
+        );
+        assert_eq!(mesh.in_flight(), 0, "{mac}");
+        assert!(got > 0, "{mac}");
+    }
+}
