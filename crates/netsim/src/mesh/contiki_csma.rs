@@ -66,6 +66,11 @@ pub struct ContikiParams {
     pub neighbor_queues: u32,
     /// `SICSLOWPAN_MAX_MAC_TRANSMISSIONS`: transmissions of one packet without an ACK.
     pub max_transmissions: u32,
+    /// NullRDC's `ACK_WAIT_TIME` after a unicast frame (13 rtimer ticks of 1/32,768 s on
+    /// Sky/Z1, 2 ms on Cooja motes).
+    pub ack_wait: Duration,
+    /// NullRDC's `AFTER_ACK_DETECTED_WAIT_TIME` (21 ticks on Sky/Z1, 0 on Cooja motes).
+    pub after_ack_wait: Duration,
 }
 
 /// `CSMA_MAX_BACKOFF_EXPONENT` of Contiki 3.0's `csma.c`.
@@ -232,12 +237,16 @@ mod tests {
         channel_check_rate: 8,
         neighbor_queues: 2,
         max_transmissions: 5,
+        ack_wait: Duration::from_micros(397),
+        after_ack_wait: Duration::from_micros(641),
     };
     const COOJA: ContikiParams = ContikiParams {
         clock_hz: 1000,
         channel_check_rate: 8,
         neighbor_queues: 2,
         max_transmissions: 8,
+        ack_wait: Duration::from_micros(2000),
+        after_ack_wait: Duration::ZERO,
     };
 
     fn ms(t: i64) -> Instant {

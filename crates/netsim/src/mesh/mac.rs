@@ -136,6 +136,8 @@ pub struct Mac {
     pub contiki: ContikiQueues,
     /// Where the head frame is.
     pub phase: Phase,
+    /// Contiki: the head frame's ACK arrived during NullRDC's ACK wait.
+    pub acked: bool,
     /// Generation of the pending MAC timer; a timer event of another generation is stale.
     pub generation: u32,
     /// Start of the CCA in progress.
@@ -163,6 +165,7 @@ impl Mac {
             csma: Csma::new(params),
             contiki: ContikiQueues::new(contiki),
             phase: Phase::Idle,
+            acked: false,
             generation: 0,
             cca_start: Instant::ZERO,
             ifs_until: Instant::ZERO,
@@ -209,8 +212,9 @@ impl Mac {
         self.queue.iter().any(|f| f.to == to)
     }
 
-    /// Invalidates the pending timer and returns the new generation.
+    /// Invalidates the pending timer and returns the new generation (and forgets an ACK).
     pub fn bump(&mut self) -> u32 {
+        self.acked = false;
         self.generation = self.generation.wrapping_add(1);
         self.generation
     }

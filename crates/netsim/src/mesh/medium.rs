@@ -247,6 +247,14 @@ impl Udgm {
         r.transmitting || r.cca_signals > 0 || r.cca_last_end > cca_start
     }
 
+    /// `node` is receiving a frame it can decode so far (Cooja's `ContikiRadio` between
+    /// `signalReceptionStart` and the end or an interference: the radio driver's
+    /// `receiving_packet()`).
+    pub fn is_receiving(&self, node: u16) -> bool {
+        let r = &self.radios[node as usize];
+        r.rx_from != NONE && r.rx_ok
+    }
+
     /// `sender` starts transmitting (it must not be transmitting already).
     pub fn start_tx(&mut self, sender: u16, rng: &mut dyn Random) {
         self.stats.transmissions += 1;

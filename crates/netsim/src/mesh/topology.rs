@@ -138,14 +138,42 @@ enum TxKind {
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    BackoffEnd { node: u16, gen: u32 },
-    CcaEnd { node: u16, gen: u32 },
-    TxStart { node: u16, gen: u32 },
-    TxEnd { node: u16 },
-    AckStart { node: u16, to: u16, seq: u8 },
-    AckTimeout { node: u16, gen: u32 },
-    Arrive { slot: u32 },
-    Rpl { node: u16, gen: u32 },
+    BackoffEnd {
+        node: u16,
+        gen: u32,
+    },
+    CcaEnd {
+        node: u16,
+        gen: u32,
+    },
+    TxStart {
+        node: u16,
+        gen: u32,
+    },
+    TxEnd {
+        node: u16,
+    },
+    AckStart {
+        node: u16,
+        to: u16,
+        seq: u8,
+    },
+    AckTimeout {
+        node: u16,
+        gen: u32,
+    },
+    /// Contiki: NullRDC's `AFTER_ACK_DETECTED_WAIT_TIME` is over; read what came.
+    AckRead {
+        node: u16,
+        gen: u32,
+    },
+    Arrive {
+        slot: u32,
+    },
+    Rpl {
+        node: u16,
+        gen: u32,
+    },
 }
 
 /// Sequence-number filter value meaning "nothing received yet".
@@ -432,7 +460,7 @@ impl Mesh {
                 Ev::AckTimeout { node, gen } => {
                     let m = &self.macs[node as usize];
                     if m.generation == gen && m.discipline != Discipline::Ieee802154 {
-                        self.contiki_no_ack(node, at);
+                        self.contiki_ack_wait_over(node, at);
                     } else if m.generation == gen {
                         let next = {
                             let m = &mut self.macs[node as usize];
@@ -442,6 +470,11 @@ impl Mesh {
                             self.head_stats(node).retries += 1;
                         }
                         self.csma_next(node, at, next);
+                    }
+                }
+                Ev::AckRead { node, gen } => {
+                    if self.macs[node as usize].generation == gen {
+                        self.contiki_ack_read(node, at);
                     }
                 }
                 Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
@@ -564,8 +597,9 @@ impl Mesh {
                         m.bump();
                         m.phase = Phase::Idle;
                         m.queue.pop_front();
-                        m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
-                        if m.discipline != Discipline::Ieee802154 {
+                        if m.discipline == Discipline::Ieee802154 {
+                            m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
+                        } else {
                             let more = m.has_frames_to(frame.to);
                             m.contiki.done(frame.to, at, more, false);
                         }
@@ -592,7 +626,7 @@ impl Mesh {
                     m.phase = Phase::AwaitAck;
                     let gen = m.generation;
                     self.events
-                        .schedule(at + self.params.csma.ack_wait, Ev::AckTimeout { node, gen });
+                        .schedule(at + self.ack_wait(node), Ev::AckTimeout { node, gen });
                 }
             }
             TxKind::Ack { to, seq } => {
@@ -604,7 +638,12 @@ impl Mesh {
                     && m.phase == Phase::AwaitAck
                     && m.queue.front().is_some_and(|f| f.seq == seq)
                 {
-                    self.head_sent(to, at);
+                    if m.discipline == Discipline::Ieee802154 {
+                        self.head_sent(to, at);
+                    } else {
+                        // NullRDC reads the ACK only when its wait is over.
+                        self.macs[to as usize].acked = true;
+                    }
                 }
             }
         }
@@ -667,9 +706,11 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         if let Some(frame) = m.queue.pop_front() {
-            // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
-            m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
-            if m.discipline != Discipline::Ieee802154 {
+            if m.discipline == Discipline::Ieee802154 {
+                // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
+                m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
+            } else {
+                // Contiki: NullRDC's `send_list` goes on with the next packet at once.
                 let more = m.has_frames_to(frame.to);
                 m.contiki.done(frame.to, at, more, false);
             }

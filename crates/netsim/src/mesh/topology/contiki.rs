@@ -3,7 +3,7 @@
 //! or a missing ACK does. The rules and their sources are in [`crate::mesh::contiki_csma`]; the
 //! channel, CCA, transmission and ACK are the same as for the IEEE 802.15.4 MAC.
 
-use coaplab_cc::time::Instant;
+use coaplab_cc::time::{Duration, Instant};
 
 use super::{Ev, Mesh};
 use crate::mesh::contiki_csma::Discipline;
@@ -29,11 +29,13 @@ impl Mesh {
         self.events.schedule(at, Ev::BackoffEnd { node, gen });
     }
 
-    /// The CCA before the head frame (NullRDC's `receiving_packet`, the radio's
-    /// `channel_clear`) ended at `at`. Busy: `csma.c` backs the neighbour queue off
-    /// (`MAC_TX_COLLISION`, not counted), `nullmac.c` gives the packet up.
+    /// The CCA before the head frame (the radio's `channel_clear`) ended at `at`; NullRDC's
+    /// `send_one_packet` also refuses to send while the radio is receiving a frame
+    /// (`receiving_packet()`), which a neighbour at the edge of the range does not make
+    /// busy for the CCA. Busy: `csma.c` backs the neighbour queue off (`MAC_TX_COLLISION`, not
+    /// counted), `nullmac.c` gives the packet up.
     pub(super) fn contiki_cca_done(&mut self, node: u16, at: Instant, busy: bool) {
-        if !busy {
+        if !busy && !self.medium.is_receiving(node) {
             return self.csma_next(node, at, Next::Transmit(at + phy::TURNAROUND));
         }
         let m = &mut self.macs[node as usize];
@@ -48,6 +50,42 @@ impl Mesh {
         m.bump();
         m.phase = Phase::Idle;
         self.contiki_kick(node, at);
+    }
+
+    /// How long the sender of a unicast frame waits after it before deciding on the ACK:
+    /// `macAckWaitDuration`, or NullRDC's `ACK_WAIT_TIME` with the Contiki MACs.
+    pub(super) fn ack_wait(&self, node: u16) -> Duration {
+        if self.macs[node as usize].discipline == Discipline::Ieee802154 {
+            self.params.csma.ack_wait
+        } else {
+            self.params.contiki.ack_wait
+        }
+    }
+
+    /// NullRDC's `ACK_WAIT_TIME` after the head frame is over (`send_one_packet`): anything
+    /// on the radio (an ACK received or arriving, another frame, energy) is waited for another
+    /// `AFTER_ACK_DETECTED_WAIT_TIME` and then read; nothing is `MAC_TX_NOACK`.
+    pub(super) fn contiki_ack_wait_over(&mut self, node: u16, at: Instant) {
+        let m = &self.macs[node as usize];
+        let detected = m.acked || self.medium.is_receiving(node) || self.medium.cca_busy(node, at);
+        if !detected {
+            return self.contiki_no_ack(node, at);
+        }
+        let after = self.params.contiki.after_ack_wait;
+        if after == Duration::ZERO {
+            return self.contiki_ack_read(node, at);
+        }
+        let gen = m.generation;
+        self.events.schedule(at + after, Ev::AckRead { node, gen });
+    }
+
+    /// NullRDC reads the radio: our ACK is `MAC_TX_OK`; anything else is `MAC_TX_COLLISION`
+    /// ("not an ack or ack not for us"), backed off without counting.
+    pub(super) fn contiki_ack_read(&mut self, node: u16, at: Instant) {
+        if self.macs[node as usize].acked {
+            return self.head_sent(node, at);
+        }
+        self.contiki_cca_done(node, at, true);
     }
 
     /// The head frame's ACK did not come (`MAC_TX_NOACK`): `csma.c` retries after a backoff

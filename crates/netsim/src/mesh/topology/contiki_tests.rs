@@ -52,7 +52,8 @@ fn contiki_csma_sends_a_new_neighbours_first_frame_without_a_backoff() {
 #[test]
 fn contiki_csma_retries_an_unacknowledged_frame_on_the_timebase_backoff() {
     // Nothing reaches anyone (SUCCESS_RATIO_TX 0): Sky's 5 transmissions, each retry
-    // T + random % (2^min(n, 3) T) ticks after the ACK wait, T = 16 ticks of 1/128 s.
+    // T + random % (2^min(n, 3) T) ticks after NullRDC's 397-µs ACK wait found the channel
+    // silent, T = 16 ticks of 1/128 s.
     let seed = 11;
     let mut mesh = Mesh::new(
         &chain3(&[
@@ -74,7 +75,7 @@ fn contiki_csma_retries_an_unacknowledged_frame_on_the_timebase_backoff() {
     let tick = Duration::from_nanos(7_812_500);
     let mut want = vec![t0 + US(320)];
     for n in 1..5u32 {
-        let ack_timeout = *want.last().unwrap() + US(1_888 + 864);
+        let ack_timeout = *want.last().unwrap() + US(1_888 + 397);
         let window = (1u64 << n.min(3)) * 16;
         let wait = tick * (16 + rng.below(window)) as i64;
         want.push(ack_timeout + wait + US(320));
@@ -84,6 +85,44 @@ fn contiki_csma_retries_an_unacknowledged_frame_on_the_timebase_backoff() {
     assert_eq!(
         (s.frames_sent, s.retries, s.no_ack_failures, s.mac_drops),
         (5, 4, 1, 1)
+    );
+}
+
+#[test]
+fn contiki_csma_reads_the_ack_after_nullrdcs_waits_and_sends_the_next_packet_at_once() {
+    // Two 53-B frames to the server. The ACK (on air 192–544 µs after the frame) is detected
+    // at NullRDC's ACK_WAIT_TIME (397 µs on Sky/Z1) and read AFTER_ACK_DETECTED_WAIT_TIME
+    // (641 µs) later; `send_list` then sends the second packet at once: no backoff, no IFS.
+    let mut mesh = Mesh::new(&chain3(&[("mac", "contiki-csma")]), 7).unwrap();
+    mesh.record_frames(true);
+    for tag in 0..2 {
+        mesh.send(
+            Instant::ZERO,
+            client_addr(0),
+            SERVER_ADDR,
+            &mut vec![0; 11],
+            tag,
+        )
+        .unwrap();
+    }
+    assert_eq!(drain(&mut mesh).len(), 2);
+    let data: Vec<(Instant, Instant)> = mesh
+        .take_frames()
+        .iter()
+        .filter(|f| f.node == 2)
+        .map(|f| (f.start, f.end))
+        .collect();
+    let first = (US(320), US(320 + 1_888));
+    let second_start = first.1 + US(397 + 641) + US(128 + 192);
+    assert_eq!(
+        data,
+        vec![
+            (Instant::ZERO + first.0, Instant::ZERO + first.1),
+            (
+                Instant::ZERO + second_start,
+                Instant::ZERO + second_start + US(1_888)
+            )
+        ]
     );
 }
 
