@@ -3,6 +3,7 @@
 //! `cargo test -p coaplab-lab --test it MODULE::` runs one file's tests.
 
 mod censored;
+mod contiki_mac;
 mod determinism;
 mod http_vs_coap;
 mod long_transfer_sizes;
