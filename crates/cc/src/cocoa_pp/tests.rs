@@ -293,3 +293,64 @@ fn a_larger_cdg_g_lowers_the_backoff_probability() {
         assert!((var(&alg, "backoff_p") - p).abs() < 1e-12, "cdg_g_s={g}");
     }
 }
+
+#[test]
+fn steady_rtts_take_the_rto_to_the_100_ms_floor_where_four_retransmissions_span_1_1_s() {
+    // Issue 31, item 3. Stop-and-wait every 0.4 s on a 50-ms path: every clean sample closes
+    // an interval (0.4 s >= 2·SRTT), and an interval whose maximum RTT did not rise above the
+    // one CDG_WINDOW intervals back gives ḡ_max <= 0, so PBF_DOWN 0.7 applies at every close
+    // whatever X is (docs/algorithms.md §10). Nine closes take 2 s to the floor max(interval max
+    // RTT 0.05, RTO_FLOOR 0.1) = 0.1 s. From there the spec's ×1.42 backoff spans only
+    // 0.1 + 0.142 + 0.202 + 0.286 + 0.407 = 1.137 s before MAX_RETRANSMIT 4 gives up (at most
+    // 1.5 times that with the dither), where CoCoA's VBF spans 0.1, 0.3, 0.9, 2.7, 5.4 = 9.4 s:
+    // on a mesh whose delays reach a second under load, CoCoA++'s exchanges give up where
+    // CoCoA's complete. This is the algorithm as specified, not a sample-handling fault.
+    let mut alg = pp(&["max_retransmit=4"]);
+    let mut rng = ConstantRandom(0.5);
+    let mut rtos = Vec::new();
+    for k in 1..=11 {
+        sample(&mut alg, 0.4 * k as f64, 0.05, &mut rng);
+        rtos.push(alg.rto().as_micros());
+    }
+    assert_eq!(
+        rtos,
+        [
+            2_000_000, 1_400_000, 980_000, 686_000, 480_200, 336_140, 235_298, 164_709, 115_296,
+            100_000, 100_000
+        ]
+    );
+    let o = exchange(
+        &mut alg,
+        at(10.0),
+        Admission::ALONE,
+        None,
+        &mut ConstantRandom(0.0),
+    );
+    assert_eq!(
+        o.timers,
+        [100_000, 142_000, 201_640, 286_329, 406_587].map(us)
+    );
+    assert!(!o.acked);
+    assert_eq!(
+        o.end,
+        at(10.0) + us(100_000 + 142_000 + 201_640 + 286_329 + 406_587)
+    );
+    // The failed exchange gives no sample and leaves the RTO at the floor.
+    assert_eq!(alg.rto(), us(100_000));
+    // Ambiguity #34's alternative `expiry_backoff=vbf` backs off as CoCoA does.
+    let mut vbf = pp(&["max_retransmit=4", "expiry_backoff=vbf"]);
+    for k in 1..=11 {
+        sample(&mut vbf, 0.4 * k as f64, 0.05, &mut rng);
+    }
+    let o = exchange(
+        &mut vbf,
+        at(10.0),
+        Admission::ALONE,
+        None,
+        &mut ConstantRandom(0.0),
+    );
+    assert_eq!(
+        o.timers,
+        [100_000, 300_000, 900_000, 2_700_000, 5_400_000].map(us)
+    );
+}
