@@ -354,3 +354,45 @@ fn steady_rtts_take_the_rto_to_the_100_ms_floor_where_four_retransmissions_span_
         [100_000, 300_000, 900_000, 2_700_000, 5_400_000].map(us)
     );
 }
+
+#[test]
+fn an_rtt_above_every_first_timer_gives_no_clean_sample_and_the_rto_stays_at_2_s() {
+    // Issue 31, item 3, on a loss-free but bloated link (`quickstart.toml`'s NB-IoT star with a
+    // 28,200-B buffer: RTTs of 5-8 s). Only clean exchanges give samples (docs/algorithms.md
+    // §10, ambiguity #29), and the first timer is INITIAL_RTO 2 s dithered to [2, 3) s. An
+    // RTT above 3 s therefore retransmits every exchange, no interval ever closes, and the
+    // RTO stays at 2 s: each exchange sends spurious copies, where CoCoA's weak samples
+    // (1-2 retransmissions) lift its RTO above the RTT. The alternative `samples=all` closes
+    // intervals on every exchange and reaches the RTT.
+    let mut rng = ConstantRandom(0.0);
+    let mut clean = pp(&[]);
+    for k in 0..5 {
+        let o = exchange(
+            &mut clean,
+            at(10.0 * f64::from(k)),
+            Admission::ALONE,
+            Some(secs(5.0)),
+            &mut rng,
+        );
+        // 2, 2.84, 4.0328: the ACK 5 s after the original arrives after 2 retransmissions.
+        assert_eq!(o.timers, [2_000_000, 2_840_000, 4_032_800].map(us));
+        assert_eq!(clean.rto(), us(2_000_000));
+    }
+    assert_eq!(var(&clean, "intervals_closed"), 0.0);
+    // `samples=all`: samples at 5, 15, 25 s; the close at 15 s establishes the previous
+    // interval, the one at 25 s applies 0.7 and the floor max(interval max RTT 5 s, 0.1 s).
+    let mut all = pp(&["samples=all"]);
+    for k in 0..3 {
+        let t0 = at(10.0 * f64::from(k));
+        exchange(&mut all, t0, Admission::ALONE, Some(secs(5.0)), &mut rng);
+    }
+    assert_eq!(all.rto(), us(5_000_000));
+    let o = exchange(
+        &mut all,
+        at(30.0),
+        Admission::ALONE,
+        Some(secs(5.0)),
+        &mut rng,
+    );
+    assert_eq!(o.timers, [us(5_000_000)]); // an ACK at the expiry instant wins: clean
+}
