@@ -427,11 +427,11 @@ mod tests {
 
     #[test]
     fn rathod_presets_leave_the_carried_series_uncapped() {
-        // Issue 31, item 2: "67 -> 135 -> 270 s" on the half-dumbbell is the spec. TIMER_MAX is
-        // infinite for Default CoAP and FB1/FB2/GST (docs/algorithms.md §1: "TIMER_MAX ∞
-        // (presets: 60 s)", and only `fasor18` sets it; §3 works GST from a carried 128 s), and
-        // `rathod-contiki` sets ACK_TIMEOUT and MAX_RETRANSMIT only. So a give-up carries
-        // T4 = 16·T0 and the next exchange doubles it again, without a ceiling.
+        // Issue 31, item 2, finding 2: "67 -> 135 -> 270 s" on the half-dumbbell is the spec.
+        // TIMER_MAX is infinite for Default CoAP and FB1/FB2/GST (docs/algorithms.md §1: "TIMER_MAX
+        // ∞ (presets: 60 s)", and only `fasor18` sets it; §3 works GST from a carried 128 s), and
+        // `rathod-contiki` sets ACK_TIMEOUT and MAX_RETRANSMIT only. So a give-up carries T4 =
+        // 16·T0 and the next exchange doubles it again, without a ceiling.
         let mut a = build("default-fb1", &["preset=rathod-contiki"]);
         // u = 0.8125: T0 = 3·(1 + 0.5·0.8125) = 4.21875 s.
         let mut rng = ScriptedRandom::new(&[0.8125]);

@@ -518,10 +518,10 @@ mod tests {
 
     #[test]
     fn a_24_ms_rtt_gives_a_44_ms_rto_with_no_other_floor() {
-        // Issue 31, item 1 (the half-dumbbell's ~45 ms RTO): the spec's only lower bound is
-        // R + EIFEL_FLOOR_TICKS·TICK = R + 20 ms (docs/algorithms.md §9, Ludwig & Sklower's
-        // "R + 2 ticks"); there is no minimum RTO like RFC 6298's 1 s, and no max(G, ·) term.
-        // A steady 24 ms RTT (the scenario's median) seeds RTO = 2.5·R = 60 ms, then each
+        // Issue 31, item 2, finding 1 (the half-dumbbell's ~45 ms RTO): the spec's only lower
+        // bound is R + EIFEL_FLOOR_TICKS·TICK = R + 20 ms (docs/algorithms.md §9, Ludwig &
+        // Sklower's "R + 2 ticks"); there is no minimum RTO like RFC 6298's 1 s, and no max(G, ·)
+        // term. A steady 24 ms RTT (the scenario's median) seeds RTO = 2.5·R = 60 ms, then each
         // equal sample shrinks RTTVAR by 1/9 until the floor 44 ms binds at the 6th sample.
         let mut a = eifel(&[]);
         let mut rtos = Vec::new();
@@ -542,9 +542,10 @@ mod tests {
 
     #[test]
     fn without_a_clean_exchange_the_rto_stays_at_the_initial_2_s() {
-        // Issue 31, item 1 (one client "stays at 2 s"): only clean exchanges give samples, so a
-        // client whose exchanges all need a retransmission or give up keeps INITIAL_RTO; the
-        // first clean one seeds SRTT = R, RTTVAR = R/2 (RTO 2.5·R), nothing earlier does.
+        // Issue 31, item 2, finding 1 (one client "stays at 2 s"): only clean exchanges give
+        // samples, so a client whose exchanges all need a retransmission or give up keeps
+        // INITIAL_RTO; the first clean one seeds SRTT = R, RTTVAR = R/2 (RTO 2.5·R), nothing
+        // earlier does.
         let mut a = eifel(&[]);
         assert_eq!(
             exchange(&mut a, 0, 14_041_408, 3)[0],

@@ -197,11 +197,11 @@ mod tests {
 
     #[test]
     fn rathod_contiki_preset_leaves_the_carried_series_uncapped() {
-        // Issue 31, item 2: as FB1 (default_fb.rs,
-        // `rathod_presets_leave_the_carried_series_uncapped`), GST's TIMER_MAX is infinite
-        // unless set (docs/algorithms.md §1, §3): a give-up carries 67.5 s, and the next
-        // exchange backs off 67.5, 135, 270 s; three clean exchanges then shrink the 1080 s
-        // it carried by 1/2, 1/4, 1/8: 540, 135, 16.875 s.
+        // Issue 31, item 2, finding 2: as FB1 (default_fb.rs,
+        // `rathod_presets_leave_the_carried_series_uncapped`), GST's TIMER_MAX is infinite unless
+        // set (docs/algorithms.md §1, §3): a give-up carries 67.5 s, and the next exchange backs
+        // off 67.5, 135, 270 s; three clean exchanges then shrink the 1080 s it carried by 1/2,
+        // 1/4, 1/8: 540, 135, 16.875 s.
         let mut a = build(&["preset=rathod-contiki"]);
         let mut rng = ScriptedRandom::new(&[0.8125]);
         run_exchange(&mut a, Instant::ZERO, None, None, &mut rng);

@@ -296,15 +296,15 @@ fn a_larger_cdg_g_lowers_the_backoff_probability() {
 
 #[test]
 fn steady_rtts_take_the_rto_to_the_100_ms_floor_where_four_retransmissions_span_1_1_s() {
-    // Issue 31, item 3. Stop-and-wait every 0.4 s on a 50-ms path: every clean sample closes
-    // an interval (0.4 s >= 2·SRTT), and an interval whose maximum RTT did not rise above the
-    // one CDG_WINDOW intervals back gives ḡ_max <= 0, so PBF_DOWN 0.7 applies at every close
+    // Issue 31, item 2, finding 3. Stop-and-wait every 0.4 s on a 50-ms path: every clean sample
+    // closes an interval (0.4 s >= 2·SRTT), and an interval whose maximum RTT did not rise above
+    // the one CDG_WINDOW intervals back gives ḡ_max <= 0, so PBF_DOWN 0.7 applies at every close
     // whatever X is (docs/algorithms.md §10). Nine closes take 2 s to the floor max(interval max
-    // RTT 0.05, RTO_FLOOR 0.1) = 0.1 s. From there the spec's ×1.42 backoff spans only
-    // 0.1 + 0.142 + 0.202 + 0.286 + 0.407 = 1.137 s before MAX_RETRANSMIT 4 gives up (at most
-    // 1.5 times that with the dither), where CoCoA's VBF spans 0.1, 0.3, 0.9, 2.7, 5.4 = 9.4 s:
-    // on a mesh whose delays reach a second under load, CoCoA++'s exchanges give up where
-    // CoCoA's complete. This is the algorithm as specified, not a sample-handling fault.
+    // RTT 0.05, RTO_FLOOR 0.1) = 0.1 s. From there the spec's ×1.42 backoff spans only 1.137 s
+    // (0.1, 0.142, 0.202, 0.286, 0.407) before MAX_RETRANSMIT 4 gives up (at most 1.5 times that
+    // with the dither), where CoCoA's VBF spans 0.1, 0.3, 0.9, 2.7, 5.4 = 9.4 s: on a mesh whose
+    // delays reach a second under load, CoCoA++'s exchanges give up where CoCoA's complete. This is
+    // the algorithm as specified, not a sample-handling fault.
     let mut alg = pp(&["max_retransmit=4"]);
     let mut rng = ConstantRandom(0.5);
     let mut rtos = Vec::new();
@@ -357,13 +357,13 @@ fn steady_rtts_take_the_rto_to_the_100_ms_floor_where_four_retransmissions_span_
 
 #[test]
 fn an_rtt_above_every_first_timer_gives_no_clean_sample_and_the_rto_stays_at_2_s() {
-    // Issue 31, item 3, on a loss-free but bloated link (`quickstart.toml`'s NB-IoT star with a
-    // 28,200-B buffer: RTTs of 5-8 s). Only clean exchanges give samples (docs/algorithms.md
-    // §10, ambiguity #29), and the first timer is INITIAL_RTO 2 s dithered to [2, 3) s. An
-    // RTT above 3 s therefore retransmits every exchange, no interval ever closes, and the
-    // RTO stays at 2 s: each exchange sends spurious copies, where CoCoA's weak samples
-    // (1-2 retransmissions) lift its RTO above the RTT. The alternative `samples=all` closes
-    // intervals on every exchange and reaches the RTT.
+    // Issue 31, item 2, finding 3, on a loss-free but bloated link (`quickstart.toml`'s NB-IoT star
+    // with a 28,200-B buffer: RTTs of 5-8 s). Only clean exchanges give samples (docs/algorithms.md
+    // §10, ambiguity #29), and the first timer is INITIAL_RTO 2 s dithered to [2, 3) s. An RTT
+    // above 3 s therefore retransmits every exchange, no interval ever closes, and the RTO stays at
+    // 2 s: each exchange sends spurious copies, where CoCoA's weak samples (1-2 retransmissions)
+    // lift its RTO above the RTT. The alternative `samples=all` closes intervals on every exchange
+    // and reaches the RTT.
     let mut rng = ConstantRandom(0.0);
     let mut clean = pp(&[]);
     for k in 0..5 {

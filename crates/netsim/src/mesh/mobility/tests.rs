@@ -290,16 +290,15 @@ fn extreme_parameters_end_in_an_error_not_a_hang() {
 
 #[test]
 fn pursue_gathers_every_client_round_one_target_and_cuts_both_servers_off() {
-    // Issue 31, item 5: why `rathod-ch6-mobile.toml`'s pursue cells deliver almost nothing.
-    // BonnMotion's Pursue (`Pursue.java` `generate`) has every node follow ONE reference point,
-    // so the 33 clients of the Ch. 6 grid close in on it and move as one cluster, while the
-    // border router (node 21, at (30, 30)) and the two corner servers (nodes 5 and 30, 36 m
-    // from it) stay put. A server reaches the border router only through clients within 10 m
-    // of it and a chain of clients on to the centre, and the cluster (under 20 m across) is
-    // never both at a corner and at the centre: from the first minute on neither server has
-    // any path to the border router at any whole second of the 1,200-s run (seeds 1-5 here;
-    // 6-10 checked once too), so a request has no route to its server. This is the mobility
-    // model as BonnMotion specifies it.
+    // Issue 31, item 2, finding 5: why `rathod-ch6-mobile.toml`'s pursue cells deliver almost
+    // nothing. BonnMotion's Pursue (`Pursue.java` `generate`) has every node follow ONE reference
+    // point, so the 33 clients of the Ch. 6 grid close in on it and move as one cluster, while the
+    // border router (node 21, at (30, 30)) and the two corner servers (nodes 5 and 30, 36 m from
+    // it) stay put. A server reaches the border router only through clients within 10 m of it and a
+    // chain of clients on to the centre, and the cluster (under 20 m across) is never both at a
+    // corner and at the centre: from the first minute on neither server has any path to the border
+    // router at any whole second of the 1,200-s run (seeds 1-5 here; 6-10 checked once too), so a
+    // request has no route to its server. This is the mobility model as BonnMotion specifies it.
     let layout = Layout::grid_with_servers(6, 6, 10.0, 2).unwrap();
     let (border_router, servers) = (21usize, [5usize, 30]);
     let config = MobilityConfig::resolve(

@@ -1,7 +1,7 @@
-//! RPL's loop checks on data (issue 31, item 4): the hop-by-hop option's rank error and
+//! RPL's loop checks on data (issue 31, item 2, finding 4): the hop-by-hop option's rank error and
 //! forwarding error, as Contiki 3.0 applies them (`core/net/rpl/rpl-ext-header.c`
-//! `rpl_verify_header`, `rpl_update_header_empty`, `rpl_update_header_final`), against the IPv6
-//! hop limit that was the model's only guard before.
+//! `rpl_verify_header`, `rpl_update_header_empty`, `rpl_update_header_final`), against the IPv6 hop
+//! limit that was the model's only guard before.
 
 use super::*;
 use crate::mesh::layout::Node;
