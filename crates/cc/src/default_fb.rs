@@ -426,6 +426,37 @@ mod tests {
     }
 
     #[test]
+    fn rathod_presets_leave_the_carried_series_uncapped() {
+        // Issue 31, item 2, finding 2: "67 -> 135 -> 270 s" on the half-dumbbell is the spec.
+        // TIMER_MAX is infinite for Default CoAP and FB1/FB2/GST (docs/algorithms.md §1: "TIMER_MAX
+        // ∞ (presets: 60 s)", and only `fasor18` sets it; §3 works GST from a carried 128 s), and
+        // `rathod-contiki` sets ACK_TIMEOUT and MAX_RETRANSMIT only. So a give-up carries T4 =
+        // 16·T0 and the next exchange doubles it again, without a ceiling.
+        let mut a = build("default-fb1", &["preset=rathod-contiki"]);
+        // u = 0.8125: T0 = 3·(1 + 0.5·0.8125) = 4.21875 s.
+        let mut rng = ScriptedRandom::new(&[0.8125]);
+        let o = run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
+        assert_eq!(o.timers, [4.21875, 8.4375, 16.875, 33.75, 67.5].map(secs));
+        assert_eq!(a.rto(), secs(67.5)); // failed: the last timer is carried
+        let start = Instant::from_secs(200);
+        let o = run_exchange(a.as_mut(), start, None, None, &mut rng);
+        assert_eq!(o.timers, [67.5, 135.0, 270.0, 540.0, 1080.0].map(secs));
+        assert_eq!(a.rto(), secs(1080.0));
+        // Answered 206 s after the original: the 270-s timer was in force, and is carried.
+        let start = Instant::from_secs(3000);
+        let o = run_exchange(a.as_mut(), start, Some(secs(206.0)), None, &mut rng);
+        assert_eq!(o.timers, [1080.0].map(secs));
+        assert_eq!(rng.consumed(), 1);
+        // A scenario that wants a ceiling sets it: `timer_max_s=60` (the fasor18 value).
+        let mut a = build("default-fb1", &["preset=rathod-contiki", "timer_max_s=60"]);
+        let mut rng = ScriptedRandom::new(&[0.8125]);
+        run_exchange(a.as_mut(), Instant::ZERO, None, None, &mut rng);
+        assert_eq!(a.rto(), secs(60.0));
+        let o = run_exchange(a.as_mut(), Instant::from_secs(200), None, None, &mut rng);
+        assert_eq!(o.timers, [60.0; 5].map(secs));
+    }
+
+    #[test]
     fn reset_forgets_the_carried_timer() {
         let mut a = build("default-fb2", &[]);
         carry(a.as_mut(), 8.0);

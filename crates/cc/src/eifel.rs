@@ -517,6 +517,66 @@ mod tests {
     }
 
     #[test]
+    fn a_24_ms_rtt_gives_a_44_ms_rto_with_no_other_floor() {
+        // Issue 31, item 2, finding 1 (the half-dumbbell's ~45 ms RTO): the spec's only lower
+        // bound is R + EIFEL_FLOOR_TICKS·TICK = R + 20 ms (docs/algorithms.md §9, Ludwig &
+        // Sklower's "R + 2 ticks"); there is no minimum RTO like RFC 6298's 1 s, and no max(G, ·)
+        // term. A steady 24 ms RTT (the scenario's median) seeds RTO = 2.5·R = 60 ms, then each
+        // equal sample shrinks RTTVAR by 1/9 until the floor 44 ms binds at the 6th sample.
+        let mut a = eifel(&[]);
+        let mut rtos = Vec::new();
+        for i in 0..8 {
+            exchange(&mut a, i * 100_000, 24_000, 0);
+            rtos.push(a.rto().as_micros());
+        }
+        // 24 + 3·12·(8/9)^n ms for n = 0..4, then the floor.
+        assert_eq!(
+            rtos,
+            [60_000, 56_000, 52_444, 49_284, 46_475, 44_000, 44_000, 44_000]
+        );
+        // A retransmitted exchange backs off from 44 ms and gives no sample (Karn).
+        let timers = exchange(&mut a, 1_000_000, 100_000, 2);
+        assert_eq!(timers, [us(44_000), us(88_000), us(176_000)]);
+        assert_eq!(a.rto(), us(44_000));
+    }
+
+    #[test]
+    fn without_a_clean_exchange_the_rto_stays_at_the_initial_2_s() {
+        // Issue 31, item 2, finding 1 (one client "stays at 2 s"): only clean exchanges give
+        // samples, so a client whose exchanges all need a retransmission or give up keeps
+        // INITIAL_RTO; the first clean one seeds SRTT = R, RTTVAR = R/2 (RTO 2.5·R), nothing
+        // earlier does.
+        let mut a = eifel(&[]);
+        assert_eq!(
+            exchange(&mut a, 0, 14_041_408, 3)[0],
+            Duration::from_secs(2)
+        );
+        let mut rng = ScriptedRandom::new(&[]);
+        let mut x = Exchange::new();
+        a.start(Instant::from_secs(15), Admission::ALONE, &mut x, &mut rng);
+        for k in 1..=4 {
+            let t = Instant::from_secs(15 + 2 * ((1 << k) - 1));
+            assert!(matches!(
+                a.expired(t, &mut x, &mut rng),
+                Expiry::Retransmit(_)
+            ));
+        }
+        assert!(matches!(
+            a.expired(Instant::from_secs(77), &mut x, &mut rng),
+            Expiry::GiveUp
+        ));
+        a.failed(Instant::from_secs(77), &mut x);
+        assert_eq!(
+            exchange(&mut a, 80_000_000, 2_022_200, 1)[0],
+            Duration::from_secs(2)
+        );
+        assert_eq!(a.rto(), Duration::from_secs(2));
+        assert_eq!(a.srtt_rttvar_s(), None);
+        exchange(&mut a, 90_000_000, 24_000, 0);
+        assert_eq!(a.rto(), us(60_000));
+    }
+
+    #[test]
     fn rto_is_capped_at_rto_max() {
         let mut a = eifel(&["rto_max_s=5"]);
         exchange(&mut a, 0, 4_000_000, 0);

@@ -196,6 +196,25 @@ mod tests {
     const TO_128: &[f64] = &[2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
 
     #[test]
+    fn rathod_contiki_preset_leaves_the_carried_series_uncapped() {
+        // Issue 31, item 2, finding 2: as FB1 (default_fb.rs,
+        // `rathod_presets_leave_the_carried_series_uncapped`), GST's TIMER_MAX is infinite unless
+        // set (docs/algorithms.md §1, §3): a give-up carries 67.5 s, and the next exchange backs
+        // off 67.5, 135, 270 s; three clean exchanges then shrink the 1080 s it carried by 1/2,
+        // 1/4, 1/8: 540, 135, 16.875 s.
+        let mut a = build(&["preset=rathod-contiki"]);
+        let mut rng = ScriptedRandom::new(&[0.8125]);
+        run_exchange(&mut a, Instant::ZERO, None, None, &mut rng);
+        assert_eq!(a.carried, Some(secs(67.5)));
+        let o = run_exchange(&mut a, Instant::from_secs(200), None, None, &mut rng);
+        assert_eq!(o.timers, [67.5, 135.0, 270.0, 540.0, 1080.0].map(secs));
+        assert_eq!(a.carried, Some(secs(1080.0)));
+        assert_eq!(clean(&mut a, 2000), (1080.0, 1, Some(540.0)));
+        assert_eq!(clean(&mut a, 2100), (540.0, 2, Some(135.0)));
+        assert_eq!(clean(&mut a, 2200), (135.0, 3, Some(16.875)));
+    }
+
+    #[test]
     fn from_128_s_reaches_the_floor_after_3_clean_exchanges() {
         // Rathod 2022 ch. 3 table: 64, 16, 2 (not < 2, kept), 2/16 = 0.125 < 2 -> fresh draw.
         let mut a = build(&["max_retransmit=10"]);

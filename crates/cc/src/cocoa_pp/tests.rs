@@ -293,3 +293,106 @@ fn a_larger_cdg_g_lowers_the_backoff_probability() {
         assert!((var(&alg, "backoff_p") - p).abs() < 1e-12, "cdg_g_s={g}");
     }
 }
+
+#[test]
+fn steady_rtts_take_the_rto_to_the_100_ms_floor_where_four_retransmissions_span_1_1_s() {
+    // Issue 31, item 2, finding 3. Stop-and-wait every 0.4 s on a 50-ms path: every clean sample
+    // closes an interval (0.4 s >= 2·SRTT), and an interval whose maximum RTT did not rise above
+    // the one CDG_WINDOW intervals back gives ḡ_max <= 0, so PBF_DOWN 0.7 applies at every close
+    // whatever X is (docs/algorithms.md §10). Nine closes take 2 s to the floor max(interval max
+    // RTT 0.05, RTO_FLOOR 0.1) = 0.1 s. From there the spec's ×1.42 backoff spans only 1.137 s
+    // (0.1, 0.142, 0.202, 0.286, 0.407) before MAX_RETRANSMIT 4 gives up (at most 1.5 times that
+    // with the dither), where CoCoA's VBF spans 0.1, 0.3, 0.9, 2.7, 5.4 = 9.4 s: on a mesh whose
+    // delays reach a second under load, CoCoA++'s exchanges give up where CoCoA's complete. This is
+    // the algorithm as specified, not a sample-handling fault.
+    let mut alg = pp(&["max_retransmit=4"]);
+    let mut rng = ConstantRandom(0.5);
+    let mut rtos = Vec::new();
+    for k in 1..=11 {
+        sample(&mut alg, 0.4 * k as f64, 0.05, &mut rng);
+        rtos.push(alg.rto().as_micros());
+    }
+    assert_eq!(
+        rtos,
+        [
+            2_000_000, 1_400_000, 980_000, 686_000, 480_200, 336_140, 235_298, 164_709, 115_296,
+            100_000, 100_000
+        ]
+    );
+    let o = exchange(
+        &mut alg,
+        at(10.0),
+        Admission::ALONE,
+        None,
+        &mut ConstantRandom(0.0),
+    );
+    assert_eq!(
+        o.timers,
+        [100_000, 142_000, 201_640, 286_329, 406_587].map(us)
+    );
+    assert!(!o.acked);
+    assert_eq!(
+        o.end,
+        at(10.0) + us(100_000 + 142_000 + 201_640 + 286_329 + 406_587)
+    );
+    // The failed exchange gives no sample and leaves the RTO at the floor.
+    assert_eq!(alg.rto(), us(100_000));
+    // Ambiguity #34's alternative `expiry_backoff=vbf` backs off as CoCoA does.
+    let mut vbf = pp(&["max_retransmit=4", "expiry_backoff=vbf"]);
+    for k in 1..=11 {
+        sample(&mut vbf, 0.4 * k as f64, 0.05, &mut rng);
+    }
+    let o = exchange(
+        &mut vbf,
+        at(10.0),
+        Admission::ALONE,
+        None,
+        &mut ConstantRandom(0.0),
+    );
+    assert_eq!(
+        o.timers,
+        [100_000, 300_000, 900_000, 2_700_000, 5_400_000].map(us)
+    );
+}
+
+#[test]
+fn an_rtt_above_every_first_timer_gives_no_clean_sample_and_the_rto_stays_at_2_s() {
+    // Issue 31, item 2, finding 3, on a loss-free but bloated link (`quickstart.toml`'s NB-IoT star
+    // with a 28,200-B buffer: RTTs of 5-8 s). Only clean exchanges give samples (docs/algorithms.md
+    // §10, ambiguity #29), and the first timer is INITIAL_RTO 2 s dithered to [2, 3) s. An RTT
+    // above 3 s therefore retransmits every exchange, no interval ever closes, and the RTO stays at
+    // 2 s: each exchange sends spurious copies, where CoCoA's weak samples (1-2 retransmissions)
+    // lift its RTO above the RTT. The alternative `samples=all` closes intervals on every exchange
+    // and reaches the RTT.
+    let mut rng = ConstantRandom(0.0);
+    let mut clean = pp(&[]);
+    for k in 0..5 {
+        let o = exchange(
+            &mut clean,
+            at(10.0 * f64::from(k)),
+            Admission::ALONE,
+            Some(secs(5.0)),
+            &mut rng,
+        );
+        // 2, 2.84, 4.0328: the ACK 5 s after the original arrives after 2 retransmissions.
+        assert_eq!(o.timers, [2_000_000, 2_840_000, 4_032_800].map(us));
+        assert_eq!(clean.rto(), us(2_000_000));
+    }
+    assert_eq!(var(&clean, "intervals_closed"), 0.0);
+    // `samples=all`: samples at 5, 15, 25 s; the close at 15 s establishes the previous
+    // interval, the one at 25 s applies 0.7 and the floor max(interval max RTT 5 s, 0.1 s).
+    let mut all = pp(&["samples=all"]);
+    for k in 0..3 {
+        let t0 = at(10.0 * f64::from(k));
+        exchange(&mut all, t0, Admission::ALONE, Some(secs(5.0)), &mut rng);
+    }
+    assert_eq!(all.rto(), us(5_000_000));
+    let o = exchange(
+        &mut all,
+        at(30.0),
+        Admission::ALONE,
+        Some(secs(5.0)),
+        &mut rng,
+    );
+    assert_eq!(o.timers, [us(5_000_000)]); // an ACK at the expiry instant wins: clean
+}

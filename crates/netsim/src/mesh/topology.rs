@@ -82,8 +82,13 @@ pub struct MeshStats {
     pub delivered_packets: u64,
     /// Datagrams refused by a full MAC queue.
     pub queue_drops: u64,
-    /// Datagrams lost to a MAC failure (channel access or no ACK).
+    /// Datagrams lost to a MAC failure (channel access or no ACK), or dropped by routing (no
+    /// route, RPL's loop checks, the hop limit).
     pub mac_drops: u64,
+    /// The part of `mac_drops` that RPL's loop checks dropped: a second rank error or a
+    /// forwarding error (Contiki 3.0 `rpl-ext-header.c`), or the IPv6 hop limit
+    /// ([`HOP_LIMIT`]).
+    pub loop_drops: u64,
     /// Datagrams whose every frame was acknowledged (or, without ACK requests, sent) but that
     /// the next hop could not reassemble.
     pub reassembly_drops: u64,
@@ -122,8 +127,15 @@ struct Datagram {
     ip_len: u32,
     payload: Vec<u8>,
     alive: bool,
-    /// Hops taken (RPL: a datagram caught in a transient loop dies at [`HOP_LIMIT`]).
+    /// Hops taken (RPL: a datagram caught in a transient loop dies at [`HOP_LIMIT`], unless
+    /// the hop-by-hop option's checks drop it first).
     hops: u32,
+    /// The node it came from on its last hop ([`NO_NODE`](super::routing::NO_NODE) at its
+    /// source).
+    prev_hop: u16,
+    /// RPL's hop-by-hop option (RFC 6553) as its last sender wrote it: the 'O' (down) flag, the
+    /// 'R' (rank error) flag and the sender rank (Contiki 3.0 `rpl-ext-header.c`).
+    rpl_opt: control::RplOption,
 }
 
 /// IPv6 hop limit of data datagrams (Contiki `UIP_TTL` 64).
@@ -772,7 +784,15 @@ impl Mesh {
 
     /// The datagram in `slot` is whole at `node`.
     fn forward(&mut self, slot: u32, node: u16, at: Instant) {
+        if !self.rpl_verify_header(slot, node, at) {
+            let up = self.slots[slot as usize].up;
+            let s = self.dir(up);
+            s.mac_drops += 1;
+            s.loop_drops += 1;
+            return self.finish(slot);
+        }
         let d = &mut self.slots[slot as usize];
+        d.prev_hop = d.holder;
         d.holder = node;
         if node == d.dst_node {
             self.events.schedule(at, Ev::Arrive { slot });
@@ -786,10 +806,13 @@ impl Mesh {
         self.refresh_routes(at);
         let d = &self.slots[slot as usize];
         let next = if d.hops >= HOP_LIMIT {
+            let up = d.up;
+            self.dir(up).loop_drops += 1;
             None
         } else {
-            self.next_hop(node, d.dst_node)
+            self.rpl_route(slot, node, at)
         };
+        let d = &self.slots[slot as usize];
         let Some(next) = next else {
             let up = d.up;
             self.dir(up).mac_drops += 1;
@@ -906,6 +929,8 @@ impl Topology for Mesh {
         std::mem::swap(&mut d.payload, payload);
         d.alive = true;
         d.hops = 0;
+        d.prev_hop = super::routing::NO_NODE;
+        d.rpl_opt = control::RplOption::default();
         if self.frame_log.is_some() {
             self.log_datagram(slot);
         }
@@ -969,3 +994,6 @@ mod rpl_mobile_tests;
 
 #[cfg(test)]
 mod contiki_tests;
+
+#[cfg(test)]
+mod rpl_loop_tests;

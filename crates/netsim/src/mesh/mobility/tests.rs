@@ -287,3 +287,59 @@ fn extreme_parameters_end_in_an_error_not_a_hang() {
         MobilityError::TooManyWaypoints { node: 4 }
     );
 }
+
+#[test]
+fn pursue_gathers_every_client_round_one_target_and_cuts_both_servers_off() {
+    // Issue 31, item 2, finding 5: why `rathod-ch6-mobile.toml`'s pursue cells deliver almost
+    // nothing. BonnMotion's Pursue (`Pursue.java` `generate`) has every node follow ONE reference
+    // point, so the 33 clients of the Ch. 6 grid close in on it and move as one cluster, while the
+    // border router (node 21, at (30, 30)) and the two corner servers (nodes 5 and 30, 36 m from
+    // it) stay put. A server reaches the border router only through clients within 10 m of it and a
+    // chain of clients on to the centre, and the cluster (under 20 m across) is never both at a
+    // corner and at the centre: from the first minute on neither server has any path to the border
+    // router at any whole second of the 1,200-s run (seeds 1-5 here; 6-10 checked once too), so a
+    // request has no route to its server. This is the mobility model as BonnMotion specifies it.
+    let layout = Layout::grid_with_servers(6, 6, 10.0, 2).unwrap();
+    let (border_router, servers) = (21usize, [5usize, 30]);
+    let config = MobilityConfig::resolve(
+        "pursue",
+        &coaplab_cc::params::Settings::new(),
+        vec![Role::Client],
+    )
+    .unwrap();
+    let n = layout.nodes.len();
+    let clients: Vec<usize> = layout.with_role(Role::Client).map(usize::from).collect();
+    let dist = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).hypot(a.1 - b.1);
+    for seed in 1..=5 {
+        let m = Motion::build(&config, &layout, seed, Duration::from_secs(1200)).unwrap();
+        for t in 0..1200 {
+            let pos: Vec<_> = (0..n as u16).map(|i| m.position(i, f64::from(t))).collect();
+            // The nodes connected to the border router through links within the 10-m range.
+            let mut reached = vec![false; n];
+            reached[border_router] = true;
+            let mut stack = vec![border_router];
+            while let Some(u) = stack.pop() {
+                for v in 0..n {
+                    if !reached[v] && dist(pos[u], pos[v]) <= 10.0 + 1e-9 {
+                        reached[v] = true;
+                        stack.push(v);
+                    }
+                }
+            }
+            if t == 0 {
+                assert!(servers.iter().all(|&s| reached[s]), "seed {seed}: the grid");
+            }
+            if t >= 60 {
+                assert!(!servers.iter().any(|&s| reached[s]), "seed {seed}, {t} s");
+            }
+            if t >= 120 {
+                let diameter = clients
+                    .iter()
+                    .flat_map(|&a| clients.iter().map(move |&b| (a, b)))
+                    .map(|(a, b)| dist(pos[a], pos[b]))
+                    .fold(0.0, f64::max);
+                assert!(diameter < 20.0, "seed {seed}, {t} s: {diameter} m");
+            }
+        }
+    }
+}

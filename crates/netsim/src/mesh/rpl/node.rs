@@ -46,7 +46,10 @@
 //!
 //! Not modelled: DODAG versions and global repair (the root never increments its version),
 //! several DODAGs or instances, IPv6 neighbour unreachability detection, DAO-ACKs (off in 3.0),
-//! the hop-by-hop option's rank-error loop detection, and joining through a DIO of infinite rank.
+//! and joining through a DIO of infinite rank. The hop-by-hop option's loop checks on data
+//! (`rpl-ext-header.c`) are the mesh's (`topology/control.rs`, `rpl_verify_header`,
+//! `rpl_route`); a second rank error resets the dropping node's DIO timer
+//! ([`RplNode::on_rank_error`]).
 
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{Duration, Instant};
@@ -450,6 +453,12 @@ impl RplNode {
         }
     }
 
+    /// A data datagram's second rank error dropped here (`rpl_verify_header`, RFC 6550
+    /// §11.2.2.2): the node resets its DIO timer.
+    pub fn on_rank_error(&mut self, now: Instant, rng: &mut impl Random) {
+        self.reset_dio_timer(now, rng);
+    }
+
     /// A (No-Path when `no_path`) DAO for `target` from `via` (`dao_input`, storing mode).
     /// Returns the parent to forward it to.
     pub fn on_dao(&mut self, now: Instant, target: u16, via: u16, no_path: bool) -> Option<u16> {
@@ -734,6 +743,27 @@ impl RplNode {
             self.reset_dio_timer(now, rng);
         }
         true
+    }
+}
+
+/// Test hooks: a transient state that the protocol reaches only by a race.
+#[cfg(test)]
+impl RplNode {
+    /// Sets the preferred parent, leaving the rank as it is (a parent switch whose new rank
+    /// is not computed yet).
+    pub(crate) fn force_parent(&mut self, parent: u16) {
+        self.parent = Some(parent);
+    }
+
+    /// Forgets the downward route to `target` (a route lost while the routes above still
+    /// point here).
+    pub(crate) fn forget_route(&mut self, target: u16) {
+        self.down.remove(&target);
+    }
+
+    /// The DIO Trickle timer's current interval.
+    pub(crate) fn dio_interval(&self) -> Option<Duration> {
+        self.trickle.as_ref().map(Trickle::current_interval)
     }
 }
 

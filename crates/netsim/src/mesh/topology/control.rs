@@ -20,6 +20,17 @@ use crate::mesh::rpl::Objective;
 /// Datagram ids of control frames carry this bit, so a dropped DAO never matches a datagram.
 const CONTROL_ID: u64 = 1 << 63;
 
+/// RPL's hop-by-hop option in a data datagram (RFC 6553; Contiki 3.0 `rpl-ext-header.c`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RplOption {
+    /// 'O': the datagram travels down a DAO route.
+    pub(super) down: bool,
+    /// 'R': a rank error was seen once.
+    pub(super) rank_error: bool,
+    /// The rank of the node that sent it on its last hop.
+    pub(super) sender_rank: u16,
+}
+
 /// The mesh's RPL state.
 #[derive(Debug)]
 pub(super) struct RplState {
@@ -188,6 +199,76 @@ impl Mesh {
                 me.downward(dst).or(me.parent())
             }
         }
+    }
+
+    /// The next hop of the datagram in `slot` from `node`, writing RPL's hop-by-hop option as
+    /// Contiki 3.0 does (`rpl-ext-header.c`; `rpl_hbh_option` on, RPL routing):
+    ///
+    /// * at the datagram's source (`rpl_update_header_final`): the sender rank is the node's
+    ///   rank, and the 'O' (down) flag is set unless the next hop is the preferred parent;
+    /// * at a forwarder (`rpl_update_header_empty`): a datagram that arrived going down at a
+    ///   node without a downward route to its destination is a forwarding error: it is dropped
+    ///   (`None`) and a No-Path DAO for the destination goes to the neighbour it came from when
+    ///   that one is in the node's parent table (`dao_output_target`). Otherwise the sender
+    ///   rank becomes the node's rank and the 'O' flag says whether a downward route was found.
+    ///
+    /// Without the option, or with static routes, this is [`Mesh::next_hop`].
+    pub(super) fn rpl_route(&mut self, slot: u32, node: u16, at: Instant) -> Option<u16> {
+        let d = &self.slots[slot as usize];
+        let (dst, src, prev) = (d.dst_node, d.src_node, d.prev_hop);
+        let Some(r) = self.rpl.as_ref().filter(|_| self.params.rpl_hbh_option) else {
+            return self.next_hop(node, dst);
+        };
+        let me = &r.nodes[node as usize];
+        let (route, parent, rank) = (me.downward(dst), me.parent(), me.rank());
+        let opt = &mut self.slots[slot as usize].rpl_opt;
+        let next = if node == src {
+            let next = route.or(parent);
+            opt.down = next != parent;
+            next
+        } else {
+            if opt.down && route.is_none() {
+                if me.candidate_rank(prev).is_some() {
+                    let dao = Control::Dao {
+                        target: dst,
+                        no_path: true,
+                    };
+                    self.send_control(node, prev, dao, at);
+                }
+                let up = self.slots[slot as usize].up;
+                self.dir(up).loop_drops += 1;
+                return None;
+            }
+            opt.down = route.is_some();
+            route.or(parent)
+        };
+        self.slots[slot as usize].rpl_opt.sender_rank = rank;
+        next
+    }
+
+    /// `rpl_verify_header` (Contiki 3.0 `rpl-ext-header.c`), run by every node that receives a
+    /// datagram carrying RPL's hop-by-hop option, its destination included: a datagram going
+    /// down from a sender whose rank is not lower than the node's, or going up from one whose
+    /// rank is lower, reveals a loop (RFC 6550 §11.2.2.2). The first time the 'R' flag is set
+    /// and the datagram goes on; the second time it is dropped (`false`) and the node resets its
+    /// DIO Trickle timer.
+    pub(super) fn rpl_verify_header(&mut self, slot: u32, node: u16, at: Instant) -> bool {
+        let Some(r) = self.rpl.as_mut().filter(|_| self.params.rpl_hbh_option) else {
+            return true;
+        };
+        let i = node as usize;
+        let opt = &mut self.slots[slot as usize].rpl_opt;
+        let sender_closer = opt.sender_rank < r.nodes[i].rank();
+        if opt.down == sender_closer {
+            return true;
+        }
+        if !opt.rank_error {
+            opt.rank_error = true;
+            return true;
+        }
+        r.nodes[i].on_rank_error(at, &mut r.rngs[i]);
+        self.rpl_schedule(node);
+        false
     }
 
     /// (Re)schedules `node`'s RPL event at its [`RplNode::poll_at`] if that moved.
