@@ -14,7 +14,9 @@
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
 //! private `tcp` module: one connection of netsim's TCP model per flow on the same star. An
 //! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
-//! the same loop, its connection carrying HTTP instead of RFC 8323 sessions.
+//! the same loop, its connection carrying HTTP instead of RFC 8323 sessions. Which loop a run
+//! takes follows from its topology and its flows' typed [`crate::scenario::Transport`], in the
+//! one dispatcher of the private `dispatch` module (simulated, traced and emulated runs alike).
 //!
 //! The loop reaches the network only through netsim's [`Topology`] trait: netsim's [`Star`], or
 //! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module,
@@ -42,10 +44,12 @@ use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
 use crate::trace::RunTrace;
 use crate::workload::FlowDriver;
+use dispatch::{Mode, RunLoop};
 use owner_deadlines::OwnerDeadlines;
 
 #[cfg(test)]
 mod deadlines;
+mod dispatch;
 #[cfg(feature = "emulated")]
 pub mod emulated;
 mod http;
@@ -60,42 +64,31 @@ mod tcp_packet;
 
 /// Simulates `spec` and returns one record per flow.
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
-    if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
-        return mesh::run(spec, mesh);
+    match dispatch::run_loop(&spec.config, Mode::Simulated)? {
+        RunLoop::UdpMesh(mesh) => mesh::run(spec, mesh),
+        // HTTP is a sibling session kind on the CoAP-over-TCP loop.
+        RunLoop::TcpStar | RunLoop::HttpStar => tcp::run(spec),
+        RunLoop::UdpStar => {
+            let mut sim = Sim::build(spec)?;
+            sim.run()?;
+            Ok(sim.finish())
+        }
     }
-    if spec.config.flows.iter().any(|f| f.is_http()) {
-        // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session kind).
-        http::download_of(spec)?;
-        return tcp::run(spec);
-    }
-    let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
-    if tcp_flows == spec.config.flows.len() && tcp_flows > 0 {
-        return tcp::run(spec);
-    }
-    if tcp_flows > 0 {
-        return Err(RunError::NotAvailable(
-            "UDP and TCP flows in one run (issue 5)".to_string(),
-        ));
-    }
-    let mut sim = Sim::build(spec)?;
-    sim.run()?;
-    Ok(sim.finish())
 }
 
 /// Simulates `spec` like [`run_one`] (the same result, byte for byte) and keeps its trace:
 /// the clients' events with their algorithm's snapshots, every packet sent and the star's
 /// per-packet records, or on a mesh every frame on air ([`crate::trace`]).
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
-    if let crate::scenario::Topology::Mesh(mesh) = &spec.config.topology {
-        return mesh::run_traced(spec, mesh);
+    match dispatch::run_loop(&spec.config, Mode::Simulated)? {
+        RunLoop::UdpMesh(mesh) => mesh::run_traced(spec, mesh),
+        RunLoop::TcpStar | RunLoop::HttpStar => tcp::run_traced(spec),
+        RunLoop::UdpStar => run_traced_udp_star(spec),
     }
-    if spec.config.flows.iter().any(|f| f.is_http()) {
-        http::download_of(spec)?;
-        return tcp::run_traced(spec);
-    }
-    if spec.config.flows.iter().any(|f| f.is_tcp()) {
-        return tcp::run_traced(spec);
-    }
+}
+
+/// [`run_traced`] of CoAP over UDP on the star.
+fn run_traced_udp_star(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     let star =
         Star::new(&spec.config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
     let mut sim = Sim::assemble(spec, star, true)?;
@@ -621,7 +614,7 @@ fn client(
 ) -> Result<Client, RunError> {
     let seed = spec.seed;
     let factory = registry_factory(
-        &flow.cc,
+        flow.cc(),
         &flow.settings,
         rng::stream_seed(seed, &format!("cc/flow{i}")),
     )
@@ -681,7 +674,7 @@ fn client(
                 )
             }),
         ),
-        cc: flow.cc.clone(),
+        cc: flow.cc().to_string(),
         workload: flow.workload.name(),
         renewal,
         observe: matches!(flow.workload, Workload::Observe { .. }).then(ObserveMetrics::default),
@@ -757,7 +750,7 @@ fn observer_factory(
     let mut factories = Vec::with_capacity(spec.config.flows.len());
     let mut group_of = Vec::with_capacity(spec.config.total_flows() as usize);
     for (g, flow) in spec.config.flows.iter().enumerate() {
-        let f = registry_factory(&flow.cc, &flow.settings, seed)
+        let f = registry_factory(flow.cc(), &flow.settings, seed)
             .map_err(|e| RunError::Setup(format!("server for flows[{g}]: {e}")))?;
         factories.push(f);
         group_of.resize(group_of.len() + flow.count as usize, g);

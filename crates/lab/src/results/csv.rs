@@ -6,6 +6,12 @@ pub fn push_field(line: &mut String, field: &str) {
     if !line.is_empty() {
         line.push(',');
     }
+    push_escaped(line, field);
+}
+
+/// Appends `field` to `line` without a separator, quoted (its quotes doubled) when it holds a
+/// comma, a quote or a line break (RFC 4180 §2); as is otherwise.
+pub fn push_escaped(line: &mut String, field: &str) {
     if field.contains([',', '"', '\n', '\r']) {
         line.push('"');
         line.push_str(&field.replace('"', "\"\""));

@@ -74,7 +74,7 @@ pub fn config_json(config: &RunConfig) -> Value {
         .iter()
         .map(|f| {
             let mut params = Map::new();
-            if f.is_tcp() {
+            if f.transport.is_coap_over_tcp() {
                 // Every TCP model parameter (netsim's TCP_PARAMS), then the BBR constants
                 // the scenario sets.
                 if let Ok(resolved) = TcpConfig::resolve_params(&f.settings) {
@@ -82,14 +82,14 @@ pub fn config_json(config: &RunConfig) -> Value {
                         params.insert(k.to_string(), Value::String(v.to_string()));
                     }
                 }
-                if f.cc == "tcp-bbr" {
+                if f.transport.is_bbr() {
                     for name in BBR_PARAMS.iter().map(|p| p.key) {
                         if let Some(v) = f.settings.get(name) {
                             params.insert(name.to_string(), Value::String(v.to_string()));
                         }
                     }
                 }
-            } else if let Ok((_, resolved)) = coaplab_cc::registry::resolve(&f.cc, &f.settings) {
+            } else if let Ok((_, resolved)) = coaplab_cc::registry::resolve(f.cc(), &f.settings) {
                 for (k, v) in resolved.iter() {
                     params.insert(k.to_string(), Value::String(v.to_string()));
                 }
@@ -143,7 +143,7 @@ pub fn config_json(config: &RunConfig) -> Value {
             };
             json!({
                 "count": f.count,
-                "cc": f.cc,
+                "cc": f.cc(),
                 "params": params,
                 "workload": workload,
                 "payload_bytes": f.request_payload_bytes,

@@ -20,7 +20,7 @@ fn fake(spec: &RunSpec) -> Result<RunResult, RunError> {
     let flows = (0..spec.config.total_flows())
         .map(|i| FlowRecord {
             flow: i,
-            cc: spec.config.flows[0].cc.clone(),
+            cc: spec.config.flows[0].cc().to_string(),
             workload: "continuous".to_string(),
             fct_s: Some(10.0 * (spec.run + 1) as f64 + f64::from(i)),
             exchanges: 50,

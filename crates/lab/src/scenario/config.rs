@@ -7,6 +7,8 @@ use coaplab_cc::time::Duration;
 use coaplab_endpoint::ServerDuplicates;
 use coaplab_netsim::{NetworkConfig, Preset};
 
+use super::Transport;
+
 /// Everything one run needs besides its seed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
@@ -165,15 +167,6 @@ impl SourcePort {
     }
 }
 
-/// The `cc` names that run CoAP over TCP (RFC 8323) on the TCP model instead of CoAP over
-/// UDP with a registry algorithm (docs/experiments.md §5): Linux reno or BBR v1.
-pub const TCP_CCS: [&str; 2] = ["tcp-newreno", "tcp-bbr"];
-
-/// The `cc` names that download one object over HTTP on the TCP model instead of CoAP
-/// (docs/experiments.md §8e, netsim's `http` models): HTTP/1.1, h2c, and their IoT variants
-/// (minimal headers, TCP Fast Open). Only with `workload = "long-transfer"`, one flow per run.
-pub const HTTP_CCS: [&str; 4] = ["http1", "h2", "iot-http1", "iot-h2"];
-
 /// Token length of a CoAP-over-TCP long transfer's GET, bytes (docs/experiments.md §5.1: 1 B; short
 /// exchanges use 2 B, §5.2).
 pub const LONG_TRANSFER_TOKEN_BYTES: usize = 1;
@@ -184,8 +177,9 @@ pub struct FlowConfig {
     /// Number of flows (one client each; random flows reuse their socket unless
     /// `random_source_port` is [`SourcePort::New`]).
     pub count: u32,
-    /// The algorithm's registry name.
-    pub cc: String,
+    /// What `cc` selected: CoAP over UDP with a registry algorithm, CoAP over TCP, or an
+    /// HTTP download.
+    pub transport: Transport,
     /// The algorithm settings: protocol preset and `max_retransmit` first, then
     /// `[flows.params]` (later settings win).
     pub settings: Settings,
@@ -214,13 +208,9 @@ pub struct FlowConfig {
 }
 
 impl FlowConfig {
-    /// Whether the flow runs CoAP over TCP (its `cc` is one of [`TCP_CCS`]).
-    pub fn is_tcp(&self) -> bool {
-        TCP_CCS.contains(&self.cc.as_str())
-    }
-
-    /// Whether the flow is an HTTP download (its `cc` is one of [`HTTP_CCS`]).
-    pub fn is_http(&self) -> bool {
-        HTTP_CCS.contains(&self.cc.as_str())
+    /// The `cc` as the scenario wrote it (and results write it): the algorithm, TCP or HTTP
+    /// name of [`FlowConfig::transport`].
+    pub fn cc(&self) -> &str {
+        self.transport.cc()
     }
 }

@@ -7,11 +7,10 @@ use coaplab_endpoint::tcp::SessionConfig;
 use coaplab_netsim::tcp::{BbrConfig, TcpConfig, BBR_PARAMS, TCP_PARAMS};
 use toml_edit::{Item, Value};
 
-use super::config::{
-    FlowConfig, ProtocolConfig, SourcePort, Workload, HTTP_CCS, LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
-};
+use super::config::{FlowConfig, ProtocolConfig, SourcePort, Workload, LONG_TRANSFER_TOKEN_BYTES};
 use super::reader::{choice, float, shown, uint, Reader};
 use super::ScenarioError;
+use super::Transport;
 
 /// Keys valid in a `[[flows]]` table.
 const FLOW_KEYS: &[&str] = &[
@@ -141,14 +140,15 @@ fn read_one(
             uint(v, 1, 1_000_000).map_err(|e| format!("{e}, or \"all\" (mesh: every client node)"))
         })?
         .unwrap_or(1) as u32;
-    let mut names = registry::names();
-    names.extend(TCP_CCS);
-    names.extend(HTTP_CCS);
-    let cc = r.required(t, t.span(), p, "cc", |v| choice(v, &names))?;
+    // The one place a `cc` name is read: everything downstream matches on the transport.
+    let names = Transport::names();
+    let transport = r.required(t, t.span(), p, "cc", |v| {
+        let name = choice(v, &names)?;
+        Transport::from_cc(&name).map_err(|e| e.to_string())
+    })?;
+    let cc = transport.cc();
     let cc_span = t.get("cc").and_then(Item::span);
-    let http = HTTP_CCS.contains(&cc.as_str());
-    // HTTP runs on the TCP model (Linux reno): the same `[flows.params]`.
-    let tcp = TCP_CCS.contains(&cc.as_str()) || http;
+    let http = transport.is_http();
     let mut settings = Settings::new();
     if let Some(preset) = &protocol.cc_preset {
         settings.set(coaplab_cc::presets::PRESET_KEY, preset.clone());
@@ -176,11 +176,23 @@ fn read_one(
             }
         }
     }
+    // HTTP runs on the TCP model (Linux reno): the same `[flows.params]`.
+    let tcp = match transport {
+        Transport::Udp { .. } => false,
+        Transport::Tcp { .. } | Transport::Http { .. } => true,
+    };
     if tcp {
         if let Some(params) = params {
-            check_tcp_params(r, params, &params_path, &cc, &settings, cc_span.clone())?;
+            check_tcp_params(
+                r,
+                params,
+                &params_path,
+                &transport,
+                &settings,
+                cc_span.clone(),
+            )?;
         }
-    } else if let Err(e) = registry::resolve(&cc, &settings) {
+    } else if let Err(e) = registry::resolve(cc, &settings) {
         let (key, line_span) = match &e {
             ParamError::UnknownKey { key, .. } | ParamError::BadValue { key, .. } => {
                 let span = params
@@ -288,7 +300,7 @@ fn read_one(
             format!("a workload other than \"observe\" for cc = \"{cc}\" (the simulator observes over CoAP over UDP only)"),
         ));
     }
-    if interval_s.is_some() && (workload != "continuous" || TCP_CCS.contains(&cc.as_str())) {
+    if interval_s.is_some() && (workload != "continuous" || transport.is_coap_over_tcp()) {
         let span = t.get("interval_s").and_then(Item::span);
         return Err(r.bad(
             span,
@@ -345,7 +357,7 @@ fn read_one(
     };
     Ok(FlowConfig {
         count,
-        cc,
+        transport,
         settings,
         workload,
         request_payload_bytes,
@@ -378,7 +390,7 @@ fn check_mtu(
     flow: &FlowConfig,
     mtu_bytes: u32,
 ) -> Result<(), ScenarioError> {
-    if flow.is_tcp() {
+    if flow.transport.is_coap_over_tcp() {
         // TCP cuts the stream into MSS-sized segments: any size fits.
         return Ok(());
     }
@@ -439,7 +451,7 @@ fn check_object(
     else {
         return Ok(());
     };
-    let expected = if flow.is_tcp() {
+    let expected = if flow.transport.is_coap_over_tcp() {
         let client = SessionConfig {
             token_len: LONG_TRANSFER_TOKEN_BYTES,
             ..SessionConfig::client()
@@ -474,15 +486,16 @@ fn check_tcp_params(
     r: &Reader<'_>,
     params: &dyn toml_edit::TableLike,
     params_path: &str,
-    cc: &str,
+    transport: &Transport,
     settings: &Settings,
     cc_span: Option<std::ops::Range<usize>>,
 ) -> Result<(), ScenarioError> {
+    let cc = transport.cc();
     let mut bbr = BbrConfig::default();
     let mut tcp = Settings::new();
     for (key, item) in params.iter() {
         let value = settings.get(key).unwrap_or_default();
-        let why = if cc == "tcp-bbr" && BBR_PARAMS.iter().any(|p| p.key == key) {
+        let why = if transport.is_bbr() && BBR_PARAMS.iter().any(|p| p.key == key) {
             // Every BBR constant (netsim's BBR_PARAMS, Linux tcp_bbr.c defaults), checked
             // against that table's range by BbrConfig::set.
             match bbr.set(key, value) {
@@ -499,7 +512,7 @@ fn check_tcp_params(
                 Err(e) => e.to_string(),
             }
         } else {
-            let bbr_keys: &[_] = if cc == "tcp-bbr" { BBR_PARAMS } else { &[] };
+            let bbr_keys: &[_] = if transport.is_bbr() { BBR_PARAMS } else { &[] };
             let names: Vec<&str> = TCP_PARAMS.iter().chain(bbr_keys).map(|p| p.key).collect();
             format!(
                 "a TCP model parameter for cc = \"{cc}\": {}",
@@ -619,13 +632,19 @@ mod tests {
             "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n"
         ))
         .unwrap();
-        assert!(c.flows[0].is_tcp());
+        assert!(c.flows[0].transport.is_coap_over_tcp());
         let c = parse(&format!(
             "{head}cc = \"tcp-bbr\"\nworkload = \"long-transfer\"\n"
         ))
         .unwrap();
-        assert!(c.flows[0].is_tcp());
-        assert_eq!(c.flows[0].cc, "tcp-bbr");
+        assert!(c.flows[0].transport.is_coap_over_tcp());
+        assert_eq!(c.flows[0].cc(), "tcp-bbr");
+        assert_eq!(
+            c.flows[0].transport,
+            crate::scenario::Transport::Tcp {
+                cc: crate::scenario::TcpCc::Bbr
+            }
+        );
         let c = parse(&format!(
             "{head}cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\n\
              params = {{ quickack_segments = [0, 8] }}\n"

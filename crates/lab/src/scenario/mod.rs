@@ -18,15 +18,17 @@ mod output;
 mod overrides;
 mod reader;
 mod topology;
+mod transport;
 
 pub use config::{
-    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload, HTTP_CCS,
-    LONG_TRANSFER_TOKEN_BYTES, TCP_CCS,
+    FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload,
+    LONG_TRANSFER_TOKEN_BYTES,
 };
 pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};
 pub use output::Output;
 pub use overrides::apply_overrides;
+pub use transport::{TcpCc, Transport, UnknownCc};
 
 use std::path::Path;
 

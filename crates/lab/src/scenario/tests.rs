@@ -51,7 +51,7 @@ fn the_issue_example_parses_as_written() {
     assert_eq!(c.protocol.nstart, 1);
     assert_eq!(c.flows.len(), 1);
     let f = &c.flows[0];
-    assert_eq!((f.count, f.cc.as_str()), (400, "fasor"));
+    assert_eq!((f.count, f.cc()), (400, "fasor"));
     assert_eq!(f.workload, Workload::Continuous { exchanges: 50 });
     assert_eq!(f.settings.get("max_retransmit"), Some("20"));
     assert_eq!(f.start_jitter, Duration::from_secs(1));
@@ -210,7 +210,7 @@ fn sweeps_expand_to_the_cartesian_product_times_replications() {
             ("workload".to_string(), "random".to_string()),
         ]
     );
-    assert_eq!(r.config.flows[0].cc, "cocoa");
+    assert_eq!(r.config.flows[0].cc(), "cocoa");
     assert_eq!(r.config.flows[0].settings.get("preset"), Some("fasor18"));
     assert_eq!(
         r.config.flows[0].workload,
@@ -355,10 +355,7 @@ workload = "random"
     assert_eq!(s.combinations(), 4);
     let c = s.config(3).unwrap();
     assert_eq!((c.flows[0].count, c.flows[1].count), (20, 20));
-    assert_eq!(
-        (c.flows[0].cc.as_str(), c.flows[1].cc.as_str()),
-        ("cocoa", "cocoa")
-    );
+    assert_eq!((c.flows[0].cc(), c.flows[1].cc()), ("cocoa", "cocoa"));
     assert_eq!(c.total_flows(), 40);
     let bad = text.replace(
         "count = \"$half\"\ncc = \"$cc\"\nworkload = \"random\"",

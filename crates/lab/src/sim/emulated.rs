@@ -35,6 +35,7 @@ use coaplab_netsim::{
 };
 use coaplab_wire::{Message, Token};
 
+use super::dispatch::{emulated_mesh, run_loop, Mode, RunLoop};
 use super::{flow_of, tag, Sim};
 use crate::metrics::IP_UDP_HEADER_BYTES;
 use crate::results::{RunError, RunResult};
@@ -82,23 +83,20 @@ fn run_captured(
     pcap: Option<std::path::PathBuf>,
 ) -> Result<(RunResult, Option<EmulatorStats>), RunError> {
     interrupted()?;
-    if spec.config.topology != crate::scenario::Topology::Star {
-        return Err(RunError::NotAvailable(
-            "an emulated mesh ([topology] kind = \"mesh\" runs simulated only)".to_string(),
-        ));
+    match run_loop(&spec.config, Mode::Emulated)? {
+        // `run_loop` refuses an emulated mesh already.
+        RunLoop::UdpMesh(_) => Err(emulated_mesh()),
+        RunLoop::HttpStar => http::run(spec, pcap).map(|r| (r, None)),
+        RunLoop::TcpStar => tcp::run(spec).map(|r| (r, None)),
+        RunLoop::UdpStar => run_udp(spec, pcap),
     }
-    if spec.config.flows.iter().any(|f| f.is_http()) {
-        return http::run(spec, pcap).map(|r| (r, None));
-    }
-    let tcp_flows = spec.config.flows.iter().filter(|f| f.is_tcp()).count();
-    if tcp_flows > 0 && tcp_flows == spec.config.flows.len() {
-        return tcp::run(spec).map(|r| (r, None));
-    }
-    if tcp_flows > 0 {
-        return Err(RunError::NotAvailable(
-            "UDP and TCP flows in one run (issue 5)".to_string(),
-        ));
-    }
+}
+
+/// [`run_captured`] of CoAP over UDP: the simulator's loop on the emulated star.
+fn run_udp(
+    spec: &RunSpec,
+    pcap: Option<std::path::PathBuf>,
+) -> Result<(RunResult, Option<EmulatorStats>), RunError> {
     let mut config = EmulatorConfig::new(spec.config.network.clone());
     config.seed = spec.seed;
     config.log_packets = true;

@@ -21,25 +21,25 @@ use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
 use crate::metrics::FlowMetrics;
 use crate::results::RunError;
-use crate::scenario::{RunSpec, Workload};
+use crate::scenario::{RunConfig, Transport, Workload};
 
 /// The run's one download: its protocol, object size and flow, or why the run has none.
 pub(super) fn download_of(
-    spec: &RunSpec,
+    config: &RunConfig,
 ) -> Result<(HttpProtocol, usize, &crate::scenario::FlowConfig), RunError> {
-    let [fc] = spec.config.flows.as_slice() else {
+    let [fc] = config.flows.as_slice() else {
         return Err(RunError::NotAvailable(
             "an HTTP flow beside other flows (one download per run)".to_string(),
         ));
     };
-    let (Some(protocol), Workload::LongTransfer { object_bytes, .. }, 1) =
-        (HttpProtocol::from_name(&fc.cc), &fc.workload, fc.count)
+    let (Transport::Http { protocol }, Workload::LongTransfer { object_bytes, .. }, 1) =
+        (&fc.transport, &fc.workload, fc.count)
     else {
         return Err(RunError::NotAvailable(
             "an HTTP flow must be one long-transfer download (count = 1)".to_string(),
         ));
     };
-    Ok((protocol, *object_bytes as usize, fc))
+    Ok((*protocol, *object_bytes as usize, fc))
 }
 
 /// What one download measured, in either mode.

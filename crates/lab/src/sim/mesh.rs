@@ -188,11 +188,7 @@ fn run_with(
     config: &MeshConfig,
     traced: bool,
 ) -> Result<(RunResult, Option<RunTrace>), RunError> {
-    if spec.config.flows.iter().any(|f| f.is_tcp()) {
-        return Err(RunError::NotAvailable(
-            "CoAP over TCP on a mesh (issue 13)".to_string(),
-        ));
-    }
+    // Only CoAP-over-UDP flows come here (`super::dispatch` refuses the others).
     let mut mesh = Mesh::new(config, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
     if let Some(mobility) = &spec.config.mobility {
         // Trajectories over the whole run (its simulated-time cap), from the run's seed.

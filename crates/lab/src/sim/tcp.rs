@@ -250,8 +250,8 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
     for (group, fc) in config.flows.iter().enumerate() {
         for _ in 0..fc.count {
             let i = flows.len() as u32;
-            let http = if fc.is_http() {
-                let (protocol, object_bytes, _) = super::http::download_of(spec)?;
+            let http = if fc.transport.is_http() {
+                let (protocol, object_bytes, _) = super::http::download_of(config)?;
                 Some(HttpApp::new(protocol, object_bytes))
             } else {
                 None
@@ -262,9 +262,9 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
                 plan.start = Instant::ZERO;
             }
             let mut flow = Flow {
-                cc: fc.cc.clone(),
+                cc: fc.cc().to_string(),
                 tcp: TcpConfig {
-                    cc: if fc.cc == "tcp-bbr" {
+                    cc: if fc.transport.is_bbr() {
                         CongestionControl::Bbr(bbr_config(&fc.settings)?)
                     } else {
                         CongestionControl::Reno

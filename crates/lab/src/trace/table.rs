@@ -1,12 +1,17 @@
 //! Writes one trace table: Parquet (uncompressed, one row group per 64 Ki rows) or CSV with a
-//! header line, empty fields for nulls.
+//! header line, empty fields for nulls, and text fields quoted when they hold a comma, a quote
+//! or a line break (RFC 4180, as the results files: [`crate::results::csv`]).
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::DataType;
+
+use crate::results::csv::push_escaped;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
@@ -69,8 +74,15 @@ fn write_parquet(out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
 
 fn write_csv(mut out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
     let schema = batch.schema();
-    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    writeln!(out, "{}", names.join(","))?;
+    let mut line = String::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if i > 0 {
+            line.push(',');
+        }
+        push_escaped(&mut line, f.name());
+    }
+    line.push('\n');
+    out.write_all(line.as_bytes())?;
     let options = FormatOptions::default().with_null("");
     let columns = batch
         .columns()
@@ -78,15 +90,69 @@ fn write_csv(mut out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
         .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
         .collect::<Result<Vec<_>, _>>()
         .map_err(io::Error::other)?;
+    // Only text can hold a comma, a quote or a line break; numbers go straight into the line.
+    let text: Vec<bool> = batch
+        .columns()
+        .iter()
+        .map(|c| matches!(c.data_type(), DataType::Utf8 | DataType::LargeUtf8))
+        .collect();
+    let mut field = String::new();
     for row in 0..batch.num_rows() {
+        line.clear();
         for (i, c) in columns.iter().enumerate() {
             if i > 0 {
-                out.write_all(b",")?;
+                line.push(',');
             }
-            write!(out, "{}", c.value(row))?;
+            let target = if text[i] { &mut field } else { &mut line };
+            write!(target, "{}", c.value(row)).map_err(io::Error::other)?;
+            if text[i] {
+                push_escaped(&mut line, &field);
+                field.clear();
+            }
         }
-        out.write_all(b"\n")?;
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
     out.into_inner().map_err(|e| e.into_error())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+
+    use super::*;
+
+    #[test]
+    fn csv_text_fields_with_commas_quotes_or_line_breaks_are_quoted() {
+        let n: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(-3), Some(4)]));
+        let text: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("plain"),
+            Some("a,b"),
+            Some("say \"hi\""),
+            Some("two\nlines"),
+        ]));
+        let empty: ArrayRef = Arc::new(StringArray::from(vec![None, Some(""), None, None]));
+        let batch =
+            RecordBatch::try_from_iter([("n", n), ("text", text), ("empty", empty)]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir.path().join("t"), &batch, TraceFormat::Csv).unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            written,
+            "n,text,empty\n\
+             1,plain,\n\
+             ,\"a,b\",\n\
+             -3,\"say \"\"hi\"\"\",\n\
+             4,\"two\nlines\",\n"
+        );
+        // Read back field by field, as written (a null and an empty text both read empty).
+        let rows = crate::results::csv::parse(&written);
+        assert_eq!(rows.len(), 5);
+        assert_eq!(rows[2], ["", "a,b", ""]);
+        assert_eq!(rows[3], ["-3", "say \"hi\"", ""]);
+        assert_eq!(rows[4], ["4", "two\nlines", ""]);
+    }
 }

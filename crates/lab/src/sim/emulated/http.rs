@@ -41,7 +41,7 @@ const MAX_BODY_BYTES: usize = 8 << 20;
 /// Runs the run's one HTTP download through the emulator, writing the packets the link
 /// delivered to `pcap` when given (for checks with tshark).
 pub(super) fn run(spec: &RunSpec, pcap: Option<std::path::PathBuf>) -> Result<RunResult, RunError> {
-    let (protocol, object_bytes, fc) = download_of(spec)?;
+    let (protocol, object_bytes, fc) = download_of(&spec.config)?;
     super::tcp::refuse_model_params(fc)?;
     let mut config = EmulatorConfig::new(spec.config.network.clone());
     config.seed = spec.seed;
@@ -114,7 +114,7 @@ pub(super) fn run(spec: &RunSpec, pcap: Option<std::path::PathBuf>) -> Result<Ru
     };
     Ok(RunResult {
         flows: vec![record(
-            &fc.cc,
+            fc.cc(),
             &measured,
             completed,
             None,
@@ -209,7 +209,9 @@ mod tests {
         let tshark = tshark();
         let dir = tempfile::tempdir().unwrap();
         for spec in &runs {
-            let pcap = dir.path().join(format!("{}.pcap", spec.config.flows[0].cc));
+            let pcap = dir
+                .path()
+                .join(format!("{}.pcap", spec.config.flows[0].cc()));
             let (emulated, _) = super::super::run_captured(spec, Some(pcap.clone())).unwrap();
             let simulated = crate::sim::run_one(spec).unwrap();
             let (e, s) = (&emulated.flows[0], &simulated.flows[0]);

@@ -49,18 +49,19 @@ use coaplab_netsim::SERVER_ADDR;
 use super::super::tcp_flow::{draw_batch, flow_record, FlowPlan, Progress, SegmentCounts};
 use super::MAX_WAIT;
 use crate::results::{FlowRecord, NetworkRecord, RunError, RunResult};
-use crate::scenario::RunSpec;
+use crate::scenario::{RunSpec, TcpCc, Transport};
 
 /// IPv4 + TCP header bytes of a segment without options (timestamps and SACK are off).
 const HEADER_BYTES: u64 = 40;
 
 /// The kernel congestion control standing for a flow's `cc`.
-pub(crate) fn kernel_cc(cc: &str) -> Result<&'static str, RunError> {
-    match cc {
-        "tcp-newreno" => Ok("reno"),
-        "tcp-bbr" => Ok("bbr"),
+pub(crate) fn kernel_cc(transport: &Transport) -> Result<&'static str, RunError> {
+    match transport {
+        Transport::Tcp { cc: TcpCc::NewReno } => Ok("reno"),
+        Transport::Tcp { cc: TcpCc::Bbr } => Ok("bbr"),
         other => Err(RunError::NotAvailable(format!(
-            "{other} on the kernel's TCP in emulated runs"
+            "{} on the kernel's TCP in emulated runs",
+            other.cc()
         ))),
     }
 }
@@ -78,7 +79,7 @@ pub(super) fn refuse_model_params(fc: &crate::scenario::FlowConfig) -> Result<()
         return Err(RunError::NotAvailable(format!(
             "[flows.params] {key} of {} in emulated runs (a parameter of the simulator's \
              TCP model; the kernel's TCP has its own)",
-            fc.cc
+            fc.cc()
         )));
     }
     Ok(())
@@ -280,10 +281,10 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     let config = &spec.config;
     let mut cc_of_flow = Vec::new();
     for fc in &config.flows {
-        let cc = kernel_cc(&fc.cc)?;
+        let cc = kernel_cc(&fc.transport)?;
         refuse_model_params(fc)?;
         tcp_sockets::ensure_congestion_control(cc)
-            .map_err(|e| RunError::NotAvailable(format!("{}: {e}", fc.cc)))?;
+            .map_err(|e| RunError::NotAvailable(format!("{}: {e}", fc.cc())))?;
         cc_of_flow.push(cc);
     }
     let first_cc = cc_of_flow.first().copied().unwrap_or("reno");
@@ -300,7 +301,7 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         for _ in 0..fc.count {
             let i = flows.len() as u32;
             flows.push(Flow {
-                cc: fc.cc.clone(),
+                cc: fc.cc().to_string(),
                 kernel_cc: cc_of_flow[group],
                 plan: FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]),
                 conns: Vec::new(),
@@ -672,14 +673,14 @@ mod tests {
             .iter()
             .filter(|spec| {
                 let (cc, workload) = (
-                    &spec.config.flows[0].cc,
+                    spec.config.flows[0].cc(),
                     spec.config.flows[0].workload.name(),
                 );
                 if cc == "tcp-bbr" && workload == "random" {
                     return false;
                 }
                 let there = coaplab_emu::emulator::tcp_sockets::congestion_available(
-                    super::kernel_cc(cc).unwrap(),
+                    super::kernel_cc(&spec.config.flows[0].transport).unwrap(),
                 );
                 if !there {
                     eprintln!("SKIPPED {cc}: not in the kernel");
@@ -691,7 +692,7 @@ mod tests {
         let mut ran = 0;
         for (spec, emulated) in runs.iter().zip(emulated) {
             let (cc, workload) = (
-                &spec.config.flows[0].cc,
+                spec.config.flows[0].cc(),
                 spec.config.flows[0].workload.name(),
             );
             let emulated = emulated.unwrap();

@@ -1,0 +1,188 @@
+//! Which run loop a run takes, chosen in one place for simulated, traced and emulated runs:
+//! from the run's topology and its flows' [`Transport`]s. Every combination that no loop runs
+//! yet is refused here, with the message the user sees, so the three entry points
+//! ([`super::run_one`], [`super::run_traced`], `emulated::run_one`) cannot drift apart.
+
+use coaplab_netsim::mesh::MeshConfig;
+
+use crate::results::RunError;
+use crate::scenario::{RunConfig, Topology, Transport};
+
+/// Whether the run is simulated (virtual time, traced or not) or emulated (real sockets
+/// through the link emulator, wall-clock time): they have different run loops on offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// netsim's topologies in virtual time.
+    Simulated,
+    /// Real sockets behind the link emulator, on a star only.
+    #[cfg_attr(not(feature = "emulated"), allow(dead_code))]
+    Emulated,
+}
+
+/// The run loop a run takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum RunLoop<'a> {
+    /// CoAP over UDP on the star: [`super::Sim`] on netsim's `Star` or the emulated network.
+    UdpStar,
+    /// CoAP over UDP on a multi-hop 802.15.4 mesh (simulated only).
+    UdpMesh(&'a MeshConfig),
+    /// CoAP over TCP on the star, every flow: the TCP model, or the kernel's TCP.
+    TcpStar,
+    /// The run's one HTTP download on the star (checked by `http::download_of`).
+    HttpStar,
+}
+
+/// What an emulated run on a mesh is refused with.
+pub(crate) fn emulated_mesh() -> RunError {
+    RunError::NotAvailable(
+        "an emulated mesh ([topology] kind = \"mesh\" runs simulated only)".to_string(),
+    )
+}
+
+/// The run loop of a run of `config` in `mode`, or why no loop runs it yet.
+pub(crate) fn run_loop(config: &RunConfig, mode: Mode) -> Result<RunLoop<'_>, RunError> {
+    let transports = || config.flows.iter().map(|f| &f.transport);
+    match &config.topology {
+        Topology::Mesh(mesh) => {
+            if mode == Mode::Emulated {
+                return Err(emulated_mesh());
+            }
+            if transports().any(Transport::is_coap_over_tcp) {
+                return Err(RunError::NotAvailable(
+                    "CoAP over TCP on a mesh (issue 13)".to_string(),
+                ));
+            }
+            if transports().any(Transport::is_http) {
+                // Before the transport was typed the mesh loop took `http1` for a registry
+                // algorithm and failed to build it; refused for what it is now.
+                return Err(RunError::NotAvailable(
+                    "HTTP on a mesh (issue 13)".to_string(),
+                ));
+            }
+            Ok(RunLoop::UdpMesh(mesh))
+        }
+        Topology::Star => {
+            if transports().any(Transport::is_http) {
+                // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session
+                // kind): refused here when the run is anything else.
+                super::http::download_of(config)?;
+                return Ok(RunLoop::HttpStar);
+            }
+            let tcp_flows = transports().filter(|t| t.is_coap_over_tcp()).count();
+            if tcp_flows == 0 {
+                Ok(RunLoop::UdpStar)
+            } else if tcp_flows == config.flows.len() {
+                Ok(RunLoop::TcpStar)
+            } else {
+                Err(RunError::NotAvailable(
+                    "UDP and TCP flows in one run (issue 5)".to_string(),
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// The run loop of the first run of `flows` (`[[flows]]` tables) on `topology`.
+    fn run_loop_of(topology: &str, flows: &str, mode: Mode) -> Result<&'static str, String> {
+        let text = format!("name = \"d\"\n{topology}\n{flows}");
+        let config = Scenario::parse(&text, "d.toml").unwrap().config(0).unwrap();
+        run_loop(&config, mode)
+            .map(|l| match l {
+                RunLoop::UdpStar => "udp-star",
+                RunLoop::UdpMesh(_) => "udp-mesh",
+                RunLoop::TcpStar => "tcp-star",
+                RunLoop::HttpStar => "http-star",
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    const MESH: &str = "[topology]\nkind = \"mesh\"";
+    const UDP: &str = "[[flows]]\ncc = \"cocoa\"\n";
+    const TCP: &str = "[[flows]]\ncc = \"tcp-bbr\"\n";
+    const HTTP: &str =
+        "[[flows]]\ncc = \"h2\"\nworkload = \"long-transfer\"\nobject_bytes = 1000\n";
+
+    #[test]
+    fn each_transport_takes_its_loop_in_every_mode() {
+        for mode in [Mode::Simulated, Mode::Emulated] {
+            assert_eq!(run_loop_of("", UDP, mode), Ok("udp-star"));
+            assert_eq!(
+                run_loop_of("", &format!("{TCP}{TCP}"), mode),
+                Ok("tcp-star")
+            );
+            assert_eq!(run_loop_of("", HTTP, mode), Ok("http-star"));
+        }
+        assert_eq!(run_loop_of(MESH, UDP, Mode::Simulated), Ok("udp-mesh"));
+    }
+
+    #[test]
+    fn what_no_loop_runs_is_refused_with_one_message_in_every_mode() {
+        for mode in [Mode::Simulated, Mode::Emulated] {
+            assert_eq!(
+                run_loop_of("", &format!("{UDP}{TCP}"), mode),
+                Err("not available yet: UDP and TCP flows in one run (issue 5)".to_string())
+            );
+            assert_eq!(
+                run_loop_of("", &format!("{HTTP}{UDP}"), mode),
+                Err(
+                    "not available yet: an HTTP flow beside other flows (one download per run)"
+                        .to_string()
+                )
+            );
+            assert_eq!(
+                run_loop_of(
+                    "",
+                    &HTTP.replace("[[flows]]\n", "[[flows]]\ncount = 2\n"),
+                    mode
+                ),
+                Err(
+                    "not available yet: an HTTP flow must be one long-transfer download \
+                     (count = 1)"
+                        .to_string()
+                )
+            );
+        }
+        assert_eq!(
+            run_loop_of(MESH, TCP, Mode::Simulated),
+            Err("not available yet: CoAP over TCP on a mesh (issue 13)".to_string())
+        );
+        assert_eq!(
+            run_loop_of(MESH, HTTP, Mode::Simulated),
+            Err("not available yet: HTTP on a mesh (issue 13)".to_string())
+        );
+    }
+
+    #[test]
+    fn a_traced_run_is_refused_like_an_untraced_one() {
+        // Before the one dispatcher, a traced run of UDP and TCP flows ran every flow over
+        // TCP (New Reno), labelled with its UDP algorithm, where the untraced run refused.
+        let text = format!("name = \"d\"\nmax_sim_time_s = 100\n{UDP}{TCP}");
+        let runs = Scenario::parse(&text, "d.toml").unwrap().expand(None, None);
+        let untraced = super::super::run_one(&runs[0]).unwrap_err();
+        let traced = super::super::run_traced(&runs[0]).map(|_| ()).unwrap_err();
+        assert_eq!(traced, untraced);
+        assert_eq!(
+            traced.to_string(),
+            "not available yet: UDP and TCP flows in one run (issue 5)"
+        );
+    }
+
+    #[test]
+    fn an_emulated_mesh_is_refused_before_what_its_flows_are() {
+        for flows in [UDP, TCP, HTTP] {
+            assert_eq!(
+                run_loop_of(MESH, flows, Mode::Emulated),
+                Err(
+                    "not available yet: an emulated mesh ([topology] kind = \"mesh\" runs \
+                     simulated only)"
+                        .to_string()
+                )
+            );
+        }
+    }
+}
