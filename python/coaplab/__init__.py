@@ -147,7 +147,8 @@ class RunTrace:
     """The trace of one run, ``DIR/runNNNNNN/``: its tables as DataFrames, read on first use
     (``events``, ``queue``, ``tcp``, ``frames``; None for a table the run did not write: a
     CoAP over UDP run has no ``tcp``, a mesh run no ``queue`` but ``frames``), and its
-    captures (``pcap("up")``). Columns: docs/scenarios.md, "Traces"."""
+    captures (``pcap("up")``; a mesh run's ``mesh_pcap()``). Columns: docs/scenarios.md,
+    "Traces"."""
 
     def __init__(self, path: _Path, run: int):
         self.path = _Path(path)
@@ -195,6 +196,12 @@ class RunTrace:
         if direction not in ("up", "down"):
             raise ValueError(f"direction {direction!r}: expected 'up' or 'down'")
         path = self.path / f"link-{direction}.pcap"
+        return path if path.exists() else None
+
+    def mesh_pcap(self) -> Optional[_Path]:
+        """The 802.15.4 capture of a mesh run, ``mesh.pcapng``: every frame on air with its
+        MAC header, 6LoWPAN and the CoAP inside (tshark, Wireshark), or None (star runs)."""
+        path = self.path / "mesh.pcapng"
         return path if path.exists() else None
 
 

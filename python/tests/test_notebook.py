@@ -125,6 +125,9 @@ def test_mesh_loaders(tmp_path):
     traced = coaplab.run(MESH, out=tmp_path / "t", trace=0, progress=False)
     assert traced.traces[0].tables() == ["events", "frames"]
     assert len(traced.traces[0].frames) > 0 and traced.traces[0].pcap() is None
+    capture = traced.traces[0].mesh_pcap()
+    assert capture.read_bytes()[:4] == bytes.fromhex("0a0d0d0a")  # a pcapng section header
+    assert res.traces.get(0) is None and coaplab.RunTrace(tmp_path / "nothing", 0).mesh_pcap() is None
 
 
 def test_an_exception_from_progress_stops_the_sweep_resumably(scenario, tmp_path):
