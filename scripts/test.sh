@@ -8,8 +8,9 @@
 #   ./scripts/test.sh --long    also the long sweeps and slow checks (ignored tests) and the
 #                               ns-3 oracle (scripts/ns3-oracle/oracle.py; docs/tcp-validation.md),
 #                               the ns-3 mesh comparison (scripts/ns3-mesh/compare.py), the
-#                               profile-guided build against the plain one (scripts/build-pgo.sh)
-#                               and the speed comparison with ns-3 (scripts/ns3-speed/run.py)
+#                               profile-guided build against the plain one (scripts/build-pgo.sh),
+#                               the speed comparison with ns-3 (scripts/ns3-speed/run.py) and,
+#                               with COOJA_SETUP set, the Cooja oracle (scripts/cooja-oracle/check.py)
 set -euo pipefail
 # SIGINT at its default action for everything below, as at a terminal: started in the
 # background of a non-interactive shell (CI runners, `./scripts/test.sh &`), the suite inherits
@@ -227,6 +228,16 @@ if [ "$long" = 1 ]; then
   python3 scripts/ns3-oracle/oracle.py --markdown
   step "ns-3 mesh comparison (802.15.4 mesh vs ns-3 lr-wpan + sixlowpan; docs/mesh-validation.md)"
   python3 scripts/ns3-mesh/compare.py
+  step "Cooja oracle (3x3 grid against Cooja running Contiki 3.0; docs/mesh-validation.md)"
+  if [ -n "${COOJA_SETUP:-}" ]; then
+    cargo build --release --locked -p coaplab
+    python3 scripts/cooja-oracle/check.py --coaplab "${CARGO_TARGET_DIR:-target}/release/coaplab"
+  else
+    # The repository may hold no Cooja, no Contiki and no recipe that builds them (the tool
+    # that brought their source here forbids it): the check runs against a Cooja the machine
+    # already has.
+    echo "test.sh: skipped: COOJA_SETUP is unset (the SETUP.json of a Cooja of Contiki 3.0; scripts/cooja-oracle/README.md)"
+  fi
   step "profile-guided build (scripts/build-pgo.sh): results byte-identical to the plain release build's"
   cargo build --release --locked -p coaplab
   ./scripts/build-pgo.sh
