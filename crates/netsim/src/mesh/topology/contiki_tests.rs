@@ -1,5 +1,6 @@
 //! Contiki 3.0's MACs on the mesh: exact timelines of `csma.c` and `nullmac.c` over NullRDC.
 
+use super::tests::drain;
 use super::*;
 use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
@@ -13,21 +14,6 @@ fn chain3(settings: &[(&str, &str)]) -> MeshConfig {
         layout: Layout::chain(3, 10.0).unwrap(),
         params: MeshParams::resolve(&s).unwrap(),
     }
-}
-
-/// Drives the mesh until idle; returns the deliveries.
-fn drain(mesh: &mut Mesh) -> Vec<Delivery> {
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    let mut steps = 0;
-    while let Some(t) = mesh.poll_at() {
-        while let Some(d) = mesh.poll_delivery(t, &mut buf) {
-            out.push(d);
-        }
-        steps += 1;
-        assert!(steps < 1_000_000, "livelock");
-    }
-    out
 }
 
 const US: fn(i64) -> Duration = Duration::from_micros;

@@ -10,7 +10,7 @@ fn chain3() -> MeshConfig {
 }
 
 /// Drives the mesh until idle; returns the deliveries.
-fn drain(mesh: &mut Mesh) -> Vec<Delivery> {
+pub(super) fn drain(mesh: &mut Mesh) -> Vec<Delivery> {
     let mut out = Vec::new();
     let mut buf = Vec::new();
     let mut steps = 0;
