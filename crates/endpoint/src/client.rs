@@ -13,6 +13,7 @@ use crate::endpoint::{Endpoint, Request};
 use crate::event::{AnswerKind, Event, ExchangeId, FailReason, RequestId, Transmit, TransmitMeta};
 use crate::exchange::{Exch, Owner, Req, XState};
 use crate::marking::{RexmitLayout, RexmitPeer};
+use crate::message_ids::Gate;
 
 impl Endpoint {
     pub(crate) fn start_request(
@@ -58,18 +59,11 @@ impl Endpoint {
     /// to the NSTART gate.
     pub(crate) fn next_exchange(&mut self, now: Instant, req: usize) {
         // RFC 7252 §4.4: no Message ID is reused within its lifetime; wait for one, in order.
-        let wait = if self.mid_stalled.is_empty() {
-            self.message_id_wait(now)
-        } else {
-            self.mid_free_at
-        };
-        if let Some(until) = wait {
-            if self.mid_stalled.is_empty() {
+        if let Gate::Stall { until, first } = self.message_ids.gate(now, req) {
+            if first {
                 self.events
                     .push_back(Event::MessageIdsExhausted { until, at: now });
             }
-            self.mid_stalled.push_back(req);
-            self.mid_free_at = Some(until);
             return;
         }
         let p = self.requests[req].peer;
@@ -265,7 +259,7 @@ impl Endpoint {
             return false;
         };
         // Its slot may be reused at once: it must not stay in line for a Message ID.
-        self.mid_stalled.retain(|&q| q != r);
+        self.message_ids.forget(r);
         let slot = self
             .exchanges
             .iter()

@@ -13,6 +13,7 @@ use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
 use crate::exchange::{Exch, Peer, Req, XState};
+use crate::message_ids::MessageIds;
 use crate::resource::Router;
 
 /// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
@@ -85,15 +86,8 @@ pub struct Endpoint {
     pub(crate) free_exchanges: Vec<usize>,
     pub(crate) requests: Vec<Req>,
     pub(crate) free_requests: Vec<usize>,
-    pub(crate) next_message_id: u16,
-    /// Per group of [`MID_GROUP`] Message IDs, when one of them was last issued (empty until
-    /// the first is issued with [`Config::message_id_lifetime`]).
-    pub(crate) mid_issued: Vec<Option<Instant>>,
-    /// Requests waiting for a usable Message ID, in order, and when the next one is usable.
-    pub(crate) mid_stalled: VecDeque<usize>,
-    pub(crate) mid_free_at: Option<Instant>,
-    /// Message IDs handed out so far (see [`Endpoint::message_ids_issued`]).
-    pub(crate) message_ids_issued: u64,
+    /// The Message ID sequence and the requests waiting for a usable ID.
+    pub(crate) message_ids: MessageIds,
     pub(crate) next_token: u64,
     pub(crate) next_exchange_id: u64,
     pub(crate) next_request_id: u64,
@@ -131,11 +125,6 @@ pub struct TransmitHeader {
     /// What it is.
     pub meta: TransmitMeta,
 }
-
-/// Message IDs per group whose last issue time is kept ([`Config::message_id_lifetime`]).
-pub(crate) const MID_GROUP: usize = 1024;
-/// Groups: 65,536 IDs / [`MID_GROUP`].
-const MID_GROUPS: usize = (1 << 16) / MID_GROUP;
 
 /// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
 pub(crate) const POOL_MAX: usize = 64;
@@ -219,11 +208,7 @@ impl Endpoint {
     ) -> Result<Endpoint, ConfigError> {
         config.validate()?;
         Ok(Endpoint {
-            next_message_id: config.initial_message_id,
-            message_ids_issued: 0,
-            mid_issued: Vec::new(),
-            mid_stalled: VecDeque::new(),
-            mid_free_at: None,
+            message_ids: MessageIds::new(config.initial_message_id, config.message_id_lifetime),
             next_token: config.initial_token,
             dedup: DedupCache::new(
                 config.dedup_lifetime,
@@ -320,7 +305,7 @@ impl Endpoint {
     /// client on a new port) continues the sequence by starting there
     /// (docs/experiments.md §10 #21).
     pub fn next_message_id(&self) -> u16 {
-        self.next_message_id
+        self.message_ids.next()
     }
 
     /// How many Message IDs this endpoint has handed out since it was built: one per
@@ -330,7 +315,7 @@ impl Endpoint {
     /// so a client that must not reuse one within EXCHANGE_LIFETIME (RFC 7252 §4.4) moves to
     /// a new port before this reaches 65,536 (`coaplab bench`).
     pub fn message_ids_issued(&self) -> u64 {
-        self.message_ids_issued
+        self.message_ids.issued()
     }
 
     /// The token counter's next value, to continue the sequence likewise.
@@ -414,7 +399,7 @@ impl Endpoint {
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_uploads(now);
-        if !self.mid_stalled.is_empty() {
+        if self.message_ids.any_stalled() {
             self.resume_stalled(now);
         }
         if !self.observers.is_empty() {
@@ -496,9 +481,7 @@ impl Endpoint {
             .dedup_purge_timer
             .then(|| self.dedup.next_expiry())
             .flatten();
-        let stalled = (!self.mid_stalled.is_empty())
-            .then_some(self.mid_free_at)
-            .flatten();
+        let stalled = self.message_ids.deadline();
         let t = earliest(exchanges, self.next_upload_expiry());
         let t = earliest(t, stalled);
         let t = earliest(t, dedup);
@@ -553,43 +536,12 @@ impl Endpoint {
     }
 
     pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {
-        let m = self.next_message_id;
-        self.next_message_id = m.wrapping_add(1);
-        self.message_ids_issued += 1;
-        if self.config.message_id_lifetime.is_some() {
-            if self.mid_issued.is_empty() {
-                self.mid_issued = vec![None; MID_GROUPS];
-            }
-            self.mid_issued[usize::from(m) / MID_GROUP] = Some(now);
-        }
-        m
-    }
-
-    /// When the next Message ID may be issued, if not now: it opens a group of
-    /// [`MID_GROUP`] IDs (or is the first issued) whose last use is younger than
-    /// [`Config::message_id_lifetime`] (RFC 7252 §4.4). IDs are issued in sequence, so every
-    /// ID of a group was issued by the time its group's last use; inside a group opened this
-    /// round nothing needs checking.
-    pub(crate) fn message_id_wait(&self, now: Instant) -> Option<Instant> {
-        let lifetime = self.config.message_id_lifetime?;
-        let m = usize::from(self.next_message_id);
-        let opened = self.message_ids_issued > 0 && m % MID_GROUP != 0;
-        if opened {
-            return None;
-        }
-        let last = self.mid_issued.get(m / MID_GROUP).copied().flatten()?;
-        let free = last + lifetime;
-        (free > now).then_some(free)
+        self.message_ids.alloc(now)
     }
 
     /// Requests stalled for a Message ID go on once one is usable.
     pub(crate) fn resume_stalled(&mut self, now: Instant) {
-        if !self.mid_free_at.is_some_and(|t| t <= now) {
-            return;
-        }
-        self.mid_free_at = None;
-        let stalled = std::mem::take(&mut self.mid_stalled);
-        for r in stalled {
+        for r in self.message_ids.take_ready(now) {
             if self.requests[r].live {
                 self.next_exchange(now, r);
             }

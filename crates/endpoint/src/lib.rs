@@ -51,6 +51,7 @@ mod echo;
 mod exchange;
 mod inbound;
 mod marking;
+mod message_ids;
 mod reply;
 mod request_options;
 mod server;
