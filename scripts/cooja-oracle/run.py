@@ -21,11 +21,12 @@ SETUP.json says where Cooja and the firmware are; this repository ships neither 
     {"cooja": ["/abs/cooja-launcher", "-nogui={csc}"],      # {csc}: the .csc, absolute path
      "firmware_dir": "/abs/firmware",                       # copied per configuration
      "firmware": {"root": {...}, "server": {...}, "client": {...}, "router": {...}},
-     "defs": "-D..."}                                       # always passed to the firmware
+     "defs": "-D...",                                       # always passed to the firmware
+     "build_dir": "/abs/dir"}                               # optional: where the fw-<hash> copies go
 
 The firmware entries are gen_csc.py's FIRMWARE.json entries, where {fwdir} stands for the
-per-configuration copy of firmware_dir (its files symlinked into
-results/cooja-oracle/fw-<hash>, so that objects built with other -D settings are not
+per-configuration copy of firmware_dir (its files symlinked into BUILD/fw-<hash>, BUILD =
+"build_dir" or results/cooja-oracle, so that objects built with other -D settings are not
 reused) and {defs} for "defs" plus what the options below select:
     -DORACLE_MAC_CSMA=0/1 (--mac), -DORACLE_ACK=0/1 (--ack), -DORACLE_INTERVAL_MS (--interval-ms),
     -DORACLE_START_S (--start-s), -DORACLE_REQ_BYTES / -DORACLE_RSP_BYTES (--req-bytes, --rsp-bytes).
@@ -402,7 +403,9 @@ def main(argv=None):
     results = os.path.join(ROOT, "results", "cooja-oracle")
     out = os.path.abspath(a.out or os.path.join(results, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"))
     os.makedirs(out, exist_ok=True)
-    fwdir = firmware_copy(setup, defs, results)
+    # where Cooja compiles the motes: SETUP.json's "build_dir" (keep builds of Contiki out of any
+    # repository), else results/cooja-oracle (git-ignored)
+    fwdir = firmware_copy(setup, defs, setup.get("build_dir") or results)
     firmware = {"defs": defs}
     for role, e in setup["firmware"].items():
         firmware[role] = {k: v.replace("{fwdir}", fwdir) for k, v in e.items()}
