@@ -39,6 +39,7 @@ both relative to Cooja's working directory (run.py runs it in the run's director
 
 import argparse
 import json
+import os
 import sys
 from xml.sax.saxutils import escape
 
@@ -94,14 +95,44 @@ medium.addRadioMediumObserver(new java.util.Observer(function(o, arg) {
   R.write(c.getStartTime() + " " + sim.getSimulationTime() + " " + c.getSource().getMote().getID() +
           " " + ids(c.getDestinations()) + " " + ids(c.getInterfered()) + " " + hex + "\n");
 }));
+/* Mobility (MOVES_FILE not empty): lines `<time_us> <mote id> <x> <y>`, sorted by time; at
+   each listed instant the mote is put there (Cooja's UDGM takes the positions at each
+   transmission's start). One generated message per distinct instant, each arming the next. */
+var MOVES_FILE = "%(moves_file)s";
+var moves = [];
+if (MOVES_FILE != "") {
+  var rd = new java.io.BufferedReader(new java.io.FileReader(MOVES_FILE));
+  var ln;
+  while ((ln = rd.readLine()) != null) {
+    var f = String(ln).split(" ");
+    if (f.length == 4) { moves.push([parseInt(f[0]), parseInt(f[1]), parseFloat(f[2]), parseFloat(f[3])]); }
+  }
+  rd.close();
+}
+var mi = 0;
+var moved = 0;
+function arm_move() {
+  if (mi < moves.length) { GENERATE_MSG(Math.max(0, Math.round((moves[mi][0] - time) / 1000)), "ORACLE-MOVE"); }
+}
 var armed = false;
 while (true) {
   /* GENERATE_MSG takes a delay in ms; it needs a first mote message (its `mote`). */
-  if (!armed) { armed = true; GENERATE_MSG(Math.ceil((END_US - time) / 1000), "ORACLE-END"); }
+  if (!armed) { armed = true; GENERATE_MSG(Math.ceil((END_US - time) / 1000), "ORACLE-END"); arm_move(); }
   if (time >= END_US) { break; }
+  if (msg == "ORACLE-MOVE") {
+    while (mi < moves.length && moves[mi][0] <= time + 500) {
+      sim.getMoteWithID(moves[mi][1]).getInterfaces().getPosition().setCoordinates(moves[mi][2], moves[mi][3], 0);
+      mi++;
+      moved++;
+    }
+    arm_move();
+    YIELD();
+    continue;
+  }
   W.write(time + " " + id + " " + msg + "\n");
   YIELD();
 }
+if (MOVES_FILE != "") { log.log("oracle: " + moved + " of " + moves.length + " position changes applied\n"); }
 oracle_close();
 log.log("oracle: simulation ended at " + time + " us\n");
 log.testOK();
@@ -191,8 +222,31 @@ def mote(mid, x, y, ident):
 SNAP = 1 - 1e-10
 
 
+def moves_of(layout, offset_s, snap=True):
+    """Position changes for Cooja from mesh_layout's "mobility" object (None without it):
+    sorted (time_us, mote id, x, y), time = offset_s (the start of movement in Cooja's clock,
+    i.e. the clients' start after the warm-up) + the trajectory's t_s; the same coordinate
+    snap as the motes' places. Each mote's first entry at t = 0 is its layout place."""
+    mob = layout.get("mobility")
+    if not mob:
+        return None
+    k = SNAP if snap else 1.0
+    out = []
+    for nd in mob["nodes"]:
+        for t, x, y in nd["positions"]:
+            out.append((int(round((offset_s + t) * 1e6)), nd["node"] + 1, x * k, y * k))
+    out.sort()
+    return out
+
+
+def write_moves(moves, path):
+    with open(path, "w") as f:
+        for t, m, x, y in moves:
+            f.write(f"{t} {m} {x!r} {y!r}\n")
+
+
 def generate(layout, firmware, duration_s, clients=None, seed=None, log="mote.log",
-             radio_log="radio.log", title=None, snap=True):
+             radio_log="radio.log", title=None, snap=True, moves_file=""):
     topo = layout["topology"]
     if topo.get("kind") != "mesh":
         sys.exit("gen_csc: not a mesh layout")
@@ -228,6 +282,7 @@ def generate(layout, firmware, duration_s, clients=None, seed=None, log="mote.lo
         "end_us": end_us,
         "log": log,
         "radio_log": radio_log,
+        "moves_file": moves_file,
     }
     title = title or f"coaplab {layout.get('scenario', 'mesh')} on Cooja"
     return f"""<?xml version="1.0" encoding="UTF-8"?>
@@ -278,11 +333,19 @@ def main(argv=None):
     ap.add_argument("--radio-log", default="radio.log")
     ap.add_argument("--no-snap", action="store_true",
                     help="write the raw coordinates (Cooja then drops links a rounding error puts beyond the range)")
+    ap.add_argument("--move-from", type=float, default=120.0,
+                    help="Cooja instant (s) at which the layout's mobility trajectories start (its t = 0)")
     a = ap.parse_args(argv)
     layout = load_layout(a.layout)
     with open(a.firmware) as f:
         firmware = json.load(f)
-    text = generate(layout, firmware, a.duration, a.clients, a.seed, a.log, a.radio_log, snap=not a.no_snap)
+    moves = moves_of(layout, a.move_from, snap=not a.no_snap)
+    moves_file = ""
+    if moves:
+        moves_file = os.path.splitext(os.path.basename(a.out))[0] + ".moves"
+        write_moves(moves, os.path.join(os.path.dirname(os.path.abspath(a.out)), moves_file))
+    text = generate(layout, firmware, a.duration, a.clients, a.seed, a.log, a.radio_log,
+                    snap=not a.no_snap, moves_file=moves_file)
     with open(a.out, "w") as f:
         f.write(text)
 

@@ -21,11 +21,12 @@ SETUP.json says where Cooja and the firmware are; this repository ships neither 
     {"cooja": ["/abs/cooja-launcher", "-nogui={csc}"],      # {csc}: the .csc, absolute path
      "firmware_dir": "/abs/firmware",                       # copied per configuration
      "firmware": {"root": {...}, "server": {...}, "client": {...}, "router": {...}},
-     "defs": "-D..."}                                       # always passed to the firmware
+     "defs": "-D...",                                       # always passed to the firmware
+     "build_dir": "/abs/dir"}                               # optional: where the fw-<hash> copies go
 
 The firmware entries are gen_csc.py's FIRMWARE.json entries, where {fwdir} stands for the
-per-configuration copy of firmware_dir (its files symlinked into
-results/cooja-oracle/fw-<hash>, so that objects built with other -D settings are not
+per-configuration copy of firmware_dir (its files symlinked into BUILD/fw-<hash>, BUILD =
+"build_dir" or results/cooja-oracle, so that objects built with other -D settings are not
 reused) and {defs} for "defs" plus what the options below select:
     -DORACLE_MAC_CSMA=0/1 (--mac), -DORACLE_ACK=0/1 (--ack), -DORACLE_INTERVAL_MS (--interval-ms),
     -DORACLE_START_S (--start-s), -DORACLE_REQ_BYTES / -DORACLE_RSP_BYTES (--req-bytes, --rsp-bytes).
@@ -148,6 +149,7 @@ def parse(run_dir):
     routes_full_us = None
     routes_max = routes_at_start = 0
     joined = {}
+    parents = {}  # mote -> list of (t_us, parent id) from `ORACLE PARENT id` (firmware that logs it)
     reqs = {}  # (mote, seq) -> send time us
     ends = []  # (mote, seq, t_req_us, t_end_us, rtx, ok)
     with open(os.path.join(run_dir, "mote.log"), errors="replace") as f:
@@ -168,6 +170,11 @@ def parse(run_dir):
                     routes_full_us = t
             elif w[1] == "JOIN":
                 joined.setdefault(mid, t)
+            elif w[1] == "PARENT" and len(w) > 2:
+                # logged at every default-route add, which a DIO of the same parent refreshes
+                pl = parents.setdefault(mid, [])
+                if not pl or pl[-1][1] != int(w[2]):
+                    pl.append((t, int(w[2])))
             elif w[1] == "REQ":
                 reqs[(mid, int(w[2]))] = t
             elif w[1] in ("RSP", "TMO"):
@@ -222,6 +229,13 @@ def parse(run_dir):
                     elif dst in interf:
                         uni_coll += 1
     measured = [e for e in ends if e[2] >= start_us]
+    # parent switches: changes of a mote's preferred parent after its first one; those from
+    # the clients' start on separately
+    switches = sum(max(0, len(v) - 1) for v in parents.values())
+    start_s_us = meta.get("start_s", 0) * 1e6
+    switches_after = sum(1 for v in parents.values() for t, _ in v[1:] if t >= start_s_us)
+    others = n - 1  # every mote but the root
+    all_joined_us = max(joined.values()) if len(joined) >= others else None
     # coaplab's exchanges.csv columns where they exist (flow = the client's mote id here)
     with open(os.path.join(run_dir, "exchanges.csv"), "w") as f:
         f.write("mote,seq,start_s,end_s,delay_s,transmissions,answered\n")
@@ -255,6 +269,9 @@ def parse(run_dir):
         "rpl_formed_s": None if routes_full_us is None else routes_full_us / 1e6,
         "rpl_joined": len(joined),
         "rpl_joined_at_start": sum(1 for t in joined.values() if t < meta.get("start_s", 0) * 1e6 + 1e6),
+        "rpl_all_joined_s": None if all_joined_us is None else all_joined_us / 1e6,
+        "rpl_parent_switches": switches if parents else None,
+        "rpl_parent_switches_after_start": switches_after if parents else None,
         "rpl_routes_max": routes_max,
         "rpl_routes_at_start": routes_at_start,
         "rpl_frames": frames,
@@ -294,6 +311,9 @@ def table(s, meta):
         ("simulated", f"{meta['duration_s']:.0f} s (clients start after {meta['start_s']} s and joining)"),
         ("wall", f"{meta.get('wall_s', 0):.1f} s (compile + simulate)"),
         ("RPL formed (root has routes to all)", f(s["rpl_formed_s"], "{:.3f} s")),
+        ("RPL: all non-root motes joined by", f(s["rpl_all_joined_s"], "{:.1f} s") + f" ({s['rpl_joined']} of {s['nodes'] - 1} joined)"),
+        ("RPL: root's downward routes, most", f"{s['rpl_routes_max']} of {s['nodes'] - 1}"),
+        ("RPL parent switches (from the clients' start)", f"{s['rpl_parent_switches']} ({s['rpl_parent_switches_after_start']})"),
         ("RPL frames DIS/DIO/DAO/DAO-ACK", "/".join(str(s["rpl_frames"][k]) for k in ("DIS", "DIO", "DAO", "DAO-ACK"))),
         ("CoAP requests sent / ended / answered", f"{s['requests_sent']} / {s['exchanges_ended']} / {s['responses']}"),
         ("CoAP PDR (answered / ended)", f(s["coap_pdr"], "{:.4f}")),
@@ -383,13 +403,23 @@ def main(argv=None):
     results = os.path.join(ROOT, "results", "cooja-oracle")
     out = os.path.abspath(a.out or os.path.join(results, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"))
     os.makedirs(out, exist_ok=True)
-    fwdir = firmware_copy(setup, defs, results)
+    # where Cooja compiles the motes: SETUP.json's "build_dir" (keep builds of Contiki out of any
+    # repository), else results/cooja-oracle (git-ignored)
+    fwdir = firmware_copy(setup, defs, setup.get("build_dir") or results)
     firmware = {"defs": defs}
     for role, e in setup["firmware"].items():
         firmware[role] = {k: v.replace("{fwdir}", fwdir) for k, v in e.items()}
     csc = os.path.join(out, "sim.csc")
+    # a layout with "mobility" (mesh_layout of a mobile scenario): the trajectories start at
+    # the clients' start, as coaplab's movement starts after its warm-up
+    moves = gen_csc.moves_of(layout, a.start_s, snap=not a.no_snap)
+    moves_file = ""
+    if moves:
+        moves_file = "moves.txt"
+        gen_csc.write_moves(moves, os.path.join(out, moves_file))
     with open(csc, "w") as f:
-        f.write(gen_csc.generate(layout, firmware, a.duration, clients, a.seed, snap=not a.no_snap))
+        f.write(gen_csc.generate(layout, firmware, a.duration, clients, a.seed, snap=not a.no_snap,
+                                 moves_file=moves_file))
     root_id = 1 + next(i for i, x in enumerate(nodes) if x["role"] == "border-router")
     meta = {
         "name": name, "scenario": scenario, "run": a.run, "sets": a.set,
@@ -400,6 +430,7 @@ def main(argv=None):
                  f"frame ACKs {'on' if a.ack else 'off'}; CON GET {a.req_bytes} B -> {a.rsp_bytes} B "
                  f"every {a.interval_ms} ms",
         "defs": defs, "layout": layout, "snap": not a.no_snap,
+        "moves": len(moves) if moves else 0,
     }
     cmd = [c.replace("{csc}", csc) for c in setup["cooja"]]
     t0 = time.time()
