@@ -76,7 +76,7 @@ pub const MESH_PARAMS: &[ParamSpec] = &[
         kind: Kind::Int { min: 0, max: 7 },
         default: Value::Int(3),
         help: "macMaxFrameRetries: retransmissions after a missing ACK before the frame is dropped",
-        source: "IEEE 802.15.4-2006 Table 86 (Contiki 3.0 CSMA_MAX_MAC_TRANSMISSIONS 3 = 2 retries; Contiki-NG CSMA_MAX_FRAME_RETRIES 7)",
+        source: "IEEE 802.15.4-2006 Table 86 (Contiki-NG CSMA_MAX_FRAME_RETRIES 7; Contiki 3.0 csma.c counts transmissions instead, sicslowpan's limit: mac_max_transmissions)",
     },
     ParamSpec {
         key: "mac_ack_request",
