@@ -1,8 +1,8 @@
-//! Contiki 3.0's `csma.c` on the Rathod 3×3 grid, with the constants of Cooja's native motes
-//! (docs/mesh-validation.md, "G. Contiki's csma.c in coaplab"): the server's forwarding
-//! neighbour is still on air when NullRDC's 2-ms ACK wait ends, so the server defers every
-//! next response by 1/8 s and more, and the whole grid serialises, one exchange at a time,
-//! as Cooja does in two of five seeds. The standard 802.15.4 MAC on the same seed does not.
+//! Contiki 3.0's `csma.c` on the Rathod 3×3 grid with 802.15.4 ACKs, with the constants and
+//! radio timing of Cooja's native motes (docs/mesh-validation.md §K): a relay's forward goes on
+//! air as its previous hop sends the next frame, the lost frame waits 1/8 s or more, and the
+//! server's one-hop neighbours take most answers, as in Cooja; the standard 802.15.4 MAC on the
+//! same seed carries about twice as much, more evenly.
 
 use std::path::PathBuf;
 
@@ -22,6 +22,8 @@ fn grid(mac: &str) -> Vec<(u64, u64, u64)> {
         "topology.params.contiki_clock_hz=1000",
         "topology.params.contiki_ack_wait_us=2000",
         "topology.params.contiki_after_ack_wait_us=0",
+        "topology.params.contiki_tx_delay_us=2000",
+        "topology.params.contiki_ack_delay_us=1000",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -47,17 +49,18 @@ fn jain(xs: &[u64]) -> f64 {
 }
 
 #[test]
-fn contiki_csma_serialises_the_grid_as_cooja_does_and_ieee_does_not() {
+fn contiki_csma_with_cooja_mote_timing_carries_half_of_the_ieee_mac_and_less_evenly() {
     let contiki = grid("contiki-csma");
     let answered: Vec<u64> = contiki.iter().map(|f| f.1).collect();
     let total: u64 = answered.iter().sum();
-    // About 5.2 exchanges per second for the whole grid (Cooja: 5.1 in its seeds 3 and 4),
-    // shared evenly, nothing retransmitted by CoAP.
-    assert!((5.0..5.5).contains(&(total as f64 / 120.0)), "{contiki:?}");
-    assert!(jain(&answered) > 0.99, "{contiki:?}");
-    assert!(contiki.iter().map(|f| f.2).sum::<u64>() <= 2, "{contiki:?}");
+    // 120 s of clients: about 8 exchanges per second for the grid (Cooja: 13.4-13.9 over
+    // 600 s), unevenly shared, and the losses at forwarding relays cost CoAP retransmissions.
+    let per_s = total as f64 / 120.0;
+    assert!((5.0..12.0).contains(&per_s), "{per_s} {contiki:?}");
+    assert!(jain(&answered) < 0.5, "{contiki:?}");
+    assert!(contiki.iter().map(|f| f.2).sum::<u64>() > 10, "{contiki:?}");
     let ieee = grid("ieee802154");
     let answered: Vec<u64> = ieee.iter().map(|f| f.1).collect();
-    assert!(answered.iter().sum::<u64>() > 3 * total, "{ieee:?}");
-    assert!(jain(&answered) < 0.9, "{ieee:?}");
+    assert!(answered.iter().sum::<u64>() as f64 > 1.8 * total as f64, "{ieee:?}");
+    assert!(jain(&answered) > 0.55, "{ieee:?}");
 }

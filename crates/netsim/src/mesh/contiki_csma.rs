@@ -71,6 +71,12 @@ pub struct ContikiParams {
     pub ack_wait: Duration,
     /// NullRDC's `AFTER_ACK_DETECTED_WAIT_TIME` (21 ticks on Sky/Z1, 0 on Cooja motes).
     pub after_ack_wait: Duration,
+    /// From the radio driver's send to the frame on air (CC2420 `STXONCCA`: 8-symbol CCA and
+    /// 12-symbol turnaround, 320 µs; Cooja motes' radio: two 1-ms yields).
+    pub tx_delay: Duration,
+    /// From a frame's end to its ACK on air (CC2420 hardware auto-ACK: 192 µs; Cooja motes:
+    /// NullRDC's software ACK through the radio's send, one 1-ms yield).
+    pub ack_delay: Duration,
 }
 
 /// `CSMA_MAX_BACKOFF_EXPONENT` of Contiki 3.0's `csma.c`.
@@ -239,6 +245,8 @@ mod tests {
         max_transmissions: 5,
         ack_wait: Duration::from_micros(397),
         after_ack_wait: Duration::from_micros(641),
+        tx_delay: Duration::from_micros(320),
+        ack_delay: Duration::from_micros(192),
     };
     const COOJA: ContikiParams = ContikiParams {
         clock_hz: 1000,
@@ -247,6 +255,8 @@ mod tests {
         max_transmissions: 8,
         ack_wait: Duration::from_micros(2000),
         after_ack_wait: Duration::ZERO,
+        tx_delay: Duration::from_millis(2),
+        ack_delay: Duration::from_millis(1),
     };
 
     fn ms(t: i64) -> Instant {

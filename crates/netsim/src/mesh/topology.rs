@@ -431,13 +431,9 @@ impl Mesh {
             match ev {
                 Ev::BackoffEnd { node, gen } => {
                     let m = &mut self.macs[node as usize];
-                    if m.generation == gen {
-                        if m.discipline != Discipline::Ieee802154 {
-                            // Contiki: the neighbour queue whose timer fired is served now.
-                            if let Some(n) = m.contiki.next_due() {
-                                m.serve(n.to);
-                            }
-                        }
+                    if m.generation == gen && m.discipline != Discipline::Ieee802154 {
+                        self.contiki_attempt(node, at);
+                    } else if m.generation == gen {
                         m.phase = Phase::Cca;
                         m.cca_start = at;
                         self.events
@@ -696,8 +692,13 @@ impl Mesh {
     /// it as to any frame: `CC2420.java` `TX_ACK` → `rfListener.receivedByte`, Cooja's
     /// `Msp802154Radio` → `TRANSMISSION_STARTED` → `UDGM.createConnections`).
     fn schedule_ack(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
+        let turnaround = if self.macs[receiver as usize].discipline == Discipline::Ieee802154 {
+            phy::TURNAROUND
+        } else {
+            self.params.contiki.ack_delay
+        };
         self.events.schedule(
-            at + phy::TURNAROUND,
+            at + turnaround,
             Ev::AckStart {
                 node: receiver,
                 to: sender,
@@ -708,7 +709,7 @@ impl Mesh {
         let r = &mut self.macs[receiver as usize];
         r.ifs_until = r
             .ifs_until
-            .max(at + phy::TURNAROUND + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
+            .max(at + turnaround + phy::airtime(ACK_BYTES) + mac::ifs(ACK_BYTES));
     }
 
     /// `node`'s head frame is done: acknowledged, or on air without an ACK request.

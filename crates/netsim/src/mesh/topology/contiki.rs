@@ -29,13 +29,33 @@ impl Mesh {
         self.events.schedule(at, Ev::BackoffEnd { node, gen });
     }
 
-    /// The CCA before the head frame (the radio's `channel_clear`) ended at `at`; NullRDC's
-    /// `send_one_packet` also refuses to send while the radio is receiving a frame
-    /// (`receiving_packet()`), which a neighbour at the edge of the range does not make
-    /// busy for the CCA. Busy: `csma.c` backs the neighbour queue off (`MAC_TX_COLLISION`, not
-    /// counted), `nullmac.c` gives the packet up.
+    /// The neighbour queue whose timer fired is served at `at`: with ACKs, NullRDC's
+    /// `send_one_packet` first refuses to send while the radio is receiving a frame
+    /// (`receiving_packet()`, which a neighbour at the edge of the range does not make busy
+    /// for the CCA); then the radio's send takes `contiki_tx_delay_us` until the frame is on
+    /// air, its CCA (`channel_clear`) in the CCA window before the last turnaround.
+    pub(super) fn contiki_attempt(&mut self, node: u16, at: Instant) {
+        let m = &mut self.macs[node as usize];
+        if let Some(n) = m.contiki.next_due() {
+            m.serve(n.to);
+        }
+        if self.params.mac_ack_request && self.medium.is_receiving(node) {
+            return self.contiki_cca_done(node, at, true);
+        }
+        let delay = self.params.contiki.tx_delay.max(phy::CCA + phy::TURNAROUND);
+        let m = &mut self.macs[node as usize];
+        m.phase = Phase::Cca;
+        m.cca_start = at + delay - (phy::CCA + phy::TURNAROUND);
+        let gen = m.generation;
+        self.events
+            .schedule(m.cca_start + phy::CCA, Ev::CcaEnd { node, gen });
+    }
+
+    /// The CCA before the head frame (the radio's `channel_clear`) ended at `at`. Busy:
+    /// `csma.c` backs the neighbour queue off (`MAC_TX_COLLISION`, not counted), `nullmac.c`
+    /// gives the packet up.
     pub(super) fn contiki_cca_done(&mut self, node: u16, at: Instant, busy: bool) {
-        if !busy && !self.medium.is_receiving(node) {
+        if !busy {
             return self.csma_next(node, at, Next::Transmit(at + phy::TURNAROUND));
         }
         let m = &mut self.macs[node as usize];
