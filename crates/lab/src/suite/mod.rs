@@ -10,6 +10,10 @@
 //! - [`Suite::cells`]: one [`Cell`] per experiment × algorithm: the scenario's path and the
 //!   overrides that give it (the reductions, then `flows.K.cc=ALG` for each flow group under
 //!   test). A cell is run by the machinery of `coaplab run` into `DIR/EXPERIMENT/ALG/`.
+//! - [`score`]: the per-cell metrics from each cell's `flows.csv`, the rank per experiment
+//!   and the overall rank aggregate; `leaderboard.csv` and the terminal table.
+
+pub mod score;
 
 use std::path::{Path, PathBuf};
 
@@ -465,6 +469,47 @@ impl Suite {
             "experiments": experiments,
             "suite_text": self.text,
         })
+    }
+}
+
+impl Suite {
+    /// Writes `out/suite.json` ([`Suite::record`]) for a run of `algorithms`, adding them to
+    /// those of an earlier run into `out` of the same suite text; refuses a directory that
+    /// holds the run of another suite text. Returns the algorithms recorded.
+    pub fn write_record(&self, out: &Path, algorithms: &[String]) -> Result<Vec<String>, String> {
+        let path = out.join("suite.json");
+        let mut recorded: Vec<String> = Vec::new();
+        if path.exists() {
+            let text = crate::files::read_text(&path, crate::files::Input::Manifest)
+                .map_err(|e| e.to_string())?;
+            let old: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            if old["suite_text"].as_str() != Some(self.text.as_str()) {
+                return Err(format!(
+                    "{} holds the results of another suite file (or of an edited {}); choose \
+                     another --out",
+                    out.display(),
+                    self.file
+                ));
+            }
+            recorded.extend(
+                old["algorithms"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.as_str().map(str::to_string)),
+            );
+        }
+        for a in algorithms {
+            if !recorded.contains(a) {
+                recorded.push(a.clone());
+            }
+        }
+        let text =
+            serde_json::to_string_pretty(&self.record(&recorded)).map_err(|e| e.to_string())?;
+        crate::results::store::write_atomic(&path, format!("{text}\n").as_bytes())
+            .map_err(|e| e.to_string())?;
+        Ok(recorded)
     }
 }
 

@@ -1,0 +1,202 @@
+//! `coaplab suite run`: a benchmark suite (docs/suite.md) run for chosen algorithms,
+//! each experiment × algorithm a `coaplab run` results directory, scored and ranked.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant as WallClock;
+
+use coaplab_lab::exec;
+use coaplab_lab::results::{store::write_atomic, Manifest, ResultsDir};
+use coaplab_lab::scenario::Scenario;
+use coaplab_lab::suite::{self, score, Suite};
+
+/// Arguments of `coaplab suite`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Run a suite for the chosen algorithms (every experiment × algorithm a results directory
+    /// of `coaplab run`, finished ones skipped), then score and rank them: DIR/leaderboard.csv,
+    /// DIR/ranking.csv and a table on stdout.
+    Run(RunArgs),
+}
+
+/// Arguments of `coaplab suite run`.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "\
+For each experiment of the suite and each algorithm, the experiment's scenario with its
+reductions (`set`) and `flows.K.cc=ALG` for every flow group K under test is run into
+DIR/EXPERIMENT/ALG/ with the machinery of `coaplab run` (flows.csv, summary.csv, manifest.json,
+runs/). The algorithms of an experiment share its seeds (paired comparison). A rerun with the
+same --out continues: finished cells are skipped, a cell interrupted part-way resumes where it
+stopped (as `coaplab run --resume`); more --cc names add their cells.
+
+SCORE (DIR/leaderboard.csv, per experiment x algorithm, over the flows under test):
+  fct_p50_s, fct_p95_s  FCT median and 95th percentile, replications pooled; an unfinished flow
+                        counts as at least its elapsed time, above every finished one (>=X:
+                        unbounded, as summary.csv)
+  retransmissions_per_message, unnecessary_per_flow, unfinished, jain (Jain's index of the
+  flows' exchange rates per run, averaged), competitor_fct_p50_s and harm (competing groups)
+  rank                  by fct_p50 (ties by fct_p95; equal keys share the mean position)
+DIR/ranking.csv: per algorithm the mean normalised rank, mean over experiments of
+(rank - 1)/(n - 1), 0 = first everywhere, and the experiments won.
+
+EXAMPLES:
+  coaplab suite run suites/smoke.toml --cc default cocoa fasor --out results/smoke
+  coaplab suite run --cc default fasor --out results/standard --jobs 2
+
+Not yet: --shard and Dask, algorithms written in Python (--cc-from). See docs/suite.md.")]
+pub(crate) struct RunArgs {
+    /// The suite file.
+    #[arg(value_name = "SUITE.toml", default_value = "suites/standard.toml")]
+    suite: PathBuf,
+    /// The algorithms to compare [default: every built-in algorithm].
+    #[arg(long, value_name = "NAME", num_args = 1..)]
+    cc: Vec<String>,
+    /// The suite's results directory [default: results/suite-<name>-<UTC timestamp>].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Runs simulated at once [default: the number of cores].
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// No progress lines (errors are still printed).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    let result = match args.command {
+        Command::Run(a) => run_suite(&a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("coaplab suite: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Error = Box<dyn std::error::Error>;
+
+fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
+    let suite = Suite::load(&args.suite)?;
+    let algorithms = if args.cc.is_empty() {
+        suite::builtin_algorithms()
+    } else {
+        let mut list: Vec<String> = Vec::new();
+        for a in &args.cc {
+            if !list.contains(a) {
+                list.push(a.clone());
+            }
+        }
+        list
+    };
+    let cells = suite.cells(&algorithms)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| super::run::default_out(&format!("suite-{}", suite.name)));
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    suite.write_record(&out, &algorithms)?;
+    let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let runs: usize = cells
+        .iter()
+        .map(|c| suite.experiments[c.experiment].runs)
+        .sum();
+    eprintln!(
+        "coaplab suite: {} ({}): {} experiments x {} algorithms = {} cells, {runs} runs on {jobs} \
+         threads -> {}",
+        suite.name,
+        suite.file,
+        suite.experiments.len(),
+        algorithms.len(),
+        cells.len(),
+        out.display()
+    );
+    let started = WallClock::now();
+    let (mut failed, mut skipped) = (0, 0);
+    for (i, cell) in cells.iter().enumerate() {
+        let experiment = &suite.experiments[cell.experiment];
+        let label = format!(
+            "[{}/{}] {} / {}",
+            i + 1,
+            cells.len(),
+            experiment.name,
+            cell.cc
+        );
+        let scenario = Scenario::load_with(&cell.path, &cell.sets)?;
+        let plan = scenario.plan(None, None);
+        let mut manifest = Manifest::new(&plan);
+        manifest.overrides = cell.sets.clone();
+        let dir_path = cell.dir(&suite, &out);
+        let dir = ResultsDir::open(&dir_path, &manifest, true)?;
+        if dir.pending(plan.len())?.runs.is_empty() {
+            skipped += 1;
+            if !args.quiet {
+                eprintln!("coaplab suite: {label}: finished earlier, skipped");
+            }
+            continue;
+        }
+        let t0 = WallClock::now();
+        let outcome = exec::execute(
+            &plan,
+            &dir,
+            manifest,
+            jobs,
+            coaplab_lab::sim::run_one,
+            &mut |p| {
+                if let Some((run, error)) = &p.error {
+                    eprintln!("coaplab suite: {label}: run {run} failed: {error}");
+                }
+            },
+        )?;
+        failed += outcome.failed;
+        if !args.quiet {
+            eprintln!(
+                "coaplab suite: {label}: {} runs in {:.1} s{}",
+                outcome.ok + outcome.failed,
+                t0.elapsed().as_secs_f64(),
+                if outcome.failed > 0 {
+                    format!(", {} failed", outcome.failed)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    let (_, board) = score::load(&out)?;
+    write_atomic(
+        &out.join("leaderboard.csv"),
+        score::leaderboard_csv(&board).as_bytes(),
+    )?;
+    write_atomic(
+        &out.join("ranking.csv"),
+        score::ranking_csv(&board).as_bytes(),
+    )?;
+    print!("{}", score::table(&board));
+    eprintln!(
+        "coaplab suite: {} cells run, {skipped} skipped (finished earlier), {failed} runs failed \
+         in {:.1} s; {} and {}",
+        cells.len() - skipped,
+        started.elapsed().as_secs_f64(),
+        out.join("leaderboard.csv").display(),
+        out.join("ranking.csv").display(),
+    );
+    if failed > 0 {
+        eprintln!(
+            "coaplab suite: failed runs are listed with their error in each cell's manifest.json; \
+             the same command again reruns them"
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
