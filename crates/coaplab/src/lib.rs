@@ -42,7 +42,8 @@ enum Command {
     /// byte.
     Merge(cmd::merge::Args),
     /// Benchmark suites (docs/suite.md): `suite run` runs a named set of reduced scenarios for
-    /// chosen algorithms and ranks them per experiment and overall.
+    /// chosen algorithms and ranks them per experiment and overall; `suite report` writes the
+    /// page (leaderboard, FCT-retransmissions scatter per experiment).
     Suite(cmd::suite::Args),
     /// Decode CoAP messages (RFC 7252 datagrams or RFC 8323 frames) given in hex, and print
     /// every field, or the exact rule a malformed message breaks.

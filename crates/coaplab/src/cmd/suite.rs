@@ -1,4 +1,4 @@
-//! `coaplab suite run`: a benchmark suite (docs/suite.md) run for chosen algorithms,
+//! `coaplab suite run | report`: a benchmark suite (docs/suite.md) run for chosen algorithms,
 //! each experiment × algorithm a `coaplab run` results directory, scored and ranked.
 
 use std::path::PathBuf;
@@ -23,6 +23,9 @@ enum Command {
     /// of `coaplab run`, finished ones skipped), then score and rank them: DIR/leaderboard.csv,
     /// DIR/ranking.csv and a table on stdout.
     Run(RunArgs),
+    /// Write DIR/suite.html: the leaderboard, then per experiment its scores and a scatter of
+    /// FCT against retransmissions per delivered message (1-sigma ellipses over runs).
+    Report(ReportArgs),
 }
 
 /// Arguments of `coaplab suite run`.
@@ -48,6 +51,7 @@ DIR/ranking.csv: per algorithm the mean normalised rank, mean over experiments o
 EXAMPLES:
   coaplab suite run suites/smoke.toml --cc default cocoa fasor --out results/smoke
   coaplab suite run --cc default fasor --out results/standard --jobs 2
+  coaplab suite report results/smoke
 
 Not yet: --shard and Dask, algorithms written in Python (--cc-from). See docs/suite.md.")]
 pub(crate) struct RunArgs {
@@ -68,9 +72,21 @@ pub(crate) struct RunArgs {
     quiet: bool,
 }
 
+/// Arguments of `coaplab suite report`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct ReportArgs {
+    /// A suite's results directory (of `coaplab suite run`).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Where to write the page [default: DIR/suite.html].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
 pub(crate) fn run(args: Args) -> ExitCode {
     let result = match args.command {
         Command::Run(a) => run_suite(&a),
+        Command::Report(a) => report(&a),
     };
     match result {
         Ok(code) => code,
@@ -185,11 +201,12 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
     print!("{}", score::table(&board));
     eprintln!(
         "coaplab suite: {} cells run, {skipped} skipped (finished earlier), {failed} runs failed \
-         in {:.1} s; {} and {}",
+         in {:.1} s; {} and {}; coaplab suite report {} writes the page",
         cells.len() - skipped,
         started.elapsed().as_secs_f64(),
         out.join("leaderboard.csv").display(),
         out.join("ranking.csv").display(),
+        out.display()
     );
     if failed > 0 {
         eprintln!(
@@ -198,5 +215,17 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         );
         return Ok(ExitCode::FAILURE);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
+    let (record, board) = score::load(&args.dir)?;
+    let page = suite::page::render(&record, &board);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.dir.join("suite.html"));
+    write_atomic(&out, page.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("coaplab suite report: wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,9 @@
 //!   test). A cell is run by the machinery of `coaplab run` into `DIR/EXPERIMENT/ALG/`.
 //! - [`score`]: the per-cell metrics from each cell's `flows.csv`, the rank per experiment
 //!   and the overall rank aggregate; `leaderboard.csv` and the terminal table.
+//! - [`page`]: `DIR/suite.html`, the leaderboard and a scatter per experiment.
 
+pub mod page;
 pub mod score;
 
 use std::path::{Path, PathBuf};
