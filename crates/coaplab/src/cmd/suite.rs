@@ -51,6 +51,7 @@ DIR/ranking.csv: per algorithm the mean normalised rank, mean over experiments o
 EXAMPLES:
   coaplab suite run suites/smoke.toml --cc default cocoa fasor --out results/smoke
   coaplab suite run --cc default fasor --out results/standard --jobs 2
+  coaplab suite run suites/standard.toml --dry-run
   coaplab suite report results/smoke
 
 Not yet: --shard and Dask, algorithms written in Python (--cc-from). See docs/suite.md.")]
@@ -67,6 +68,10 @@ pub(crate) struct RunArgs {
     /// Runs simulated at once [default: the number of cores].
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
+    /// Check the suite and every experiment x algorithm, print the plan (per experiment its
+    /// scenario, reductions, groups under test, seed and runs), without running.
+    #[arg(long)]
+    dry_run: bool,
     /// No progress lines (errors are still printed).
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -113,6 +118,10 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         list
     };
     let cells = suite.cells(&algorithms)?;
+    if args.dry_run {
+        print!("{}", plan_text(&suite, &algorithms));
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = args
         .out
         .clone()
@@ -216,6 +225,38 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--dry-run` prints.
+fn plan_text(suite: &Suite, algorithms: &[String]) -> String {
+    let per_algorithm: usize = suite.experiments.iter().map(|e| e.runs).sum();
+    let mut out = format!(
+        "suite {} ({}): {} experiments x {} algorithms, {per_algorithm} runs per algorithm, {} \
+         runs\n",
+        suite.name,
+        suite.file,
+        suite.experiments.len(),
+        algorithms.len(),
+        per_algorithm * algorithms.len()
+    );
+    for e in &suite.experiments {
+        out.push_str(&format!(
+            "  {}: {} with {}; flow groups under test {:?}; seed {}, {} replications, {} runs\n",
+            e.name,
+            e.scenario,
+            if e.sets.is_empty() {
+                "no reductions".to_string()
+            } else {
+                e.sets.join(" ")
+            },
+            e.under_test,
+            e.seed,
+            e.replications,
+            e.runs
+        ));
+    }
+    out.push_str(&format!("  algorithms: {}\n", algorithms.join(" ")));
+    out
 }
 
 fn report(args: &ReportArgs) -> Result<ExitCode, Error> {

@@ -148,3 +148,53 @@ fn suite_errors_name_the_algorithm_and_the_key() {
         "{err}"
     );
 }
+
+#[test]
+fn suite_competing_groups_are_scored_as_competitors_with_harm() {
+    let tmp = TempDir::new("suite-competing");
+    let file = tmp.0.join("competing.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"competing\"\nscenarios_dir = {:?}\n[[experiment]]\nname = \"z\"\n\
+             scenario = \"kojo-zigbee-competing.toml\"\nunder_test = [1]\n\
+             set = [\"vars.half=[4]\", \"vars.workload=[\\\"continuous\\\"]\", \
+             \"flows.0.exchanges=10\", \"flows.1.exchanges=10\", \"replications=2\"]\n",
+            suite_file("../scenarios").to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path("out");
+    let file = file.to_str().unwrap();
+    let args = [
+        "suite", "run", file, "--out", &out, "--cc", "default", "fasor",
+    ];
+    // The plan first: 1 combination x 2 replications per algorithm.
+    let o = coaplab(&[&args[..], &["--dry-run"]].concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let plan = text(&o.stdout);
+    assert!(
+        plan.contains("1 experiments x 2 algorithms, 2 runs per algorithm, 4 runs"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("flow groups under test [1]; seed 2016, 2 replications"),
+        "{plan}"
+    );
+    assert!(!Path::new(&out).exists());
+    let o = coaplab(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let board = records(&Path::new(&out).join("leaderboard.csv"));
+    let col = |n: &str| board[0].iter().position(|h| h == n).unwrap();
+    assert_eq!(board.len(), 3);
+    let mut harms = Vec::new();
+    for r in &board[1..] {
+        // 4 flows under test (group 1) per run; group 0's 4 are the competitors.
+        assert_eq!(r[col("flows")], "8");
+        assert!(!r[col("competitor_fct_p50_s")].is_empty());
+        harms.push(r[col("harm")].parse::<f64>().unwrap());
+    }
+    // Harm is relative to the least harmful algorithm compared.
+    assert_eq!(harms.iter().copied().fold(f64::INFINITY, f64::min), 0.0);
+    assert!(harms.iter().all(|h| *h >= 0.0));
+}
