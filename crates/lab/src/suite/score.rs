@@ -576,9 +576,12 @@ fn align(rows: &[Vec<String>]) -> String {
 /// The terminal table: per experiment its algorithms by rank, then the overall ranking.
 pub fn table(board: &Leaderboard) -> String {
     let mut out = String::new();
-    let competing = board.cells.iter().any(|c| c.competitor_fct_p50.is_some());
     for e in &board.experiments {
         let _ = writeln!(out, "{e}");
+        let competing = board
+            .cells
+            .iter()
+            .any(|c| &c.experiment == e && c.competitor_fct_p50.is_some());
         let mut head = vec![
             "  cc", "rank", "flows", "unfin", "fct_p50", "fct_p95", "rx/msg", "unnec", "jain",
         ]
