@@ -8,6 +8,7 @@ use std::time::Instant as WallClock;
 use coaplab_lab::exec;
 use coaplab_lab::results::{store::write_atomic, Manifest, ResultsDir};
 use coaplab_lab::scenario::Scenario;
+use coaplab_lab::shard::Shard;
 use coaplab_lab::suite::{self, score, Suite};
 
 /// Arguments of `coaplab suite`.
@@ -23,6 +24,9 @@ enum Command {
     /// of `coaplab run`, finished ones skipped), then score and rank them: DIR/leaderboard.csv,
     /// DIR/ranking.csv and a table on stdout.
     Run(RunArgs),
+    /// Join the results directories of the shards of one suite run (`suite run --shard K/N`)
+    /// into one, identical to a single-machine run, and score it.
+    Merge(MergeArgs),
     /// Write DIR/suite.html: the leaderboard, then per experiment its scores and a scatter of
     /// FCT against retransmissions per delivered message (1-sigma ellipses over runs).
     Report(ReportArgs),
@@ -52,9 +56,12 @@ EXAMPLES:
   coaplab suite run suites/smoke.toml --cc default cocoa fasor --out results/smoke
   coaplab suite run --cc default fasor --out results/standard --jobs 2
   coaplab suite run suites/standard.toml --dry-run
+  coaplab suite run suites/smoke.toml --cc default fasor --shard 1/2 --out results/s1
+  coaplab suite run suites/smoke.toml --cc default fasor --shard 2/2 --out results/s2
+  coaplab suite merge --out results/s results/s1 results/s2
   coaplab suite report results/smoke
 
-Not yet: --shard and Dask, algorithms written in Python (--cc-from). See docs/suite.md.")]
+Not yet: Dask, algorithms written in Python (--cc-from). See docs/suite.md.")]
 pub(crate) struct RunArgs {
     /// The suite file.
     #[arg(value_name = "SUITE.toml", default_value = "suites/standard.toml")]
@@ -68,6 +75,10 @@ pub(crate) struct RunArgs {
     /// Runs simulated at once [default: the number of cores].
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
+    /// Run only shard K of N of every cell (the runs whose id modulo N is K-1), for running
+    /// one suite on N machines; join their --out directories with `coaplab suite merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
     /// Check the suite and every experiment x algorithm, print the plan (per experiment its
     /// scenario, reductions, groups under test, seed and runs), without running.
     #[arg(long)]
@@ -75,6 +86,17 @@ pub(crate) struct RunArgs {
     /// No progress lines (errors are still printed).
     #[arg(long, short = 'q')]
     quiet: bool,
+}
+
+/// Arguments of `coaplab suite merge`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct MergeArgs {
+    /// The shards' directories (of `coaplab suite run --shard K/N`, the same --cc).
+    #[arg(value_name = "DIR", required = true)]
+    dirs: Vec<PathBuf>,
+    /// The merged suite directory (new).
+    #[arg(long, value_name = "OUT")]
+    out: PathBuf,
 }
 
 /// Arguments of `coaplab suite report`.
@@ -91,6 +113,7 @@ pub(crate) struct ReportArgs {
 pub(crate) fn run(args: Args) -> ExitCode {
     let result = match args.command {
         Command::Run(a) => run_suite(&a),
+        Command::Merge(a) => merge(&a),
         Command::Report(a) => report(&a),
     };
     match result {
@@ -162,9 +185,12 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         let plan = scenario.plan(None, None);
         let mut manifest = Manifest::new(&plan);
         manifest.overrides = cell.sets.clone();
+        manifest.shard = args.shard.map(|s| s.to_string());
+        let shard = args.shard.unwrap_or(Shard::WHOLE);
         let dir_path = cell.dir(&suite, &out);
         let dir = ResultsDir::open(&dir_path, &manifest, true)?;
-        if dir.pending(plan.len())?.runs.is_empty() {
+        let pending = dir.pending(plan.len())?.runs;
+        if !pending.iter().any(|&run| shard.contains(run)) {
             skipped += 1;
             if !args.quiet {
                 eprintln!("coaplab suite: {label}: finished earlier, skipped");
@@ -172,8 +198,9 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
             continue;
         }
         let t0 = WallClock::now();
-        let outcome = exec::execute(
+        let outcome = exec::execute_shard(
             &plan,
+            shard,
             &dir,
             manifest,
             jobs,
@@ -198,16 +225,21 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
             );
         }
     }
-    let (_, board) = score::load(&out)?;
-    write_atomic(
-        &out.join("leaderboard.csv"),
-        score::leaderboard_csv(&board).as_bytes(),
-    )?;
-    write_atomic(
-        &out.join("ranking.csv"),
-        score::ranking_csv(&board).as_bytes(),
-    )?;
-    print!("{}", score::table(&board));
+    if let Some(shard) = args.shard {
+        eprintln!(
+            "coaplab suite: shard {shard}: {} cells run, {skipped} skipped (finished earlier), \
+             {failed} runs failed in {:.1} s; join the shards' directories with coaplab suite \
+             merge --out OUT DIR...",
+            cells.len() - skipped,
+            started.elapsed().as_secs_f64(),
+        );
+        return Ok(if failed > 0 {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    score_and_print(&out)?;
     eprintln!(
         "coaplab suite: {} cells run, {skipped} skipped (finished earlier), {failed} runs failed \
          in {:.1} s; {} and {}; coaplab suite report {} writes the page",
@@ -225,6 +257,36 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Scores the suite directory `out`: leaderboard.csv, ranking.csv and the table on stdout.
+fn score_and_print(out: &std::path::Path) -> Result<(), Error> {
+    let (_, board) = score::load(out)?;
+    write_atomic(
+        &out.join("leaderboard.csv"),
+        score::leaderboard_csv(&board).as_bytes(),
+    )?;
+    write_atomic(
+        &out.join("ranking.csv"),
+        score::ranking_csv(&board).as_bytes(),
+    )?;
+    print!("{}", score::table(&board));
+    Ok(())
+}
+
+fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
+    let (total, failed) = suite::merge(&args.out, &args.dirs)?;
+    score_and_print(&args.out)?;
+    eprintln!(
+        "coaplab suite merge: {total} runs from {} directories ({failed} failed) -> {}",
+        args.dirs.len(),
+        args.out.display()
+    );
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// What `--dry-run` prints.

@@ -198,3 +198,59 @@ fn suite_competing_groups_are_scored_as_competitors_with_harm() {
     assert_eq!(harms.iter().copied().fold(f64::INFINITY, f64::min), 0.0);
     assert!(harms.iter().all(|h| *h >= 0.0));
 }
+
+#[test]
+fn suite_shards_merge_into_the_single_machine_files() {
+    let tmp = TempDir::new("suite-shards");
+    let smoke = suite_file("smoke.toml");
+    let smoke = smoke.to_str().unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "suite", "run", smoke, "--out", out, "--jobs", "1", "--quiet",
+        ];
+        args.extend(extra);
+        args.extend(["--cc", "default", "fasor"]);
+        let o = coaplab(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let whole = run(&tmp.path("whole"), &[]);
+    // A shard prints no table: its cells are incomplete.
+    assert_eq!(run(&tmp.path("s1"), &["--shard", "1/2"]), "");
+    assert_eq!(run(&tmp.path("s2"), &["--shard", "2/2"]), "");
+    let o = coaplab(&[
+        "suite",
+        "merge",
+        "--out",
+        &tmp.path("m"),
+        &tmp.path("s1"),
+        &tmp.path("s2"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), whole);
+    let read = |dir: &str, file: &str| std::fs::read(tmp.0.join(dir).join(file)).unwrap();
+    for file in [
+        "leaderboard.csv",
+        "ranking.csv",
+        "mesh-grid/fasor/flows.csv",
+        "nbiot-congested/default/summary.csv",
+    ] {
+        assert!(read("whole", file) == read("m", file), "{file}");
+    }
+    // Shards of different algorithm lists are refused.
+    run(&tmp.path("other"), &["--shard", "1/2", "--cc", "cocoa"]);
+    let o = coaplab(&[
+        "suite",
+        "merge",
+        "--out",
+        &tmp.path("m2"),
+        &tmp.path("s1"),
+        &tmp.path("other"),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("not shards of one suite run"),
+        "{}",
+        text(&o.stderr)
+    );
+}

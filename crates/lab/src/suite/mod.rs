@@ -515,6 +515,61 @@ impl Suite {
     }
 }
 
+/// `coaplab suite merge`: joins the results directories of the shards of one suite run
+/// (`coaplab suite run --shard K/N`) into `out`: every cell merged by
+/// [`crate::results::merge::merge`] (runs verified, files identical to a single-machine
+/// run's), and `suite.json`. The directories must hold the same suite text and algorithms.
+/// Returns the runs merged and those that failed.
+pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<(usize, usize), String> {
+    let mut records = Vec::new();
+    for d in dirs {
+        let path = d.join("suite.json");
+        let text = crate::files::read_text(&path, crate::files::Input::Manifest)
+            .map_err(|e| e.to_string())?;
+        let record: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        records.push(record);
+    }
+    let Some(first) = records.first() else {
+        return Err("no directory to merge".into());
+    };
+    for (d, r) in dirs.iter().zip(&records).skip(1) {
+        for key in ["suite_text", "algorithms"] {
+            if r[key] != first[key] {
+                return Err(format!(
+                    "{} and {} are not shards of one suite run: their {key} differ",
+                    dirs[0].display(),
+                    d.display()
+                ));
+            }
+        }
+    }
+    if out.join("suite.json").exists() {
+        return Err(format!("{} already holds a suite run", out.display()));
+    }
+    let algorithms: Vec<&str> = first["algorithms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str())
+        .collect();
+    let (mut total, mut failed) = (0, 0);
+    for e in first["experiments"].as_array().into_iter().flatten() {
+        let name = e["name"].as_str().unwrap_or_default();
+        for cc in &algorithms {
+            let cells: Vec<PathBuf> = dirs.iter().map(|d| d.join(name).join(cc)).collect();
+            let merged = crate::results::merge::merge(&out.join(name).join(cc), &cells)
+                .map_err(|e| format!("{name}/{cc}: {e}"))?;
+            total += merged.total;
+            failed += merged.failed;
+        }
+    }
+    let text = serde_json::to_string_pretty(first).map_err(|e| e.to_string())?;
+    crate::results::store::write_atomic(&out.join("suite.json"), format!("{text}\n").as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok((total, failed))
+}
+
 /// Every built-in algorithm (`coaplab suite run` without `--cc`): the registry's own, not
 /// those registered from outside.
 pub fn builtin_algorithms() -> Vec<String> {
