@@ -414,7 +414,8 @@ impl Suite {
     /// scenario's `[flows.params]`; that fails here, before anything runs).
     pub fn cells(&self, algorithms: &[String]) -> Result<Vec<Cell>, SuiteError> {
         for a in algorithms {
-            if !matches!(Transport::from_cc(a), Ok(Transport::Udp { .. })) {
+            // A name registered from outside could hold a '/': it names a directory.
+            if !matches!(Transport::from_cc(a), Ok(Transport::Udp { .. })) || !is_path_name(a) {
                 return Err(SuiteError::UnknownAlgorithm {
                     name: a.clone(),
                     valid: coaplab_cc::registry::names(),
