@@ -133,7 +133,7 @@ pub fn jain(x: &[f64]) -> Option<f64> {
 }
 
 /// Scores the cell in `dir` (a results directory of `coaplab run`): the flows of the groups
-/// `under_test` against the rest. Rank and harm are set by [`rank`].
+/// `under_test` against the rest ([`score_flows`]). Rank and harm are set by [`rank`].
 pub fn score_cell(
     dir: &Path,
     experiment: &str,
@@ -141,35 +141,52 @@ pub fn score_cell(
     under_test: &[usize],
 ) -> Result<CellScore, ScoreError> {
     let manifest_path = dir.join("manifest.json");
+    let format = |message: String| ScoreError::Format {
+        path: manifest_path.clone(),
+        message,
+    };
     let manifest: Manifest =
-        serde_json::from_str(&files::read_text(&manifest_path, Input::Manifest)?).map_err(|e| {
-            ScoreError::Format {
-                path: manifest_path.clone(),
-                message: e.to_string(),
-            }
-        })?;
-    let scenario = Scenario::parse(&manifest.scenario_text, &manifest.file).map_err(|e| {
-        ScoreError::Format {
-            path: manifest_path.clone(),
-            message: e.to_string(),
-        }
-    })?;
+        serde_json::from_str(&files::read_text(&manifest_path, Input::Manifest)?)
+            .map_err(|e| format(e.to_string()))?;
+    let scenario = Scenario::parse(&manifest.scenario_text, &manifest.file)
+        .map_err(|e| format(e.to_string()))?;
     let flows_path = dir.join("flows.csv");
     let records = csv::parse(&files::read_text(&flows_path, Input::ResultsTable)?);
+    // The flow counts of the groups, per combination, from the scenario as run.
+    let mut counts = |combination: usize| -> Result<Vec<u32>, String> {
+        let last = scenario.combinations().saturating_sub(1);
+        let config = scenario
+            .config(combination.min(last))
+            .map_err(|e| e.to_string())?;
+        Ok(config.flows.iter().map(|f| f.count).collect())
+    };
+    let mut score =
+        score_flows(&records, &mut counts, under_test).map_err(|message| ScoreError::Format {
+            path: flows_path.clone(),
+            message,
+        })?;
+    score.experiment = experiment.to_string();
+    score.cc = cc.to_string();
+    Ok(score)
+}
+
+/// The score of the records of a `flows.csv` (header first): `counts(combination)` gives
+/// the flow count of each group of that combination (flows are numbered group by group), the
+/// flows of the groups `under_test` are scored, the others are competitors. `experiment` and
+/// `cc` are left empty, rank and harm unset. An error names the line and column.
+pub fn score_flows(
+    records: &[Vec<String>],
+    counts: &mut dyn FnMut(usize) -> Result<Vec<u32>, String>,
+    under_test: &[usize],
+) -> Result<CellScore, String> {
     let Some((header, rows)) = records.split_first() else {
-        return Err(ScoreError::Format {
-            path: flows_path,
-            message: "empty".into(),
-        });
+        return Err("empty".into());
     };
     let col = |name: &str| {
         header
             .iter()
             .position(|h| h == name)
-            .ok_or_else(|| ScoreError::Format {
-                path: flows_path.clone(),
-                message: format!("no column {name}"),
-            })
+            .ok_or_else(|| format!("no column {name}"))
     };
     let [c_run, c_comb, c_flow, c_fct, c_elapsed, c_rexmit, c_unnec, c_exch] = [
         "run",
@@ -193,16 +210,15 @@ pub fn score_cell(
     // Per run: exchange rates, retransmissions, messages, its own FCT pool.
     let mut runs: Vec<(usize, Vec<f64>, f64, f64, Pool)> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
-        let bad = |column: usize| ScoreError::Format {
-            path: flows_path.clone(),
-            message: format!(
+        let bad = |column: usize| {
+            format!(
                 "line {}: column {}: {:?} is not a number",
                 i + 2,
                 header[column],
                 row.get(column).map_or("", String::as_str)
-            ),
+            )
         };
-        let num = |c: usize| -> Result<f64, ScoreError> {
+        let num = |c: usize| -> Result<f64, String> {
             let text = row.get(c).map_or("", String::as_str);
             if text.is_empty() {
                 return Ok(0.0);
@@ -212,22 +228,16 @@ pub fn score_cell(
                 .filter(|x| x.is_finite() && *x >= 0.0)
                 .ok_or_else(|| bad(c))
         };
-        let index = |c: usize| -> Result<usize, ScoreError> {
+        let index = |c: usize| -> Result<usize, String> {
             row.get(c)
                 .and_then(|t| t.parse::<usize>().ok())
                 .ok_or_else(|| bad(c))
         };
         let combination = index(c_comb)?;
         if let std::collections::hash_map::Entry::Vacant(slot) = groups.entry(combination) {
-            let config = scenario
-                .config(combination.min(scenario.combinations().saturating_sub(1)))
-                .map_err(|e| ScoreError::Format {
-                    path: manifest_path.clone(),
-                    message: e.to_string(),
-                })?;
             let mut of = Vec::new();
-            for (g, f) in config.flows.iter().enumerate() {
-                of.resize(of.len() + f.count as usize, g);
+            for (g, count) in counts(combination)?.into_iter().enumerate() {
+                of.resize(of.len() + count as usize, g);
             }
             slot.insert(of);
         }
@@ -271,8 +281,8 @@ pub fn score_cell(
         })
         .collect();
     Ok(CellScore {
-        experiment: experiment.to_string(),
-        cc: cc.to_string(),
+        experiment: String::new(),
+        cc: String::new(),
         runs: runs.len(),
         flows,
         unfinished,
@@ -663,6 +673,61 @@ mod tests {
             rank: 0.0,
             per_run: Vec::new(),
         }
+    }
+
+    /// A `flows.csv` of `(run, flow, fct_s, elapsed_s, retransmissions, unnecessary,
+    /// exchanges)` rows, combination 0.
+    fn flows(rows: &[(usize, usize, &str, f64, u32, u32, u32)]) -> Vec<Vec<String>> {
+        let mut out = vec!["run,combination,flow,fct_s,elapsed_s,retransmissions,\
+                            unnecessary_retransmissions,exchanges"
+            .split(',')
+            .map(String::from)
+            .collect::<Vec<_>>()];
+        for &(run, flow, fct, elapsed, r, u, x) in rows {
+            out.push(
+                [run.to_string(), "0".into(), flow.to_string(), fct.into()]
+                    .into_iter()
+                    .chain([elapsed, r.into(), u.into(), x.into()].map(|v| v.to_string()))
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn suite_cell_score_of_tested_flows_with_a_censored_one_and_competitors() {
+        // Group 0: flow 0, a competitor; group 1: flows 1 and 2, under test. Run 0's flow 2 is
+        // unfinished after 4 s.
+        let records = flows(&[
+            (0, 0, "5", 5.0, 0, 0, 10),
+            (0, 1, "1", 1.0, 2, 1, 10),
+            (0, 2, "", 4.0, 3, 0, 5),
+            (1, 0, "7", 7.0, 0, 0, 10),
+            (1, 1, "2", 2.0, 0, 0, 10),
+            (1, 2, "3", 3.0, 0, 0, 10),
+        ]);
+        let mut counts = |_| Ok(vec![1, 2]);
+        let s = score_flows(&records, &mut counts, &[1]).unwrap();
+        assert_eq!((s.runs, s.flows, s.unfinished), (2, 4, 1));
+        // FCTs 1, 2, 3 and >= 4: the median between 2 and 3; p95 reads the censored one.
+        assert_eq!(s.fct_p50, Some(Quantile::Exact(2.5)));
+        assert_eq!(
+            s.fct_p95,
+            Some(Quantile::AtLeast(3.0 + (3.0 * 0.95 - 2.0) * (4.0 - 3.0)))
+        );
+        assert_eq!(s.retransmissions_per_message, Some(5.0 / 35.0));
+        assert_eq!(s.unnecessary_per_flow, Some(0.25));
+        // Rates 10/1 and 5/4 in run 0, 10/2 and 10/3 in run 1.
+        let expected = (jain(&[10.0, 1.25]).unwrap() + jain(&[5.0, 10.0 / 3.0]).unwrap()) / 2.0;
+        assert_eq!(s.jain, Some(expected));
+        assert_eq!(s.competitor_fct_p50, Some(Quantile::Exact(6.0)));
+        // Run 1 alone has an exact median (2.5); run 0's reads the censored flow.
+        assert_eq!(s.per_run, [(0.0, 2.5)]);
+        let bad = flows(&[(0, 0, "x", 1.0, 0, 0, 1)]);
+        assert_eq!(
+            score_flows(&bad, &mut counts, &[0]).unwrap_err(),
+            "line 2: column fct_s: \"x\" is not a number"
+        );
     }
 
     #[test]
