@@ -193,7 +193,11 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         if !pending.iter().any(|&run| shard.contains(run)) {
             skipped += 1;
             if !args.quiet {
-                eprintln!("coaplab suite: {label}: finished earlier, skipped");
+                if shard.len_of(plan.len()) == 0 {
+                    eprintln!("coaplab suite: {label}: no run in shard {shard}");
+                } else {
+                    eprintln!("coaplab suite: {label}: finished earlier, skipped");
+                }
             }
             continue;
         }
