@@ -41,6 +41,10 @@ enum Command {
     /// identical to a single-machine run: runs verified, flows.csv and summary.csv byte for
     /// byte.
     Merge(cmd::merge::Args),
+    /// Benchmark suites (docs/suite.md): `suite run` runs a named set of reduced scenarios for
+    /// chosen algorithms and ranks them per experiment and overall; `suite report` writes the
+    /// page (leaderboard, FCT-retransmissions scatter per experiment).
+    Suite(cmd::suite::Args),
     /// Decode CoAP messages (RFC 7252 datagrams or RFC 8323 frames) given in hex, and print
     /// every field, or the exact rule a malformed message breaks.
     Decode(cmd::decode::Args),
@@ -94,6 +98,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Merge(args) => cmd::merge::run(args),
+        Command::Suite(args) => cmd::suite::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Trace(args) => cmd::trace::run(args),
         Command::Algorithms(args) => cmd::algorithms::run(args),

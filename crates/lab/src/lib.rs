@@ -34,5 +34,6 @@ pub mod seed;
 pub mod shard;
 pub mod sim;
 pub mod stats;
+pub mod suite;
 pub mod trace;
 pub mod workload;

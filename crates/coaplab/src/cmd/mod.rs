@@ -17,6 +17,7 @@ pub(crate) mod report;
 pub(crate) mod request;
 pub(crate) mod run;
 pub(crate) mod server;
+pub(crate) mod suite;
 pub(crate) mod tcp;
 pub(crate) mod tcp_observe;
 pub(crate) mod trace;

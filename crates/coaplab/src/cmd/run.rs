@@ -354,7 +354,7 @@ fn plan_text(scenario: &Scenario, runs: usize, reps: u32, seed: u64) -> String {
 /// `results/<name>-<YYYYMMDD-HHMMSS>` in UTC, or with `-2`, `-3`, ... appended when a run
 /// started in the same second already took it (two runs typed on one line would otherwise
 /// meet in one directory and the second be refused).
-fn default_out(name: &str) -> PathBuf {
+pub(crate) fn default_out(name: &str) -> PathBuf {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

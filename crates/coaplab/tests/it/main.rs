@@ -18,6 +18,7 @@ mod cli_report;
 mod cli_run;
 mod cli_run_trace;
 mod cli_shard;
+mod cli_suite;
 mod cli_tcp;
 mod cli_tcp_limits;
 mod cli_tcp_sizes;

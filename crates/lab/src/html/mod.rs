@@ -178,7 +178,7 @@ pub fn verify_flows(path: &Path, records: &[Vec<String>]) -> Result<(), ReportEr
 }
 
 /// The page's head and title.
-fn head(title: &str) -> String {
+pub(crate) fn head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",

@@ -1,0 +1,122 @@
+//! The suite format: the repository's suites load, bad keys are named, cells are built.
+
+use std::path::{Path, PathBuf};
+
+use super::{Suite, SuiteError};
+
+/// The repository's `suites/`.
+fn suites() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites")
+}
+
+/// `text` as a suite file in `suites/` (its scenarios are the repository's).
+fn parse(text: &str) -> Result<Suite, SuiteError> {
+    Suite::parse(text, "t.toml", &suites())
+}
+
+const QUICK: &str = "name = \"t\"\n[[experiment]]\nname = \"q\"\nscenario = \"quickstart.toml\"\n\
+                     set = [\"network.buffer_bytes=[2500]\", \"flows.0.count=4\"]\n";
+
+#[test]
+fn suite_files_of_the_repository_load() {
+    for name in ["smoke.toml", "standard.toml"] {
+        let suite = Suite::load(&suites().join(name)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!suite.experiments.is_empty());
+        let cells = suite.cells(&["default".into(), "fasor".into()]).unwrap();
+        assert_eq!(cells.len(), 2 * suite.experiments.len());
+    }
+    let smoke = Suite::load(&suites().join("smoke.toml")).unwrap();
+    assert_eq!(smoke.name, "smoke");
+    let names: Vec<&str> = smoke.experiments.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["nbiot-congested", "nbiot-high-errors", "mesh-grid"]);
+    // Reduced: 2 replications of one combination.
+    assert_eq!(
+        (smoke.experiments[0].runs, smoke.experiments[0].seed),
+        (2, 1)
+    );
+}
+
+#[test]
+fn suite_cells_replace_the_groups_under_test() {
+    let suite = parse(QUICK).unwrap();
+    assert_eq!(suite.experiments[0].under_test, [0]);
+    let cells = suite.cells(&["cocoa".into()]).unwrap();
+    assert_eq!(
+        cells[0].sets,
+        [
+            "network.buffer_bytes=[2500]",
+            "flows.0.count=4",
+            "flows.0.cc=cocoa"
+        ]
+    );
+    assert_eq!(
+        cells[0].dir(&suite, Path::new("out")),
+        Path::new("out/q/cocoa")
+    );
+    // A competing scenario: by default every UDP group is under test; `under_test` names them.
+    let competing = "name = \"t\"\n[[experiment]]\nname = \"c\"\n\
+                     scenario = \"kojo-zigbee-competing.toml\"\n";
+    assert_eq!(parse(competing).unwrap().experiments[0].under_test, [0, 1]);
+    let one = format!("{competing}under_test = [1]\n");
+    let suite = parse(&one).unwrap();
+    assert_eq!(suite.experiments[0].under_test, [1]);
+    let cells = suite.cells(&["fasor".into()]).unwrap();
+    assert_eq!(cells[0].sets, ["flows.1.cc=fasor"]);
+}
+
+#[test]
+fn suite_errors_name_the_bad_key() {
+    let err = |text: &str| parse(text).unwrap_err();
+    let e = err(&format!("{QUICK}sett = []\n"));
+    assert_eq!(e.key(), Some("experiment[0].sett"));
+    assert!(
+        e.to_string()
+            .starts_with("t.toml:6: unknown key 'experiment[0].sett'"),
+        "{e}"
+    );
+    let e = err("name = \"t\"\nsuite = 1\n");
+    assert_eq!(e.key(), Some("suite"));
+    let e = err("name = \"t\"\n");
+    assert_eq!(e.key(), Some("experiment"));
+    let e = err("name = \"t\"\n[[experiment]]\nname = \"q\"\n");
+    assert_eq!(e.key(), Some("experiment[0].scenario"));
+    // A reduction the scenario format refuses: the scenario reader's key.
+    let e = err(&QUICK.replace("flows.0.count=4", "network.bufer_bytes=1"));
+    assert_eq!(e.key(), Some("network.bufer_bytes"));
+    assert!(e.to_string().starts_with("t.toml: experiment 'q': "), "{e}");
+    let e = err(&QUICK.replace("flows.0.count=4", "flows.3.cc=x"));
+    assert!(e.to_string().contains("--set flows.3.cc=x"), "{e}");
+    let e = err(&QUICK.replace("\"flows.0.count=4\"", "4"));
+    assert_eq!(e.key(), Some("experiment[0].set"));
+    let e = err(&format!("{QUICK}under_test = [1]\n"));
+    assert_eq!(e.key(), Some("experiment[0].under_test"));
+    assert!(e.to_string().contains("0 to 0"), "{e}");
+    let e = err(&format!(
+        "{QUICK}[[experiment]]\nname = \"q\"\nscenario = \"quickstart.toml\"\n"
+    ));
+    assert_eq!(e.key(), Some("experiment[1].name"));
+    let e = err(&QUICK.replace("name = \"q\"", "name = \"../q\""));
+    assert_eq!(e.key(), Some("experiment[0].name"));
+    let e = err(&QUICK.replace("quickstart.toml", "nope.toml"));
+    assert!(e.to_string().contains("nope.toml"), "{e}");
+    // Algorithms are checked when the cells are made.
+    let suite = parse(QUICK).unwrap();
+    let e = suite.cells(&["fasr".into()]).unwrap_err();
+    assert!(matches!(e, SuiteError::UnknownAlgorithm { .. }), "{e}");
+    let e = suite.cells(&["tcp-newreno".into()]).unwrap_err();
+    assert!(matches!(e, SuiteError::UnknownAlgorithm { .. }), "{e}");
+}
+
+#[test]
+fn suite_record_names_version_file_and_seeds() {
+    let suite = parse(QUICK).unwrap();
+    let r = suite.record(&["default".into()]);
+    assert_eq!(r["suite"], "t");
+    assert_eq!(r["file"], "t.toml");
+    assert_eq!(r["experiments"][0]["seed"], 1);
+    assert_eq!(r["experiments"][0]["replications"], 10);
+    assert!(r["code_version"]
+        .as_str()
+        .unwrap()
+        .starts_with("coaplab 0."));
+}
