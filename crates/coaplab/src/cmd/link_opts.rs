@@ -1,13 +1,15 @@
 //! Link options of `coaplab emulate` (and any command that builds a network from the command
 //! line): a preset plus overrides with the names of the scenario file's `[network]` keys
 //! (`buffer_bytes` → `--buffer-bytes`), applied onto netsim's [`NetworkConfig`] in the same
-//! order and with the same meaning as docs/scenarios.md describes.
+//! order and with the same meaning as docs/scenarios.md describes. The flags are netsim's
+//! `LINK_PARAMS` keys (a test checks both ways), and the names each choice flag accepts are the
+//! table's.
 
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::{
     ErrorModel, JitterMode, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
-    NetworkConfig, ProfileForm,
+    NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
 };
 
 /// A preset and overrides of its values.
@@ -15,7 +17,7 @@ use coaplab_netsim::{
 #[command(next_help_heading = "Link (names as in a scenario's [network])")]
 pub(crate) struct LinkOpts {
     /// Link preset (docs/experiments.md §2); the options below override its values.
-    #[arg(long, value_name = "NAME", default_value = "nbiot", value_parser = ["nbiot", "zigbee"])]
+    #[arg(long, value_name = "NAME", default_value = "nbiot", value_parser = PRESET_NAMES)]
     preset: String,
     /// Rate of both directions, bit/s.
     #[arg(long, value_name = "BPS")]
@@ -39,7 +41,7 @@ pub(crate) struct LinkOpts {
     #[arg(long, value_name = "MS")]
     jitter_ms: Option<f64>,
     /// What jitter does to packet order.
-    #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
+    #[arg(long, value_name = "MODE", value_parser = JitterMode::NAMES)]
     jitter_mode: Option<String>,
     /// MTU of the link and of both TUN devices, bytes.
     #[arg(long, value_name = "BYTES")]
@@ -63,7 +65,7 @@ pub(crate) struct LinkOpts {
     #[arg(long, value_name = "MS")]
     rest_jitter_ms: Option<f64>,
     /// What rest-of-path jitter does to packet order.
-    #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
+    #[arg(long, value_name = "MODE", value_parser = JitterMode::NAMES)]
     rest_jitter_mode: Option<String>,
     /// Link errors (docs/experiments.md §3): none, low, medium, high (realised by --error-model),
     /// or bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
@@ -78,13 +80,14 @@ pub(crate) struct LinkOpts {
     /// chain, bursts of --burst-mean-s), gilbert-elliott (per packet, r = 0.1). `low` is
     /// `loss random 2%` under the netem models.
     #[arg(long, value_name = "MODEL", default_value = "netem-gemodel",
-          value_parser = ["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"])]
+          value_parser = ERROR_MODEL_NAMES)]
     error_model: String,
     /// Mean burst length in packets of netem-state / netem-gemodel (default: the calibrated
     /// value, docs/calibration.md).
     #[arg(long, value_name = "PACKETS")]
     loss_burst_packets: Option<f64>,
-    /// Mean burst duration in seconds of the ctmc model [default: 1].
+    /// Mean burst duration in seconds of the ctmc model (default: 0.2, the calibration grid's
+    /// best for ctmc, docs/calibration.md).
     #[arg(long, value_name = "S")]
     burst_mean_s: Option<f64>,
 }
@@ -387,6 +390,19 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_flags_are_the_link_keys() {
+        use clap::CommandFactory;
+        use coaplab_netsim::link::params::LINK_PARAMS;
+        let flags: Vec<String> = T::command()
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| l.replace('-', "_"))
+            .collect();
+        let keys: Vec<&str> = LINK_PARAMS.iter().map(|p| p.key).collect();
+        assert_eq!(flags, keys);
     }
 
     #[test]

@@ -1,42 +1,20 @@
 //! `[network]`: a link preset (docs/experiments.md §2) and overrides of every preset value; the
-//! loss setting (docs/experiments.md §3). The presets, profiles and types are netsim's: this module
-//! only reads keys and applies them onto a [`NetworkConfig`].
+//! loss setting (docs/experiments.md §3). The keys, their ranges, the presets, profiles and types
+//! are netsim's ([`LINK_PARAMS`]): this module only reads keys and applies them onto a
+//! [`NetworkConfig`].
 
+use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::netem;
+use coaplab_netsim::link::params::{link_param, LINK_PARAMS};
 use coaplab_netsim::{
     CtmcParams, ErrorModel, GeParams, JitterMode, LossModel, NetemGeParams, NetemRandomParams,
-    NetemStateParams, NetworkConfig, Preset, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
+    NetemStateParams, NetworkConfig, Preset, ProfileForm,
 };
 use toml_edit::{Item, Value};
 
 use super::reader::{choice, float, millis, shown, uint, Reader, PROTOCOL_KEYS};
 use super::ScenarioError;
-
-/// Keys valid in `[network]` besides the protocol keys.
-const NETWORK_KEYS: &[&str] = &[
-    "preset",
-    "rate_bps",
-    "down_rate_bps",
-    "up_rate_bps",
-    "delay_ms",
-    "down_delay_ms",
-    "up_delay_ms",
-    "jitter_ms",
-    "jitter_mode",
-    "mtu",
-    "overhead_bytes",
-    "buffer_bytes",
-    "down_buffer_bytes",
-    "up_buffer_bytes",
-    "rest_delay_ms",
-    "rest_jitter_ms",
-    "rest_jitter_mode",
-    "loss",
-    "error_model",
-    "loss_burst_packets",
-    "burst_mean_s",
-];
 
 /// The loss table models.
 const TABLE_MODELS: &str = "bernoulli, ctmc, gilbert-elliott, netem-random, netem-state, \
@@ -71,58 +49,56 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     let t = item
         .as_table_like()
         .ok_or_else(|| r.bad(item.span(), "network", item.type_name(), "a table"))?;
-    let allowed: Vec<&str> = NETWORK_KEYS.iter().chain(PROTOCOL_KEYS).copied().collect();
+    let link_keys = LINK_PARAMS.iter().map(|spec| spec.key);
+    let allowed: Vec<&str> = link_keys.chain(PROTOCOL_KEYS.iter().copied()).collect();
     r.check_keys(t, "network", &allowed)?;
     let p = "network";
     let preset = r
-        .scalar(t, p, "preset", |v| choice(v, &PRESET_NAMES))?
+        .scalar(t, p, "preset", name("preset"))?
         .and_then(|name| Preset::from_name(&name))
         .unwrap_or(Preset::Nbiot);
     let mut out = Network::preset(preset);
     let net = &mut out.config;
-    let rate = |v: &Value| uint(v, 1, 100_000_000_000);
-    let ms = |v: &Value| float(v, 0.0, 3_600_000.0);
-    let bytes = |v: &Value| uint(v, 1, 1 << 40);
-    if let Some(x) = r.scalar(t, p, "rate_bps", rate)? {
+    if let Some(x) = r.scalar(t, p, "rate_bps", int("rate_bps"))? {
         net.down.rate_bps = x;
         net.up.rate_bps = x;
     }
-    if let Some(x) = r.scalar(t, p, "down_rate_bps", rate)? {
+    if let Some(x) = r.scalar(t, p, "down_rate_bps", int("down_rate_bps"))? {
         net.down.rate_bps = x;
     }
-    if let Some(x) = r.scalar(t, p, "up_rate_bps", rate)? {
+    if let Some(x) = r.scalar(t, p, "up_rate_bps", int("up_rate_bps"))? {
         net.up.rate_bps = x;
     }
-    if let Some(x) = r.scalar(t, p, "delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "delay_ms", number("delay_ms"))? {
         net.down.propagation.delay = millis(x);
         net.up.propagation.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "down_delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "down_delay_ms", number("down_delay_ms"))? {
         net.down.propagation.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "up_delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "up_delay_ms", number("up_delay_ms"))? {
         net.up.propagation.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "mtu", |v| uint(v, 68, 65_535))? {
+    if let Some(x) = r.scalar(t, p, "mtu", int("mtu"))? {
         net.mtu_bytes = x as u32;
     }
-    if let Some(x) = r.scalar(t, p, "overhead_bytes", |v| uint(v, 0, 10_000))? {
+    if let Some(x) = r.scalar(t, p, "overhead_bytes", int("overhead_bytes"))? {
         net.set_overhead_bytes(x as u32);
     }
-    if let Some(x) = r.scalar(t, p, "buffer_bytes", bytes)? {
+    if let Some(x) = r.scalar(t, p, "buffer_bytes", int("buffer_bytes"))? {
         net.set_buffer_bytes(x);
     }
-    if let Some(x) = r.scalar(t, p, "down_buffer_bytes", bytes)? {
+    if let Some(x) = r.scalar(t, p, "down_buffer_bytes", int("down_buffer_bytes"))? {
         net.down.buffer_bytes = x;
     }
-    if let Some(x) = r.scalar(t, p, "up_buffer_bytes", bytes)? {
+    if let Some(x) = r.scalar(t, p, "up_buffer_bytes", int("up_buffer_bytes"))? {
         net.up.buffer_bytes = x;
     }
-    if let Some(x) = r.scalar(t, p, "rest_delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "rest_delay_ms", number("rest_delay_ms"))? {
         net.rest_down.delay = millis(x);
         net.rest_up.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "rest_jitter_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "rest_jitter_ms", number("rest_jitter_ms"))? {
         net.rest_down.jitter = millis(x);
         net.rest_up.jitter = millis(x);
         if x > 0.0 {
@@ -130,13 +106,12 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
             net.rest_up.jitter_mode = JitterMode::Fifo;
         }
     }
-    let modes = &["none", "fifo", "reorder"];
     let mode_of = |x: &str| JitterMode::from_name(x).unwrap_or_default();
-    if let Some(x) = r.scalar(t, p, "rest_jitter_mode", |v| choice(v, modes))? {
+    if let Some(x) = r.scalar(t, p, "rest_jitter_mode", name("rest_jitter_mode"))? {
         net.rest_down.jitter_mode = mode_of(&x);
         net.rest_up.jitter_mode = mode_of(&x);
     }
-    if let Some(x) = r.scalar(t, p, "jitter_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "jitter_ms", number("jitter_ms"))? {
         net.down.propagation.jitter = millis(x);
         net.up.propagation.jitter = millis(x);
         if x > 0.0 {
@@ -144,7 +119,7 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
             net.up.propagation.jitter_mode = JitterMode::Fifo;
         }
     }
-    if let Some(x) = r.scalar(t, p, "jitter_mode", |v| choice(v, modes))? {
+    if let Some(x) = r.scalar(t, p, "jitter_mode", name("jitter_mode"))? {
         net.down.propagation.jitter_mode = mode_of(&x);
         net.up.propagation.jitter_mode = mode_of(&x);
     }
@@ -172,19 +147,21 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     // How the profile names are realised (netsim's `ProfileForm`): the family and its mean
     // burst, each burst key accepted only by the family that counts in its unit.
     let model = r
-        .scalar(t, p, "error_model", |v| choice(v, &ERROR_MODEL_NAMES))?
+        .scalar(t, p, "error_model", name("error_model"))?
         .and_then(|name| ErrorModel::from_name(&name));
     let family = model.unwrap_or(ProfileForm::DEFAULT.model);
+    let packets = number("loss_burst_packets");
     let burst_packets = r.scalar(t, p, "loss_burst_packets", |v| {
         if family.counts_packets() {
-            float(v, 1.0, 1e6)
+            packets(v)
         } else {
             Err("absent unless error_model is netem-state or netem-gemodel".to_string())
         }
     })?;
+    let seconds = number("burst_mean_s");
     let burst_mean = r.scalar(t, p, "burst_mean_s", |v| {
         if family.counts_seconds() {
-            float(v, 1e-3, 1e6).map(Duration::from_secs_f64_round_us)
+            seconds(v).map(Duration::from_secs_f64_round_us)
         } else {
             Err("absent unless error_model is ctmc".to_string())
         }
@@ -207,6 +184,37 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
         out.loss_label = label;
     }
     Ok(out)
+}
+
+/// The [`LINK_PARAMS`] entry of `key` (a programming error if there is none).
+fn spec(key: &str) -> &'static ParamSpec {
+    link_param(key).unwrap_or_else(|| panic!("'{key}' is not a LINK_PARAMS key"))
+}
+
+/// A `[network]` integer in the range [`LINK_PARAMS`] gives `key`.
+fn int(key: &str) -> impl Fn(&Value) -> Result<u64, String> {
+    let Kind::Int { min, max } = spec(key).kind else {
+        panic!("'{key}' is not an integer key of LINK_PARAMS")
+    };
+    // Every link integer is a count, a size or a rate: never negative.
+    let (min, max) = (min.max(0) as u64, max.max(0) as u64);
+    move |v| uint(v, min, max)
+}
+
+/// A `[network]` number (integer or float) in the range [`LINK_PARAMS`] gives `key`.
+fn number(key: &str) -> impl Fn(&Value) -> Result<f64, String> {
+    let (Kind::Float { min, max } | Kind::Seconds { min, max }) = spec(key).kind else {
+        panic!("'{key}' is not a number key of LINK_PARAMS")
+    };
+    move |v| float(v, min, max)
+}
+
+/// One of the names [`LINK_PARAMS`] gives `key`.
+fn name(key: &str) -> impl Fn(&Value) -> Result<String, String> {
+    let Kind::Choice(names) = spec(key).kind else {
+        panic!("'{key}' is not a choice key of LINK_PARAMS")
+    };
+    move |v| choice(v, names)
 }
 
 /// How profile names are realised: `error_model`, `loss_burst_packets`, `burst_mean_s`.
