@@ -6,10 +6,12 @@
 //! table's.
 
 use coaplab_cc::time::Duration;
+use coaplab_netsim::link::loss::models::{
+    build, loss_model_spec, LossBuildError, LossUnit, LossValue, LOSS_MODELS,
+};
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::{
-    ErrorModel, JitterMode, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
-    NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
+    ErrorModel, JitterMode, LossModel, NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
 };
 
 /// A preset and overrides of its values.
@@ -68,10 +70,13 @@ pub(crate) struct LinkOpts {
     #[arg(long, value_name = "MODE", value_parser = JitterMode::NAMES)]
     rest_jitter_mode: Option<String>,
     /// Link errors (docs/experiments.md §3): none, low, medium, high (realised by --error-model),
-    /// or bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
-    /// parameters in percent (optional %; omitted trailing values take tc's defaults):
-    /// netem-random:P[,CORR] (tc `loss random`), netem-state:p13[,p31[,p32[,p23[,p14]]]]
-    /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).
+    /// or a loss model NAME:V1,V2,.. with the values of a scenario's loss table in order
+    /// (`coaplab models link` lists them; omitted trailing values take their defaults):
+    /// bernoulli:p, ctmc:good_mean_s,burst_mean_s[,loss_good[,loss_burst]],
+    /// gilbert-elliott:p,r[,loss_good[,loss_bad]], and Linux netem's models with tc's values in
+    /// percent (optional %) and tc's defaults: netem-random:p[,correlation] (tc `loss random`),
+    /// netem-state:p13[,p31[,p32[,p23[,p14]]]] (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]]
+    /// (tc `loss gemodel`).
     #[arg(long, value_name = "PROFILE")]
     loss: Option<String>,
     /// How the medium and high profiles are realised (the same process as a scenario's
@@ -92,63 +97,44 @@ pub(crate) struct LinkOpts {
     burst_mean_s: Option<f64>,
 }
 
-/// `--loss NAME:V1,V2,..`: netem percentages, at least one and at most `max`.
-fn netem_values(loss: &str, values: &str, max: usize) -> Result<Vec<u32>, String> {
-    let list: Vec<&str> = values.split(',').collect();
-    if list.len() > max {
-        return Err(format!("--loss {loss}: at most {max} values"));
-    }
-    list.iter()
-        .map(|v| {
-            netem::parse_percent(v).ok_or_else(|| {
-                format!(
-                    "--loss {loss}: '{v}' is not a percentage in [0, 100] (tc syntax: 2.5 or 2.5%)"
-                )
-            })
-        })
-        .collect()
-}
-
-/// netem's models written as tc's values (`netem-gemodel:2.5,10,50,0`), or `None` when
-/// `loss` names none of them.
-fn netem_model(loss: &str) -> Option<Result<LossModel, String>> {
+/// `--loss NAME:V1,V2,..`: a loss model of netsim's one loss grammar with the values of a
+/// scenario's loss table in the table's order (`netem-gemodel:2.5,10,50,0` is `{ model =
+/// "netem-gemodel", p = 2.5, r = 10, "1-h" = 50, "1-k" = 0 }`), or `None` when `loss` names
+/// none of them.
+fn positional_model(loss: &str) -> Option<Result<LossModel, String>> {
     let (name, values) = loss.split_once(':')?;
-    let parsed = match name {
-        "netem-random" => netem_values(loss, values, 2).map(|v| {
-            LossModel::NetemRandom(NetemRandomParams {
-                loss: v[0],
-                correlation: v.get(1).copied().unwrap_or(0),
-            })
-        }),
-        "netem-state" => netem_values(loss, values, 5).and_then(|v| {
-            let tc = NetemStateParams::tc_defaults(v[0]);
-            let params = NetemStateParams {
-                p31: v.get(1).copied().unwrap_or(tc.p31),
-                p32: v.get(2).copied().unwrap_or(tc.p32),
-                p23: v.get(3).copied().unwrap_or(tc.p23),
-                p14: v.get(4).copied().unwrap_or(tc.p14),
-                ..tc
-            };
-            match params.invalid_parameter() {
-                Some(_) => Err(format!(
-                    "--loss {loss}: p13 + p14 and p31 + p32 must be at most 100"
-                )),
-                None => Ok(LossModel::NetemState(params)),
-            }
-        }),
-        "netem-gemodel" => netem_values(loss, values, 4).map(|v| {
-            // tc's defaults: r = 100 − p, 1-h = 100, 1-k = 0.
-            let r = netem::prob_from_fraction(1.0 - netem::fraction_of(v[0])).unwrap_or(0);
-            LossModel::NetemGemodel(NetemGeParams {
-                p: v[0],
-                r: v.get(1).copied().unwrap_or(r),
-                h: u32::MAX - v.get(2).copied().unwrap_or(u32::MAX),
-                k1: v.get(3).copied().unwrap_or(0),
-            })
-        }),
-        _ => return None,
+    let spec = loss_model_spec(name)?;
+    let list: Vec<&str> = values.split(',').collect();
+    if list.len() > spec.params.len() {
+        let max = spec.params.len();
+        return Some(Err(format!("--loss {loss}: at most {max} values")));
+    }
+    let text = |key: &str| {
+        let i = spec.params.iter().position(|p| p.key == key)?;
+        list.get(i).copied()
     };
-    Some(parsed)
+    let get = |key: &'static str| {
+        let unit = spec.params.iter().find(|p| p.key == key)?.unit;
+        text(key).map(|v| match unit {
+            LossUnit::Percent => {
+                netem::parse_percent(v).map_or(LossValue::Invalid, LossValue::Netem)
+            }
+            _ => v.parse().map_or(LossValue::Invalid, LossValue::Number),
+        })
+    };
+    Some(build(name, get).map_err(|e| match e {
+        LossBuildError::WrongUnit {
+            key,
+            unit: LossUnit::Percent,
+        } => format!(
+            "--loss {loss}: '{}' is not a percentage in [0, 100] (tc syntax: 2.5 or 2.5%)",
+            text(key).unwrap_or_default()
+        ),
+        LossBuildError::StateSum { .. } => {
+            format!("--loss {loss}: p13 + p14 and p31 + p32 must be at most 100")
+        }
+        e => format!("--loss {loss}: {e}"),
+    }))
 }
 
 fn millis(ms: f64) -> Result<Duration, String> {
@@ -240,19 +226,14 @@ impl LinkOpts {
     }
 
     fn loss_model(&self, loss: &str) -> Result<LossModel, String> {
-        if let Some(p) = loss.strip_prefix("bernoulli:") {
-            let p: f64 = p
-                .parse()
-                .map_err(|_| format!("--loss {loss}: P must be a number in [0, 1]"))?;
-            return Ok(LossModel::Bernoulli { p });
-        }
-        if let Some(model) = netem_model(loss) {
+        if let Some(model) = positional_model(loss) {
             return model;
         }
         let expected = || {
+            let forms: Vec<String> = LOSS_MODELS.iter().map(|m| m.positional()).collect();
             format!(
-                "--loss {loss}: one of none, low, medium, high, bernoulli:P, netem-random:P[,CORR], \
-                 netem-state:p13[,p31[,p32[,p23[,p14]]]] or netem-gemodel:p[,r[,1-h[,1-k]]]"
+                "--loss {loss}: one of none, low, medium, high, or a loss model with its values: {}",
+                forms.join(", ")
             )
         };
         let model = ErrorModel::from_name(&self.error_model);
@@ -282,7 +263,10 @@ impl LinkOpts {
 mod tests {
     use super::*;
     use clap::Parser;
-    use coaplab_netsim::DEFAULT_BURST_PACKETS;
+    use coaplab_netsim::{
+        CtmcParams, GeParams, NetemGeParams, NetemRandomParams, NetemStateParams,
+        DEFAULT_BURST_PACKETS,
+    };
 
     #[derive(Parser)]
     struct T {
@@ -403,6 +387,34 @@ mod tests {
             .collect();
         let keys: Vec<&str> = LINK_PARAMS.iter().map(|p| p.key).collect();
         assert_eq!(flags, keys);
+    }
+
+    #[test]
+    fn every_loss_model_of_a_scenario_table_is_a_loss_flag_too() {
+        let n = parse(&["--loss", "ctmc:4,1,0,0.5"]).unwrap();
+        assert_eq!(
+            n.down.loss,
+            LossModel::Ctmc(CtmcParams {
+                good_mean: Duration::from_secs(4),
+                burst_mean: Duration::from_secs(1),
+                loss_good: 0.0,
+                loss_burst: 0.5
+            })
+        );
+        let n = parse(&["--loss", "gilbert-elliott:0.025,0.1"]).unwrap();
+        assert_eq!(
+            n.up.loss,
+            LossModel::GilbertElliott(GeParams {
+                p: 0.025,
+                r: 0.1,
+                loss_good: 0.0,
+                loss_bad: 1.0
+            })
+        );
+        let e = parse(&["--loss", "ctmc:4"]).unwrap_err();
+        assert!(e.contains("'burst_mean_s'"), "{e}");
+        let e = parse(&["--loss", "lots"]).unwrap_err();
+        assert!(e.contains("netem-state:p13[,p31[,p32[,p23[,p14]]]]"), "{e}");
     }
 
     #[test]

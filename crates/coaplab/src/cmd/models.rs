@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use coaplab_cc::params::ParamSpec;
+use coaplab_netsim::link::loss::models::{self as loss_models, LOSS_MODELS};
 use coaplab_netsim::link::params::{preset_value, FROM_PRESET, LINK_PARAMS};
 use coaplab_netsim::{Preset, PRESET_NAMES};
 
@@ -184,6 +185,23 @@ fn link() -> String {
         param(&mut out, spec);
         if let Some(presets) = presets_text(spec, false) {
             let _ = writeln!(out, "      presets: {presets}");
+        }
+    }
+    out.push_str(
+        "\nLoss models (loss = { model = \"NAME\", KEY = VALUE, .. } in a scenario; \
+         --loss NAME:V1,V2,.. in coaplab emulate, the values in this order):\n",
+    );
+    for model in LOSS_MODELS {
+        let _ = writeln!(out, "  {}: {}", model.name, model.summary);
+        let _ = writeln!(out, "      --loss {}", model.positional());
+        for p in model.params {
+            let _ = writeln!(
+                out,
+                "      {} = {}    ({})",
+                p.key,
+                p.default.unwrap_or("required"),
+                loss_models::expected(p.unit).trim_start_matches("a ")
+            );
         }
     }
     out

@@ -81,6 +81,10 @@ fn models_link_lists_every_network_key_with_default_range_presets_and_source() {
     assert!(out.contains("  buffer_bytes = preset    (integer in [1, 1099511627776])"));
     assert!(out.contains("      presets: nbiot 30000 down / 60000 up; zigbee 20000\n"));
     assert!(out.contains("  loss_burst_packets = 1.5    (number in [1, 1000000])"));
+    for model in coaplab_netsim::link::loss::models::LOSS_MODELS {
+        assert!(out.contains(&format!("      --loss {}\n", model.positional())));
+    }
+    assert!(out.contains("      1-h = 100    (percentage in [0, 100] (2.5 or \"2.5%\", as tc))"));
     let list = coaplab(&["models"]);
     assert!(String::from_utf8_lossy(&list.stdout).contains("  link "));
     let md = coaplab(&["models", "mesh", "--markdown"]);

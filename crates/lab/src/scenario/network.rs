@@ -5,20 +5,16 @@
 
 use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::time::Duration;
+use coaplab_netsim::link::loss::models::{
+    self as loss_models, LossBuildError, LossUnit, LossValue,
+};
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::link::params::{link_param, LINK_PARAMS};
-use coaplab_netsim::{
-    CtmcParams, ErrorModel, GeParams, JitterMode, LossModel, NetemGeParams, NetemRandomParams,
-    NetemStateParams, NetworkConfig, Preset, ProfileForm,
-};
+use coaplab_netsim::{ErrorModel, JitterMode, LossModel, NetworkConfig, Preset, ProfileForm};
 use toml_edit::{Item, Value};
 
 use super::reader::{choice, float, millis, shown, uint, Reader, PROTOCOL_KEYS};
 use super::ScenarioError;
-
-/// The loss table models.
-const TABLE_MODELS: &str = "bernoulli, ctmc, gilbert-elliott, netem-random, netem-state, \
-                            netem-gemodel";
 
 /// The network of `[network]`: netsim's configuration, its preset and the loss label.
 pub(super) struct Network {
@@ -227,7 +223,8 @@ impl Profiles {
     fn profile(&self, name: &str) -> Result<LossModel, String> {
         self.form.realise(name).map_err(|e| match e {
             coaplab_netsim::ProfileError::UnknownProfile => {
-                format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS} }}")
+                let models = loss_models::names();
+                format!("one of none, low, medium, high, or a table {{ model = {models} }}")
             }
             e => {
                 let key = if self.form.model.counts_seconds() {
@@ -246,8 +243,9 @@ impl Profiles {
 
 /// A loss setting: a profile name or a table `{ model = .., .. }`, with its results label.
 fn loss_value(v: &Value, profiles: &Profiles) -> Result<(LossModel, String), String> {
+    let models = loss_models::names();
     let expected =
-        format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS}, ... }}");
+        format!("one of none, low, medium, high, or a table {{ model = {models}, ... }}");
     match v {
         Value::String(s) => {
             let name = s.value().as_str();
@@ -274,31 +272,16 @@ fn table_label(t: &toml_edit::InlineTable) -> String {
     label
 }
 
-/// A loss table: `model` and that model's parameters.
+/// A loss table: `model` and that model's parameters, built by netsim's one loss grammar
+/// ([`loss_models::build`]: defaults, ranges and tc's rules); only the TOML syntax is read here.
 fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
     let model = t
         .get("model")
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("a loss table with model one of {TABLE_MODELS}"))?;
-    let keys: &[&str] = match model {
-        "bernoulli" => &["model", "p"],
-        "ctmc" => &[
-            "model",
-            "good_mean_s",
-            "burst_mean_s",
-            "loss_good",
-            "loss_burst",
-        ],
-        "gilbert-elliott" => &["model", "p", "r", "loss_good", "loss_bad"],
-        "netem-random" => &["model", "p", "correlation"],
-        "netem-state" => &["model", "p13", "p31", "p32", "p23", "p14"],
-        "netem-gemodel" => &["model", "p", "r", "1-h", "1-k"],
-        other => {
-            return Err(format!(
-                "loss model one of {TABLE_MODELS} (not \"{other}\")"
-            ))
-        }
-    };
+        .ok_or_else(|| format!("a loss table with model one of {}", loss_models::names()))?;
+    let spec = loss_models::loss_model_spec(model)
+        .ok_or_else(|| LossBuildError::UnknownModel(model.to_string()).to_string())?;
+    let keys = spec.table_keys();
     for (k, _) in t.iter() {
         if !keys.contains(&k) {
             return Err(format!(
@@ -307,80 +290,33 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
             ));
         }
     }
-    let num = |k: &str, min: f64, max: f64, default: Option<f64>| -> Result<f64, String> {
-        match t.get(k) {
-            Some(v) => float(v, min, max).map_err(|e| format!("'{k}' {e}")),
-            None => default.ok_or_else(|| format!("a {model} table with '{k}'")),
-        }
+    let get = |key: &'static str| {
+        let unit = spec.params.iter().find(|p| p.key == key)?.unit;
+        t.get(key).map(|v| match (unit, v) {
+            // netem's values are percentages as tc reads them (a number, or a string ending
+            // in %), scaled as tc's set_percent() does.
+            (LossUnit::Percent, v) => percent(v).map_or(LossValue::Invalid, LossValue::Netem),
+            (_, Value::Integer(i)) => LossValue::Number(*i.value() as f64),
+            (_, Value::Float(x)) => LossValue::Number(*x.value()),
+            _ => LossValue::Invalid,
+        })
     };
-    let secs = |k: &str| num(k, 1e-6, 1e7, None).map(Duration::from_secs_f64_round_us);
-    // netem's values are percentages as tc reads them (a number, or a string ending in %),
-    // scaled as tc's set_percent() does; absent ones take tc's defaults.
-    let pct = |k: &str, default: Option<u32>| -> Result<u32, String> {
-        match t.get(k) {
-            Some(v) => percent(v).map_err(|e| format!("'{k}' {e}")),
-            None => default.ok_or_else(|| format!("a {model} table with '{k}'")),
+    loss_models::build(model, get).map_err(|e| match e {
+        LossBuildError::Missing { model, key } => format!("a {model} table with '{key}'"),
+        LossBuildError::StateSum { sum, key } => {
+            format!("a netem-state table with {sum} at most 100 (see '{key}')")
         }
-    };
-    Ok(match model {
-        "bernoulli" => LossModel::Bernoulli {
-            p: num("p", 0.0, 1.0, None)?,
-        },
-        "ctmc" => LossModel::Ctmc(CtmcParams {
-            good_mean: secs("good_mean_s")?,
-            burst_mean: secs("burst_mean_s")?,
-            loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
-            loss_burst: num("loss_burst", 0.0, 1.0, Some(1.0))?,
-        }),
-        "gilbert-elliott" => LossModel::GilbertElliott(GeParams {
-            p: num("p", 0.0, 1.0, None)?,
-            r: num("r", 0.0, 1.0, None)?,
-            loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
-            loss_bad: num("loss_bad", 0.0, 1.0, Some(1.0))?,
-        }),
-        "netem-random" => LossModel::NetemRandom(NetemRandomParams {
-            loss: pct("p", None)?,
-            correlation: pct("correlation", Some(0))?,
-        }),
-        "netem-state" => {
-            let tc = NetemStateParams::tc_defaults(pct("p13", None)?);
-            let params = NetemStateParams {
-                p31: pct("p31", Some(tc.p31))?,
-                p32: pct("p32", Some(tc.p32))?,
-                p23: pct("p23", Some(tc.p23))?,
-                p14: pct("p14", Some(tc.p14))?,
-                ..tc
-            };
-            if let Some(k) = params.invalid_parameter() {
-                let sum = if k == "p14" { "p13 + p14" } else { "p31 + p32" };
-                return Err(format!(
-                    "a netem-state table with {sum} at most 100 (see '{k}')"
-                ));
-            }
-            LossModel::NetemState(params)
-        }
-        _ => {
-            // tc's defaults for `gemodel p`: r = 1 − p, 1-h = 100 %, 1-k = 0.
-            let p = pct("p", None)?;
-            let r_default = netem::prob_from_fraction(1.0 - netem::fraction_of(p));
-            LossModel::NetemGemodel(NetemGeParams {
-                p,
-                r: pct("r", r_default)?,
-                h: u32::MAX - pct("1-h", Some(u32::MAX))?,
-                k1: pct("1-k", Some(0))?,
-            })
-        }
+        e => e.to_string(),
     })
 }
 
 /// A netem percentage as tc reads it: a number in `[0, 100]`, or a string such as `"2.5%"`.
-fn percent(v: &Value) -> Result<u32, String> {
-    let expected = || "a percentage in [0, 100] (2.5 or \"2.5%\", as tc)".to_string();
+fn percent(v: &Value) -> Option<u32> {
     match v {
-        Value::Integer(i) => netem::prob_from_percent(*i.value() as f64).ok_or_else(expected),
-        Value::Float(x) => netem::prob_from_percent(*x.value()).ok_or_else(expected),
-        Value::String(s) => netem::parse_percent(s.value()).ok_or_else(expected),
-        _ => Err(expected()),
+        Value::Integer(i) => netem::prob_from_percent(*i.value() as f64),
+        Value::Float(x) => netem::prob_from_percent(*x.value()),
+        Value::String(s) => netem::parse_percent(s.value()),
+        _ => None,
     }
 }
 
