@@ -5,6 +5,11 @@
 //! Most defaults are the chosen preset's values ([`NetworkConfig::preset`], docs/experiments.md
 //! §2), so they carry the marker [`FROM_PRESET`] and [`preset_value`] says what each preset
 //! gives; the presets themselves stay the one place those numbers live.
+//!
+//! The ranges are the scenario reader's, which checks every key against them. `coaplab
+//! emulate` takes the same keys but still checks only what the link needs (an MTU of at least
+//! 28 B, rates and buffers above 0, no upper bounds), so that no command line it accepted
+//! before is refused; its loss values go through the same [`super::loss::models::build`].
 
 use coaplab_cc::params::{Kind, ParamSpec, Value};
 

@@ -10,6 +10,7 @@ use coaplab_cc::time::Duration;
 
 use super::netem::{self, NetemProb};
 use super::{CtmcParams, GeParams, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams};
+use LossUnit::{Percent, Probability, Seconds};
 
 /// How a loss parameter is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +60,6 @@ const fn optional(key: &'static str, unit: LossUnit, default: &'static str) -> L
         default: Some(default),
     }
 }
-
-use LossUnit::{Percent, Probability, Seconds};
 
 /// Every loss model with parameters, in the order error messages list them.
 pub const LOSS_MODELS: &[LossModelSpec] = &[
