@@ -5,11 +5,13 @@
 //! `LINK_PARAMS` keys (a test checks both ways), and the names each choice flag accepts are the
 //! table's.
 
+use coaplab_cc::params::Kind;
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::models::{
     build, loss_model_spec, LossBuildError, LossUnit, LossValue, LOSS_MODELS,
 };
 use coaplab_netsim::link::loss::netem;
+use coaplab_netsim::link::params::link_param;
 use coaplab_netsim::{
     ErrorModel, JitterMode, LossModel, NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
 };
@@ -137,9 +139,15 @@ fn positional_model(loss: &str) -> Option<Result<LossModel, String>> {
     }))
 }
 
-fn millis(ms: f64) -> Result<Duration, String> {
-    if !(0.0..=3_600_000.0).contains(&ms) {
-        return Err(format!("{ms} ms is not a delay in [0, 3600000]"));
+/// `--KEY MS` as a [`Duration`], in the range netsim's `LINK_PARAMS` gives `key` (every delay
+/// and jitter key: [0, 3600000] ms, as in a scenario).
+fn millis(key: &str, ms: f64) -> Result<Duration, String> {
+    let (min, max) = match link_param(key).map(|p| p.kind) {
+        Some(Kind::Float { min, max }) => (min, max),
+        other => unreachable!("'{key}' is a LINK_PARAMS delay key, not {other:?}"),
+    };
+    if !(min..=max).contains(&ms) {
+        return Err(format!("{ms} ms is not a delay in [{min}, {max}]"));
     }
     Ok(Duration::from_nanos((ms * 1e6).round() as i64))
 }
@@ -163,14 +171,14 @@ impl LinkOpts {
             net.up.rate_bps = x;
         }
         if let Some(x) = self.delay_ms {
-            net.down.propagation.delay = millis(x)?;
-            net.up.propagation.delay = millis(x)?;
+            net.down.propagation.delay = millis("delay_ms", x)?;
+            net.up.propagation.delay = millis("delay_ms", x)?;
         }
         if let Some(x) = self.down_delay_ms {
-            net.down.propagation.delay = millis(x)?;
+            net.down.propagation.delay = millis("down_delay_ms", x)?;
         }
         if let Some(x) = self.up_delay_ms {
-            net.up.propagation.delay = millis(x)?;
+            net.up.propagation.delay = millis("up_delay_ms", x)?;
         }
         if let Some(x) = self.mtu {
             net.mtu_bytes = x;
@@ -188,12 +196,12 @@ impl LinkOpts {
             net.up.buffer_bytes = x;
         }
         if let Some(x) = self.rest_delay_ms {
-            net.rest_down.delay = millis(x)?;
-            net.rest_up.delay = millis(x)?;
+            net.rest_down.delay = millis("rest_delay_ms", x)?;
+            net.rest_up.delay = millis("rest_delay_ms", x)?;
         }
         if let Some(x) = self.rest_jitter_ms {
             for stage in [&mut net.rest_down, &mut net.rest_up] {
-                stage.jitter = millis(x)?;
+                stage.jitter = millis("rest_jitter_ms", x)?;
                 if x > 0.0 {
                     stage.jitter_mode = JitterMode::Fifo;
                 }
@@ -205,7 +213,7 @@ impl LinkOpts {
         }
         if let Some(x) = self.jitter_ms {
             for stage in [&mut net.down.propagation, &mut net.up.propagation] {
-                stage.jitter = millis(x)?;
+                stage.jitter = millis("jitter_ms", x)?;
                 if x > 0.0 {
                     stage.jitter_mode = JitterMode::Fifo;
                 }
@@ -423,5 +431,9 @@ mod tests {
         assert!(parse(&["--loss", "lots"]).is_err());
         assert!(parse(&["--rate-bps", "0"]).is_err());
         assert!(parse(&["--delay-ms", "-3"]).is_err());
+        assert_eq!(
+            parse(&["--delay-ms=-3"]).unwrap_err(),
+            "-3 ms is not a delay in [0, 3600000]"
+        );
     }
 }

@@ -7,9 +7,10 @@
 //! gives; the presets themselves stay the one place those numbers live.
 //!
 //! The ranges are the scenario reader's, which checks every key against them. `coaplab
-//! emulate` takes the same keys but still checks only what the link needs (an MTU of at least
-//! 28 B, rates and buffers above 0, no upper bounds), so that no command line it accepted
-//! before is refused; its loss values go through the same [`super::loss::models::build`].
+//! emulate` takes the same keys and checks its delays and jitters against them too, but for
+//! the other numbers still only what the link needs (an MTU of at least 28 B, rates and buffers
+//! above 0, no upper bounds), so that no command line it accepted before is refused; its loss
+//! values go through the same [`super::loss::models::build`].
 
 use coaplab_cc::params::{Kind, ParamSpec, Value};
 
