@@ -54,8 +54,9 @@ enum Command {
     /// List the RTO algorithms, or print every parameter of one (key, default, range, help,
     /// source).
     Algorithms(cmd::algorithms::Args),
-    /// List the network models with parameters, or print every parameter of one (`mesh`:
-    /// radio medium, CSMA/CA, 6LoWPAN; key, default, range, help, source).
+    /// List the network models with parameters, or print every parameter of one (`link`: the
+    /// star's [network] keys; `mesh`: radio medium, CSMA/CA, 6LoWPAN; key, default, range,
+    /// help, source).
     Models(cmd::models::Args),
     /// Serve /data/N, /echo, /time and /.well-known/core over UDP (and TCP with --tcp) until
     /// SIGINT/SIGTERM.

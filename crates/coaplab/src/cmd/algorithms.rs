@@ -241,7 +241,7 @@ fn md_rows<'a>(out: &mut String, specs: impl IntoIterator<Item = &'a ParamSpec>)
 }
 
 /// The accepted values in Markdown: choices as code spans.
-fn md_range(kind: Kind) -> String {
+pub(crate) fn md_range(kind: Kind) -> String {
     match kind {
         Kind::Choice(names) => names
             .iter()
@@ -253,6 +253,6 @@ fn md_range(kind: Kind) -> String {
 }
 
 /// Text made safe for a Markdown table cell: `|` would end the cell and `*` start emphasis.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('*', "\\*")
 }

@@ -1,13 +1,19 @@
 //! Link options of `coaplab emulate` (and any command that builds a network from the command
 //! line): a preset plus overrides with the names of the scenario file's `[network]` keys
 //! (`buffer_bytes` → `--buffer-bytes`), applied onto netsim's [`NetworkConfig`] in the same
-//! order and with the same meaning as docs/scenarios.md describes.
+//! order and with the same meaning as docs/scenarios.md describes. The flags are netsim's
+//! `LINK_PARAMS` keys (a test checks both ways), and the names each choice flag accepts are the
+//! table's.
 
+use coaplab_cc::params::Kind;
 use coaplab_cc::time::Duration;
+use coaplab_netsim::link::loss::models::{
+    build, loss_model_spec, LossBuildError, LossUnit, LossValue, LOSS_MODELS,
+};
 use coaplab_netsim::link::loss::netem;
+use coaplab_netsim::link::params::link_param;
 use coaplab_netsim::{
-    ErrorModel, JitterMode, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams,
-    NetworkConfig, ProfileForm,
+    ErrorModel, JitterMode, LossModel, NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
 };
 
 /// A preset and overrides of its values.
@@ -15,7 +21,7 @@ use coaplab_netsim::{
 #[command(next_help_heading = "Link (names as in a scenario's [network])")]
 pub(crate) struct LinkOpts {
     /// Link preset (docs/experiments.md §2); the options below override its values.
-    #[arg(long, value_name = "NAME", default_value = "nbiot", value_parser = ["nbiot", "zigbee"])]
+    #[arg(long, value_name = "NAME", default_value = "nbiot", value_parser = PRESET_NAMES)]
     preset: String,
     /// Rate of both directions, bit/s.
     #[arg(long, value_name = "BPS")]
@@ -39,7 +45,7 @@ pub(crate) struct LinkOpts {
     #[arg(long, value_name = "MS")]
     jitter_ms: Option<f64>,
     /// What jitter does to packet order.
-    #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
+    #[arg(long, value_name = "MODE", value_parser = JitterMode::NAMES)]
     jitter_mode: Option<String>,
     /// MTU of the link and of both TUN devices, bytes.
     #[arg(long, value_name = "BYTES")]
@@ -63,13 +69,16 @@ pub(crate) struct LinkOpts {
     #[arg(long, value_name = "MS")]
     rest_jitter_ms: Option<f64>,
     /// What rest-of-path jitter does to packet order.
-    #[arg(long, value_name = "MODE", value_parser = ["none", "fifo", "reorder"])]
+    #[arg(long, value_name = "MODE", value_parser = JitterMode::NAMES)]
     rest_jitter_mode: Option<String>,
     /// Link errors (docs/experiments.md §3): none, low, medium, high (realised by --error-model),
-    /// or bernoulli:P (drop probability P in [0, 1]), or one of Linux netem's models with tc's
-    /// parameters in percent (optional %; omitted trailing values take tc's defaults):
-    /// netem-random:P[,CORR] (tc `loss random`), netem-state:p13[,p31[,p32[,p23[,p14]]]]
-    /// (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]] (tc `loss gemodel`).
+    /// or a loss model NAME:V1,V2,.. with the values of a scenario's loss table in order
+    /// (`coaplab models link` lists them; omitted trailing values take their defaults):
+    /// bernoulli:p, ctmc:good_mean_s,burst_mean_s[,loss_good[,loss_burst]],
+    /// gilbert-elliott:p,r[,loss_good[,loss_bad]], and Linux netem's models with tc's values in
+    /// percent (optional %) and tc's defaults: netem-random:p[,correlation] (tc `loss random`),
+    /// netem-state:p13[,p31[,p32[,p23[,p14]]]] (tc `loss state`), netem-gemodel:p[,r[,1-h[,1-k]]]
+    /// (tc `loss gemodel`).
     #[arg(long, value_name = "PROFILE")]
     loss: Option<String>,
     /// How the medium and high profiles are realised (the same process as a scenario's
@@ -78,79 +87,67 @@ pub(crate) struct LinkOpts {
     /// chain, bursts of --burst-mean-s), gilbert-elliott (per packet, r = 0.1). `low` is
     /// `loss random 2%` under the netem models.
     #[arg(long, value_name = "MODEL", default_value = "netem-gemodel",
-          value_parser = ["ctmc", "gilbert-elliott", "netem-state", "netem-gemodel"])]
+          value_parser = ERROR_MODEL_NAMES)]
     error_model: String,
     /// Mean burst length in packets of netem-state / netem-gemodel (default: the calibrated
     /// value, docs/calibration.md).
     #[arg(long, value_name = "PACKETS")]
     loss_burst_packets: Option<f64>,
-    /// Mean burst duration in seconds of the ctmc model [default: 1].
+    /// Mean burst duration in seconds of the ctmc model (default: 0.2, the calibration grid's
+    /// best for ctmc, docs/calibration.md).
     #[arg(long, value_name = "S")]
     burst_mean_s: Option<f64>,
 }
 
-/// `--loss NAME:V1,V2,..`: netem percentages, at least one and at most `max`.
-fn netem_values(loss: &str, values: &str, max: usize) -> Result<Vec<u32>, String> {
-    let list: Vec<&str> = values.split(',').collect();
-    if list.len() > max {
-        return Err(format!("--loss {loss}: at most {max} values"));
-    }
-    list.iter()
-        .map(|v| {
-            netem::parse_percent(v).ok_or_else(|| {
-                format!(
-                    "--loss {loss}: '{v}' is not a percentage in [0, 100] (tc syntax: 2.5 or 2.5%)"
-                )
-            })
-        })
-        .collect()
-}
-
-/// netem's models written as tc's values (`netem-gemodel:2.5,10,50,0`), or `None` when
-/// `loss` names none of them.
-fn netem_model(loss: &str) -> Option<Result<LossModel, String>> {
+/// `--loss NAME:V1,V2,..`: a loss model of netsim's one loss grammar with the values of a
+/// scenario's loss table in the table's order (`netem-gemodel:2.5,10,50,0` is `{ model =
+/// "netem-gemodel", p = 2.5, r = 10, "1-h" = 50, "1-k" = 0 }`), or `None` when `loss` names
+/// none of them.
+fn positional_model(loss: &str) -> Option<Result<LossModel, String>> {
     let (name, values) = loss.split_once(':')?;
-    let parsed = match name {
-        "netem-random" => netem_values(loss, values, 2).map(|v| {
-            LossModel::NetemRandom(NetemRandomParams {
-                loss: v[0],
-                correlation: v.get(1).copied().unwrap_or(0),
-            })
-        }),
-        "netem-state" => netem_values(loss, values, 5).and_then(|v| {
-            let tc = NetemStateParams::tc_defaults(v[0]);
-            let params = NetemStateParams {
-                p31: v.get(1).copied().unwrap_or(tc.p31),
-                p32: v.get(2).copied().unwrap_or(tc.p32),
-                p23: v.get(3).copied().unwrap_or(tc.p23),
-                p14: v.get(4).copied().unwrap_or(tc.p14),
-                ..tc
-            };
-            match params.invalid_parameter() {
-                Some(_) => Err(format!(
-                    "--loss {loss}: p13 + p14 and p31 + p32 must be at most 100"
-                )),
-                None => Ok(LossModel::NetemState(params)),
-            }
-        }),
-        "netem-gemodel" => netem_values(loss, values, 4).map(|v| {
-            // tc's defaults: r = 100 − p, 1-h = 100, 1-k = 0.
-            let r = netem::prob_from_fraction(1.0 - netem::fraction_of(v[0])).unwrap_or(0);
-            LossModel::NetemGemodel(NetemGeParams {
-                p: v[0],
-                r: v.get(1).copied().unwrap_or(r),
-                h: u32::MAX - v.get(2).copied().unwrap_or(u32::MAX),
-                k1: v.get(3).copied().unwrap_or(0),
-            })
-        }),
-        _ => return None,
+    let spec = loss_model_spec(name)?;
+    let list: Vec<&str> = values.split(',').collect();
+    if list.len() > spec.params.len() {
+        let max = spec.params.len();
+        return Some(Err(format!("--loss {loss}: at most {max} values")));
+    }
+    let text = |key: &str| {
+        let i = spec.params.iter().position(|p| p.key == key)?;
+        list.get(i).copied()
     };
-    Some(parsed)
+    let get = |key: &'static str| {
+        let unit = spec.params.iter().find(|p| p.key == key)?.unit;
+        text(key).map(|v| match unit {
+            LossUnit::Percent => {
+                netem::parse_percent(v).map_or(LossValue::Invalid, LossValue::Netem)
+            }
+            _ => v.parse().map_or(LossValue::Invalid, LossValue::Number),
+        })
+    };
+    Some(build(name, get).map_err(|e| match e {
+        LossBuildError::WrongUnit {
+            key,
+            unit: LossUnit::Percent,
+        } => format!(
+            "--loss {loss}: '{}' is not a percentage in [0, 100] (tc syntax: 2.5 or 2.5%)",
+            text(key).unwrap_or_default()
+        ),
+        LossBuildError::StateSum { .. } => {
+            format!("--loss {loss}: p13 + p14 and p31 + p32 must be at most 100")
+        }
+        e => format!("--loss {loss}: {e}"),
+    }))
 }
 
-fn millis(ms: f64) -> Result<Duration, String> {
-    if !(0.0..=3_600_000.0).contains(&ms) {
-        return Err(format!("{ms} ms is not a delay in [0, 3600000]"));
+/// `--KEY MS` as a [`Duration`], in the range netsim's `LINK_PARAMS` gives `key` (every delay
+/// and jitter key: [0, 3600000] ms, as in a scenario).
+fn millis(key: &str, ms: f64) -> Result<Duration, String> {
+    let (min, max) = match link_param(key).map(|p| p.kind) {
+        Some(Kind::Float { min, max }) => (min, max),
+        other => unreachable!("'{key}' is a LINK_PARAMS delay key, not {other:?}"),
+    };
+    if !(min..=max).contains(&ms) {
+        return Err(format!("{ms} ms is not a delay in [{min}, {max}]"));
     }
     Ok(Duration::from_nanos((ms * 1e6).round() as i64))
 }
@@ -174,14 +171,14 @@ impl LinkOpts {
             net.up.rate_bps = x;
         }
         if let Some(x) = self.delay_ms {
-            net.down.propagation.delay = millis(x)?;
-            net.up.propagation.delay = millis(x)?;
+            net.down.propagation.delay = millis("delay_ms", x)?;
+            net.up.propagation.delay = millis("delay_ms", x)?;
         }
         if let Some(x) = self.down_delay_ms {
-            net.down.propagation.delay = millis(x)?;
+            net.down.propagation.delay = millis("down_delay_ms", x)?;
         }
         if let Some(x) = self.up_delay_ms {
-            net.up.propagation.delay = millis(x)?;
+            net.up.propagation.delay = millis("up_delay_ms", x)?;
         }
         if let Some(x) = self.mtu {
             net.mtu_bytes = x;
@@ -199,12 +196,12 @@ impl LinkOpts {
             net.up.buffer_bytes = x;
         }
         if let Some(x) = self.rest_delay_ms {
-            net.rest_down.delay = millis(x)?;
-            net.rest_up.delay = millis(x)?;
+            net.rest_down.delay = millis("rest_delay_ms", x)?;
+            net.rest_up.delay = millis("rest_delay_ms", x)?;
         }
         if let Some(x) = self.rest_jitter_ms {
             for stage in [&mut net.rest_down, &mut net.rest_up] {
-                stage.jitter = millis(x)?;
+                stage.jitter = millis("rest_jitter_ms", x)?;
                 if x > 0.0 {
                     stage.jitter_mode = JitterMode::Fifo;
                 }
@@ -216,7 +213,7 @@ impl LinkOpts {
         }
         if let Some(x) = self.jitter_ms {
             for stage in [&mut net.down.propagation, &mut net.up.propagation] {
-                stage.jitter = millis(x)?;
+                stage.jitter = millis("jitter_ms", x)?;
                 if x > 0.0 {
                     stage.jitter_mode = JitterMode::Fifo;
                 }
@@ -237,19 +234,14 @@ impl LinkOpts {
     }
 
     fn loss_model(&self, loss: &str) -> Result<LossModel, String> {
-        if let Some(p) = loss.strip_prefix("bernoulli:") {
-            let p: f64 = p
-                .parse()
-                .map_err(|_| format!("--loss {loss}: P must be a number in [0, 1]"))?;
-            return Ok(LossModel::Bernoulli { p });
-        }
-        if let Some(model) = netem_model(loss) {
+        if let Some(model) = positional_model(loss) {
             return model;
         }
         let expected = || {
+            let forms: Vec<String> = LOSS_MODELS.iter().map(|m| m.positional()).collect();
             format!(
-                "--loss {loss}: one of none, low, medium, high, bernoulli:P, netem-random:P[,CORR], \
-                 netem-state:p13[,p31[,p32[,p23[,p14]]]] or netem-gemodel:p[,r[,1-h[,1-k]]]"
+                "--loss {loss}: one of none, low, medium, high, or a loss model with its values: {}",
+                forms.join(", ")
             )
         };
         let model = ErrorModel::from_name(&self.error_model);
@@ -279,7 +271,10 @@ impl LinkOpts {
 mod tests {
     use super::*;
     use clap::Parser;
-    use coaplab_netsim::DEFAULT_BURST_PACKETS;
+    use coaplab_netsim::{
+        CtmcParams, GeParams, NetemGeParams, NetemRandomParams, NetemStateParams,
+        DEFAULT_BURST_PACKETS,
+    };
 
     #[derive(Parser)]
     struct T {
@@ -390,10 +385,55 @@ mod tests {
     }
 
     #[test]
+    fn the_flags_are_the_link_keys() {
+        use clap::CommandFactory;
+        use coaplab_netsim::link::params::LINK_PARAMS;
+        let flags: Vec<String> = T::command()
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| l.replace('-', "_"))
+            .collect();
+        let keys: Vec<&str> = LINK_PARAMS.iter().map(|p| p.key).collect();
+        assert_eq!(flags, keys);
+    }
+
+    #[test]
+    fn every_loss_model_of_a_scenario_table_is_a_loss_flag_too() {
+        let n = parse(&["--loss", "ctmc:4,1,0,0.5"]).unwrap();
+        assert_eq!(
+            n.down.loss,
+            LossModel::Ctmc(CtmcParams {
+                good_mean: Duration::from_secs(4),
+                burst_mean: Duration::from_secs(1),
+                loss_good: 0.0,
+                loss_burst: 0.5
+            })
+        );
+        let n = parse(&["--loss", "gilbert-elliott:0.025,0.1"]).unwrap();
+        assert_eq!(
+            n.up.loss,
+            LossModel::GilbertElliott(GeParams {
+                p: 0.025,
+                r: 0.1,
+                loss_good: 0.0,
+                loss_bad: 1.0
+            })
+        );
+        let e = parse(&["--loss", "ctmc:4"]).unwrap_err();
+        assert!(e.contains("'burst_mean_s'"), "{e}");
+        let e = parse(&["--loss", "lots"]).unwrap_err();
+        assert!(e.contains("netem-state:p13[,p31[,p32[,p23[,p14]]]]"), "{e}");
+    }
+
+    #[test]
     fn bad_values_are_refused() {
         assert!(parse(&["--loss", "bernoulli:2"]).is_err());
         assert!(parse(&["--loss", "lots"]).is_err());
         assert!(parse(&["--rate-bps", "0"]).is_err());
         assert!(parse(&["--delay-ms", "-3"]).is_err());
+        assert_eq!(
+            parse(&["--delay-ms=-3"]).unwrap_err(),
+            "-3 ms is not a delay in [0, 3600000]"
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! `coaplab models`: the mesh model's parameter table, from netsim's registry.
+//! `coaplab models`: the link, mesh and mobility parameter tables, from netsim's registries.
 
 use std::process::Command;
 
@@ -55,4 +55,38 @@ fn models_mobility_lists_every_model_parameter_with_default_and_source() {
         assert!(out.contains(&format!("model = \"{name}\" (BonnMotion {module})")));
     }
     assert!(out.contains("alpha = 0.75    (number in [0, 1])"), "{out}");
+}
+
+#[test]
+fn models_link_lists_every_network_key_with_default_range_presets_and_source() {
+    use coaplab_netsim::link::params::{FROM_PRESET, LINK_PARAMS};
+    let o = coaplab(&["models", "link"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    for spec in LINK_PARAMS {
+        assert!(
+            out.contains(&format!("  {} = {}", spec.key, spec.default)),
+            "{}",
+            spec.key
+        );
+        assert!(out.contains(spec.source), "{}", spec.key);
+    }
+    assert_eq!(
+        out.matches("      presets: ").count(),
+        LINK_PARAMS
+            .iter()
+            .filter(|s| s.default == FROM_PRESET)
+            .count()
+    );
+    assert!(out.contains("  buffer_bytes = preset    (integer in [1, 1099511627776])"));
+    assert!(out.contains("      presets: nbiot 30000 down / 60000 up; zigbee 20000\n"));
+    assert!(out.contains("  loss_burst_packets = 1.5    (number in [1, 1000000])"));
+    for model in coaplab_netsim::link::loss::models::LOSS_MODELS {
+        assert!(out.contains(&format!("      --loss {}\n", model.positional())));
+    }
+    assert!(out.contains("      1-h = 100    (percentage in [0, 100] (2.5 or \"2.5%\", as tc))"));
+    let list = coaplab(&["models"]);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("  link "));
+    let md = coaplab(&["models", "mesh", "--markdown"]);
+    assert_eq!(md.status.code(), Some(2), "--markdown is for the link only");
 }

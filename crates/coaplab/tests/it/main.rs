@@ -39,4 +39,5 @@ mod interop_libcoap_tcp;
 mod interop_observe;
 mod interop_observe_aiocoap;
 mod interop_observe_tcp;
+mod link_params_doc;
 mod parameters_doc;

@@ -1,46 +1,20 @@
 //! `[network]`: a link preset (docs/experiments.md §2) and overrides of every preset value; the
-//! loss setting (docs/experiments.md §3). The presets, profiles and types are netsim's: this module
-//! only reads keys and applies them onto a [`NetworkConfig`].
+//! loss setting (docs/experiments.md §3). The keys, their ranges, the presets, profiles and types
+//! are netsim's ([`LINK_PARAMS`]): this module only reads keys and applies them onto a
+//! [`NetworkConfig`].
 
+use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::time::Duration;
-use coaplab_netsim::link::loss::netem;
-use coaplab_netsim::{
-    CtmcParams, ErrorModel, GeParams, JitterMode, LossModel, NetemGeParams, NetemRandomParams,
-    NetemStateParams, NetworkConfig, Preset, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
+use coaplab_netsim::link::loss::models::{
+    self as loss_models, LossBuildError, LossUnit, LossValue,
 };
+use coaplab_netsim::link::loss::netem;
+use coaplab_netsim::link::params::{link_param, LINK_PARAMS};
+use coaplab_netsim::{ErrorModel, JitterMode, LossModel, NetworkConfig, Preset, ProfileForm};
 use toml_edit::{Item, Value};
 
 use super::reader::{choice, float, millis, shown, uint, Reader, PROTOCOL_KEYS};
 use super::ScenarioError;
-
-/// Keys valid in `[network]` besides the protocol keys.
-const NETWORK_KEYS: &[&str] = &[
-    "preset",
-    "rate_bps",
-    "down_rate_bps",
-    "up_rate_bps",
-    "delay_ms",
-    "down_delay_ms",
-    "up_delay_ms",
-    "jitter_ms",
-    "jitter_mode",
-    "mtu",
-    "overhead_bytes",
-    "buffer_bytes",
-    "down_buffer_bytes",
-    "up_buffer_bytes",
-    "rest_delay_ms",
-    "rest_jitter_ms",
-    "rest_jitter_mode",
-    "loss",
-    "error_model",
-    "loss_burst_packets",
-    "burst_mean_s",
-];
-
-/// The loss table models.
-const TABLE_MODELS: &str = "bernoulli, ctmc, gilbert-elliott, netem-random, netem-state, \
-                            netem-gemodel";
 
 /// The network of `[network]`: netsim's configuration, its preset and the loss label.
 pub(super) struct Network {
@@ -71,58 +45,56 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     let t = item
         .as_table_like()
         .ok_or_else(|| r.bad(item.span(), "network", item.type_name(), "a table"))?;
-    let allowed: Vec<&str> = NETWORK_KEYS.iter().chain(PROTOCOL_KEYS).copied().collect();
+    let link_keys = LINK_PARAMS.iter().map(|spec| spec.key);
+    let allowed: Vec<&str> = link_keys.chain(PROTOCOL_KEYS.iter().copied()).collect();
     r.check_keys(t, "network", &allowed)?;
     let p = "network";
     let preset = r
-        .scalar(t, p, "preset", |v| choice(v, &PRESET_NAMES))?
+        .scalar(t, p, "preset", name("preset"))?
         .and_then(|name| Preset::from_name(&name))
         .unwrap_or(Preset::Nbiot);
     let mut out = Network::preset(preset);
     let net = &mut out.config;
-    let rate = |v: &Value| uint(v, 1, 100_000_000_000);
-    let ms = |v: &Value| float(v, 0.0, 3_600_000.0);
-    let bytes = |v: &Value| uint(v, 1, 1 << 40);
-    if let Some(x) = r.scalar(t, p, "rate_bps", rate)? {
+    if let Some(x) = r.scalar(t, p, "rate_bps", int("rate_bps"))? {
         net.down.rate_bps = x;
         net.up.rate_bps = x;
     }
-    if let Some(x) = r.scalar(t, p, "down_rate_bps", rate)? {
+    if let Some(x) = r.scalar(t, p, "down_rate_bps", int("down_rate_bps"))? {
         net.down.rate_bps = x;
     }
-    if let Some(x) = r.scalar(t, p, "up_rate_bps", rate)? {
+    if let Some(x) = r.scalar(t, p, "up_rate_bps", int("up_rate_bps"))? {
         net.up.rate_bps = x;
     }
-    if let Some(x) = r.scalar(t, p, "delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "delay_ms", number("delay_ms"))? {
         net.down.propagation.delay = millis(x);
         net.up.propagation.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "down_delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "down_delay_ms", number("down_delay_ms"))? {
         net.down.propagation.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "up_delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "up_delay_ms", number("up_delay_ms"))? {
         net.up.propagation.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "mtu", |v| uint(v, 68, 65_535))? {
+    if let Some(x) = r.scalar(t, p, "mtu", int("mtu"))? {
         net.mtu_bytes = x as u32;
     }
-    if let Some(x) = r.scalar(t, p, "overhead_bytes", |v| uint(v, 0, 10_000))? {
+    if let Some(x) = r.scalar(t, p, "overhead_bytes", int("overhead_bytes"))? {
         net.set_overhead_bytes(x as u32);
     }
-    if let Some(x) = r.scalar(t, p, "buffer_bytes", bytes)? {
+    if let Some(x) = r.scalar(t, p, "buffer_bytes", int("buffer_bytes"))? {
         net.set_buffer_bytes(x);
     }
-    if let Some(x) = r.scalar(t, p, "down_buffer_bytes", bytes)? {
+    if let Some(x) = r.scalar(t, p, "down_buffer_bytes", int("down_buffer_bytes"))? {
         net.down.buffer_bytes = x;
     }
-    if let Some(x) = r.scalar(t, p, "up_buffer_bytes", bytes)? {
+    if let Some(x) = r.scalar(t, p, "up_buffer_bytes", int("up_buffer_bytes"))? {
         net.up.buffer_bytes = x;
     }
-    if let Some(x) = r.scalar(t, p, "rest_delay_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "rest_delay_ms", number("rest_delay_ms"))? {
         net.rest_down.delay = millis(x);
         net.rest_up.delay = millis(x);
     }
-    if let Some(x) = r.scalar(t, p, "rest_jitter_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "rest_jitter_ms", number("rest_jitter_ms"))? {
         net.rest_down.jitter = millis(x);
         net.rest_up.jitter = millis(x);
         if x > 0.0 {
@@ -130,13 +102,12 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
             net.rest_up.jitter_mode = JitterMode::Fifo;
         }
     }
-    let modes = &["none", "fifo", "reorder"];
     let mode_of = |x: &str| JitterMode::from_name(x).unwrap_or_default();
-    if let Some(x) = r.scalar(t, p, "rest_jitter_mode", |v| choice(v, modes))? {
+    if let Some(x) = r.scalar(t, p, "rest_jitter_mode", name("rest_jitter_mode"))? {
         net.rest_down.jitter_mode = mode_of(&x);
         net.rest_up.jitter_mode = mode_of(&x);
     }
-    if let Some(x) = r.scalar(t, p, "jitter_ms", ms)? {
+    if let Some(x) = r.scalar(t, p, "jitter_ms", number("jitter_ms"))? {
         net.down.propagation.jitter = millis(x);
         net.up.propagation.jitter = millis(x);
         if x > 0.0 {
@@ -144,7 +115,7 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
             net.up.propagation.jitter_mode = JitterMode::Fifo;
         }
     }
-    if let Some(x) = r.scalar(t, p, "jitter_mode", |v| choice(v, modes))? {
+    if let Some(x) = r.scalar(t, p, "jitter_mode", name("jitter_mode"))? {
         net.down.propagation.jitter_mode = mode_of(&x);
         net.up.propagation.jitter_mode = mode_of(&x);
     }
@@ -172,19 +143,21 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     // How the profile names are realised (netsim's `ProfileForm`): the family and its mean
     // burst, each burst key accepted only by the family that counts in its unit.
     let model = r
-        .scalar(t, p, "error_model", |v| choice(v, &ERROR_MODEL_NAMES))?
+        .scalar(t, p, "error_model", name("error_model"))?
         .and_then(|name| ErrorModel::from_name(&name));
     let family = model.unwrap_or(ProfileForm::DEFAULT.model);
+    let packets = number("loss_burst_packets");
     let burst_packets = r.scalar(t, p, "loss_burst_packets", |v| {
         if family.counts_packets() {
-            float(v, 1.0, 1e6)
+            packets(v)
         } else {
             Err("absent unless error_model is netem-state or netem-gemodel".to_string())
         }
     })?;
+    let seconds = number("burst_mean_s");
     let burst_mean = r.scalar(t, p, "burst_mean_s", |v| {
         if family.counts_seconds() {
-            float(v, 1e-3, 1e6).map(Duration::from_secs_f64_round_us)
+            seconds(v).map(Duration::from_secs_f64_round_us)
         } else {
             Err("absent unless error_model is ctmc".to_string())
         }
@@ -209,6 +182,37 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
     Ok(out)
 }
 
+/// The [`LINK_PARAMS`] entry of `key` (a programming error if there is none).
+fn spec(key: &str) -> &'static ParamSpec {
+    link_param(key).unwrap_or_else(|| panic!("'{key}' is not a LINK_PARAMS key"))
+}
+
+/// A `[network]` integer in the range [`LINK_PARAMS`] gives `key`.
+fn int(key: &str) -> impl Fn(&Value) -> Result<u64, String> {
+    let Kind::Int { min, max } = spec(key).kind else {
+        panic!("'{key}' is not an integer key of LINK_PARAMS")
+    };
+    // Every link integer is a count, a size or a rate: never negative.
+    let (min, max) = (min.max(0) as u64, max.max(0) as u64);
+    move |v| uint(v, min, max)
+}
+
+/// A `[network]` number (integer or float) in the range [`LINK_PARAMS`] gives `key`.
+fn number(key: &str) -> impl Fn(&Value) -> Result<f64, String> {
+    let (Kind::Float { min, max } | Kind::Seconds { min, max }) = spec(key).kind else {
+        panic!("'{key}' is not a number key of LINK_PARAMS")
+    };
+    move |v| float(v, min, max)
+}
+
+/// One of the names [`LINK_PARAMS`] gives `key`.
+fn name(key: &str) -> impl Fn(&Value) -> Result<String, String> {
+    let Kind::Choice(names) = spec(key).kind else {
+        panic!("'{key}' is not a choice key of LINK_PARAMS")
+    };
+    move |v| choice(v, names)
+}
+
 /// How profile names are realised: `error_model`, `loss_burst_packets`, `burst_mean_s`.
 struct Profiles {
     form: ProfileForm,
@@ -219,7 +223,8 @@ impl Profiles {
     fn profile(&self, name: &str) -> Result<LossModel, String> {
         self.form.realise(name).map_err(|e| match e {
             coaplab_netsim::ProfileError::UnknownProfile => {
-                format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS} }}")
+                let models = loss_models::names();
+                format!("one of none, low, medium, high, or a table {{ model = {models} }}")
             }
             e => {
                 let key = if self.form.model.counts_seconds() {
@@ -238,8 +243,9 @@ impl Profiles {
 
 /// A loss setting: a profile name or a table `{ model = .., .. }`, with its results label.
 fn loss_value(v: &Value, profiles: &Profiles) -> Result<(LossModel, String), String> {
+    let models = loss_models::names();
     let expected =
-        format!("one of none, low, medium, high, or a table {{ model = {TABLE_MODELS}, ... }}");
+        format!("one of none, low, medium, high, or a table {{ model = {models}, ... }}");
     match v {
         Value::String(s) => {
             let name = s.value().as_str();
@@ -266,31 +272,16 @@ fn table_label(t: &toml_edit::InlineTable) -> String {
     label
 }
 
-/// A loss table: `model` and that model's parameters.
+/// A loss table: `model` and that model's parameters, built by netsim's one loss grammar
+/// ([`loss_models::build`]: defaults, ranges and tc's rules); only the TOML syntax is read here.
 fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
     let model = t
         .get("model")
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("a loss table with model one of {TABLE_MODELS}"))?;
-    let keys: &[&str] = match model {
-        "bernoulli" => &["model", "p"],
-        "ctmc" => &[
-            "model",
-            "good_mean_s",
-            "burst_mean_s",
-            "loss_good",
-            "loss_burst",
-        ],
-        "gilbert-elliott" => &["model", "p", "r", "loss_good", "loss_bad"],
-        "netem-random" => &["model", "p", "correlation"],
-        "netem-state" => &["model", "p13", "p31", "p32", "p23", "p14"],
-        "netem-gemodel" => &["model", "p", "r", "1-h", "1-k"],
-        other => {
-            return Err(format!(
-                "loss model one of {TABLE_MODELS} (not \"{other}\")"
-            ))
-        }
-    };
+        .ok_or_else(|| format!("a loss table with model one of {}", loss_models::names()))?;
+    let spec = loss_models::loss_model_spec(model)
+        .ok_or_else(|| LossBuildError::UnknownModel(model.to_string()).to_string())?;
+    let keys = spec.table_keys();
     for (k, _) in t.iter() {
         if !keys.contains(&k) {
             return Err(format!(
@@ -299,80 +290,33 @@ fn loss_table(t: &toml_edit::InlineTable) -> Result<LossModel, String> {
             ));
         }
     }
-    let num = |k: &str, min: f64, max: f64, default: Option<f64>| -> Result<f64, String> {
-        match t.get(k) {
-            Some(v) => float(v, min, max).map_err(|e| format!("'{k}' {e}")),
-            None => default.ok_or_else(|| format!("a {model} table with '{k}'")),
-        }
+    let get = |key: &'static str| {
+        let unit = spec.params.iter().find(|p| p.key == key)?.unit;
+        t.get(key).map(|v| match (unit, v) {
+            // netem's values are percentages as tc reads them (a number, or a string ending
+            // in %), scaled as tc's set_percent() does.
+            (LossUnit::Percent, v) => percent(v).map_or(LossValue::Invalid, LossValue::Netem),
+            (_, Value::Integer(i)) => LossValue::Number(*i.value() as f64),
+            (_, Value::Float(x)) => LossValue::Number(*x.value()),
+            _ => LossValue::Invalid,
+        })
     };
-    let secs = |k: &str| num(k, 1e-6, 1e7, None).map(Duration::from_secs_f64_round_us);
-    // netem's values are percentages as tc reads them (a number, or a string ending in %),
-    // scaled as tc's set_percent() does; absent ones take tc's defaults.
-    let pct = |k: &str, default: Option<u32>| -> Result<u32, String> {
-        match t.get(k) {
-            Some(v) => percent(v).map_err(|e| format!("'{k}' {e}")),
-            None => default.ok_or_else(|| format!("a {model} table with '{k}'")),
+    loss_models::build(model, get).map_err(|e| match e {
+        LossBuildError::Missing { model, key } => format!("a {model} table with '{key}'"),
+        LossBuildError::StateSum { sum, key } => {
+            format!("a netem-state table with {sum} at most 100 (see '{key}')")
         }
-    };
-    Ok(match model {
-        "bernoulli" => LossModel::Bernoulli {
-            p: num("p", 0.0, 1.0, None)?,
-        },
-        "ctmc" => LossModel::Ctmc(CtmcParams {
-            good_mean: secs("good_mean_s")?,
-            burst_mean: secs("burst_mean_s")?,
-            loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
-            loss_burst: num("loss_burst", 0.0, 1.0, Some(1.0))?,
-        }),
-        "gilbert-elliott" => LossModel::GilbertElliott(GeParams {
-            p: num("p", 0.0, 1.0, None)?,
-            r: num("r", 0.0, 1.0, None)?,
-            loss_good: num("loss_good", 0.0, 1.0, Some(0.0))?,
-            loss_bad: num("loss_bad", 0.0, 1.0, Some(1.0))?,
-        }),
-        "netem-random" => LossModel::NetemRandom(NetemRandomParams {
-            loss: pct("p", None)?,
-            correlation: pct("correlation", Some(0))?,
-        }),
-        "netem-state" => {
-            let tc = NetemStateParams::tc_defaults(pct("p13", None)?);
-            let params = NetemStateParams {
-                p31: pct("p31", Some(tc.p31))?,
-                p32: pct("p32", Some(tc.p32))?,
-                p23: pct("p23", Some(tc.p23))?,
-                p14: pct("p14", Some(tc.p14))?,
-                ..tc
-            };
-            if let Some(k) = params.invalid_parameter() {
-                let sum = if k == "p14" { "p13 + p14" } else { "p31 + p32" };
-                return Err(format!(
-                    "a netem-state table with {sum} at most 100 (see '{k}')"
-                ));
-            }
-            LossModel::NetemState(params)
-        }
-        _ => {
-            // tc's defaults for `gemodel p`: r = 1 − p, 1-h = 100 %, 1-k = 0.
-            let p = pct("p", None)?;
-            let r_default = netem::prob_from_fraction(1.0 - netem::fraction_of(p));
-            LossModel::NetemGemodel(NetemGeParams {
-                p,
-                r: pct("r", r_default)?,
-                h: u32::MAX - pct("1-h", Some(u32::MAX))?,
-                k1: pct("1-k", Some(0))?,
-            })
-        }
+        e => e.to_string(),
     })
 }
 
 /// A netem percentage as tc reads it: a number in `[0, 100]`, or a string such as `"2.5%"`.
-fn percent(v: &Value) -> Result<u32, String> {
-    let expected = || "a percentage in [0, 100] (2.5 or \"2.5%\", as tc)".to_string();
+fn percent(v: &Value) -> Option<u32> {
     match v {
-        Value::Integer(i) => netem::prob_from_percent(*i.value() as f64).ok_or_else(expected),
-        Value::Float(x) => netem::prob_from_percent(*x.value()).ok_or_else(expected),
-        Value::String(s) => netem::parse_percent(s.value()).ok_or_else(expected),
-        _ => Err(expected()),
+        Value::Integer(i) => netem::prob_from_percent(*i.value() as f64),
+        Value::Float(x) => netem::prob_from_percent(*x.value()),
+        Value::String(s) => netem::parse_percent(s.value()),
+        _ => None,
     }
 }
 

@@ -23,6 +23,9 @@ pub enum JitterMode {
 }
 
 impl JitterMode {
+    /// The names [`JitterMode::from_name`] accepts.
+    pub const NAMES: [&'static str; 3] = ["none", "fifo", "reorder"];
+
     /// The mode named `none`, `fifo` or `reorder`.
     pub fn from_name(name: &str) -> Option<JitterMode> {
         match name {

@@ -10,6 +10,7 @@
 
 pub mod delay;
 pub mod loss;
+pub mod params;
 pub mod queue;
 pub mod serializer;
 

@@ -9,10 +9,12 @@
 //! ([`NetemRandom`], [`NetemState`], [`NetemGemodel`]; docs/experiments.md §3 revised 2026-11-24),
 //! which the `netem-state` / `netem-gemodel` error models use for the paper profiles. How a profile
 //! name becomes one of these ([`ProfileForm`]: netem `gemodel` with calibrated 1.5-packet bursts by
-//! default) is in `profile.rs`.
+//! default) is in `profile.rs`; every model a user names with its parameters, and the one
+//! function both readers build it with, in [`models`].
 
 mod ctmc;
 mod gilbert_elliott;
+pub mod models;
 pub mod netem;
 mod netem_gemodel;
 mod netem_random;
