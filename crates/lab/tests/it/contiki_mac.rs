@@ -61,6 +61,9 @@ fn contiki_csma_with_cooja_mote_timing_carries_half_of_the_ieee_mac_and_less_eve
     assert!(contiki.iter().map(|f| f.2).sum::<u64>() > 10, "{contiki:?}");
     let ieee = grid("ieee802154");
     let answered: Vec<u64> = ieee.iter().map(|f| f.1).collect();
-    assert!(answered.iter().sum::<u64>() as f64 > 1.8 * total as f64, "{ieee:?}");
+    assert!(
+        answered.iter().sum::<u64>() as f64 > 1.8 * total as f64,
+        "{ieee:?}"
+    );
     assert!(jain(&answered) > 0.55, "{ieee:?}");
 }
