@@ -2,8 +2,9 @@
 """Californium as the oracle of the simulated Kojo study (issue 33; docs/cross-check.md).
 
 One cell of kojo-zigbee-simple.toml (zigbee preset, 512-B buffer, error-free, N clients, 50
-exchanges of 60-B CoAP messages, MAX_RETRANSMIT 20) run three ways, and compared flow metric
-by flow metric (p10 / median / p90 over all flows of all replications, type 7):
+exchanges of 60-B CoAP messages, MAX_RETRANSMIT 20), or of kojo-zigbee-mixed.toml (`--workload
+mixed`: the first ceil(N/2) flows continuous, the others random), run three ways, and compared
+flow metric by flow metric (p10 / median / p90 over all flows of all replications, type 7):
 
   sim   `coaplab run` of the cell, simulated, with the Californium-compatible profiles
         (cocoa/cocoa-strong: profile = "cf-compat" with aging on; peakhopper: ph_int_delta;
@@ -20,10 +21,10 @@ Metrics per flow: FCT (first transmission of the first request to the response o
 transmissions, retransmissions, RTOmax (the largest timer that expired: for Californium the
 longest gap between two transmissions of one request, or from the last one to the give-up),
 CoAP RTT median; and the frequency of transmissions (share of the exchanges that needed 1, 2,
-3, ... transmissions), pooled.
+3, ... transmissions), pooled. A mixed cell is reported for all flows and for each half.
 
     scripts/californium/kojo-oracle.py --clients 10 --cc default --workload continuous \\
-        --reps 1 --out /tmp/kojo-oracle [--ours] [--coaplab BIN]
+        --reps 1 --out /tmp/kojo-oracle [--ours | --ours-from EARLIER_OUT] [--coaplab BIN]
 
 Needs root (the emulator) and the peer (scripts/californium/install.sh). Writes OUT/cell.toml,
 OUT/sim/, OUT/ours/, OUT/cf/rep-K.csv (one row per exchange) and rep-K.log (the emulator's
@@ -52,6 +53,9 @@ MODES = {
 
 
 def cell_toml(a, params):
+    groups = [(a.clients, a.workload)]
+    if a.workload == "mixed":
+        groups = [((a.clients + 1) // 2, "continuous"), (a.clients // 2, "random")]
     lines = [
         f'name = "kojo-oracle-{a.cc}-{a.workload}-{a.clients}"',
         f"seed = {a.seed}",
@@ -65,15 +69,18 @@ def cell_toml(a, params):
         'cc_preset = "fasor18"',
         "max_retransmit = 20",
         "nstart = 1",
-        "",
-        "[[flows]]",
-        f"count = {a.clients}",
-        f'cc = "{a.cc}"',
-        f'workload = "{a.workload}"',
-        f"exchanges = {a.exchanges}",
     ]
-    if params:
-        lines += ["", "[flows.params]"] + [f"{k} = {v}" for k, v in params.items()]
+    for count, workload in groups:
+        lines += [
+            "",
+            "[[flows]]",
+            f"count = {count}",
+            f'cc = "{a.cc}"',
+            f'workload = "{workload}"',
+            f"exchanges = {a.exchanges}",
+        ]
+        if params:
+            lines += ["", "[flows.params]"] + [f"{k} = {v}" for k, v in params.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -106,11 +113,12 @@ def coaplab_flows(d):
                 "failed": int(r["failed_exchanges"]),
                 # transmission_counts: how many exchanges needed 1, 2, 3, ... transmissions
                 "hist": counts,
+                "workload": r["workload"],
             })
     return flows
 
 
-def cf_flows(path):
+def cf_flows(path, clients, workload):
     """Per-flow metrics from a `cf kojo` CSV (one row per exchange)."""
     by_flow = {}
     with open(path) as f:
@@ -152,6 +160,8 @@ def cf_flows(path):
             "coap_rtt_median_s": median(rtts),
             "failed": failed,
             "hist": hist,
+            "workload": workload if workload != "mixed"
+            else ("continuous" if fid < (clients + 1) // 2 else "random"),
         })
     return flows
 
@@ -201,11 +211,21 @@ def frequency(flows):
 
 
 def report(a, columns):
+    if a.workload != "mixed":
+        return table(a, columns, "")
+    out = table(a, columns, "all flows")
+    for w in ("continuous", "random"):
+        out += "\n" + table(a, [(n, [f for f in fl if f["workload"] == w]) for n, fl in columns],
+                            f"the {w} half")
+    return out
+
+
+def table(a, columns, subset):
     out = []
     names = [n for n, _ in columns]
     out.append(f"Cell: zigbee, {a.clients} clients, {a.workload}, `{a.cc}` "
                f"(Californium {MODES[a.cc][0]}), {a.exchanges} exchanges, {a.reps} replication(s), "
-               f"seed {a.seed}.")
+               f"seed {a.seed}." + (f" Flows: {subset}." if subset else ""))
     out.append("")
     out.append("| metric | " + " | ".join(f"{n} p10 / **p50** / p90" for n in names) + " |")
     out.append("|---|" + "---|" * len(names))
@@ -239,7 +259,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", type=int, default=10)
     ap.add_argument("--cc", choices=sorted(MODES), default="default")
-    ap.add_argument("--workload", choices=["continuous", "random"], default="continuous")
+    ap.add_argument("--workload", choices=["continuous", "random", "mixed"], default="continuous")
     ap.add_argument("--exchanges", type=int, default=50)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--seed", type=int, default=2016)
@@ -249,6 +269,8 @@ def main():
     ap.add_argument("--cf", default=os.path.join(ROOT, ".peers", "californium", "cf"))
     ap.add_argument("--ours", action="store_true",
                     help="also run the cell emulated with coaplab's own clients and server")
+    ap.add_argument("--ours-from", metavar="DIR",
+                    help="take that column from DIR/ours of an earlier run of the same cell instead")
     a = ap.parse_args()
     mode, params = MODES[a.cc]
     os.makedirs(os.path.join(a.out, "cf"), exist_ok=True)
@@ -260,7 +282,9 @@ def main():
     sim = os.path.join(a.out, "sim")
     run([a.coaplab, "run", toml, "--out", sim, "-q"])
     columns.append(("simulated", coaplab_flows(sim)))
-    if a.ours:
+    if a.ours_from:
+        columns.append(("coaplab emulated", coaplab_flows(os.path.join(a.ours_from, "ours"))))
+    elif a.ours:
         ours = os.path.join(a.out, "ours")
         t0 = time.monotonic()
         run([a.coaplab, "run", toml, "--mode", "emulated", "--out", ours, "-q"])
@@ -287,7 +311,7 @@ def main():
                  "--ready-timeout", "60s", "--server", server, "--", *client],
                 env=env, stdout=log, stderr=subprocess.STDOUT)
         print(f"cf rep {rep}: {time.monotonic() - t0:.1f} s", file=sys.stderr)
-        cf_all += cf_flows(csv_path)
+        cf_all += cf_flows(csv_path, a.clients, a.workload)
     columns.append((f"Californium 3.14.0 emulated", cf_all))
 
     text = report(a, columns)
