@@ -2,7 +2,7 @@
 """Simulator speed against native ns-3 per link packet (issue 17), on the star workloads.
 
     python3 scripts/ns3-speed/run.py                        # N = 1 10 100 400, TCP and UDP, both anchors
-    python3 scripts/ns3-speed/run.py --anchor debian --reps 5 # only Debian's optimized ns-3 3.37
+    python3 scripts/ns3-speed/run.py --anchor debian --reps 5 # only Debian's 3.37 (no asserts)
     python3 scripts/ns3-speed/run.py --flows 400 --reps 3 --workloads tcp
     python3 scripts/ns3-speed/run.py --coaplab /tmp/before/coaplab --coaplab target/release/coaplab
     python3 scripts/ns3-speed/run.py --workloads udp --reps 15 --statistic min --instructions
@@ -54,8 +54,9 @@ repetition runs coaplab, then the wheel's star, then Debian's, and each table na
     LogComponent::GetLevelLabel calls are in them): NS_LOG_* cost one enabled-check each, no
     output. star.cc is compiled with g++ -O3 -DNDEBUG -std=c++17 (3.37's headers do not parse
     as C++20 with GCC 12), without NS3_ASSERT_ENABLE / NS3_LOG_ENABLE, so its own inlined ns-3
-    code has neither. This is the faster anchor; it is a different ns-3 version (3.37), whose
-    TCP sends other packet counts under loss, so compare per link packet.
+    code has neither. It is the nearest to an `optimized` ns-3 that a registry ships; it is also
+    a different ns-3 version (3.37), whose TCP sends other packet counts under loss, so compare
+    per link packet.
 The summary at the end gives, per cell, each tool's median sim CPU per link packet with the
 least and most of the --reps runs, and each anchor's ratio to each coaplab binary.
 """
