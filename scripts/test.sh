@@ -245,6 +245,9 @@ if [ "$long" = 1 ]; then
   scripts/check-identical.sh "$target_dir/release/coaplab" "$target_dir/pgo/release/coaplab"
   step "simulator speed vs native ns-3 per link packet (scripts/ns3-speed; docs/BENCHMARKS.md)"
   command -v g++ >/dev/null || apt_install g++
-  python3 scripts/ns3-speed/run.py --coaplab "$target_dir/release/coaplab" --coaplab "$target_dir/pgo/release/coaplab"
+  # The second anchor: Debian's ns-3 (libns3-dev, 3.37 on bookworm), a release build without
+  # asserts, beside the pip wheel's 3.44 `default` profile; run.py compares against both.
+  [ -e /usr/include/ns3/core-module.h ] || DEBIAN_FRONTEND=noninteractive apt_install libns3-dev
+  python3 scripts/ns3-speed/run.py --anchor both --coaplab "$target_dir/release/coaplab" --coaplab "$target_dir/pgo/release/coaplab"
 fi
 step "done"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Simulator speed against native ns-3 per link packet (issue 17), on the star workloads.
 
-    python3 scripts/ns3-speed/run.py                        # N = 1 10 100 400, TCP and UDP
+    python3 scripts/ns3-speed/run.py                        # N = 1 10 100 400, TCP and UDP, both anchors
+    python3 scripts/ns3-speed/run.py --anchor debian --reps 5 # only Debian's 3.37 (no asserts)
     python3 scripts/ns3-speed/run.py --flows 400 --reps 3 --workloads tcp
     python3 scripts/ns3-speed/run.py --coaplab /tmp/before/coaplab --coaplab target/release/coaplab
     python3 scripts/ns3-speed/run.py --workloads udp --reps 15 --statistic min --instructions
@@ -40,11 +41,24 @@ tool's event loop, counted by valgrind's callgrind (ns-3's Simulator::Run agains
 loop). Time per packet is instructions over the rate the CPU retires them, and the two tools
 retire them at different rates (ns-3's code chases more pointers), so the two tables differ.
 
-ns-3 is the pip wheel `ns3` 3.44.post0 in .peers/ns3-venv (created as ns3-oracle does when
-missing): it ships ns-3's headers and shared libraries (include/ns3, lib64/libns3.44-*.so),
-so star.cc is compiled natively with g++ -O2 against them. The wheel's libraries are ns-3's
-`default` build profile (NS_ASSERT and NS_LOG compiled in); an `optimized` ns-3 build would
-be somewhat faster than the figures here.
+Two ns-3 builds serve as anchors (--anchor wheel|debian|both, default both; with both, every
+repetition runs coaplab, then the wheel's star, then Debian's, and each table names its anchor):
+  * wheel: the pip wheel `ns3` 3.44.post0 in .peers/ns3-venv (created as ns3-oracle does when
+    missing). It ships ns-3's headers and shared libraries (include/ns3, lib64/libns3.44-*.so),
+    and star.cc is compiled natively with g++ -O2 -std=c++20 against them. Its libraries are
+    ns-3's `default` build profile: NS_ASSERT and NS_LOG compiled in.
+  * debian: Debian's libns3-dev (bookworm: 3.37-2; `apt-get install -y libns3-dev`, which this
+    script runs as root when /usr/include/ns3 is missing). Its libraries are a CMake `Release`
+    build (ns3Targets-release.cmake) with asserts compiled out (no "assert failed. cond=" in
+    them) but logging compiled in (NS_LOG messages, __FUNCTION__ prefixes and
+    LogComponent::GetLevelLabel calls are in them): NS_LOG_* cost one enabled-check each, no
+    output. star.cc is compiled with g++ -O3 -DNDEBUG -std=c++17 (3.37's headers do not parse
+    as C++20 with GCC 12), without NS3_ASSERT_ENABLE / NS3_LOG_ENABLE, so its own inlined ns-3
+    code has neither. It is the nearest to an `optimized` ns-3 that a registry ships; it is also
+    a different ns-3 version (3.37), whose TCP sends other packet counts under loss, so compare
+    per link packet.
+The summary at the end gives, per cell, each tool's median sim CPU per link packet with the
+least and most of the --reps runs, and each anchor's ratio to each coaplab binary.
 """
 
 import argparse
@@ -61,6 +75,11 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 VENV = os.path.join(ROOT, ".peers", "ns3-venv")
 NS3_VERSION = "3.44.post0"
 NS3_LIBS = ["core", "network", "internet", "point-to-point", "applications", "traffic-control"]
+DEBIAN_HEADER = "/usr/include/ns3/core-module.h"
+ANCHOR_NAMES = {
+    "wheel": "ns-3.44 pip wheel (`default` profile: NS_ASSERT and NS_LOG compiled in; star.cc g++ -O2)",
+    "debian": "ns-3.{v} Debian libns3-dev (Release build: no asserts, NS_LOG compiled in; star.cc g++ -O3 -DNDEBUG)",
+}
 
 
 def ns3_prefix():
@@ -82,20 +101,68 @@ def ns3_prefix():
     return prefix
 
 
-def build_star(prefix, target):
-    """Compiles star.cc against the wheel (again only when the source is newer)."""
+def compiled(name, target, flags):
+    """target/ns3-speed/NAME compiled from star.cc with `flags` (again only when the source is newer)."""
     out_dir = os.path.join(target, "ns3-speed")
     os.makedirs(out_dir, exist_ok=True)
-    exe = os.path.join(out_dir, "star")
+    exe = os.path.join(out_dir, name)
     src = os.path.join(HERE, "star.cc")
     if os.path.exists(exe) and os.path.getmtime(exe) >= os.path.getmtime(src):
         return exe
-    lib = os.path.join(prefix, "lib64")
-    cmd = ["g++", "-O2", "-std=c++20", "-I", os.path.join(prefix, "include"), src, "-o", exe, "-L", lib,
-           f"-Wl,-rpath,{lib}"] + [f"-lns3.44-{m}" for m in NS3_LIBS]
+    cmd = ["g++", *flags[0], src, "-o", exe, *flags[1]]
     print("compiling " + " ".join(cmd), file=sys.stderr)
     subprocess.check_call(cmd)
     return exe
+
+
+def build_star(prefix, target):
+    """star.cc compiled against the wheel."""
+    lib = os.path.join(prefix, "lib64")
+    return compiled("star", target, (["-O2", "-std=c++20", "-I", os.path.join(prefix, "include")],
+                                     ["-L", lib, f"-Wl,-rpath,{lib}"] + [f"-lns3.44-{m}" for m in NS3_LIBS]))
+
+
+def debian_version():
+    """The installed libns3-dev's upstream version ("3.37"), or None."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libns3-dev"], capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip() or not os.path.exists(DEBIAN_HEADER):
+        return None
+    return out.stdout.strip().split("-")[0].split("+")[0]
+
+
+def debian_ns3():
+    """Debian's ns-3 (libns3-dev), installed with apt-get when missing; returns its version."""
+    version = debian_version() if shutil.which("dpkg-query") else None
+    if version is None:
+        if os.geteuid() != 0 or shutil.which("apt-get") is None:
+            sys.exit("ns3-speed: the debian anchor needs Debian's libns3-dev: apt-get install -y libns3-dev "
+                     "(or --anchor wheel)")
+        print("installing libns3-dev with apt-get ...", file=sys.stderr)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.check_call(["apt-get", "update", "-q"], env=env)
+        subprocess.check_call(["apt-get", "install", "-y", "-q", "libns3-dev"], env=env)
+        version = debian_version()
+        if version is None:
+            sys.exit("ns3-speed: libns3-dev installed, but /usr/include/ns3/core-module.h is missing")
+    return version
+
+
+def build_star_debian(target):
+    """star.cc compiled against Debian's ns-3, optimized. Neither NS3_ASSERT_ENABLE nor
+    NS3_LOG_ENABLE is defined, so star.cc's inlined ns-3 code has no asserts and no logging
+    (NS3_BUILD_PROFILE_* only switch the NS_BUILD_* macros, which star.cc does not use)."""
+    return compiled("star-debian", target, (["-O3", "-DNDEBUG", "-std=c++17"], [f"-lns3-{m}" for m in NS3_LIBS]))
+
+
+def anchors(which, target):
+    """[(key, name, star executable)] of the anchors `which` selects."""
+    out = []
+    if which in ("wheel", "both"):
+        out.append(("wheel", ANCHOR_NAMES["wheel"], build_star(ns3_prefix(), target)))
+    if which in ("debian", "both"):
+        version = debian_ns3()
+        out.append(("debian", ANCHOR_NAMES["debian"].format(v=version.split(".", 1)[-1]), build_star_debian(target)))
+    return out
 
 
 def coaplab_binary(target):
@@ -200,28 +267,32 @@ def counted(out):
     return total or None
 
 
-def instruction_table(binaries, labels, star, workloads, flows, buffer, tmp):
+def instruction_table(binaries, labels, stars, workloads, flows, buffer, tmp):
     """Instructions per link packet in the event loops, once per cell (deterministic: no
-    repetitions needed, and load on the machine does not change it)."""
+    repetitions needed, and load on the machine does not change it); one column per anchor."""
     print()
-    print("| workload | N | ns-3 instructions/packet | "
-          + " | ".join(f"{l} instructions/packet | ns-3 ÷ {l}" for l in labels) + " |")
-    print("|---|---|---" + "|---|---" * len(binaries) + "|")
+    print("| workload | N | " + " | ".join(f"ns-3 {k} instructions/packet" for k, _, _ in stars) + " | "
+          + " | ".join(f"{l} instructions/packet | " + " | ".join(f"{k} ÷ {l}" for k, _, _ in stars)
+                       for l in labels) + " |")
+    print("|---|---" + "|---" * len(stars) + ("|---" * (1 + len(stars))) * len(binaries) + "|")
     out = os.path.join(tmp, "callgrind.out")
     for workload in workloads:
         for n in flows:
-            np_ = run_ns3(star, workload, n, buffer, prefix=callgrind(LOOPS["ns-3"], out))[0]
-            theirs = counted(out)
-            if theirs is None:
-                sys.exit("ns3-speed: ns-3 counted no instructions under callgrind")
-            line = f"| {workload} | {n} | {theirs / np_:,.0f} "
+            theirs = []
+            for key, _, star in stars:
+                np_ = run_ns3(star, workload, n, buffer, prefix=callgrind(LOOPS["ns-3"], out))[0]
+                count = counted(out)
+                if count is None:
+                    sys.exit(f"ns3-speed: ns-3 ({key}) counted no instructions under callgrind")
+                theirs.append(count / np_)
+            line = f"| {workload} | {n} " + "".join(f"| {t:,.0f} " for t in theirs)
             for b in binaries:
                 op = run_coaplab(b, workload, n, buffer, tmp, prefix=callgrind(LOOPS[workload], out))[0]
                 ours = counted(out)
                 if ours is None:
-                    line += "| n/a | n/a "
+                    line += "| n/a " + "| n/a " * len(stars)
                 else:
-                    line += f"| {ours / op:,.0f} | {theirs / np_ / (ours / op):.1f}x "
+                    line += f"| {ours / op:,.0f} " + "".join(f"| {t / (ours / op):.1f}x " for t in theirs)
             print(line + "|", flush=True)
 
 
@@ -237,14 +308,15 @@ def ratio(theirs_us, ours_us):
     return "n/a" if ours_us is None else f"{theirs_us / ours_us:.1f}x"
 
 
-def memory_table(binaries, labels, star, buffer, tmp):
+def memory_table(binaries, labels, stars, buffer, tmp):
     """Peak RSS of the TCP long transfer (issue 17 item 2): 400 x 102,400 B and 10 x 10 MB,
     with the bytes held per object byte above a 1-flow, 1-KB run of the same binary."""
     print()
     print("| TCP long transfer | tool | peak RSS MiB | 1 flow x 1 KB MiB | bytes per object byte above that |")
     print("|---|---|---|---|---|")
     for n, obj in [(400, 102400), (10, 10_000_000)]:
-        rows = [("ns-3", run_ns3(star, "tcp", n, buffer, obj)[3], run_ns3(star, "tcp", 1, buffer, 1024)[3])]
+        rows = [(f"ns-3 ({key})", run_ns3(star, "tcp", n, buffer, obj)[3], run_ns3(star, "tcp", 1, buffer, 1024)[3])
+                for key, _, star in stars]
         for label, b in zip(labels, binaries):
             rows.append((label, run_coaplab(b, "tcp", n, buffer, tmp, obj)[3],
                          run_coaplab(b, "tcp", 1, buffer, tmp, 1024)[3]))
@@ -269,6 +341,38 @@ def table_row(workload, n, theirs, ours, keep):
     return line + "|"
 
 
+def spread(runs, packets):
+    """Median (least–most) sim CPU µs per link packet of `runs`, or n/a."""
+    sims = [r[1] for r in runs]
+    if any(v is None for v in sims):
+        return None, "n/a"
+    us = [v / packets * 1e6 for v in sims]
+    return median(us), f"{median(us):.2f} ({min(us):.2f}–{max(us):.2f})"
+
+
+def summary_header(keys, labels):
+    cols = "".join(f"| {k} packets | {k} sim µs/packet " for k in keys)
+    for l in labels:
+        cols += f"| {l} packets | {l} sim µs/packet " + "".join(f"| {k} ÷ {l} " for k in keys)
+    return (f"| workload | N {cols}|\n|---|---" + "|---|---" * len(keys)
+            + ("|---|---" + "|---" * len(keys)) * len(labels) + "|")
+
+
+def summary_row(workload, n, theirs, ours):
+    """Per anchor and binary the median sim CPU per link packet (least–most), and the ratios of
+    the medians."""
+    line = f"| {workload} | {n} "
+    medians = []
+    for runs in theirs:
+        m, text = spread(runs, runs[0][0])
+        medians.append(m)
+        line += f"| {runs[0][0]} | {text} "
+    for runs in ours:
+        m, text = spread(runs, runs[0][0])
+        line += f"| {runs[0][0]} | {text} " + "".join(f"| {ratio(t, m)} " for t in medians)
+    return line + "|"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flows", type=int, nargs="*", default=[1, 10, 100, 400])
@@ -286,9 +390,13 @@ def main():
                     help="also the TCP peak-RSS table (400 x 102,400 B and 10 x 10 MB; ns-3's takes minutes)")
     ap.add_argument("--coaplab", action="append",
                     help="coaplab binary (repeat to compare builds; default: build target/release)")
+    ap.add_argument("--anchor", choices=["wheel", "debian", "both"], default="both",
+                    help="which ns-3 to compare against: the pip wheel 3.44 (`default` profile), Debian's "
+                         "libns3-dev (3.37 on bookworm, a release build; installed with apt-get when "
+                         "missing), or both, interleaved in each repetition (default)")
     args = ap.parse_args()
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    star = build_star(ns3_prefix(), target)
+    stars = anchors(args.anchor, target)
     binaries = args.coaplab or [coaplab_binary(target)]
     statistics = list(dict.fromkeys(args.statistic))
     if args.instructions and shutil.which("valgrind") is None:
@@ -296,41 +404,55 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ns3-speed-")
     try:
         labels = [f"coaplab[{i}]" if len(binaries) > 1 else "coaplab" for i in range(len(binaries))]
+        for key, name, star in stars:
+            print(f"anchor {key}: {name} ({star})")
+        for label, b in zip(labels, binaries):
+            print(f"{label}: {b}")
+        print()
         # Per tool: packets, then per packet the simulation CPU and the whole process's CPU;
         # the ratios are ns-3's figure over coaplab's of the same definition.
         cols = "".join(f"| {l} packets | {l} sim µs/packet | ns-3 ÷ {l} (sim) | {l} process µs/packet "
                        f"| ns-3 ÷ {l} (process) " for l in labels)
         header = ("| workload | N | ns-3 packets | ns-3 sim CPU s | ns-3 sim µs/packet | ns-3 process µs/packet "
                   + cols + "|\n|---|---|---|---|---|---" + "|---|---|---|---|---" * len(binaries) + "|")
-        # One table per statistic, all from the same runs; with one statistic its rows are
-        # printed as each cell is done, with several each table is printed whole at the end.
-        tables = {s: [] for s in statistics}
-        if len(statistics) == 1:
-            print(header, flush=True)
+        # One table per anchor and statistic, all from the same runs; with one of each its rows
+        # are printed as each cell is done, otherwise each table is printed whole at the end.
+        streaming = len(statistics) == 1 and len(stars) == 1
+        tables = {(k, s): [] for k, _, _ in stars for s in statistics}
+        summary = []
+        if streaming:
+            print(f"ns-3 = {stars[0][0]}; {statistics[0]} of {args.reps} runs per tool and cell:\n{header}", flush=True)
         for workload in args.workloads:
             for n in args.flows:
                 ours = [[] for _ in binaries]
-                theirs = []
+                theirs = [[] for _ in stars]
                 for rep in range(args.reps):
                     for i, b in enumerate(binaries):
                         ours[i].append(run_coaplab(b, workload, n, args.buffer, tmp))
-                    theirs.append(run_ns3(star, workload, n, args.buffer))
-                for statistic in statistics:
-                    line = table_row(workload, n, theirs, ours, kept(median if statistic == "median" else min))
-                    tables[statistic].append(line)
-                    if len(statistics) == 1:
-                        print(line, flush=True)
-                if len(statistics) > 1:
+                    for j, (_, _, star) in enumerate(stars):
+                        theirs[j].append(run_ns3(star, workload, n, args.buffer))
+                for j, (key, _, _) in enumerate(stars):
+                    for statistic in statistics:
+                        line = table_row(workload, n, theirs[j], ours, kept(median if statistic == "median" else min))
+                        tables[(key, statistic)].append(line)
+                        if streaming:
+                            print(line, flush=True)
+                summary.append(summary_row(workload, n, theirs, ours))
+                if not streaming:
                     print(f"ns3-speed: {workload} N={n} done", file=sys.stderr, flush=True)
-        if len(statistics) > 1:
-            for statistic in statistics:
-                what = "median" if statistic == "median" else "least"
-                print(f"\n{what} of {args.reps} runs per tool and cell:\n{header}")
-                print("\n".join(tables[statistic]), flush=True)
+        if not streaming:
+            for key, _, _ in stars:
+                for statistic in statistics:
+                    what = "median" if statistic == "median" else "least"
+                    print(f"\nns-3 = {key}; {what} of {args.reps} runs per tool and cell:\n{header}")
+                    print("\n".join(tables[(key, statistic)]), flush=True)
+        print(f"\nsim CPU per link packet, median (least–most) of {args.reps} runs; ratios of the medians:")
+        print(summary_header([k for k, _, _ in stars], labels))
+        print("\n".join(summary), flush=True)
         if args.memory:
-            memory_table(binaries, labels, star, args.buffer, tmp)
+            memory_table(binaries, labels, stars, args.buffer, tmp)
         if args.instructions:
-            instruction_table(binaries, labels, star, args.workloads, args.flows, args.buffer, tmp)
+            instruction_table(binaries, labels, stars, args.workloads, args.flows, args.buffer, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

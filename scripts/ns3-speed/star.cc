@@ -1,8 +1,10 @@
 // The star workloads of scripts/ns3-speed/run.py in native ns-3 (issue 17): N flows between a
 // client node and a server node over one point-to-point link set up as the nbiot preset
 // (30 kbit/s down, 60 kbit/s up, byte FIFO of BUFFER bytes), as scripts/ns3-oracle/oracle.py
-// sets it up. Compiled natively against the headers and libraries of the pip `ns3` wheel, so
-// no Python or cppyy time is counted.
+// sets it up. Compiled natively (run.py) against the headers and libraries of either anchor:
+// the pip `ns3` wheel (3.44, ns-3's `default` profile) or Debian's libns3-dev (3.37, a release
+// build without asserts); no Python or cppyy time is counted. One source for both versions:
+// it uses only API that 3.37 and 3.44 share.
 //
 //   star tcp N OBJECT_BYTES BUFFER   # per flow: connect, CSM 6 B + GET 5 B; the server answers
 //                                    # CSM 2 B + one OBJECT_BYTES+8 message (RFC 8323 framing);
@@ -260,7 +262,8 @@ UdpClientRecv(UdpFlow* f, Ptr<Socket> s)
     Ptr<Packet> p;
     while ((p = s->Recv()))
     {
-        if (!f->timer.IsPending() || MessageId(p) != f->mid)
+        // !IsExpired(): IsPending() in 3.44, IsRunning() in 3.37; the same test in both.
+        if (f->timer.IsExpired() || MessageId(p) != f->mid)
         {
             continue; // an answer to an exchange already finished (a late copy's)
         }
