@@ -56,6 +56,11 @@ impl Csma {
         }
     }
 
+    /// The parameters.
+    pub fn params(&self) -> &CsmaParams {
+        &self.params
+    }
+
     /// Retransmissions of the current frame so far.
     pub fn retries(&self) -> u32 {
         self.retries

@@ -212,6 +212,62 @@ impl Mac {
         self.queue.iter().any(|f| f.to == to)
     }
 
+    /// The head frame is done at `at`, on air (and acknowledged, if it asked) or `dropped`:
+    /// the MAC goes idle and takes it off the queue, a dropped data frame with the rest of its
+    /// datagram. What comes next is the discipline's: the IEEE MAC's next frame waits an IFS
+    /// after a sent one (§7.5.1.3, from the ACK's end, which is `at`); Contiki's neighbour
+    /// queue goes on at once after a sent packet (NullRDC's `send_list`), a timebase later
+    /// after one `csma.c` dropped (`free_packet`; nullmac has no queue timer).
+    pub fn finish_head(&mut self, at: Instant, dropped: bool) -> Option<Frame> {
+        self.bump();
+        self.phase = Phase::Idle;
+        let frame = self.queue.pop_front()?;
+        let whole_datagram = dropped && frame.control.is_none();
+        if self.discipline == Discipline::Ieee802154 {
+            if whole_datagram {
+                while self
+                    .queue
+                    .front()
+                    .is_some_and(|f| f.datagram == frame.datagram)
+                {
+                    self.queue.pop_front();
+                }
+            } else if !dropped {
+                self.ifs_until = at + ifs(u32::from(frame.psdu_bytes));
+            }
+            return Some(frame);
+        }
+        if whole_datagram {
+            // Its other fragments may sit behind other neighbours' frames.
+            self.queue.retain(|f| f.datagram != frame.datagram);
+            let queue = &self.queue;
+            self.contiki
+                .free_empty(|to| to == frame.to || queue.iter().any(|f| f.to == to));
+        }
+        let more = self.has_frames_to(frame.to);
+        let timer = dropped && self.discipline == Discipline::ContikiCsma;
+        self.contiki.done(frame.to, at, more, timer);
+        Some(frame)
+    }
+
+    /// How long the sender of a unicast frame waits after it before deciding on the ACK:
+    /// `macAckWaitDuration`, or NullRDC's `ACK_WAIT_TIME` with the Contiki MACs.
+    pub fn ack_wait(&self) -> Duration {
+        match self.discipline {
+            Discipline::Ieee802154 => self.csma.params().ack_wait,
+            _ => self.contiki.params().ack_wait,
+        }
+    }
+
+    /// From the end of a frame this MAC received to its ACK on air: `aTurnaroundTime` (the
+    /// CC2420's hardware auto-ACK), or the Contiki radio's ACK delay.
+    pub fn ack_delay(&self) -> Duration {
+        match self.discipline {
+            Discipline::Ieee802154 => phy::TURNAROUND,
+            _ => self.contiki.params().ack_delay,
+        }
+    }
+
     /// Invalidates the pending timer and returns the new generation (and forgets an ACK).
     pub fn bump(&mut self) -> u32 {
         self.acked = false;

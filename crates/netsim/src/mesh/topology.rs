@@ -601,16 +601,7 @@ impl Mesh {
                         for &r in &received {
                             self.got_control(r, node, frame, at);
                         }
-                        let m = &mut self.macs[node as usize];
-                        m.bump();
-                        m.phase = Phase::Idle;
-                        m.queue.pop_front();
-                        if m.discipline == Discipline::Ieee802154 {
-                            m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
-                        } else {
-                            let more = m.has_frames_to(frame.to);
-                            m.contiki.done(frame.to, at, more, false);
-                        }
+                        self.macs[node as usize].finish_head(at, false);
                         self.kick(node, at);
                         self.received = received;
                         return;
@@ -634,7 +625,7 @@ impl Mesh {
                     m.phase = Phase::AwaitAck;
                     let gen = m.generation;
                     self.events
-                        .schedule(at + self.ack_wait(node), Ev::AckTimeout { node, gen });
+                        .schedule(at + m.ack_wait(), Ev::AckTimeout { node, gen });
                 }
             }
             TxKind::Ack { to, seq } => {
@@ -692,11 +683,7 @@ impl Mesh {
     /// it as to any frame: `CC2420.java` `TX_ACK` → `rfListener.receivedByte`, Cooja's
     /// `Msp802154Radio` → `TRANSMISSION_STARTED` → `UDGM.createConnections`).
     fn schedule_ack(&mut self, receiver: u16, sender: u16, frame: Frame, at: Instant) {
-        let turnaround = if self.macs[receiver as usize].discipline == Discipline::Ieee802154 {
-            phy::TURNAROUND
-        } else {
-            self.params.contiki.ack_delay
-        };
+        let turnaround = self.macs[receiver as usize].ack_delay();
         self.events.schedule(
             at + turnaround,
             Ev::AckStart {
@@ -716,17 +703,7 @@ impl Mesh {
     fn head_sent(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
         let tx = m.attempt();
-        m.bump();
-        m.phase = Phase::Idle;
-        if let Some(frame) = m.queue.pop_front() {
-            if m.discipline == Discipline::Ieee802154 {
-                // §7.5.1.3: the next frame follows this frame's ACK (which ends now) by an IFS.
-                m.ifs_until = at + mac::ifs(u32::from(frame.psdu_bytes));
-            } else {
-                // Contiki: NullRDC's `send_list` goes on with the next packet at once.
-                let more = m.has_frames_to(frame.to);
-                m.contiki.done(frame.to, at, more, false);
-            }
+        if let Some(frame) = m.finish_head(at, false) {
             self.rpl_link_sample(node, frame.to, true, tx, at);
             if frame.control.is_none()
                 && u32::from(frame.fragment) + 1 == u32::from(frame.fragments)
@@ -745,33 +722,9 @@ impl Mesh {
 
     /// Drops the head frame and the rest of its datagram at `node`.
     fn drop_head(&mut self, node: u16, at: Instant) {
-        let m = &mut self.macs[node as usize];
-        m.bump();
-        m.phase = Phase::Idle;
-        if let Some(frame) = m.queue.pop_front() {
-            if m.discipline != Discipline::Ieee802154 {
-                // Contiki: the datagram's other fragments may sit behind other neighbours'
-                // frames; its neighbour queue goes on a timebase later (`free_packet`).
-                if frame.control.is_none() {
-                    m.queue.retain(|f| f.datagram != frame.datagram);
-                    let queue = &m.queue;
-                    m.contiki
-                        .free_empty(|to| to == frame.to || queue.iter().any(|f| f.to == to));
-                }
-                let more = m.has_frames_to(frame.to);
-                // nullmac has no queue timer: the next packet goes at once.
-                let dropped = m.discipline == Discipline::ContikiCsma;
-                m.contiki.done(frame.to, at, more, dropped);
-            }
+        if let Some(frame) = self.macs[node as usize].finish_head(at, true) {
             if frame.control.is_some() {
                 return self.kick(node, at);
-            }
-            while m
-                .queue
-                .front()
-                .is_some_and(|f| f.datagram == frame.datagram)
-            {
-                m.queue.pop_front();
             }
             let d = &self.slots[frame.slot as usize];
             if d.alive && d.id == frame.datagram && d.holder == node {

@@ -72,16 +72,6 @@ impl Mesh {
         self.contiki_kick(node, at);
     }
 
-    /// How long the sender of a unicast frame waits after it before deciding on the ACK:
-    /// `macAckWaitDuration`, or NullRDC's `ACK_WAIT_TIME` with the Contiki MACs.
-    pub(super) fn ack_wait(&self, node: u16) -> Duration {
-        if self.macs[node as usize].discipline == Discipline::Ieee802154 {
-            self.params.csma.ack_wait
-        } else {
-            self.params.contiki.ack_wait
-        }
-    }
-
     /// NullRDC's `ACK_WAIT_TIME` after the head frame is over (`send_one_packet`): anything
     /// on the radio (an ACK received or arriving, another frame, energy) is waited for another
     /// `AFTER_ACK_DETECTED_WAIT_TIME` and then read; nothing is `MAC_TX_NOACK`.
