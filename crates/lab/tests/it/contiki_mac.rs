@@ -4,13 +4,8 @@
 //! server's one-hop neighbours take most answers, as in Cooja; the standard 802.15.4 MAC on the
 //! same seed carries about twice as much, more evenly.
 
-use std::path::PathBuf;
-
+use crate::scenarios_dir;
 use coaplab_lab::scenario::Scenario;
-
-fn scenarios_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
-}
 
 fn grid(mac: &str) -> Vec<(u64, u64, u64)> {
     let cut: Vec<String> = [
@@ -43,9 +38,8 @@ fn grid(mac: &str) -> Vec<(u64, u64, u64)> {
 }
 
 fn jain(xs: &[u64]) -> f64 {
-    let sum: f64 = xs.iter().map(|&x| x as f64).sum();
-    let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
-    sum * sum / (xs.len() as f64 * sq)
+    let xs: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+    coaplab_lab::suite::score::jain(&xs).unwrap_or(0.0)
 }
 
 #[test]

@@ -11,3 +11,8 @@ mod mobility;
 mod netem_loss;
 mod off_mesh;
 mod scenarios;
+
+/// The repository's `scenarios/`.
+fn scenarios_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}

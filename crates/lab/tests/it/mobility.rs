@@ -1,16 +1,11 @@
 //! `[mobility]`: the Ch. 6 mobile scenario runs end to end with one replication, and bad
 //! `[mobility]` keys and position files fail with the key, the line and the reason.
 
-use std::path::PathBuf;
-
+use crate::scenarios_dir;
 use coaplab_lab::exec::{execute, Progress};
 use coaplab_lab::results::{Manifest, ResultsDir};
 use coaplab_lab::scenario::Scenario;
 use coaplab_lab::sim::run_one;
-
-fn scenarios_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
-}
 
 #[test]
 fn the_ch6_mobile_scenario_runs_every_model_with_one_replication() {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::scenarios_dir;
 use coaplab_cc::time::Duration;
 use coaplab_lab::scenario::{RunConfig, Scenario, Topology};
 use coaplab_netsim::mesh::Routing;
@@ -15,10 +16,6 @@ fn fixed_warm_up(config: &RunConfig) -> Option<Duration> {
         },
         _ => None,
     }
-}
-
-fn scenarios_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
 }
 
 #[test]
