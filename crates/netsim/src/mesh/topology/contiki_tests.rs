@@ -1,6 +1,6 @@
 //! Contiki 3.0's MACs on the mesh: exact timelines of `csma.c` and `nullmac.c` over NullRDC.
 
-use super::tests::drain;
+use super::tests::{drain, send_up};
 use super::*;
 use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
@@ -24,8 +24,7 @@ fn contiki_csma_sends_a_new_neighbours_first_frame_without_a_backoff() {
     // at once (`ctimer_set(..., 0, ...)`): CCA 128 µs, turnaround 192 µs, 1,888 µs on air.
     let mut mesh = Mesh::new(&chain3(&[("mac", "contiki-csma")]), 7).unwrap();
     let t0 = Instant::from_millis(5);
-    mesh.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 9)
-        .unwrap();
+    send_up(&mut mesh, t0, 0, 11, 9);
     assert_eq!(mesh.poll_at(), Some(t0));
     let arrival = t0 + US(128 + 192 + 1_888);
     let got = drain(&mut mesh);
@@ -52,8 +51,7 @@ fn contiki_csma_retries_an_unacknowledged_frame_on_the_timebase_backoff() {
     .unwrap();
     mesh.record_frames(true);
     let t0 = Instant::from_millis(5);
-    mesh.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 9)
-        .unwrap();
+    send_up(&mut mesh, t0, 0, 11, 9);
     assert!(drain(&mut mesh).is_empty());
     let starts: Vec<Instant> = mesh.take_frames().iter().map(|f| f.start).collect();
     let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
@@ -82,14 +80,7 @@ fn contiki_csma_reads_the_ack_after_nullrdcs_waits_and_sends_the_next_packet_at_
     let mut mesh = Mesh::new(&chain3(&[("mac", "contiki-csma")]), 7).unwrap();
     mesh.record_frames(true);
     for tag in 0..2 {
-        mesh.send(
-            Instant::ZERO,
-            client_addr(0),
-            SERVER_ADDR,
-            &mut vec![0; 11],
-            tag,
-        )
-        .unwrap();
+        send_up(&mut mesh, Instant::ZERO, 0, 11, tag);
     }
     assert_eq!(drain(&mut mesh).len(), 2);
     let data: Vec<(Instant, Instant)> = mesh
@@ -119,14 +110,7 @@ fn contiki_nullmac_sends_each_frame_once() {
         3,
     )
     .unwrap();
-    mesh.send(
-        Instant::ZERO,
-        client_addr(0),
-        SERVER_ADDR,
-        &mut vec![0; 11],
-        1,
-    )
-    .unwrap();
+    send_up(&mut mesh, Instant::ZERO, 0, 11, 1);
     drain(&mut mesh);
     let s = mesh.stats(Direction::Up);
     assert_eq!(

@@ -9,6 +9,18 @@ fn chain3() -> MeshConfig {
     }
 }
 
+/// Client `k` sends `coap_bytes` bytes of CoAP (zeros) to the server at `at`, with `tag`.
+pub(super) fn send_up(mesh: &mut Mesh, at: Instant, k: u32, coap_bytes: usize, tag: u64) {
+    mesh.send(
+        at,
+        client_addr(k),
+        SERVER_ADDR,
+        &mut vec![0; coap_bytes],
+        tag,
+    )
+    .unwrap();
+}
+
 /// Drives the mesh until idle; returns the deliveries.
 pub(super) fn drain(mesh: &mut Mesh) -> Vec<Delivery> {
     let mut out = Vec::new();
@@ -35,8 +47,7 @@ fn one_hop_frame_timeline_is_exact() {
     let _first_seq = rng.below(256);
     let slots = rng.below(8) as i64; // BE = macMinBE = 3
     let t0 = Instant::from_millis(5);
-    mesh.send(t0, client_addr(0), SERVER_ADDR, &mut vec![0; 11], 9)
-        .unwrap();
+    send_up(&mut mesh, t0, 0, 11, 9);
     let cca_start = t0 + Duration::from_micros(320 * slots);
     assert_eq!(mesh.poll_at(), Some(cca_start));
     let on_air = cca_start + Duration::from_micros(128 + 192);
@@ -94,14 +105,7 @@ fn a_full_queue_refuses_whole_datagrams() {
     let mut mesh = Mesh::new(&chain3(), 3).unwrap();
     // 8-frame queue: two 4-frame datagrams fit, the third is refused at once.
     for tag in 0..3 {
-        mesh.send(
-            Instant::ZERO,
-            client_addr(0),
-            SERVER_ADDR,
-            &mut vec![0; 300],
-            tag,
-        )
-        .unwrap();
+        send_up(&mut mesh, Instant::ZERO, 0, 300, tag);
     }
     assert_eq!(mesh.stats(Direction::Up).queue_drops, 1);
     assert_eq!(drain(&mut mesh).len(), 2);
@@ -163,22 +167,8 @@ fn hidden_terminals_collide_and_retry() {
     let (mut collisions, mut delivered, mut dropped) = (0, 0, 0);
     for seed in 0..20 {
         let mut mesh = Mesh::new(&config, seed).unwrap();
-        mesh.send(
-            Instant::ZERO,
-            client_addr(0),
-            SERVER_ADDR,
-            &mut vec![0; 11],
-            0,
-        )
-        .unwrap();
-        mesh.send(
-            Instant::ZERO,
-            client_addr(1),
-            SERVER_ADDR,
-            &mut vec![0; 11],
-            1,
-        )
-        .unwrap();
+        send_up(&mut mesh, Instant::ZERO, 0, 11, 0);
+        send_up(&mut mesh, Instant::ZERO, 1, 11, 1);
         delivered += drain(&mut mesh).len() as u64;
         collisions += mesh.medium_stats().collisions;
         dropped += mesh.stats(Direction::Up).mac_drops;
@@ -189,22 +179,8 @@ fn hidden_terminals_collide_and_retry() {
     // 60 B of CoAP make a 3,456-µs frame, longer than the whole first backoff window
     // (8 × 320 µs): the retries of two hidden senders keep colliding.
     let mut mesh = Mesh::new(&config, 0).unwrap();
-    mesh.send(
-        Instant::ZERO,
-        client_addr(0),
-        SERVER_ADDR,
-        &mut vec![0; 60],
-        0,
-    )
-    .unwrap();
-    mesh.send(
-        Instant::ZERO,
-        client_addr(1),
-        SERVER_ADDR,
-        &mut vec![0; 60],
-        1,
-    )
-    .unwrap();
+    send_up(&mut mesh, Instant::ZERO, 0, 60, 0);
+    send_up(&mut mesh, Instant::ZERO, 1, 60, 1);
     assert!(drain(&mut mesh).is_empty());
     let s = mesh.stats(Direction::Up);
     assert_eq!((s.frames_sent, s.retries, s.no_ack_failures), (8, 6, 2));
@@ -221,14 +197,7 @@ fn unanswered_frames_are_retried_at_exact_instants_then_dropped() {
     let mut mesh = Mesh::new(&config, seed).unwrap();
     let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
     let _first_seq = rng.below(256);
-    mesh.send(
-        Instant::ZERO,
-        client_addr(0),
-        SERVER_ADDR,
-        &mut vec![0; 11],
-        0,
-    )
-    .unwrap();
+    send_up(&mut mesh, Instant::ZERO, 0, 11, 0);
     let mut expected = Vec::new();
     let mut t = Instant::ZERO;
     for _ in 0..4 {
@@ -322,14 +291,7 @@ fn the_next_frame_waits_a_lifs_after_the_ack_of_the_last() {
     let mut rng = crate::rng::stream(seed, "mesh/mac/node2");
     let _first_seq = rng.below(256);
     for tag in 0..2 {
-        mesh.send(
-            Instant::ZERO,
-            client_addr(0),
-            SERVER_ADDR,
-            &mut vec![0; 11],
-            tag,
-        )
-        .unwrap();
+        send_up(&mut mesh, Instant::ZERO, 0, 11, tag);
     }
     let us = Duration::from_micros;
     let mut expected = Vec::new();
@@ -370,14 +332,7 @@ fn a_relay_waits_a_sifs_after_its_own_ack_before_forwarding() {
         let _first_seq = rng.below(256);
         us(320 * rng.below(8) as i64)
     };
-    mesh.send(
-        Instant::ZERO,
-        client_addr(1),
-        SERVER_ADDR,
-        &mut vec![0; 11],
-        0,
-    )
-    .unwrap();
+    send_up(&mut mesh, Instant::ZERO, 1, 11, 0);
     let on_air = Instant::ZERO + first_cca(3) + us(128 + 192);
     let (seen, arrivals) = timeline(&mut mesh);
     // The first event after the client's frame goes on air is its end at the relay.
@@ -428,14 +383,7 @@ fn without_ack_requests_a_frame_goes_on_air_once_and_nothing_follows() {
     let mut config = chain3();
     config.params.mac_ack_request = false;
     let mut mesh = Mesh::new(&config, 7).unwrap();
-    mesh.send(
-        Instant::from_millis(5),
-        client_addr(0),
-        SERVER_ADDR,
-        &mut vec![0; 11],
-        9,
-    )
-    .unwrap();
+    send_up(&mut mesh, Instant::from_millis(5), 0, 11, 9);
     let delivered = drain(&mut mesh);
     assert_eq!(delivered.len(), 1);
     assert_eq!(mesh.poll_at(), None);
@@ -448,14 +396,7 @@ fn without_ack_requests_a_frame_goes_on_air_once_and_nothing_follows() {
 fn one_at_a_time(mesh: &mut Mesh, n: u32) -> u32 {
     let mut delivered = 0;
     for k in 0..n {
-        mesh.send(
-            Instant::from_secs(i64::from(k)),
-            client_addr(0),
-            SERVER_ADDR,
-            &mut vec![0; 11],
-            1,
-        )
-        .unwrap();
+        send_up(mesh, Instant::from_secs(i64::from(k)), 0, 11, 1);
         delivered += drain(mesh).len() as u32;
     }
     delivered
