@@ -48,6 +48,15 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
+def markdown(columns):
+    """compare.py's table of the summaries it printed as JSON (one column each)."""
+    import compare  # this folder's; it puts the folder on sys.path for run.py
+    names, sums = list(columns), list(columns.values())
+    lines = ["| | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    lines += [f"| {row} | " + " | ".join(f(s) for s in sums) + " |" for row, f in compare.ROWS]
+    return "\n".join(lines)
+
+
 def sets(settings):
     return [a for s in settings for a in ("--set", s)]
 
@@ -73,15 +82,12 @@ def main():
             "--run", str(run), *sets(PLAN), "--clients", "7", "--duration", "630",
             "--req-bytes", "36", "--rsp-bytes", "51", "--ack", str(ack), "--no-snap", "--out", cooja],
            stdout=subprocess.DEVNULL)
-        table = subprocess.run([sys.executable, os.path.join(HERE, "compare.py"), "--coaplab", res,
-                                "--run", str(run), "--window", "600", "--cooja", cooja],
-                               check=True, capture_output=True, text=True).stdout
         both = json.loads(subprocess.run(
             [sys.executable, os.path.join(HERE, "compare.py"), "--coaplab", res, "--run", str(run),
              "--window", "600", "--cooja", cooja, "--json"],
             check=True, capture_output=True, text=True).stdout)
         ours, theirs = both[f"coaplab run {run}"], both[os.path.basename(cooja)]
-        print(f"\n{name} (run {run}, ACKs {'on' if ack else 'off'}):\n{table}")
+        print(f"\n{name} (run {run}, ACKs {'on' if ack else 'off'}):\n{markdown(both)}")
         problems = []
         tx_ours, tx_cooja = ours["transactions_per_s"], theirs["transactions_per_s"]
         if not tx_ours or not tx_cooja or abs(tx_ours / tx_cooja - 1) > tolerance:
