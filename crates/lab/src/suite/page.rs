@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::score::{CellScore, Leaderboard};
+use super::score::{CellScore, Leaderboard, Metric};
 use crate::html::{escape, plot};
 use crate::stats::Quantile;
 
@@ -41,13 +41,22 @@ fn table(rows: &[Vec<String>]) -> String {
 /// The experiment's scatter: per algorithm the FCT median against retransmissions per
 /// delivered message, and the 1-sigma ellipse of the per-run pairs.
 fn scatter(title: &str, cells: &[&CellScore], colour_of: &dyn Fn(&str) -> usize) -> String {
+    let observe = cells.iter().any(|c| c.metric == Metric::NotificationDelay);
+    let (what, y_label) = if observe {
+        (
+            "median notification delay",
+            "median observer's median notification delay (s)",
+        )
+    } else {
+        ("median FCT", "FCT median (s)")
+    };
     let spots: Vec<plot::Spot> = cells
         .iter()
         .map(|c| {
             let (label, point) = match (c.fct_p50, c.retransmissions_per_message) {
                 (Some(Quantile::Exact(y)), Some(x)) => (c.cc.clone(), Some((x, y))),
                 (Some(Quantile::AtLeast(y)), _) => {
-                    (format!("{}: median FCT unbounded (≥{y:.1} s)", c.cc), None)
+                    (format!("{}: {what} unbounded (≥{y:.1} s)", c.cc), None)
                 }
                 _ => (format!("{}: no delivered message", c.cc), None),
             };
@@ -62,7 +71,7 @@ fn scatter(title: &str, cells: &[&CellScore], colour_of: &dyn Fn(&str) -> usize)
     plot::scatter(
         title,
         "retransmissions per delivered message",
-        "FCT median (s)",
+        y_label,
         &spots,
     )
     .unwrap_or_else(|e| format!("<p class=\"bad\">{}</p>", escape(&e)))
@@ -160,19 +169,31 @@ pub fn render(record: &serde_json::Value, board: &Leaderboard) -> String {
         }
         let cells: Vec<&CellScore> = board.cells.iter().filter(|c| &c.experiment == e).collect();
         let competing = cells.iter().any(|c| c.competitor_fct_p50.is_some());
+        let observe = cells.iter().any(|c| c.metric == Metric::NotificationDelay);
+        let (p50, p95) = if observe {
+            (
+                "notification delay p50 (s), median observer",
+                "notification delay p95 (s), p95 observer",
+            )
+        } else {
+            ("FCT p50 (s)", "FCT p95 (s)")
+        };
         let mut rows = vec![[
             "rank",
             "cc",
             "flows",
             "unfinished",
-            "FCT p50 (s)",
-            "FCT p95 (s)",
+            p50,
+            p95,
             "retransmissions / message",
             "unnecessary / flow",
             "Jain's index",
         ]
         .map(String::from)
         .to_vec()];
+        if observe {
+            rows[0].push("notifications lost / sent".into());
+        }
         if competing {
             rows[0].extend(["competitors' FCT p50 (s)".into(), "harm".into()]);
         }
@@ -188,6 +209,12 @@ pub fn render(record: &serde_json::Value, board: &Leaderboard) -> String {
                 f(c.unnecessary_per_flow, 2),
                 f(c.jain, 3),
             ];
+            if observe {
+                r.push(
+                    c.notifications
+                        .map_or(String::new(), |(s, l)| format!("{l} / {s}")),
+                );
+            }
             if competing {
                 r.push(q(c.competitor_fct_p50));
                 r.push(f(c.harm, 3));
@@ -196,7 +223,10 @@ pub fn render(record: &serde_json::Value, board: &Leaderboard) -> String {
         }
         page.push_str(&table(&rows));
         page.push_str(&scatter(
-            &format!("{e}: FCT vs retransmission cost (1σ ellipse over runs)"),
+            &format!(
+                "{e}: {} vs retransmission cost (1σ ellipse over runs)",
+                if observe { "notification delay" } else { "FCT" }
+            ),
             &cells,
             &colour_of,
         ));

@@ -14,6 +14,16 @@
 //!   `harm`: that median over the lowest competitor median of the experiment's algorithms,
 //!   minus 1 (0: the least harmful of those compared).
 //!
+//! Observe experiments (the flows under test run the `observe` workload) are scored on what an
+//! observer waits for instead of the observation time, which is fixed: `metric` is
+//! `notification_delay`, `fct_p50_s` the median over the observers of each observer's median
+//! notification delay (generation at the server → reception), `fct_p95_s` the 95th percentile
+//! over the observers of each one's 95th-percentile delay (an observer that received nothing
+//! is censored at its observation time), `retransmissions_per_message` CON notification
+//! retransmissions per received notification, and `notifications_sent`/`notifications_lost`
+//! count the notifications (flows.csv keeps per-observer percentiles only, so the pooled
+//! per-notification percentile is not available).
+//!
 //! Rank per experiment: by `fct_p50_s` (an unbounded median after every exact one), ties by
 //! `fct_p95_s`; equal keys share the mean of their positions. Overall: the mean normalised
 //! rank (rank − 1)/(n − 1) over the experiments (0: first everywhere, 1: last everywhere),
@@ -71,11 +81,35 @@ pub struct CellScore {
     pub competitor_fct_p50: Option<Quantile>,
     /// Competitor median / the experiment's lowest competitor median − 1.
     pub harm: Option<f64>,
+    /// What `fct_p50`/`fct_p95` measure: [`Metric::Fct`], or the observers' notification
+    /// delays.
+    pub metric: Metric,
+    /// Observe experiments: notifications sent to the observers under test, and of them lost.
+    pub notifications: Option<(u64, u64)>,
     /// Rank in the experiment, 1 = best (ties share the mean position).
     pub rank: f64,
     /// Per run: (retransmissions per message, FCT median) where both are exact: the
     /// report's ellipse.
     pub per_run: Vec<(f64, f64)>,
+}
+
+/// What a cell's `fct_p50`/`fct_p95` are percentiles of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// The flows' completion times.
+    Fct,
+    /// Per observer its notification delay percentile (the `observe` workload).
+    NotificationDelay,
+}
+
+impl Metric {
+    /// The name in `leaderboard.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Fct => "fct",
+            Metric::NotificationDelay => "notification_delay",
+        }
+    }
 }
 
 /// One algorithm's line of the overall ranking.
@@ -202,6 +236,27 @@ pub fn score_flows(
     let (c_run, c_comb, c_flow, c_fct, c_elapsed, c_rexmit, c_unnec, c_exch) = (
         c_run?, c_comb?, c_flow?, c_fct?, c_elapsed?, c_rexmit?, c_unnec?, c_exch?,
     );
+    // The observe workload's columns, present when some flow observed.
+    let observe = [
+        "workload",
+        "notification_delay_p50_s",
+        "notification_delay_p95_s",
+        "notifications_sent",
+        "notifications_received",
+        "notifications_lost",
+        "notification_retransmissions",
+    ]
+    .map(|n| col(n).ok());
+    let observe = match observe {
+        [Some(w), Some(p50), Some(p95), Some(sent), Some(received), Some(lost), Some(rexmit)] => {
+            Some((w, p50, p95, sent, received, lost, rexmit))
+        }
+        _ => None,
+    };
+    let mut metric = Metric::Fct;
+    let mut notifications = (0u64, 0u64);
+    // The observers' 95th-percentile delays (the FCT pool's p95 is read from `tested`).
+    let mut tested_p95 = Pool::default();
     // The flow group of each flow index, per combination: flows are numbered group by group.
     let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
     let (mut tested, mut competing) = (Pool::default(), Pool::default());
@@ -248,14 +303,47 @@ pub fn score_flows(
             _ => Some(num(c_fct)?),
         };
         let elapsed = num(c_elapsed)?;
+        let finished = fct.is_some();
+        // An observer: its notification delays stand for the FCT (`None`: none received).
+        let observer = match observe {
+            Some((w, p50, p95, sent, received, lost, rexmit))
+                if row.get(w).map(String::as_str) == Some("observe") =>
+            {
+                let got = num(received)?;
+                let delay =
+                    |c| -> Result<Option<f64>, String> { Ok((got > 0.0).then_some(num(c)?)) };
+                Some((
+                    delay(p50)?,
+                    delay(p95)?,
+                    num(sent)?,
+                    num(lost)?,
+                    num(rexmit)?,
+                    got,
+                ))
+            }
+            _ => None,
+        };
+        let fct = observer.map_or(fct, |o| o.0);
         if !under_test.contains(&group) {
             competing.push(fct, elapsed);
             continue;
         }
         flows += 1;
-        unfinished += usize::from(fct.is_none());
+        unfinished += usize::from(!finished);
         tested.push(fct, elapsed);
-        let (r, u, m) = (num(c_rexmit)?, num(c_unnec)?, num(c_exch)?);
+        let (r, u, m) = match observer {
+            Some((_, p95, sent, lost, rexmit, got)) => {
+                metric = Metric::NotificationDelay;
+                notifications.0 += sent as u64;
+                notifications.1 += lost as u64;
+                tested_p95.push(p95, elapsed);
+                (rexmit, 0.0, got)
+            }
+            None => {
+                tested_p95.push(fct, elapsed);
+                (num(c_rexmit)?, num(c_unnec)?, num(c_exch)?)
+            }
+        };
         rexmit += r;
         unnecessary += u;
         messages += m;
@@ -287,12 +375,14 @@ pub fn score_flows(
         flows,
         unfinished,
         fct_p50: tested.quantile(0.5),
-        fct_p95: tested.quantile(0.95),
+        fct_p95: tested_p95.quantile(0.95),
         retransmissions_per_message: (messages > 0.0).then(|| rexmit / messages),
         unnecessary_per_flow: (flows > 0).then(|| unnecessary / flows as f64),
         jain: (!jains.is_empty()).then(|| jains.iter().sum::<f64>() / jains.len() as f64),
         competitor_fct_p50: competing.quantile(0.5),
         harm: None,
+        metric,
+        notifications: (metric == Metric::NotificationDelay).then_some(notifications),
         rank: 0.0,
         per_run,
     })
@@ -487,6 +577,9 @@ pub const LEADERBOARD_COLUMNS: &[&str] = &[
     "competitor_fct_p50_s",
     "competitor_fct_p50_at_least_s",
     "harm",
+    "metric",
+    "notifications_sent",
+    "notifications_lost",
 ];
 
 /// `leaderboard.csv`: one row per experiment × algorithm (columns [`LEADERBOARD_COLUMNS`]),
@@ -526,6 +619,9 @@ pub fn leaderboard_csv(board: &Leaderboard) -> String {
             exact(c.competitor_fct_p50),
             bound(c.competitor_fct_p50),
             csv::float(c.harm),
+            c.metric.name().to_string(),
+            c.notifications.map_or(String::new(), |n| n.0.to_string()),
+            c.notifications.map_or(String::new(), |n| n.1.to_string()),
         ];
         out.push_str(&csv::line(fields.iter().map(String::as_str)));
         out.push('\n');
@@ -592,12 +688,24 @@ pub fn table(board: &Leaderboard) -> String {
             .cells
             .iter()
             .any(|c| &c.experiment == e && c.competitor_fct_p50.is_some());
+        let observe = board
+            .cells
+            .iter()
+            .any(|c| &c.experiment == e && c.metric == Metric::NotificationDelay);
+        let (p50, p95) = if observe {
+            ("delay_p50", "delay_p95")
+        } else {
+            ("fct_p50", "fct_p95")
+        };
         let mut head = vec![
-            "  cc", "rank", "flows", "unfin", "fct_p50", "fct_p95", "rx/msg", "unnec", "jain",
+            "  cc", "rank", "flows", "unfin", p50, p95, "rx/msg", "unnec", "jain",
         ]
         .into_iter()
         .map(String::from)
         .collect::<Vec<_>>();
+        if observe {
+            head.push("lost/sent".to_string());
+        }
         if competing {
             head.extend(["comp_p50".to_string(), "harm".to_string()]);
         }
@@ -614,6 +722,12 @@ pub fn table(board: &Leaderboard) -> String {
                 f_text(c.unnecessary_per_flow, 2),
                 f_text(c.jain, 3),
             ];
+            if observe {
+                r.push(
+                    c.notifications
+                        .map_or(String::new(), |(s, l)| format!("{l}/{s}")),
+                );
+            }
             if competing {
                 r.push(q_text(c.competitor_fct_p50, 3));
                 r.push(f_text(c.harm, 3));
@@ -670,6 +784,8 @@ mod tests {
             jain: None,
             competitor_fct_p50: None,
             harm: None,
+            metric: Metric::Fct,
+            notifications: None,
             rank: 0.0,
             per_run: Vec::new(),
         }
@@ -728,6 +844,38 @@ mod tests {
             score_flows(&bad, &mut counts, &[0]).unwrap_err(),
             "line 2: column fct_s: \"x\" is not a number"
         );
+    }
+
+    #[test]
+    fn suite_observe_cells_score_the_observers_notification_delays() {
+        // Observers 0 and 1 under test (group 0), observer 2 a competitor (group 1); observer
+        // 1 received nothing, so its delays are censored at its 60-s observation.
+        let header = "run,combination,flow,workload,fct_s,elapsed_s,retransmissions,\
+                      unnecessary_retransmissions,exchanges,notifications_sent,\
+                      notifications_received,notifications_lost,notification_delay_p50_s,\
+                      notification_delay_p95_s,notification_retransmissions";
+        let rows = [
+            "0,0,0,observe,60,60,1,0,1,12,10,2,0.5,3,4",
+            "0,0,1,observe,60,60,0,0,1,12,0,12,,,1",
+            "0,0,2,observe,60,60,0,0,1,12,12,0,0.25,0.25,0",
+        ];
+        let records: Vec<Vec<String>> = std::iter::once(header)
+            .chain(rows)
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect();
+        let mut counts = |_| Ok(vec![2, 1]);
+        let s = score_flows(&records, &mut counts, &[0]).unwrap();
+        assert_eq!(s.metric, Metric::NotificationDelay);
+        assert_eq!((s.flows, s.unfinished), (2, 0));
+        assert_eq!(s.notifications, Some((24, 14)));
+        // Per-observer medians 0.5 and >= 60: the median reads the censored one.
+        assert_eq!(s.fct_p50, Some(Quantile::AtLeast(0.5 + 0.5 * (60.0 - 0.5))));
+        assert_eq!(s.retransmissions_per_message, Some(5.0 / 10.0));
+        assert_eq!(s.competitor_fct_p50, Some(Quantile::Exact(0.25)));
+        // Without the observe columns, nothing changes: the FCT is scored.
+        let plain = flows(&[(0, 0, "5", 5.0, 0, 0, 10)]);
+        let p = score_flows(&plain, &mut |_| Ok(vec![1]), &[0]).unwrap();
+        assert_eq!((p.metric, p.notifications), (Metric::Fct, None));
     }
 
     #[test]
