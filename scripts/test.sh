@@ -151,6 +151,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "layer direction (lower layers never import higher ones)"
 python3 scripts/check-layers.py
 
+step "module circles (no new circle of sibling modules importing each other)"
+python3 scripts/check-cycles.py
+
 step "tests"
 cargo test --workspace --locked --no-run
 # The Python test tools' venv, installing in the background since the start.
