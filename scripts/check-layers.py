@@ -6,6 +6,8 @@ import sys
 
 # Layer order of DESIGN.md, lowest first. cc does not need wire, so they share a rank.
 RANK = {
+    # The ground floor: time, rng, parameter tables (crates/base).
+    "coaplab-base": -1,
     "coaplab-wire": 0,
     "coaplab-cc": 0,
     "coaplab-endpoint": 1,

@@ -21,14 +21,15 @@ pub mod fasor;
 pub mod gsrtc;
 pub mod gst;
 pub mod linux_rto;
-pub mod params;
 pub mod peak_hopper;
 pub mod presets;
 pub mod registry;
 pub mod rfc6298;
-pub mod rng;
-pub mod time;
 pub mod trace;
+
+// Time, randomness and parameter tables are the ground floor's (crates/base), re-exported
+// where the algorithms' users have always found them.
+pub use coaplab_base::{params, rng, time};
 
 mod java;
 #[cfg(test)]

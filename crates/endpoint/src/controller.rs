@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 
 use coaplab_cc::params::Value;
-use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_cc::rng::{splitmix64, Random, SeededRandom};
 use coaplab_cc::time::Instant;
 use coaplab_cc::{registry, ParamError, RtoAlgorithm, Settings};
 
@@ -105,13 +105,6 @@ pub fn destination_seed(seed: u64, dest: SocketAddr) -> u64 {
     let mut x = splitmix64(seed ^ splitmix64(addr_bits));
     x = splitmix64(x ^ dest.port() as u64);
     x
-}
-
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -58,22 +58,22 @@ impl Kind {
 }
 
 /// Seconds in [0, 3600] (a threshold or a granularity).
-pub(crate) const SECS: Kind = Kind::Seconds {
+pub const SECS: Kind = Kind::Seconds {
     min: 0.0,
     max: 3600.0,
 };
 
 /// Seconds >= 0, `inf` accepted (a cap that can be switched off).
-pub(crate) const SECS_OR_INF: Kind = Kind::Seconds {
+pub const SECS_OR_INF: Kind = Kind::Seconds {
     min: 0.0,
     max: f64::INFINITY,
 };
 
 /// A gain or weight in [0, 1].
-pub(crate) const GAIN: Kind = Kind::Float { min: 0.0, max: 1.0 };
+pub const GAIN: Kind = Kind::Float { min: 0.0, max: 1.0 };
 
 /// A multiplier in [0, 1000].
-pub(crate) const FACTOR: Kind = Kind::Float {
+pub const FACTOR: Kind = Kind::Float {
     min: 0.0,
     max: 1000.0,
 };
