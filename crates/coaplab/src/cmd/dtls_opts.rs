@@ -136,7 +136,7 @@ impl DtlsServerOpts {
         config.max_sessions_per_source = self.dtls_max_per_source;
         config.handshake_timeout = self.handshake_timeout;
         config.idle_timeout = self.idle_timeout;
-        DtlsLayer::server(config)
+        DtlsLayer::server(config).map_err(|e| e.to_string())
     }
 }
 

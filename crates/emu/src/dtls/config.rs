@@ -134,12 +134,25 @@ impl std::fmt::Debug for Context {
     }
 }
 
-/// Builds the OpenSSL context for `config`, as a server or a client.
-pub(crate) fn context(config: &DtlsConfig, server: bool) -> Result<Context, String> {
-    build(config, server).map_err(|e| format!("DTLS setup: {e}"))
+/// Why a DTLS layer could not be set up (nothing was sent).
+#[derive(Debug, thiserror::Error)]
+pub enum DtlsSetupError {
+    /// `--psk` was given an empty key.
+    #[error("DTLS setup: the pre-shared key is empty")]
+    EmptyPsk,
+    /// A server with certificate credentials but no certificate file.
+    #[error("DTLS setup: a server needs a certificate (--cert)")]
+    NoCertificate,
+    /// OpenSSL refused the context or the session (a bad file, key or cipher list).
+    #[error("DTLS setup: {0}")]
+    OpenSsl(#[from] ErrorStack),
+    /// The first handshake step failed.
+    #[error("DTLS setup: {0}")]
+    Handshake(String),
 }
 
-fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::error::Error>> {
+/// Builds the OpenSSL context for `config`, as a server or a client.
+pub(crate) fn context(config: &DtlsConfig, server: bool) -> Result<Context, DtlsSetupError> {
     let mut b = SslContextBuilder::new(SslMethod::dtls())?;
     // DTLS 1.2 only (RFC 7252 §9 names DTLS 1.2 via RFC 6347).
     b.set_min_proto_version(Some(SslVersion::DTLS1_2))?;
@@ -150,7 +163,7 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
     match &config.credentials {
         Credentials::Psk { identity, key } => {
             if key.is_empty() {
-                return Err("the pre-shared key is empty".into());
+                return Err(DtlsSetupError::EmptyPsk);
             }
             b.set_cipher_list(if server {
                 PSK_CIPHERS
@@ -186,7 +199,7 @@ fn build(config: &DtlsConfig, server: bool) -> Result<Context, Box<dyn std::erro
                 b.set_private_key_file(key.as_ref().unwrap_or(cert), SslFiletype::PEM)?;
                 b.check_private_key()?;
             } else if server {
-                return Err("a server needs a certificate (--cert)".into());
+                return Err(DtlsSetupError::NoCertificate);
             }
             match ca {
                 Some(ca) => b.set_ca_file(ca)?,

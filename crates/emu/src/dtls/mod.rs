@@ -24,8 +24,8 @@ use coaplab_cc::time::{Duration, Instant};
 
 use config::Context;
 pub use config::{
-    Credentials, DtlsConfig, CERT_CIPHERS, DEFAULT_MAX_SESSIONS_PER_SOURCE, DTLS_MTU_BYTES,
-    PSK_CIPHERS, PSK_CLIENT_CIPHERS,
+    Credentials, DtlsConfig, DtlsSetupError, CERT_CIPHERS, DEFAULT_MAX_SESSIONS_PER_SOURCE,
+    DTLS_MTU_BYTES, PSK_CIPHERS, PSK_CLIENT_CIPHERS,
 };
 use hello::CookieSecrets;
 use session::{Progress, Session};
@@ -149,7 +149,7 @@ pub struct DtlsLayer {
 
 impl DtlsLayer {
     /// A server: sessions are created by peers' ClientHellos.
-    pub fn server(config: DtlsConfig) -> Result<DtlsLayer, String> {
+    pub fn server(config: DtlsConfig) -> Result<DtlsLayer, DtlsSetupError> {
         let ctx = config::context(&config, true)?;
         let secrets = CookieSecrets::new(Instant::ZERO, duration(config.cookie_lifetime));
         Ok(DtlsLayer::new(
@@ -163,9 +163,13 @@ impl DtlsLayer {
     }
 
     /// A client of `peer`; the ClientHello is queued at once (time `now`).
-    pub fn client(config: DtlsConfig, peer: SocketAddr, now: Instant) -> Result<DtlsLayer, String> {
+    pub fn client(
+        config: DtlsConfig,
+        peer: SocketAddr,
+        now: Instant,
+    ) -> Result<DtlsLayer, DtlsSetupError> {
         let ctx = config::context(&config, false)?;
-        let session = Session::connect(&ctx)?;
+        let session = Session::connect(&ctx).map_err(DtlsSetupError::Handshake)?;
         let entry = Entry {
             session,
             started: now,

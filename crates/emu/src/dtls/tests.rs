@@ -333,3 +333,25 @@ fn records_from_a_peer_without_a_session_are_dropped_and_counted() {
     assert_eq!(server.stats().sends_without_session, 1);
     assert!(server.poll_transmit().is_none());
 }
+
+#[test]
+fn dtls_setup_errors_are_typed() {
+    assert!(matches!(
+        DtlsLayer::server(psk("id", "")),
+        Err(DtlsSetupError::EmptyPsk)
+    ));
+    let no_cert = DtlsConfig {
+        credentials: Credentials::Certificate {
+            cert: None,
+            key: None,
+            ca: None,
+        },
+        ..psk("id", "secret")
+    };
+    let e = DtlsLayer::server(no_cert).unwrap_err();
+    assert!(matches!(e, DtlsSetupError::NoCertificate));
+    assert_eq!(
+        e.to_string(),
+        "DTLS setup: a server needs a certificate (--cert)"
+    );
+}
