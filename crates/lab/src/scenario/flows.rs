@@ -500,7 +500,8 @@ fn check_tcp_params(
             // against that table's range by BbrConfig::set.
             match bbr.set(key, value) {
                 Ok(()) => continue,
-                Err(why) => why,
+                Err(ParamError::BadValue { expected, .. }) => expected,
+                Err(e) => e.to_string(),
             }
         } else if TCP_PARAMS.iter().any(|p| p.key == key) {
             tcp.set(key, value);

@@ -215,7 +215,7 @@ fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrConfig, RunE
     let mut c = BbrConfig::default();
     for name in BbrConfig::NAMES {
         if let Some(v) = settings.get(name) {
-            c.set(name, v).map_err(RunError::Setup)?;
+            c.set(name, v).map_err(|e| RunError::Setup(e.to_string()))?;
         }
     }
     Ok(c)

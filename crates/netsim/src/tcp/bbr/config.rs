@@ -3,7 +3,7 @@
 //! on, as named parameters with the kernel's defaults. Gains are in 1/256 units
 //! (`BBR_UNIT`), exactly the kernel's integers.
 
-use coaplab_cc::params::{Kind, ParamSpec, Value};
+use coaplab_cc::params::{Kind, ParamError, ParamSpec, Value};
 use coaplab_cc::time::Duration;
 
 /// Gain unit: 256 = 1.0 (`BBR_UNIT`, `BBR_SCALE` = 8).
@@ -361,11 +361,28 @@ impl BbrConfig {
 
     /// Sets parameter `name` (one of [`BBR_PARAMS`]) from its text, checked against the
     /// table's range, then checks the whole configuration.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let spec = BBR_PARAMS
-            .iter()
-            .find(|p| p.key == name)
-            .ok_or_else(|| format!("a BBR parameter: {}", Self::NAMES.join(", ")))?;
+    /// An error is [`ParamError::UnknownKey`] (algorithm `tcp-bbr`) or
+    /// [`ParamError::BadValue`], whose `expected` says what would be accepted.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), ParamError> {
+        let spec =
+            BBR_PARAMS
+                .iter()
+                .find(|p| p.key == name)
+                .ok_or_else(|| ParamError::UnknownKey {
+                    algorithm: "tcp-bbr".into(),
+                    key: name.into(),
+                    valid: Self::NAMES.to_vec(),
+                })?;
+        let bad = |expected: String| ParamError::BadValue {
+            key: name.into(),
+            value: value.into(),
+            expected,
+        };
+        self.set_checked(spec, name, value).map_err(bad)
+    }
+
+    /// [`BbrConfig::set`] for a known parameter; `Err`: what would be accepted.
+    fn set_checked(&mut self, spec: &ParamSpec, name: &str, value: &str) -> Result<(), String> {
         let Kind::Int { min, max } = spec.kind else {
             unreachable!("every BBR parameter is an integer");
         };
@@ -470,11 +487,18 @@ mod tests {
         assert_eq!(c.probe_rtt_duration, Duration::ZERO);
         assert!(c.set("cycle_rand", "8").is_err());
         assert!(c.set("pacing_gain_cycle_256ths", "320 192").is_err());
-        assert!(c
-            .set("high_gain", "739")
-            .unwrap_err()
-            .contains("high_gain_256ths"));
-        assert!(c.set("full_bw_rounds", "-1").is_err());
+        assert!(matches!(
+            c.set("high_gain", "739"),
+            Err(ParamError::UnknownKey { valid, .. }) if valid.contains(&"high_gain_256ths")
+        ));
+        assert_eq!(
+            c.set("full_bw_rounds", "-1"),
+            Err(ParamError::BadValue {
+                key: "full_bw_rounds".into(),
+                value: "-1".into(),
+                expected: "a whole number for bbr parameter full_bw_rounds".into(),
+            })
+        );
         assert!(c.set("full_bw_rounds", "0").is_err());
         assert!(c.set("pacing_margin_percent", "100").is_err());
         assert!(c.set("min_rtt_window_ms", "1000000001").is_err());
