@@ -60,7 +60,7 @@ pub(super) fn read(reader: &Reader<'_>, doc: &toml_edit::Table) -> Result<Output
                 }
                 Ok(RunSelection::Runs(ranges))
             }
-            Value::String(s) => RunSelection::parse(s.value()),
+            Value::String(s) => RunSelection::parse(s.value()).map_err(|e| e.to_string()),
             _ => Err("a list of run ids, or a string such as \"first\" or \"0,5,10-12\"".into()),
         };
         out.trace = Some(runs.map_err(|e| reader.bad(v.span(), "output.trace", &shown(v), e))?);

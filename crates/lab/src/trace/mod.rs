@@ -48,7 +48,7 @@ use coaplab_netsim::PacketRecord;
 use crate::results::RunError;
 use crate::scenario::RunSpec;
 
-pub use table::TraceFormat;
+pub use table::{BadTraceFormat, TraceFormat};
 
 /// Which runs a sweep traces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +57,17 @@ pub enum RunSelection {
     Runs(Vec<(usize, usize)>),
     /// The first replication of every parameter combination.
     FirstOfEach,
+}
+
+/// A run selection that [`RunSelection::parse`] cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{text}': expected run ids and ranges such as 0,5,10-12, or 'first' (the first \
+     replication of every combination)"
+)]
+pub struct BadRunSelection {
+    /// The text given.
+    pub text: String,
 }
 
 impl Default for RunSelection {
@@ -69,16 +80,13 @@ impl Default for RunSelection {
 impl RunSelection {
     /// Parses `0,5,10-12` (run ids and inclusive ranges) or `first` (the first replication of
     /// every combination).
-    pub fn parse(text: &str) -> Result<RunSelection, String> {
+    pub fn parse(text: &str) -> Result<RunSelection, BadRunSelection> {
         let text = text.trim();
         if text == "first" {
             return Ok(RunSelection::FirstOfEach);
         }
-        let expected = || {
-            format!(
-                "'{text}': expected run ids and ranges such as 0,5,10-12, or 'first' (the first \
-                 replication of every combination)"
-            )
+        let expected = || BadRunSelection {
+            text: text.to_string(),
         };
         let mut ranges = Vec::new();
         for part in text.split(',') {

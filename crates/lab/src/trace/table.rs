@@ -25,13 +25,18 @@ pub enum TraceFormat {
     Csv,
 }
 
+/// A trace format name that is neither `parquet` nor `csv`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}': expected parquet or csv")]
+pub struct BadTraceFormat(pub String);
+
 impl TraceFormat {
     /// `parquet` or `csv`.
-    pub fn parse(text: &str) -> Result<TraceFormat, String> {
+    pub fn parse(text: &str) -> Result<TraceFormat, BadTraceFormat> {
         match text {
             "parquet" => Ok(TraceFormat::Parquet),
             "csv" => Ok(TraceFormat::Csv),
-            other => Err(format!("'{other}': expected parquet or csv")),
+            other => Err(BadTraceFormat(other.to_string())),
         }
     }
 
