@@ -56,8 +56,8 @@ pub enum ReportError {
         why: &'static str,
     },
     /// A chart could not be drawn (a bug).
-    #[error("{0}")]
-    Plot(String),
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
 }
 
 /// Text escaped for HTML element content and attribute values.
@@ -611,7 +611,10 @@ fn cdf_charts(
 /// 1-sigma covariance ellipse over its completed flows (Pantheon's summary of schemes). A
 /// median FCT that unfinished flows leave unbounded is not drawn as a point: the legend says
 /// `median FCT unbounded (≥X s)`.
-fn scatter(panel: &cells::Panel, colour_of: &dyn Fn(&str) -> usize) -> Result<String, String> {
+fn scatter(
+    panel: &cells::Panel,
+    colour_of: &dyn Fn(&str) -> usize,
+) -> Result<String, plot::PlotError> {
     let mut spots = Vec::new();
     for c in &panel.cells {
         let rexmit = crate::stats::quantile_sorted(&c.retransmissions, 0.5);

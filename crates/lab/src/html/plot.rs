@@ -39,15 +39,21 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    format!("plot: {e}")
+/// A chart that plotters could not draw (its SVG backend writes to memory, so in practice a
+/// degenerate range or an empty series).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plot: {0}")]
+pub struct PlotError(pub String);
+
+fn err(e: impl std::fmt::Display) -> PlotError {
+    PlotError(e.to_string())
 }
 
 /// The chart's legend (its series' labels) in a white box at `position`.
 pub(crate) fn legend<'a, 'b: 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
     position: SeriesLabelPosition,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     chart
         .configure_series_labels()
         .position(position)
@@ -64,7 +70,8 @@ fn xy_chart<'a, 'b>(
     (x_desc, y_desc): (&str, &str),
     xs: std::ops::Range<f64>,
     ys: std::ops::Range<f64>,
-) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, PlotError>
+{
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 15))
         .margin(8)
@@ -120,7 +127,7 @@ fn top(max: f64) -> f64 {
 /// whiskers reach p10 and p90, and a dot marks the minimum and the maximum. An empty sample
 /// leaves its slot blank. A quantile unbounded by censored values is drawn at the top of the
 /// chart, and the slot is labelled with the number of censored values (`▲ 3 unfinished`).
-pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, String> {
+pub fn boxes(title: &str, y_desc: &str, items: &[Box<'_>]) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
@@ -241,7 +248,7 @@ pub fn lines(
     y_desc: &str,
     series: &[Series],
     unit_y: bool,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     lines_marked(title, x_desc, y_desc, series, &[], unit_y)
 }
 
@@ -263,7 +270,7 @@ pub fn lines_marked(
     series: &[Series],
     marks: &[Marks],
     unit_y: bool,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     line_chart(Size::Full, title, (x_desc, y_desc), series, marks, unit_y)
 }
 
@@ -285,7 +292,7 @@ pub fn line_chart(
     series: &[Series],
     marks: &[Marks],
     unit_y: bool,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let pixels = match size {
@@ -379,7 +386,7 @@ pub fn by_x(
     x_labels: &[String],
     y_desc: &str,
     series: &[XSeries],
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (SMALL_WIDTH_PX, SMALL_HEIGHT_PX))
@@ -604,7 +611,12 @@ fn ellipse_points((mx, my, vx, vy, c): (f64, f64, f64, f64, f64)) -> Vec<(f64, f
 }
 
 /// A Pantheon-style scatter: per algorithm one point and its 1-sigma ellipse, axes from 0.
-pub fn scatter(title: &str, x_desc: &str, y_desc: &str, spots: &[Spot]) -> Result<String, String> {
+pub fn scatter(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    spots: &[Spot],
+) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();

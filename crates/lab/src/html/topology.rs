@@ -119,8 +119,8 @@ fn role_colour(role: &str) -> usize {
 
 /// The drawing: radio links grey, hops of data frames blue (wider with more frames), nodes
 /// coloured by role and labelled with their id.
-pub fn draw(t: &Topology) -> Result<String, String> {
-    let err = |e: &dyn std::fmt::Display| format!("plot: {e}");
+pub fn draw(t: &Topology) -> Result<String, super::plot::PlotError> {
+    let err = |e: &dyn std::fmt::Display| super::plot::PlotError(e.to_string());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (560, 420)).into_drawing_area();

@@ -74,7 +74,7 @@ fn scatter(title: &str, cells: &[&CellScore], colour_of: &dyn Fn(&str) -> usize)
         y_label,
         &spots,
     )
-    .unwrap_or_else(|e| format!("<p class=\"bad\">{}</p>", escape(&e)))
+    .unwrap_or_else(|e| format!("<p class=\"bad\">{}</p>", escape(&e.to_string())))
 }
 
 /// The page of a scored suite; `record` is the run's `suite.json`.
