@@ -28,10 +28,6 @@ KNOWN = {
         ["algorithm", "cocoa", "common"],
         ["presets", "registry"],
     ],
-    "emu": [
-        ["dtls", "udp", "udp_blocking"],
-        ["tcp", "tcp_server"],
-    ],
     "endpoint": [
         ["config", "content", "endpoint", "exchange", "links", "observe", "resource", "server"],
         ["tcp::observe", "tcp::serve", "tcp::session"],

@@ -25,11 +25,15 @@
 pub mod pcap;
 
 #[cfg(feature = "runtime")]
+pub mod datagram;
+#[cfg(feature = "runtime")]
 pub mod dtls;
 #[cfg(feature = "runtime")]
 pub mod emulator;
 #[cfg(feature = "runtime")]
 pub mod http;
+#[cfg(feature = "runtime")]
+pub mod queue_budget;
 #[cfg(feature = "runtime")]
 pub mod tcp;
 #[cfg(feature = "runtime")]
@@ -40,10 +44,14 @@ pub mod udp;
 pub mod udp_blocking;
 
 #[cfg(feature = "runtime")]
+pub use datagram::{is_unreachable, DriverStats, MAX_DATAGRAM_BYTES};
+#[cfg(feature = "runtime")]
+pub use queue_budget::QueueBudget;
+#[cfg(feature = "runtime")]
 pub use tcp::{RefuseReason, TcpDriver, TcpEvent, TcpStats};
 #[cfg(feature = "runtime")]
-pub use tcp_server::{serve_tcp, QueueBudget, TcpEventSink, TcpServerLimits};
+pub use tcp_server::{serve_tcp, TcpEventSink, TcpServerLimits};
 #[cfg(feature = "runtime")]
-pub use udp::{is_unreachable, DriverStats, UdpDriver, MAX_DATAGRAM_BYTES};
+pub use udp::UdpDriver;
 #[cfg(feature = "runtime")]
 pub use udp_blocking::BlockingUdpDriver;

@@ -29,7 +29,7 @@ use coaplab_endpoint::Router;
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 
-use crate::tcp_server::QueueBudget;
+use crate::queue_budget::QueueBudget;
 
 /// Bytes read from the socket at most per call.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use coaplab_endpoint::Router;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{AbortHandle, Id, JoinError, JoinSet};
 
+use crate::queue_budget::QueueBudget;
 use crate::tcp::{invalid, session_time, RefuseReason, TcpDriver, TcpEvent};
 
 /// Called with every event of every connection of [`serve_tcp`], with the peer's address.
@@ -82,44 +83,6 @@ impl Default for TcpServerLimits {
             evict_after: DEFAULT_EVICT_AFTER,
             max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES_TOTAL,
         }
-    }
-}
-
-/// Bytes of write queues shared by many [`TcpDriver`]s ([`TcpDriver::queue_budget`]): each
-/// session may add to its queue only what the others leave of `limit_bytes`.
-#[derive(Debug)]
-pub struct QueueBudget {
-    limit_bytes: usize,
-    used_bytes: AtomicUsize,
-}
-
-impl QueueBudget {
-    /// A budget of `limit_bytes`, none used.
-    pub fn new(limit_bytes: usize) -> QueueBudget {
-        QueueBudget {
-            limit_bytes,
-            used_bytes: AtomicUsize::new(0),
-        }
-    }
-
-    /// Bytes held now over all drivers.
-    pub fn used_bytes(&self) -> usize {
-        self.used_bytes.load(Ordering::Relaxed)
-    }
-
-    /// One holder's use goes from `old` to `new` bytes.
-    pub(crate) fn set(&self, old: usize, new: usize) {
-        if new > old {
-            self.used_bytes.fetch_add(new - old, Ordering::Relaxed);
-        } else {
-            self.used_bytes.fetch_sub(old - new, Ordering::Relaxed);
-        }
-    }
-
-    /// What a holder of `mine` bytes may hold in all: the limit less the others' use.
-    pub(crate) fn share(&self, mine: usize) -> usize {
-        let others = self.used_bytes().saturating_sub(mine);
-        self.limit_bytes.saturating_sub(others)
     }
 }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use coaplab_cc::time::Instant;
 use coaplab_endpoint::{Endpoint, Event};
 
-use crate::udp::{count_send, to_instant, DriverStats, MAX_DATAGRAM_BYTES};
+use crate::datagram::{count_send, to_instant, DriverStats, MAX_DATAGRAM_BYTES};
 
 /// The longest single wait in a receive: a stop request that arrives just before the
 /// receive starts (so does not interrupt it) is seen within this bound, and a timeout this

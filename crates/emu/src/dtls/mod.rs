@@ -200,7 +200,7 @@ impl DtlsLayer {
             stats: DtlsStats::default(),
             out: VecDeque::new(),
             next_sweep: None,
-            scratch: vec![0; crate::udp::MAX_DATAGRAM_BYTES],
+            scratch: vec![0; crate::datagram::MAX_DATAGRAM_BYTES],
             plaintext: Vec::new(),
         }
     }
