@@ -26,7 +26,6 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 KNOWN = {
     "cc": [
         ["algorithm", "cocoa", "common"],
-        ["presets", "registry"],
     ],
     "endpoint": [
         ["config", "content", "endpoint", "exchange", "links", "observe", "resource", "server"],

@@ -15,6 +15,7 @@
 use core::any::Any;
 use core::fmt;
 
+use crate::params::{ParamSpec, Params};
 use crate::rng::Random;
 use crate::time::{Duration, Instant};
 
@@ -239,4 +240,17 @@ pub trait RtoAlgorithm: fmt::Debug + Send {
 
     /// The estimator variables, for introspection.
     fn snapshot(&self) -> Snapshot;
+}
+
+/// One registered algorithm (the records of [`crate::registry::ALGORITHMS`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AlgorithmInfo {
+    /// The name users write, e.g. `cocoa-fb1`.
+    pub name: &'static str,
+    /// One line for `--help` listings, naming the source.
+    pub summary: &'static str,
+    /// Parameter groups (common ones first); every key is unique across the groups.
+    pub params: &'static [&'static [ParamSpec]],
+    /// Builds the per-destination state from resolved parameters; `now` is `D.created`.
+    pub build: fn(&Params, Instant) -> Box<dyn RtoAlgorithm>,
 }

@@ -10,8 +10,8 @@
 //! algorithm lacks is still an error. Presets only set these keys: `max_retransmit`,
 //! `timer_max_s`, `backoff_cap_s`, `aging`, `rto_max_s`, `ack_timeout_s`.
 
+use crate::algorithm::AlgorithmInfo;
 use crate::params::{Kind, ParamError, ParamSpec, Settings, Value};
-use crate::registry::AlgorithmInfo;
 
 /// The pseudo-parameter that selects a preset.
 pub const PRESET_KEY: &str = "preset";

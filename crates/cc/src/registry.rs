@@ -4,21 +4,12 @@ use std::fmt;
 use std::sync::RwLock;
 
 use crate::algorithm::RtoAlgorithm;
-use crate::params::{ParamError, ParamSpec, Params, Settings};
+use crate::params::{ParamError, Params, Settings};
 use crate::time::Instant;
 
-/// One registered algorithm.
-#[derive(Debug, Clone, Copy)]
-pub struct AlgorithmInfo {
-    /// The name users write, e.g. `cocoa-fb1`.
-    pub name: &'static str,
-    /// One line for `--help` listings, naming the source.
-    pub summary: &'static str,
-    /// Parameter groups (common ones first); every key is unique across the groups.
-    pub params: &'static [&'static [ParamSpec]],
-    /// Builds the per-destination state from resolved parameters; `now` is `D.created`.
-    pub build: fn(&Params, Instant) -> Box<dyn RtoAlgorithm>,
-}
+// The record's type lives beside the trait it builds ([`crate::algorithm`]), so the presets
+// can read it without importing the registry that reads them.
+pub use crate::algorithm::AlgorithmInfo;
 
 /// Every algorithm, in the order of docs/algorithms.md, 'Picking an algorithm'.
 pub static ALGORITHMS: &[AlgorithmInfo] = &[
