@@ -17,6 +17,9 @@
 //! the same loop, its connection carrying HTTP instead of RFC 8323 sessions. Which loop a run
 //! takes follows from its topology and its flows' typed [`crate::scenario::Transport`], in the
 //! one dispatcher of the private `dispatch` module (simulated, traced and emulated runs alike).
+//! A run of CoAP-over-UDP groups followed by CoAP-over-TCP groups (a long download beside CoAP
+//! clients) runs this loop on the private `cross_tcp` module's star, which carries the TCP
+//! flows itself.
 //!
 //! The loop reaches the network only through netsim's [`Topology`] trait: netsim's [`Star`], or
 //! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module,

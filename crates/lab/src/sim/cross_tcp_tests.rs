@@ -143,3 +143,25 @@ fn a_coap_exchange_waits_behind_the_download_in_the_shared_fifo() {
         .count() as u64;
     assert_eq!(down, tcp_down + 20);
 }
+
+#[test]
+fn the_ready_scenario_runs_every_cell() {
+    // scenarios/nbiot-competing-tcp.toml at one replication: in every cell the 10 CoAP
+    // clients (flows 0-9) and the download (flow 10) complete, numbered group by group.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/nbiot-competing-tcp.toml");
+    let runs = Scenario::load(&path).unwrap().expand(Some(1), None);
+    assert_eq!(runs.len(), 12);
+    for spec in &runs {
+        let r = super::super::run_one(spec).unwrap();
+        let ccs: Vec<&str> = r.flows.iter().map(|f| f.cc.as_str()).collect();
+        assert_eq!(ccs[..10], [spec.config.flows[0].cc(); 10]);
+        assert_eq!(ccs[10], spec.config.flows[1].cc());
+        assert!(r
+            .flows
+            .iter()
+            .enumerate()
+            .all(|(i, f)| f.flow == i as u32 && f.completed));
+        assert!(r.flows[10].tcp.is_some() && r.flows[..10].iter().all(|f| f.tcp.is_none()));
+    }
+}
