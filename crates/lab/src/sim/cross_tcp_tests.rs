@@ -50,6 +50,24 @@ fn tcp_flows_alone_are_the_pure_tcp_runs_field_for_field() {
     }
 }
 
+#[test]
+fn udp_flows_on_the_wrapper_alone_are_the_pure_udp_runs() {
+    // The other half: with no TCP flow inside, the wrapper hands the UDP loop every delivery
+    // of the star and adds no instant, so the run (records, events, clock, link counters) is
+    // the UDP-only run's.
+    let s = spec(
+        "[network]\npreset = \"nbiot\"\nloss = \"medium\"\n[[flows]]\ncount = 20\n\
+         cc = \"cocoa\"\nworkload = \"random\"\n[[flows]]\ncount = 2\ncc = \"default\"\n\
+         workload = \"long-transfer\"\nobject_bytes = 4096\n",
+    );
+    let pure = super::super::run_one(&s).unwrap();
+    assert!(pure.flows.iter().any(|f| f.retransmissions > 0));
+    let mut sim = Sim::assemble(&s, WithTcp::new(&s, 2).unwrap(), false).unwrap();
+    sim.net_busy = WithTcp::busy;
+    sim.run().unwrap();
+    assert_eq!(sim.finish(), pure);
+}
+
 /// The time a packet waited in its FIFO before its serialisation began.
 fn wait(r: &PacketRecord) -> Duration {
     r.serialized.expect("delivered").0 - r.enqueued_at
