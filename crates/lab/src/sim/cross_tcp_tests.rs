@@ -183,3 +183,44 @@ fn the_ready_scenario_runs_every_cell() {
         assert!(r.flows[10].tcp.is_some() && r.flows[..10].iter().all(|f| f.tcp.is_none()));
     }
 }
+
+#[test]
+fn a_download_cut_by_the_cap_is_censored_there_and_the_run_waits_for_it() {
+    // Two Default CoAP clients of 5 exchanges each, then New Reno and BBR downloads of
+    // 102,400 B (about 35 s each alone): the CoAP clients finish within seconds, the run goes
+    // on for the downloads and stops at the 20-s cap, where both are censored (never dropped).
+    let s = spec(
+        "max_sim_time_s = 20\n[network]\npreset = \"nbiot\"\nloss = \"none\"\n\
+         [[flows]]\ncount = 2\ncc = \"default\"\nexchanges = 5\n\
+         [[flows]]\ncc = \"tcp-newreno\"\nworkload = \"long-transfer\"\nobject_bytes = 102400\n\
+         [[flows]]\ncc = \"tcp-bbr\"\nworkload = \"long-transfer\"\nobject_bytes = 102400\n",
+    );
+    let r = super::run(&s).unwrap();
+    assert_eq!(r.flows.len(), 4);
+    assert!(r.flows[..2]
+        .iter()
+        .all(|f| f.completed && f.fct_s < Some(10.0)));
+    for (i, cc) in [(2, "tcp-newreno"), (3, "tcp-bbr")] {
+        let f = &r.flows[i];
+        assert_eq!((f.flow, f.cc.as_str(), f.completed), (i as u32, cc, false));
+        assert_eq!(f.unfinished, Some(crate::results::Unfinished::TimeCap));
+        // Censored at the cap: from its first request (after its handshake) to 20 s.
+        let elapsed = f.elapsed_s.unwrap();
+        assert!(elapsed > 18.0 && elapsed < 20.0, "{elapsed}");
+        assert!(f.bytes_down > 0);
+    }
+    // The downlink carried no more than 20 s at 30 kbit/s, plus the 2,500-B backlog the star
+    // serialises ahead of the clock (its stages are evaluated eagerly).
+    let down = r.network.as_ref().unwrap().down;
+    assert!(
+        down.sent_bytes <= 20 * 30_000 / 8 + 2_500,
+        "{}",
+        down.sent_bytes
+    );
+    // The clock ran to the cap, not to the CoAP clients' end.
+    assert!(
+        r.sim_time_s > 19.0 && r.sim_time_s <= 20.0,
+        "{}",
+        r.sim_time_s
+    );
+}
