@@ -88,7 +88,7 @@ pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run_traced(spec, mesh),
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run_traced(spec),
-        RunLoop::UdpTcpStar => Err(dispatch::traced_udp_tcp()),
+        RunLoop::UdpTcpStar => cross_tcp::run_traced(spec),
         RunLoop::UdpStar => run_traced_udp_star(spec),
     }
 }

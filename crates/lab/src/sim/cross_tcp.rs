@@ -45,10 +45,34 @@ use super::tcp_packet::{self, Owner};
 use super::{tag, Sim};
 use crate::results::{FlowRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, Transport};
+use crate::trace::RunTrace;
 
 /// Runs `spec`: its CoAP-over-UDP groups (the first ones) in the UDP loop, on a star that
 /// carries its CoAP-over-TCP groups (the rest) as well.
 pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+    let mut sim = simulate(spec, false)?;
+    finish(&mut sim)
+}
+
+/// [`run`] (the same result), keeping the trace: the UDP clients' events with their
+/// algorithms' snapshots, every packet sent (datagrams and segments, in send order), the TCP
+/// connections' state after every ACK, and the star's per-packet records.
+pub(super) fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
+    let mut sim = simulate(spec, true)?;
+    let result = finish(&mut sim)?;
+    let mut trace = sim.trace.take().map(|t| *t).unwrap_or_default();
+    if let Some(tcp) = sim.net.trace.take() {
+        let udp = std::mem::take(&mut trace.packets);
+        trace.packets = udp.interleave(tcp.packets, &sim.net.traced_ids);
+        trace.tcp = tcp.tcp;
+    }
+    // The star's packets, not the wrapper's: no TCP flow acts after the run.
+    trace.records = super::drain_records(&mut sim.net.star);
+    Ok((result, trace))
+}
+
+/// The run of `spec` (`traced`: the UDP loop and the wrapper keep their traces).
+fn simulate(spec: &RunSpec, traced: bool) -> Result<Sim<WithTcp>, RunError> {
     let groups = &spec.config.flows;
     let udp_groups = groups
         .iter()
@@ -56,10 +80,22 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         .unwrap_or(groups.len());
     let mut udp = spec.clone();
     udp.config.flows.truncate(udp_groups);
-    let net = WithTcp::new(spec, udp_groups)?;
-    let mut sim = Sim::assemble(&udp, net, false)?;
+    let mut net = WithTcp::new(spec, udp_groups)?;
+    if traced {
+        net.star.record_packets(true);
+        net.trace = Some(Box::default());
+    }
+    let mut sim = Sim::assemble(&udp, net, traced)?;
+    if traced {
+        sim.trace = Some(Box::default());
+    }
     sim.net_busy = WithTcp::busy;
     sim.run()?;
+    Ok(sim)
+}
+
+/// The run's result: the UDP loop's, then the TCP flows' records.
+fn finish(sim: &mut Sim<WithTcp>) -> Result<RunResult, RunError> {
     if let Some(e) = sim.net.error.take() {
         return Err(e);
     }
@@ -218,6 +254,11 @@ pub(super) struct WithTcp {
     events: u64,
     /// The first error of a TCP flow (a session or a send refused): the run's error.
     error: Option<RunError>,
+    /// A traced run: the TCP segments sent (`packets`) and the connections' state after every
+    /// ACK (`tcp`); `None` otherwise.
+    trace: Option<Box<RunTrace>>,
+    /// A traced run: the star's ids of the TCP segments sent, in send order.
+    traced_ids: Vec<u64>,
 }
 
 impl WithTcp {
@@ -267,6 +308,8 @@ impl WithTcp {
             now: Instant::ZERO,
             events: 0,
             error: None,
+            trace: None,
+            traced_ids: Vec::new(),
         })
     }
 
@@ -296,7 +339,11 @@ impl WithTcp {
         };
         if let Some(conn) = to {
             // A refused segment is the model's business (counted there).
+            let ack = seg.ack;
             let _ = conn.handle_segment(d.at, &*seg);
+            if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
+                trace.tcp.ack(d.at, f.index, 0, !up, ack, conn);
+            }
         }
         self.service(j)?;
         self.rearm(j);
@@ -443,9 +490,14 @@ impl WithTcp {
                     slot,
                 };
                 tcp_packet::encode(&mut self.tx_bytes, owner, &seg);
-                self.star
+                let id = self
+                    .star
                     .send_ip(now, src, dst, &self.tx_bytes, len, tag)
                     .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+                if let Some(trace) = self.trace.as_deref_mut() {
+                    trace.packets.tcp(i, &seg, &f.tcp);
+                    self.traced_ids.push(id.0);
+                }
                 conn.recycle(seg);
                 if up {
                     f.bytes_up += u64::from(len);

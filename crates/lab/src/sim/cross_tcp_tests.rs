@@ -224,3 +224,32 @@ fn a_download_cut_by_the_cap_is_censored_there_and_the_run_waits_for_it() {
         r.sim_time_s
     );
 }
+
+#[test]
+fn a_traced_mixed_run_logs_every_datagram_and_segment_under_its_star_id() {
+    // The UDP loop and the wrapper log their packets apart; merged by the star's ids, every
+    // packet record's id finds its own packet's flow (UDP tags name the client's flow, TCP
+    // tags the download's), and the result is the untraced run's.
+    let s = spec(
+        "[network]\npreset = \"nbiot\"\nloss = \"medium\"\n\
+         [[flows]]\ncount = 3\ncc = \"fasor\"\nexchanges = 10\n\
+         [[flows]]\ncc = \"tcp-bbr\"\nworkload = \"long-transfer\"\nobject_bytes = 20480\n",
+    );
+    let (result, trace) = super::run_traced(&s).unwrap();
+    assert_eq!(result, super::run(&s).unwrap());
+    assert!(!trace.tcp.is_empty());
+    let (mut udp, mut tcp) = (0, 0);
+    for r in &trace.records {
+        assert_eq!(trace.packets.flow(r.id.0), Some(tag::flow(r.tag)), "{r:?}");
+        if tag::flow(r.tag) == 3 {
+            tcp += 1;
+        } else {
+            udp += 1;
+        }
+    }
+    let down = result.network.unwrap().down.offered_packets;
+    let up = result.network.unwrap().up.offered_packets;
+    assert_eq!(trace.records.len() as u64, down + up);
+    assert!(udp >= 60 && tcp > 80, "{udp} {tcp}");
+    assert_eq!(trace.packets.flow(down + up), None);
+}

@@ -31,8 +31,7 @@ pub(crate) enum RunLoop<'a> {
     /// The run's one HTTP download on the star (checked by `http::download_of`).
     HttpStar,
     /// CoAP over UDP flow groups, then CoAP-over-TCP groups of one connection each (a long
-    /// download, or back-to-back exchanges) on the star, simulated untraced only
-    /// (`super::cross_tcp`).
+    /// download, or back-to-back exchanges) on the star, simulated only (`super::cross_tcp`).
     UdpTcpStar,
 }
 
@@ -41,12 +40,6 @@ pub(crate) fn emulated_mesh() -> RunError {
     RunError::NotAvailable(
         "an emulated mesh ([topology] kind = \"mesh\" runs simulated only)".to_string(),
     )
-}
-
-/// What a traced run of UDP and TCP flows is refused with (the TCP flows' segments and states
-/// are not traced in that loop).
-pub(crate) fn traced_udp_tcp() -> RunError {
-    RunError::NotAvailable("a traced run of UDP and TCP flows (issue 36)".to_string())
 }
 
 /// Whether the loop of UDP and TCP flows runs `config`'s flow groups: CoAP-over-UDP groups
@@ -227,26 +220,17 @@ mod tests {
     }
 
     #[test]
-    fn a_traced_run_of_udp_and_tcp_flows_is_refused() {
+    fn a_traced_run_of_udp_and_tcp_flows_is_the_untraced_run() {
         // Before the one dispatcher, a traced run of UDP and TCP flows ran every flow over
-        // TCP (New Reno), labelled with its UDP algorithm; now the untraced run carries both
-        // and the traced one is refused (its TCP segments would go untraced).
+        // TCP (New Reno), labelled with its UDP algorithm, where the untraced run refused; now
+        // both carry both kinds, with one result.
         let text = format!("name = \"d\"\nmax_sim_time_s = 100\n{UDP}{TCP}");
         let runs = Scenario::parse(&text, "d.toml").unwrap().expand(None, None);
         let untraced = super::super::run_one(&runs[0]).unwrap();
-        assert_eq!(
-            untraced
-                .flows
-                .iter()
-                .map(|f| f.cc.as_str())
-                .collect::<Vec<_>>(),
-            ["cocoa", "tcp-bbr"]
-        );
-        let traced = super::super::run_traced(&runs[0]).map(|_| ()).unwrap_err();
-        assert_eq!(
-            traced.to_string(),
-            "not available yet: a traced run of UDP and TCP flows (issue 36)"
-        );
+        let ccs: Vec<&str> = untraced.flows.iter().map(|f| f.cc.as_str()).collect();
+        assert_eq!(ccs, ["cocoa", "tcp-bbr"]);
+        let (traced, _) = super::super::run_traced(&runs[0]).unwrap();
+        assert_eq!(traced, untraced);
     }
 
     #[test]
