@@ -17,6 +17,9 @@
 //! the same loop, its connection carrying HTTP instead of RFC 8323 sessions. Which loop a run
 //! takes follows from its topology and its flows' typed [`crate::scenario::Transport`], in the
 //! one dispatcher of the private `dispatch` module (simulated, traced and emulated runs alike).
+//! A run of CoAP-over-UDP groups followed by CoAP-over-TCP groups (a long download beside CoAP
+//! clients) runs this loop on the private `cross_tcp` module's star, which carries the TCP
+//! flows itself.
 //!
 //! The loop reaches the network only through netsim's [`Topology`] trait: netsim's [`Star`], or
 //! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module,
@@ -47,6 +50,7 @@ use crate::workload::FlowDriver;
 use dispatch::{Mode, RunLoop};
 use owner_deadlines::OwnerDeadlines;
 
+mod cross_tcp;
 #[cfg(test)]
 mod deadlines;
 mod dispatch;
@@ -68,6 +72,7 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
         RunLoop::UdpMesh(mesh) => mesh::run(spec, mesh),
         // HTTP is a sibling session kind on the CoAP-over-TCP loop.
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run(spec),
+        RunLoop::UdpTcpStar => cross_tcp::run(spec),
         RunLoop::UdpStar => {
             let mut sim = Sim::build(spec)?;
             sim.run()?;
@@ -83,6 +88,7 @@ pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run_traced(spec, mesh),
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run_traced(spec),
+        RunLoop::UdpTcpStar => cross_tcp::run_traced(spec),
         RunLoop::UdpStar => run_traced_udp_star(spec),
     }
 }
@@ -168,6 +174,9 @@ struct Sim<N: Topology> {
     /// A flow group observes: the server's events feed the observers' metrics, and what it
     /// sends from a timer (notifications) is tagged with the observer's flow.
     observing: bool,
+    /// Whether the network still runs flows of its own (`cross_tcp`'s TCP flows): the run
+    /// goes on while it does. Asked only once every client is done.
+    net_busy: fn(&N) -> bool,
 }
 
 impl Sim<Star> {
@@ -281,6 +290,7 @@ impl<N: Topology> Sim<N> {
             bytes_down: vec![0; n_clients],
             trace: None,
             observing: observed.is_some(),
+            net_busy: |_| false,
         })
     }
 
@@ -300,7 +310,7 @@ impl<N: Topology> Sim<N> {
         mut next_at: impl FnMut(&mut N, Option<Instant>, Instant) -> Result<Option<Instant>, RunError>,
     ) -> Result<(), RunError> {
         let mut ran_out = false;
-        while self.remaining > 0 {
+        while self.remaining > 0 || (self.net_busy)(&self.net) {
             let local = earliest(
                 self.timers.next_at(),
                 self.starts.get(self.next_start).map(|(t, _)| *t),

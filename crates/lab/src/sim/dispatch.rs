@@ -6,7 +6,7 @@
 use coaplab_netsim::mesh::MeshConfig;
 
 use crate::results::RunError;
-use crate::scenario::{RunConfig, Topology, Transport};
+use crate::scenario::{RunConfig, Topology, Transport, Workload};
 
 /// Whether the run is simulated (virtual time, traced or not) or emulated (real sockets
 /// through the link emulator, wall-clock time): they have different run loops on offer.
@@ -30,6 +30,9 @@ pub(crate) enum RunLoop<'a> {
     TcpStar,
     /// The run's one HTTP download on the star (checked by `http::download_of`).
     HttpStar,
+    /// CoAP over UDP flow groups, then CoAP-over-TCP groups of one connection each (a long
+    /// download, or back-to-back exchanges) on the star, simulated only (`super::cross_tcp`).
+    UdpTcpStar,
 }
 
 /// What an emulated run on a mesh is refused with.
@@ -37,6 +40,36 @@ pub(crate) fn emulated_mesh() -> RunError {
     RunError::NotAvailable(
         "an emulated mesh ([topology] kind = \"mesh\" runs simulated only)".to_string(),
     )
+}
+
+/// Whether the loop of UDP and TCP flows runs `config`'s flow groups: CoAP-over-UDP groups
+/// first, then CoAP-over-TCP groups of one connection per flow (not `workload = "random"`,
+/// whose short-lived clients each open a connection), simulated.
+fn udp_then_tcp(config: &RunConfig, mode: Mode) -> Result<RunLoop<'_>, RunError> {
+    if mode == Mode::Emulated {
+        return Err(RunError::NotAvailable(
+            "UDP and TCP flows in one emulated run (issue 36: simulated only)".to_string(),
+        ));
+    }
+    let first_tcp = config
+        .flows
+        .iter()
+        .position(|f| f.transport.is_coap_over_tcp())
+        .unwrap_or(0);
+    for (g, f) in config.flows.iter().enumerate() {
+        if g > first_tcp && !f.transport.is_coap_over_tcp() {
+            return Err(RunError::NotAvailable(format!(
+                "UDP flows after TCP flows (flows.{g}: list the CoAP-over-UDP groups first, \
+                 then the TCP ones)"
+            )));
+        }
+        if f.transport.is_coap_over_tcp() && matches!(f.workload, Workload::Random { .. }) {
+            return Err(RunError::NotAvailable(format!(
+                "short-lived TCP clients beside UDP flows (flows.{g}: workload = \"random\")"
+            )));
+        }
+    }
+    Ok(RunLoop::UdpTcpStar)
 }
 
 /// The run loop of a run of `config` in `mode`, or why no loop runs it yet.
@@ -74,9 +107,7 @@ pub(crate) fn run_loop(config: &RunConfig, mode: Mode) -> Result<RunLoop<'_>, Ru
             } else if tcp_flows == config.flows.len() {
                 Ok(RunLoop::TcpStar)
             } else {
-                Err(RunError::NotAvailable(
-                    "UDP and TCP flows in one run (issue 5)".to_string(),
-                ))
+                udp_then_tcp(config, mode)
             }
         }
     }
@@ -97,6 +128,7 @@ mod tests {
                 RunLoop::UdpMesh(_) => "udp-mesh",
                 RunLoop::TcpStar => "tcp-star",
                 RunLoop::HttpStar => "http-star",
+                RunLoop::UdpTcpStar => "udp-tcp-star",
             })
             .map_err(|e| e.to_string())
     }
@@ -118,15 +150,45 @@ mod tests {
             assert_eq!(run_loop_of("", HTTP, mode), Ok("http-star"));
         }
         assert_eq!(run_loop_of(MESH, UDP, Mode::Simulated), Ok("udp-mesh"));
+        assert_eq!(
+            run_loop_of("", &format!("{UDP}{UDP}{TCP}{TCP}"), Mode::Simulated),
+            Ok("udp-tcp-star")
+        );
+        let download = format!("{TCP}workload = \"long-transfer\"\nobject_bytes = 1000\n");
+        assert_eq!(
+            run_loop_of("", &format!("{UDP}{download}"), Mode::Simulated),
+            Ok("udp-tcp-star")
+        );
     }
 
     #[test]
     fn what_no_loop_runs_is_refused_with_one_message_in_every_mode() {
+        assert_eq!(
+            run_loop_of("", &format!("{UDP}{TCP}"), Mode::Emulated),
+            Err(
+                "not available yet: UDP and TCP flows in one emulated run (issue 36: simulated \
+                 only)"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            run_loop_of("", &format!("{TCP}{UDP}"), Mode::Simulated),
+            Err(
+                "not available yet: UDP flows after TCP flows (flows.1: list the CoAP-over-UDP \
+                 groups first, then the TCP ones)"
+                    .to_string()
+            )
+        );
+        let random = format!("{TCP}workload = \"random\"\n");
+        assert_eq!(
+            run_loop_of("", &format!("{UDP}{random}"), Mode::Simulated),
+            Err(
+                "not available yet: short-lived TCP clients beside UDP flows (flows.1: workload \
+                 = \"random\")"
+                    .to_string()
+            )
+        );
         for mode in [Mode::Simulated, Mode::Emulated] {
-            assert_eq!(
-                run_loop_of("", &format!("{UDP}{TCP}"), mode),
-                Err("not available yet: UDP and TCP flows in one run (issue 5)".to_string())
-            );
             assert_eq!(
                 run_loop_of("", &format!("{HTTP}{UDP}"), mode),
                 Err(
@@ -158,18 +220,17 @@ mod tests {
     }
 
     #[test]
-    fn a_traced_run_is_refused_like_an_untraced_one() {
+    fn a_traced_run_of_udp_and_tcp_flows_is_the_untraced_run() {
         // Before the one dispatcher, a traced run of UDP and TCP flows ran every flow over
-        // TCP (New Reno), labelled with its UDP algorithm, where the untraced run refused.
+        // TCP (New Reno), labelled with its UDP algorithm, where the untraced run refused; now
+        // both carry both kinds, with one result.
         let text = format!("name = \"d\"\nmax_sim_time_s = 100\n{UDP}{TCP}");
         let runs = Scenario::parse(&text, "d.toml").unwrap().expand(None, None);
-        let untraced = super::super::run_one(&runs[0]).unwrap_err();
-        let traced = super::super::run_traced(&runs[0]).map(|_| ()).unwrap_err();
+        let untraced = super::super::run_one(&runs[0]).unwrap();
+        let ccs: Vec<&str> = untraced.flows.iter().map(|f| f.cc.as_str()).collect();
+        assert_eq!(ccs, ["cocoa", "tcp-bbr"]);
+        let (traced, _) = super::super::run_traced(&runs[0]).unwrap();
         assert_eq!(traced, untraced);
-        assert_eq!(
-            traced.to_string(),
-            "not available yet: UDP and TCP flows in one run (issue 5)"
-        );
     }
 
     #[test]

@@ -86,6 +86,8 @@ fn run_captured(
     match run_loop(&spec.config, Mode::Emulated)? {
         // `run_loop` refuses an emulated mesh already.
         RunLoop::UdpMesh(_) => Err(emulated_mesh()),
+        // Refused by the dispatcher in this mode.
+        RunLoop::UdpTcpStar => Err(RunError::NotAvailable("UDP and TCP flows".to_string())),
         RunLoop::HttpStar => http::run(spec, pcap).map(|r| (r, None)),
         RunLoop::TcpStar => tcp::run(spec).map(|r| (r, None)),
         RunLoop::UdpStar => run_udp(spec, pcap),

@@ -199,7 +199,7 @@ impl Conn {
 }
 
 /// Adds one connection's model counters (both ends are counted by the caller).
-fn add_stats(n: &mut SegmentCounts, c: &Connection) {
+pub(super) fn add_stats(n: &mut SegmentCounts, c: &Connection) {
     let s = c.stats();
     n.segments_sent += s.segments_sent;
     n.data_segments_sent += s.data_segments_sent;
@@ -211,7 +211,7 @@ fn add_stats(n: &mut SegmentCounts, c: &Connection) {
 
 /// BBR's configuration: Linux's defaults with the flow's `[flows.params]` (checked by the
 /// scenario reader).
-fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrConfig, RunError> {
+pub(super) fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrConfig, RunError> {
     let mut c = BbrConfig::default();
     for name in BbrConfig::NAMES {
         if let Some(v) = settings.get(name) {
@@ -761,7 +761,7 @@ impl TcpSim {
 
 /// Feeds the connection's in-order bytes to the session and the session's writes to the
 /// connection.
-fn pump(
+pub(super) fn pump(
     now: Instant,
     conn: &mut Connection,
     session: &mut Session,

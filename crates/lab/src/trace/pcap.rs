@@ -135,6 +135,27 @@ impl PacketLog {
         });
     }
 
+    /// The log of a run whose packets were logged in two parts, each in send order: `self`
+    /// and `other`, whose packets are those with the ids `other_ids` (increasing); `self`'s
+    /// fill the other ids (a run of UDP flows beside TCP flows that a wrapper of the star
+    /// sends itself).
+    pub(crate) fn interleave(self, other: PacketLog, other_ids: &[u64]) -> PacketLog {
+        let mut out = PacketLog::default();
+        let (mut mine, mut theirs) = (self.sent.iter(), other.sent.iter());
+        let mut next_other = other_ids.iter().peekable();
+        for id in 0..(self.sent.len() + other.sent.len()) as u64 {
+            let (s, log) = if next_other.next_if_eq(&&id).is_some() {
+                (theirs.next(), &other)
+            } else {
+                (mine.next(), &self)
+            };
+            if let Some(s) = s {
+                out.push(s.flow, s.kind, &log.payload[s.start..s.end]);
+            }
+        }
+        out
+    }
+
     /// The flow of packet `id`.
     pub(crate) fn flow(&self, id: u64) -> Option<u32> {
         self.sent.get(id as usize).map(|s| s.flow)
