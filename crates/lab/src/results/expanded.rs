@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use coaplab_netsim::link::loss::netem::fraction_of;
+use coaplab_netsim::link::trace::TraceEnd;
 use coaplab_netsim::tcp::{TcpConfig, BBR_PARAMS};
 use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
 
@@ -15,7 +16,7 @@ pub fn config_json(config: &RunConfig) -> Value {
     let ms = |d: coaplab_cc::time::Duration| d.as_nanos() as f64 / 1e6;
     // A bottleneck direction with the rest-of-path stage on its server side.
     let link = |l: &LinkConfig, rest: &DelayConfig| {
-        json!({
+        let mut j = json!({
             "rate_bps": l.rate_bps,
             "delay_ms": ms(l.propagation.delay),
             "jitter_ms": ms(l.propagation.jitter),
@@ -24,7 +25,22 @@ pub fn config_json(config: &RunConfig) -> Value {
             "rest_delay_ms": ms(rest.delay),
             "rest_jitter_ms": ms(rest.jitter),
             "rest_jitter_mode": format!("{:?}", rest.jitter_mode).to_lowercase(),
-        })
+        });
+        // Only when set, so manifests of existing scenarios keep their exact form. The trace
+        // replaces rate_bps and delay_ms; its FNV-1a 64 (of its canonical text) names it.
+        if let Some(trace) = &l.trace {
+            let end = match trace.end() {
+                TraceEnd::Hold => json!("hold"),
+                TraceEnd::Loop { period } => json!({ "loop_ms": ms(period) }),
+            };
+            let text = coaplab_netsim::link::trace::format::write(trace, &[]);
+            j["trace"] = json!({
+                "segments": trace.segments().len(),
+                "end": end,
+                "fnv1a64": format!("{:016x}", coaplab_netsim::rng::fnv1a64(text.as_bytes())),
+            });
+        }
+        j
     };
     let net = &config.network;
     // Scenarios set one loss model and one overhead for both directions.

@@ -88,3 +88,23 @@ fn a_traced_link_refuses_jitter() {
     let e = Star::new(&config, 1).unwrap_err().to_string();
     assert!(e.contains("down.trace"), "{e}");
 }
+
+#[test]
+fn the_committed_traces_are_the_generators() {
+    use coaplab_netsim::link::trace::nbiot::{generate, NbiotTraceParams};
+    // scenarios/nbiot-time-varying.toml's traces: seed 1, 600 s, dwell mean 20 s.
+    let params = NbiotTraceParams {
+        dwell_mean: Duration::from_secs(20),
+        ..NbiotTraceParams::default()
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/traces");
+    for (name, direction) in [("down", Direction::Down), ("up", Direction::Up)] {
+        let path = dir.join(format!("nbiot-ce-seed1-{name}.csv"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            parse(&text).unwrap(),
+            generate(&params, 1, direction),
+            "{name}"
+        );
+    }
+}
