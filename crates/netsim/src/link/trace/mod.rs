@@ -19,7 +19,7 @@
 //!   `at_n = max(ser_end_n + D(ser_end_n), at_{n−1})`. With a constant delay this is the
 //!   constant link's `at = ser_end + D`, i.e. netem's `e_n = max(a_n + D, e_{n−1}) + tx_n`.
 //!
-//! Parsing and writing the file format is [`format`]; the synthetic NB-IoT coverage generator
+//! Parsing and writing the file format is [`self::format`]; the synthetic NB-IoT coverage generator
 //! is [`nbiot`].
 
 pub mod format;
