@@ -247,3 +247,26 @@ fn mobility_json(m: &coaplab_netsim::mesh::mobility::MobilityConfig) -> serde_js
         "route_check_interval_s": m.route_check_interval.as_secs_f64(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use coaplab_netsim::link::trace::parse;
+
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn a_traced_direction_names_its_trace_and_an_untraced_one_has_no_trace_key() {
+        let text = "name = \"x\"\n[[flows]]\ncc = \"default\"\n";
+        let mut config = Scenario::parse(text, "t.toml").unwrap().config(0).unwrap();
+        let trace = parse("0,30000,400\n1000,3750,400\n2000,loop\n").unwrap();
+        config.network.down.trace = Some(Arc::new(trace));
+        let json = super::config_json(&config);
+        let down = &json["network"]["down"]["trace"];
+        assert_eq!(down["segments"], 2);
+        assert_eq!(down["end"]["loop_ms"], 2000.0);
+        assert_eq!(down["fnv1a64"].as_str().map(str::len), Some(16));
+        assert!(json["network"]["up"].get("trace").is_none());
+    }
+}
