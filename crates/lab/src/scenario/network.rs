@@ -209,8 +209,10 @@ fn read_traces(
         let base = Path::new(r.file()).parent().unwrap_or(Path::new(""));
         let full = base.join(&file);
         let span = t.get(key).and_then(Item::span);
-        let text = crate::files::read_text(&full, crate::files::Input::LinkTrace)
-            .map_err(|e| r.bad(span.clone(), &format!("{p}.{key}"), &file, e.to_string()))?;
+        let text = crate::files::read_text(&full, crate::files::Input::LinkTrace).map_err(|e| {
+            let expected = format!("a readable link-trace file (relative to the scenario); {e}");
+            r.bad(span.clone(), &format!("{p}.{key}"), &file, expected)
+        })?;
         let trace = link_trace::parse(&text).map_err(|e| {
             r.bad(
                 span,
@@ -426,6 +428,7 @@ mod tests {
         assert!(msg.contains("bad.csv: line 3: rate_bps: 'lots'"), "{msg}");
         let e = scenario("up_link_trace = \"traces/none.csv\"").unwrap_err();
         assert_eq!(e.key(), Some("network.up_link_trace"));
+        assert!(e.to_string().contains("a readable link-trace file"), "{e}");
         let e = scenario("jitter_ms = 5\nlink_trace = \"traces/down.csv\"").unwrap_err();
         assert_eq!((e.line(), e.key()), (3, Some("network.jitter_ms")));
     }
