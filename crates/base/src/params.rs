@@ -40,6 +40,9 @@ pub enum Kind {
     Bool,
     /// One of a fixed list of names.
     Choice(&'static [&'static str]),
+    /// A file path (in a scenario, relative to the scenario file), read by the key's reader:
+    /// never an algorithm parameter, so [`Value`] has no variant for it.
+    Path,
 }
 
 impl Kind {
@@ -53,6 +56,7 @@ impl Kind {
             Kind::Int { min, max } => format!("integer in [{min}, {max}]"),
             Kind::Bool => "true | false".to_string(),
             Kind::Choice(names) => names.join(" | "),
+            Kind::Path => "a file path".to_string(),
         }
     }
 }
@@ -351,6 +355,9 @@ fn parse_value(spec: &ParamSpec, raw: &str) -> Result<Value, ParamError> {
             .find(|n| **n == raw)
             .map(|n| Value::Choice(n))
             .ok_or_else(|| bad(format!("one of {}", names.join(", ")))),
+        Kind::Path => Err(bad(
+            "a file, which only a scenario's or a command's own reader takes".to_string(),
+        )),
     }
 }
 

@@ -30,6 +30,8 @@ pub enum Input {
     Positions,
     /// A `coaplab trace` script of sends and ACKs.
     TraceScript,
+    /// A `[network]` link-trace file (`link_trace`, `down_link_trace`, `up_link_trace`).
+    LinkTrace,
     /// A results directory's `manifest.json`.
     Manifest,
     /// A results directory's `flows.csv`, and each run's files under `runs/`: read whole.
@@ -43,7 +45,7 @@ impl Input {
     pub const fn limit(self) -> u64 {
         match self {
             Input::Scenario | Input::Reference => MIB,
-            Input::Positions | Input::Manifest => 64 * MIB,
+            Input::Positions | Input::Manifest | Input::LinkTrace => 64 * MIB,
             Input::TraceScript => 16 * MIB,
             Input::ResultsTable => 256 * MIB,
             Input::SideTable => 4096 * MIB,
@@ -56,6 +58,7 @@ impl Input {
             Input::Scenario => "a scenario file",
             Input::Reference => "a reference file",
             Input::Positions => "a position file",
+            Input::LinkTrace => "a link-trace file",
             Input::TraceScript => "a trace script",
             Input::Manifest => "a manifest.json",
             Input::ResultsTable => "a results table (flows.csv, runs/)",

@@ -9,7 +9,7 @@ use std::fmt;
 
 use coaplab_cc::time::Duration;
 
-use crate::link::delay::DelayConfig;
+use crate::link::delay::{DelayConfig, JitterMode};
 use crate::link::loss::LossModel;
 use crate::link::LinkConfig;
 
@@ -103,6 +103,7 @@ fn link(rate_bps: u64, delay_ms: i64, buffer_bytes: u64, overhead_bytes: u32) ->
         count_in_service: true,
         burst_bytes: 0,
         loss: LossModel::None,
+        trace: None,
     }
 }
 
@@ -184,6 +185,20 @@ impl NetworkConfig {
                 );
             }
             check_delay(&format!("{side}.propagation"), &link.propagation)?;
+            let jittered = link.propagation.jitter > Duration::ZERO
+                && link.propagation.jitter_mode != JitterMode::None;
+            if link.trace.is_some() && jittered {
+                return invalid(
+                    &format!("{side}.trace"),
+                    "a traced link takes its delay from the trace: no propagation jitter",
+                );
+            }
+            if link.trace.is_some() && link.burst_bytes != 0 {
+                return invalid(
+                    &format!("{side}.trace"),
+                    "a traced link is a pure serializer: burst_bytes must be 0",
+                );
+            }
             if let Some(param) = link.loss.invalid_parameter() {
                 return invalid(
                     &format!("{side}.loss.{param}"),
@@ -213,7 +228,6 @@ fn check_delay(field: &str, stage: &DelayConfig) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::delay::JitterMode;
 
     #[test]
     fn presets_have_the_spec_values() {

@@ -7,7 +7,8 @@
 //!   direction, so adding a component never shifts another's draws.
 //! * [`link`]: one direction of the bottleneck of docs/experiments.md §1 — byte-limited
 //!   drop-tail FIFO → serializer → propagation delay → loss stage — plus the pure
-//!   [`link::delay`] stage used for the rest-of-path. Its interface takes packet lengths and
+//!   [`link::delay`] stage used for the rest-of-path, and [`link::trace`], a rate and delay that
+//!   follow a schedule known in advance (Mahimahi-style link traces). Its interface takes packet lengths and
 //!   instants only: the emulator (`coaplab-emu`) drives this same code with real packets and the
 //!   wall clock. **The link model exists once, here.** Its keys, ranges, defaults and sources
 //!   are [`link::params::LINK_PARAMS`], which the scenario reader and `coaplab models link` read.

@@ -225,6 +225,16 @@ fn describe(emu: &Emulator, config: &EmulatorConfig, verbose: bool) {
         eprintln!("coaplab emulate: removed the leftover {r}");
     }
     let n = &config.network;
+    for (side, link) in [("up", &n.up), ("down", &n.down)] {
+        if let Some(trace) = &link.trace {
+            eprintln!(
+                "coaplab emulate: {side} follows a link trace of {} segments ({:?}) from the \
+                 emulator's start: its rate and delay replace the {side} values below",
+                trace.segments().len(),
+                trace.end()
+            );
+        }
+    }
     eprintln!(
         "coaplab emulate: client namespace {} ({CLIENT_ADDR}), server namespace {} \
          ({SERVER_ADDR}), MTU {} B; up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, \

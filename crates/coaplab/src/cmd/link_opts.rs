@@ -5,13 +5,18 @@
 //! `LINK_PARAMS` keys (a test checks both ways), and the names each choice flag accepts are the
 //! table's.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use coaplab_cc::params::Kind;
 use coaplab_cc::time::Duration;
+use coaplab_lab::files::{self, Input};
 use coaplab_netsim::link::loss::models::{
     build, loss_model_spec, LossBuildError, LossUnit, LossValue, LOSS_MODELS,
 };
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::link::params::link_param;
+use coaplab_netsim::link::trace::{self as link_trace, LinkTrace};
 use coaplab_netsim::{
     ErrorModel, JitterMode, LossModel, NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
 };
@@ -47,6 +52,18 @@ pub(crate) struct LinkOpts {
     /// What jitter does to packet order.
     #[arg(long, value_name = "MODE", value_parser = JitterMode::NAMES)]
     jitter_mode: Option<String>,
+    /// Link-trace file giving both directions a time-varying rate and delay instead of the
+    /// rate and delay flags (lines time_ms,rate_bps,delay_ms; docs/link-traces.md; no jitter
+    /// with a trace). The trace's time 0 is the emulator's start.
+    #[arg(long, value_name = "FILE")]
+    link_trace: Option<PathBuf>,
+    /// Downlink link-trace file (overrides --link-trace); `coaplab models link-trace nbiot`
+    /// writes one.
+    #[arg(long, value_name = "FILE")]
+    down_link_trace: Option<PathBuf>,
+    /// Uplink link-trace file (overrides --link-trace).
+    #[arg(long, value_name = "FILE")]
+    up_link_trace: Option<PathBuf>,
     /// MTU of the link and of both TUN devices, bytes.
     #[arg(long, value_name = "BYTES")]
     mtu: Option<u32>,
@@ -152,6 +169,14 @@ fn millis(key: &str, ms: f64) -> Result<Duration, String> {
     Ok(Duration::from_nanos((ms * 1e6).round() as i64))
 }
 
+/// The link trace in `path` (netsim's format), or an error naming the file and its line.
+fn trace(path: &Path) -> Result<Arc<LinkTrace>, String> {
+    let text = files::read_text(path, Input::LinkTrace).map_err(|e| e.to_string())?;
+    link_trace::parse(&text)
+        .map(Arc::new)
+        .map_err(|e| format!("link trace {}: {e}", path.display()))
+}
+
 fn mode(name: &str) -> JitterMode {
     JitterMode::from_name(name).unwrap_or_default()
 }
@@ -226,6 +251,11 @@ impl LinkOpts {
         if let Some(loss) = &self.loss {
             net.set_loss(self.loss_model(loss)?);
         }
+        let both = self.link_trace.as_deref().map(trace).transpose()?;
+        let down = self.down_link_trace.as_deref().map(trace).transpose()?;
+        let up = self.up_link_trace.as_deref().map(trace).transpose()?;
+        net.down.trace = down.or_else(|| both.clone());
+        net.up.trace = up.or(both);
         if net.mtu_bytes > 65_535 {
             return Err("--mtu must be at most 65535".into());
         }
@@ -423,6 +453,28 @@ mod tests {
         assert!(e.contains("'burst_mean_s'"), "{e}");
         let e = parse(&["--loss", "lots"]).unwrap_err();
         assert!(e.contains("netem-state:p13[,p31[,p32[,p23[,p14]]]]"), "{e}");
+    }
+
+    #[test]
+    fn link_trace_flags_read_the_files_and_name_a_bad_line() {
+        let dir = std::env::temp_dir().join(format!("coaplab-link-opts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.csv");
+        let bad = dir.join("bad.csv");
+        std::fs::write(&good, "0,60000,200\n5,7500,250\n").unwrap();
+        std::fs::write(&bad, "0,60000,200\n5,7500\n").unwrap();
+        let g = good.to_str().unwrap();
+        let n = parse(&["--link-trace", g]).unwrap();
+        assert_eq!(n.down.trace, n.up.trace);
+        assert_eq!(n.up.trace.unwrap().segments()[1].rate_bps, 7_500);
+        let n = parse(&["--up-link-trace", g]).unwrap();
+        assert!(n.down.trace.is_none() && n.up.trace.is_some());
+        let e = parse(&["--down-link-trace", bad.to_str().unwrap()]).unwrap_err();
+        assert!(e.contains("bad.csv: line 2:"), "{e}");
+        // A traced link takes no jitter (netsim's validation).
+        let e = parse(&["--link-trace", g, "--jitter-ms", "5"]).unwrap_err();
+        assert!(e.contains("trace"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub(crate) mod dtls_opts;
 pub(crate) mod emulate;
 pub(crate) mod http;
 pub(crate) mod link_opts;
+pub(crate) mod link_trace_gen;
 pub(crate) mod merge;
 pub(crate) mod models;
 pub(crate) mod net;

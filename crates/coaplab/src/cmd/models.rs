@@ -18,12 +18,17 @@ use coaplab_netsim::mesh::rpl::RPL_CONSTANTS;
 use coaplab_netsim::mesh::MESH_PARAMS;
 
 use super::algorithms::{cell, md_range, param};
+use super::link_trace_gen::{self, GenOpts};
 
 /// The models with a parameter table.
-const MODELS: [(&str, &str); 3] = [
+const MODELS: [(&str, &str); 4] = [
     (
         "link",
         "the star's bottleneck link, each direction a byte FIFO, serializer, propagation delay and loss stage, plus a rest-of-path delay ([network] in a scenario; the same names as coaplab emulate's flags; docs/experiments.md §1-3)",
+    ),
+    (
+        "link-trace",
+        "synthetic link traces (a time-varying rate and delay per direction) for [network] link_trace and coaplab emulate --link-trace: coaplab models link-trace nbiot --seed N --direction down|up writes one (docs/link-traces.md)",
     ),
     (
         "mesh",
@@ -57,14 +62,21 @@ Routing ([topology]):
 Without NAME: the network models that have parameters. With NAME: every parameter of that model
 with its default, accepted range, meaning and source. A scenario sets them in its model's table,
 e.g. [network] for the link and [topology.params] for the mesh; unknown keys are errors.
-`coaplab models link --markdown` is the [network] table of docs/scenarios.md.")]
+`coaplab models link --markdown` is the [network] table of docs/scenarios.md.
+`coaplab models link-trace nbiot --seed N --direction down|up [--out FILE]` writes a synthetic
+NB-IoT coverage trace (docs/link-traces.md).")]
 pub(crate) struct Args {
-    /// A model name (`link`, `mesh`, `mobility`): print its parameters.
+    /// A model name (`link`, `link-trace`, `mesh`, `mobility`): print its parameters.
     #[arg(value_name = "NAME")]
     name: Option<String>,
+    /// With `link-trace`: a generator (`nbiot`) to write a trace with.
+    #[arg(value_name = "GENERATOR")]
+    generator: Option<String>,
     /// With `link`: the parameter table as Markdown (docs/scenarios.md, `[network]`).
     #[arg(long)]
     markdown: bool,
+    #[command(flatten)]
+    generate: GenOpts,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -72,11 +84,17 @@ pub(crate) fn run(args: Args) -> ExitCode {
         eprintln!("coaplab models: --markdown is for `coaplab models link`");
         return ExitCode::from(2);
     }
+    let trace = args.name.as_deref() == Some("link-trace");
+    if !trace && (args.generator.is_some() || args.generate.any()) {
+        eprintln!("coaplab models: a generator and its flags are for `coaplab models link-trace`");
+        return ExitCode::from(2);
+    }
     match args.name.as_deref() {
+        Some("link-trace") => link_trace_gen::run(args.generator.as_deref(), &args.generate),
         None => {
             println!("Network models (coaplab models NAME lists the parameters):");
             for (name, summary) in MODELS {
-                println!("  {name:<8} {summary}");
+                println!("  {name:<10} {summary}");
             }
             ExitCode::SUCCESS
         }

@@ -90,3 +90,47 @@ fn models_link_lists_every_network_key_with_default_range_presets_and_source() {
     let md = coaplab(&["models", "mesh", "--markdown"]);
     assert_eq!(md.status.code(), Some(2), "--markdown is for the link only");
 }
+
+#[test]
+fn models_link_trace_writes_the_generators_trace_and_lists_its_parameters() {
+    use coaplab_netsim::link::trace::nbiot::{generate, NbiotTraceParams, NBIOT_TRACE_PARAMS};
+    use coaplab_netsim::link::trace::parse;
+    let out = coaplab(&["models", "link-trace"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for spec in NBIOT_TRACE_PARAMS {
+        assert!(
+            text.contains(&format!("  {} = {}", spec.key, spec.default)),
+            "{text}"
+        );
+        assert!(text.contains(spec.source), "{}", spec.key);
+    }
+    assert!(text.contains("CE2 (MCL 164 dB): 469 / 938 bit/s"), "{text}");
+    let args = [
+        "models",
+        "link-trace",
+        "nbiot",
+        "--seed",
+        "5",
+        "--direction",
+        "up",
+        "--duration-s",
+        "120",
+        "--dwell-mean-s",
+        "10",
+    ];
+    let out = coaplab(&args);
+    assert!(out.status.success());
+    let params = NbiotTraceParams {
+        duration: coaplab_cc::time::Duration::from_secs(120),
+        dwell_mean: coaplab_cc::time::Duration::from_secs(10),
+        ..NbiotTraceParams::default()
+    };
+    let trace = parse(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert_eq!(trace, generate(&params, 5, coaplab_netsim::Direction::Up));
+    let bad = coaplab(&["models", "link-trace", "nbiot", "--direction", "up"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--seed N is required"));
+    let bad = coaplab(&["models", "link", "--seed", "5"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

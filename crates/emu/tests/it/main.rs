@@ -5,6 +5,7 @@
 mod dedup_alloc;
 mod dtls_flood;
 mod emulator;
+mod emulator_trace;
 mod hostile;
 mod http_limits;
 mod tcp_server;

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use coaplab_netsim::link::loss::netem::fraction_of;
+use coaplab_netsim::link::trace::TraceEnd;
 use coaplab_netsim::tcp::{TcpConfig, BBR_PARAMS};
 use coaplab_netsim::{CtmcParams, DelayConfig, GeParams, LinkConfig, LossModel};
 
@@ -15,7 +16,7 @@ pub fn config_json(config: &RunConfig) -> Value {
     let ms = |d: coaplab_cc::time::Duration| d.as_nanos() as f64 / 1e6;
     // A bottleneck direction with the rest-of-path stage on its server side.
     let link = |l: &LinkConfig, rest: &DelayConfig| {
-        json!({
+        let mut j = json!({
             "rate_bps": l.rate_bps,
             "delay_ms": ms(l.propagation.delay),
             "jitter_ms": ms(l.propagation.jitter),
@@ -24,7 +25,22 @@ pub fn config_json(config: &RunConfig) -> Value {
             "rest_delay_ms": ms(rest.delay),
             "rest_jitter_ms": ms(rest.jitter),
             "rest_jitter_mode": format!("{:?}", rest.jitter_mode).to_lowercase(),
-        })
+        });
+        // Only when set, so manifests of existing scenarios keep their exact form. The trace
+        // replaces rate_bps and delay_ms; its FNV-1a 64 (of its canonical text) names it.
+        if let Some(trace) = &l.trace {
+            let end = match trace.end() {
+                TraceEnd::Hold => json!("hold"),
+                TraceEnd::Loop { period } => json!({ "loop_ms": ms(period) }),
+            };
+            let text = coaplab_netsim::link::trace::format::write(trace, &[]);
+            j["trace"] = json!({
+                "segments": trace.segments().len(),
+                "end": end,
+                "fnv1a64": format!("{:016x}", coaplab_netsim::rng::fnv1a64(text.as_bytes())),
+            });
+        }
+        j
     };
     let net = &config.network;
     // Scenarios set one loss model and one overhead for both directions.
@@ -230,4 +246,27 @@ fn mobility_json(m: &coaplab_netsim::mesh::mobility::MobilityConfig) -> serde_js
         "area_m": m.area.map(|a| [a.x, a.y]),
         "route_check_interval_s": m.route_check_interval.as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use coaplab_netsim::link::trace::parse;
+
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn a_traced_direction_names_its_trace_and_an_untraced_one_has_no_trace_key() {
+        let text = "name = \"x\"\n[[flows]]\ncc = \"default\"\n";
+        let mut config = Scenario::parse(text, "t.toml").unwrap().config(0).unwrap();
+        let trace = parse("0,30000,400\n1000,3750,400\n2000,loop\n").unwrap();
+        config.network.down.trace = Some(Arc::new(trace));
+        let json = super::config_json(&config);
+        let down = &json["network"]["down"]["trace"];
+        assert_eq!(down["segments"], 2);
+        assert_eq!(down["end"]["loop_ms"], 2000.0);
+        assert_eq!(down["fnv1a64"].as_str().map(str::len), Some(16));
+        assert!(json["network"]["up"].get("trace").is_none());
+    }
 }

@@ -3,6 +3,9 @@
 //! are netsim's ([`LINK_PARAMS`]): this module only reads keys and applies them onto a
 //! [`NetworkConfig`].
 
+use std::path::Path;
+use std::sync::Arc;
+
 use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::time::Duration;
 use coaplab_netsim::link::loss::models::{
@@ -10,6 +13,7 @@ use coaplab_netsim::link::loss::models::{
 };
 use coaplab_netsim::link::loss::netem;
 use coaplab_netsim::link::params::{link_param, LINK_PARAMS};
+use coaplab_netsim::link::trace::{self as link_trace, LinkTrace};
 use coaplab_netsim::{ErrorModel, JitterMode, LossModel, NetworkConfig, Preset, ProfileForm};
 use toml_edit::{Item, Value};
 
@@ -119,6 +123,7 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
         net.down.propagation.jitter_mode = mode_of(&x);
         net.up.propagation.jitter_mode = mode_of(&x);
     }
+    read_traces(r, t, net)?;
     for (key, stage) in [
         ("rest_jitter_ms", &net.rest_down),
         ("jitter_ms", &net.down.propagation),
@@ -180,6 +185,60 @@ pub(super) fn read(r: &mut Reader<'_>, doc: &toml_edit::Table) -> Result<Network
         out.loss_label = label;
     }
     Ok(out)
+}
+
+/// `link_trace`, `down_link_trace`, `up_link_trace`: each file read relative to the scenario's
+/// directory and parsed by netsim's [`link_trace::parse`]; a bad file is an error at the key
+/// naming the file and its line. A traced direction takes no propagation jitter.
+fn read_traces(
+    r: &mut Reader<'_>,
+    t: &dyn toml_edit::TableLike,
+    net: &mut NetworkConfig,
+) -> Result<(), ScenarioError> {
+    let p = "network";
+    let path = |v: &Value| {
+        v.as_str()
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .ok_or_else(|| "a link-trace file path (docs/link-traces.md)".to_string())
+    };
+    let load = |r: &mut Reader<'_>, key: &str| -> Result<Option<Arc<LinkTrace>>, ScenarioError> {
+        let Some(file) = r.scalar(t, p, key, path)? else {
+            return Ok(None);
+        };
+        let base = Path::new(r.file()).parent().unwrap_or(Path::new(""));
+        let full = base.join(&file);
+        let span = t.get(key).and_then(Item::span);
+        let text = crate::files::read_text(&full, crate::files::Input::LinkTrace).map_err(|e| {
+            let expected = format!("a readable link-trace file (relative to the scenario); {e}");
+            r.bad(span.clone(), &format!("{p}.{key}"), &file, expected)
+        })?;
+        let trace = link_trace::parse(&text).map_err(|e| {
+            r.bad(
+                span,
+                &format!("{p}.{key}"),
+                &file,
+                format!("a valid link trace; {}: {e}", full.display()),
+            )
+        })?;
+        Ok(Some(Arc::new(trace)))
+    };
+    let both = load(r, "link_trace")?;
+    let down = load(r, "down_link_trace")?.or_else(|| both.clone());
+    let up = load(r, "up_link_trace")?.or(both);
+    for (link, trace) in [(&mut net.down, down), (&mut net.up, up)] {
+        if trace.is_some() && link.propagation.jitter > Duration::ZERO {
+            let span = t.get("jitter_ms").and_then(Item::span);
+            return Err(r.bad(
+                span,
+                "network.jitter_ms",
+                &format!("{}", link.propagation.jitter.as_secs_f64() * 1e3),
+                "0 on a direction with a link trace (the trace gives its delay)",
+            ));
+        }
+        link.trace = trace;
+    }
+    Ok(())
 }
 
 /// The [`LINK_PARAMS`] entry of `key` (a programming error if there is none).
@@ -337,6 +396,41 @@ mod tests {
 
     fn pct(x: f64) -> u32 {
         prob_from_percent(x).unwrap()
+    }
+
+    #[test]
+    fn link_traces_are_read_relative_to_the_scenario_and_bad_ones_name_file_and_line() {
+        use coaplab_netsim::link::trace::TraceEnd;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("traces")).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("traces/down.csv", "0,30000,400\n1000,3750,450\n2000,loop\n");
+        write("traces/bad.csv", "0,30000,400\n# x\n500,lots,400\n");
+        let scenario = |network: &str| {
+            let file = dir.path().join("s.toml");
+            write(
+                "s.toml",
+                &format!("name = \"x\"\n[network]\n{network}\n[[flows]]\ncc = \"default\"\n"),
+            );
+            Scenario::load(&file).and_then(|s| s.config(0))
+        };
+        let c = scenario("down_link_trace = \"traces/down.csv\"").unwrap();
+        let down = c.network.down.trace.unwrap();
+        assert_eq!(down.segments()[1].rate_bps, 3_750);
+        assert!(matches!(down.end(), TraceEnd::Loop { .. }));
+        assert!(c.network.up.trace.is_none());
+        // link_trace sets both; a direction's own key wins.
+        let c = scenario("link_trace = \"traces/down.csv\"").unwrap();
+        assert!(c.network.up.trace.is_some() && c.network.down.trace.is_some());
+        let e = scenario("down_link_trace = \"traces/bad.csv\"").unwrap_err();
+        assert_eq!((e.line(), e.key()), (3, Some("network.down_link_trace")));
+        let msg = e.to_string();
+        assert!(msg.contains("bad.csv: line 3: rate_bps: 'lots'"), "{msg}");
+        let e = scenario("up_link_trace = \"traces/none.csv\"").unwrap_err();
+        assert_eq!(e.key(), Some("network.up_link_trace"));
+        assert!(e.to_string().contains("a readable link-trace file"), "{e}");
+        let e = scenario("jitter_ms = 5\nlink_trace = \"traces/down.csv\"").unwrap_err();
+        assert_eq!((e.line(), e.key()), (3, Some("network.jitter_ms")));
     }
 
     #[test]

@@ -7,12 +7,17 @@
 //! admitted, so [`Link::offer`] returns the packet's whole fate at once: dropped on enqueue,
 //! or serialized over `[ser_start, ser_end)` and then delivered or lost at the far end. With
 //! constant delay `D` this reproduces netem's recurrence `e_n = max(a_n + D, e_{n−1}) + tx_n`.
+//! A [`trace`] (known in advance) replaces the constant rate and delay with a time-varying
+//! schedule; the fate is still whole at admission.
 
 pub mod delay;
 pub mod loss;
 pub mod params;
 pub mod queue;
 pub mod serializer;
+pub mod trace;
+
+use std::sync::Arc;
 
 use coaplab_cc::rng::SeededRandom;
 use coaplab_cc::time::{Duration, Instant};
@@ -21,6 +26,8 @@ use self::delay::{DelayConfig, DelayStage};
 use self::loss::{LossModel, LossStage};
 use self::queue::ByteFifo;
 use self::serializer::Serializer;
+use self::trace::traced::TracedStage;
+use self::trace::LinkTrace;
 
 /// Parameters of one link direction.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +48,9 @@ pub struct LinkConfig {
     pub burst_bytes: u64,
     /// Link-error model of the loss stage.
     pub loss: LossModel,
+    /// A time-varying rate and delay ([`trace`]): when set, it replaces `rate_bps` and
+    /// `propagation` (which must then have no jitter; `burst_bytes` must be 0).
+    pub trace: Option<Arc<LinkTrace>>,
 }
 
 /// The random streams one link direction uses, named by purpose.
@@ -143,6 +153,8 @@ pub struct Link {
     queue: ByteFifo,
     serializer: Serializer,
     propagation: DelayStage,
+    /// The serializer and propagation under a trace, instead of the two above.
+    traced: Option<TracedStage>,
     loss: LossStage,
     last_offer: Instant,
     stats: LinkStats,
@@ -159,6 +171,7 @@ impl Link {
             queue: ByteFifo::new(config.buffer_bytes),
             serializer: Serializer::new(config.rate_bps, config.burst_bytes),
             propagation: DelayStage::new(config.propagation, streams.jitter),
+            traced: config.trace.clone().map(TracedStage::new),
             loss: LossStage::new(&config.loss, streams.loss, streams.loss_chain),
             last_offer: Instant::from_nanos(i64::MIN),
             stats: LinkStats::default(),
@@ -193,7 +206,16 @@ impl Link {
             self.stats.overflow_drops += 1;
             return outcome;
         }
-        let (ser_start, ser_end) = self.serializer.transmit(now, charged_bytes);
+        let (ser_start, ser_end, at) = match &mut self.traced {
+            None => {
+                let (start, end) = self.serializer.transmit(now, charged_bytes);
+                (start, end, self.propagation.release(end))
+            }
+            Some(traced) => {
+                let t = traced.transmit(now, charged_bytes);
+                (t.ser_start, t.ser_end, t.at)
+            }
+        };
         let leaves_at = if self.count_in_service {
             ser_end
         } else {
@@ -206,7 +228,6 @@ impl Link {
         s.sent_packets += 1;
         s.sent_bytes += u64::from(ip_len);
         s.sent_charged_bytes += u64::from(charged_bytes);
-        let at = self.propagation.release(ser_end);
         outcome.result = if self.loss.lose(at) {
             s.link_error_drops += 1;
             LinkResult::Lost {
@@ -229,7 +250,10 @@ impl Link {
     /// Counters so far.
     pub fn stats(&self) -> LinkStats {
         LinkStats {
-            busy_time: self.serializer.busy_time(),
+            busy_time: match &self.traced {
+                None => self.serializer.busy_time(),
+                Some(traced) => traced.busy_time(),
+            },
             ..self.stats
         }
     }

@@ -110,6 +110,27 @@ pub const LINK_PARAMS: &[ParamSpec] = &[
         source: "docs/experiments.md §1.1, §1.2 (netem `delay D J` sorts by send time, so jitter reorders)",
     },
     ParamSpec {
+        key: "link_trace",
+        kind: Kind::Path,
+        default: Value::Choice("none"),
+        help: "a link-trace file (time_ms,rate_bps,delay_ms lines; docs/link-traces.md) giving both directions a time-varying rate and propagation delay instead of the rate and delay keys (no jitter with a trace); in a scenario relative to the scenario file",
+        source: "Mahimahi's mm-link (Netravali et al., USENIX ATC 2015) for the idea; the format is coaplab's (docs/link-traces.md)",
+    },
+    ParamSpec {
+        key: "down_link_trace",
+        kind: Kind::Path,
+        default: Value::Choice("none"),
+        help: "downlink link-trace file (overrides link_trace); `coaplab models link-trace nbiot` writes one",
+        source: "docs/link-traces.md",
+    },
+    ParamSpec {
+        key: "up_link_trace",
+        kind: Kind::Path,
+        default: Value::Choice("none"),
+        help: "uplink link-trace file (overrides link_trace)",
+        source: "docs/link-traces.md",
+    },
+    ParamSpec {
         key: "mtu",
         kind: Kind::Int {
             min: 68,

@@ -34,6 +34,7 @@ fn wired(rate_bps: u64, buffer_bytes: u64) -> NetworkConfig {
         count_in_service: true,
         burst_bytes: 0,
         loss: LossModel::None,
+        trace: None,
     };
     NetworkConfig {
         down: link.clone(),
