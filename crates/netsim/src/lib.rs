@@ -11,7 +11,7 @@
 //!   follow a schedule known in advance (Mahimahi-style link traces). Its interface takes packet lengths and
 //!   instants only: the emulator (`coaplab-emu`) drives this same code with real packets and the
 //!   wall clock. **The link model exists once, here.** Its keys, ranges, defaults and sources
-//!   are [`link::params::LINK_PARAMS`], which the scenario reader and `coaplab models link` read.
+//!   are [`config::params::LINK_PARAMS`], which the scenario reader and `coaplab models link` read.
 //! * [`config`]: the `nbiot` and `zigbee` presets of docs/experiments.md §2 with every value
 //!   overridable, and validation with typed errors.
 //! * [`record`]: deliveries and the optional per-packet ground-truth log.

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use coaplab_cc::params::Kind;
 use coaplab_cc::time::Duration;
 use coaplab_lab::files::{self, Input};
+use coaplab_netsim::config::params::link_param;
 use coaplab_netsim::link::loss::models::{
     build, loss_model_spec, LossBuildError, LossUnit, LossValue, LOSS_MODELS,
 };
 use coaplab_netsim::link::loss::netem;
-use coaplab_netsim::link::params::link_param;
 use coaplab_netsim::link::trace::{self as link_trace, LinkTrace};
 use coaplab_netsim::{
     ErrorModel, JitterMode, LossModel, NetworkConfig, ProfileForm, ERROR_MODEL_NAMES, PRESET_NAMES,
@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn the_flags_are_the_link_keys() {
         use clap::CommandFactory;
-        use coaplab_netsim::link::params::LINK_PARAMS;
+        use coaplab_netsim::config::params::LINK_PARAMS;
         let flags: Vec<String> = T::command()
             .get_arguments()
             .filter_map(|a| a.get_long())

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use coaplab_cc::params::ParamSpec;
+use coaplab_netsim::config::params::{preset_value, FROM_PRESET, LINK_PARAMS};
 use coaplab_netsim::link::loss::models::{self as loss_models, LossUnit, LOSS_MODELS};
-use coaplab_netsim::link::params::{preset_value, FROM_PRESET, LINK_PARAMS};
 use coaplab_netsim::{Preset, PRESET_NAMES};
 
 use coaplab_netsim::mesh::mobility::{

@@ -59,7 +59,7 @@ fn models_mobility_lists_every_model_parameter_with_default_and_source() {
 
 #[test]
 fn models_link_lists_every_network_key_with_default_range_presets_and_source() {
-    use coaplab_netsim::link::params::{FROM_PRESET, LINK_PARAMS};
+    use coaplab_netsim::config::params::{FROM_PRESET, LINK_PARAMS};
     let o = coaplab(&["models", "link"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);

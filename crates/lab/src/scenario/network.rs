@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use coaplab_cc::params::{Kind, ParamSpec};
 use coaplab_cc::time::Duration;
+use coaplab_netsim::config::params::{link_param, LINK_PARAMS};
 use coaplab_netsim::link::loss::models::{
     self as loss_models, LossBuildError, LossUnit, LossValue,
 };
 use coaplab_netsim::link::loss::netem;
-use coaplab_netsim::link::params::{link_param, LINK_PARAMS};
 use coaplab_netsim::link::trace::{self as link_trace, LinkTrace};
 use coaplab_netsim::{ErrorModel, JitterMode, LossModel, NetworkConfig, Preset, ProfileForm};
 use toml_edit::{Item, Value};

@@ -12,7 +12,6 @@
 
 pub mod delay;
 pub mod loss;
-pub mod params;
 pub mod queue;
 pub mod serializer;
 pub mod trace;

@@ -10,13 +10,13 @@
 //! emulate` takes the same keys and checks its delays and jitters against them too, but for
 //! the other numbers still only what the link needs (an MTU of at least 28 B, rates and buffers
 //! above 0, no upper bounds), so that no command line it accepted before is refused; its loss
-//! values go through the same [`super::loss::models::build`].
+//! values go through the same [`crate::link::loss::models::build`].
 
 use coaplab_cc::params::{Kind, ParamSpec, Value};
 
-use super::loss::{DEFAULT_BURST_PACKETS, ERROR_MODEL_NAMES, PROFILE_NAMES};
 use crate::config::{NetworkConfig, Preset, PRESET_NAMES};
 use crate::link::delay::JitterMode;
+use crate::link::loss::{DEFAULT_BURST_PACKETS, ERROR_MODEL_NAMES, PROFILE_NAMES};
 
 /// The default of a key whose value comes from the chosen preset (see [`preset_value`]).
 /// It is a marker for printing, not a value of the key's kind: read link keys only when set.

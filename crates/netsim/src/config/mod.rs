@@ -5,6 +5,8 @@
 //! that change both directions at once, then [`NetworkConfig::validate`] before building a
 //! topology. Parsing scenario files is the lab's job; this module only says what is valid.
 
+pub mod params;
+
 use std::fmt;
 
 use coaplab_cc::time::Duration;
