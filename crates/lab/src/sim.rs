@@ -262,7 +262,7 @@ impl<N: Topology> Sim<N> {
         let n_clients = clients.len();
         Ok(Sim {
             net,
-            timers: OwnerDeadlines::counting_displaced(
+            timers: OwnerDeadlines::new(
                 n_clients + servers.len(),
                 Instant::ZERO + config.max_sim_time,
             ),
@@ -300,23 +300,21 @@ impl<N: Topology> Sim<N> {
         mut next_at: impl FnMut(&mut N, Option<Instant>, Instant) -> Result<Option<Instant>, RunError>,
     ) -> Result<(), RunError> {
         let mut ran_out = false;
+        // The delivery buffer is the loop's for the whole run (taken once, not per instant).
+        let mut buf = std::mem::take(&mut self.buf);
         while self.remaining > 0 {
-            let local = earliest(
-                self.timers.next_at(),
-                self.starts.get(self.next_start).map(|(t, _)| *t),
-            );
+            let next_start = self.starts.get(self.next_start).map(|(t, _)| *t);
+            let local = earliest(self.timers.next_at(), next_start);
             let next = next_at(&mut self.net, local, self.end)?;
             let Some(now) = next.filter(|&t| t <= self.end) else {
                 ran_out = true;
                 break;
             };
             self.now = now;
-            let mut buf = std::mem::take(&mut self.buf);
             while let Some(d) = self.net.poll_delivery(now, &mut buf) {
                 self.events += 1;
                 self.deliver(&d, &buf)?;
             }
-            self.buf = buf;
             while let Some(who) = self.timers.pop_due(now) {
                 self.events += 1;
                 if let Some(j) = (who as usize).checked_sub(self.clients.len()) {
@@ -329,6 +327,10 @@ impl<N: Topology> Sim<N> {
                     self.drain_client(who)?;
                 }
             }
+            // No flow starts at an instant before the next start time (none is added).
+            if next_start.map_or(true, |t| t > now) {
+                continue;
+            }
             while let Some(&(t, who)) = self.starts.get(self.next_start) {
                 if t > now {
                     break;
@@ -340,11 +342,9 @@ impl<N: Topology> Sim<N> {
                 self.drain_client(who)?;
             }
         }
-        // `events` counts the wake-ups of a lazy timer heap too, as it always has: one per
-        // displaced deadline the loop's clock reached (see `OwnerDeadlines`). A loop that ran
-        // out of events went on to the horizon through them, its clock to the latest.
-        let stop = if ran_out { self.end } else { self.now };
-        self.events += self.timers.displaced_through(stop);
+        self.buf = buf;
+        // A loop that ran out of events stops its clock where the lazy timer heap it once had
+        // would have: at the latest displaced deadline before the horizon (see `OwnerDeadlines`).
         if ran_out {
             self.now = self.timers.latest_displaced_by(self.now);
         }
