@@ -228,6 +228,8 @@ impl<N: Topology> Sim<N> {
             dedup_reserve_reply_bytes: expected_reply_bytes(config, paths.block_bytes),
             dedup_purge_timer: false,
             keep_bodies: false,
+            // Only observers' metrics read the server's events (`drain_server`).
+            emit_request_events: observed.is_some(),
             server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
