@@ -432,7 +432,6 @@ impl<N: Topology> Sim<N> {
         let now = self.now;
         let c = &mut self.clients[i as usize];
         loop {
-            let mut progressed = false;
             let (net, trace) = (&mut self.net, &mut self.trace);
             let (addr, metrics) = (c.addr, &mut c.metrics);
             while let Some(sent) = c.endpoint.poll_transmit_with(now, |tx, datagram| {
@@ -448,11 +447,9 @@ impl<N: Topology> Sim<N> {
                 }
                 net.send(now, addr, tx.destination, datagram, tag)
             }) {
-                progressed = true;
                 sent.map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
             }
             while let Some(event) = c.endpoint.poll_event() {
-                progressed = true;
                 c.metrics.on_event(&event);
                 if let Some(trace) = self.trace.as_deref_mut() {
                     trace.event(i, &event);
@@ -510,14 +507,17 @@ impl<N: Topology> Sim<N> {
                     _ => {}
                 }
             }
-            if !progressed {
-                if !c.driver.wants_new_client() {
-                    break;
-                }
-                // The old client is drained: its successor starts on a fresh endpoint.
-                renew(c, i, self.seed, self.port_stride)?;
-                c.driver.resume(now, &mut c.endpoint);
+            // What the events' handlers queued (the next request, its events) is the next
+            // pass's; with nothing queued a further pass would find nothing (issue 35).
+            if c.endpoint.has_output() {
+                continue;
             }
+            if !c.driver.wants_new_client() {
+                break;
+            }
+            // The old client is drained: its successor starts on a fresh endpoint.
+            renew(c, i, self.seed, self.port_stride)?;
+            c.driver.resume(now, &mut c.endpoint);
         }
         if c.observe.is_some() && c.driver.is_done() && c.metrics.finished.is_none() {
             // The observer deregistered: its observation is over.
