@@ -2,15 +2,23 @@
 # Simulator results byte-identical between two coaplab binaries (issue 17: optimisations must
 # not change a single result). Runs every scenarios/*.toml at one replication with each binary
 # and compares flows.csv, summary.csv and runs.csv (without its measured wall_s column) with cmp.
+# --ignore-events also leaves runs.csv's `events` column out: for a BEFORE_BIN of an older
+# results format whose `events` counted otherwise (format 3 dropped the stale timer wake-ups of
+# CoAP-over-UDP runs, docs/scenarios.md "Results format versions"); every other column must match.
 #
-#   scripts/check-identical.sh BEFORE_BIN [AFTER_BIN]     # AFTER_BIN: target/release/coaplab
+#   scripts/check-identical.sh [--ignore-events] BEFORE_BIN [AFTER_BIN]     # AFTER_BIN: target/release/coaplab
 #   e.g. git worktree add /tmp/base main && (cd /tmp/base && cargo build --release -p coaplab)
 #        scripts/check-identical.sh /tmp/base/target/release/coaplab
 #
 # Exit status 0 when every scenario matches; the first differing file is named otherwise.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BEFORE="${1:?usage: $0 BEFORE_BIN [AFTER_BIN]}"
+IGNORE=wall_s
+if [ "${1:-}" = --ignore-events ]; then
+  IGNORE=wall_s,events
+  shift
+fi
+BEFORE="${1:?usage: $0 [--ignore-events] BEFORE_BIN [AFTER_BIN]}"
 AFTER="${2:-$ROOT/target/release/coaplab}"
 OUT="$(mktemp -d /tmp/check-identical.XXXXXX)"
 trap 'rm -rf "$OUT"' EXIT
@@ -29,8 +37,10 @@ for scn in "$ROOT"/scenarios/*.toml; do
       fi
       echo "$name: $bin failed:"; cat "$OUT/$name-$side.log"; exit 1
     fi
-    # runs.csv: every column but the measured wall time (wall_s).
-    awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="wall_s") w=i} {for(i=1;i<=NF;i++) if(i!=w) printf "%s%s", $i, (i<NF?",":""); print ""}' \
+    # runs.csv: every column but the measured wall time (wall_s), and `events` if asked.
+    awk -F, -v ignore="$IGNORE" 'BEGIN{n=split(ignore, names, ","); for(k=1;k<=n;k++) skip[names[k]]=1}
+      NR==1{for(i=1;i<=NF;i++) if($i in skip) drop[i]=1}
+      {out=""; sep=""; for(i=1;i<=NF;i++) if(!(i in drop)) {out=out sep $i; sep=","} print out}' \
       "$OUT/$name-$side/runs.csv" > "$OUT/$name-$side/runs-nowall.csv"
   done
   status=identical

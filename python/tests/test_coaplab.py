@@ -159,7 +159,7 @@ def test_unfinished_flows_are_censored_and_warned_about(tmp_path):
     assert not exact and median == row["fct_p50_at_least_s"]
     for column in ("fct_p50_s", "fct_p75_s", "fct_max_s", "fct_mean_s", "fct_sd_s"):
         assert math.isnan(row[column]), column
-    assert res.manifest["results_format"] == 2
+    assert res.manifest["results_format"] == 3
 
 
 def test_censored_quantile_is_the_summary_rule():

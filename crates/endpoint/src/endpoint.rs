@@ -495,6 +495,14 @@ impl Endpoint {
         self.events.pop_front()
     }
 
+    /// Whether a datagram or an event is waiting: whether [`Endpoint::poll_transmit`] (or
+    /// `poll_transmit_with`) or [`Endpoint::poll_event`] would return something now. A driver
+    /// that polls until both are empty asks this instead of polling once more for nothing.
+    #[must_use]
+    pub fn has_output(&self) -> bool {
+        !self.transmits.is_empty() || !self.events.is_empty()
+    }
+
     // ---- shared internals ----
 
     /// The exchange slot whose deadline is earliest and due at `now`.

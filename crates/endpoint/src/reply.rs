@@ -146,7 +146,7 @@ impl Endpoint {
                         replayed: true,
                     },
                 });
-                if request {
+                if request && self.config.emit_request_events {
                     self.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,

@@ -236,11 +236,13 @@ impl Endpoint {
         if self.reprocesses(msg, separate) {
             if self.dedup.get(now, from, msg.message_id).is_some() {
                 duplicate = true;
-                self.events.push_back(Event::DuplicateRequest {
-                    from,
-                    message_id: msg.message_id,
-                    at: now,
-                });
+                if self.config.emit_request_events {
+                    self.events.push_back(Event::DuplicateRequest {
+                        from,
+                        message_id: msg.message_id,
+                        at: now,
+                    });
+                }
             }
         } else if self.replay_duplicate(now, from, msg, len) {
             return;
@@ -271,12 +273,14 @@ impl Endpoint {
                 at: now,
             });
         }
-        self.events.push_back(Event::Served {
-            from,
-            message_id: msg.message_id,
-            code,
-            at: now,
-        });
+        if self.config.emit_request_events {
+            self.events.push_back(Event::Served {
+                from,
+                message_id: msg.message_id,
+                code,
+                at: now,
+            });
+        }
         if !separate {
             if con {
                 self.queue_reply(now, from, msg.message_id, out, false);

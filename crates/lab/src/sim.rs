@@ -237,6 +237,8 @@ impl<N: Topology> Sim<N> {
             dedup_reserve_reply_bytes: expected_reply_bytes(config, paths.block_bytes),
             dedup_purge_timer: false,
             keep_bodies: false,
+            // Only observers' metrics read the server's events (`drain_server`).
+            emit_request_events: observed.is_some(),
             server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
@@ -271,7 +273,7 @@ impl<N: Topology> Sim<N> {
         let n_clients = clients.len();
         Ok(Sim {
             net,
-            timers: OwnerDeadlines::counting_displaced(
+            timers: OwnerDeadlines::new(
                 n_clients + servers.len(),
                 Instant::ZERO + config.max_sim_time,
             ),
@@ -310,23 +312,21 @@ impl<N: Topology> Sim<N> {
         mut next_at: impl FnMut(&mut N, Option<Instant>, Instant) -> Result<Option<Instant>, RunError>,
     ) -> Result<(), RunError> {
         let mut ran_out = false;
+        // The delivery buffer is the loop's for the whole run (taken once, not per instant).
+        let mut buf = std::mem::take(&mut self.buf);
         while self.remaining > 0 || (self.net_busy)(&self.net) {
-            let local = earliest(
-                self.timers.next_at(),
-                self.starts.get(self.next_start).map(|(t, _)| *t),
-            );
+            let next_start = self.starts.get(self.next_start).map(|(t, _)| *t);
+            let local = earliest(self.timers.next_at(), next_start);
             let next = next_at(&mut self.net, local, self.end)?;
             let Some(now) = next.filter(|&t| t <= self.end) else {
                 ran_out = true;
                 break;
             };
             self.now = now;
-            let mut buf = std::mem::take(&mut self.buf);
             while let Some(d) = self.net.poll_delivery(now, &mut buf) {
                 self.events += 1;
                 self.deliver(&d, &buf)?;
             }
-            self.buf = buf;
             while let Some(who) = self.timers.pop_due(now) {
                 self.events += 1;
                 if let Some(j) = (who as usize).checked_sub(self.clients.len()) {
@@ -339,6 +339,10 @@ impl<N: Topology> Sim<N> {
                     self.drain_client(who)?;
                 }
             }
+            // No flow starts at an instant before the next start time (none is added).
+            if next_start.map_or(true, |t| t > now) {
+                continue;
+            }
             while let Some(&(t, who)) = self.starts.get(self.next_start) {
                 if t > now {
                     break;
@@ -350,11 +354,9 @@ impl<N: Topology> Sim<N> {
                 self.drain_client(who)?;
             }
         }
-        // `events` counts the wake-ups of a lazy timer heap too, as it always has: one per
-        // displaced deadline the loop's clock reached (see `OwnerDeadlines`). A loop that ran
-        // out of events went on to the horizon through them, its clock to the latest.
-        let stop = if ran_out { self.end } else { self.now };
-        self.events += self.timers.displaced_through(stop);
+        self.buf = buf;
+        // A loop that ran out of events stops its clock where the lazy timer heap it once had
+        // would have: at the latest displaced deadline before the horizon (see `OwnerDeadlines`).
         if ran_out {
             self.now = self.timers.latest_displaced_by(self.now);
         }
@@ -440,7 +442,6 @@ impl<N: Topology> Sim<N> {
         let now = self.now;
         let c = &mut self.clients[i as usize];
         loop {
-            let mut progressed = false;
             let (net, trace) = (&mut self.net, &mut self.trace);
             let (addr, metrics) = (c.addr, &mut c.metrics);
             while let Some(sent) = c.endpoint.poll_transmit_with(now, |tx, datagram| {
@@ -456,11 +457,9 @@ impl<N: Topology> Sim<N> {
                 }
                 net.send(now, addr, tx.destination, datagram, tag)
             }) {
-                progressed = true;
                 sent.map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
             }
             while let Some(event) = c.endpoint.poll_event() {
-                progressed = true;
                 c.metrics.on_event(&event);
                 if let Some(trace) = self.trace.as_deref_mut() {
                     trace.event(i, &event);
@@ -518,14 +517,17 @@ impl<N: Topology> Sim<N> {
                     _ => {}
                 }
             }
-            if !progressed {
-                if !c.driver.wants_new_client() {
-                    break;
-                }
-                // The old client is drained: its successor starts on a fresh endpoint.
-                renew(c, i, self.seed, self.port_stride)?;
-                c.driver.resume(now, &mut c.endpoint);
+            // What the events' handlers queued (the next request, its events) is the next
+            // pass's; with nothing queued a further pass would find nothing (issue 35).
+            if c.endpoint.has_output() {
+                continue;
             }
+            if !c.driver.wants_new_client() {
+                break;
+            }
+            // The old client is drained: its successor starts on a fresh endpoint.
+            renew(c, i, self.seed, self.port_stride)?;
+            c.driver.resume(now, &mut c.endpoint);
         }
         if c.observe.is_some() && c.driver.is_done() && c.metrics.finished.is_none() {
             // The observer deregistered: its observation is over.

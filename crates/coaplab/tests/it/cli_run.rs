@@ -82,7 +82,7 @@ fn unfinished_flows_are_warned_about_and_keep_the_exit_status() {
     let manifest = tmp.0.join("out/manifest.json");
     let old = std::fs::read_to_string(&manifest)
         .unwrap()
-        .replace("\"results_format\": 2,", "");
+        .replace("\"results_format\": 3,", "");
     std::fs::write(&manifest, old).unwrap();
     let resumed = coaplab(&["run", &scenario, "--out", &out, "--resume"]);
     assert!(!resumed.status.success());

@@ -310,3 +310,23 @@ fn poll_transmit_with_hands_the_datagram_over_in_place() {
     );
     assert_eq!(&reply[..4], [0x62, 0x44, 0x00, 0x00]);
 }
+
+/// `has_output` is whether a poll would return something: a request's datagram, then its
+/// `Sent` event, then nothing.
+#[test]
+fn has_output_is_what_the_next_poll_returns() {
+    let mut client = coaplab_endpoint::Endpoint::new(
+        Config::default(),
+        factory("default", &[], 0.0),
+        Router::new(),
+    )
+    .unwrap();
+    assert!(!client.has_output());
+    client.request(ms(0), addr(SERVER), &post());
+    assert!(client.has_output());
+    assert!(client.poll_transmit(ms(0)).is_some());
+    assert!(client.has_output());
+    while client.poll_event().is_some() {}
+    assert!(!client.has_output());
+    assert!(client.poll_transmit(ms(0)).is_none());
+}

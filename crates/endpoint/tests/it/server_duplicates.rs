@@ -8,10 +8,14 @@ use coaplab_endpoint::{Config, Event, ServerDuplicates};
 /// FASOR+token (u = 0.5, preset fasor18), one POST whose first response is lost: copy 1
 /// leaves at 2.416667 s (the first timer, draft-ietf-core-fasor-02), 100 ms each way.
 fn lost_first_response(mode: ServerDuplicates) -> Pair {
-    let server = Config {
+    lost_first_response_with(Config {
         server_duplicates: mode,
         ..Config::default()
-    };
+    })
+}
+
+/// [`lost_first_response`] with the server's whole config.
+fn lost_first_response_with(server: Config) -> Pair {
     let mut pair = Pair::with(
         Config::default(),
         factory("fasor-token", &["preset=fasor18"], 0.5),
@@ -107,4 +111,25 @@ fn a_duplicate_block1_block_is_replayed_even_when_reprocessing() {
     // ACK 2.31 Continue (0x5f), MID 0x1234, both times byte for byte.
     assert_eq!(&replies[0][..4], [0x61, 0x5f, 0x12, 0x34]);
     assert_eq!(replies[0], replies[1]);
+}
+
+/// `emit_request_events = false` (the simulator's server without observers) leaves out the
+/// per-request events and nothing else: the same packets, byte for byte, in both modes.
+#[test]
+fn request_events_off_changes_no_packet() {
+    for mode in [ServerDuplicates::Cache, ServerDuplicates::Reprocess] {
+        let on = lost_first_response(mode);
+        let off = lost_first_response_with(Config {
+            server_duplicates: mode,
+            emit_request_events: false,
+            ..Config::default()
+        });
+        assert_eq!(on.up_times(), off.up_times());
+        assert_eq!(on.down_times(), off.down_times());
+        assert_eq!(on.down_bytes(), off.down_bytes());
+        let per_request =
+            |e: &Event| matches!(e, Event::Served { .. } | Event::DuplicateRequest { .. });
+        assert!(!on.server(|e| per_request(e).then_some(())).is_empty());
+        assert!(off.server(|e| per_request(e).then_some(())).is_empty());
+    }
 }

@@ -13,8 +13,10 @@ use crate::seed;
 /// added or its meaning changes (docs/scenarios.md, "Results format versions"). 2: the
 /// censored FCT statistics (flows.csv `unfinished`, `elapsed_s`; summary.csv
 /// `unfinished_gave_up`, `unfinished_time_cap`, `fct_p50_at_least_s`, quantiles, mean and
-/// deviation empty when unbounded, the mesh's `fct50_s_median` censored).
-pub const RESULTS_FORMAT: u32 = 2;
+/// deviation empty when unbounded, the mesh's `fct50_s_median` censored). 3: `runs.csv`'s (and
+/// the manifest's) `events` of a CoAP-over-UDP run counts the events the loop processed, no
+/// longer the stale timer wake-ups of a lazy heap (issue 35).
+pub const RESULTS_FORMAT: u32 = 3;
 
 /// `results_format` of a manifest written before the field existed.
 fn first_results_format() -> u32 {

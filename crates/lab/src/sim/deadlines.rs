@@ -3,7 +3,7 @@
 //!
 //! Every re-arm pushes an entry and leaves the displaced one in the heap; a stale entry is
 //! recognised when it surfaces, at its own instant. The CoAP loop counted each surfacing as an
-//! event of `runs.csv`, a definition its results keep.
+//! event of `runs.csv` until results format 3.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

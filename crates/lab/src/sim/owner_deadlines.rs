@@ -4,22 +4,22 @@
 //!
 //! The CoAP loop used to keep a lazy heap (`super::deadlines`, now the tests' reference): every re-arm
 //! pushed an entry and left the displaced one in the heap, to surface later as a stale
-//! wake-up, and `runs.csv`'s `events` counted each surfacing. A completed exchange displaces
-//! its retransmission deadline, so a congested 400-flow run woke 20,000 times (of 150,000
-//! events) for nothing. The results keep that definition of `events`: a stale entry of the
-//! lazy heap is exactly a displaced deadline (the live firings are the same, in the same
-//! order), and it surfaced iff its instant was at or before the instant the loop stopped at.
-//! So the displaced deadlines' instants are kept until the loop's clock passes them
-//! ([`OwnerDeadlines::displaced_through`] counts them at the end), and the latest of them not
-//! after the run's horizon tells where the lazy loop's clock stopped when it ran out of
-//! events ([`OwnerDeadlines::latest_displaced_by`]).
+//! wake-up. A completed exchange displaces its retransmission deadline, so a congested
+//! 400-flow run woke 20,000 times (of 150,000 events) for nothing. `runs.csv`'s `events`
+//! counted those wake-ups until results format 3 (docs/scenarios.md, "Results format
+//! versions"); it now counts the events the loop processes. The live firings are the lazy
+//! heap's, in the same order. What is kept of the displaced deadlines is the latest one not
+//! after the run's horizon ([`OwnerDeadlines::latest_displaced_by`]): where the lazy loop's
+//! clock stopped when it ran out of events, which `sim_time_s` still reports.
+//!
+//! (Deferring a re-arm to a later instant until the entry surfaces, as the TCP loop once did,
+//! executes more here, not less: nearly every displaced deadline is reached, one re-arm per
+//! surfacing, and a sift from the root costs more than one from the entry's place.)
 
 use coaplab_cc::time::Instant;
 
 /// No heap position (the owner has no deadline).
 const NONE: u32 = u32::MAX;
-/// The fewest pending displaced instants worth compacting.
-const MIN_COMPACT_LEN: usize = 1024;
 
 /// A heap entry: (instant, owner) packed into one integer that orders the same way, so that
 /// each comparison on the hot path is one branch-free 128-bit compare.
@@ -46,16 +46,6 @@ pub(super) struct OwnerDeadlines {
     heap: Vec<Key>,
     /// Per owner, its index in `heap` or [`NONE`].
     pos: Vec<u32>,
-    /// Whether displaced deadlines are counted ([`OwnerDeadlines::counting_displaced`]).
-    counting: bool,
-    /// Instants of displaced deadlines not yet known to be at or before the stop instant.
-    pending: Vec<Instant>,
-    /// Displaced deadlines already at or before a clock the loop reached.
-    passed: u64,
-    /// `pending`'s length at which it is next compacted (amortised O(1) per deadline; its size
-    /// stays within twice the displaced deadlines still in the future, which the owners' own
-    /// deadlines bound: a retransmission timeout ahead per exchange re-armed).
-    compact_at: usize,
     /// The latest displaced deadline at or before `horizon`.
     latest_displaced: Option<Instant>,
     horizon: Instant,
@@ -63,27 +53,13 @@ pub(super) struct OwnerDeadlines {
 
 impl OwnerDeadlines {
     /// No deadline armed for any of `owners` owners; `horizon`: the run's end, past which the
-    /// loop never wakes. Displaced deadlines are not counted (the TCP loop counts no stale
-    /// wake-ups); only the latest is kept.
+    /// loop never wakes. Of the displaced deadlines only the latest is kept.
     pub(super) fn new(owners: usize, horizon: Instant) -> Self {
         OwnerDeadlines {
             heap: Vec::with_capacity(owners),
             pos: vec![NONE; owners],
-            counting: false,
-            pending: Vec::new(),
-            passed: 0,
-            compact_at: MIN_COMPACT_LEN,
             latest_displaced: None,
             horizon,
-        }
-    }
-
-    /// Like [`OwnerDeadlines::new`], counting the displaced deadlines for
-    /// [`OwnerDeadlines::displaced_through`] (the CoAP loop's `events`).
-    pub(super) fn counting_displaced(owners: usize, horizon: Instant) -> Self {
-        OwnerDeadlines {
-            counting: true,
-            ..OwnerDeadlines::new(owners, horizon)
         }
     }
 
@@ -96,9 +72,6 @@ impl OwnerDeadlines {
             return;
         }
         if let Some(o) = old {
-            if self.counting {
-                self.pending.push(o);
-            }
             if o <= self.horizon {
                 self.latest_displaced = Some(self.latest_displaced.map_or(o, |l| l.max(o)));
             }
@@ -123,9 +96,6 @@ impl OwnerDeadlines {
 
     /// Pops the owner whose deadline is next, if due at or before `now` (it is disarmed).
     pub(super) fn pop_due(&mut self, now: Instant) -> Option<u32> {
-        if self.pending.len() >= self.compact_at {
-            self.compact(now);
-        }
         let &k = self.heap.first()?;
         if instant_of(k) > now {
             return None;
@@ -134,26 +104,10 @@ impl OwnerDeadlines {
         Some(owner_of(k))
     }
 
-    /// How many displaced deadlines are at or before `stop`: the stale wake-ups a lazy heap
-    /// would have had in a loop that stopped at `stop`. `stop` must not be before any `now`
-    /// given to [`OwnerDeadlines::pop_due`]. Zero unless counting.
-    pub(super) fn displaced_through(&self, stop: Instant) -> u64 {
-        self.passed + self.pending.iter().filter(|&&t| t <= stop).count() as u64
-    }
-
     /// The latest displaced deadline at or before the horizon, if after `now`: where a lazy
     /// heap's loop that ran out of events before the horizon stopped its clock.
     pub(super) fn latest_displaced_by(&self, now: Instant) -> Instant {
         self.latest_displaced.map_or(now, |l| l.max(now))
-    }
-
-    /// Counts the pending instants at or before `now` as passed (the loop's stop instant is
-    /// never earlier than a clock it reached).
-    fn compact(&mut self, now: Instant) {
-        let before = self.pending.len();
-        self.pending.retain(|&t| t > now);
-        self.passed += (before - self.pending.len()) as u64;
-        self.compact_at = (2 * self.pending.len()).max(MIN_COMPACT_LEN);
     }
 
     /// Removes the entry at `i`: the last entry takes its place.
@@ -248,8 +202,8 @@ mod tests {
         (next, arms)
     }
 
-    /// The CoAP loop with the lazy eager heap: it wakes at every entry, stale or live, and
-    /// counts each pop; a firing re-arms at random. It stops past `horizon` or out of entries
+    /// The CoAP loop with the lazy heap: it wakes at every entry, stale or live, and counts
+    /// each live pop (results format 3 on); a firing re-arms at random. It stops past `horizon` or out of entries
     /// (clock at its last wake), or after the first live wake at or after `done` (all flows
     /// done).
     fn lazy_loop(seed: u64, owners: usize, horizon: Instant, done: Instant) -> Seen {
@@ -262,8 +216,8 @@ mod tests {
             now = t;
             let mut live_here = false;
             while let Some((w, live)) = d.pop_due(now) {
-                seen.events += 1;
                 if live {
+                    seen.events += 1;
                     live_here = true;
                     seen.fired.push((now, w));
                     for _ in 0..(next() % 4) {
@@ -280,10 +234,10 @@ mod tests {
         seen
     }
 
-    /// The same loop on [`OwnerDeadlines`]: it wakes only for live deadlines and adds the
-    /// displaced ones at the end, as `Sim::run` does. Also: whether no deadline was left.
+    /// The same loop on [`OwnerDeadlines`]: it wakes only for live deadlines, as `Sim::run`
+    /// does. Also: whether no deadline was left.
     fn owner_loop(seed: u64, owners: usize, horizon: Instant, done: Instant) -> (Seen, bool) {
-        let mut d = OwnerDeadlines::counting_displaced(owners, horizon);
+        let mut d = OwnerDeadlines::new(owners, horizon);
         let (mut next, arms) = start(seed, owners);
         arms.into_iter().for_each(|(w, at)| d.arm(w, at));
         let mut now = Instant::ZERO;
@@ -305,7 +259,6 @@ mod tests {
                 break false;
             }
         };
-        seen.events += d.displaced_through(if ran_out { horizon } else { now });
         seen.stopped_at = if ran_out {
             d.latest_displaced_by(now)
         } else {
@@ -354,7 +307,7 @@ mod tests {
 
     #[test]
     fn rearming_moves_the_entry_and_records_the_displaced_deadline() {
-        let mut d = OwnerDeadlines::counting_displaced(3, Instant::from_secs(100));
+        let mut d = OwnerDeadlines::new(3, Instant::from_secs(100));
         d.arm(1, Some(Instant::from_secs(2)));
         d.arm(0, Some(Instant::from_secs(2)));
         d.arm(1, Some(Instant::from_secs(1)));
@@ -373,26 +326,9 @@ mod tests {
         assert_eq!(d.pop_due(Instant::from_secs(2)), Some(0));
         assert_eq!(d.pop_due(Instant::from_secs(2)), None);
         // Displaced: owner 1's 2 s, owner 2's 5 s.
-        assert_eq!(d.displaced_through(Instant::from_secs(2)), 1);
-        assert_eq!(d.displaced_through(Instant::from_secs(5)), 2);
         assert_eq!(
             d.latest_displaced_by(Instant::from_secs(3)),
             Instant::from_secs(5)
         );
-    }
-
-    #[test]
-    fn compaction_keeps_the_count() {
-        let mut d = OwnerDeadlines::counting_displaced(1, Instant::from_secs(1 << 20));
-        for i in 0..10_000 {
-            d.arm(0, Some(Instant::from_millis(i + 500)));
-            if i % 100 == 0 {
-                assert_eq!(d.pop_due(Instant::from_millis(i)), None);
-            }
-        }
-        assert!(d.pending.len() < 2_000, "compacted: {}", d.pending.len());
-        // Displaced: 500 ms .. 10,498 ms, one per millisecond.
-        assert_eq!(d.displaced_through(Instant::from_millis(10_498)), 9_999);
-        assert_eq!(d.displaced_through(Instant::from_millis(10_000)), 9_501);
     }
 }
