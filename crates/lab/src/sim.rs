@@ -66,6 +66,7 @@ mod tcp_packet;
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run(spec, mesh),
+        RunLoop::TcpMesh(mesh) => Ok(mesh::run_tcp(spec, mesh, false)?.0),
         // HTTP is a sibling session kind on the CoAP-over-TCP loop.
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run(spec),
         RunLoop::UdpStar => {
@@ -82,6 +83,7 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run_traced(spec, mesh),
+        RunLoop::TcpMesh(mesh) => mesh::run_tcp(spec, mesh, true),
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run_traced(spec),
         RunLoop::UdpStar => run_traced_udp_star(spec),
     }
@@ -827,6 +829,8 @@ pub(crate) fn resource(object_bytes: u64, reply_bytes: u32) -> Resource {
     Resource::experiment(object_bytes as usize, reply_bytes as usize)
 }
 
+#[cfg(test)]
+mod mesh_tcp_tests;
 #[cfg(test)]
 mod mesh_tests;
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub(crate) enum RunLoop<'a> {
     TcpStar,
     /// The run's one HTTP download on the star (checked by `http::download_of`).
     HttpStar,
+    /// CoAP over TCP, or the run's one HTTP download, on a multi-hop 802.15.4 mesh: the
+    /// star's TCP loop over the mesh (simulated only).
+    TcpMesh(&'a MeshConfig),
 }
 
 /// What an emulated run on a mesh is refused with.
@@ -47,19 +50,27 @@ pub(crate) fn run_loop(config: &RunConfig, mode: Mode) -> Result<RunLoop<'_>, Ru
             if mode == Mode::Emulated {
                 return Err(emulated_mesh());
             }
-            if transports().any(Transport::is_coap_over_tcp) {
+            let tcp = |t: &Transport| t.is_coap_over_tcp() || t.is_http();
+            let tcp_flows = transports().filter(|t| tcp(t)).count();
+            if tcp_flows == 0 {
+                return Ok(RunLoop::UdpMesh(mesh));
+            }
+            if mesh.params.off_mesh_server {
+                // The border router forwards what it reads as UDP datagrams (`sim::mesh`).
                 return Err(RunError::NotAvailable(
-                    "CoAP over TCP on a mesh (issue 13)".to_string(),
+                    "TCP or HTTP to an off-mesh server ([topology] server = \"off-mesh\")"
+                        .to_string(),
                 ));
             }
             if transports().any(Transport::is_http) {
-                // Before the transport was typed the mesh loop took `http1` for a registry
-                // algorithm and failed to build it; refused for what it is now.
+                // One download per run, as on the star.
+                super::http::download_of(config)?;
+            } else if tcp_flows < config.flows.len() {
                 return Err(RunError::NotAvailable(
-                    "HTTP on a mesh (issue 13)".to_string(),
+                    "UDP and TCP flows in one run (issue 5)".to_string(),
                 ));
             }
-            Ok(RunLoop::UdpMesh(mesh))
+            Ok(RunLoop::TcpMesh(mesh))
         }
         Topology::Star => {
             if transports().any(Transport::is_http) {
@@ -97,6 +108,7 @@ mod tests {
                 RunLoop::UdpMesh(_) => "udp-mesh",
                 RunLoop::TcpStar => "tcp-star",
                 RunLoop::HttpStar => "http-star",
+                RunLoop::TcpMesh(_) => "tcp-mesh",
             })
             .map_err(|e| e.to_string())
     }
@@ -118,6 +130,8 @@ mod tests {
             assert_eq!(run_loop_of("", HTTP, mode), Ok("http-star"));
         }
         assert_eq!(run_loop_of(MESH, UDP, Mode::Simulated), Ok("udp-mesh"));
+        assert_eq!(run_loop_of(MESH, TCP, Mode::Simulated), Ok("tcp-mesh"));
+        assert_eq!(run_loop_of(MESH, HTTP, Mode::Simulated), Ok("tcp-mesh"));
     }
 
     #[test]
@@ -148,12 +162,24 @@ mod tests {
             );
         }
         assert_eq!(
-            run_loop_of(MESH, TCP, Mode::Simulated),
-            Err("not available yet: CoAP over TCP on a mesh (issue 13)".to_string())
+            run_loop_of(MESH, &format!("{UDP}{TCP}"), Mode::Simulated),
+            Err("not available yet: UDP and TCP flows in one run (issue 5)".to_string())
         );
         assert_eq!(
-            run_loop_of(MESH, HTTP, Mode::Simulated),
-            Err("not available yet: HTTP on a mesh (issue 13)".to_string())
+            run_loop_of(MESH, &format!("{HTTP}{TCP}"), Mode::Simulated),
+            Err(
+                "not available yet: an HTTP flow beside other flows (one download per run)"
+                    .to_string()
+            )
+        );
+        let off_mesh = format!("{MESH}\nserver = \"off-mesh\"");
+        assert_eq!(
+            run_loop_of(&off_mesh, TCP, Mode::Simulated),
+            Err(
+                "not available yet: TCP or HTTP to an off-mesh server ([topology] server = \
+                 \"off-mesh\")"
+                    .to_string()
+            )
         );
     }
 

@@ -4,6 +4,7 @@
 
 mod bench;
 mod link;
+mod send_tcp;
 mod star;
 mod tcp_bbr;
 mod tcp_bulk;
