@@ -12,7 +12,7 @@
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
-//! private `tcp` module: one connection of netsim's TCP model per flow on the same star. An
+//! private `tcp` module: one connection of netsim's TCP model per flow on the same star or mesh. An
 //! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
 //! the same loop, its connection carrying HTTP instead of RFC 8323 sessions. Which loop a run
 //! takes follows from its topology and its flows' typed [`crate::scenario::Transport`], in the

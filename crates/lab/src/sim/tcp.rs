@@ -1,6 +1,7 @@
 //! CoAP over TCP flows (docs/experiments.md §5): per flow, one connection of netsim's TCP model
 //! ([`coaplab_netsim::tcp::Connection`]) carrying one RFC 8323 session
-//! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows.
+//! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows, or
+//! over the mesh ([`TcpNet`]; `super::mesh::run_tcp`).
 //!
 //! A flow's client connects after its start delay (first SYN); once its connection is
 //! established it writes its CSM and its first request (two writes, so two segments with
@@ -16,9 +17,11 @@
 //! (`source_addr`): handshake, both CSMs, its exchanges; after its last response the
 //! client closes with a FIN (the server closes its side when it reads the end of the stream)
 //! and the next client connects at the same instant, its SYN queued behind that FIN. Former
-//! clients' connections live on until both ends have closed. Segments travel
-//! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself carried as the
-//! packet's bytes ([`super::tcp_packet`]).
+//! clients' connections live on until both ends have closed. Segments travel as
+//! [`Topology::send_tcp`] packets: on the star of `40 + payload` bytes (IPv4 + TCP), on the
+//! mesh IPv6 datagrams compressed and fragmented by 6LoWPAN; the segment itself is carried as
+//! the packet's bytes ([`super::tcp_packet`]). Each flow talks to its server
+//! ([`super::server_of`]: the star's one, a mesh's round-robin).
 //!
 //! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, docs/experiments.md §8e) runs in this
 //! loop too, as a sibling session kind: its connection's ends carry the HTTP applications of
@@ -519,7 +522,8 @@ impl<N: Topology> TcpSim<N> {
                 let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                     continue;
                 };
-                let up = d.dst == f.server;
+                // To the server (the star's, or a mesh's server node): its `Direction::Up`.
+                let up = d.direction == Direction::Up;
                 if copy > 0 {
                     c.copies[usize::from(!up)].delivered(seg.seq, copy, slot);
                 }
