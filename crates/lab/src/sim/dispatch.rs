@@ -73,6 +73,14 @@ pub(crate) fn run_loop(config: &RunConfig, mode: Mode) -> Result<RunLoop<'_>, Ru
             Ok(RunLoop::TcpMesh(mesh))
         }
         Topology::Star => {
+            if mode == Mode::Emulated && config.flows.iter().any(|f| f.mss_bytes.is_some()) {
+                // The kernel's TCP takes its MSS from the emulated link's MTU.
+                return Err(RunError::NotAvailable(
+                    "[[flows]] mss_bytes in an emulated run (the kernel's MSS follows the \
+                     link's MTU)"
+                        .to_string(),
+                ));
+            }
             if transports().any(Transport::is_http) {
                 // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session
                 // kind): refused here when the run is anything else.
@@ -178,6 +186,20 @@ mod tests {
             Err(
                 "not available yet: TCP or HTTP to an off-mesh server ([topology] server = \
                  \"off-mesh\")"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn an_mss_is_refused_where_the_kernel_chooses_it() {
+        let mss = TCP.replace("[[flows]]\n", "[[flows]]\nmss_bytes = 200\n");
+        assert_eq!(run_loop_of("", &mss, Mode::Simulated), Ok("tcp-star"));
+        assert_eq!(
+            run_loop_of("", &mss, Mode::Emulated),
+            Err(
+                "not available yet: [[flows]] mss_bytes in an emulated run (the kernel's MSS \
+                 follows the link's MTU)"
                     .to_string()
             )
         );
