@@ -12,7 +12,7 @@
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
-//! private `tcp` module: one connection of netsim's TCP model per flow on the same star. An
+//! private `tcp` module: one connection of netsim's TCP model per flow on the same star or mesh. An
 //! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
 //! the same loop, its connection carrying HTTP instead of RFC 8323 sessions. Which loop a run
 //! takes follows from its topology and its flows' typed [`crate::scenario::Transport`], in the
@@ -70,6 +70,7 @@ mod tcp_packet;
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run(spec, mesh),
+        RunLoop::TcpMesh(mesh) => Ok(mesh::run_tcp(spec, mesh, false)?.0),
         // HTTP is a sibling session kind on the CoAP-over-TCP loop.
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run(spec),
         RunLoop::UdpTcpStar => cross_tcp::run(spec),
@@ -87,6 +88,7 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run_traced(spec, mesh),
+        RunLoop::TcpMesh(mesh) => mesh::run_tcp(spec, mesh, true),
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run_traced(spec),
         RunLoop::UdpTcpStar => cross_tcp::run_traced(spec),
         RunLoop::UdpStar => run_traced_udp_star(spec),
@@ -839,6 +841,8 @@ pub(crate) fn resource(object_bytes: u64, reply_bytes: u32) -> Resource {
     Resource::experiment(object_bytes as usize, reply_bytes as usize)
 }
 
+#[cfg(test)]
+mod mesh_tcp_tests;
 #[cfg(test)]
 mod mesh_tests;
 #[cfg(test)]

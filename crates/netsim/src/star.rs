@@ -365,6 +365,21 @@ impl Topology for Star {
         })
     }
 
+    /// An IPv4 packet of `20 + tcp_bytes` ([`Star::send_ip`]).
+    #[inline]
+    fn send_tcp(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        tcp_bytes: u32,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let ip_len = crate::tcp::IPV4_HEADER_BYTES + tcp_bytes;
+        self.send_ip(now, src, dst, bytes, ip_len, tag)
+    }
+
     fn poll_at(&self) -> Option<Instant> {
         self.events.peek_time()
     }

@@ -54,6 +54,26 @@ pub trait Topology {
         tag: u64,
     ) -> Result<PacketId, SendError>;
 
+    /// Hands a TCP segment from `src` to `dst` at `now` as one IP packet of the topology's IP
+    /// header and `tcp_bytes` of TCP (its 20-B header, options and payload), with the opaque
+    /// `tag` its [`Delivery`] will carry. `bytes` travel as the packet's contents (copied;
+    /// possibly empty), not counted in its length: the star charges IPv4's 20-B header
+    /// ([`crate::tcp::Segment::ip_len`]), the mesh IPv6's 40 B compressed and fragmented by
+    /// 6LoWPAN without a transport NHC (`mesh::sixlowpan`). A topology that carries only UDP
+    /// refuses it (the default): [`SendError::TcpNotCarried`].
+    fn send_tcp(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        tcp_bytes: u32,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let _ = (now, dst, bytes, tcp_bytes, tag);
+        Err(SendError::TcpNotCarried(src))
+    }
+
     /// When the network next has something to do; `None`: nothing, until the next
     /// [`Topology::send`]. A soft deadline: calling [`Topology::poll_delivery`] earlier is
     /// harmless, later distorts nothing but the caller's view of time.
@@ -111,6 +131,9 @@ pub enum SendError {
     /// Source and destination are the same node.
     #[error("{0} sends to itself")]
     SameNode(SocketAddr),
+    /// The topology carries UDP datagrams only ([`Topology::send_tcp`]'s default).
+    #[error("{0} cannot send TCP: the network carries UDP only")]
+    TcpNotCarried(SocketAddr),
     /// The network cannot take packets from `src` (a real network behind the link emulator:
     /// its socket could not be opened, or the emulator has stopped).
     #[error("{src} cannot send: {kind}")]

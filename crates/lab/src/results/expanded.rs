@@ -157,7 +157,7 @@ pub fn config_json(config: &RunConfig) -> Value {
                     "duration_s": duration.as_secs_f64(), "con_every": con_every,
                 }),
             };
-            json!({
+            let mut flow = json!({
                 "count": f.count,
                 "cc": f.cc(),
                 "params": params,
@@ -165,7 +165,12 @@ pub fn config_json(config: &RunConfig) -> Value {
                 "payload_bytes": f.request_payload_bytes,
                 "response_payload_bytes": f.response_payload_bytes,
                 "start_jitter_s": f.start_jitter.as_secs_f64(),
-            })
+            });
+            // Only when set, so manifests of existing scenarios keep their exact form.
+            if let Some(mss) = f.mss_bytes {
+                flow["mss_bytes"] = json!(mss);
+            }
+            flow
         })
         .collect();
     let mut out = json!({

@@ -49,6 +49,31 @@ pub enum Topology {
     Mesh(Box<coaplab_netsim::mesh::MeshConfig>),
 }
 
+impl Topology {
+    /// The largest TCP MSS of a run on this topology, whose star link has `network_mtu_bytes`:
+    /// on the star the MTU − 40 (IPv4 20 + TCP 20, the TCP model's headers); on a mesh the
+    /// largest segment one IPv6 datagram of 6LoWPAN's 1280 bytes carries (RFC 4944 §4): 1280
+    /// − IPv6 40 − RPL's hop-by-hop option 8 when it is on − TCP 20.
+    pub fn max_tcp_mss_bytes(&self, network_mtu_bytes: u32) -> u32 {
+        use coaplab_netsim::mesh::sixlowpan;
+        use coaplab_netsim::tcp::{HEADER_BYTES, TCP_HEADER_BYTES};
+        match self {
+            Topology::Star => network_mtu_bytes.saturating_sub(HEADER_BYTES),
+            Topology::Mesh(mesh) => {
+                let hbh = if mesh.params.rpl_hbh_option {
+                    sixlowpan::RPL_HBH_BYTES
+                } else {
+                    0
+                };
+                sixlowpan::MAX_DATAGRAM_BYTES
+                    - sixlowpan::IPV6_HEADER_BYTES
+                    - hbh
+                    - TCP_HEADER_BYTES
+            }
+        }
+    }
+}
+
 impl RunConfig {
     /// Whether the run keeps the multi-hop experiments' metrics ([`crate::mesh_metrics`]):
     /// mesh runs, and any run that writes `intervals.csv` or `exchanges.csv`.
@@ -205,6 +230,10 @@ pub struct FlowConfig {
     /// `coaplab get --block-size` does; `false` (docs/experiments.md §4.1, the default): the first
     /// GET carries no Block2 and the server's block size applies from its first response.
     pub early_block2: bool,
+    /// `mss_bytes` (TCP and HTTP flows; CoAP-over-UDP flows of a `cc` sweep ignore it): the
+    /// MSS both TCP ends cut segments to; `None` (the default): the largest the topology
+    /// carries ([`Topology::max_tcp_mss_bytes`]).
+    pub mss_bytes: Option<u32>,
 }
 
 impl FlowConfig {

@@ -20,7 +20,8 @@ pub struct Axis {
 
 impl Axis {
     /// Whether the axis only chooses the algorithm or its parameters (the server's duplicate
-    /// handling counts: it decides which samples the algorithm gets). Runs that differ only in
+    /// handling counts: it decides which samples the algorithm gets; so does a TCP flow's
+    /// `mss_bytes`, which UDP flows ignore). Runs that differ only in
     /// such axes share their seed, so algorithms meet the same start times and loss chains
     /// (common random numbers: comparisons between algorithms are paired).
     pub fn is_algorithm(&self) -> bool {
@@ -28,6 +29,7 @@ impl Axis {
             || self.key.contains(".params.")
             || self.key.ends_with("cc_preset")
             || self.key.ends_with("server_duplicates")
+            || self.key.ends_with(".mss_bytes")
     }
 }
 

@@ -24,6 +24,7 @@ const FLOW_KEYS: &[&str] = &[
     "object_bytes",
     "block_bytes",
     "early_block2",
+    "mss_bytes",
     "payload_bytes",
     "response_payload_bytes",
     "start_jitter_s",
@@ -50,6 +51,7 @@ pub(super) fn read(
     doc: &toml_edit::Table,
     protocol: &ProtocolConfig,
     mtu_bytes: u32,
+    max_mss_bytes: u32,
 ) -> Result<Vec<FlowConfig>, ScenarioError> {
     let Some(item) = doc.get("flows") else {
         return Err(ScenarioError::Missing {
@@ -69,7 +71,7 @@ pub(super) fn read(
     let mut flows = Vec::with_capacity(tables.len());
     for (i, table) in tables.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let flow = read_one(r, table, &path, protocol)?;
+        let flow = read_one(r, table, &path, protocol, max_mss_bytes)?;
         check_mtu(r, table, &path, &flow, mtu_bytes)?;
         check_object(r, table, &path, &flow)?;
         check_one_resource(r, table, &path, &flow, &flows)?;
@@ -130,6 +132,7 @@ fn read_one(
     t: &toml_edit::Table,
     p: &str,
     protocol: &ProtocolConfig,
+    max_mss_bytes: u32,
 ) -> Result<FlowConfig, ScenarioError> {
     r.check_keys(t, p, FLOW_KEYS)?;
     let count = r
@@ -251,6 +254,16 @@ fn read_one(
             format!("only with workload = \"long-transfer\" (here \"{workload}\")"),
         ));
     }
+    let mss_bytes = r
+        .scalar(t, p, "mss_bytes", |v| {
+            uint(v, MIN_MSS_BYTES, u64::from(max_mss_bytes)).map_err(|_| {
+                format!(
+                    "an MSS of {MIN_MSS_BYTES} to {max_mss_bytes} bytes (the largest segment \
+                     the topology carries in one IP packet)"
+                )
+            })
+        })?
+        .map(|n| n as u32);
     let request_payload_bytes = r
         .scalar(t, p, "payload_bytes", |v| uint(v, 0, 65_000))?
         .unwrap_or(51) as u32;
@@ -366,8 +379,13 @@ fn read_one(
         random_source_port,
         interval: interval_s.map(Duration::from_secs_f64_round_us),
         early_block2,
+        mss_bytes,
     })
 }
+
+/// The smallest `mss_bytes`: a segment carries at least one byte (no source gives a larger
+/// lower bound; RFC 9293 §3.7.1 leaves the MSS to the path).
+const MIN_MSS_BYTES: u64 = 1;
 
 /// The largest object an HTTP flow downloads: HTTP/2's initial 65,535-B window, so that no
 /// WINDOW_UPDATE for the stream is needed (the model sends none).

@@ -281,7 +281,9 @@ impl<'s> Reader<'s> {
         let topology = super::topology::read(self, doc)?;
         let mobility = super::mobility::read(self, doc, &topology)?;
         let protocol = self.protocol(doc)?;
-        let mut flows = super::flows::read(self, doc, &protocol, network.config.mtu_bytes)?;
+        let mtu = network.config.mtu_bytes;
+        let max_mss = topology.max_tcp_mss_bytes(mtu);
+        let mut flows = super::flows::read(self, doc, &protocol, mtu, max_mss)?;
         let (mut timers, mut intervals, mut exchanges) = (None, None, None);
         if let Some(item) = doc.get("output") {
             let t = item

@@ -33,6 +33,9 @@ pub(crate) enum RunLoop<'a> {
     /// CoAP over UDP flow groups, then CoAP-over-TCP groups of one connection each (a long
     /// download, or back-to-back exchanges) on the star, simulated only (`super::cross_tcp`).
     UdpTcpStar,
+    /// CoAP over TCP, or the run's one HTTP download, on a multi-hop 802.15.4 mesh: the
+    /// star's TCP loop over the mesh (simulated only).
+    TcpMesh(&'a MeshConfig),
 }
 
 /// What an emulated run on a mesh is refused with.
@@ -80,21 +83,37 @@ pub(crate) fn run_loop(config: &RunConfig, mode: Mode) -> Result<RunLoop<'_>, Ru
             if mode == Mode::Emulated {
                 return Err(emulated_mesh());
             }
-            if transports().any(Transport::is_coap_over_tcp) {
+            let tcp = |t: &Transport| t.is_coap_over_tcp() || t.is_http();
+            let tcp_flows = transports().filter(|t| tcp(t)).count();
+            if tcp_flows == 0 {
+                return Ok(RunLoop::UdpMesh(mesh));
+            }
+            if mesh.params.off_mesh_server {
+                // The border router forwards what it reads as UDP datagrams (`sim::mesh`).
                 return Err(RunError::NotAvailable(
-                    "CoAP over TCP on a mesh (issue 13)".to_string(),
+                    "TCP or HTTP to an off-mesh server ([topology] server = \"off-mesh\")"
+                        .to_string(),
                 ));
             }
             if transports().any(Transport::is_http) {
-                // Before the transport was typed the mesh loop took `http1` for a registry
-                // algorithm and failed to build it; refused for what it is now.
+                // One download per run, as on the star.
+                super::http::download_of(config)?;
+            } else if tcp_flows < config.flows.len() {
                 return Err(RunError::NotAvailable(
-                    "HTTP on a mesh (issue 13)".to_string(),
+                    "UDP and TCP flows in one run (issue 5)".to_string(),
                 ));
             }
-            Ok(RunLoop::UdpMesh(mesh))
+            Ok(RunLoop::TcpMesh(mesh))
         }
         Topology::Star => {
+            if mode == Mode::Emulated && config.flows.iter().any(|f| f.mss_bytes.is_some()) {
+                // The kernel's TCP takes its MSS from the emulated link's MTU.
+                return Err(RunError::NotAvailable(
+                    "[[flows]] mss_bytes in an emulated run (the kernel's MSS follows the \
+                     link's MTU)"
+                        .to_string(),
+                ));
+            }
             if transports().any(Transport::is_http) {
                 // One download per run, on the CoAP-over-TCP loop (HTTP is a sibling session
                 // kind): refused here when the run is anything else.
@@ -129,6 +148,7 @@ mod tests {
                 RunLoop::TcpStar => "tcp-star",
                 RunLoop::HttpStar => "http-star",
                 RunLoop::UdpTcpStar => "udp-tcp-star",
+                RunLoop::TcpMesh(_) => "tcp-mesh",
             })
             .map_err(|e| e.to_string())
     }
@@ -159,6 +179,8 @@ mod tests {
             run_loop_of("", &format!("{UDP}{download}"), Mode::Simulated),
             Ok("udp-tcp-star")
         );
+        assert_eq!(run_loop_of(MESH, TCP, Mode::Simulated), Ok("tcp-mesh"));
+        assert_eq!(run_loop_of(MESH, HTTP, Mode::Simulated), Ok("tcp-mesh"));
     }
 
     #[test]
@@ -210,12 +232,38 @@ mod tests {
             );
         }
         assert_eq!(
-            run_loop_of(MESH, TCP, Mode::Simulated),
-            Err("not available yet: CoAP over TCP on a mesh (issue 13)".to_string())
+            run_loop_of(MESH, &format!("{UDP}{TCP}"), Mode::Simulated),
+            Err("not available yet: UDP and TCP flows in one run (issue 5)".to_string())
         );
         assert_eq!(
-            run_loop_of(MESH, HTTP, Mode::Simulated),
-            Err("not available yet: HTTP on a mesh (issue 13)".to_string())
+            run_loop_of(MESH, &format!("{HTTP}{TCP}"), Mode::Simulated),
+            Err(
+                "not available yet: an HTTP flow beside other flows (one download per run)"
+                    .to_string()
+            )
+        );
+        let off_mesh = format!("{MESH}\nserver = \"off-mesh\"");
+        assert_eq!(
+            run_loop_of(&off_mesh, TCP, Mode::Simulated),
+            Err(
+                "not available yet: TCP or HTTP to an off-mesh server ([topology] server = \
+                 \"off-mesh\")"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn an_mss_is_refused_where_the_kernel_chooses_it() {
+        let mss = TCP.replace("[[flows]]\n", "[[flows]]\nmss_bytes = 200\n");
+        assert_eq!(run_loop_of("", &mss, Mode::Simulated), Ok("tcp-star"));
+        assert_eq!(
+            run_loop_of("", &mss, Mode::Emulated),
+            Err(
+                "not available yet: [[flows]] mss_bytes in an emulated run (the kernel's MSS \
+                 follows the link's MTU)"
+                    .to_string()
+            )
         );
     }
 

@@ -85,7 +85,7 @@ fn run_captured(
     interrupted()?;
     match run_loop(&spec.config, Mode::Emulated)? {
         // `run_loop` refuses an emulated mesh already.
-        RunLoop::UdpMesh(_) => Err(emulated_mesh()),
+        RunLoop::UdpMesh(_) | RunLoop::TcpMesh(_) => Err(emulated_mesh()),
         // Refused by the dispatcher in this mode.
         RunLoop::UdpTcpStar => Err(RunError::NotAvailable("UDP and TCP flows".to_string())),
         RunLoop::HttpStar => http::run(spec, pcap).map(|r| (r, None)),

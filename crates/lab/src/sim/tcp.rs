@@ -1,6 +1,7 @@
 //! CoAP over TCP flows (docs/experiments.md §5): per flow, one connection of netsim's TCP model
 //! ([`coaplab_netsim::tcp::Connection`]) carrying one RFC 8323 session
-//! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows.
+//! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows, or
+//! over the mesh ([`TcpNet`]; `super::mesh::run_tcp`).
 //!
 //! A flow's client connects after its start delay (first SYN); once its connection is
 //! established it writes its CSM and its first request (two writes, so two segments with
@@ -16,9 +17,11 @@
 //! (`source_addr`): handshake, both CSMs, its exchanges; after its last response the
 //! client closes with a FIN (the server closes its side when it reads the end of the stream)
 //! and the next client connects at the same instant, its SYN queued behind that FIN. Former
-//! clients' connections live on until both ends have closed. Segments travel
-//! as `Star::send_ip` packets of `40 + payload` bytes, the segment itself carried as the
-//! packet's bytes ([`super::tcp_packet`]).
+//! clients' connections live on until both ends have closed. Segments travel as
+//! [`Topology::send_tcp`] packets: on the star of `40 + payload` bytes (IPv4 + TCP), on the
+//! mesh IPv6 datagrams compressed and fragmented by 6LoWPAN; the segment itself is carried as
+//! the packet's bytes ([`super::tcp_packet`]). Each flow talks to its server
+//! ([`super::server_of`]: the star's one, a mesh's round-robin).
 //!
 //! An HTTP download flow (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, docs/experiments.md §8e) runs in this
 //! loop too, as a sibling session kind: its connection's ends carry the HTTP applications of
@@ -51,9 +54,12 @@ use coaplab_cc::time::{earliest, Instant};
 use coaplab_endpoint::tcp::{GeneratedBody, Session, SessionConfig, SessionEvent};
 use coaplab_endpoint::Router;
 use coaplab_netsim::tcp::{
-    BbrConfig, CongestionControl, Connection, Generate, Segment, TcpConfig, TcpState,
+    BbrConfig, CongestionControl, Connection, Generate, Segment, TcpConfig, TcpState, HEADER_BYTES,
 };
-use coaplab_netsim::{client_addr, rng, Star, Topology, SERVER_ADDR};
+use coaplab_netsim::{
+    client_addr, rng, Delivery, Direction, DirectionStats, PacketId, PacketRecord, SendError, Star,
+    Topology,
+};
 
 use super::http::{Fetch, HttpApp};
 use super::owner_deadlines::OwnerDeadlines;
@@ -67,6 +73,8 @@ use crate::trace::RunTrace;
 /// One flow: its connections (one, or one per short-lived client) and what was measured.
 struct Flow {
     cc: String,
+    /// The server it connects to ([`super::server_of`]).
+    server: SocketAddr,
     /// The TCP model's configuration of this flow's connections (its `cc`).
     tcp: TcpConfig,
     /// The run's seed, for the connections' random streams.
@@ -232,20 +240,132 @@ fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
     Ok(c)
 }
 
-/// Builds and runs the simulation of `spec`.
-fn simulate(spec: &RunSpec) -> Result<TcpSim, RunError> {
+/// The networks the TCP loop runs on, as one type: the loop is compiled once, for this type,
+/// not once per topology. A second copy of it gave `Connection::poll_transmit` a second caller,
+/// and LLVM stopped inlining it into the star's loop (+5 % instructions on
+/// `pesola-tcp-calibration`, callgrind); the `match` per call costs less. The star is held
+/// inline (the loop reaches it for every packet), the mesh behind a box.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum TcpNet {
+    /// netsim's star.
+    Star(Star),
+    /// The mesh ([`super::mesh`]).
+    Mesh(Box<super::mesh::MeshNet>),
+}
+
+impl Topology for TcpNet {
+    fn send(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        match self {
+            TcpNet::Star(n) => n.send(now, src, dst, payload, tag),
+            TcpNet::Mesh(n) => n.send(now, src, dst, payload, tag),
+        }
+    }
+
+    #[inline]
+    fn send_tcp(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        tcp_bytes: u32,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        match self {
+            TcpNet::Star(n) => n.send_tcp(now, src, dst, bytes, tcp_bytes, tag),
+            TcpNet::Mesh(n) => n.send_tcp(now, src, dst, bytes, tcp_bytes, tag),
+        }
+    }
+
+    #[inline]
+    fn poll_at(&self) -> Option<Instant> {
+        match self {
+            TcpNet::Star(n) => n.poll_at(),
+            TcpNet::Mesh(n) => n.poll_at(),
+        }
+    }
+
+    #[inline]
+    fn poll_delivery(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
+        match self {
+            TcpNet::Star(n) => n.poll_delivery(now, buf),
+            TcpNet::Mesh(n) => mesh_delivery(n, now, buf),
+        }
+    }
+
+    fn servers(&self) -> &[SocketAddr] {
+        match self {
+            TcpNet::Star(n) => n.servers(),
+            TcpNet::Mesh(n) => n.servers(),
+        }
+    }
+
+    fn direction_stats(&self, direction: Direction) -> DirectionStats {
+        match self {
+            TcpNet::Star(n) => n.direction_stats(direction),
+            TcpNet::Mesh(n) => n.direction_stats(direction),
+        }
+    }
+
+    fn record_packets(&mut self, on: bool) {
+        match self {
+            TcpNet::Star(n) => n.record_packets(on),
+            TcpNet::Mesh(n) => n.record_packets(on),
+        }
+    }
+
+    fn take_records(&mut self) -> Vec<PacketRecord> {
+        match self {
+            TcpNet::Star(n) => n.take_records(),
+            TcpNet::Mesh(n) => n.take_records(),
+        }
+    }
+}
+
+/// The mesh's next delivery, out of line: the mesh's `poll_delivery` is inlined into its
+/// callers (`super::mesh`), and inlined here as well it grew the star's TCP loop (+1 %
+/// instructions on `pesola-tcp-calibration`, callgrind).
+#[inline(never)]
+fn mesh_delivery(
+    net: &mut super::mesh::MeshNet,
+    now: Instant,
+    buf: &mut Vec<u8>,
+) -> Option<Delivery> {
+    net.poll_delivery(now, buf)
+}
+
+/// Builds and runs the simulation of `spec` on the star.
+fn simulate(spec: &RunSpec) -> Result<TcpSim<TcpNet>, RunError> {
     simulate_traced(spec, false)
 }
 
 /// [`simulate`], keeping a trace when `traced` ([`crate::trace`]).
-fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
+fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim<TcpNet>, RunError> {
     let config = &spec.config;
     let star = Star::new(&config.network, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
+    simulate_on(spec, TcpNet::Star(star), traced)
+}
+
+/// Builds and runs the simulation of `spec` on `net`, keeping a trace when `traced`. Each
+/// flow's TCP ends cut segments of its `mss_bytes`, by default the largest the topology
+/// carries ([`crate::scenario::Topology::max_tcp_mss_bytes`]: on the star its MTU − 40).
+/// Generic over the network, run with [`TcpNet`] only (its documentation says why).
+pub(super) fn simulate_on<N: Topology>(
+    spec: &RunSpec,
+    net: N,
+    traced: bool,
+) -> Result<TcpSim<N>, RunError> {
+    let config = &spec.config;
     let paths = super::network::paths(&config.flows);
-    let tcp = TcpConfig {
-        mtu_bytes: config.network.mtu_bytes,
-        ..TcpConfig::default()
-    };
+    let max_mss = config.topology.max_tcp_mss_bytes(config.network.mtu_bytes);
+    let servers = net.servers().to_vec();
     let mut flows = Vec::with_capacity(config.total_flows() as usize);
     for (group, fc) in config.flows.iter().enumerate() {
         for _ in 0..fc.count {
@@ -263,13 +383,16 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
             }
             let mut flow = Flow {
                 cc: fc.cc().to_string(),
+                server: super::server_of(i, &servers),
                 tcp: TcpConfig {
                     cc: if fc.transport.is_bbr() {
                         CongestionControl::Bbr(bbr_config(&fc.settings)?)
                     } else {
                         CongestionControl::Reno
                     },
-                    ..tcp.clone()
+                    // The model's MSS is its `mtu_bytes` − 40 (IPv4 + TCP headers).
+                    mtu_bytes: fc.mss_bytes.unwrap_or(max_mss) + HEADER_BYTES,
+                    ..TcpConfig::default()
                 }
                 // `[flows.params]` (netsim's TCP_PARAMS), checked by the scenario reader.
                 .with_settings(&fc.settings)
@@ -301,7 +424,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
         timers.arm(i as u32, f.next_timer());
     }
     let mut sim = TcpSim {
-        star,
+        net,
         unfinished: flows.iter().filter(|f| !f.finished()).count(),
         end,
         counted: flows.iter().map(Flow::finished).collect(),
@@ -324,7 +447,7 @@ fn simulate_traced(spec: &RunSpec, traced: bool) -> Result<TcpSim, RunError> {
         buf: Vec::with_capacity(64 * 1024),
         trace: traced.then(Box::default),
     };
-    sim.star.record_packets(traced);
+    sim.net.record_packets(traced);
     sim.run(end)?;
     Ok(sim)
 }
@@ -339,7 +462,7 @@ pub(super) fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
 pub(super) fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     let mut sim = simulate_traced(spec, true)?;
     let mut trace = sim.trace.take().map(|t| *t).unwrap_or_default();
-    trace.records = super::drain_records(&mut sim.star);
+    trace.records = super::drain_records(&mut sim.net);
     Ok((sim.finish(), trace))
 }
 
@@ -353,8 +476,10 @@ pub(super) fn connections(spec: &RunSpec) -> Result<Vec<Vec<(SocketAddr, u32)>>,
         .collect())
 }
 
-struct TcpSim {
-    star: Star,
+/// A run of TCP flows on the network `N` ([`simulate_on`]).
+pub(super) struct TcpSim<N: Topology> {
+    /// The network: netsim's star, or the mesh (`super::mesh`).
+    pub(super) net: N,
     flows: Vec<Flow>,
     /// Each flow's next deadline (its start, then its connections' timers).
     timers: OwnerDeadlines,
@@ -379,14 +504,14 @@ struct TcpSim {
     /// Bytes read from a connection (reused).
     buf: Vec<u8>,
     /// What a traced run keeps ([`run_traced`]); `None` otherwise.
-    trace: Option<Box<RunTrace>>,
+    pub(super) trace: Option<Box<RunTrace>>,
 }
 
-impl TcpSim {
+impl<N: Topology> TcpSim<N> {
     fn run(&mut self, end: Instant) -> Result<(), RunError> {
         let mut rx = Vec::new();
         while self.unfinished > 0 {
-            let next = earliest(self.timers.next_at(), self.star.poll_at());
+            let next = earliest(self.timers.next_at(), self.net.poll_at());
             let Some(now) = next.filter(|&t| t <= end) else {
                 // Out of events before the end: the clock stops where the lazy heap this loop
                 // once had, which kept every displaced deadline, would have stopped it.
@@ -395,7 +520,7 @@ impl TcpSim {
             };
             self.now = now;
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
-            while let Some(d) = self.star.poll_delivery(now, &mut rx) {
+            while let Some(d) = self.net.poll_delivery(now, &mut rx) {
                 self.events += 1;
                 let seg = &mut self.rx_seg;
                 let Owner {
@@ -411,11 +536,12 @@ impl TcpSim {
                 let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
                     continue;
                 };
+                // To the server (the star's, or a mesh's server node): its `Direction::Up`.
+                let up = d.direction == Direction::Up;
                 if copy > 0 {
-                    let up = d.dst == SERVER_ADDR;
                     c.copies[usize::from(!up)].delivered(seg.seq, copy, slot);
                 }
-                let to = if d.dst == SERVER_ADDR {
+                let to = if up {
                     Some(&mut c.server)
                 } else {
                     c.client.as_mut()
@@ -426,14 +552,12 @@ impl TcpSim {
                     // of the run.
                     let _ = conn.handle_segment(d.at, &*seg);
                     if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
-                        let client = d.dst != SERVER_ADDR;
-                        trace.tcp.ack(d.at, i, k, client, ack, conn);
+                        trace.tcp.ack(d.at, i, k, !up, ack, conn);
                     }
                     if let Some(http) = f.http.as_mut() {
                         // The application reads now and writes once every delivery of this
                         // instant is in (`woken_at`); the download ends with the segment that
                         // completes the object: nothing after it is simulated.
-                        let up = d.dst == SERVER_ADDR;
                         if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete {
                             f.progress.times.done_at = Some(d.at);
                             self.rearm(i);
@@ -684,10 +808,11 @@ impl TcpSim {
         let now = self.now;
         let f = &mut self.flows[i as usize];
         let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
+        let server = f.server;
         for c in &mut f.conns {
             for (conn, src, dst, up) in [
-                (c.client.as_mut(), c.addr, SERVER_ADDR, true),
-                (Some(&mut c.server), SERVER_ADDR, c.addr, false),
+                (c.client.as_mut(), c.addr, server, true),
+                (Some(&mut c.server), server, c.addr, false),
             ] {
                 let Some(conn) = conn else { continue };
                 while let Some(seg) = conn.poll_transmit(now) {
@@ -707,8 +832,8 @@ impl TcpSim {
                         slot,
                     };
                     tcp_packet::encode(&mut self.tx_bytes, owner, &seg);
-                    self.star
-                        .send_ip(now, src, dst, &self.tx_bytes, len, tag)
+                    self.net
+                        .send_tcp(now, src, dst, &self.tx_bytes, seg.tcp_len(), tag)
                         .map_err(|e| setup(&e))?;
                     if let Some(trace) = self.trace.as_deref_mut() {
                         trace.packets.tcp(i, &seg, &f.tcp);
@@ -725,7 +850,7 @@ impl TcpSim {
         Ok(())
     }
 
-    fn finish(self) -> RunResult {
+    pub(super) fn finish(&self) -> RunResult {
         let flows = self
             .flows
             .iter()
@@ -754,7 +879,7 @@ impl TcpSim {
             flows,
             events,
             sim_time_s: self.now.as_secs_f64(),
-            network: Some(super::network_record(&self.star, self.now)),
+            network: Some(super::network_record(&self.net, self.now)),
         }
     }
 }

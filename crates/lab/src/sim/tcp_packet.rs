@@ -1,11 +1,12 @@
-//! A TCP model segment carried as the bytes of a star packet, with the flow, the connection
+//! A TCP model segment carried as the bytes of a network packet, with the flow, the connection
 //! and the copy number it belongs to.
 //!
-//! The segment travels inside the packet ([`coaplab_netsim::Star::send_ip`] keeps the bytes in
-//! a reused slot and swaps them out on delivery), so a segment dropped by the network is gone
-//! with its packet, and nothing is allocated or hashed per packet: the star's slots and the
-//! runner's two buffers are reused. The IP length charged to the link is the segment's
-//! [`Segment::ip_len`], not the length of these bytes.
+//! The segment travels inside the packet ([`coaplab_netsim::Topology::send_tcp`]: the star and
+//! the mesh keep the bytes in a reused slot and swap them out on delivery), so a segment
+//! dropped by the network is gone with its packet, and nothing is allocated or hashed per
+//! packet: the networks' slots and the runner's two buffers are reused. The length charged to
+//! the network is the segment's [`Segment::tcp_len`] after the network's IP header, not the
+//! length of these bytes.
 
 use coaplab_netsim::tcp::Segment;
 

@@ -188,6 +188,8 @@ impl<'a> Builder<'a> {
             dst_inline: to != d.dst_node,
             short_addresses: self.short,
             rpl_hbh: self.hbh,
+            // Only CoAP-over-UDP mesh runs log their frames (`sim::mesh`).
+            tcp: false,
         };
         // The compressed header and the datagram's bytes after what it replaces.
         let src = self.link_local(d.src_node);

@@ -187,3 +187,43 @@ fn every_rathod_mesh_scenario_runs_with_one_replication() {
     let (traced, _) = coaplab_lab::sim::run_traced(&runs[0]).unwrap();
     assert_eq!(traced, once);
 }
+
+#[test]
+fn the_mesh_tcp_vs_udp_scenario_runs_with_one_replication() {
+    // scenarios/mesh-tcp-vs-udp.toml, every cell but the 6x6 grid's once (`coaplab run --reps
+    // 1`; the 6x6 grid is the same code with more nodes), simulated time cut to 60 s as for
+    // the Rathod files above: ~10 s in a debug build.
+    let path = scenarios_dir().join("mesh-tcp-vs-udp.toml");
+    let s = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // 2 sizes x 2 shapes x 2 spacings x 5 cc x 3 MSS.
+    assert_eq!(s.combinations(), 120);
+    let s = Scenario::load_with(&path, &["max_sim_time_s=60".to_string()]).unwrap();
+    let mut ran = 0;
+    for spec in s.expand(Some(1), None) {
+        let (nodes, one_hop) = match &spec.config.topology {
+            Topology::Mesh(m) => (m.layout.nodes.len(), m.layout.nodes.len() == 3),
+            Topology::Star => panic!("a mesh file"),
+        };
+        if nodes > 9 {
+            continue;
+        }
+        let flow = &spec.config.flows[0];
+        let r =
+            coaplab_lab::sim::run_one(&spec).unwrap_or_else(|e| panic!("run {}: {e}", spec.run));
+        let done = r.flows.iter().filter(|f| f.completed).count();
+        if !flow.transport.is_coap_over_tcp() {
+            // CoAP over UDP fetches every object, in every cell.
+            assert_eq!(done, r.flows.len(), "run {}", spec.run);
+        } else if flow.mss_bytes == Some(1212) {
+            // 14-frame segments never fit the 8-frame MAC queue.
+            assert_eq!(done, 0, "run {}", spec.run);
+        }
+        if one_hop && flow.transport.is_coap_over_tcp() {
+            // The one-hop chain: TCP delivers with segments that fit the queue.
+            assert_eq!(done == 1, flow.mss_bytes != Some(1212), "run {}", spec.run);
+        }
+        assert!(r.network.unwrap().mesh.is_some());
+        ran += 1;
+    }
+    assert_eq!(ran, 90);
+}

@@ -1,5 +1,6 @@
 //! 6LoWPAN sizes (RFC 6282 IPHC + UDP NHC, RFC 4944 fragmentation) and Contiki 3.0's
-//! reassembly rules (`core/net/ipv6/sicslowpan.c`), for IPv6/UDP datagrams carrying CoAP.
+//! reassembly rules (`core/net/ipv6/sicslowpan.c`), for IPv6/UDP datagrams carrying CoAP and
+//! IPv6/TCP segments carrying CoAP over TCP or HTTP.
 //!
 //! **Compression cases** (IPHC, RFC 6282 §3.1, as Contiki 3.0's `compress_hdr_hc06` does it
 //! with the border router's prefix as context 0, so CID = 0 and no context byte):
@@ -14,6 +15,10 @@
 //! * With RPL's hop-by-hop option (RFC 6553, 8 B, Contiki 3.0 `RPL_INSERT_HBH_OPTION`), the
 //!   next header is not UDP: NH = 0, the next-header byte inline (1 B), and the 8-B option and
 //!   the 8-B UDP header follow uncompressed; only the 40-B IPv6 header is replaced.
+//! * TCP after IPv6: RFC 6282 defines no TCP NHC (§4.2–4.3 give extension headers and UDP
+//!   only; Contiki's `compress_hdr_hc06` compresses nothing else), so the next header is
+//!   inline (NH = 0, 1 B) and the 20-B TCP header with its options follows uncompressed: only
+//!   the 40-B IPv6 header is replaced, as with RPL's option (which then follows inline too).
 //!
 //! **Fragmentation** (RFC 4944 §5.3, Contiki `sicslowpan.c` output): when compressed header +
 //! rest of the datagram exceed the MAC payload, FRAG1 (4 B) carries the compressed header and
@@ -53,6 +58,9 @@ pub struct Hop {
     pub short_addresses: bool,
     /// RPL hop-by-hop option present.
     pub rpl_hbh: bool,
+    /// The datagram carries TCP, not UDP: no NHC, the next-header byte and the TCP header
+    /// inline (RFC 6282 has no TCP compression).
+    pub tcp: bool,
 }
 
 impl Hop {
@@ -64,7 +72,7 @@ impl Hop {
             + u32::from(self.forwarded)
             + if self.src_inline { iid } else { 0 }
             + if self.dst_inline { iid } else { 0 };
-        if self.rpl_hbh {
+        if self.rpl_hbh || self.tcp {
             (iphc + 1, IPV6_HEADER_BYTES)
         } else {
             (iphc + UDP_NHC_BYTES, IPV6_HEADER_BYTES + UDP_HEADER_BYTES)
@@ -75,6 +83,12 @@ impl Hop {
 /// Uncompressed IPv6 length of a datagram with `udp_payload` bytes of CoAP.
 pub fn ipv6_len(udp_payload: u32, rpl_hbh: bool) -> u32 {
     IPV6_HEADER_BYTES + if rpl_hbh { RPL_HBH_BYTES } else { 0 } + UDP_HEADER_BYTES + udp_payload
+}
+
+/// Uncompressed IPv6 length of a datagram carrying `tcp_len` bytes of TCP (its 20-B header,
+/// options and payload).
+pub fn ipv6_tcp_len(tcp_len: u32, rpl_hbh: bool) -> u32 {
+    IPV6_HEADER_BYTES + if rpl_hbh { RPL_HBH_BYTES } else { 0 } + tcp_len
 }
 
 /// The frames of one datagram on one hop: how many, and each one's MAC payload.
@@ -221,6 +235,7 @@ mod tests {
             dst_inline,
             short_addresses: false,
             rpl_hbh,
+            tcp: false,
         }
     }
 
@@ -266,6 +281,44 @@ mod tests {
         assert_eq!(p.frames, 4);
         let sizes: Vec<u32> = (0..4).map(|k| p.payload_bytes(k)).collect();
         assert_eq!(sizes, vec![103, 101, 101, 33]);
+    }
+
+    #[test]
+    fn tcp_segments_carry_their_header_inline() {
+        let tcp = |forwarded, rpl_hbh| Hop {
+            tcp: true,
+            ..hop(forwarded, forwarded, forwarded, rpl_hbh)
+        };
+        // No TCP NHC: IPHC 2 + next header 1 = 3 B for the 40-B IPv6 header, with or without
+        // RPL's option (which, like the TCP header, stays in the rest of the datagram).
+        assert_eq!(tcp(false, false).header(), (3, 40));
+        assert_eq!(tcp(false, true).header(), (3, 40));
+        assert_eq!(tcp(true, false).header(), (20, 40));
+        // A pure ACK (20-B TCP header), originated: 3 + 20 = 23 B, one frame.
+        let ack = Plan::new(ipv6_tcp_len(20, false), tcp(false, false), PAYLOAD);
+        assert_eq!((ack.frames, ack.payload_bytes(0)), (1, 23));
+        // A 64-B segment fits one frame on the first hop (3 + 84 = 87 B), and on a middle hop
+        // (20 + 84 = 104 B) exactly.
+        let seg = |mss: u32, forwarded| {
+            Plan::new(
+                ipv6_tcp_len(20 + mss, false),
+                tcp(forwarded, false),
+                PAYLOAD,
+            )
+        };
+        assert_eq!(
+            (seg(64, false).frames, seg(64, false).payload_bytes(0)),
+            (1, 87)
+        );
+        assert_eq!(
+            (seg(64, true).frames, seg(64, true).payload_bytes(0)),
+            (1, 104)
+        );
+        // A 400-B segment on a middle hop: FRAG1 20 + 4 + ⌊80/8⌋·8 = 104 B, the other 340 B
+        // in FRAGNs of 96: 96, 96, 96, 52.
+        let p = seg(400, true);
+        let sizes: Vec<u32> = (0..p.frames).map(|k| p.payload_bytes(k)).collect();
+        assert_eq!(sizes, vec![104, 101, 101, 101, 57]);
     }
 
     #[test]

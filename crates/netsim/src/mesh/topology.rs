@@ -125,6 +125,9 @@ struct Datagram {
     /// The node that holds it now (sending it, or, once reassembled, the next one).
     holder: u16,
     ip_len: u32,
+    /// A TCP segment ([`Topology::send_tcp`]) rather than a UDP datagram: compressed without
+    /// the UDP NHC ([`Hop::tcp`]).
+    tcp: bool,
     payload: Vec<u8>,
     alive: bool,
     /// Hops taken (RPL: a datagram caught in a transient loop dies at [`HOP_LIMIT`], unless
@@ -778,6 +781,7 @@ impl Mesh {
             dst_inline: next != d.dst_node,
             short_addresses: self.params.short_addresses,
             rpl_hbh: self.params.rpl_hbh_option,
+            tcp: d.tcp,
         };
         let plan = Plan::new(d.ip_len, hop, self.max_payload);
         self.slots[slot as usize].hops += 1;
@@ -834,16 +838,17 @@ impl Mesh {
     }
 }
 
-impl Topology for Mesh {
-    /// Any two nodes of the mesh ([`SendError::UnknownAddress`] otherwise); a datagram to the
-    /// off-mesh server ends at the border router.
-    fn send(
+impl Mesh {
+    /// [`Topology::send`] and [`Topology::send_tcp`]: a datagram of `ip_len` (TCP when
+    /// `tcp`) whose bytes `fill` puts in its slot.
+    fn admit(
         &mut self,
         run_now: Instant,
         src: SocketAddr,
         dst: SocketAddr,
-        payload: &mut Vec<u8>,
+        (ip_len, tcp): (u32, bool),
         tag: u64,
+        fill: impl FnOnce(&mut Vec<u8>),
     ) -> Result<PacketId, SendError> {
         let src_node = self.node_of(src).ok_or(SendError::UnknownAddress(src))?;
         let dst_node = self.node_of(dst).ok_or(SendError::UnknownAddress(dst))?;
@@ -851,8 +856,6 @@ impl Topology for Mesh {
             return Err(SendError::SameNode(src));
         }
         let now = run_now + self.epoch;
-        let coap_len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
-        let ip_len = sixlowpan::ipv6_len(coap_len.min(1 << 20), self.params.rpl_hbh_option);
         if ip_len > MAX_DATAGRAM_BYTES {
             return Err(SendError::ExceedsMtu {
                 ip_len,
@@ -880,7 +883,8 @@ impl Topology for Mesh {
         d.dst_node = dst_node;
         d.holder = src_node;
         d.ip_len = ip_len;
-        std::mem::swap(&mut d.payload, payload);
+        d.tcp = tcp;
+        fill(&mut d.payload);
         d.alive = true;
         d.hops = 0;
         d.prev_hop = super::routing::NO_NODE;
@@ -891,6 +895,43 @@ impl Topology for Mesh {
         self.dir(up).offered_packets += 1;
         self.enqueue(slot, src_node, now);
         Ok(PacketId(id))
+    }
+}
+
+impl Topology for Mesh {
+    /// Any two nodes of the mesh ([`SendError::UnknownAddress`] otherwise); a datagram to the
+    /// off-mesh server ends at the border router.
+    fn send(
+        &mut self,
+        run_now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &mut Vec<u8>,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let coap_len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        let ip_len = sixlowpan::ipv6_len(coap_len.min(1 << 20), self.params.rpl_hbh_option);
+        self.admit(run_now, src, dst, (ip_len, false), tag, |slot| {
+            std::mem::swap(slot, payload)
+        })
+    }
+
+    /// An IPv6 packet of `40 + tcp_bytes` (+ 8 with RPL's option), compressed without the
+    /// UDP NHC and fragmented like any datagram ([`sixlowpan`]); `bytes` are copied in.
+    fn send_tcp(
+        &mut self,
+        run_now: Instant,
+        src: SocketAddr,
+        dst: SocketAddr,
+        bytes: &[u8],
+        tcp_bytes: u32,
+        tag: u64,
+    ) -> Result<PacketId, SendError> {
+        let ip_len = sixlowpan::ipv6_tcp_len(tcp_bytes.min(1 << 20), self.params.rpl_hbh_option);
+        self.admit(run_now, src, dst, (ip_len, true), tag, |slot| {
+            slot.clear();
+            slot.extend_from_slice(bytes);
+        })
     }
 
     fn poll_at(&self) -> Option<Instant> {

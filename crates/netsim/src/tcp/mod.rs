@@ -53,7 +53,8 @@ pub use cc::CongestionControl;
 pub use config::{RecoveryMode, RtoBackoffReset, TcpConfig, TcpConfigError, TCP_PARAMS};
 pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};
 pub use segment::{
-    Segment, HEADER_BYTES, MAX_TCP_OPTION_SPACE, TFO_OPTION_BYTES, TFO_REQUEST_OPTION_BYTES,
+    Segment, HEADER_BYTES, IPV4_HEADER_BYTES, MAX_TCP_OPTION_SPACE, TCP_HEADER_BYTES,
+    TFO_OPTION_BYTES, TFO_REQUEST_OPTION_BYTES,
 };
 pub use send_buffer::Generate;
 pub use stats::TcpStats;

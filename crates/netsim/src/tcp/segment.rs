@@ -49,6 +49,12 @@ impl Segment {
         HEADER_BYTES + self.options_bytes + self.payload.len() as u32
     }
 
+    /// TCP length: the 20-B header, options and payload ([`Segment::ip_len`] without IPv4's
+    /// header), what [`crate::Topology::send_tcp`] carries after its own IP header.
+    pub fn tcp_len(&self) -> u32 {
+        TCP_HEADER_BYTES + self.options_bytes + self.payload.len() as u32
+    }
+
     /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
     pub fn seq_len(&self) -> u64 {
         self.payload.len() as u64 + u64::from(self.syn) + u64::from(self.fin)

@@ -5,6 +5,7 @@
 mod bench;
 mod link;
 mod link_trace;
+mod send_tcp;
 mod star;
 mod tcp_bbr;
 mod tcp_bulk;
