@@ -10,18 +10,19 @@
 //!
 //! A radix heap needs keys that never go below the last one popped, which the clamping gives:
 //! every key is `(time, sequence)` with the time at or after the last popped instant and a
-//! fresh, larger sequence number. Entries sit in bucket `b` = the position of the highest bit in
-//! which their key differs from the last popped key (bucket 0: equal). A push is one append. A
-//! pop takes the least key from the lowest non-empty bucket and redistributes that bucket's
-//! other entries relative to it, each into a strictly lower bucket; an entry moves at most once
-//! per bit level, and in practice a few times, along plain vectors. The keys and their order are
-//! exactly the engine's, so the pops are the same events in the same order (the tests check
-//! this against [`crate::engine::EventQueue`]).
+//! fresh, larger sequence number. Entries sit in bucket `b` = one more than the position of the
+//! highest bit in which their *time* differs from the last popped time (bucket 0: the same
+//! instant, where the sequence numbers order them). A push is one append. A pop takes the least
+//! key from the lowest non-empty bucket (each bucket keeps its least) and redistributes that
+//! bucket's other entries relative to it, each into a strictly lower bucket; an entry moves at
+//! most once per bit of time, and in practice a few times, along plain vectors. The keys and
+//! their order are exactly the engine's, so the pops are the same events in the same order (the
+//! tests check this against [`crate::engine::EventQueue`]).
 
 use coaplab_cc::time::Instant;
 
-/// Buckets: one per bit of the 128-bit key, and bucket 0 for the key equal to the last popped.
-const BUCKETS: usize = 129;
+/// Buckets: one per bit of the 64-bit time, and bucket 0 for the last popped instant.
+const BUCKETS: usize = 65;
 
 /// A key `(time, sequence)`: time in the high half, its sign bit flipped so that negative
 /// instants order first (as the engine packs it).
@@ -36,9 +37,10 @@ fn unpack_time(key: Key) -> Instant {
     Instant::from_nanos((((key >> 64) as u64) ^ (1 << 63)) as i64)
 }
 
-/// The bucket of `key` relative to `last` (`key >= last`).
-fn bucket(key: Key, last: Key) -> usize {
-    (Key::BITS - (key ^ last).leading_zeros()) as usize
+/// The bucket of a key whose time half is `time_bits`, relative to the last popped key `last`
+/// (the key is above it).
+fn bucket(time_bits: u64, last: Key) -> usize {
+    (u64::BITS - (time_bits ^ (last >> 64) as u64).leading_zeros()) as usize
 }
 
 /// One pending event. The key is stored as two halves so that an entry is 24 bytes for an
@@ -66,7 +68,7 @@ pub struct Agenda<E> {
     /// the pushes alone keep this up to date, and finding the least key is O(1).
     mins: Vec<(Key, usize)>,
     /// Bit `b` set: bucket `b` is not empty.
-    nonempty: [u64; 3],
+    nonempty: u128,
     /// The last popped key (0 before the first pop); every pending key is greater.
     last: Key,
     next_seq: u64,
@@ -86,7 +88,7 @@ impl<E> Agenda<E> {
         Agenda {
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             mins: vec![(Key::MAX, 0); BUCKETS],
-            nonempty: [0; 3],
+            nonempty: 0,
             last: 0,
             next_seq: 0,
             now: Instant::ZERO,
@@ -117,10 +119,10 @@ impl<E> Agenda<E> {
 
     /// Files `entry` (whose key is `key`, above `last`) in its bucket.
     fn put(&mut self, entry: Entry<E>, key: Key) {
-        let b = bucket(key, self.last);
+        let b = bucket(entry.time_bits, self.last);
         let v = &mut self.buckets[b];
         v.push(entry);
-        self.nonempty[b / 64] |= 1 << (b % 64);
+        self.nonempty |= 1 << b;
         if key < self.mins[b].0 {
             self.mins[b] = (key, v.len() - 1);
         }
@@ -128,10 +130,7 @@ impl<E> Agenda<E> {
 
     /// The lowest non-empty bucket, which holds the least key.
     fn lowest(&self) -> Option<usize> {
-        self.nonempty
-            .iter()
-            .position(|&w| w != 0)
-            .map(|k| k * 64 + self.nonempty[k].trailing_zeros() as usize)
+        (self.nonempty != 0).then(|| self.nonempty.trailing_zeros() as usize)
     }
 
     /// The firing time of the earliest pending event.
@@ -162,24 +161,40 @@ impl<E> Agenda<E> {
         self.pop_from(b)
     }
 
-    /// Pops the least key, in bucket `b`, the lowest non-empty one (bucket order follows key
+    /// Pops the least key, in bucket `b`, the lowest non-empty one (bucket order follows time
     /// order above `last`).
     fn pop_from(&mut self, b: usize) -> Option<(Instant, E)> {
         let (key, i) = self.mins[b];
+        self.last = key;
+        self.len -= 1;
+        self.now = unpack_time(key);
+        if b == 0 {
+            // The same instant as before: the others stay; their least is looked for (few
+            // events share an instant).
+            let v = &mut self.buckets[0];
+            let entry = v.swap_remove(i);
+            self.mins[0] = v
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.key(), i))
+                .min()
+                .unwrap_or((Key::MAX, 0));
+            if v.is_empty() {
+                self.nonempty &= !1;
+            }
+            return Some((self.now, entry.event));
+        }
         let mut v = std::mem::take(&mut self.buckets[b]);
         let entry = v.swap_remove(i);
         self.mins[b] = (Key::MAX, 0);
-        self.nonempty[b / 64] &= !(1 << (b % 64));
-        // The bucket's other entries go below, relative to the new last key: each differs
-        // from it first in a lower bit than in the one that put it in `b`.
-        self.last = key;
+        self.nonempty &= !(1 << b);
+        // The bucket's other entries go below, relative to the new last time: each differs
+        // from it first in a lower bit than in the one that put it in `b` (bucket 0 was empty).
         for e in v.drain(..) {
             let k = e.key();
             self.put(e, k);
         }
         self.buckets[b] = v;
-        self.len -= 1;
-        self.now = unpack_time(key);
         Some((self.now, entry.event))
     }
 
