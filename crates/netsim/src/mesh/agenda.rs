@@ -21,8 +21,10 @@
 
 use coaplab_cc::time::Instant;
 
-/// Buckets: one per bit of the 64-bit time, and bucket 0 for the last popped instant.
-const BUCKETS: usize = 65;
+/// Buckets: one per bit of the 64-bit time but the sign bit (every key's instant is at or
+/// after [`Instant::ZERO`], so every key and `last` agree on it), and bucket 0 for the last
+/// popped instant; so the non-empty buckets fit one `u64` mask.
+const BUCKETS: usize = 64;
 
 /// A key `(time, sequence)`: time in the high half, its sign bit flipped so that negative
 /// instants order first (as the engine packs it).
@@ -68,8 +70,9 @@ pub struct Agenda<E> {
     /// the pushes alone keep this up to date, and finding the least key is O(1).
     mins: Vec<(Key, usize)>,
     /// Bit `b` set: bucket `b` is not empty.
-    nonempty: u128,
-    /// The last popped key (0 before the first pop); every pending key is greater.
+    nonempty: u64,
+    /// The last popped key ([`Instant::ZERO`]'s first key before the first pop); every
+    /// pending key is greater.
     last: Key,
     next_seq: u64,
     now: Instant,
@@ -89,7 +92,7 @@ impl<E> Agenda<E> {
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             mins: vec![(Key::MAX, 0); BUCKETS],
             nonempty: 0,
-            last: 0,
+            last: pack(Instant::ZERO, 0),
             next_seq: 0,
             now: Instant::ZERO,
             len: 0,
@@ -118,6 +121,7 @@ impl<E> Agenda<E> {
     }
 
     /// Files `entry` (whose key is `key`, above `last`) in its bucket.
+    #[inline]
     fn put(&mut self, entry: Entry<E>, key: Key) {
         let b = bucket(entry.time_bits, self.last);
         let v = &mut self.buckets[b];
