@@ -117,6 +117,30 @@ impl Topology for MeshNet {
 }
 
 impl MeshNet {
+    /// The instant the run loop handles next, given `local` (the earliest endpoint timer or
+    /// flow start) and the run's `end`: what [`Topology::poll_at`] and `local` give, without
+    /// waking the loop at every internal event of the mesh in between. The mesh runs its
+    /// MAC, radio and RPL events up to `local` (or `end`) itself and stops at the first
+    /// delivery ([`Mesh::advance`]); the loop would only have polled it at those instants.
+    /// Out of events before `end`, the loop's clock must still stop where it would have: at
+    /// the last internal event before `end`, so that instant is returned once. With an
+    /// off-mesh server, the mesh and wired link are interleaved by [`Topology::poll_at`].
+    fn next_at(&mut self, local: Option<Instant>, end: Instant) -> Option<Instant> {
+        if self.wired.is_some() {
+            return earliest(self.poll_at(), local);
+        }
+        let before = self.mesh.clock();
+        let horizon = local.map_or(end, |l| l.min(end));
+        if let Some(at) = self.mesh.advance(horizon) {
+            return Some(at);
+        }
+        match local {
+            Some(l) if l <= end => Some(l),
+            _ if self.mesh.clock() > before => Some(self.mesh.clock()),
+            _ => earliest(self.mesh.poll_at(), local),
+        }
+    }
+
     /// `mesh` from now on, with the wired link to an off-mesh server if any.
     fn new(mesh: Mesh, wired: Option<Star>) -> MeshNet {
         MeshNet {
@@ -262,7 +286,7 @@ fn run_with(
     if traced {
         sim.trace = Some(Box::default());
     }
-    sim.run()?;
+    sim.run_with(|net, local, end| Ok(net.next_at(local, end)))?;
     let mut result = sim.finish();
     if let Some(network) = result.network.as_mut() {
         network.mesh = Some(sim.net.channel_record());

@@ -12,8 +12,10 @@
 //!   position files; the medium and static routes follow the moving nodes.
 //! * [`layout`]: grid, chain, flower, dumbbell, half-dumbbell and explicit placements.
 //! * [`params`]: every constant as a documented parameter ([`MESH_PARAMS`]).
+//! * [`agenda`]: the mesh's event queue, the engine's order as a radix heap.
 //! * [`topology`]: [`Mesh`], which joins them. docs/mesh-model.md gives the sources.
 
+pub mod agenda;
 pub mod contiki_csma;
 pub mod csma;
 pub mod layout;

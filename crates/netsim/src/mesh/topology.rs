@@ -218,7 +218,7 @@ pub struct Mesh {
     addr_node: HashMap<SocketAddr, u16>,
     /// The servers' addresses ([`Topology::servers`]).
     servers: Vec<SocketAddr>,
-    events: crate::engine::EventQueue<Ev>,
+    events: super::agenda::Agenda<Ev>,
     slots: Vec<Datagram>,
     free: Vec<u32>,
     next_id: u64,
@@ -318,7 +318,7 @@ impl Mesh {
             tx_kind: vec![TxKind::Data; n],
             addr_node,
             servers,
-            events: crate::engine::EventQueue::with_capacity(4 * n),
+            events: super::agenda::Agenda::new(),
             slots: Vec::new(),
             free: Vec::new(),
             next_id: 0,
@@ -428,71 +428,104 @@ impl Mesh {
         self.slots.len() - self.free.len()
     }
 
+    /// Runs the internal events (MAC, radio, RPL) due up to run instant `run_until`, and
+    /// stops before the first datagram arrival: its run instant, or `None` when none is due
+    /// by then. [`Topology::poll_delivery`] at that instant hands it out. A run loop that asks
+    /// this instead of [`Topology::poll_at`] wakes once per delivery, not once per internal
+    /// event; both handle the same events in the same order.
+    pub fn advance(&mut self, run_until: Instant) -> Option<Instant> {
+        let until = run_until + self.epoch;
+        while let Some((at, ev)) = self.events.peek() {
+            if at > until {
+                return None;
+            }
+            if matches!(ev, Ev::Arrive { .. }) {
+                return Some(at - self.epoch);
+            }
+            let (at, ev) = self.events.pop().expect("peeked");
+            self.handle(at, ev);
+        }
+        None
+    }
+
+    /// The run instant of the last internal event handled (an arrival included).
+    pub fn clock(&self) -> Instant {
+        self.events.now() - self.epoch
+    }
+
     /// [`Topology::poll_delivery`] on the internal clock.
     fn step(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Delivery> {
         while let Some((at, ev)) = self.events.pop_due(now) {
-            match ev {
-                Ev::BackoffEnd { node, gen } => {
-                    let m = &mut self.macs[node as usize];
-                    if m.generation == gen && m.discipline != Discipline::Ieee802154 {
-                        self.contiki_attempt(node, at);
-                    } else if m.generation == gen {
-                        m.phase = Phase::Cca;
-                        m.cca_start = at;
-                        self.events
-                            .schedule(at + phy::CCA, Ev::CcaEnd { node, gen });
-                    }
-                }
-                Ev::CcaEnd { node, gen } => {
-                    if self.macs[node as usize].generation == gen {
-                        let busy = self
-                            .medium
-                            .cca_busy(node, self.macs[node as usize].cca_start);
-                        self.cca_done(node, at, busy);
-                    }
-                }
-                Ev::TxStart { node, gen } => {
-                    if self.macs[node as usize].generation == gen {
-                        self.tx_start(node, at);
-                    }
-                }
-                Ev::TxEnd { node } => self.tx_end(node, at),
-                Ev::AckStart { node, to, seq } => {
-                    if self.medium.is_transmitting(node) {
-                        self.acks_skipped += 1;
-                    } else {
-                        self.move_radio(node, at);
-                        self.medium.start_tx(node, &mut self.medium_rng);
-                        self.tx_kind[node as usize] = TxKind::Ack { to, seq };
-                        self.events
-                            .schedule(at + phy::airtime(ACK_BYTES), Ev::TxEnd { node });
-                    }
-                }
-                Ev::AckTimeout { node, gen } => {
-                    let m = &self.macs[node as usize];
-                    if m.generation == gen && m.discipline != Discipline::Ieee802154 {
-                        self.contiki_ack_wait_over(node, at);
-                    } else if m.generation == gen {
-                        let next = {
-                            let m = &mut self.macs[node as usize];
-                            m.csma.no_ack(at, &mut self.mac_rngs[node as usize])
-                        };
-                        if matches!(next, Next::Cca(_)) {
-                            self.head_stats(node).retries += 1;
-                        }
-                        self.csma_next(node, at, next);
-                    }
-                }
-                Ev::AckRead { node, gen } => {
-                    if self.macs[node as usize].generation == gen {
-                        self.contiki_ack_read(node, at);
-                    }
-                }
-                Ev::Arrive { slot } => return Some(self.arrive(slot, at, buf)),
-                Ev::Rpl { node, gen } => self.rpl_timer(node, gen, at),
+            if let Ev::Arrive { slot } = ev {
+                return Some(self.arrive(slot, at, buf));
             }
+            self.handle(at, ev);
         }
         None
+    }
+
+    /// One internal event other than an arrival.
+    fn handle(&mut self, at: Instant, ev: Ev) {
+        match ev {
+            Ev::BackoffEnd { node, gen } => {
+                let m = &mut self.macs[node as usize];
+                if m.generation == gen && m.discipline != Discipline::Ieee802154 {
+                    self.contiki_attempt(node, at);
+                } else if m.generation == gen {
+                    m.phase = Phase::Cca;
+                    m.cca_start = at;
+                    self.events
+                        .schedule(at + phy::CCA, Ev::CcaEnd { node, gen });
+                }
+            }
+            Ev::CcaEnd { node, gen } => {
+                if self.macs[node as usize].generation == gen {
+                    let busy = self
+                        .medium
+                        .cca_busy(node, self.macs[node as usize].cca_start);
+                    self.cca_done(node, at, busy);
+                }
+            }
+            Ev::TxStart { node, gen } => {
+                if self.macs[node as usize].generation == gen {
+                    self.tx_start(node, at);
+                }
+            }
+            Ev::TxEnd { node } => self.tx_end(node, at),
+            Ev::AckStart { node, to, seq } => {
+                if self.medium.is_transmitting(node) {
+                    self.acks_skipped += 1;
+                } else {
+                    self.move_radio(node, at);
+                    self.medium.start_tx(node, &mut self.medium_rng);
+                    self.tx_kind[node as usize] = TxKind::Ack { to, seq };
+                    self.events
+                        .schedule(at + phy::airtime(ACK_BYTES), Ev::TxEnd { node });
+                }
+            }
+            Ev::AckTimeout { node, gen } => {
+                let m = &self.macs[node as usize];
+                if m.generation == gen && m.discipline != Discipline::Ieee802154 {
+                    self.contiki_ack_wait_over(node, at);
+                } else if m.generation == gen {
+                    let next = {
+                        let m = &mut self.macs[node as usize];
+                        m.csma.no_ack(at, &mut self.mac_rngs[node as usize])
+                    };
+                    if matches!(next, Next::Cca(_)) {
+                        self.head_stats(node).retries += 1;
+                    }
+                    self.csma_next(node, at, next);
+                }
+            }
+            Ev::AckRead { node, gen } => {
+                if self.macs[node as usize].generation == gen {
+                    self.contiki_ack_read(node, at);
+                }
+            }
+            Ev::Rpl { node, gen } => self.rpl_timer(node, gen, at),
+            Ev::Arrive { .. } => unreachable!("arrivals are the caller's"),
+        }
     }
 
     fn dir(&mut self, up: bool) -> &mut MeshStats {

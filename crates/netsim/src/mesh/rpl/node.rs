@@ -316,8 +316,11 @@ impl RplNode {
             self.dao_refresh_due,
         ]
         .into_iter()
-        .flatten()
-        .min()
+        // The least of those set (a fold: the mesh asks after every link sample).
+        .fold(None, |least, t| match (least, t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
     }
 
     /// Runs every timer due at `now`.
