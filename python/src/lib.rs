@@ -2,6 +2,9 @@
 //! thin wrapper over the library code the `coaplab` command runs, so results are the same
 //! byte for byte; the Python half (`coaplab/__init__.py`) turns them into pandas objects.
 
+mod algorithm;
+mod suite;
+
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -303,5 +306,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(code_version, m)?)?;
+    algorithm::add(m)?;
+    suite::add(m)?;
     Ok(())
 }
