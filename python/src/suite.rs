@@ -56,6 +56,7 @@ pub(crate) fn suite_run(
                 jobs: jobs.max(1),
                 shard,
             },
+            &crate::known_thread(coaplab_lab::sim::run_one),
             &mut line,
             Some(&mut stop),
         );

@@ -190,6 +190,7 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
             jobs,
             shard: args.shard,
         },
+        &coaplab_lab::sim::run_one,
         &mut |line| {
             // Failed runs are errors: printed even with --quiet.
             if !quiet || line.contains(" failed: ") {

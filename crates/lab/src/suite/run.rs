@@ -5,8 +5,9 @@ use std::path::Path;
 use std::time::Instant as WallClock;
 
 use crate::exec;
-use crate::results::{store::write_atomic, Manifest, ResultsDir};
-use crate::scenario::Scenario;
+use crate::results::{store::write_atomic, Manifest, ResultsDir, RunError, RunResult};
+use crate::scenario::{RunSpec, Scenario};
+
 use crate::shard::Shard;
 
 use super::{score, Suite};
@@ -35,14 +36,20 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
+/// What runs one run: [`crate::sim::run_one`], or a wrapper of it (the Python package's
+/// keeps each worker thread known to Python while it runs, so that an algorithm written in
+/// Python is called without setting up a thread state per event).
+pub type RunWith<'a> = &'a (dyn Fn(&RunSpec) -> Result<RunResult, RunError> + Sync);
+
 /// Runs every cell of `suite` × `algorithms` not finished yet into `opts.out`, one cell after
-/// the other, each on `opts.jobs` threads with the machinery of `coaplab run --resume`.
-/// `log` gets one line per cell (and per failed run); `stop`, polled as by
+/// the other, each on `opts.jobs` threads with the machinery of `coaplab run --resume`, each
+/// run by `run_fn`. `log` gets one line per cell (and per failed run); `stop`, polled as by
 /// [`exec::execute_until`], ends the run early. Scores nothing: see [`write_scores`].
 pub fn run(
     suite: &Suite,
     algorithms: &[String],
     opts: RunOptions<'_>,
+    run_fn: RunWith<'_>,
     log: &mut dyn FnMut(&str),
     mut stop: Option<&mut dyn FnMut() -> bool>,
 ) -> Result<RunOutcome, String> {
@@ -82,14 +89,13 @@ pub fn run(
             continue;
         }
         let t0 = WallClock::now();
-        let run_fn: exec::RunFn = crate::sim::run_one;
         let cell_outcome = exec::execute_until(
             &plan,
             shard,
             &dir,
             manifest,
             opts.jobs,
-            &run_fn,
+            run_fn,
             &mut |p| {
                 if let Some((run, error)) = &p.error {
                     log(&format!("{label}: run {run} failed: {error}"));
