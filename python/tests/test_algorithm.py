@@ -115,9 +115,9 @@ def test_the_module_cli_plans_and_the_command_hands_over(tmp_path):
     assert "algorithms: default py-rfc6298" in o.stdout
     o = subprocess.run(cmd[:-3] + ["--cc-from", str(EXAMPLES / "shadow.py"), "--dry-run"], capture_output=True, text=True, cwd=tmp_path)
     assert o.returncode == 1 and "no such file" in o.stderr, o.stderr
-    binary = ROOT / "target" / "debug" / "coaplab"
+    binary = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "coaplab"
     if not binary.exists():
-        pytest.skip("target/debug/coaplab not built")
+        pytest.skip(f"{binary} not built")
     env["COAPLAB_PYTHON"] = sys.executable
     o = subprocess.run([str(binary)] + cmd[3:], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert o.returncode == 0, o.stderr

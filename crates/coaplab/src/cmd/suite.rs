@@ -63,9 +63,12 @@ EXAMPLES:
 
 ALGORITHMS IN PYTHON: --cc-from FILE.py loads the algorithm classes the file lists in
 ALGORITHMS (examples/python-algorithm) and runs the suite in `python3 -m coaplab suite run`
-with the same arguments; this binary does not link Python. On a Dask cluster:
-`python -m coaplab.dask --suite SUITE.toml --scheduler tcp://HOST:8786 --cc ...`. See
-docs/suite.md.")]
+with the same arguments (COAPLAB_PYTHON: the interpreter, default python3; the package:
+`pip install ./python`); this binary does not link Python.
+
+CLUSTERS: `python -m coaplab.dask suite SUITE.toml --scheduler tcp://HOST:8786 --cc ...` runs
+one --shard per Dask task, then merges; scripts/slurm-suite.sh SUITE.toml N OUT does the same
+on Slurm. See docs/suite.md.")]
 pub(crate) struct RunArgs {
     /// The suite file.
     #[arg(value_name = "SUITE.toml", default_value = "suites/standard.toml")]
