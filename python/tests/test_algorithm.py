@@ -122,3 +122,21 @@ def test_the_module_cli_plans_and_the_command_hands_over(tmp_path):
     o = subprocess.run([str(binary)] + cmd[3:], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert o.returncode == 0, o.stderr
     assert "handing over to" in o.stderr and "algorithms: default py-rfc6298" in o.stdout
+
+
+def test_coaplab_run_hands_a_python_algorithm_over_and_gives_the_built_in_runs(scenario, tmp_path):
+    binary = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "coaplab"
+    if not binary.exists():
+        pytest.skip(f"{binary} not built")
+    env = dict(os.environ, COAPLAB_PYTHON=sys.executable)
+    common = [str(binary), "run", str(scenario), "--jobs", "1", "-q", "--set", "network.loss=high"]
+    builtin = subprocess.run(common + ["--set", "flows.0.cc=default", "--out", str(tmp_path / "b")], capture_output=True, text=True)
+    assert builtin.returncode == 0, builtin.stderr
+    python = subprocess.run(
+        common + ["--set", "flows.0.cc=py-default", "--out", str(tmp_path / "p"), "--cc-from", str(EXAMPLES / "default_coap.py")],
+        capture_output=True, text=True, env=env,
+    )
+    assert python.returncode == 0, python.stderr
+    assert "handing over to" in python.stderr
+    flows = renamed(tmp_path / "p" / "flows.csv", "py-default", "default")
+    assert b"py-default" not in flows and flows == (tmp_path / "b" / "flows.csv").read_bytes()
