@@ -274,6 +274,10 @@ fn suite_cc_from_refuses_non_python_files_and_names_the_missing_package() {
     let o = coaplab(&["suite", "run", smoke, "--cc-from", "missing.py"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--cc-from missing.py: no such file"));
+    // `coaplab run` the same way.
+    let o = coaplab(&["run", "quickstart.toml", "--cc-from", "linear.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("coaplab run: --cc-from linear.so: not a Python file"));
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_coaplab"))
         .args([
             "suite",
