@@ -13,8 +13,8 @@
 #
 # COAPLAB (default: coaplab on PATH) is the binary; SBATCH_OPTS are extra sbatch options
 # (partition, time limit). Extra options after OUT go to every `coaplab suite run` (--cc NAME...,
-# --cc-from FILE.py..., which needs the coaplab Python package on the nodes): they must be the
-# same for every shard, or merge refuses the directories.
+# --cc-from FILE.py..., which needs the coaplab Python package on the nodes and is passed to the
+# merge too): they must be the same for every shard, or merge refuses the directories.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -26,6 +26,15 @@ shift 3
 coaplab=${COAPLAB:-coaplab}
 mkdir -p "$out/logs"
 quoted=$(printf ' %q' "$@")
+# The --cc-from files go to the merge too: it reads cells of the Python algorithms.
+cc_from= in_cc_from=0
+for arg in "$@"; do
+    case "$arg" in
+        --cc-from) in_cc_from=1; cc_from=" --cc-from" ;;
+        --*) in_cc_from=0 ;;
+        *) [ "$in_cc_from" = 1 ] && cc_from+=" $(printf %q "$arg")" ;;
+    esac
+done
 
 # shellcheck disable=SC2086
 array=$(sbatch --parsable ${SBATCH_OPTS:-} --array=1-"$n" --cpus-per-task=1 \
@@ -38,5 +47,5 @@ dirs=$(for k in $(seq 1 "$n"); do printf ' %q' "$out/shard-$k"; done)
 # shellcheck disable=SC2086
 merge=$(sbatch --parsable ${SBATCH_OPTS:-} --dependency=afterok:"$array" \
     --job-name=coaplab-suite-merge --output="$out/logs/merge.log" --wrap \
-    "$coaplab suite merge --out $(printf %q "$out")/merged$dirs")
+    "$coaplab suite merge --out $(printf %q "$out")/merged$dirs$cc_from")
 echo "submitted shards as job $array (array 1-$n) and the merge as job $merge -> $out/merged"

@@ -2,7 +2,7 @@
 
     python -m coaplab suite run [SUITE.toml] [--cc NAME...] [--cc-from FILE.py...] [--out DIR]
                                 [--jobs J] [--shard K/N] [--dry-run] [--quiet]
-    python -m coaplab suite merge --out OUT DIR...
+    python -m coaplab suite merge --out OUT DIR... [--cc-from FILE.py...]
     python -m coaplab run SCENARIO.toml --cc-from FILE.py... [--out DIR] [--reps N] [--seed S]
                           [--jobs J] [--resume] [--dry-run] [--set KEY=VALUE]... [--shard K/N]
                           [--trace DIR] [--trace-runs RUNS] [--trace-format FORMAT] [--quiet]
@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     merge = sub.add_parser("merge", help="join the shards of one suite run, then score it")
     merge.add_argument("dirs", nargs="+", metavar="DIR")
     merge.add_argument("--out", required=True, metavar="OUT")
+    merge.add_argument("--cc-from", nargs="+", default=[], metavar="FILE.py", help="Python files of the algorithms the shards ran")
     one = top.add_parser("run", help="simulate a scenario (coaplab run), with algorithms written in Python")
     one.add_argument("scenario", metavar="SCENARIO.toml")
     one.add_argument("--cc-from", nargs="+", default=[], metavar="FILE.py", help="Python files whose ALGORITHMS the scenario may name")
@@ -129,6 +130,8 @@ def main(argv: Optional[list] = None) -> int:
             return _run_one(args)
         if args.action == "run":
             return _run(args)
+        for path in args.cc_from:
+            load(path)
         total, failed = _native.suite_merge(args.out, args.dirs)
         print(_native.suite_scores(args.out), end="")
         print(f"coaplab suite merge: {total} runs from {len(args.dirs)} directories ({failed} failed) -> {args.out}", file=sys.stderr)

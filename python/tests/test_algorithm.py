@@ -140,3 +140,27 @@ def test_coaplab_run_hands_a_python_algorithm_over_and_gives_the_built_in_runs(s
     assert "handing over to" in python.stderr
     flows = renamed(tmp_path / "p" / "flows.csv", "py-default", "default")
     assert b"py-default" not in flows and flows == (tmp_path / "b" / "flows.csv").read_bytes()
+
+
+def test_the_command_reports_and_merges_a_suite_of_python_algorithms(tmp_path):
+    binary = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "coaplab"
+    if not binary.exists():
+        pytest.skip(f"{binary} not built")
+    env = dict(os.environ, COAPLAB_PYTHON=sys.executable)
+    rfc = str(EXAMPLES / "rfc6298.py")
+    whole = coaplab.suite_run(SMOKE, cc=["default"], cc_from=[rfc], out=tmp_path / "whole", jobs=1)
+    # The page: the cells of py-rfc6298 are scored by a process that does not know it.
+    o = subprocess.run([str(binary), "suite", "report", str(whole.path)], capture_output=True, text=True)
+    assert o.returncode == 0, o.stderr
+    assert "py-rfc6298" in (whole.path / "suite.html").read_text()
+    shards = []
+    for k in (1, 2):
+        shards.append(str(tmp_path / f"s{k}"))
+        run = [str(binary), "suite", "run", str(SMOKE), "--cc", "default", "--cc-from", rfc, "--shard", f"{k}/2", "--out", shards[-1], "-q"]
+        o = subprocess.run(run, capture_output=True, text=True, env=env)
+        assert o.returncode == 0, o.stderr
+    merged = tmp_path / "merged"
+    o = subprocess.run([str(binary), "suite", "merge", "--out", str(merged)] + shards + ["--cc-from", rfc], capture_output=True, text=True, env=env)
+    assert o.returncode == 0, o.stderr
+    for name in ("leaderboard.csv", "ranking.csv"):
+        assert (merged / name).read_bytes() == (whole.path / name).read_bytes(), name

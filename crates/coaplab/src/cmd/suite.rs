@@ -109,6 +109,10 @@ pub(crate) struct MergeArgs {
     /// The merged suite directory (new).
     #[arg(long, value_name = "OUT")]
     out: PathBuf,
+    /// The Python files of the algorithms written in Python that the shards ran (as given to
+    /// `suite run --cc-from`): the merge is handed over to `python3 -m coaplab suite merge`.
+    #[arg(long, value_name = "FILE.py", num_args = 1..)]
+    cc_from: Vec<PathBuf>,
 }
 
 /// Arguments of `coaplab suite report`.
@@ -238,6 +242,9 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
 }
 
 fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
+    if !args.cc_from.is_empty() {
+        return super::python::hand_over("suite merge", &args.cc_from);
+    }
     let (total, failed) = suite::merge(&args.out, &args.dirs)?;
     print!("{}", run::write_scores(&args.out)?);
     eprintln!(
