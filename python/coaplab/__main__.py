@@ -1,4 +1,4 @@
-"""``python -m coaplab suite run|merge`` and ``run``: the commands with algorithms written in Python.
+"""python -m coaplab suite run|merge, and run: the commands with algorithms written in Python.
 
     python -m coaplab suite run [SUITE.toml] [--cc NAME...] [--cc-from FILE.py...] [--out DIR]
                                 [--jobs J] [--shard K/N] [--dry-run] [--quiet]

@@ -40,3 +40,18 @@ def test_dask_suite_shards_merge_into_the_single_machine_scores(tmp_path):
     cell = Path("nbiot-congested") / "py-rfc6298" / "flows.csv"
     assert (merged.path / cell).read_bytes() == (whole.path / cell).read_bytes()
     assert sorted(p.name for p in (tmp_path / "dask").iterdir()) == ["merged", "shard-1", "shard-2"]
+
+
+def test_dask_suite_command_line(tmp_path, capsys):
+    from pathlib import Path
+
+    from coaplab.dask import main
+
+    root = Path(__file__).resolve().parents[2]
+    argv = ["suite", str(root / "suites" / "smoke.toml"), "--cc", "default", "--shards", "2", "--out", str(tmp_path / "d")]
+    argv += ["--cc-from", str(root / "examples" / "python-algorithm" / "rfc6298.py")]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        assert main(argv + ["--scheduler", cluster.scheduler_address]) == 0
+    out = capsys.readouterr().out
+    assert "py-rfc6298" in out and "overall (mean normalised rank" in out
+    assert (tmp_path / "d" / "merged" / "ranking.csv").read_text().count("\n") == 3
