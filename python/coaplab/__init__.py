@@ -13,6 +13,7 @@ extension), so a scenario run from Python writes the same results directory, byt
     coaplab.trace("fasor", "0 send\\n0.8 ack\\n", dither="off")   # DataFrame of the trace CSV
     coaplab.algorithms()                                           # DataFrame, one row per algorithm
     coaplab.parameters("cocoa")                                    # DataFrame, one row per parameter
+    coaplab.suite_run("suites/smoke.toml", cc=["default"], cc_from=["my_rto.py"])  # a suite
 
 Scenario keys are overridden as keyword arguments, ``__`` standing for the dot of the command
 line's ``--set network.buffer_bytes=2500`` (``flows__0__cc="fasor"``), or with
@@ -34,12 +35,14 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 import pandas as _pd
 
 from . import _native
-from ._native import CoaplabError
+from ._native import AlgorithmNameTaken, CoaplabError
 
 __all__ = [
+    "AlgorithmNameTaken",
     "CoaplabError",
     "Results",
     "RunTrace",
+    "SuiteResults",
     "Traces",
     "UnfinishedFlowsWarning",
     "algorithms",
@@ -49,7 +52,12 @@ __all__ = [
     "parameters",
     "plan",
     "read_results",
+    "read_suite",
+    "register",
     "run",
+    "suite_merge",
+    "suite_plan",
+    "suite_run",
     "to_toml",
     "trace",
 ]
@@ -599,3 +607,7 @@ def parameters(name: Optional[str] = None) -> _pd.DataFrame:
 def code_version() -> str:
     """The version string the manifests record (crate version and git commit)."""
     return _native.code_version()
+
+
+# Suites and algorithms written in Python (docs/suite.md); imported last, as it uses the above.
+from .suite import SuiteResults, read_suite, register, suite_merge, suite_plan, suite_run  # noqa: E402

@@ -2,6 +2,9 @@
 //! thin wrapper over the library code the `coaplab` command runs, so results are the same
 //! byte for byte; the Python half (`coaplab/__init__.py`) turns them into pandas objects.
 
+mod algorithm;
+mod suite;
+
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -177,10 +180,10 @@ impl Sweep<'_> {
         manifest.overrides = self.sets;
         let dir = ResultsDir::open(self.out, &manifest, self.resume).map_err(err)?;
         let run_fn: exec::RunFn = coaplab_lab::sim::run_one;
-        let traced = |spec: &RunSpec| match trace {
+        let traced = known_thread(|spec: &RunSpec| match trace {
             Some(t) => t.run(spec, run_fn),
             None => run_fn(spec),
-        };
+        });
         let mut report = |p: &Progress| {
             let Some(callback) = progress else { return };
             if raised.borrow().is_some() || !p.unverified.is_empty() {
@@ -210,6 +213,16 @@ impl Sweep<'_> {
         )
         .map_err(err)
     }
+}
+
+/// `run_fn` run with the worker thread known to Python: attached once, then detached for the
+/// run (the GIL released). An algorithm written in Python ([`algorithm`]) takes the GIL per
+/// event; on a thread Python does not know, each of those would create and destroy a thread
+/// state, which costs more than the call itself.
+pub(crate) fn known_thread<R: Send>(
+    run_fn: impl Fn(&RunSpec) -> R + Sync,
+) -> impl Fn(&RunSpec) -> R + Sync {
+    move |spec| Python::attach(|py| py.detach(|| run_fn(spec)))
 }
 
 /// Joins shard directories into `out`, as `coaplab merge`. Returns (runs, failed runs).
@@ -303,5 +316,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(code_version, m)?)?;
+    algorithm::add(m)?;
+    suite::add(m)?;
     Ok(())
 }

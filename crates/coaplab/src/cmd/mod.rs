@@ -14,6 +14,7 @@ pub(crate) mod merge;
 pub(crate) mod models;
 pub(crate) mod net;
 pub(crate) mod observe;
+pub(crate) mod python;
 pub(crate) mod report;
 pub(crate) mod request;
 pub(crate) mod run;

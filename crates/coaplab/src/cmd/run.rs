@@ -126,6 +126,12 @@ pub(crate) struct Args {
     /// list ('network.buffer_bytes=[2500]') keeps the axis and the seeds of that cell.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Python files defining algorithms the scenario may name (their `ALGORITHMS`): the run is
+    /// handed over to `python3 -m coaplab run` with the same arguments (simulated runs only),
+    /// which needs the coaplab Python package (`pip install ./python`; COAPLAB_PYTHON names
+    /// another Python). Put SCENARIO.toml first. See docs/suite.md.
+    #[arg(long, value_name = "FILE.py", num_args = 1..)]
+    cc_from: Vec<PathBuf>,
     /// Run only shard K of N of the plan (the runs whose id modulo N is K-1), for running one
     /// plan on N machines; join their --out directories with `coaplab merge`.
     #[arg(long, value_name = "K/N")]
@@ -155,6 +161,15 @@ fn trace_options(args: &Args, scenario: &Scenario, out: &Path) -> Option<TraceOp
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
+    if !args.cc_from.is_empty() {
+        return match super::python::hand_over("run", &args.cc_from) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("coaplab run: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run_scenario(&args) {
         Ok(code) => code,
         Err(e) => {

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant as WallClock;
 
-use coaplab_lab::exec;
-use coaplab_lab::results::{store::write_atomic, Manifest, ResultsDir};
-use coaplab_lab::scenario::Scenario;
+use coaplab_lab::results::store::write_atomic;
 use coaplab_lab::shard::Shard;
+use coaplab_lab::suite::run::{self, RunOptions};
 use coaplab_lab::suite::{self, score, Suite};
 
 /// Arguments of `coaplab suite`.
@@ -60,8 +59,16 @@ EXAMPLES:
   coaplab suite run suites/smoke.toml --cc default fasor --shard 2/2 --out results/s2
   coaplab suite merge --out results/s results/s1 results/s2
   coaplab suite report results/smoke
+  coaplab suite run suites/smoke.toml --cc default --cc-from examples/python-algorithm/rfc6298.py
 
-Not yet: Dask, algorithms written in Python (--cc-from). See docs/suite.md.")]
+ALGORITHMS IN PYTHON: --cc-from FILE.py loads the algorithm classes the file lists in
+ALGORITHMS (examples/python-algorithm) and runs the suite in `python3 -m coaplab suite run`
+with the same arguments (COAPLAB_PYTHON: the interpreter, default python3; the package:
+`pip install ./python`); this binary does not link Python.
+
+CLUSTERS: `python -m coaplab.dask suite SUITE.toml --scheduler tcp://HOST:8786 --cc ...` runs
+one --shard per Dask task, then merges; scripts/slurm-suite.sh SUITE.toml N OUT does the same
+on Slurm. See docs/suite.md.")]
 pub(crate) struct RunArgs {
     /// The suite file.
     #[arg(value_name = "SUITE.toml", default_value = "suites/standard.toml")]
@@ -69,6 +76,11 @@ pub(crate) struct RunArgs {
     /// The algorithms to compare [default: every built-in algorithm].
     #[arg(long, value_name = "NAME", num_args = 1..)]
     cc: Vec<String>,
+    /// Python files defining algorithms (their names then count as --cc names): the run is
+    /// handed over to `python3 -m coaplab suite run` with the same arguments, which needs the
+    /// coaplab Python package (`pip install ./python`; COAPLAB_PYTHON names another Python).
+    #[arg(long, value_name = "FILE.py", num_args = 1..)]
+    cc_from: Vec<PathBuf>,
     /// The suite's results directory [default: results/suite-<name>-<UTC timestamp>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -97,6 +109,10 @@ pub(crate) struct MergeArgs {
     /// The merged suite directory (new).
     #[arg(long, value_name = "OUT")]
     out: PathBuf,
+    /// The Python files of the algorithms written in Python that the shards ran (as given to
+    /// `suite run --cc-from`): the merge is handed over to `python3 -m coaplab suite merge`.
+    #[arg(long, value_name = "FILE.py", num_args = 1..)]
+    cc_from: Vec<PathBuf>,
 }
 
 /// Arguments of `coaplab suite report`.
@@ -128,6 +144,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
 type Error = Box<dyn std::error::Error>;
 
 fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
+    if !args.cc_from.is_empty() {
+        return super::python::hand_over("suite run", &args.cc_from);
+    }
     let suite = Suite::load(&args.suite)?;
     let algorithms = if args.cc.is_empty() {
         suite::builtin_algorithms()
@@ -142,15 +161,13 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
     };
     let cells = suite.cells(&algorithms)?;
     if args.dry_run {
-        print!("{}", plan_text(&suite, &algorithms));
+        print!("{}", run::plan_text(&suite, &algorithms));
         return Ok(ExitCode::SUCCESS);
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| super::run::default_out(&format!("suite-{}", suite.name)));
-    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    suite.write_record(&out, &algorithms)?;
     let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -171,70 +188,31 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
         out.display()
     );
     let started = WallClock::now();
-    let (mut failed, mut skipped) = (0, 0);
-    for (i, cell) in cells.iter().enumerate() {
-        let experiment = &suite.experiments[cell.experiment];
-        let label = format!(
-            "[{}/{}] {} / {}",
-            i + 1,
-            cells.len(),
-            experiment.name,
-            cell.cc
-        );
-        let scenario = Scenario::load_with(&cell.path, &cell.sets)?;
-        let plan = scenario.plan(None, None);
-        let mut manifest = Manifest::new(&plan);
-        manifest.overrides = cell.sets.clone();
-        manifest.shard = args.shard.map(|s| s.to_string());
-        let shard = args.shard.unwrap_or(Shard::WHOLE);
-        let dir_path = cell.dir(&suite, &out);
-        let dir = ResultsDir::open(&dir_path, &manifest, true)?;
-        let pending = dir.pending(plan.len())?.runs;
-        if !pending.iter().any(|&run| shard.contains(run)) {
-            skipped += 1;
-            if !args.quiet {
-                if shard.len_of(plan.len()) == 0 {
-                    eprintln!("coaplab suite: {label}: no run in shard {shard}");
-                } else {
-                    eprintln!("coaplab suite: {label}: finished earlier, skipped");
-                }
-            }
-            continue;
-        }
-        let t0 = WallClock::now();
-        let outcome = exec::execute_shard(
-            &plan,
-            shard,
-            &dir,
-            manifest,
+    let quiet = args.quiet;
+    let outcome = run::run(
+        &suite,
+        &algorithms,
+        RunOptions {
+            out: &out,
             jobs,
-            coaplab_lab::sim::run_one,
-            &mut |p| {
-                if let Some((run, error)) = &p.error {
-                    eprintln!("coaplab suite: {label}: run {run} failed: {error}");
-                }
-            },
-        )?;
-        failed += outcome.failed;
-        if !args.quiet {
-            eprintln!(
-                "coaplab suite: {label}: {} runs in {:.1} s{}",
-                outcome.ok + outcome.failed,
-                t0.elapsed().as_secs_f64(),
-                if outcome.failed > 0 {
-                    format!(", {} failed", outcome.failed)
-                } else {
-                    String::new()
-                }
-            );
-        }
-    }
+            shard: args.shard,
+        },
+        &coaplab_lab::sim::run_one,
+        &mut |line| {
+            // Failed runs are errors: printed even with --quiet.
+            if !quiet || line.contains(" failed: ") {
+                eprintln!("coaplab suite: {line}");
+            }
+        },
+        None,
+    )?;
+    let (skipped, failed) = (outcome.skipped, outcome.failed);
     if let Some(shard) = args.shard {
         eprintln!(
             "coaplab suite: shard {shard}: {} cells run, {skipped} skipped (finished earlier), \
              {failed} runs failed in {:.1} s; join the shards' directories with coaplab suite \
              merge --out OUT DIR...",
-            cells.len() - skipped,
+            outcome.cells - skipped,
             started.elapsed().as_secs_f64(),
         );
         return Ok(if failed > 0 {
@@ -243,11 +221,11 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
             ExitCode::SUCCESS
         });
     }
-    score_and_print(&out)?;
+    print!("{}", run::write_scores(&out)?);
     eprintln!(
         "coaplab suite: {} cells run, {skipped} skipped (finished earlier), {failed} runs failed \
          in {:.1} s; {} and {}; coaplab suite report {} writes the page",
-        cells.len() - skipped,
+        outcome.cells - skipped,
         started.elapsed().as_secs_f64(),
         out.join("leaderboard.csv").display(),
         out.join("ranking.csv").display(),
@@ -263,24 +241,12 @@ fn run_suite(args: &RunArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Scores the suite directory `out`: leaderboard.csv, ranking.csv and the table on stdout.
-fn score_and_print(out: &std::path::Path) -> Result<(), Error> {
-    let (_, board) = score::load(out)?;
-    write_atomic(
-        &out.join("leaderboard.csv"),
-        score::leaderboard_csv(&board).as_bytes(),
-    )?;
-    write_atomic(
-        &out.join("ranking.csv"),
-        score::ranking_csv(&board).as_bytes(),
-    )?;
-    print!("{}", score::table(&board));
-    Ok(())
-}
-
 fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
+    if !args.cc_from.is_empty() {
+        return super::python::hand_over("suite merge", &args.cc_from);
+    }
     let (total, failed) = suite::merge(&args.out, &args.dirs)?;
-    score_and_print(&args.out)?;
+    print!("{}", run::write_scores(&args.out)?);
     eprintln!(
         "coaplab suite merge: {total} runs from {} directories ({failed} failed) -> {}",
         args.dirs.len(),
@@ -291,38 +257,6 @@ fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// What `--dry-run` prints.
-fn plan_text(suite: &Suite, algorithms: &[String]) -> String {
-    let per_algorithm: usize = suite.experiments.iter().map(|e| e.runs).sum();
-    let mut out = format!(
-        "suite {} ({}): {} experiments x {} algorithms, {per_algorithm} runs per algorithm, {} \
-         runs\n",
-        suite.name,
-        suite.file,
-        suite.experiments.len(),
-        algorithms.len(),
-        per_algorithm * algorithms.len()
-    );
-    for e in &suite.experiments {
-        out.push_str(&format!(
-            "  {}: {} with {}; flow groups under test {:?}; seed {}, {} replications, {} runs\n",
-            e.name,
-            e.scenario,
-            if e.sets.is_empty() {
-                "no reductions".to_string()
-            } else {
-                e.sets.join(" ")
-            },
-            e.under_test,
-            e.seed,
-            e.replications,
-            e.runs
-        ));
-    }
-    out.push_str(&format!("  algorithms: {}\n", algorithms.join(" ")));
-    out
 }
 
 fn report(args: &ReportArgs) -> Result<ExitCode, Error> {

@@ -254,3 +254,48 @@ fn suite_shards_merge_into_the_single_machine_files() {
         text(&o.stderr)
     );
 }
+
+/// `--cc-from` hands the command over to `python3 -m coaplab` (python/tests runs that with the
+/// package installed); without the package, or with a file that is not Python, it says why.
+#[test]
+fn suite_cc_from_refuses_non_python_files_and_names_the_missing_package() {
+    let smoke = suite_file("smoke.toml");
+    let smoke = smoke.to_str().unwrap();
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python-algorithm/rfc6298.py");
+    let example = example.to_str().unwrap();
+    let o = coaplab(&["suite", "run", smoke, "--cc-from", "linear.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--cc-from linear.so: not a Python file (.py)"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = coaplab(&["suite", "run", smoke, "--cc-from", "missing.py"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--cc-from missing.py: no such file"));
+    // `coaplab run` the same way.
+    let o = coaplab(&["run", "quickstart.toml", "--cc-from", "linear.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("coaplab run: --cc-from linear.so: not a Python file"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coaplab"))
+        .args([
+            "suite",
+            "run",
+            smoke,
+            "--cc",
+            "default",
+            "--cc-from",
+            example,
+        ])
+        .env("COAPLAB_PYTHON", "/nonexistent/python3")
+        .output()
+        .expect("run coaplab");
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains("--cc-from needs the coaplab Python package, which /nonexistent/python3")
+            && stderr.contains("pip install ./python"),
+        "{stderr}"
+    );
+}

@@ -12,9 +12,12 @@
 //!   test). A cell is run by the machinery of `coaplab run` into `DIR/EXPERIMENT/ALG/`.
 //! - [`score`]: the per-cell metrics from each cell's `flows.csv`, the rank per experiment
 //!   and the overall rank aggregate; `leaderboard.csv` and the terminal table.
+//! - [`run`]: the cells run one after the other into `DIR/EXPERIMENT/ALG/` (resumed,
+//!   sharded), then scored: the loop of `coaplab suite run` and of the Python package's.
 //! - [`page`]: `DIR/suite.html`, the leaderboard and a scatter per experiment.
 
 pub mod page;
+pub mod run;
 pub mod score;
 
 use std::path::{Path, PathBuf};

@@ -182,8 +182,7 @@ pub fn score_cell(
     let manifest: Manifest =
         serde_json::from_str(&files::read_text(&manifest_path, Input::Manifest)?)
             .map_err(|e| format(e.to_string()))?;
-    let scenario = Scenario::parse(&manifest.scenario_text, &manifest.file)
-        .map_err(|e| format(e.to_string()))?;
+    let scenario = scenario_as_run(&manifest, cc, under_test).map_err(format)?;
     let flows_path = dir.join("flows.csv");
     let records = csv::parse(&files::read_text(&flows_path, Input::ResultsTable)?);
     // The flow counts of the groups, per combination, from the scenario as run.
@@ -202,6 +201,30 @@ pub fn score_cell(
     score.experiment = experiment.to_string();
     score.cc = cc.to_string();
     Ok(score)
+}
+
+/// The scenario of a cell as run, for its flow counts. A cell of an algorithm this process
+/// does not know (one written in Python, registered in the `coaplab` Python package's process
+/// that ran the cell) is read with Default CoAP in the groups under test: the flow counts do
+/// not depend on the algorithm, so `coaplab suite report` and `merge` score such a suite too.
+fn scenario_as_run(
+    manifest: &Manifest,
+    cc: &str,
+    under_test: &[usize],
+) -> Result<Scenario, String> {
+    let parsed = Scenario::parse(&manifest.scenario_text, &manifest.file);
+    match parsed {
+        Err(e) if coaplab_cc::registry::lookup(cc).is_err() => {
+            let sets: Vec<String> = under_test
+                .iter()
+                .map(|g| format!("flows.{g}.cc=default"))
+                .collect();
+            crate::scenario::apply_overrides(&manifest.scenario_text, &manifest.file, &sets)
+                .and_then(|text| Scenario::parse(&text, &manifest.file))
+                .map_err(|_| e.to_string())
+        }
+        other => other.map_err(|e| e.to_string()),
+    }
 }
 
 /// The score of the records of a `flows.csv` (header first): `counts(combination)` gives

@@ -120,3 +120,73 @@ fn suite_record_names_version_file_and_seeds() {
         .unwrap()
         .starts_with("coaplab 0."));
 }
+
+#[test]
+fn suite_run_runs_skips_finished_cells_and_scores_cells_of_unknown_algorithms() {
+    use super::run::{self, RunOptions, RunOutcome};
+    let out = std::env::temp_dir().join(format!("coaplab-suite-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let suite = parse(QUICK).unwrap();
+    let opts = RunOptions {
+        out: &out,
+        jobs: 1,
+        shard: None,
+    };
+    let algorithms = ["default".to_string()];
+    let mut lines = Vec::new();
+    let mut log = |l: &str| lines.push(l.to_string());
+    let first = run::run(
+        &suite,
+        &algorithms,
+        opts,
+        &crate::sim::run_one,
+        &mut log,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        first,
+        RunOutcome {
+            cells: 1,
+            skipped: 0,
+            failed: 0,
+            interrupted: false
+        }
+    );
+    let again = run::run(
+        &suite,
+        &algorithms,
+        opts,
+        &crate::sim::run_one,
+        &mut log,
+        None,
+    )
+    .unwrap();
+    assert_eq!((again.cells, again.skipped), (1, 1));
+    assert!(lines[0].starts_with("[1/1] q / default: "), "{lines:?}");
+    assert_eq!(lines[1], "[1/1] q / default: finished earlier, skipped");
+    run::write_scores(&out).unwrap();
+    let board = std::fs::read_to_string(out.join("leaderboard.csv")).unwrap();
+    // The same cell as if an algorithm of another process (one written in Python) had run it:
+    // its name is unknown here, and the cell is scored all the same, with the same numbers.
+    std::fs::rename(out.join("q/default"), out.join("q/py-x")).unwrap();
+    for (file, from, to) in [
+        (
+            "q/py-x/manifest.json",
+            "cc = \\\"default\\\"",
+            "cc = \\\"py-x\\\"",
+        ),
+        ("suite.json", "\"default\"", "\"py-x\""),
+    ] {
+        let path = out.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(from).count(), 1, "{file}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    }
+    assert!(coaplab_cc::registry::lookup("py-x").is_err());
+    assert!(run::write_scores(&out).unwrap().contains("py-x"));
+    let renamed = std::fs::read_to_string(out.join("leaderboard.csv")).unwrap();
+    assert!(board.contains("\nq,default,1,"), "{board}");
+    assert_eq!(renamed, board.replace("\nq,default,", "\nq,py-x,"));
+    std::fs::remove_dir_all(&out).unwrap();
+}
