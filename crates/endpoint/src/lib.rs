@@ -32,12 +32,16 @@
 //! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
 //! - [`config`]: [`Config`], the message-layer settings.
 //! - [`tcp`]: RFC 8323 sessions (CoAP over one TCP connection): [`tcp::Session`].
+//! - [`http`]: HTTP's sibling of the CoAP endpoint for the simulator: byte-exact HTTP/1.1 and
+//!   HTTP/2 (h2c) message models of one download (docs/experiments.md §8e), carried by the
+//!   TCP model like an RFC 8323 session.
 
 pub mod config;
 pub mod content;
 pub mod controller;
 pub mod endpoint;
 pub mod event;
+pub mod http;
 pub mod links;
 pub mod media;
 pub mod observe;

@@ -70,7 +70,7 @@ mod tcp_packet;
 pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run(spec, mesh),
-        RunLoop::TcpMesh(mesh) => Ok(mesh::run_tcp(spec, mesh, false)?.0),
+        RunLoop::TcpMesh(mesh) => Ok(tcp::run_on_mesh(spec, mesh, false)?.0),
         // HTTP is a sibling session kind on the CoAP-over-TCP loop.
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run(spec),
         RunLoop::UdpTcpStar => cross_tcp::run(spec),
@@ -88,7 +88,7 @@ pub fn run_one(spec: &RunSpec) -> Result<RunResult, RunError> {
 pub fn run_traced(spec: &RunSpec) -> Result<(RunResult, RunTrace), RunError> {
     match dispatch::run_loop(&spec.config, Mode::Simulated)? {
         RunLoop::UdpMesh(mesh) => mesh::run_traced(spec, mesh),
-        RunLoop::TcpMesh(mesh) => mesh::run_tcp(spec, mesh, true),
+        RunLoop::TcpMesh(mesh) => tcp::run_on_mesh(spec, mesh, true),
         RunLoop::TcpStar | RunLoop::HttpStar => tcp::run_traced(spec),
         RunLoop::UdpTcpStar => cross_tcp::run_traced(spec),
         RunLoop::UdpStar => run_traced_udp_star(spec),

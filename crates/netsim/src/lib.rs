@@ -24,8 +24,9 @@
 //! * [`mesh`]: the multi-hop 802.15.4 [`Mesh`](mesh::Mesh) (UDGM radio, CSMA/CA, 6LoWPAN,
 //!   static routes or RPL), the second [`Topology`].
 //! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK) for CoAP over TCP.
-//! * [`http`]: byte-exact HTTP/1.1 and HTTP/2 (h2c) message models for docs/experiments.md §8e, carried by
-//!   the TCP model.
+//!
+//! The bytes it carries are its callers': the HTTP message models the TCP model carries for
+//! docs/experiments.md §8e are beside the CoAP endpoint (`coaplab_endpoint::http`).
 //!
 //! Time is [`coaplab_cc::time`] everywhere: integer nanoseconds.
 //!
@@ -34,7 +35,6 @@
 pub mod addr;
 pub mod config;
 pub mod engine;
-pub mod http;
 pub mod link;
 pub mod mesh;
 pub mod record;

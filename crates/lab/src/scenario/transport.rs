@@ -6,7 +6,7 @@
 //! download on TCP. The name stays what scenario files and results say ([`Transport::cc`]).
 
 use coaplab_cc::registry;
-use coaplab_netsim::http::HttpProtocol;
+use coaplab_endpoint::http::HttpProtocol;
 
 /// How a flow's requests travel, as its `cc` chose.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! session on the TCP model (DESIGN.md): the flow runs in the CoAP-over-TCP run loop
 //! ([`super::tcp`]) on one connection whose ends carry [`HttpApp`] instead of RFC 8323
 //! sessions; the bytes each end writes are netsim's byte-exact HTTP messages
-//! ([`coaplab_netsim::http::Download`]), written when hyper would write them. The IoT variants
+//! ([`coaplab_endpoint::http::Download`]), written when hyper would write them. The IoT variants
 //! run TCP Fast Open (`Connection::connect_fast_open` / `listen_fast_open`); the cookie comes
 //! from an unmeasured warm-up connection ([`WARM_UP_GAP`]).
 //!
@@ -16,7 +16,7 @@
 //! download starts at 0).
 
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_netsim::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
+use coaplab_endpoint::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
 use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
 use crate::metrics::FlowMetrics;

@@ -8,7 +8,6 @@ use coaplab_netsim::mesh::medium::MediumStats;
 use coaplab_netsim::mesh::{ControlCounts, Mesh, MeshConfig, MeshStats, Routing};
 use coaplab_netsim::{Delivery, Direction, DirectionStats, PacketId, SendError, Star, Topology};
 
-use super::tcp::TcpNet;
 use super::Sim;
 use crate::results::{ControlRecord, MeshChannelRecord, RplRecord, RunError, RunResult};
 use crate::scenario::RunSpec;
@@ -227,7 +226,11 @@ pub(super) fn run_traced(
 
 /// The mesh of `spec`, its nodes moving if it says so, with the wired link to an off-mesh
 /// server if any; logging every frame on air when `frames`.
-fn network(spec: &RunSpec, config: &MeshConfig, frames: bool) -> Result<MeshNet, RunError> {
+pub(super) fn network(
+    spec: &RunSpec,
+    config: &MeshConfig,
+    frames: bool,
+) -> Result<MeshNet, RunError> {
     let mut mesh = Mesh::new(config, spec.seed).map_err(|e| RunError::Setup(e.to_string()))?;
     if let Some(mobility) = &spec.config.mobility {
         // Trajectories over the whole run (its simulated-time cap), from the run's seed.
@@ -244,35 +247,19 @@ fn network(spec: &RunSpec, config: &MeshConfig, frames: bool) -> Result<MeshNet,
     Ok(MeshNet::new(mesh, wired))
 }
 
-/// CoAP over TCP, or an HTTP download, on the mesh `config`: the star's TCP loop
-/// ([`super::tcp`]) over the mesh, every segment an IPv6/TCP datagram compressed and
-/// fragmented by 6LoWPAN ([`Topology::send_tcp`]); the run's records get the mesh's channel
-/// and RPL counters and its internal events, as a UDP mesh run's. A traced run keeps the TCP
-/// trace (segments, connection states), no frame log: the frame and pcap writers decode
-/// datagrams as UDP. A flow's MSS is its `mss_bytes`, by default the largest one datagram
-/// carries ([`crate::scenario::Topology::max_tcp_mss_bytes`]).
-pub(super) fn run_tcp(
-    spec: &RunSpec,
-    config: &MeshConfig,
-    traced: bool,
-) -> Result<(RunResult, RunTrace), RunError> {
-    // `super::dispatch` refuses an off-mesh server, whose border router forwards UDP only.
-    let net = network(spec, config, false)?;
-    let mut sim = super::tcp::simulate_on(spec, TcpNet::Mesh(Box::new(net)), traced)?;
-    let mut result = sim.finish();
-    if let TcpNet::Mesh(net) = &sim.net {
+impl MeshNet {
+    /// Adds what the mesh counted to the `result` of a run on it that another loop drove (the
+    /// TCP loop, `super::tcp::run_on_mesh`): its channel and RPL records and, with
+    /// `count_events`, its internal events.
+    pub(super) fn add_records(&self, result: &mut RunResult, count_events: bool) {
         if let Some(network) = result.network.as_mut() {
-            network.mesh = Some(net.channel_record());
-            network.rpl = net.rpl_record();
+            network.mesh = Some(self.channel_record());
+            network.rpl = self.rpl_record();
         }
-        let http = spec.config.flows.iter().any(|f| f.transport.is_http());
-        if !http {
-            // An HTTP run's events are its packets (`super::tcp`), on any network.
-            result.events += net.mesh.events_scheduled() - net.events_start;
+        if count_events {
+            result.events += self.mesh.events_scheduled() - self.events_start;
         }
     }
-    let trace = sim.trace.take().map(|t| *t).unwrap_or_default();
-    Ok((result, trace))
 }
 
 fn run_with(
@@ -280,7 +267,7 @@ fn run_with(
     config: &MeshConfig,
     traced: bool,
 ) -> Result<(RunResult, Option<RunTrace>), RunError> {
-    // CoAP-over-UDP flows come here (`super::dispatch`), TCP ones to `run_tcp`.
+    // CoAP-over-UDP flows come here (`super::dispatch`), TCP ones to `super::tcp::run_on_mesh`.
     let net = network(spec, config, traced)?;
     let mut sim = Sim::assemble(spec, net, traced)?;
     if traced {

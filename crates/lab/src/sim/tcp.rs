@@ -1,7 +1,7 @@
 //! CoAP over TCP flows (docs/experiments.md §5): per flow, one connection of netsim's TCP model
 //! ([`coaplab_netsim::tcp::Connection`]) carrying one RFC 8323 session
 //! ([`coaplab_endpoint::tcp::Session`]) at each end, over the same star as the UDP flows, or
-//! over the mesh ([`TcpNet`]; `super::mesh::run_tcp`).
+//! over the mesh ([`TcpNet`]; [`run_on_mesh`]).
 //!
 //! A flow's client connects after its start delay (first SYN); once its connection is
 //! established it writes its CSM and its first request (two writes, so two segments with
@@ -944,4 +944,29 @@ fn record(i: u32, f: &Flow, run_end: Instant) -> FlowRecord {
             .map(CopyLog::unnecessary)
             .sum::<u64>();
     r
+}
+
+/// CoAP over TCP, or an HTTP download, on the mesh `config`: this loop over the mesh, every
+/// segment an IPv6/TCP datagram compressed and fragmented by 6LoWPAN
+/// ([`coaplab_netsim::Topology::send_tcp`]); the run's records get the mesh's channel and RPL
+/// counters and its internal events, as a UDP mesh run's. A traced run keeps the TCP trace
+/// (segments, connection states), no frame log: the frame and pcap writers decode datagrams as
+/// UDP. A flow's MSS is its `mss_bytes`, by default the largest one datagram carries
+/// ([`crate::scenario::Topology::max_tcp_mss_bytes`]).
+pub(super) fn run_on_mesh(
+    spec: &RunSpec,
+    config: &coaplab_netsim::mesh::MeshConfig,
+    traced: bool,
+) -> Result<(RunResult, RunTrace), RunError> {
+    // `super::dispatch` refuses an off-mesh server, whose border router forwards UDP only.
+    let net = super::mesh::network(spec, config, false)?;
+    let mut sim = simulate_on(spec, TcpNet::Mesh(Box::new(net)), traced)?;
+    let mut result = sim.finish();
+    if let TcpNet::Mesh(net) = &sim.net {
+        // An HTTP run's events are its packets, on any network.
+        let http = spec.config.flows.iter().any(|f| f.transport.is_http());
+        net.add_records(&mut result, !http);
+    }
+    let trace = sim.trace.take().map(|t| *t).unwrap_or_default();
+    Ok((result, trace))
 }

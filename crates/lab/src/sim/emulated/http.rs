@@ -25,7 +25,7 @@ use coaplab_emu::emulator::{Emulator, EmulatorConfig, PacketLog, SERVER_ADDR};
 use coaplab_emu::http::across::{download_across, Across, DEFAULT_WARM_UP_GAP};
 use coaplab_emu::http::client::{GetConfig, Version};
 use coaplab_emu::http::server::ServerConfig;
-use coaplab_netsim::http::data_path;
+use coaplab_endpoint::http::data_path;
 use coaplab_netsim::Direction;
 use etherparse::{SlicedPacket, TransportSlice};
 

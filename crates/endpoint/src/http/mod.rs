@@ -1,7 +1,8 @@
 //! Byte-exact message models of HTTP/1.1 and HTTP/2 (h2c) for the simulator, docs/experiments.md
 //! §8e.
 //!
-//! HTTP is a sibling of the CoAP endpoint on the TCP model (DESIGN.md): these generators are
+//! HTTP is a sibling of the CoAP endpoint on the TCP model, and lives beside it here (it moved
+//! out of netsim, which carries bytes and does not know what they say): these generators are
 //! sans-IO — they return the bytes hyper 1.x puts on the wire for one `GET /data/N` download,
 //! as docs/http-vs-coap.md lists them from the emulator's captures, and the TCP model carries
 //! them. Nothing here touches a socket or a clock.
