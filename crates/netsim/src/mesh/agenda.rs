@@ -106,6 +106,9 @@ impl<E> Agenda<E> {
 
     /// Schedules `event` at `at`; an instant before [`Agenda::now`] is clamped to it (the event
     /// fires next among those at `now`, after the ones already scheduled there).
+    // Always inlined, as are `put` and `pop_from`: out of line, their register saves and
+    // restores were a third of their instructions (callgrind, docs/BENCHMARKS.md).
+    #[inline(always)]
     pub fn schedule(&mut self, at: Instant, event: E) {
         let key = pack(at.max(self.now), self.next_seq);
         self.next_seq += 1;
@@ -121,7 +124,7 @@ impl<E> Agenda<E> {
     }
 
     /// Files `entry` (whose key is `key`, above `last`) in its bucket.
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, entry: Entry<E>, key: Key) {
         let b = bucket(entry.time_bits, self.last);
         let v = &mut self.buckets[b];
@@ -167,6 +170,7 @@ impl<E> Agenda<E> {
 
     /// Pops the least key, in bucket `b`, the lowest non-empty one (bucket order follows time
     /// order above `last`).
+    #[inline(always)]
     fn pop_from(&mut self, b: usize) -> Option<(Instant, E)> {
         let (key, i) = self.mins[b];
         self.last = key;
@@ -188,17 +192,27 @@ impl<E> Agenda<E> {
             }
             return Some((self.now, entry.event));
         }
-        let mut v = std::mem::take(&mut self.buckets[b]);
-        let entry = v.swap_remove(i);
         self.mins[b] = (Key::MAX, 0);
         self.nonempty &= !(1 << b);
         // The bucket's other entries go below, relative to the new last time: each differs
         // from it first in a lower bit than in the one that put it in `b` (bucket 0 was empty).
+        // Split borrows instead of taking the bucket out and back: most popped buckets hold
+        // one or two entries.
+        let (lower, rest) = self.buckets.split_at_mut(b);
+        let v = &mut rest[0];
+        let entry = v.swap_remove(i);
+        let last_time = (key >> 64) as u64;
         for e in v.drain(..) {
+            let to = (u64::BITS - (e.time_bits ^ last_time).leading_zeros()) as usize;
             let k = e.key();
-            self.put(e, k);
+            let bucket = &mut lower[to];
+            bucket.push(e);
+            self.nonempty |= 1 << to;
+            let min = &mut self.mins[to];
+            if k < min.0 {
+                *min = (k, bucket.len() - 1);
+            }
         }
-        self.buckets[b] = v;
         Some((self.now, entry.event))
     }
 
