@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{earliest, Instant};
+use coaplab_cc::time::Instant;
 use coaplab_wire::option::OptionList;
 use coaplab_wire::{Code, Message, MessageType, Token};
 
@@ -15,6 +15,7 @@ use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
 use crate::exchange::{Exch, Peer, Req, XState};
 use crate::message_ids::MessageIds;
 use crate::resource::Router;
+use crate::timer::{next_deadline, Timer};
 
 /// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
 /// server at once, with one congestion-control [`Controller`] per destination.
@@ -398,23 +399,8 @@ impl Endpoint {
     /// forget partial Block1 uploads and duplicate-cache entries whose lifetime ended.
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.expire_uploads(now);
-        if self.message_ids.any_stalled() {
-            self.resume_stalled(now);
-        }
-        if !self.observers.is_empty() {
-            self.observe_timeout(now);
-        }
-        if !self.observations.is_empty() {
-            self.reregister_stale(now);
-        }
-        if self.config.dedup_purge_timer {
-            self.dedup.purge(now);
-        }
-        // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
-        // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
-        while let Some(slot) = self.next_due(now) {
-            self.on_deadline(now, slot);
+        for timer in Timer::ALL {
+            self.on_timer(now, timer);
         }
     }
 
@@ -468,25 +454,7 @@ impl Endpoint {
     /// When [`Endpoint::handle_timeout`] should be called next (a soft deadline).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let exchanges = self
-            .exchanges
-            .iter()
-            .filter(|x| x.live)
-            .filter_map(|x| x.deadline)
-            .min();
-        // The flag first: without the purge timer (a client's case) the cache's lines are not
-        // read at all, and a client's endpoint reads this after every datagram (issue 17).
-        let dedup = self
-            .config
-            .dedup_purge_timer
-            .then(|| self.dedup.next_expiry())
-            .flatten();
-        let stalled = self.message_ids.deadline();
-        let t = earliest(exchanges, self.next_upload_expiry());
-        let t = earliest(t, stalled);
-        let t = earliest(t, dedup);
-        let t = earliest(t, self.next_observe_deadline());
-        earliest(t, self.next_reregistration())
+        next_deadline(|timer| self.deadline(timer))
     }
 
     /// The next event.
@@ -504,6 +472,65 @@ impl Endpoint {
     }
 
     // ---- shared internals ----
+
+    /// When `timer` is due next, asked of the component that owns it.
+    #[inline]
+    fn deadline(&self, timer: Timer) -> Option<Instant> {
+        match timer {
+            Timer::UploadExpiry => self.next_upload_expiry(),
+            Timer::StalledMessageIds => self.message_ids.deadline(),
+            Timer::ObserveNotification => self.next_observe_deadline(),
+            Timer::Reregistration => self.next_reregistration(),
+            // The flag first: without the purge timer (a client's case) the cache's lines are
+            // not read at all, and a client's endpoint reads this after every datagram
+            // (issue 17).
+            Timer::DedupPurge => self
+                .config
+                .dedup_purge_timer
+                .then(|| self.dedup.next_expiry())
+                .flatten(),
+            Timer::Retransmission => self
+                .exchanges
+                .iter()
+                .filter(|x| x.live)
+                .filter_map(|x| x.deadline)
+                .min(),
+        }
+    }
+
+    /// Serves `timer` at `now` (nothing when it is not due).
+    fn on_timer(&mut self, now: Instant, timer: Timer) {
+        match timer {
+            Timer::UploadExpiry => self.expire_uploads(now),
+            Timer::StalledMessageIds => {
+                if self.message_ids.any_stalled() {
+                    self.resume_stalled(now);
+                }
+            }
+            Timer::ObserveNotification => {
+                if !self.observers.is_empty() {
+                    self.observe_timeout(now);
+                }
+            }
+            Timer::Reregistration => {
+                if !self.observations.is_empty() {
+                    self.reregister_stale(now);
+                }
+            }
+            Timer::DedupPurge => {
+                if self.config.dedup_purge_timer {
+                    self.dedup.purge(now);
+                }
+            }
+            // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
+            // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
+            Timer::Retransmission => {
+                while let Some(slot) = self.next_due(now) {
+                    self.on_deadline(now, slot);
+                }
+            }
+        }
+    }
 
     /// The exchange slot whose deadline is earliest and due at `now`.
     fn next_due(&self, now: Instant) -> Option<usize> {

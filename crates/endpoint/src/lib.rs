@@ -55,6 +55,7 @@ mod message_ids;
 mod reply;
 mod request_options;
 mod server;
+mod timer;
 
 pub use config::{
     Amplification, Config, ConfigError, ServerDuplicates, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME,
