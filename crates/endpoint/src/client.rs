@@ -23,7 +23,7 @@ impl Endpoint {
         request: &Request,
         fixed_token: Option<coaplab_wire::Token>,
     ) -> RequestId {
-        let p = self.peer(destination);
+        let p = self.peers.slot(destination);
         let slot = self.free_requests.pop().unwrap_or_else(|| {
             self.requests.push(Req::empty());
             self.requests.len() - 1
@@ -61,7 +61,8 @@ impl Endpoint {
         // RFC 7252 §4.4: no Message ID is reused within its lifetime; wait for one, in order.
         if let Gate::Stall { until, first } = self.message_ids.gate(now, req) {
             if first {
-                self.events
+                self.out
+                    .events
                     .push_back(Event::MessageIdsExhausted { until, at: now });
             }
             return;
@@ -69,7 +70,7 @@ impl Endpoint {
         let p = self.requests[req].peer;
         let confirmable = self.requests[req].confirmable;
         let marking = if confirmable {
-            self.ensure_controller(now, p).marking
+            self.peers.ensure_controller(now, p).marking
         } else {
             Marking::Off
         };
@@ -160,7 +161,7 @@ impl Endpoint {
         }
         let in_flight = self.peers[p].in_flight.max(1);
         if self.exchanges[slot].confirmable {
-            self.ensure_controller(now, p);
+            self.peers.ensure_controller(now, p);
             let ctl = self.peers[p].ctl.as_mut().expect("built above");
             let x = &mut self.exchanges[slot];
             let t0 = ctl.algorithm.start(
@@ -185,7 +186,7 @@ impl Endpoint {
     /// Sends the next copy of an exchange: the original, or retransmission j with the
     /// token's last byte set to j in token mode.
     fn send_copy(&mut self, now: Instant, slot: usize) {
-        let mut contents = self.buffer();
+        let mut contents = self.out.buffer();
         let x = &mut self.exchanges[slot];
         let ordinal = x.tx_times.len() as u32;
         x.tx_times.push(now);
@@ -199,7 +200,7 @@ impl Endpoint {
         }
         let destination = self.peers[x.peer].addr;
         let request = x.request_slot().map(|r| self.requests[r].id);
-        self.events.push_back(Event::Sent {
+        self.out.events.push_back(Event::Sent {
             exchange: x.id,
             request,
             destination,
@@ -207,7 +208,7 @@ impl Endpoint {
             bytes: contents.len(),
             at: now,
         });
-        self.transmits.push_back(Transmit {
+        self.out.transmits.push_back(Transmit {
             destination,
             contents,
             meta: TransmitMeta::Exchange {
@@ -235,7 +236,7 @@ impl Endpoint {
             .as_mut()
             .expect("a CON in flight has a controller");
         let x = &mut self.exchanges[slot];
-        self.events.push_back(Event::TimerExpired {
+        self.out.events.push_back(Event::TimerExpired {
             exchange: x.id,
             destination,
             ordinal: x.tx_times.len() as u32 - 1,
@@ -287,7 +288,7 @@ impl Endpoint {
         let x = &self.exchanges[slot];
         let destination = self.peers[x.peer].addr;
         let req = x.request_slot();
-        self.events.push_back(Event::ExchangeFailed {
+        self.out.events.push_back(Event::ExchangeFailed {
             exchange: x.id,
             request: req.map(|r| self.requests[r].id),
             destination,
@@ -314,7 +315,7 @@ impl Endpoint {
             id = self.observation_failed(id).unwrap_or(id);
         }
         let req = &mut self.requests[r];
-        self.events.push_back(Event::RequestFailed {
+        self.out.events.push_back(Event::RequestFailed {
             request: id,
             destination: self.peers[req.peer].addr,
             reason,
@@ -345,7 +346,7 @@ impl Endpoint {
             return;
         }
         if let Some(ctl) = &self.peers[p].ctl {
-            self.events.push_back(Event::Snapshot {
+            self.out.events.push_back(Event::Snapshot {
                 destination: self.peers[p].addr,
                 at: now,
                 snapshot: ctl.algorithm.snapshot(),
@@ -376,7 +377,7 @@ impl Endpoint {
             }
         }
         let request = x.request_slot().map(|r| self.requests[r].id);
-        self.events.push_back(Event::ExchangeCompleted {
+        self.out.events.push_back(Event::ExchangeCompleted {
             exchange: x.id,
             request,
             destination: self.peers[p].addr,

@@ -1,7 +1,7 @@
 //! The [`Endpoint`] type: state, the public call surface, and the dispatch of received
 //! datagrams to the client (`client.rs`) and server (`server.rs`) halves.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
@@ -12,8 +12,10 @@ use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
-use crate::exchange::{Exch, Peer, Req, XState};
+use crate::exchange::{Exch, Req, XState};
 use crate::message_ids::MessageIds;
+use crate::outputs::Outputs;
+use crate::peers::Peers;
 use crate::resource::Router;
 use crate::timer::{next_deadline, Timer};
 
@@ -75,14 +77,9 @@ use crate::timer::{next_deadline, Timer};
 /// ```
 pub struct Endpoint {
     pub(crate) config: Config,
-    pub(crate) factory: ControllerFactory,
     pub(crate) router: Router,
-    pub(crate) peers: Vec<Peer>,
-    pub(crate) peer_index: HashMap<SocketAddr, usize, rustc_hash::FxBuildHasher>,
-    /// The peer [`Endpoint::peer`] found last (peers are never removed, so it stays right): a
-    /// client asks for the one server it talks to at every request, and a probe of
-    /// `peer_index` is a cache miss when many endpoints share a core (the simulator's flows).
-    last_peer: Option<(SocketAddr, usize)>,
+    /// The destinations, their controllers and the factory that builds them.
+    pub(crate) peers: Peers,
     pub(crate) exchanges: Vec<Exch>,
     pub(crate) free_exchanges: Vec<usize>,
     pub(crate) requests: Vec<Req>,
@@ -92,8 +89,8 @@ pub struct Endpoint {
     pub(crate) next_token: u64,
     pub(crate) next_exchange_id: u64,
     pub(crate) next_request_id: u64,
-    pub(crate) transmits: VecDeque<Transmit>,
-    pub(crate) events: VecDeque<Event>,
+    /// Datagrams and events for the driver, and the buffer pool.
+    pub(crate) out: Outputs,
     pub(crate) dedup: DedupCache,
     /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
     /// arrival time.
@@ -109,9 +106,6 @@ pub struct Endpoint {
     pub(crate) con_allowance: crate::echo::Allowance,
     /// Over-the-factor bytes of replayed answers still allowed per unverified source.
     pub(crate) replay_budget: crate::echo::ReplayBudget,
-    /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
-    /// so a steady state allocates nothing per datagram.
-    pub(crate) pool: Vec<Vec<u8>>,
     /// Observers of this endpoint's observable resources (RFC 7641, server side).
     pub(crate) observers: crate::observe::Observers,
     /// Observations this endpoint holds as a client (RFC 7641).
@@ -126,9 +120,6 @@ pub struct TransmitHeader {
     /// What it is.
     pub meta: TransmitMeta,
 }
-
-/// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
-pub(crate) const POOL_MAX: usize = 64;
 
 impl core::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -222,23 +213,18 @@ impl Endpoint {
             con_allowance: crate::echo::Allowance::default(),
             replay_budget: crate::echo::ReplayBudget::default(),
             config,
-            factory,
             router,
-            peers: Vec::new(),
-            peer_index: HashMap::default(),
-            last_peer: None,
+            peers: Peers::new(factory),
             exchanges: Vec::new(),
             free_exchanges: Vec::new(),
             requests: Vec::new(),
             free_requests: Vec::new(),
             next_exchange_id: 0,
             next_request_id: 0,
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
+            out: Outputs::default(),
             uploads: HashMap::new(),
             pending_bodies: HashMap::new(),
             echo_etag: None,
-            pool: Vec::new(),
             observers: crate::observe::Observers::default(),
             observations: crate::observe::client::Observations::default(),
         })
@@ -258,22 +244,21 @@ impl Endpoint {
 
     /// The controller of `destination`, once an exchange to it has started.
     pub fn controller(&self, destination: SocketAddr) -> Option<&Controller> {
-        let p = *self.peer_index.get(&destination)?;
-        self.peers[p].ctl.as_ref()
+        self.peers.controller(destination)
     }
 
     /// Outstanding interactions with `destination` (counted against NSTART).
     pub fn in_flight(&self, destination: SocketAddr) -> u32 {
-        self.peer_index
-            .get(&destination)
-            .map_or(0, |&p| self.peers[p].in_flight)
+        self.peers
+            .find(destination)
+            .map_or(0, |p| self.peers[p].in_flight)
     }
 
     /// Exchanges waiting in `destination`'s NSTART queue.
     pub fn queued(&self, destination: SocketAddr) -> usize {
-        self.peer_index
-            .get(&destination)
-            .map_or(0, |&p| self.peers[p].queue.len())
+        self.peers
+            .find(destination)
+            .map_or(0, |p| self.peers[p].queue.len())
     }
 
     /// Requests not yet completed or failed.
@@ -341,7 +326,7 @@ impl Endpoint {
     /// device would (the "random" workload between short-lived clients, docs/experiments.md §6.1).
     /// Message IDs and tokens continue (docs/experiments.md §10 #21).
     pub fn reset_destination(&mut self, now: Instant, destination: SocketAddr) {
-        if let Some(&p) = self.peer_index.get(&destination) {
+        if let Some(p) = self.peers.find(destination) {
             if let Some(ctl) = self.peers[p].ctl.as_mut() {
                 ctl.algorithm.reset(now);
             }
@@ -363,7 +348,7 @@ impl Endpoint {
         let msg = match Message::decode(bytes) {
             Ok(m) => m,
             Err(error) => {
-                self.events.push_back(Event::Malformed {
+                self.out.events.push_back(Event::Malformed {
                     from,
                     error,
                     at: now,
@@ -410,7 +395,7 @@ impl Endpoint {
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         let _ = now;
-        self.transmits.pop_front()
+        self.out.transmits.pop_front()
     }
 
     /// The next datagram to send, written into `buf` (its previous contents are discarded).
@@ -439,14 +424,14 @@ impl Endpoint {
         send: impl FnOnce(TransmitHeader, &mut Vec<u8>) -> R,
     ) -> Option<R> {
         let _ = now;
-        let t = self.transmits.front_mut()?;
+        let t = self.out.transmits.front_mut()?;
         let header = TransmitHeader {
             destination: t.destination,
             meta: t.meta,
         };
         let sent = send(header, &mut t.contents);
-        if let Some(t) = self.transmits.pop_front() {
-            self.recycle(t.contents);
+        if let Some(t) = self.out.transmits.pop_front() {
+            self.out.recycle(t.contents);
         }
         Some(sent)
     }
@@ -460,7 +445,7 @@ impl Endpoint {
     /// The next event.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.out.events.pop_front()
     }
 
     /// Whether a datagram or an event is waiting: whether [`Endpoint::poll_transmit`] (or
@@ -468,7 +453,7 @@ impl Endpoint {
     /// that polls until both are empty asks this instead of polling once more for nothing.
     #[must_use]
     pub fn has_output(&self) -> bool {
-        !self.transmits.is_empty() || !self.events.is_empty()
+        self.out.any()
     }
 
     // ---- shared internals ----
@@ -540,34 +525,6 @@ impl Endpoint {
             .filter(|(_, x)| x.live && x.deadline.is_some_and(|d| d <= now))
             .min_by_key(|(_, x)| (x.deadline, x.id))
             .map(|(i, _)| i)
-    }
-
-    /// The peer slot of `addr`, created on first use.
-    pub(crate) fn peer(&mut self, addr: SocketAddr) -> usize {
-        if let Some((last, p)) = self.last_peer {
-            if last == addr {
-                return p;
-            }
-        }
-        let p = match self.peer_index.get(&addr) {
-            Some(&p) => p,
-            None => {
-                self.peers.push(Peer::new(addr));
-                self.peer_index.insert(addr, self.peers.len() - 1);
-                self.peers.len() - 1
-            }
-        };
-        self.last_peer = Some((addr, p));
-        p
-    }
-
-    /// Builds the peer's controller when its first exchange starts.
-    pub(crate) fn ensure_controller(&mut self, now: Instant, p: usize) -> &mut Controller {
-        if self.peers[p].ctl.is_none() {
-            let ctl = (self.factory)(self.peers[p].addr, now);
-            self.peers[p].ctl = Some(ctl);
-        }
-        self.peers[p].ctl.as_mut().expect("just built")
     }
 
     pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {

@@ -201,7 +201,7 @@ impl Endpoint {
         } else {
             (Vec::new(), OptionList::new())
         };
-        self.events.push_back(Event::RequestCompleted {
+        self.out.events.push_back(Event::RequestCompleted {
             request: req.id,
             destination: self.peers[req.peer].addr,
             code,

@@ -52,6 +52,8 @@ mod exchange;
 mod inbound;
 mod marking;
 mod message_ids;
+mod outputs;
+mod peers;
 mod reply;
 mod request_options;
 mod server;

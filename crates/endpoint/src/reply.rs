@@ -1,33 +1,19 @@
 //! Answers to received messages: piggybacked and empty ACKs, RSTs, and replays of cached
-//! replies to duplicates (RFC 7252 §4.2–4.5), plus the datagram buffer pool they share.
+//! replies to duplicates (RFC 7252 §4.2–4.5).
 
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
 
-use crate::endpoint::{Endpoint, POOL_MAX};
+use crate::endpoint::Endpoint;
 use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
 
 impl Endpoint {
-    /// An empty buffer, from the pool when one is spare.
-    pub(crate) fn buffer(&mut self) -> Vec<u8> {
-        let mut b = self.pool.pop().unwrap_or_default();
-        b.clear();
-        b
-    }
-
-    /// Returns a buffer to the pool.
-    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
-        if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
-            self.pool.push(buf);
-        }
-    }
-
     /// Queues an RST for Message ID `mid` of `from` and remembers it for duplicates.
     pub(crate) fn reject(&mut self, now: Instant, from: SocketAddr, mid: u16) {
         self.send_empty(now, from, MessageType::Rst, mid);
-        self.events.push_back(Event::Rejected {
+        self.out.events.push_back(Event::Rejected {
             from,
             message_id: mid,
             at: now,
@@ -65,7 +51,7 @@ impl Endpoint {
         reply: &[u8],
         replayed: bool,
     ) {
-        let mut contents = self.buffer();
+        let mut contents = self.out.buffer();
         contents.extend_from_slice(reply);
         self.queue_reply(now, to, mid, contents, replayed);
     }
@@ -88,7 +74,7 @@ impl Endpoint {
         if !replayed {
             self.dedup.insert(now, to, mid, Some(&contents));
         }
-        self.transmits.push_back(Transmit {
+        self.out.transmits.push_back(Transmit {
             destination: to,
             contents,
             meta: TransmitMeta::Reply {
@@ -116,7 +102,7 @@ impl Endpoint {
         };
         match (reply, msg.mtype) {
             (Some(reply), MessageType::Con) => {
-                let mut contents = self.pool.pop().unwrap_or_default();
+                let mut contents = self.out.pool.pop().unwrap_or_default();
                 contents.clear();
                 contents.extend_from_slice(reply);
                 let request = msg.code.is_request();
@@ -130,7 +116,7 @@ impl Endpoint {
                         msg.message_id,
                         &mut contents,
                     );
-                    self.events.push_back(Event::EchoChallenged {
+                    self.out.events.push_back(Event::EchoChallenged {
                         from,
                         request_bytes: len,
                         response_bytes,
@@ -138,7 +124,7 @@ impl Endpoint {
                     });
                 }
                 let reply_mid = u16::from_be_bytes([contents[2], contents[3]]);
-                self.transmits.push_back(Transmit {
+                self.out.transmits.push_back(Transmit {
                     destination: from,
                     contents,
                     meta: TransmitMeta::Reply {
@@ -147,7 +133,7 @@ impl Endpoint {
                     },
                 });
                 if request && self.config.emit_request_events {
-                    self.events.push_back(Event::DuplicateRequest {
+                    self.out.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,
                         at: now,
@@ -160,7 +146,7 @@ impl Endpoint {
     }
 
     pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
-        self.events.push_back(Event::Ignored {
+        self.out.events.push_back(Event::Ignored {
             from,
             reason,
             at: now,

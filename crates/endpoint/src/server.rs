@@ -203,7 +203,7 @@ impl Endpoint {
             return false;
         };
         if let Some(u) = self.uploads.remove(&victim) {
-            self.events.push_back(Event::UploadEvicted {
+            self.out.events.push_back(Event::UploadEvicted {
                 from: victim.from,
                 received_bytes: u.body.len(),
                 at: now,
@@ -214,7 +214,7 @@ impl Endpoint {
 
     fn expire_upload(&mut self, now: Instant, k: &UploadKey) {
         if let Some(u) = self.uploads.remove(k) {
-            self.events.push_back(Event::UploadExpired {
+            self.out.events.push_back(Event::UploadExpired {
                 from: k.from,
                 received_bytes: u.body.len(),
                 at: now,
@@ -237,7 +237,7 @@ impl Endpoint {
             if self.dedup.get(now, from, msg.message_id).is_some() {
                 duplicate = true;
                 if self.config.emit_request_events {
-                    self.events.push_back(Event::DuplicateRequest {
+                    self.out.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,
                         at: now,
@@ -247,7 +247,7 @@ impl Endpoint {
         } else if self.replay_duplicate(now, from, msg, len) {
             return;
         }
-        let mut out = self.buffer();
+        let mut out = self.out.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
             (true, true) => (MessageType::Con, self.alloc_message_id(now)),
@@ -266,7 +266,7 @@ impl Endpoint {
         if self.needs_echo(now, from, msg, received, out.len(), duplicate) {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
-            self.events.push_back(Event::EchoChallenged {
+            self.out.events.push_back(Event::EchoChallenged {
                 from,
                 request_bytes: received,
                 response_bytes,
@@ -274,7 +274,7 @@ impl Endpoint {
             });
         }
         if self.config.emit_request_events {
-            self.events.push_back(Event::Served {
+            self.out.events.push_back(Event::Served {
                 from,
                 message_id: msg.message_id,
                 code,
@@ -287,7 +287,7 @@ impl Endpoint {
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
                 self.remember_unanswered(now, from, msg.message_id);
-                self.transmits.push_back(crate::event::Transmit {
+                self.out.transmits.push_back(crate::event::Transmit {
                     destination: from,
                     contents: out,
                     meta: crate::event::TransmitMeta::Reply {
@@ -300,10 +300,10 @@ impl Endpoint {
         }
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
         self.send_empty(now, from, MessageType::Ack, msg.message_id);
-        let p = self.peer(from);
+        let p = self.peers.slot(from);
         let slot = self.alloc_exchange(Owner::Separate, p, reply_mid, msg.token(), true);
         let old = std::mem::replace(&mut self.exchanges[slot].bytes, out);
-        self.recycle(old);
+        self.out.recycle(old);
         let x = &mut self.exchanges[slot];
         x.state = XState::Delayed;
         x.deadline = Some(now + self.config.processing_delay);
@@ -528,7 +528,8 @@ impl Endpoint {
             if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads_full(from) {
                 self.expire_uploads(now);
                 if self.uploads_full(from) && !self.evict_upload_for(now, from) {
-                    self.events
+                    self.out
+                        .events
                         .push_back(Event::UploadRefused { from, at: now });
                     // Retry once the oldest partial upload has expired (whole seconds, up).
                     let max_age = self.next_upload_expiry().map(|t| {

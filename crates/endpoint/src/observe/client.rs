@@ -167,7 +167,7 @@ impl Endpoint {
         if sequence.is_none() || msg.code.class() != 2 {
             self.observations.list.swap_remove(i);
         }
-        self.events.push_back(Event::Notification {
+        self.out.events.push_back(Event::Notification {
             request,
             destination: from,
             code: msg.code,
@@ -229,7 +229,7 @@ impl Endpoint {
             if observe.is_none() {
                 self.observations.list.swap_remove(i);
             }
-            self.events.push_back(Event::Notification {
+            self.out.events.push_back(Event::Notification {
                 request,
                 destination: from,
                 code: msg.code,
