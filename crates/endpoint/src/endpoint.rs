@@ -18,6 +18,7 @@ use crate::outputs::Outputs;
 use crate::peers::Peers;
 use crate::resource::Router;
 use crate::timer::{next_deadline, Timer};
+use crate::uploads::Uploads;
 
 /// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
 /// server at once, with one congestion-control [`Controller`] per destination.
@@ -94,7 +95,7 @@ pub struct Endpoint {
     pub(crate) dedup: DedupCache,
     /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
     /// arrival time.
-    pub(crate) uploads: HashMap<crate::server::UploadKey, crate::server::Upload>,
+    pub(crate) uploads: Uploads,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
     /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
     /// which If-Match and If-None-Match are evaluated (`crate::media`).
@@ -209,6 +210,11 @@ impl Endpoint {
                 config.dedup_reserve_entries,
             )
             .with_reply_room(config.dedup_reserve_reply_bytes),
+            uploads: Uploads::new(
+                config.upload_lifetime,
+                config.max_pending_uploads,
+                config.max_pending_uploads_per_source,
+            ),
             verified: crate::echo::Verified::default(),
             con_allowance: crate::echo::Allowance::default(),
             replay_budget: crate::echo::ReplayBudget::default(),
@@ -222,7 +228,6 @@ impl Endpoint {
             next_exchange_id: 0,
             next_request_id: 0,
             out: Outputs::default(),
-            uploads: HashMap::new(),
             pending_bodies: HashMap::new(),
             echo_etag: None,
             observers: crate::observe::Observers::default(),
@@ -462,7 +467,7 @@ impl Endpoint {
     #[inline]
     fn deadline(&self, timer: Timer) -> Option<Instant> {
         match timer {
-            Timer::UploadExpiry => self.next_upload_expiry(),
+            Timer::UploadExpiry => self.uploads.next_expiry(),
             Timer::StalledMessageIds => self.message_ids.deadline(),
             Timer::ObserveNotification => self.next_observe_deadline(),
             Timer::Reregistration => self.next_reregistration(),
@@ -486,7 +491,7 @@ impl Endpoint {
     /// Serves `timer` at `now` (nothing when it is not due).
     fn on_timer(&mut self, now: Instant, timer: Timer) {
         match timer {
-            Timer::UploadExpiry => self.expire_uploads(now),
+            Timer::UploadExpiry => self.uploads.expire_all(now, &mut self.out.events),
             Timer::StalledMessageIds => {
                 if self.message_ids.any_stalled() {
                     self.resume_stalled(now);

@@ -58,6 +58,7 @@ mod reply;
 mod request_options;
 mod server;
 mod timer;
+mod uploads;
 
 pub use config::{
     Amplification, Config, ConfigError, ServerDuplicates, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME,
@@ -78,4 +79,4 @@ pub use event::{
 pub use links::Link;
 pub use media::{ECHO_CONTENT_FORMATS, ETAG_LEN_BYTES};
 pub use resource::{Action, Resource, Router, MAX_DATA_BYTES};
-pub use server::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};
+pub use uploads::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};
