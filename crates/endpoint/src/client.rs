@@ -9,11 +9,12 @@ use coaplab_cc::{Admission, Completion, Expiry};
 use coaplab_wire::Token;
 
 use crate::controller::Marking;
-use crate::endpoint::{Endpoint, Request};
+use crate::endpoint::Endpoint;
 use crate::event::{AnswerKind, Event, ExchangeId, FailReason, RequestId, Transmit, TransmitMeta};
 use crate::exchange::{Exch, Owner, Req, XState};
 use crate::marking::{RexmitLayout, RexmitPeer};
 use crate::message_ids::Gate;
+use crate::request::Request;
 
 impl Endpoint {
     pub(crate) fn start_request(

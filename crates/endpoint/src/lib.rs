@@ -55,6 +55,7 @@ mod message_ids;
 mod outputs;
 mod peers;
 mod reply;
+mod request;
 mod request_options;
 mod server;
 mod timer;

@@ -18,8 +18,9 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_wire::option::number;
 use coaplab_wire::{Message, MessageType, ReadOptions, Token};
 
-use crate::endpoint::{Endpoint, Request};
+use crate::endpoint::Endpoint;
 use crate::event::{Event, RequestId};
+use crate::request::Request;
 
 /// The most observations one endpoint holds at once; [`Endpoint::observe`] beyond it
 /// returns `None`.
