@@ -10,8 +10,8 @@ use coaplab_wire::Token;
 
 use crate::controller::Marking;
 use crate::endpoint::Endpoint;
-use crate::event::{AnswerKind, Event, ExchangeId, FailReason, RequestId, Transmit, TransmitMeta};
-use crate::exchange::{Exch, Owner, Req, XState};
+use crate::event::{AnswerKind, Event, FailReason, RequestId, Transmit, TransmitMeta};
+use crate::exchange::{Owner, XState};
 use crate::marking::{RexmitLayout, RexmitPeer};
 use crate::message_ids::Gate;
 use crate::request::Request;
@@ -25,12 +25,7 @@ impl Endpoint {
         fixed_token: Option<coaplab_wire::Token>,
     ) -> RequestId {
         let p = self.peers.slot(destination);
-        let slot = self.free_requests.pop().unwrap_or_else(|| {
-            self.requests.push(Req::empty());
-            self.requests.len() - 1
-        });
-        let id = RequestId(self.next_request_id);
-        self.next_request_id += 1;
+        let (slot, id) = self.requests.take();
         let block = self.config.block_size_bytes;
         let r = &mut self.requests[slot];
         r.id = id;
@@ -82,10 +77,10 @@ impl Endpoint {
         } else if token_mode {
             // FASOR+token (Globecom 2018; draft-ietf-core-fasor-02): the last token byte is the
             // ordinal.
-            let base = self.alloc_token(p, len.max(1) - 1);
+            let base = self.exchanges.alloc_token(p, len.max(1) - 1);
             base.with_suffix(0).unwrap_or(base)
         } else {
-            self.alloc_token(p, len)
+            self.exchanges.alloc_token(p, len)
         };
         let mid = self.alloc_message_id(now);
         let slot = self.alloc_exchange(Owner::Request(req), p, mid, token, confirmable);
@@ -106,7 +101,7 @@ impl Endpoint {
         }
         self.exchanges[slot].bytes = bytes;
         if unencodable {
-            self.free_exchange(slot);
+            self.exchanges.free(slot);
             self.fail_request(now, req, FailReason::Unencodable);
             return;
         }
@@ -127,12 +122,7 @@ impl Endpoint {
         token: Token,
         confirmable: bool,
     ) -> usize {
-        let slot = self.free_exchanges.pop().unwrap_or_else(|| {
-            self.exchanges.push(Exch::empty());
-            self.exchanges.len() - 1
-        });
-        let id = ExchangeId(self.next_exchange_id);
-        self.next_exchange_id += 1;
+        let (slot, id) = self.exchanges.take();
         let x = &mut self.exchanges[slot];
         x.id = id;
         x.live = true;
@@ -278,7 +268,7 @@ impl Endpoint {
                 _ => {}
             }
             self.release_slot(now, slot);
-            self.free_exchange(slot);
+            self.exchanges.free(slot);
         }
         self.fail_request(now, r, FailReason::Cancelled);
         true
@@ -299,7 +289,7 @@ impl Endpoint {
         });
         self.snapshot_event(now, x.peer);
         self.release_slot(now, slot);
-        self.free_exchange(slot);
+        self.exchanges.free(slot);
         if let Some(r) = req {
             self.fail_request(now, r, reason);
         }
@@ -322,7 +312,7 @@ impl Endpoint {
             reason,
             at: now,
         });
-        self.free_requests.push(r);
+        self.requests.release(r);
     }
 
     /// The exchange stops counting against NSTART; admit the next queued one.

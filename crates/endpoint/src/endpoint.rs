@@ -5,18 +5,18 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
-use coaplab_wire::{Message, MessageType, Token};
+use coaplab_wire::{Message, MessageType};
 
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
-use crate::exchange::{Exch, Req, XState};
 use crate::message_ids::MessageIds;
 use crate::outputs::Outputs;
 use crate::peers::Peers;
 pub use crate::request::Request;
 use crate::resource::Router;
+use crate::slots::{Exchanges, Requests};
 use crate::timer::{next_deadline, Timer};
 use crate::uploads::Uploads;
 
@@ -81,15 +81,12 @@ pub struct Endpoint {
     pub(crate) router: Router,
     /// The destinations, their controllers and the factory that builds them.
     pub(crate) peers: Peers,
-    pub(crate) exchanges: Vec<Exch>,
-    pub(crate) free_exchanges: Vec<usize>,
-    pub(crate) requests: Vec<Req>,
-    pub(crate) free_requests: Vec<usize>,
+    /// The client's exchanges, their free slots, and the exchange-id and token counters.
+    pub(crate) exchanges: Exchanges,
+    /// The client's requests, their free slots, and the request-id counter.
+    pub(crate) requests: Requests,
     /// The Message ID sequence and the requests waiting for a usable ID.
     pub(crate) message_ids: MessageIds,
-    pub(crate) next_token: u64,
-    pub(crate) next_exchange_id: u64,
-    pub(crate) next_request_id: u64,
     /// Datagrams and events for the driver, and the buffer pool.
     pub(crate) out: Outputs,
     pub(crate) dedup: DedupCache,
@@ -143,7 +140,7 @@ impl Endpoint {
         config.validate()?;
         Ok(Endpoint {
             message_ids: MessageIds::new(config.initial_message_id, config.message_id_lifetime),
-            next_token: config.initial_token,
+            exchanges: Exchanges::new(config.initial_token),
             dedup: DedupCache::new(
                 config.dedup_lifetime,
                 config.dedup_capacity,
@@ -162,12 +159,7 @@ impl Endpoint {
             config,
             router,
             peers: Peers::new(factory),
-            exchanges: Vec::new(),
-            free_exchanges: Vec::new(),
-            requests: Vec::new(),
-            free_requests: Vec::new(),
-            next_exchange_id: 0,
-            next_request_id: 0,
+            requests: Requests::default(),
             out: Outputs::default(),
             pending_bodies: HashMap::new(),
             echo_etag: None,
@@ -209,7 +201,7 @@ impl Endpoint {
 
     /// Requests not yet completed or failed.
     pub fn open_requests(&self) -> usize {
-        self.requests.iter().filter(|r| r.live).count()
+        self.requests.open()
     }
 
     /// Entries in the duplicate cache.
@@ -252,7 +244,7 @@ impl Endpoint {
 
     /// The token counter's next value, to continue the sequence likewise.
     pub fn next_token(&self) -> u64 {
-        self.next_token
+        self.exchanges.next_token()
     }
 
     // ---- commands ----
@@ -420,12 +412,7 @@ impl Endpoint {
                 .dedup_purge_timer
                 .then(|| self.dedup.next_expiry())
                 .flatten(),
-            Timer::Retransmission => self
-                .exchanges
-                .iter()
-                .filter(|x| x.live)
-                .filter_map(|x| x.deadline)
-                .min(),
+            Timer::Retransmission => self.exchanges.next_deadline(),
         }
     }
 
@@ -456,21 +443,11 @@ impl Endpoint {
             // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
             // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
             Timer::Retransmission => {
-                while let Some(slot) = self.next_due(now) {
+                while let Some(slot) = self.exchanges.next_due(now) {
                     self.on_deadline(now, slot);
                 }
             }
         }
-    }
-
-    /// The exchange slot whose deadline is earliest and due at `now`.
-    fn next_due(&self, now: Instant) -> Option<usize> {
-        self.exchanges
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.live && x.deadline.is_some_and(|d| d <= now))
-            .min_by_key(|(_, x)| (x.deadline, x.id))
-            .map(|(i, _)| i)
     }
 
     pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {
@@ -484,37 +461,5 @@ impl Endpoint {
                 self.next_exchange(now, r);
             }
         }
-    }
-
-    /// A fresh token of `len` bytes, not used by any live exchange to `p`.
-    pub(crate) fn alloc_token(&mut self, p: usize, len: usize) -> Token {
-        let modulus_bits = 8 * len as u32;
-        for _ in 0..1024 {
-            let v = self.next_token;
-            self.next_token = v.wrapping_add(1);
-            let v = if modulus_bits >= 64 {
-                v
-            } else {
-                v & ((1u64 << modulus_bits) - 1)
-            };
-            let t = Token::from_u64(v, len);
-            let clash = self
-                .exchanges
-                .iter()
-                .any(|x| x.live && x.peer == p && x.token.as_bytes().starts_with(t.as_bytes()));
-            if !clash || len == 0 {
-                return t;
-            }
-        }
-        Token::from_u64(self.next_token, len)
-    }
-
-    /// Frees an exchange slot for reuse (its buffers keep their capacity).
-    pub(crate) fn free_exchange(&mut self, slot: usize) {
-        let x = &mut self.exchanges[slot];
-        x.live = false;
-        x.deadline = None;
-        x.state = XState::Done;
-        self.free_exchanges.push(slot);
     }
 }

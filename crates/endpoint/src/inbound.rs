@@ -53,7 +53,7 @@ impl Endpoint {
                 x.state = XState::AwaitResponse;
                 x.deadline = Some(now + self.config.response_timeout);
             } else {
-                self.free_exchange(slot);
+                self.exchanges.free(slot);
             }
             return;
         }
@@ -94,7 +94,7 @@ impl Endpoint {
     /// the exchange ends and its request fails ([`FailReason::UnknownCriticalOption`]).
     fn refuse_response(&mut self, now: Instant, slot: usize, number: u16) {
         let req = self.exchanges[slot].request_slot();
-        self.free_exchange(slot);
+        self.exchanges.free(slot);
         if let Some(r) = req {
             self.fail_request(now, r, FailReason::UnknownCriticalOption { number });
         }
@@ -175,7 +175,7 @@ impl Endpoint {
     /// A response for exchange `slot` arrived: free the exchange and move its request on.
     fn deliver(&mut self, now: Instant, slot: usize, msg: &Message<'_>) {
         let req = self.exchanges[slot].request_slot();
-        self.free_exchange(slot);
+        self.exchanges.free(slot);
         if let Some(r) = req {
             self.on_response(now, r, msg);
         }
@@ -191,7 +191,7 @@ impl Endpoint {
             let req = &mut self.requests[r];
             req.live = false;
             req.body.clear();
-            self.free_requests.push(r);
+            self.requests.release(r);
             return;
         }
         let req = &mut self.requests[r];
@@ -212,7 +212,7 @@ impl Endpoint {
             started: req.started,
             at: now,
         });
-        self.free_requests.push(r);
+        self.requests.release(r);
     }
 }
 

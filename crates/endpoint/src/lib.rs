@@ -58,6 +58,7 @@ mod reply;
 mod request;
 mod request_options;
 mod server;
+mod slots;
 mod timer;
 mod uploads;
 
