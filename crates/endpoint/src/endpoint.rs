@@ -10,6 +10,7 @@ use coaplab_wire::{Message, MessageType};
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
+use crate::echo_guard::EchoGuard;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
 use crate::message_ids::MessageIds;
 use crate::outputs::Outputs;
@@ -97,13 +98,8 @@ pub struct Endpoint {
     /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
     /// which If-Match and If-None-Match are evaluated (`crate::media`).
     pub(crate) echo_etag: Option<crate::media::Etag>,
-    /// Source addresses that proved with an Echo value that they receive at their address
-    /// (RFC 9175 §2.4), when [`Config::amplification`] is on.
-    pub(crate) verified: crate::echo::Verified,
-    /// Over-the-factor bytes still allowed to unverified CON sources.
-    pub(crate) con_allowance: crate::echo::Allowance,
-    /// Over-the-factor bytes of replayed answers still allowed per unverified source.
-    pub(crate) replay_budget: crate::echo::ReplayBudget,
+    /// Verified sources and unverified ones' allowances (RFC 9175 §2.4).
+    pub(crate) echo_guard: EchoGuard,
     /// Observers of this endpoint's observable resources (RFC 7641, server side).
     pub(crate) observers: crate::observe::Observers,
     /// Observations this endpoint holds as a client (RFC 7641).
@@ -153,9 +149,7 @@ impl Endpoint {
                 config.max_pending_uploads,
                 config.max_pending_uploads_per_source,
             ),
-            verified: crate::echo::Verified::default(),
-            con_allowance: crate::echo::Allowance::default(),
-            replay_budget: crate::echo::ReplayBudget::default(),
+            echo_guard: EchoGuard::default(),
             config,
             router,
             peers: Peers::new(factory),
@@ -212,7 +206,7 @@ impl Endpoint {
     /// Source addresses verified by an Echo value (RFC 9175 §2.4), at most
     /// [`crate::VERIFIED_SOURCES_MAX`].
     pub fn verified_sources(&self) -> usize {
-        self.verified.len()
+        self.echo_guard.verified_sources()
     }
 
     /// Bytes the duplicate cache counts against [`Config::dedup_capacity_bytes`].

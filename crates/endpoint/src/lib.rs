@@ -48,6 +48,7 @@ mod blockwise;
 mod client;
 mod dedup;
 mod echo;
+mod echo_guard;
 mod exchange;
 mod inbound;
 mod marking;

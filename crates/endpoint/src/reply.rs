@@ -107,7 +107,17 @@ impl Endpoint {
                 contents.extend_from_slice(reply);
                 let request = msg.code.is_request();
                 let response_bytes = contents.len();
-                if request && self.needs_echo(now, from, msg, len, response_bytes, true) {
+                if request
+                    && self.echo_guard.needs_echo(
+                        self.config.amplification.as_ref(),
+                        now,
+                        from,
+                        msg,
+                        len,
+                        response_bytes,
+                        true,
+                    )
+                {
                     self.challenge(
                         now,
                         from,

@@ -128,7 +128,15 @@ impl Endpoint {
             &mut out,
             &mut received,
         );
-        if self.needs_echo(now, from, msg, received, out.len(), duplicate) {
+        if self.echo_guard.needs_echo(
+            self.config.amplification.as_ref(),
+            now,
+            from,
+            msg,
+            received,
+            out.len(),
+            duplicate,
+        ) {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
             self.out.events.push_back(Event::EchoChallenged {
@@ -182,48 +190,6 @@ impl Endpoint {
             && msg.mtype == MessageType::Con
             && !separate
             && !msg.has(number::BLOCK1)
-    }
-
-    /// Whether a response of `response_bytes` to a request of `request_bytes` from `from`
-    /// must wait for an Echo (RFC 9175 §2.4): it exceeds the amplification factor, `from`
-    /// is not verified, and (for a CON) the unverified-CON allowance is used up — or, for a
-    /// `duplicate` (a copy already answered, processed again), `from`'s replay budget
-    /// ([`crate::Amplification::unverified_replay_bytes`]) is. A request carrying a fresh Echo
-    /// value verifies `from` here.
-    pub(crate) fn needs_echo(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        msg: &Message<'_>,
-        request_bytes: usize,
-        response_bytes: usize,
-        duplicate: bool,
-    ) -> bool {
-        let Some(amp) = &self.config.amplification else {
-            return false;
-        };
-        if response_bytes <= amp.factor as usize * request_bytes || self.verified.contains(from) {
-            return false;
-        }
-        let fresh = msg
-            .first(number::ECHO)
-            .is_some_and(|v| crate::echo::is_fresh(&amp.key, from, now, v));
-        if fresh {
-            self.verified.insert(from);
-            return false;
-        }
-        let rate = amp.unverified_con_bytes_per_s;
-        let depth = amp.unverified_replay_bytes;
-        let con = msg.mtype == MessageType::Con;
-        if duplicate
-            && !(con
-                && self
-                    .replay_budget
-                    .take(now, from.ip(), depth, response_bytes))
-        {
-            return true;
-        }
-        !(con && self.con_allowance.take(now, rate, response_bytes))
     }
 
     /// Replaces the reply in `out` by 4.01 Unauthorized with an Echo value for `from`
