@@ -1,5 +1,6 @@
-//! The [`Endpoint`] type: state, the public call surface, and the dispatch of received
-//! datagrams to the client (`client.rs`) and server (`server.rs`) halves.
+//! The [`Endpoint`] type: the components it holds, the public call surface, the timers served
+//! by name (`timer.rs`), and the dispatch of received datagrams to the client (`client.rs`)
+//! and server (`server.rs`) halves.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

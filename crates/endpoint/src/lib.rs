@@ -5,7 +5,17 @@
 //! style of quinn-proto's `Connection`; the simulator and the socket drivers run the very
 //! same code. A tour:
 //!
-//! - [`endpoint`]: the [`Endpoint`] type, its call order and time rule, and [`Request`].
+//! - [`endpoint`]: the [`Endpoint`] type, its call order and time rule; it holds the
+//!   components below, each owning its state (quinn-proto's `connection/` is the model).
+//!   `request` (private): [`Request`], what a client asks to send.
+//! - Components (private): `timer` names the endpoint's deadlines ([`Endpoint::poll_timeout`]
+//!   is the earliest, one `next_deadline`); `outputs` the datagrams, events and buffer pool
+//!   for the driver; `peers` the destinations with their controllers and NSTART gates;
+//!   `slots` the client's exchanges (with token allocation and the retransmission deadline)
+//!   and requests; `uploads` the server's partial Block1 uploads and their limits;
+//!   `echo_guard` the server's verified sources and unverified allowances (RFC 9175 §2.4).
+//!   The logic spanning several components is still `impl Endpoint` in the files below
+//!   (issue 34).
 //! - [`controller`]: one [`Controller`] (RTO algorithm + random stream + token mode) per
 //!   destination, built lazily by a [`ControllerFactory`], e.g. [`registry_factory`].
 //! - `client` and `inbound` (private): requests and exchanges, the NSTART gate and FIFO
