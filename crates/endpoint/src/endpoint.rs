@@ -307,7 +307,7 @@ impl Endpoint {
                     // An empty CON ("CoAP ping", §4.3) or a reserved class (§4.2).
                     self.reject(now, from, msg.message_id);
                 } else {
-                    self.ignore(now, from, IgnoreReason::RejectedNon);
+                    self.out.ignore(now, from, IgnoreReason::RejectedNon);
                 }
             }
         }

@@ -33,7 +33,7 @@ impl Endpoint {
             return;
         }
         let Some(slot) = self.find_by_mid(from, msg.message_id) else {
-            self.ignore(now, from, IgnoreReason::UnmatchedAck);
+            self.out.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
         };
         if msg.mtype == MessageType::Rst {
@@ -58,11 +58,11 @@ impl Endpoint {
             return;
         }
         if !msg.code.is_response() {
-            self.ignore(now, from, IgnoreReason::UnmatchedAck);
+            self.out.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
         }
         let Some(mut answered) = self.match_token(slot, msg.token) else {
-            self.ignore(now, from, IgnoreReason::TokenMismatch);
+            self.out.ignore(now, from, IgnoreReason::TokenMismatch);
             return;
         };
         if let Some(layout) = self.exchanges[slot].rexmit {
@@ -146,7 +146,7 @@ impl Endpoint {
                 self.reject(now, from, msg.message_id);
             } else {
                 self.remember_unanswered(now, from, msg.message_id);
-                self.ignore(now, from, IgnoreReason::UnmatchedNon);
+                self.out.ignore(now, from, IgnoreReason::UnmatchedNon);
             }
             return;
         };

@@ -2,8 +2,11 @@
 //! pool of spare datagram buffers they cycle through.
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 
-use crate::event::{Event, Transmit};
+use coaplab_cc::time::Instant;
+
+use crate::event::{Event, IgnoreReason, Transmit};
 
 /// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
 pub(crate) const POOL_MAX: usize = 64;
@@ -33,6 +36,15 @@ impl Outputs {
         if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
             self.pool.push(buf);
         }
+    }
+
+    /// A datagram from `from` was dropped for `reason` ([`Event::Ignored`]).
+    pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
+        self.events.push_back(Event::Ignored {
+            from,
+            reason,
+            at: now,
+        });
     }
 
     /// Whether a datagram or an event is waiting.

@@ -150,16 +150,8 @@ impl Endpoint {
                     });
                 }
             }
-            _ => self.ignore(now, from, IgnoreReason::DuplicateNon),
+            _ => self.out.ignore(now, from, IgnoreReason::DuplicateNon),
         }
         true
-    }
-
-    pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
-        self.out.events.push_back(Event::Ignored {
-            from,
-            reason,
-            at: now,
-        });
     }
 }
