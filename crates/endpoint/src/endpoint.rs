@@ -290,7 +290,7 @@ impl Endpoint {
                 // header (and so its Message ID) is readable.
                 if bytes.len() >= 4 && bytes[0] >> 6 == 1 && (bytes[0] >> 4) & 3 == 0 {
                     let mid = u16::from_be_bytes([bytes[2], bytes[3]]);
-                    self.reject(now, from, mid);
+                    self.out.reject(&mut self.dedup, now, from, mid);
                 }
                 return;
             }
@@ -305,7 +305,7 @@ impl Endpoint {
                     self.on_separate_response(now, from, &msg);
                 } else if con {
                     // An empty CON ("CoAP ping", §4.3) or a reserved class (§4.2).
-                    self.reject(now, from, msg.message_id);
+                    self.out.reject(&mut self.dedup, now, from, msg.message_id);
                 } else {
                     self.out.ignore(now, from, IgnoreReason::RejectedNon);
                 }

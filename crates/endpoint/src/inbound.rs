@@ -143,7 +143,7 @@ impl Endpoint {
             }
             if con {
                 // §4.2: a CON we cannot process (an unexpected response) is rejected.
-                self.reject(now, from, msg.message_id);
+                self.out.reject(&mut self.dedup, now, from, msg.message_id);
             } else {
                 self.remember_unanswered(now, from, msg.message_id);
                 self.out.ignore(now, from, IgnoreReason::UnmatchedNon);
@@ -153,8 +153,11 @@ impl Endpoint {
         let bad = crate::blockwise::unknown_critical(msg);
         match (con, bad) {
             // §5.4.1, §4.2: a CON response with an unrecognised critical option is rejected.
-            (true, Some(_)) => self.reject(now, from, msg.message_id),
-            (true, None) => self.send_empty(now, from, MessageType::Ack, msg.message_id),
+            (true, Some(_)) => self.out.reject(&mut self.dedup, now, from, msg.message_id),
+            (true, None) => {
+                self.out
+                    .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id)
+            }
             (false, _) => self.remember_unanswered(now, from, msg.message_id),
         }
         let x = &self.exchanges[slot];

@@ -10,7 +10,7 @@
 //!   `request` (private): [`Request`], what a client asks to send.
 //! - Components (private): `timer` names the endpoint's deadlines ([`Endpoint::poll_timeout`]
 //!   is the earliest, one `next_deadline`); `outputs` the datagrams, events and buffer pool
-//!   for the driver; `peers` the destinations with their controllers and NSTART gates;
+//!   for the driver, and the replies (ACK, RST) it queues and caches; `peers` the destinations with their controllers and NSTART gates;
 //!   `slots` the client's exchanges (with token allocation and the retransmission deadline)
 //!   and requests; `uploads` the server's partial Block1 uploads and their limits;
 //!   `echo_guard` the server's verified sources and unverified allowances (RFC 9175 §2.4).

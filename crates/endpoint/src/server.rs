@@ -156,7 +156,8 @@ impl Endpoint {
         }
         if !separate {
             if con {
-                self.queue_reply(now, from, msg.message_id, out, false);
+                self.out
+                    .queue_reply(&mut self.dedup, now, from, msg.message_id, out, false);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
                 self.remember_unanswered(now, from, msg.message_id);
@@ -172,7 +173,8 @@ impl Endpoint {
             return;
         }
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
-        self.send_empty(now, from, MessageType::Ack, msg.message_id);
+        self.out
+            .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
         let p = self.peers.slot(from);
         let slot = self.alloc_exchange(Owner::Separate, p, reply_mid, msg.token(), true);
         let old = std::mem::replace(&mut self.exchanges[slot].bytes, out);

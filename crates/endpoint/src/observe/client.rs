@@ -146,7 +146,8 @@ impl Endpoint {
             return false;
         };
         if msg.mtype == MessageType::Con {
-            self.send_empty(now, from, MessageType::Ack, msg.message_id);
+            self.out
+                .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
         } else {
             self.remember_unanswered(now, from, msg.message_id);
         }
