@@ -12,8 +12,9 @@ use crate::config::Amplification;
 use crate::echo::{Allowance, ReplayBudget, Verified};
 
 /// The verified sources and the unverified ones' allowances.
-#[derive(Default)]
 pub(crate) struct EchoGuard {
+    /// [`crate::Config::amplification`] (`None`: no limit, nothing is ever challenged).
+    amplification: Option<Amplification>,
     /// Source addresses that proved with an Echo value that they receive at their address
     /// (RFC 9175 §2.4), when [`crate::Config::amplification`] is on.
     verified: Verified,
@@ -24,6 +25,16 @@ pub(crate) struct EchoGuard {
 }
 
 impl EchoGuard {
+    /// Nothing verified yet, under `amplification`'s limits.
+    pub(crate) fn new(amplification: Option<Amplification>) -> EchoGuard {
+        EchoGuard {
+            amplification,
+            verified: Verified::default(),
+            con_allowance: Allowance::default(),
+            replay_budget: ReplayBudget::default(),
+        }
+    }
+
     /// Source addresses verified.
     pub(crate) fn verified_sources(&self) -> usize {
         self.verified.len()
@@ -34,10 +45,9 @@ impl EchoGuard {
     /// is not verified, and (for a CON) the unverified-CON allowance is used up — or, for a
     /// `duplicate` (a copy already answered, processed again), `from`'s replay budget
     /// ([`crate::Amplification::unverified_replay_bytes`]) is. A request carrying a fresh Echo
-    /// value verifies `from` here. `amplification` is [`crate::Config::amplification`].
+    /// value verifies `from` here.
     pub(crate) fn needs_echo(
         &mut self,
-        amplification: Option<&Amplification>,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
@@ -45,7 +55,7 @@ impl EchoGuard {
         response_bytes: usize,
         duplicate: bool,
     ) -> bool {
-        let Some(amp) = amplification else {
+        let Some(amp) = &self.amplification else {
             return false;
         };
         if response_bytes <= amp.factor as usize * request_bytes || self.verified.contains(from) {

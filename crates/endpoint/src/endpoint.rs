@@ -150,7 +150,7 @@ impl Endpoint {
                 config.max_pending_uploads,
                 config.max_pending_uploads_per_source,
             ),
-            echo_guard: EchoGuard::default(),
+            echo_guard: EchoGuard::new(config.amplification.clone()),
             config,
             router,
             peers: Peers::new(factory),

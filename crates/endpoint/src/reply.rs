@@ -41,15 +41,9 @@ impl Endpoint {
                 let request = msg.code.is_request();
                 let response_bytes = contents.len();
                 if request
-                    && self.echo_guard.needs_echo(
-                        self.config.amplification.as_ref(),
-                        now,
-                        from,
-                        msg,
-                        len,
-                        response_bytes,
-                        true,
-                    )
+                    && self
+                        .echo_guard
+                        .needs_echo(now, from, msg, len, response_bytes, true)
                 {
                     self.challenge(
                         now,

@@ -128,15 +128,10 @@ impl Endpoint {
             &mut out,
             &mut received,
         );
-        if self.echo_guard.needs_echo(
-            self.config.amplification.as_ref(),
-            now,
-            from,
-            msg,
-            received,
-            out.len(),
-            duplicate,
-        ) {
+        if self
+            .echo_guard
+            .needs_echo(now, from, msg, received, out.len(), duplicate)
+        {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
             self.out.events.push_back(Event::EchoChallenged {
