@@ -397,8 +397,8 @@ impl Endpoint {
         match timer {
             Timer::UploadExpiry => self.uploads.next_expiry(),
             Timer::StalledMessageIds => self.message_ids.deadline(),
-            Timer::ObserveNotification => self.next_observe_deadline(),
-            Timer::Reregistration => self.next_reregistration(),
+            Timer::ObserveNotification => self.observers.next_deadline(),
+            Timer::Reregistration => self.observations.next_reregistration(),
             // The flag first: without the purge timer (a client's case) the cache's lines are
             // not read at all, and a client's endpoint reads this after every datagram
             // (issue 17).

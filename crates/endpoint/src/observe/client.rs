@@ -61,6 +61,15 @@ impl Observations {
     pub(crate) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
+
+    /// The earliest re-registration deadline: a representation going stale (§3.3.1).
+    pub(crate) fn next_reregistration(&self) -> Option<Instant> {
+        self.list
+            .iter()
+            .filter(|o| o.reregistration.is_none())
+            .filter_map(|o| o.stale_at)
+            .min()
+    }
 }
 
 /// Whether a notification numbered `v2` arriving at `t2` is newer than the one numbered
@@ -258,16 +267,6 @@ impl Endpoint {
             .position(|o| o.request == id || o.reregistration == Some(id))?;
         let o = self.observations.list.swap_remove(i);
         Some(o.request)
-    }
-
-    /// The earliest re-registration deadline (client side).
-    pub(crate) fn next_reregistration(&self) -> Option<Instant> {
-        self.observations
-            .list
-            .iter()
-            .filter(|o| o.reregistration.is_none())
-            .filter_map(|o| o.stale_at)
-            .min()
     }
 
     /// Re-registers every observation whose representation went stale by `now` (§3.3.1).

@@ -129,6 +129,19 @@ impl Observers {
         self.list.is_empty()
     }
 
+    /// The earliest observe deadline: the next state change or a CON retransmission.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        if self.is_empty() {
+            return None;
+        }
+        let pending = self
+            .list
+            .iter()
+            .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
+            .min();
+        earliest(self.next_change, pending)
+    }
+
     /// The Observe value of the current state.
     fn seq(&self) -> u32 {
         self.seq
@@ -267,20 +280,6 @@ impl Endpoint {
             _ => tick,
         });
         Some(self.observers.seq())
-    }
-
-    /// The earliest observe deadline: the next state change or a CON retransmission.
-    pub(crate) fn next_observe_deadline(&self) -> Option<Instant> {
-        if self.observers.is_empty() {
-            return None;
-        }
-        let pending = self
-            .observers
-            .list
-            .iter()
-            .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
-            .min();
-        earliest(self.observers.next_change, pending)
     }
 
     /// Sends the notifications and retransmissions due at `now`.
