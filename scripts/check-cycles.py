@@ -28,7 +28,7 @@ KNOWN = {
         ["algorithm", "cocoa", "common"],
     ],
     "endpoint": [
-        ["config", "content", "endpoint", "exchange", "links", "observe", "resource", "server"],
+        ["content", "endpoint", "links", "observe", "resource"],
         ["tcp::observe", "tcp::serve", "tcp::session"],
     ],
     "lab": [

@@ -191,7 +191,7 @@ impl Endpoint {
             (Ok(b1), Ok(b2)) => (b1, b2),
             _ => {
                 let from = self.peers[self.requests[r].peer].addr;
-                self.ignore(now, from, IgnoreReason::BadOption);
+                self.out.ignore(now, from, IgnoreReason::BadOption);
                 self.fail_request(now, r, FailReason::BlockMismatch);
                 return;
             }

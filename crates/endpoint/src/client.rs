@@ -9,11 +9,12 @@ use coaplab_cc::{Admission, Completion, Expiry};
 use coaplab_wire::Token;
 
 use crate::controller::Marking;
-use crate::endpoint::{Endpoint, Request};
-use crate::event::{AnswerKind, Event, ExchangeId, FailReason, RequestId, Transmit, TransmitMeta};
-use crate::exchange::{Exch, Owner, Req, XState};
+use crate::endpoint::Endpoint;
+use crate::event::{AnswerKind, Event, FailReason, RequestId, Transmit, TransmitMeta};
+use crate::exchange::{Owner, XState};
 use crate::marking::{RexmitLayout, RexmitPeer};
 use crate::message_ids::Gate;
+use crate::request::Request;
 
 impl Endpoint {
     pub(crate) fn start_request(
@@ -23,13 +24,8 @@ impl Endpoint {
         request: &Request,
         fixed_token: Option<coaplab_wire::Token>,
     ) -> RequestId {
-        let p = self.peer(destination);
-        let slot = self.free_requests.pop().unwrap_or_else(|| {
-            self.requests.push(Req::empty());
-            self.requests.len() - 1
-        });
-        let id = RequestId(self.next_request_id);
-        self.next_request_id += 1;
+        let p = self.peers.slot(destination);
+        let (slot, id) = self.requests.take();
         let block = self.config.block_size_bytes;
         let r = &mut self.requests[slot];
         r.id = id;
@@ -61,7 +57,8 @@ impl Endpoint {
         // RFC 7252 §4.4: no Message ID is reused within its lifetime; wait for one, in order.
         if let Gate::Stall { until, first } = self.message_ids.gate(now, req) {
             if first {
-                self.events
+                self.out
+                    .events
                     .push_back(Event::MessageIdsExhausted { until, at: now });
             }
             return;
@@ -69,7 +66,7 @@ impl Endpoint {
         let p = self.requests[req].peer;
         let confirmable = self.requests[req].confirmable;
         let marking = if confirmable {
-            self.ensure_controller(now, p).marking
+            self.peers.ensure_controller(now, p).marking
         } else {
             Marking::Off
         };
@@ -80,10 +77,10 @@ impl Endpoint {
         } else if token_mode {
             // FASOR+token (Globecom 2018; draft-ietf-core-fasor-02): the last token byte is the
             // ordinal.
-            let base = self.alloc_token(p, len.max(1) - 1);
+            let base = self.exchanges.alloc_token(p, len.max(1) - 1);
             base.with_suffix(0).unwrap_or(base)
         } else {
-            self.alloc_token(p, len)
+            self.exchanges.alloc_token(p, len)
         };
         let mid = self.alloc_message_id(now);
         let slot = self.alloc_exchange(Owner::Request(req), p, mid, token, confirmable);
@@ -104,7 +101,7 @@ impl Endpoint {
         }
         self.exchanges[slot].bytes = bytes;
         if unencodable {
-            self.free_exchange(slot);
+            self.exchanges.free(slot);
             self.fail_request(now, req, FailReason::Unencodable);
             return;
         }
@@ -125,12 +122,7 @@ impl Endpoint {
         token: Token,
         confirmable: bool,
     ) -> usize {
-        let slot = self.free_exchanges.pop().unwrap_or_else(|| {
-            self.exchanges.push(Exch::empty());
-            self.exchanges.len() - 1
-        });
-        let id = ExchangeId(self.next_exchange_id);
-        self.next_exchange_id += 1;
+        let (slot, id) = self.exchanges.take();
         let x = &mut self.exchanges[slot];
         x.id = id;
         x.live = true;
@@ -160,7 +152,7 @@ impl Endpoint {
         }
         let in_flight = self.peers[p].in_flight.max(1);
         if self.exchanges[slot].confirmable {
-            self.ensure_controller(now, p);
+            self.peers.ensure_controller(now, p);
             let ctl = self.peers[p].ctl.as_mut().expect("built above");
             let x = &mut self.exchanges[slot];
             let t0 = ctl.algorithm.start(
@@ -185,7 +177,7 @@ impl Endpoint {
     /// Sends the next copy of an exchange: the original, or retransmission j with the
     /// token's last byte set to j in token mode.
     fn send_copy(&mut self, now: Instant, slot: usize) {
-        let mut contents = self.buffer();
+        let mut contents = self.out.buffer();
         let x = &mut self.exchanges[slot];
         let ordinal = x.tx_times.len() as u32;
         x.tx_times.push(now);
@@ -199,7 +191,7 @@ impl Endpoint {
         }
         let destination = self.peers[x.peer].addr;
         let request = x.request_slot().map(|r| self.requests[r].id);
-        self.events.push_back(Event::Sent {
+        self.out.events.push_back(Event::Sent {
             exchange: x.id,
             request,
             destination,
@@ -207,7 +199,7 @@ impl Endpoint {
             bytes: contents.len(),
             at: now,
         });
-        self.transmits.push_back(Transmit {
+        self.out.transmits.push_back(Transmit {
             destination,
             contents,
             meta: TransmitMeta::Exchange {
@@ -235,7 +227,7 @@ impl Endpoint {
             .as_mut()
             .expect("a CON in flight has a controller");
         let x = &mut self.exchanges[slot];
-        self.events.push_back(Event::TimerExpired {
+        self.out.events.push_back(Event::TimerExpired {
             exchange: x.id,
             destination,
             ordinal: x.tx_times.len() as u32 - 1,
@@ -276,7 +268,7 @@ impl Endpoint {
                 _ => {}
             }
             self.release_slot(now, slot);
-            self.free_exchange(slot);
+            self.exchanges.free(slot);
         }
         self.fail_request(now, r, FailReason::Cancelled);
         true
@@ -287,7 +279,7 @@ impl Endpoint {
         let x = &self.exchanges[slot];
         let destination = self.peers[x.peer].addr;
         let req = x.request_slot();
-        self.events.push_back(Event::ExchangeFailed {
+        self.out.events.push_back(Event::ExchangeFailed {
             exchange: x.id,
             request: req.map(|r| self.requests[r].id),
             destination,
@@ -297,7 +289,7 @@ impl Endpoint {
         });
         self.snapshot_event(now, x.peer);
         self.release_slot(now, slot);
-        self.free_exchange(slot);
+        self.exchanges.free(slot);
         if let Some(r) = req {
             self.fail_request(now, r, reason);
         }
@@ -314,13 +306,13 @@ impl Endpoint {
             id = self.observation_failed(id).unwrap_or(id);
         }
         let req = &mut self.requests[r];
-        self.events.push_back(Event::RequestFailed {
+        self.out.events.push_back(Event::RequestFailed {
             request: id,
             destination: self.peers[req.peer].addr,
             reason,
             at: now,
         });
-        self.free_requests.push(r);
+        self.requests.release(r);
     }
 
     /// The exchange stops counting against NSTART; admit the next queued one.
@@ -345,7 +337,7 @@ impl Endpoint {
             return;
         }
         if let Some(ctl) = &self.peers[p].ctl {
-            self.events.push_back(Event::Snapshot {
+            self.out.events.push_back(Event::Snapshot {
                 destination: self.peers[p].addr,
                 at: now,
                 snapshot: ctl.algorithm.snapshot(),
@@ -376,7 +368,7 @@ impl Endpoint {
             }
         }
         let request = x.request_slot().map(|r| self.requests[r].id);
-        self.events.push_back(Event::ExchangeCompleted {
+        self.out.events.push_back(Event::ExchangeCompleted {
             exchange: x.id,
             request,
             destination: self.peers[p].addr,

@@ -1,20 +1,26 @@
-//! The [`Endpoint`] type: state, the public call surface, and the dispatch of received
-//! datagrams to the client (`client.rs`) and server (`server.rs`) halves.
+//! The [`Endpoint`] type: the components it holds, the public call surface, the timers served
+//! by name (`timer.rs`), and the dispatch of received datagrams to the client (`client.rs`)
+//! and server (`server.rs`) halves.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{earliest, Instant};
-use coaplab_wire::option::OptionList;
-use coaplab_wire::{Code, Message, MessageType, Token};
+use coaplab_cc::time::Instant;
+use coaplab_wire::{Message, MessageType};
 
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
+use crate::echo_guard::EchoGuard;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
-use crate::exchange::{Exch, Peer, Req, XState};
 use crate::message_ids::MessageIds;
+use crate::outputs::Outputs;
+use crate::peers::Peers;
+pub use crate::request::Request;
 use crate::resource::Router;
+use crate::slots::{Exchanges, Requests};
+use crate::timer::{next_deadline, Timer};
+use crate::uploads::Uploads;
 
 /// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
 /// server at once, with one congestion-control [`Controller`] per destination.
@@ -74,43 +80,27 @@ use crate::resource::Router;
 /// ```
 pub struct Endpoint {
     pub(crate) config: Config,
-    pub(crate) factory: ControllerFactory,
     pub(crate) router: Router,
-    pub(crate) peers: Vec<Peer>,
-    pub(crate) peer_index: HashMap<SocketAddr, usize, rustc_hash::FxBuildHasher>,
-    /// The peer [`Endpoint::peer`] found last (peers are never removed, so it stays right): a
-    /// client asks for the one server it talks to at every request, and a probe of
-    /// `peer_index` is a cache miss when many endpoints share a core (the simulator's flows).
-    last_peer: Option<(SocketAddr, usize)>,
-    pub(crate) exchanges: Vec<Exch>,
-    pub(crate) free_exchanges: Vec<usize>,
-    pub(crate) requests: Vec<Req>,
-    pub(crate) free_requests: Vec<usize>,
+    /// The destinations, their controllers and the factory that builds them.
+    pub(crate) peers: Peers,
+    /// The client's exchanges, their free slots, and the exchange-id and token counters.
+    pub(crate) exchanges: Exchanges,
+    /// The client's requests, their free slots, and the request-id counter.
+    pub(crate) requests: Requests,
     /// The Message ID sequence and the requests waiting for a usable ID.
     pub(crate) message_ids: MessageIds,
-    pub(crate) next_token: u64,
-    pub(crate) next_exchange_id: u64,
-    pub(crate) next_request_id: u64,
-    pub(crate) transmits: VecDeque<Transmit>,
-    pub(crate) events: VecDeque<Event>,
+    /// Datagrams and events for the driver, and the buffer pool.
+    pub(crate) out: Outputs,
     pub(crate) dedup: DedupCache,
     /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
     /// arrival time.
-    pub(crate) uploads: HashMap<crate::server::UploadKey, crate::server::Upload>,
+    pub(crate) uploads: Uploads,
     pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
     /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
     /// which If-Match and If-None-Match are evaluated (`crate::media`).
     pub(crate) echo_etag: Option<crate::media::Etag>,
-    /// Source addresses that proved with an Echo value that they receive at their address
-    /// (RFC 9175 §2.4), when [`Config::amplification`] is on.
-    pub(crate) verified: crate::echo::Verified,
-    /// Over-the-factor bytes still allowed to unverified CON sources.
-    pub(crate) con_allowance: crate::echo::Allowance,
-    /// Over-the-factor bytes of replayed answers still allowed per unverified source.
-    pub(crate) replay_budget: crate::echo::ReplayBudget,
-    /// Spare datagram buffers: [`Endpoint::poll_transmit_into`] swaps them with the caller's,
-    /// so a steady state allocates nothing per datagram.
-    pub(crate) pool: Vec<Vec<u8>>,
+    /// Verified sources and unverified ones' allowances (RFC 9175 §2.4).
+    pub(crate) echo_guard: EchoGuard,
     /// Observers of this endpoint's observable resources (RFC 7641, server side).
     pub(crate) observers: crate::observe::Observers,
     /// Observations this endpoint holds as a client (RFC 7641).
@@ -126,9 +116,6 @@ pub struct TransmitHeader {
     pub meta: TransmitMeta,
 }
 
-/// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
-pub(crate) const POOL_MAX: usize = 64;
-
 impl core::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Endpoint")
@@ -136,65 +123,6 @@ impl core::fmt::Debug for Endpoint {
             .field("peers", &self.peers.len())
             .field("dedup_entries", &self.dedup.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// A request to send: method, path, payload, message type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
-    /// The method (GET, POST, PUT, DELETE, …).
-    pub method: Code,
-    /// Uri-Path segments separated by `/` (e.g. `"f"`, `"data/1000"`).
-    pub path: String,
-    /// Uri-Query arguments (each `key=value` or a bare word), sent with every block.
-    pub query: Vec<String>,
-    /// The body; sent block-wise (Block1) when larger than the block size.
-    pub payload: Vec<u8>,
-    /// CON (retransmitted under congestion control) or NON.
-    pub confirmable: bool,
-    /// Further options, sent with every block in number order among the endpoint's own
-    /// (Uri-Path, Uri-Query, Block1/Block2, Size1, Echo): e.g. Content-Format, Accept,
-    /// If-Match, ETag, Size2 0 (RFC 7959 §4) or an application's own number.
-    pub options: OptionList,
-}
-
-impl Request {
-    /// A CON GET of `path`.
-    pub fn get(path: &str) -> Request {
-        Request {
-            method: Code::GET,
-            path: path.to_owned(),
-            query: Vec::new(),
-            payload: Vec::new(),
-            confirmable: true,
-            options: OptionList::new(),
-        }
-    }
-
-    /// A CON POST of `payload` to `path`.
-    pub fn post(path: &str, payload: Vec<u8>) -> Request {
-        Request {
-            method: Code::POST,
-            path: path.to_owned(),
-            query: Vec::new(),
-            payload,
-            confirmable: true,
-            options: OptionList::new(),
-        }
-    }
-
-    /// A CON PUT of `payload` to `path`.
-    pub fn put(path: &str, payload: Vec<u8>) -> Request {
-        Request {
-            method: Code::PUT,
-            ..Request::post(path, payload)
-        }
-    }
-
-    /// The same request as NON (no retransmission, no congestion control).
-    pub fn non(mut self) -> Request {
-        self.confirmable = false;
-        self
     }
 }
 
@@ -209,7 +137,7 @@ impl Endpoint {
         config.validate()?;
         Ok(Endpoint {
             message_ids: MessageIds::new(config.initial_message_id, config.message_id_lifetime),
-            next_token: config.initial_token,
+            exchanges: Exchanges::new(config.initial_token),
             dedup: DedupCache::new(
                 config.dedup_lifetime,
                 config.dedup_capacity,
@@ -217,27 +145,19 @@ impl Endpoint {
                 config.dedup_reserve_entries,
             )
             .with_reply_room(config.dedup_reserve_reply_bytes),
-            verified: crate::echo::Verified::default(),
-            con_allowance: crate::echo::Allowance::default(),
-            replay_budget: crate::echo::ReplayBudget::default(),
+            uploads: Uploads::new(
+                config.upload_lifetime,
+                config.max_pending_uploads,
+                config.max_pending_uploads_per_source,
+            ),
+            echo_guard: EchoGuard::new(config.amplification.clone()),
             config,
-            factory,
             router,
-            peers: Vec::new(),
-            peer_index: HashMap::default(),
-            last_peer: None,
-            exchanges: Vec::new(),
-            free_exchanges: Vec::new(),
-            requests: Vec::new(),
-            free_requests: Vec::new(),
-            next_exchange_id: 0,
-            next_request_id: 0,
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
-            uploads: HashMap::new(),
+            peers: Peers::new(factory),
+            requests: Requests::default(),
+            out: Outputs::default(),
             pending_bodies: HashMap::new(),
             echo_etag: None,
-            pool: Vec::new(),
             observers: crate::observe::Observers::default(),
             observations: crate::observe::client::Observations::default(),
         })
@@ -257,27 +177,26 @@ impl Endpoint {
 
     /// The controller of `destination`, once an exchange to it has started.
     pub fn controller(&self, destination: SocketAddr) -> Option<&Controller> {
-        let p = *self.peer_index.get(&destination)?;
-        self.peers[p].ctl.as_ref()
+        self.peers.controller(destination)
     }
 
     /// Outstanding interactions with `destination` (counted against NSTART).
     pub fn in_flight(&self, destination: SocketAddr) -> u32 {
-        self.peer_index
-            .get(&destination)
-            .map_or(0, |&p| self.peers[p].in_flight)
+        self.peers
+            .find(destination)
+            .map_or(0, |p| self.peers[p].in_flight)
     }
 
     /// Exchanges waiting in `destination`'s NSTART queue.
     pub fn queued(&self, destination: SocketAddr) -> usize {
-        self.peer_index
-            .get(&destination)
-            .map_or(0, |&p| self.peers[p].queue.len())
+        self.peers
+            .find(destination)
+            .map_or(0, |p| self.peers[p].queue.len())
     }
 
     /// Requests not yet completed or failed.
     pub fn open_requests(&self) -> usize {
-        self.requests.iter().filter(|r| r.live).count()
+        self.requests.open()
     }
 
     /// Entries in the duplicate cache.
@@ -288,7 +207,7 @@ impl Endpoint {
     /// Source addresses verified by an Echo value (RFC 9175 §2.4), at most
     /// [`crate::VERIFIED_SOURCES_MAX`].
     pub fn verified_sources(&self) -> usize {
-        self.verified.len()
+        self.echo_guard.verified_sources()
     }
 
     /// Bytes the duplicate cache counts against [`Config::dedup_capacity_bytes`].
@@ -320,7 +239,7 @@ impl Endpoint {
 
     /// The token counter's next value, to continue the sequence likewise.
     pub fn next_token(&self) -> u64 {
-        self.next_token
+        self.exchanges.next_token()
     }
 
     // ---- commands ----
@@ -340,7 +259,7 @@ impl Endpoint {
     /// device would (the "random" workload between short-lived clients, docs/experiments.md §6.1).
     /// Message IDs and tokens continue (docs/experiments.md §10 #21).
     pub fn reset_destination(&mut self, now: Instant, destination: SocketAddr) {
-        if let Some(&p) = self.peer_index.get(&destination) {
+        if let Some(p) = self.peers.find(destination) {
             if let Some(ctl) = self.peers[p].ctl.as_mut() {
                 ctl.algorithm.reset(now);
             }
@@ -362,7 +281,7 @@ impl Endpoint {
         let msg = match Message::decode(bytes) {
             Ok(m) => m,
             Err(error) => {
-                self.events.push_back(Event::Malformed {
+                self.out.events.push_back(Event::Malformed {
                     from,
                     error,
                     at: now,
@@ -371,7 +290,7 @@ impl Endpoint {
                 // header (and so its Message ID) is readable.
                 if bytes.len() >= 4 && bytes[0] >> 6 == 1 && (bytes[0] >> 4) & 3 == 0 {
                     let mid = u16::from_be_bytes([bytes[2], bytes[3]]);
-                    self.reject(now, from, mid);
+                    self.out.reject(&mut self.dedup, now, from, mid);
                 }
                 return;
             }
@@ -386,9 +305,9 @@ impl Endpoint {
                     self.on_separate_response(now, from, &msg);
                 } else if con {
                     // An empty CON ("CoAP ping", §4.3) or a reserved class (§4.2).
-                    self.reject(now, from, msg.message_id);
+                    self.out.reject(&mut self.dedup, now, from, msg.message_id);
                 } else {
-                    self.ignore(now, from, IgnoreReason::RejectedNon);
+                    self.out.ignore(now, from, IgnoreReason::RejectedNon);
                 }
             }
         }
@@ -398,23 +317,8 @@ impl Endpoint {
     /// forget partial Block1 uploads and duplicate-cache entries whose lifetime ended.
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.expire_uploads(now);
-        if self.message_ids.any_stalled() {
-            self.resume_stalled(now);
-        }
-        if !self.observers.is_empty() {
-            self.observe_timeout(now);
-        }
-        if !self.observations.is_empty() {
-            self.reregister_stale(now);
-        }
-        if self.config.dedup_purge_timer {
-            self.dedup.purge(now);
-        }
-        // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
-        // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
-        while let Some(slot) = self.next_due(now) {
-            self.on_deadline(now, slot);
+        for timer in Timer::ALL {
+            self.on_timer(now, timer);
         }
     }
 
@@ -424,7 +328,7 @@ impl Endpoint {
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         let _ = now;
-        self.transmits.pop_front()
+        self.out.transmits.pop_front()
     }
 
     /// The next datagram to send, written into `buf` (its previous contents are discarded).
@@ -453,14 +357,14 @@ impl Endpoint {
         send: impl FnOnce(TransmitHeader, &mut Vec<u8>) -> R,
     ) -> Option<R> {
         let _ = now;
-        let t = self.transmits.front_mut()?;
+        let t = self.out.transmits.front_mut()?;
         let header = TransmitHeader {
             destination: t.destination,
             meta: t.meta,
         };
         let sent = send(header, &mut t.contents);
-        if let Some(t) = self.transmits.pop_front() {
-            self.recycle(t.contents);
+        if let Some(t) = self.out.transmits.pop_front() {
+            self.out.recycle(t.contents);
         }
         Some(sent)
     }
@@ -468,31 +372,13 @@ impl Endpoint {
     /// When [`Endpoint::handle_timeout`] should be called next (a soft deadline).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let exchanges = self
-            .exchanges
-            .iter()
-            .filter(|x| x.live)
-            .filter_map(|x| x.deadline)
-            .min();
-        // The flag first: without the purge timer (a client's case) the cache's lines are not
-        // read at all, and a client's endpoint reads this after every datagram (issue 17).
-        let dedup = self
-            .config
-            .dedup_purge_timer
-            .then(|| self.dedup.next_expiry())
-            .flatten();
-        let stalled = self.message_ids.deadline();
-        let t = earliest(exchanges, self.next_upload_expiry());
-        let t = earliest(t, stalled);
-        let t = earliest(t, dedup);
-        let t = earliest(t, self.next_observe_deadline());
-        earliest(t, self.next_reregistration())
+        next_deadline(|timer| self.deadline(timer))
     }
 
     /// The next event.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.out.events.pop_front()
     }
 
     /// Whether a datagram or an event is waiting: whether [`Endpoint::poll_transmit`] (or
@@ -500,47 +386,63 @@ impl Endpoint {
     /// that polls until both are empty asks this instead of polling once more for nothing.
     #[must_use]
     pub fn has_output(&self) -> bool {
-        !self.transmits.is_empty() || !self.events.is_empty()
+        self.out.any()
     }
 
     // ---- shared internals ----
 
-    /// The exchange slot whose deadline is earliest and due at `now`.
-    fn next_due(&self, now: Instant) -> Option<usize> {
-        self.exchanges
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.live && x.deadline.is_some_and(|d| d <= now))
-            .min_by_key(|(_, x)| (x.deadline, x.id))
-            .map(|(i, _)| i)
+    /// When `timer` is due next, asked of the component that owns it.
+    #[inline]
+    fn deadline(&self, timer: Timer) -> Option<Instant> {
+        match timer {
+            Timer::UploadExpiry => self.uploads.next_expiry(),
+            Timer::StalledMessageIds => self.message_ids.deadline(),
+            Timer::ObserveNotification => self.observers.next_deadline(),
+            Timer::Reregistration => self.observations.next_reregistration(),
+            // The flag first: without the purge timer (a client's case) the cache's lines are
+            // not read at all, and a client's endpoint reads this after every datagram
+            // (issue 17).
+            Timer::DedupPurge => self
+                .config
+                .dedup_purge_timer
+                .then(|| self.dedup.next_expiry())
+                .flatten(),
+            Timer::Retransmission => self.exchanges.next_deadline(),
+        }
     }
 
-    /// The peer slot of `addr`, created on first use.
-    pub(crate) fn peer(&mut self, addr: SocketAddr) -> usize {
-        if let Some((last, p)) = self.last_peer {
-            if last == addr {
-                return p;
+    /// Serves `timer` at `now` (nothing when it is not due).
+    fn on_timer(&mut self, now: Instant, timer: Timer) {
+        match timer {
+            Timer::UploadExpiry => self.uploads.expire_all(now, &mut self.out.events),
+            Timer::StalledMessageIds => {
+                if self.message_ids.any_stalled() {
+                    self.resume_stalled(now);
+                }
+            }
+            Timer::ObserveNotification => {
+                if !self.observers.is_empty() {
+                    self.observe_timeout(now);
+                }
+            }
+            Timer::Reregistration => {
+                if !self.observations.is_empty() {
+                    self.reregister_stale(now);
+                }
+            }
+            Timer::DedupPurge => {
+                if self.config.dedup_purge_timer {
+                    self.dedup.purge(now);
+                }
+            }
+            // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
+            // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
+            Timer::Retransmission => {
+                while let Some(slot) = self.exchanges.next_due(now) {
+                    self.on_deadline(now, slot);
+                }
             }
         }
-        let p = match self.peer_index.get(&addr) {
-            Some(&p) => p,
-            None => {
-                self.peers.push(Peer::new(addr));
-                self.peer_index.insert(addr, self.peers.len() - 1);
-                self.peers.len() - 1
-            }
-        };
-        self.last_peer = Some((addr, p));
-        p
-    }
-
-    /// Builds the peer's controller when its first exchange starts.
-    pub(crate) fn ensure_controller(&mut self, now: Instant, p: usize) -> &mut Controller {
-        if self.peers[p].ctl.is_none() {
-            let ctl = (self.factory)(self.peers[p].addr, now);
-            self.peers[p].ctl = Some(ctl);
-        }
-        self.peers[p].ctl.as_mut().expect("just built")
     }
 
     pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {
@@ -554,37 +456,5 @@ impl Endpoint {
                 self.next_exchange(now, r);
             }
         }
-    }
-
-    /// A fresh token of `len` bytes, not used by any live exchange to `p`.
-    pub(crate) fn alloc_token(&mut self, p: usize, len: usize) -> Token {
-        let modulus_bits = 8 * len as u32;
-        for _ in 0..1024 {
-            let v = self.next_token;
-            self.next_token = v.wrapping_add(1);
-            let v = if modulus_bits >= 64 {
-                v
-            } else {
-                v & ((1u64 << modulus_bits) - 1)
-            };
-            let t = Token::from_u64(v, len);
-            let clash = self
-                .exchanges
-                .iter()
-                .any(|x| x.live && x.peer == p && x.token.as_bytes().starts_with(t.as_bytes()));
-            if !clash || len == 0 {
-                return t;
-            }
-        }
-        Token::from_u64(self.next_token, len)
-    }
-
-    /// Frees an exchange slot for reuse (its buffers keep their capacity).
-    pub(crate) fn free_exchange(&mut self, slot: usize) {
-        let x = &mut self.exchanges[slot];
-        x.live = false;
-        x.deadline = None;
-        x.state = XState::Done;
-        self.free_exchanges.push(slot);
     }
 }

@@ -10,9 +10,9 @@ use coaplab_wire::option::OptionList;
 use coaplab_wire::{Block, Code, Token};
 
 use crate::controller::Controller;
-use crate::endpoint::Request;
 use crate::event::ExchangeId;
 use crate::marking::{RexmitLayout, RexmitPeer};
+use crate::request::Request;
 
 /// One destination: its congestion control and its NSTART gate (RFC 7252 §4.7).
 #[derive(Debug)]

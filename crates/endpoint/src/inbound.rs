@@ -33,7 +33,7 @@ impl Endpoint {
             return;
         }
         let Some(slot) = self.find_by_mid(from, msg.message_id) else {
-            self.ignore(now, from, IgnoreReason::UnmatchedAck);
+            self.out.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
         };
         if msg.mtype == MessageType::Rst {
@@ -53,16 +53,16 @@ impl Endpoint {
                 x.state = XState::AwaitResponse;
                 x.deadline = Some(now + self.config.response_timeout);
             } else {
-                self.free_exchange(slot);
+                self.exchanges.free(slot);
             }
             return;
         }
         if !msg.code.is_response() {
-            self.ignore(now, from, IgnoreReason::UnmatchedAck);
+            self.out.ignore(now, from, IgnoreReason::UnmatchedAck);
             return;
         }
         let Some(mut answered) = self.match_token(slot, msg.token) else {
-            self.ignore(now, from, IgnoreReason::TokenMismatch);
+            self.out.ignore(now, from, IgnoreReason::TokenMismatch);
             return;
         };
         if let Some(layout) = self.exchanges[slot].rexmit {
@@ -94,7 +94,7 @@ impl Endpoint {
     /// the exchange ends and its request fails ([`FailReason::UnknownCriticalOption`]).
     fn refuse_response(&mut self, now: Instant, slot: usize, number: u16) {
         let req = self.exchanges[slot].request_slot();
-        self.free_exchange(slot);
+        self.exchanges.free(slot);
         if let Some(r) = req {
             self.fail_request(now, r, FailReason::UnknownCriticalOption { number });
         }
@@ -143,18 +143,21 @@ impl Endpoint {
             }
             if con {
                 // §4.2: a CON we cannot process (an unexpected response) is rejected.
-                self.reject(now, from, msg.message_id);
+                self.out.reject(&mut self.dedup, now, from, msg.message_id);
             } else {
                 self.remember_unanswered(now, from, msg.message_id);
-                self.ignore(now, from, IgnoreReason::UnmatchedNon);
+                self.out.ignore(now, from, IgnoreReason::UnmatchedNon);
             }
             return;
         };
         let bad = crate::blockwise::unknown_critical(msg);
         match (con, bad) {
             // §5.4.1, §4.2: a CON response with an unrecognised critical option is rejected.
-            (true, Some(_)) => self.reject(now, from, msg.message_id),
-            (true, None) => self.send_empty(now, from, MessageType::Ack, msg.message_id),
+            (true, Some(_)) => self.out.reject(&mut self.dedup, now, from, msg.message_id),
+            (true, None) => {
+                self.out
+                    .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id)
+            }
             (false, _) => self.remember_unanswered(now, from, msg.message_id),
         }
         let x = &self.exchanges[slot];
@@ -175,7 +178,7 @@ impl Endpoint {
     /// A response for exchange `slot` arrived: free the exchange and move its request on.
     fn deliver(&mut self, now: Instant, slot: usize, msg: &Message<'_>) {
         let req = self.exchanges[slot].request_slot();
-        self.free_exchange(slot);
+        self.exchanges.free(slot);
         if let Some(r) = req {
             self.on_response(now, r, msg);
         }
@@ -191,7 +194,7 @@ impl Endpoint {
             let req = &mut self.requests[r];
             req.live = false;
             req.body.clear();
-            self.free_requests.push(r);
+            self.requests.release(r);
             return;
         }
         let req = &mut self.requests[r];
@@ -201,7 +204,7 @@ impl Endpoint {
         } else {
             (Vec::new(), OptionList::new())
         };
-        self.events.push_back(Event::RequestCompleted {
+        self.out.events.push_back(Event::RequestCompleted {
             request: req.id,
             destination: self.peers[req.peer].addr,
             code,
@@ -212,7 +215,7 @@ impl Endpoint {
             started: req.started,
             at: now,
         });
-        self.free_requests.push(r);
+        self.requests.release(r);
     }
 }
 

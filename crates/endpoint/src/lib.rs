@@ -5,7 +5,18 @@
 //! style of quinn-proto's `Connection`; the simulator and the socket drivers run the very
 //! same code. A tour:
 //!
-//! - [`endpoint`]: the [`Endpoint`] type, its call order and time rule, and [`Request`].
+//! - [`endpoint`]: the [`Endpoint`] type, its call order and time rule; it holds the
+//!   components below, each owning its state (quinn-proto's `connection/` is the model).
+//!   `request` (private): [`Request`], what a client asks to send.
+//! - Components (private), each owning its fields with its own `impl`: `timer` names the
+//!   endpoint's deadlines ([`Endpoint::poll_timeout`] is the earliest, one `next_deadline`);
+//!   `outputs` the datagrams, events and buffer pool for the driver, and the replies (ACK,
+//!   RST) it queues and caches; `peers` the destinations with their controllers and NSTART
+//!   gates; `slots` the client's exchanges (with token allocation and the retransmission
+//!   deadline) and requests; `uploads` the server's partial Block1 uploads and their limits;
+//!   `echo_guard` the server's verified sources and unverified allowances (RFC 9175 §2.4).
+//!   The logic spanning several components is still `impl Endpoint` in the files below
+//!   (issue 34).
 //! - [`controller`]: one [`Controller`] (RTO algorithm + random stream + token mode) per
 //!   destination, built lazily by a [`ControllerFactory`], e.g. [`registry_factory`].
 //! - `client` and `inbound` (private): requests and exchanges, the NSTART gate and FIFO
@@ -24,7 +35,7 @@
 //! - [`media`]: Content-Formats `/echo` accepts (4.15 otherwise), the FETCH/PATCH/iPATCH echo
 //!   codes (RFC 8132), entity tags and conditional requests (If-Match, If-None-Match).
 //! - `dedup` and `reply` (private): the duplicate cache, bounded by lifetime, entries and
-//!   bytes, and the ACKs, RSTs and replays it feeds.
+//!   bytes, and the replays of cached replies to duplicates it feeds.
 //! - `echo` (private): the RFC 9175 Echo option against amplification (RFC 7252 §11.3):
 //!   challenge values, their check, and the table of verified sources.
 //! - `request_options` (private): the request-option check both the UDP server and the
@@ -52,13 +63,20 @@ mod blockwise;
 mod client;
 mod dedup;
 mod echo;
+mod echo_guard;
 mod exchange;
 mod inbound;
 mod marking;
 mod message_ids;
+mod outputs;
+mod peers;
 mod reply;
+mod request;
 mod request_options;
 mod server;
+mod slots;
+mod timer;
+mod uploads;
 
 pub use config::{
     Amplification, Config, ConfigError, ServerDuplicates, DEDUP_CAPACITY_BYTES, EXCHANGE_LIFETIME,
@@ -79,4 +97,4 @@ pub use event::{
 pub use links::Link;
 pub use media::{ECHO_CONTENT_FORMATS, ETAG_LEN_BYTES};
 pub use resource::{Action, Resource, Router, MAX_DATA_BYTES};
-pub use server::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};
+pub use uploads::{MAX_PENDING_UPLOADS, MAX_PENDING_UPLOADS_PER_SOURCE, MAX_UPLOAD_BYTES};

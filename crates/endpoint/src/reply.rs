@@ -1,101 +1,20 @@
-//! Answers to received messages: piggybacked and empty ACKs, RSTs, and replays of cached
-//! replies to duplicates (RFC 7252 §4.2–4.5), plus the datagram buffer pool they share.
+//! Duplicates answered again: remembering an unanswered Message ID, and replaying a cached
+//! reply to a duplicate within the amplification rule (RFC 7252 §4.5, RFC 9175 §2.4). The
+//! replies themselves are queued by `outputs`.
 
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
-use coaplab_wire::{Code, Message, MessageType, MessageWriter, Token};
+use coaplab_wire::{Message, MessageType};
 
-use crate::endpoint::{Endpoint, POOL_MAX};
+use crate::endpoint::Endpoint;
 use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
 
 impl Endpoint {
-    /// An empty buffer, from the pool when one is spare.
-    pub(crate) fn buffer(&mut self) -> Vec<u8> {
-        let mut b = self.pool.pop().unwrap_or_default();
-        b.clear();
-        b
-    }
-
-    /// Returns a buffer to the pool.
-    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
-        if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
-            self.pool.push(buf);
-        }
-    }
-
-    /// Queues an RST for Message ID `mid` of `from` and remembers it for duplicates.
-    pub(crate) fn reject(&mut self, now: Instant, from: SocketAddr, mid: u16) {
-        self.send_empty(now, from, MessageType::Rst, mid);
-        self.events.push_back(Event::Rejected {
-            from,
-            message_id: mid,
-            at: now,
-        });
-    }
-
     /// Remembers Message ID `mid` of `from` as seen, with no reply to replay: a duplicate
     /// of a NON is dropped, not answered again (RFC 7252 §4.5).
     pub(crate) fn remember_unanswered(&mut self, now: Instant, from: SocketAddr, mid: u16) {
         self.dedup.insert(now, from, mid, None);
-    }
-
-    /// Queues an empty ACK or RST for Message ID `mid` of `to`, cached for duplicates.
-    pub(crate) fn send_empty(
-        &mut self,
-        now: Instant,
-        to: SocketAddr,
-        mtype: MessageType,
-        mid: u16,
-    ) {
-        let mut buf = [0u8; 4];
-        let n = MessageWriter::new(&mut buf, mtype, Code::EMPTY, mid, Token::EMPTY)
-            .map(|w| w.finish())
-            .unwrap_or(0);
-        self.send_reply(now, to, mid, &buf[..n], false);
-    }
-
-    /// Queues `reply` (to the message `to` sent with `mid`) and, unless it is itself a
-    /// replay, caches it for duplicates.
-    pub(crate) fn send_reply(
-        &mut self,
-        now: Instant,
-        to: SocketAddr,
-        mid: u16,
-        reply: &[u8],
-        replayed: bool,
-    ) {
-        let mut contents = self.buffer();
-        contents.extend_from_slice(reply);
-        self.queue_reply(now, to, mid, contents, replayed);
-    }
-
-    /// [`Endpoint::send_reply`] with the reply in a buffer of its own, which is queued as it
-    /// is (no copy).
-    pub(crate) fn queue_reply(
-        &mut self,
-        now: Instant,
-        to: SocketAddr,
-        mid: u16,
-        contents: Vec<u8>,
-        replayed: bool,
-    ) {
-        let reply_mid = if contents.len() >= 4 {
-            u16::from_be_bytes([contents[2], contents[3]])
-        } else {
-            mid
-        };
-        if !replayed {
-            self.dedup.insert(now, to, mid, Some(&contents));
-        }
-        self.transmits.push_back(Transmit {
-            destination: to,
-            contents,
-            meta: TransmitMeta::Reply {
-                message_id: reply_mid,
-                replayed,
-            },
-        });
     }
 
     /// Replays the cached reply to a duplicate CON/NON of `len` bytes; true when `mid` was a
@@ -116,12 +35,16 @@ impl Endpoint {
         };
         match (reply, msg.mtype) {
             (Some(reply), MessageType::Con) => {
-                let mut contents = self.pool.pop().unwrap_or_default();
+                let mut contents = self.out.pool.pop().unwrap_or_default();
                 contents.clear();
                 contents.extend_from_slice(reply);
                 let request = msg.code.is_request();
                 let response_bytes = contents.len();
-                if request && self.needs_echo(now, from, msg, len, response_bytes, true) {
+                if request
+                    && self
+                        .echo_guard
+                        .needs_echo(now, from, msg, len, response_bytes, true)
+                {
                     self.challenge(
                         now,
                         from,
@@ -130,7 +53,7 @@ impl Endpoint {
                         msg.message_id,
                         &mut contents,
                     );
-                    self.events.push_back(Event::EchoChallenged {
+                    self.out.events.push_back(Event::EchoChallenged {
                         from,
                         request_bytes: len,
                         response_bytes,
@@ -138,7 +61,7 @@ impl Endpoint {
                     });
                 }
                 let reply_mid = u16::from_be_bytes([contents[2], contents[3]]);
-                self.transmits.push_back(Transmit {
+                self.out.transmits.push_back(Transmit {
                     destination: from,
                     contents,
                     meta: TransmitMeta::Reply {
@@ -147,23 +70,15 @@ impl Endpoint {
                     },
                 });
                 if request && self.config.emit_request_events {
-                    self.events.push_back(Event::DuplicateRequest {
+                    self.out.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,
                         at: now,
                     });
                 }
             }
-            _ => self.ignore(now, from, IgnoreReason::DuplicateNon),
+            _ => self.out.ignore(now, from, IgnoreReason::DuplicateNon),
         }
         true
-    }
-
-    pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
-        self.events.push_back(Event::Ignored {
-            from,
-            reason,
-            at: now,
-        });
     }
 }

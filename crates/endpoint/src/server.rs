@@ -18,33 +18,7 @@ use crate::exchange::{Owner, XState};
 use crate::media::{self, Etag};
 use crate::request_options;
 use crate::resource::{Action, Body};
-
-/// The default [`crate::Config::max_pending_uploads`]: Block1 uploads being reassembled at
-/// once, over all clients; one more is refused with 5.03 (bounds the server's memory under a
-/// flood of first blocks: at most 64 × [`MAX_UPLOAD_BYTES`] = 64 MiB).
-pub const MAX_PENDING_UPLOADS: usize = 64;
-
-/// The default [`crate::Config::max_pending_uploads_per_source`]: partial Block1 uploads one
-/// source IP address may hold at once, so that 64 first blocks from one host cannot take the
-/// whole table of [`MAX_PENDING_UPLOADS`] from everyone else.
-pub const MAX_PENDING_UPLOADS_PER_SOURCE: usize = 8;
-
-/// The largest body a Block1 upload may reach; beyond it the server answers 4.13 Request
-/// Entity Too Large (RFC 7959 §2.9.3) and forgets the upload.
-pub const MAX_UPLOAD_BYTES: usize = 1 << 20;
-
-/// What a partial Block1 upload is reassembled under: the client's address, the request's
-/// path, and its Request-Tag values (RFC 9175 §3: blocks with different Request-Tags, or one
-/// with and one without, belong to different operations; `None` without the option), so
-/// two uploads from one client to one path no longer mix when they are told apart. The
-/// token is not part of it: RFC 7959 lets a client change it from block to block (ours and
-/// libcoap's do).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct UploadKey {
-    pub(crate) from: SocketAddr,
-    pub(crate) path: Vec<u8>,
-    pub(crate) tag: Option<Vec<u8>>,
-}
+use crate::uploads::{UploadKey, MAX_UPLOAD_BYTES};
 
 /// The Request-Tag values of `msg`, each length-prefixed, or `None` without the option.
 fn request_tag(msg: &Message<'_>) -> Option<Vec<u8>> {
@@ -57,13 +31,6 @@ fn request_tag(msg: &Message<'_>) -> Option<Vec<u8>> {
         out.extend_from_slice(&t[..t.len().min(255)]);
     }
     Some(out)
-}
-
-/// A partial Block1 upload: the body so far and when its last block arrived.
-#[derive(Debug, Default)]
-pub(crate) struct Upload {
-    pub(crate) body: Vec<u8>,
-    pub(crate) last: Instant,
 }
 
 /// Options a request may carry that this server understands (RFC 7252 §5.4.1).
@@ -120,108 +87,6 @@ impl Head<'_> {
 }
 
 impl Endpoint {
-    /// When the earliest partial upload expires (`None` without a lifetime or uploads).
-    pub(crate) fn next_upload_expiry(&self) -> Option<Instant> {
-        if self.uploads.is_empty() {
-            return None;
-        }
-        let lifetime = self.config.upload_lifetime?;
-        self.uploads
-            .values()
-            .map(|u| u.last)
-            .min()
-            .map(|t| t + lifetime)
-    }
-
-    /// Forgets every partial upload whose lifetime ended at or before `now`, in deadline order.
-    pub(crate) fn expire_uploads(&mut self, now: Instant) {
-        let Some(lifetime) = self
-            .config
-            .upload_lifetime
-            .filter(|_| !self.uploads.is_empty())
-        else {
-            return;
-        };
-        let mut due: Vec<_> = self
-            .uploads
-            .iter()
-            .filter(|(_, u)| u.last + lifetime <= now)
-            .map(|(k, u)| (u.last, k.clone()))
-            .collect();
-        due.sort();
-        for (_, k) in due {
-            self.expire_upload(now, &k);
-        }
-    }
-
-    /// Partial uploads held by `ip` (all its ports).
-    fn uploads_of(&self, ip: std::net::IpAddr) -> usize {
-        self.uploads.keys().filter(|k| k.from.ip() == ip).count()
-    }
-
-    /// Whether a new partial upload from `from` finds no slot: the table is full, or `from`'s
-    /// IP address already holds its share.
-    fn uploads_full(&self, from: SocketAddr) -> bool {
-        let per_source = self.config.max_pending_uploads_per_source;
-        self.uploads.len() >= self.config.max_pending_uploads
-            || (per_source < self.config.max_pending_uploads
-                && self.uploads_of(from.ip()) >= per_source)
-    }
-
-    /// Makes room in a full upload table for one more from `from`, when `from` is within its
-    /// per-source share and another source address holds more than `from` will: that
-    /// source's oldest partial upload is dropped ([`Event::UploadEvicted`]). So however few
-    /// sources fill the table (8 sources × 8), a new source gets a slot; only a table of
-    /// sources each holding no more than it would is refused. True when a slot was made.
-    fn evict_upload_for(&mut self, now: Instant, from: SocketAddr) -> bool {
-        let per_source = self.config.max_pending_uploads_per_source;
-        let mine = self.uploads_of(from.ip());
-        if mine >= per_source {
-            return false;
-        }
-        let mut counts: std::collections::HashMap<std::net::IpAddr, usize> =
-            std::collections::HashMap::new();
-        for k in self.uploads.keys() {
-            *counts.entry(k.from.ip()).or_default() += 1;
-        }
-        let Some((heaviest, n)) = counts
-            .into_iter()
-            .max_by_key(|&(ip, n)| (n, std::cmp::Reverse(ip)))
-        else {
-            return false;
-        };
-        if n <= mine + 1 {
-            return false;
-        }
-        let Some(victim) = self
-            .uploads
-            .iter()
-            .filter(|(k, _)| k.from.ip() == heaviest)
-            .min_by_key(|(k, u)| (u.last, (*k).clone()))
-            .map(|(k, _)| k.clone())
-        else {
-            return false;
-        };
-        if let Some(u) = self.uploads.remove(&victim) {
-            self.events.push_back(Event::UploadEvicted {
-                from: victim.from,
-                received_bytes: u.body.len(),
-                at: now,
-            });
-        }
-        true
-    }
-
-    fn expire_upload(&mut self, now: Instant, k: &UploadKey) {
-        if let Some(u) = self.uploads.remove(k) {
-            self.events.push_back(Event::UploadExpired {
-                from: k.from,
-                received_bytes: u.body.len(),
-                at: now,
-            });
-        }
-    }
-
     /// A CON or NON request of `len` bytes arrived.
     pub(crate) fn on_request(
         &mut self,
@@ -237,7 +102,7 @@ impl Endpoint {
             if self.dedup.get(now, from, msg.message_id).is_some() {
                 duplicate = true;
                 if self.config.emit_request_events {
-                    self.events.push_back(Event::DuplicateRequest {
+                    self.out.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,
                         at: now,
@@ -247,7 +112,7 @@ impl Endpoint {
         } else if self.replay_duplicate(now, from, msg, len) {
             return;
         }
-        let mut out = self.buffer();
+        let mut out = self.out.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
             (true, true) => (MessageType::Con, self.alloc_message_id(now)),
@@ -263,10 +128,13 @@ impl Endpoint {
             &mut out,
             &mut received,
         );
-        if self.needs_echo(now, from, msg, received, out.len(), duplicate) {
+        if self
+            .echo_guard
+            .needs_echo(now, from, msg, received, out.len(), duplicate)
+        {
             let response_bytes = out.len();
             code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
-            self.events.push_back(Event::EchoChallenged {
+            self.out.events.push_back(Event::EchoChallenged {
                 from,
                 request_bytes: received,
                 response_bytes,
@@ -274,7 +142,7 @@ impl Endpoint {
             });
         }
         if self.config.emit_request_events {
-            self.events.push_back(Event::Served {
+            self.out.events.push_back(Event::Served {
                 from,
                 message_id: msg.message_id,
                 code,
@@ -283,11 +151,12 @@ impl Endpoint {
         }
         if !separate {
             if con {
-                self.queue_reply(now, from, msg.message_id, out, false);
+                self.out
+                    .queue_reply(&mut self.dedup, now, from, msg.message_id, out, false);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
                 self.remember_unanswered(now, from, msg.message_id);
-                self.transmits.push_back(crate::event::Transmit {
+                self.out.transmits.push_back(crate::event::Transmit {
                     destination: from,
                     contents: out,
                     meta: crate::event::TransmitMeta::Reply {
@@ -299,11 +168,12 @@ impl Endpoint {
             return;
         }
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
-        self.send_empty(now, from, MessageType::Ack, msg.message_id);
-        let p = self.peer(from);
+        self.out
+            .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
+        let p = self.peers.slot(from);
         let slot = self.alloc_exchange(Owner::Separate, p, reply_mid, msg.token(), true);
         let old = std::mem::replace(&mut self.exchanges[slot].bytes, out);
-        self.recycle(old);
+        self.out.recycle(old);
         let x = &mut self.exchanges[slot];
         x.state = XState::Delayed;
         x.deadline = Some(now + self.config.processing_delay);
@@ -317,48 +187,6 @@ impl Endpoint {
             && msg.mtype == MessageType::Con
             && !separate
             && !msg.has(number::BLOCK1)
-    }
-
-    /// Whether a response of `response_bytes` to a request of `request_bytes` from `from`
-    /// must wait for an Echo (RFC 9175 §2.4): it exceeds the amplification factor, `from`
-    /// is not verified, and (for a CON) the unverified-CON allowance is used up — or, for a
-    /// `duplicate` (a copy already answered, processed again), `from`'s replay budget
-    /// ([`crate::Amplification::unverified_replay_bytes`]) is. A request carrying a fresh Echo
-    /// value verifies `from` here.
-    pub(crate) fn needs_echo(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        msg: &Message<'_>,
-        request_bytes: usize,
-        response_bytes: usize,
-        duplicate: bool,
-    ) -> bool {
-        let Some(amp) = &self.config.amplification else {
-            return false;
-        };
-        if response_bytes <= amp.factor as usize * request_bytes || self.verified.contains(from) {
-            return false;
-        }
-        let fresh = msg
-            .first(number::ECHO)
-            .is_some_and(|v| crate::echo::is_fresh(&amp.key, from, now, v));
-        if fresh {
-            self.verified.insert(from);
-            return false;
-        }
-        let rate = amp.unverified_con_bytes_per_s;
-        let depth = amp.unverified_replay_bytes;
-        let con = msg.mtype == MessageType::Con;
-        if duplicate
-            && !(con
-                && self
-                    .replay_budget
-                    .take(now, from.ip(), depth, response_bytes))
-        {
-            return true;
-        }
-        !(con && self.con_allowance.take(now, rate, response_bytes))
     }
 
     /// Replaces the reply in `out` by 4.01 Unauthorized with an Echo value for `from`
@@ -515,23 +343,20 @@ impl Endpoint {
                 tag: request_tag(msg),
             };
             // An upload past its lifetime is gone even if handle_timeout has not run yet.
-            let lifetime = self.config.upload_lifetime;
-            if self
-                .uploads
-                .get(&k)
-                .zip(lifetime)
-                .is_some_and(|(u, l)| u.last + l <= now)
-            {
-                self.expire_upload(now, &k);
+            if self.uploads.expired(now, &k) {
+                self.uploads.expire(now, &k, &mut self.out.events);
             }
             // Only a first block that leaves a partial upload behind needs a slot.
-            if b1.num == 0 && b1.more && !self.uploads.contains_key(&k) && self.uploads_full(from) {
-                self.expire_uploads(now);
-                if self.uploads_full(from) && !self.evict_upload_for(now, from) {
-                    self.events
+            if b1.num == 0 && b1.more && !self.uploads.contains(&k) && self.uploads.full(from) {
+                self.uploads.expire_all(now, &mut self.out.events);
+                if self.uploads.full(from)
+                    && !self.uploads.evict_for(now, from, &mut self.out.events)
+                {
+                    self.out
+                        .events
                         .push_back(Event::UploadRefused { from, at: now });
                     // Retry once the oldest partial upload has expired (whole seconds, up).
-                    let max_age = self.next_upload_expiry().map(|t| {
+                    let max_age = self.uploads.next_expiry().map(|t| {
                         let ns = (t - now).as_nanos().max(0);
                         u32::try_from((ns + 999_999_999) / 1_000_000_000).unwrap_or(u32::MAX)
                     });
@@ -552,7 +377,7 @@ impl Endpoint {
                 return write(out, to, head, Body::Zeros(0), 0, 0);
             }
             if b1.num == 0 {
-                let u = self.uploads.entry(k.clone()).or_default();
+                let u = self.uploads.start(&k);
                 u.body.clear();
             }
             // A later block of an unknown (never started, expired, refused) upload, or one out

@@ -18,8 +18,9 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_wire::option::number;
 use coaplab_wire::{Message, MessageType, ReadOptions, Token};
 
-use crate::endpoint::{Endpoint, Request};
+use crate::endpoint::Endpoint;
 use crate::event::{Event, RequestId};
+use crate::request::Request;
 
 /// The most observations one endpoint holds at once; [`Endpoint::observe`] beyond it
 /// returns `None`.
@@ -59,6 +60,15 @@ impl Observations {
     /// Whether there are none (the hot path checks this first).
     pub(crate) fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+
+    /// The earliest re-registration deadline: a representation going stale (§3.3.1).
+    pub(crate) fn next_reregistration(&self) -> Option<Instant> {
+        self.list
+            .iter()
+            .filter(|o| o.reregistration.is_none())
+            .filter_map(|o| o.stale_at)
+            .min()
     }
 }
 
@@ -145,7 +155,8 @@ impl Endpoint {
             return false;
         };
         if msg.mtype == MessageType::Con {
-            self.send_empty(now, from, MessageType::Ack, msg.message_id);
+            self.out
+                .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
         } else {
             self.remember_unanswered(now, from, msg.message_id);
         }
@@ -167,7 +178,7 @@ impl Endpoint {
         if sequence.is_none() || msg.code.class() != 2 {
             self.observations.list.swap_remove(i);
         }
-        self.events.push_back(Event::Notification {
+        self.out.events.push_back(Event::Notification {
             request,
             destination: from,
             code: msg.code,
@@ -229,7 +240,7 @@ impl Endpoint {
             if observe.is_none() {
                 self.observations.list.swap_remove(i);
             }
-            self.events.push_back(Event::Notification {
+            self.out.events.push_back(Event::Notification {
                 request,
                 destination: from,
                 code: msg.code,
@@ -256,16 +267,6 @@ impl Endpoint {
             .position(|o| o.request == id || o.reregistration == Some(id))?;
         let o = self.observations.list.swap_remove(i);
         Some(o.request)
-    }
-
-    /// The earliest re-registration deadline (client side).
-    pub(crate) fn next_reregistration(&self) -> Option<Instant> {
-        self.observations
-            .list
-            .iter()
-            .filter(|o| o.reregistration.is_none())
-            .filter_map(|o| o.stale_at)
-            .min()
     }
 
     /// Re-registers every observation whose representation went stale by `now` (§3.3.1).

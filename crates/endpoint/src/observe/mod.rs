@@ -129,6 +129,19 @@ impl Observers {
         self.list.is_empty()
     }
 
+    /// The earliest observe deadline: the next state change or a CON retransmission.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        if self.is_empty() {
+            return None;
+        }
+        let pending = self
+            .list
+            .iter()
+            .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
+            .min();
+        earliest(self.next_change, pending)
+    }
+
     /// The Observe value of the current state.
     fn seq(&self) -> u32 {
         self.seq
@@ -225,7 +238,7 @@ impl Endpoint {
             Some(1) => {
                 if let Some(i) = existing {
                     self.observers.list.swap_remove(i);
-                    self.events.push_back(Event::ObserverRemoved {
+                    self.out.events.push_back(Event::ObserverRemoved {
                         peer: from,
                         reason: crate::event::ObserverGone::Deregistered,
                         at: now,
@@ -238,7 +251,7 @@ impl Endpoint {
         match existing {
             Some(i) => self.observers.list[i].resource = resource,
             None if self.observers.list.len() >= self.router.observer_limit() => {
-                self.events.push_back(Event::ObserverRefused {
+                self.out.events.push_back(Event::ObserverRefused {
                     peer: from,
                     at: now,
                 });
@@ -254,7 +267,7 @@ impl Endpoint {
                     pending: None,
                     sent: 0,
                 });
-                self.events.push_back(Event::ObserverAdded {
+                self.out.events.push_back(Event::ObserverAdded {
                     peer: from,
                     at: now,
                 });
@@ -267,20 +280,6 @@ impl Endpoint {
             _ => tick,
         });
         Some(self.observers.seq())
-    }
-
-    /// The earliest observe deadline: the next state change or a CON retransmission.
-    pub(crate) fn next_observe_deadline(&self) -> Option<Instant> {
-        if self.observers.is_empty() {
-            return None;
-        }
-        let pending = self
-            .observers
-            .list
-            .iter()
-            .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
-            .min();
-        earliest(self.observers.next_change, pending)
     }
 
     /// Sends the notifications and retransmissions due at `now`.
@@ -306,7 +305,7 @@ impl Endpoint {
                 // §4.5: a CON notification that times out ends the observation.
                 let peer = self.observers.list[i].peer;
                 self.observers.list.swap_remove(i);
-                self.events.push_back(Event::ObserverRemoved {
+                self.out.events.push_back(Event::ObserverRemoved {
                     peer,
                     reason: crate::event::ObserverGone::TimedOut,
                     at: now,
@@ -322,7 +321,7 @@ impl Endpoint {
                 cc.1.push(now);
             }
             let (dest, bytes, mid) = (o.peer, p.bytes.clone(), p.message_id);
-            self.events.push_back(Event::NotificationRetransmitted {
+            self.out.events.push_back(Event::NotificationRetransmitted {
                 peer: dest,
                 sequence: p.sequence,
                 retransmission: p.retransmits,
@@ -341,7 +340,7 @@ impl Endpoint {
         let Some(cc) = p.cc.as_deref_mut() else {
             return (p.retransmits < NOTIFY_MAX_RETRANSMIT).then(|| p.timeout * 2);
         };
-        let pi = *self.peer_index.get(&peer)?;
+        let pi = self.peers.find(peer)?;
         let ctl = self.peers[pi].ctl.as_mut()?;
         match ctl.algorithm.expired(now, &mut cc.0, &mut *ctl.rng) {
             coaplab_cc::Expiry::Retransmit(t) => Some(t),
@@ -358,8 +357,8 @@ impl Endpoint {
         if self.router.notify.timer == NotifyTimer::Fixed {
             return (NOTIFY_ACK_TIMEOUT, None);
         }
-        let pi = self.peer(peer);
-        let ctl = self.ensure_controller(now, pi);
+        let pi = self.peers.slot(peer);
+        let ctl = self.peers.ensure_controller(now, pi);
         let mut x = coaplab_cc::Exchange::new();
         let t0 = ctl
             .algorithm
@@ -405,7 +404,7 @@ impl Endpoint {
             } else {
                 MessageType::Non
             };
-            let mut out = self.buffer();
+            let mut out = self.out.buffer();
             encode(
                 &mut out,
                 mtype,
@@ -416,7 +415,7 @@ impl Endpoint {
                 max_age_s(now, tick),
                 &body,
             );
-            self.events.push_back(Event::NotificationSent {
+            self.out.events.push_back(Event::NotificationSent {
                 peer,
                 sequence: seq,
                 confirmable: con,
@@ -462,7 +461,7 @@ impl Endpoint {
 
     fn push_notification(&mut self, to: SocketAddr, bytes: Vec<u8>, mid: u16, con: bool) {
         let _ = con;
-        self.transmits.push_back(Transmit {
+        self.out.transmits.push_back(Transmit {
             destination: to,
             contents: bytes,
             meta: TransmitMeta::Reply {
@@ -493,7 +492,7 @@ impl Endpoint {
         if rst {
             // §3.6: an RST to a notification cancels the observation.
             self.observers.list.swap_remove(i);
-            self.events.push_back(Event::ObserverRemoved {
+            self.out.events.push_back(Event::ObserverRemoved {
                 peer: from,
                 reason: crate::event::ObserverGone::Reset,
                 at: now,
@@ -505,11 +504,7 @@ impl Endpoint {
         o.last_con = Some(now);
         if let Some(mut cc) = p.cc.take() {
             // The controller learns from the ACK as from a CON request's (no copy is marked).
-            if let Some(ctl) = self
-                .peer_index
-                .get(&from)
-                .and_then(|&pi| self.peers[pi].ctl.as_mut())
-            {
+            if let Some(ctl) = self.peers.controller_mut(from) {
                 let c = coaplab_cc::Completion {
                     ack_time: now,
                     tx_times: &cc.1,
@@ -533,7 +528,7 @@ impl Endpoint {
                 });
                 self.push_notification(from, bytes, newest_mid, true);
             } else {
-                self.recycle(p.bytes);
+                self.out.recycle(p.bytes);
             }
             return true;
         }
@@ -548,7 +543,7 @@ impl Endpoint {
                 ..p
             });
         } else {
-            self.recycle(p.bytes);
+            self.out.recycle(p.bytes);
         }
         true
     }

@@ -35,9 +35,9 @@ use coaplab_wire::frame::Frame;
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, ReadOptions, Token};
 
-use crate::endpoint::Request;
 use crate::event::{ObserverGone, RequestId};
 use crate::observe::{max_age_s, next_tick, OBSERVE_SEQ_MODULUS};
+use crate::request::Request;
 use crate::resource::Body;
 use crate::tcp::event::{RequestError, SessionEvent, WriteKind};
 use crate::tcp::serve::{encode_response, Extra, Response};

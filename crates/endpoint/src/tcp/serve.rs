@@ -19,9 +19,9 @@ use coaplab_wire::{Block, Code, ReadOptions, Token};
 use crate::media;
 use crate::request_options;
 use crate::resource::{Action, Body};
-use crate::server::MAX_UPLOAD_BYTES;
 use crate::tcp::event::{SessionEvent, WriteKind};
 use crate::tcp::session::{Queued, Session, Upload, MAX_UPLOADS, QUEUED_MESSAGE_BYTES};
+use crate::uploads::MAX_UPLOAD_BYTES;
 
 /// Request options this server understands (RFC 7252 §5.4.1). Block1 is reassembled
 /// (`Session::upload`); Block2 is not among them (every answer is one message), so a request

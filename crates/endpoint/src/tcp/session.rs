@@ -8,8 +8,8 @@ use coaplab_wire::option::{number, ReadOptions};
 use coaplab_wire::signal::{Signal, SignalMessage, DEFAULT_MAX_MESSAGE_SIZE};
 use coaplab_wire::Token;
 
-use crate::endpoint::Request;
 use crate::event::RequestId;
+use crate::request::Request;
 use crate::resource::{segments, Body, Router};
 use crate::tcp::config::{SessionConfig, SessionConfigError};
 use crate::tcp::event::{

@@ -6,8 +6,8 @@ use coaplab_wire::option::{number, OptionList};
 use coaplab_wire::{Block, Code, Token};
 
 use super::{events, t, write_bytes};
-use crate::endpoint::Request;
 use crate::event::RequestId;
+use crate::request::Request;
 use crate::resource::Router;
 use crate::tcp::{Session, SessionConfig, SessionEvent};
 

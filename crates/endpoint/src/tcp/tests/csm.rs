@@ -4,8 +4,8 @@ use coaplab_wire::frame::FrameBuf;
 use coaplab_wire::{Code, DecodeError, Token};
 
 use super::{client, events, pump, server, t, write_bytes, writes};
-use crate::endpoint::Request;
 use crate::event::RequestId;
+use crate::request::Request;
 use crate::tcp::{SessionEvent, SessionFailReason, Side, WriteKind};
 
 /// The client's CSM: Max-Message-Size (option 2) = 131,072 in 3 bytes.

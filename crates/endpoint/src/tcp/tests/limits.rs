@@ -6,7 +6,7 @@
 use coaplab_wire::Token;
 
 use super::{events, pump, t, writes};
-use crate::endpoint::Request;
+use crate::request::Request;
 use crate::resource::{Router, MAX_DATA_BYTES};
 use crate::tcp::{Session, SessionConfig, SessionEvent, QUEUED_MESSAGE_BYTES};
 

@@ -6,8 +6,8 @@ use coaplab_cc::time::Duration;
 use coaplab_wire::Code;
 
 use super::{events, pump, t, write_bytes};
-use crate::endpoint::Request;
 use crate::event::ObserverGone;
+use crate::request::Request;
 use crate::resource::Router;
 use crate::tcp::{Session, SessionConfig, SessionEvent, QUEUED_MESSAGE_BYTES};
 

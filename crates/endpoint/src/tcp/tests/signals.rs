@@ -4,8 +4,8 @@ use coaplab_cc::time::Duration;
 use coaplab_wire::{Code, Token};
 
 use super::{client, events, pump, server, t, write_bytes, writes};
-use crate::endpoint::Request;
 use crate::event::RequestId;
+use crate::request::Request;
 use crate::resource::Router;
 use crate::tcp::{
     RequestError, Session, SessionConfig, SessionEvent, SessionFailReason, Side, WriteKind,

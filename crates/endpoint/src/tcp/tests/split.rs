@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use super::{client, events, server, t, writes};
-use crate::endpoint::Request;
+use crate::request::Request;
 use crate::resource::Router;
 use crate::tcp::{Session, SessionConfig, SessionEvent};
 

@@ -1,0 +1,136 @@
+//! What an [`crate::Endpoint`] hands its driver: the datagrams to send, the events, and the
+//! pool of spare datagram buffers they cycle through; and the queueing of replies (empty
+//! ACKs, RSTs, piggybacked responses), cached in the duplicate cache as they go out
+//! (RFC 7252 §4.2–4.5).
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use coaplab_cc::time::Instant;
+
+use coaplab_wire::{Code, MessageType, MessageWriter, Token};
+
+use crate::dedup::DedupCache;
+use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
+
+/// Spare buffers kept at most (a burst beyond this is freed, bounding memory).
+pub(crate) const POOL_MAX: usize = 64;
+
+/// The endpoint's output queues and buffer pool.
+#[derive(Default)]
+pub(crate) struct Outputs {
+    /// Datagrams to send, oldest first.
+    pub(crate) transmits: VecDeque<Transmit>,
+    /// Events not yet polled, oldest first.
+    pub(crate) events: VecDeque<Event>,
+    /// Spare datagram buffers: `Endpoint::poll_transmit_into` swaps them with the caller's,
+    /// so a steady state allocates nothing per datagram.
+    pub(crate) pool: Vec<Vec<u8>>,
+}
+
+impl Outputs {
+    /// An empty buffer, from the pool when one is spare.
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Returns a buffer to the pool.
+    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
+        if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
+            self.pool.push(buf);
+        }
+    }
+
+    /// Queues an RST for Message ID `mid` of `from` and remembers it in `dedup` for duplicates.
+    pub(crate) fn reject(
+        &mut self,
+        dedup: &mut DedupCache,
+        now: Instant,
+        from: SocketAddr,
+        mid: u16,
+    ) {
+        self.send_empty(dedup, now, from, MessageType::Rst, mid);
+        self.events.push_back(Event::Rejected {
+            from,
+            message_id: mid,
+            at: now,
+        });
+    }
+
+    /// Queues an empty ACK or RST for Message ID `mid` of `to`, cached in `dedup` for duplicates.
+    pub(crate) fn send_empty(
+        &mut self,
+        dedup: &mut DedupCache,
+        now: Instant,
+        to: SocketAddr,
+        mtype: MessageType,
+        mid: u16,
+    ) {
+        let mut buf = [0u8; 4];
+        let n = MessageWriter::new(&mut buf, mtype, Code::EMPTY, mid, Token::EMPTY)
+            .map(|w| w.finish())
+            .unwrap_or(0);
+        self.send_reply(dedup, now, to, mid, &buf[..n], false);
+    }
+
+    /// Queues `reply` (to the message `to` sent with `mid`) and, unless it is itself a
+    /// replay, caches it in `dedup` for duplicates.
+    pub(crate) fn send_reply(
+        &mut self,
+        dedup: &mut DedupCache,
+        now: Instant,
+        to: SocketAddr,
+        mid: u16,
+        reply: &[u8],
+        replayed: bool,
+    ) {
+        let mut contents = self.buffer();
+        contents.extend_from_slice(reply);
+        self.queue_reply(dedup, now, to, mid, contents, replayed);
+    }
+
+    /// [`Outputs::send_reply`] with the reply in a buffer of its own, which is queued as it
+    /// is (no copy).
+    pub(crate) fn queue_reply(
+        &mut self,
+        dedup: &mut DedupCache,
+        now: Instant,
+        to: SocketAddr,
+        mid: u16,
+        contents: Vec<u8>,
+        replayed: bool,
+    ) {
+        let reply_mid = if contents.len() >= 4 {
+            u16::from_be_bytes([contents[2], contents[3]])
+        } else {
+            mid
+        };
+        if !replayed {
+            dedup.insert(now, to, mid, Some(&contents));
+        }
+        self.transmits.push_back(Transmit {
+            destination: to,
+            contents,
+            meta: TransmitMeta::Reply {
+                message_id: reply_mid,
+                replayed,
+            },
+        });
+    }
+
+    /// A datagram from `from` was dropped for `reason` ([`Event::Ignored`]).
+    pub(crate) fn ignore(&mut self, now: Instant, from: SocketAddr, reason: IgnoreReason) {
+        self.events.push_back(Event::Ignored {
+            from,
+            reason,
+            at: now,
+        });
+    }
+
+    /// Whether a datagram or an event is waiting.
+    pub(crate) fn any(&self) -> bool {
+        !self.transmits.is_empty() || !self.events.is_empty()
+    }
+}
