@@ -4,7 +4,7 @@
 
 use std::io;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 /// The largest UDP payload (IPv4 datagram limit minus headers), the receive buffer's size.
 pub const MAX_DATAGRAM_BYTES: usize = 65_507;
@@ -38,7 +38,7 @@ pub fn is_unreachable(e: &io::Error) -> bool {
 /// Endpoint time of a wall-clock span since the start.
 pub(crate) fn to_instant(elapsed: std::time::Duration) -> Instant {
     let ns = i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX);
-    Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
+    Instant::ZERO + coaplab_base::time::Duration::from_nanos(ns)
 }
 
 /// Counts the outcome of one send (sent, or a send error); returns the error when it says

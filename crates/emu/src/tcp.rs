@@ -23,7 +23,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_endpoint::tcp::{Session, SessionConfig, SessionConfigError, SessionEvent, WriteKind};
 use coaplab_endpoint::Router;
 use tokio::io::AsyncWrite;
@@ -547,7 +547,7 @@ impl TcpDriver {
 /// Wall-clock time since `start` as session time.
 pub(crate) fn session_time(start: tokio::time::Instant) -> Instant {
     let ns = i64::try_from(start.elapsed().as_nanos()).unwrap_or(i64::MAX);
-    Instant::ZERO + coaplab_cc::time::Duration::from_nanos(ns)
+    Instant::ZERO + coaplab_base::time::Duration::from_nanos(ns)
 }
 
 impl Drop for TcpDriver {
@@ -842,7 +842,7 @@ mod tests {
         let TcpEvent::IdleClosed { idle_since, at } = idle[0] else {
             panic!("{idle:?}");
         };
-        assert!(at.saturating_since(idle_since) >= coaplab_cc::time::Duration::from_millis(200));
+        assert!(at.saturating_since(idle_since) >= coaplab_base::time::Duration::from_millis(200));
     }
 
     #[tokio::test]

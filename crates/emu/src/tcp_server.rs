@@ -142,7 +142,7 @@ pub async fn serve_tcp(
         let mut refusal = None;
         let now = session_time(start);
         let cutoff = now
-            .saturating_since(coaplab_cc::time::Instant::ZERO)
+            .saturating_since(coaplab_base::time::Instant::ZERO)
             .as_nanos()
             - i64::try_from(limits.evict_after.as_nanos()).unwrap_or(i64::MAX);
         if live.from(peer.ip()) >= limits.max_connections_per_source.max(1)
@@ -197,9 +197,9 @@ struct ConnInfo {
 }
 
 impl ConnInfo {
-    fn new(opened: coaplab_cc::time::Instant) -> ConnInfo {
+    fn new(opened: coaplab_base::time::Instant) -> ConnInfo {
         let opened_ns = opened
-            .saturating_since(coaplab_cc::time::Instant::ZERO)
+            .saturating_since(coaplab_base::time::Instant::ZERO)
             .as_nanos();
         ConnInfo {
             opened_ns,
@@ -212,10 +212,10 @@ impl ConnInfo {
     fn update(&self, session: &Session) {
         self.csm_received
             .store(session.csm_received(), Ordering::Relaxed);
-        let opened = coaplab_cc::time::Instant::ZERO
-            + coaplab_cc::time::Duration::from_nanos(self.opened_ns);
+        let opened = coaplab_base::time::Instant::ZERO
+            + coaplab_base::time::Duration::from_nanos(self.opened_ns);
         let idle = session.idle_since(opened).map_or(-1, |t| {
-            t.saturating_since(coaplab_cc::time::Instant::ZERO)
+            t.saturating_since(coaplab_base::time::Instant::ZERO)
                 .as_nanos()
         });
         self.idle_since_ns.store(idle, Ordering::Relaxed);

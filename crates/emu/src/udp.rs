@@ -8,7 +8,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_endpoint::{Endpoint, Event};
 use tokio::net::UdpSocket;
 
@@ -19,7 +19,7 @@ use crate::udp_blocking::BlockingUdpDriver;
 /// Drives one [`Endpoint`] (client, server or both) over one UDP socket in real time.
 ///
 /// Endpoint time is the wall-clock time elapsed since the driver was built, in integer
-/// nanoseconds: `coaplab_cc::time::Instant::ZERO` is the driver's start.
+/// nanoseconds: `coaplab_base::time::Instant::ZERO` is the driver's start.
 ///
 /// Use [`UdpDriver::endpoint_mut`] for commands (e.g. [`Endpoint::request`] at
 /// [`UdpDriver::now`]), then [`UdpDriver::next_event`] to run until the endpoint has
@@ -367,7 +367,7 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::Settings;
+    use coaplab_base::Settings;
     use coaplab_endpoint::{registry_factory, Config, Request, Router};
 
     fn endpoint(seed: u64) -> Endpoint {
@@ -446,7 +446,7 @@ mod tests {
         let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let factory = registry_factory("default", &Settings::new(), 3).unwrap();
         let config = Config {
-            dedup_lifetime: Some(coaplab_cc::time::Duration::from_millis(200)),
+            dedup_lifetime: Some(coaplab_base::time::Duration::from_millis(200)),
             dedup_purge_timer: true,
             ..Config::default()
         };

@@ -22,7 +22,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_endpoint::{Endpoint, Event};
 
 use crate::datagram::{count_send, to_instant, DriverStats, MAX_DATAGRAM_BYTES};
@@ -186,7 +186,7 @@ impl BlockingUdpDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::Settings;
+    use coaplab_base::Settings;
     use coaplab_endpoint::{registry_factory, Config, Request, Router};
     use std::sync::Arc;
 
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn an_idle_server_purges_its_duplicate_cache_on_the_timer() {
         let config = Config {
-            dedup_lifetime: Some(coaplab_cc::time::Duration::from_millis(200)),
+            dedup_lifetime: Some(coaplab_base::time::Duration::from_millis(200)),
             dedup_purge_timer: true,
             ..Config::default()
         };

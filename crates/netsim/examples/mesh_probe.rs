@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::mesh::{Layout, Mesh, MeshConfig, MeshParams, Node, Role};
 use coaplab_netsim::{client_addr, Direction, Topology, SERVER_ADDR};
 

@@ -20,7 +20,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 /// One scheduled event: its firing key and the payload.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ fn unpack_time(key: u128) -> Instant {
 /// [`EventQueue::now`]; time never goes backwards.
 ///
 /// ```
-/// use coaplab_cc::time::Instant;
+/// use coaplab_base::time::Instant;
 /// use coaplab_netsim::engine::EventQueue;
 ///
 /// let mut q = EventQueue::new();

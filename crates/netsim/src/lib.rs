@@ -28,9 +28,9 @@
 //! The bytes it carries are its callers': the HTTP message models the TCP model carries for
 //! docs/experiments.md §8e are beside the CoAP endpoint (`coaplab_endpoint::http`).
 //!
-//! Time is [`coaplab_cc::time`] everywhere: integer nanoseconds.
+//! Time is [`coaplab_base::time`] everywhere: integer nanoseconds.
 //!
-//! [`Instant`]: coaplab_cc::time::Instant
+//! [`Instant`]: coaplab_base::time::Instant
 
 pub mod addr;
 pub mod config;

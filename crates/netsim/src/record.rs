@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 /// Which way a packet travels: towards a server (up) or from one (down).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -18,7 +18,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 use crate::addr::SERVER_ADDR;
 use crate::config::{ConfigError, NetworkConfig, IP_UDP_HEADER_BYTES};
@@ -94,7 +94,7 @@ enum Hop {
 /// N clients and one server joined by a shared bottleneck.
 ///
 /// ```
-/// use coaplab_cc::time::Instant;
+/// use coaplab_base::time::Instant;
 /// use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 ///
 /// let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();

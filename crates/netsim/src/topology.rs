@@ -11,7 +11,7 @@
 //! the [`Delivery`].
 //!
 //! ```
-//! use coaplab_cc::time::Instant;
+//! use coaplab_base::time::Instant;
 //! use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 //!
 //! /// Runs `net` until nothing is left to happen: the tags delivered, in arrival order.
@@ -33,7 +33,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use crate::link::LinkStats;
 use crate::record::{Delivery, Direction, PacketId, PacketRecord};

@@ -13,7 +13,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use thiserror::Error;
 
 /// DTLS record header: type, version, epoch, sequence number, length.

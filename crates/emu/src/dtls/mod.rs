@@ -20,7 +20,7 @@ mod session;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use config::Context;
 pub use config::{

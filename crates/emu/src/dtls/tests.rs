@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::Settings;
+use coaplab_base::Settings;
 use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Request, Router};
 
 use super::*;

@@ -16,7 +16,7 @@ use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::{client_addr, Direction, Fate, Star, Topology, SERVER_ADDR};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 

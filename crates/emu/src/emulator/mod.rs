@@ -255,7 +255,7 @@ impl Emulator {
     }
 
     /// The monotonic instant that is the emulator's time zero: a packet logged at
-    /// [`coaplab_cc::time::Instant`] `t` was handled at `origin + t`.
+    /// [`coaplab_base::time::Instant`] `t` was handled at `origin + t`.
     pub fn origin(&self) -> std::time::Instant {
         self.origin
     }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::{Direction, Fate, LinkStats};
 
 /// Lateness samples kept per direction; later writes are counted but not sampled.

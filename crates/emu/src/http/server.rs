@@ -479,7 +479,7 @@ mod tests {
     use super::super::body::collect;
     use super::*;
 
-    use coaplab_cc::time::Instant;
+    use coaplab_base::time::Instant;
     use coaplab_endpoint::tcp::{Session, SessionConfig, SessionEvent};
     use coaplab_endpoint::{Request, Router};
     use coaplab_wire::Code;

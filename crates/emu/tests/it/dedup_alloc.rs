@@ -9,8 +9,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::net::SocketAddr;
 
-use coaplab_cc::time::{Duration, Instant};
-use coaplab_cc::Settings;
+use coaplab_base::time::{Duration, Instant};
+use coaplab_base::Settings;
 use coaplab_endpoint::{registry_factory, Config, Endpoint, Router};
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, MessageType, MessageWriter, Token};

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use coaplab_cc::Settings;
+use coaplab_base::Settings;
 use coaplab_emu::dtls::{hello, ClientState, Credentials, DtlsConfig, DtlsLayer};
 use coaplab_emu::UdpDriver;
 use coaplab_endpoint::{registry_factory, Config, Endpoint, Event, Request, Router};
@@ -37,7 +37,7 @@ fn client_hellos(n: usize) -> Vec<Vec<u8>> {
     let peer: SocketAddr = "127.0.0.1:5684".parse().unwrap();
     (0..n)
         .map(|_| {
-            let mut c = DtlsLayer::client(psk(), peer, coaplab_cc::time::Instant::ZERO).unwrap();
+            let mut c = DtlsLayer::client(psk(), peer, coaplab_base::time::Instant::ZERO).unwrap();
             let (_, d) = c.poll_transmit().unwrap();
             assert!(hello::parse(&d).is_ok());
             d

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_emu::emulator::netns::Namespace;
 use coaplab_emu::emulator::reap::NamespaceName;
 use coaplab_emu::emulator::stats::quantile;

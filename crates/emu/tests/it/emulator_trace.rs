@@ -10,7 +10,7 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_emu::emulator::netns::Namespace;
 use coaplab_emu::emulator::{unavailable, Emulator, EmulatorConfig, CLIENT_ADDR, SERVER_ADDR};
 use coaplab_netsim::link::trace::parse;

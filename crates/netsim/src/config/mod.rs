@@ -9,7 +9,7 @@ pub mod params;
 
 use std::fmt;
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 use crate::link::delay::{DelayConfig, JitterMode};
 use crate::link::loss::LossModel;

@@ -12,7 +12,7 @@
 //! above 0, no upper bounds), so that no command line it accepted before is refused; its loss
 //! values go through the same [`crate::link::loss::models::build`].
 
-use coaplab_cc::params::{Kind, ParamSpec, Value};
+use coaplab_base::params::{Kind, ParamSpec, Value};
 
 use crate::config::{NetworkConfig, Preset, PRESET_NAMES};
 use crate::link::delay::JitterMode;
@@ -239,7 +239,7 @@ pub fn link_param(key: &str) -> Option<&'static ParamSpec> {
 /// up`); `None` for any other key.
 pub fn preset_value(preset: Preset, key: &str) -> Option<String> {
     let n = NetworkConfig::preset(preset);
-    let ms = |d: coaplab_cc::time::Duration| format!("{}", d.as_secs_f64() * 1e3);
+    let ms = |d: coaplab_base::time::Duration| format!("{}", d.as_secs_f64() * 1e3);
     let both = |down: String, up: String| {
         if down == up {
             down

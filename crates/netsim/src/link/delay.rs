@@ -7,8 +7,8 @@
 //! this stage (packets never overtake each other), `reorder` releases every packet at its own
 //! time, as netem's `delay D J` does.
 
-use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::{Random, SeededRandom};
+use coaplab_base::time::{Duration, Instant};
 
 /// How jitter interacts with packet order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

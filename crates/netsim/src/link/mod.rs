@@ -18,8 +18,8 @@ pub mod trace;
 
 use std::sync::Arc;
 
-use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::SeededRandom;
+use coaplab_base::time::{Duration, Instant};
 
 use self::delay::{DelayConfig, DelayStage};
 use self::loss::{LossModel, LossStage};

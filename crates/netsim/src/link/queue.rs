@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 /// A byte-limited drop-tail FIFO's occupancy.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@
 //! spends `w` bytes of tokens. `burst_bytes = 0` is the pure serializer above (the default: the
 //! first packet after idle pays its full transmission time).
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 /// Nanoseconds per second.
 const NANOS_PER_SEC: u128 = 1_000_000_000;

@@ -19,7 +19,7 @@
 //! their order are exactly the engine's, so the pops are the same events in the same order (the
 //! tests check this against [`crate::engine::EventQueue`]).
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 /// Buckets: one per bit of the 64-bit time but the sign bit (every key's instant is at or
 /// after [`Instant::ZERO`], so every key and `last` agree on it), and bucket 0 for the last

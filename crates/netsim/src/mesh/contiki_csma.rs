@@ -26,8 +26,8 @@
 //! Sans-IO: the owner asks [`ContikiQueues::next_due`] which neighbour's queue is served next
 //! and reports each outcome; randomness is drawn only for backoffs, one `below` per backoff.
 
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::Random;
+use coaplab_base::time::{Duration, Instant};
 
 /// Which MAC a mesh node runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +236,7 @@ impl ContikiQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     const SKY: ContikiParams = ContikiParams {
         clock_hz: 128,

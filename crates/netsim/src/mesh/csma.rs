@@ -7,8 +7,8 @@
 //! [`Csma::no_ack`]. Each answer is a [`Next`]. Randomness is drawn only for backoffs: one
 //! `below(2^BE)` draw per backoff.
 
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::Instant;
+use coaplab_base::rng::Random;
+use coaplab_base::time::Instant;
 
 use super::params::CsmaParams;
 use super::phy;
@@ -107,14 +107,14 @@ impl Csma {
     /// §7.5.1.4 step (2): a random number of unit backoff periods in [0, 2^BE − 1].
     fn backoff(&self, now: Instant, rng: &mut dyn Random) -> Instant {
         let slots = rng.below(1u64 << self.be) as i64;
-        now + coaplab_cc::time::Duration::from_nanos(slots * self.params.unit_backoff.as_nanos())
+        now + coaplab_base::time::Duration::from_nanos(slots * self.params.unit_backoff.as_nanos())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     fn us(t: i64) -> Instant {
         Instant::from_micros(t)
@@ -177,7 +177,10 @@ mod tests {
             let Next::Cca(next) = c.no_ack(expiry, &mut rng) else {
                 panic!("retry {retry} must back off");
             };
-            assert_eq!(next, expiry + coaplab_cc::time::Duration::from_micros(640));
+            assert_eq!(
+                next,
+                expiry + coaplab_base::time::Duration::from_micros(640)
+            );
             assert_eq!(c.retries(), retry);
             t = next;
         }

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::contiki_csma::{ContikiParams, ContikiQueues, Discipline};
 use super::csma::Csma;

@@ -36,8 +36,8 @@
 //! air can be received; here a radio receives only if it hears nothing else for the frame's
 //! whole duration (a collision lasts as long as any overlapping signal).
 
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::Instant;
+use coaplab_base::rng::Random;
+use coaplab_base::time::Instant;
 
 /// Marks "no reception in progress".
 const NONE: u16 = u16::MAX;
@@ -324,7 +324,7 @@ impl Udgm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     fn t(us: i64) -> Instant {
         Instant::from_micros(us)

@@ -2,8 +2,8 @@
 //! default and source, printed by `coaplab models mesh` and set from a scenario's
 //! `[topology.params]`. [`MeshParams::default`] holds the same defaults.
 
-use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
-use coaplab_cc::time::Duration;
+use coaplab_base::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
+use coaplab_base::time::Duration;
 
 use super::contiki_csma::{ContikiParams, Discipline};
 use super::phy;

@@ -5,7 +5,7 @@
 //! PHY header (PHR: 1 octet frame length, §6.3.3) and the PSDU (the MAC frame, at most
 //! `aMaxPHYPacketSize` = 127 octets, §6.4.1 Table 22). Everything here is integer nanoseconds.
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 /// One O-QPSK symbol at 62.5 ksymbol/s (§6.5.1): 16 µs.
 pub const SYMBOL: Duration = Duration::from_micros(16);

@@ -25,7 +25,7 @@
 //! `⌊(payload − header − 4) / 8⌋ · 8` bytes; each FRAGN (5 B) `⌊(payload − 5) / 8⌋ · 8`
 //! bytes, the last one the remainder. Offsets count 8-octet units of the uncompressed datagram.
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 /// IPv6 header bytes.
 pub const IPV6_HEADER_BYTES: u32 = 40;

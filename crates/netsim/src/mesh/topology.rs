@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::SeededRandom;
+use coaplab_base::time::{Duration, Instant};
 
 use super::contiki_csma::Discipline;
 use super::csma::{Failure, Next};
@@ -296,7 +296,7 @@ impl Mesh {
         let macs = mac_rngs
             .iter_mut()
             .map(|r| {
-                use coaplab_cc::rng::Random;
+                use coaplab_base::rng::Random;
                 Mac::new(
                     p.mac,
                     p.csma,

@@ -2,8 +2,8 @@
 //! and the hooks that run BBR: delivery-rate bookkeeping (`rate.rs`, kept for both, it changes
 //! nothing for Reno), pacing (`pacing.rs`, BBR only) and [`Bbr`] at Linux's hook points.
 
-use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::Instant;
+use coaplab_base::rng::SeededRandom;
+use coaplab_base::time::Instant;
 
 use super::bbr::{Bbr, BbrConfig, Tp};
 use super::connection::{CaState, Connection};
@@ -98,7 +98,7 @@ impl Connection {
     pub(super) fn cc_establish(
         &mut self,
         now: Instant,
-        handshake_rtt: Option<coaplab_cc::time::Duration>,
+        handshake_rtt: Option<coaplab_base::time::Duration>,
     ) {
         self.cc.rate.delivered = 1;
         self.cc.rate.delivered_at = now;

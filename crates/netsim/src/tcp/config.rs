@@ -1,7 +1,7 @@
 //! Parameters of the TCP model, named as in docs/experiments.md §5.3, with its defaults.
 
-use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
-use coaplab_cc::time::Duration;
+use coaplab_base::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
+use coaplab_base::time::Duration;
 
 use super::cc::CongestionControl;
 use super::segment::HEADER_BYTES;

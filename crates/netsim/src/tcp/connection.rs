@@ -5,7 +5,7 @@
 //! says, application [`Connection::write`] / [`Connection::read`], and after each of these
 //! [`Connection::poll_transmit`] until it returns `None`. An early `handle_timeout` is a no-op.
 
-use coaplab_cc::time::{earliest, Instant};
+use coaplab_base::time::{earliest, Instant};
 
 use super::cc::CcState;
 use super::config::{TcpConfig, TcpConfigError};
@@ -283,7 +283,7 @@ impl Connection {
     }
 
     /// Current RTO (backed off after timeouts until a fresh sample).
-    pub fn rto(&self) -> coaplab_cc::time::Duration {
+    pub fn rto(&self) -> coaplab_base::time::Duration {
         self.rtt.rto()
     }
 

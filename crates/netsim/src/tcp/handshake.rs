@@ -2,7 +2,7 @@
 //! timeout `rto_initial`, doubling per timeout up to `rto_max`, given up after `syn_retries` /
 //! `synack_retries` timeouts (Linux `tcp_retransmit_timer` in SYN-SENT, `reqsk_timer_handler`).
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::timer_wheel;
 

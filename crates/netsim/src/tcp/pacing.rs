@@ -4,7 +4,7 @@
 //! `tcp_pacing_check`). The first `unpaced_segments` data segments are not paced, and a
 //! late sender gets up to half a slot of credit ("OS jitter").
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 /// The pacing clock of one connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

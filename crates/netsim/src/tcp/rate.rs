@@ -15,7 +15,7 @@
 //! minimum in Linux) is kept as the plain minimum of the connection's samples: every run here
 //! is short against 300 s of unchanging propagation delay, or dominated by it.
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 /// What a transmission records in its segment (`TCP_SKB_CB(skb)->tx`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

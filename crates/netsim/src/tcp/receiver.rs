@@ -35,7 +35,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::config::TcpConfig;
 use super::timer_wheel;

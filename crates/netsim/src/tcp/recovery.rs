@@ -2,7 +2,7 @@
 //! `tcp_fastretrans_alert` for Reno (no SACK), `tcp_cong_control`, and the RTO
 //! (`tcp_retransmit_timer`, `tcp_enter_loss`).
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 use super::config::{RecoveryMode, RtoBackoffReset};
 use super::connection::{CaState, Connection};

@@ -6,7 +6,7 @@
 //! ([`RttEstimator::back_off`]); only the next valid sample recomputes it (Karn, RFC 6298 §5).
 //! The kernel rounds the RTO up to jiffies; this model keeps microseconds.
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 /// Linux's RTT estimator and RTO.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::rate::{DeliveredSegment, RateSnapshot};
 use super::send_buffer::{Generate, SendBuffer};

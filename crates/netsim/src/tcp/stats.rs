@@ -19,14 +19,14 @@ pub struct TcpStats {
     pub rto_count: u64,
     /// The largest RTO among those expiries: the timer's value when it fired, before the
     /// backoff it causes (the lab's `rto_max_s`); `None` before the first.
-    pub rto_max: Option<coaplab_cc::time::Duration>,
+    pub rto_max: Option<coaplab_base::time::Duration>,
     /// Fast-recovery episodes entered.
     pub fast_recoveries: u64,
 }
 
 impl TcpStats {
     /// Counts one retransmission-timer expiry of an `rto` timer.
-    pub(crate) fn on_rto_expired(&mut self, rto: coaplab_cc::time::Duration) {
+    pub(crate) fn on_rto_expired(&mut self, rto: coaplab_base::time::Duration) {
         self.rto_count += 1;
         self.rto_max = Some(self.rto_max.map_or(rto, |m| m.max(rto)));
     }

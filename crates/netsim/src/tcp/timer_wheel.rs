@@ -16,7 +16,7 @@
 //! `INITIAL_JIFFIES` and boot time), and the wheel's clock is the current jiffy (the kernel's
 //! `base->clk`, forwarded to `jiffies` when a timer is armed).
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 /// `LVL_CLK_SHIFT`: each level is 8 times coarser than the one below.
 const LVL_CLK_SHIFT: u32 = 3;

@@ -2,7 +2,7 @@
 //! SYN / SYN-ACK, lost segments and new data as the window allows (`tcp_xmit_retransmit_queue`
 //! then `tcp_write_xmit`), else a due pure ACK — and Linux's `tcp_cwnd_validate`.
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 use super::config::RecoveryMode;
 use super::connection::{CaState, Connection, Role, TcpState};

@@ -3,8 +3,8 @@
 
 use std::time::Instant as WallClock;
 
-use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::{Random, SeededRandom};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::{client_addr, EventQueue, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 
 /// Classic hold model: a steady population of pending events; each step pops the earliest and
@@ -96,7 +96,7 @@ fn mesh_ch6_grid_events_per_second() {
     };
     let mut mesh = Mesh::new(&config, 1).unwrap();
     let end = Instant::from_secs(18 * 60);
-    let period = coaplab_cc::time::Duration::from_millis(400);
+    let period = coaplab_base::time::Duration::from_millis(400);
     // Client k sends at k × 0.4 s / 34 into each period (staggered, as randomly started
     // Contiki applications are).
     let slot = period.as_nanos() / 34;
@@ -127,7 +127,7 @@ fn mesh_ch6_grid_events_per_second() {
             );
             sent += 1;
             next_client = (next_client + 1) % 34;
-            next_send += coaplab_cc::time::Duration::from_nanos(slot);
+            next_send += coaplab_base::time::Duration::from_nanos(slot);
         }
     }
     let wall = start.elapsed().as_secs_f64();

@@ -1,7 +1,7 @@
 //! Exact timelines of one link direction (docs/experiments.md §1.1).
 
-use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::{Random, SeededRandom};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::link::{Link, LinkConfig, LinkResult, LinkStreams};
 use coaplab_netsim::{GeParams, LossModel, NetworkConfig, Preset};
 

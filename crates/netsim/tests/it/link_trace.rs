@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::{Random, SeededRandom};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::link::trace::{parse, LinkTrace};
 use coaplab_netsim::{
     client_addr, Direction, LossModel, NetworkConfig, PacketRecord, Preset, Star, Topology,

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_netsim::mesh::{Layout, Mesh, MeshConfig, MeshParams};
 use coaplab_netsim::{
     client_addr, Delivery, Direction, DirectionStats, NetworkConfig, PacketId, Preset, SendError,

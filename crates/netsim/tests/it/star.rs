@@ -1,6 +1,6 @@
 //! The star topology end to end: exact delivery instants, errors, records, determinism.
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::{
     client_addr, DelayConfig, Direction, Fate, JitterMode, LossModel, NetworkConfig, PacketId,
     Preset, SendError, Star, Topology, SERVER_ADDR,

@@ -1,7 +1,7 @@
 //! BBR v1 (Linux `tcp_bbr.c`) on the transfer of docs/experiments.md §5.1 over the nbiot links.
 
 use crate::tcp_util::{transfer, Pair};
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 use coaplab_netsim::tcp::{BbrConfig, CongestionControl, TcpConfig};
 
 fn bbr() -> TcpConfig {

@@ -2,7 +2,7 @@
 //! 401 segments of the 102,408-B response after both CSMs and the GET.
 
 use crate::tcp_util::{nbiot, transfer, Pair};
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_netsim::tcp::TcpConfig;
 
 #[test]
@@ -51,7 +51,7 @@ fn nbiot_infinite_buffer_transfer_timeline() {
     // The published median is 32.867 s (5.8 ms less).
     assert_eq!(
         done_at - get_at,
-        coaplab_cc::time::Duration::from_nanos(32_872_800_003)
+        coaplab_base::time::Duration::from_nanos(32_872_800_003)
     );
     let s = p.server.stats();
     assert_eq!(
@@ -72,7 +72,7 @@ fn nbiot_buffer_sweep_against_table_6() {
         for buffer in [2_500u64, 14_100, 28_200, 1_410_000] {
             let mut net = coaplab_netsim::NetworkConfig::preset(coaplab_netsim::Preset::Nbiot);
             net.set_buffer_bytes(buffer);
-            let rest = coaplab_cc::time::Duration::from_millis(15);
+            let rest = coaplab_base::time::Duration::from_millis(15);
             let up = crate::tcp_util::Path::link(&net.up, rest);
             let down = crate::tcp_util::Path::link(&net.down, rest);
             let mut p = Pair::new(cfg.clone(), up, down);

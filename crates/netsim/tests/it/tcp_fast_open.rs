@@ -9,7 +9,7 @@
 //! touching it (each of those has its own tests: `tcp_timer_wheel`, `tcp_quickack`,
 //! `tcp_handshake`).
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
 
 const ONE_WAY: Duration = Duration::from_millis(20);

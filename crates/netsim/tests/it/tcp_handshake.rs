@@ -6,7 +6,7 @@
 //! wheel) are the last two tests.
 
 use crate::tcp_util::{nbiot, Pair};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::tcp::{TcpConfig, TcpState};
 
 fn established(p: &mut Pair) -> bool {

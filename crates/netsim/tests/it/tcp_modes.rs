@@ -7,7 +7,7 @@
 //! `tcp_handshake`).
 
 use crate::tcp_util::{nbiot, transfer, Pair};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::tcp::{Connection, RecoveryMode, Segment, SegmentError, TcpConfig, TcpState};
 
 #[test]

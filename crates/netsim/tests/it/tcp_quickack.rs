@@ -7,7 +7,7 @@
 //! (quick-ACK 16 with the timer wheel and SYN options) are `tcp_bulk`'s.
 
 use crate::tcp_util::{transfer, Pair, Path};
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 use coaplab_netsim::tcp::TcpConfig;
 
 fn run(buffer: u64, quickack: u32) -> (i64, u64, u64, u64, Pair) {

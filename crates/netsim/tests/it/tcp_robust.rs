@@ -1,7 +1,7 @@
 //! Arbitrary segments never panic a connection in any state; they are taken or refused with
 //! a typed error.
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpConfigError};
 use proptest::prelude::*;
 
@@ -52,7 +52,7 @@ proptest! {
             while c.poll_transmit(now).is_some() {}
         }
         for (seg, dt) in segs {
-            now += coaplab_cc::time::Duration::from_nanos(dt);
+            now += coaplab_base::time::Duration::from_nanos(dt);
             let _ = c.handle_segment(now, seg);
             if c.poll_timeout().is_some_and(|t| t <= now) {
                 c.handle_timeout(now);
@@ -73,7 +73,7 @@ fn invalid_configs_are_refused() {
         Some(TcpConfigError::Mtu(40))
     );
     let cfg = TcpConfig {
-        rto_min: coaplab_cc::time::Duration::ZERO,
+        rto_min: coaplab_base::time::Duration::ZERO,
         ..TcpConfig::default()
     };
     assert_eq!(

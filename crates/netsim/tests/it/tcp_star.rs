@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
 use coaplab_netsim::{client_addr, NetworkConfig, Preset, Star, Topology, SERVER_ADDR};
 

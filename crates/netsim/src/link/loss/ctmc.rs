@@ -14,8 +14,8 @@
 
 use std::collections::VecDeque;
 
-use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::{Random, SeededRandom};
+use coaplab_base::time::{Duration, Instant};
 
 /// Past sojourns kept for out-of-order queries (each lasts seconds on average, so this covers
 /// far more than any jitter).
@@ -172,7 +172,7 @@ fn sojourn<R: Random>(rng: &mut R, mean: Duration) -> Duration {
 mod tests {
     use super::*;
     use crate::rng::stream;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     #[test]
     fn scripted_trajectory_switches_at_exact_instants() {

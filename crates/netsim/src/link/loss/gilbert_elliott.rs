@@ -5,7 +5,7 @@
 //! the first decides the state transition, which applies from the **next** packet; the second
 //! decides this packet's loss with the probability of the state it found. Start GOOD.
 
-use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_base::rng::{Random, SeededRandom};
 
 /// Gilbert-Elliott parameters, in netem's `gemodel p r 1-h 1-k` order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,7 +110,7 @@ impl<R: Random> GilbertElliott<R> {
 mod tests {
     use super::*;
     use crate::rng::stream;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     #[test]
     fn transition_applies_from_the_next_packet() {

@@ -31,8 +31,8 @@ pub use profile::{
     DEFAULT_STATE_BURST_PACKETS, ERROR_MODEL_NAMES,
 };
 
-use coaplab_cc::rng::{Random, SeededRandom};
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::{Random, SeededRandom};
+use coaplab_base::time::{Duration, Instant};
 
 /// Which packets a link loses to link errors.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -6,7 +6,7 @@
 //! its syntax into [`LossValue`]s (a TOML number, a tc percentage) and leaves keys, defaults,
 //! ranges and tc's rules to [`build`], so both mean the same process.
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 use super::netem::{self, NetemProb};
 use super::{CtmcParams, GeParams, LossModel, NetemGeParams, NetemRandomParams, NetemStateParams};

@@ -12,7 +12,7 @@
 //! The draws come from the run's injected streams, not from netem's `prandom` generator: the
 //! models reproduce netem's state sequence for a given `u32` stream, not netem's streams.
 
-use coaplab_cc::rng::Random;
+use coaplab_base::rng::Random;
 
 /// A netem probability: `value / 2^32` in practice, `u32::MAX` meaning 100 % (tc's scaling).
 pub type NetemProb = u32;
@@ -49,7 +49,7 @@ pub(super) fn below(threshold: u64) -> f64 {
 }
 
 /// One uniform `u32` draw from `draws` (netem's `prandom_u32_state`). For the project's
-/// [`coaplab_cc::rng::SeededRandom`] this is exactly the top 32 bits of the 64-bit word behind
+/// [`coaplab_base::rng::SeededRandom`] this is exactly the top 32 bits of the 64-bit word behind
 /// its `uniform01` draw (53 bits times 2^32 is exact in `f64`), so it is one draw of the stream.
 pub fn draw_u32<R: Random>(draws: &mut R) -> u32 {
     (draws.uniform01() * 4_294_967_296.0) as u32
@@ -58,7 +58,7 @@ pub fn draw_u32<R: Random>(draws: &mut R) -> u32 {
 #[cfg(test)]
 pub(super) mod script {
     //! A scripted `u32` stream for the netem models' worked examples.
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     /// Plays `words` back as `u32` draws (each `w / 2^32` is exact in `f64`, so
     /// [`super::draw_u32`] returns `w` again).
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn u32_draws_are_the_top_bits_of_the_stream() {
-        use coaplab_cc::rng::Random;
+        use coaplab_base::rng::Random;
         let mut a = stream(3, "x");
         let mut b = stream(3, "x");
         for _ in 0..1000 {

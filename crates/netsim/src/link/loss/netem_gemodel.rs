@@ -18,7 +18,7 @@
 //! `gilbert-elliott` error model, whose results must not change); this one is netem's integer
 //! arithmetic, bit for bit.
 
-use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_base::rng::{Random, SeededRandom};
 
 use super::netem::{below, draw_u32, fraction_of, prob_from_fraction, NetemProb};
 

@@ -13,7 +13,7 @@
 //! `loss` any more (a known property of netem's correlation), which is why the paper profiles
 //! use the state models instead.
 
-use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_base::rng::{Random, SeededRandom};
 
 use super::netem::{below, draw_u32, NetemProb};
 

@@ -19,7 +19,7 @@
 //!
 //! A burst period (states 2, 3) is entered through a loss and left only from 3.
 
-use coaplab_cc::rng::{Random, SeededRandom};
+use coaplab_base::rng::{Random, SeededRandom};
 
 use super::netem::{below, draw_u32, fraction_of, NetemProb};
 

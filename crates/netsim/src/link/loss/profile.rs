@@ -8,7 +8,7 @@
 //! `coaplab emulate` both realise profiles through [`ProfileForm::realise`], so a profile name
 //! means the same process in the simulator and in the emulator.
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 use super::{CtmcParams, LossModel, ProfileError};
 

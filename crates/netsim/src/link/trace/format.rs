@@ -24,7 +24,7 @@
 
 use std::fmt;
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 use super::{LinkTrace, ShapeError, TraceEnd, TraceSegment};
 

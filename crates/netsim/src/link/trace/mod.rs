@@ -29,7 +29,7 @@ pub mod traced;
 #[cfg(test)]
 mod tests;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 pub use format::{parse, TraceError};
 

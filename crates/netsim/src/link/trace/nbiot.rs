@@ -23,9 +23,9 @@
 //!
 //! Up and down traces from the same seed and parameters follow the same class path.
 
-use coaplab_cc::params::{Kind, ParamSpec, Value};
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::Duration;
+use coaplab_base::params::{Kind, ParamSpec, Value};
+use coaplab_base::rng::Random;
+use coaplab_base::time::Duration;
 
 use super::{LinkTrace, TraceEnd, TraceSegment};
 use crate::record::Direction;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::format::{parse, write};
 use super::nbiot::{class_path, generate, NbiotTraceParams, CLASSES};

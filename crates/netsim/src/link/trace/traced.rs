@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::LinkTrace;
 

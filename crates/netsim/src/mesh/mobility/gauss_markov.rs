@@ -17,7 +17,7 @@
 //! direction and speed, no α) is not this one; the issue asks for α, so this is BonnMotion's
 //! original Gauss-Markov.
 
-use coaplab_cc::rng::Random;
+use coaplab_base::rng::Random;
 
 use super::{gaussian, Area, MobilityError, Points};
 

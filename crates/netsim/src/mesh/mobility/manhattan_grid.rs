@@ -15,7 +15,7 @@
 //! `x(yblocks+1) / (x(yblocks+1) + y(xblocks+1))` (`init_xr`); the direction on that axis is
 //! one draw (½ each), as in BonnMotion. The draw order is BonnMotion's minus the position draws.
 
-use coaplab_cc::rng::Random;
+use coaplab_base::rng::Random;
 
 use super::{gaussian, Area, MobilityError, Points};
 

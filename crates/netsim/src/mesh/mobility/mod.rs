@@ -36,8 +36,8 @@ pub use random_waypoint::RandomWaypoint;
 pub use tracker::Tracker;
 pub use trajectory::{Between, Trajectory, Waypoint};
 
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::Duration;
+use coaplab_base::rng::Random;
+use coaplab_base::time::Duration;
 
 use super::layout::{Layout, Role};
 

@@ -9,7 +9,7 @@
 //! example of Camp, Boleng & Davies, "A Survey of Mobility Models for Ad Hoc Network
 //! Research", 2002, §2.9).
 
-use coaplab_cc::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
+use coaplab_base::params::{Kind, ParamError, ParamSpec, Params, Settings, Value};
 
 use super::{Area, GaussMarkov, ManhattanGrid, MobilityConfig, Model, Pursue, RandomWaypoint};
 use crate::mesh::layout::Role;

@@ -16,7 +16,7 @@
 //! pursuer from its node's stream. One guard BonnMotion lacks: a step of length 0 (randomness 0
 //! with the pursuer on the target) jumps to `t_next` instead of repeating forever.
 
-use coaplab_cc::rng::Random;
+use coaplab_base::rng::Random;
 
 use super::random_waypoint::distance;
 use super::trajectory::{Between, Trajectory};

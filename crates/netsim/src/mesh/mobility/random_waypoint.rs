@@ -4,7 +4,7 @@
 //! `[minspeed, maxspeed)` (`(maxspeed − minspeed)·u + minspeed`), travel there in a straight
 //! line, then pause `maxpause·u` (only when `maxpause > 0` and the arrival is before the end).
 
-use coaplab_cc::rng::Random;
+use coaplab_base::rng::Random;
 
 use super::{Area, MobilityError, Points};
 

@@ -1,8 +1,8 @@
 //! Exact positions of each model under scripted draws, worked by hand from the BonnMotion
 //! formulas (module docs), and the building of a run's [`Motion`].
 
-use coaplab_cc::rng::ScriptedRandom;
-use coaplab_cc::time::Duration;
+use coaplab_base::rng::ScriptedRandom;
+use coaplab_base::time::Duration;
 
 use super::*;
 
@@ -177,7 +177,7 @@ fn motion_is_a_pure_function_of_the_seed_and_moves_only_the_chosen_roles() {
     let layout = Layout::grid(6, 6, 10.0).unwrap();
     let config = MobilityConfig::resolve(
         "random-waypoint",
-        &coaplab_cc::params::Settings::new(),
+        &coaplab_base::params::Settings::new(),
         vec![Role::Client],
     )
     .unwrap();
@@ -201,7 +201,7 @@ fn motion_is_a_pure_function_of_the_seed_and_moves_only_the_chosen_roles() {
     for (name, _, _) in MODELS {
         let config = MobilityConfig::resolve(
             name,
-            &coaplab_cc::params::Settings::new(),
+            &coaplab_base::params::Settings::new(),
             vec![Role::Client],
         )
         .unwrap();
@@ -230,15 +230,15 @@ fn motion_is_a_pure_function_of_the_seed_and_moves_only_the_chosen_roles() {
 
 #[test]
 fn bad_parameters_are_refused_by_name() {
-    let mut s = coaplab_cc::params::Settings::new();
+    let mut s = coaplab_base::params::Settings::new();
     s.set("min_speed", "2").set("max_speed", "1");
     let e = MobilityConfig::resolve("random-waypoint", &s, vec![]).unwrap_err();
     assert!(e.to_string().contains("min_speed"), "{e}");
-    let mut s = coaplab_cc::params::Settings::new();
+    let mut s = coaplab_base::params::Settings::new();
     s.set("alpha", "0.5");
     let e = MobilityConfig::resolve("pursue", &s, vec![]).unwrap_err();
     assert!(e.to_string().contains("alpha"), "{e}");
-    let mut s = coaplab_cc::params::Settings::new();
+    let mut s = coaplab_base::params::Settings::new();
     s.set("x", "10");
     let e = MobilityConfig::resolve("pursue", &s, vec![]).unwrap_err();
     assert!(e.to_string().contains("y"), "{e}");
@@ -253,7 +253,7 @@ fn the_trace_drawings_in_the_docs_are_these_trajectories() {
     for (name, module, _) in MODELS {
         let config = MobilityConfig::resolve(
             name,
-            &coaplab_cc::params::Settings::new(),
+            &coaplab_base::params::Settings::new(),
             vec![Role::Client],
         )
         .unwrap();
@@ -303,7 +303,7 @@ fn pursue_gathers_every_client_round_one_target_and_cuts_both_servers_off() {
     let (border_router, servers) = (21usize, [5usize, 30]);
     let config = MobilityConfig::resolve(
         "pursue",
-        &coaplab_cc::params::Settings::new(),
+        &coaplab_base::params::Settings::new(),
         vec![Role::Client],
     )
     .unwrap();

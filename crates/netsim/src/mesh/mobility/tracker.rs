@@ -2,7 +2,7 @@
 //! (for the radio medium, at each transmission's start) and whether the neighbour graph has
 //! changed (for static routes, looked at on a fixed grid of check instants).
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::Motion;
 

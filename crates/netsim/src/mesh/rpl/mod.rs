@@ -20,7 +20,7 @@ pub mod trickle;
 pub use of::Objective;
 pub use trickle::{Trickle, TrickleParams};
 
-use coaplab_cc::time::Duration;
+use coaplab_base::time::Duration;
 
 /// RPL's tunable timer parameters (`[topology.params]` keys `rpl_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -51,8 +51,8 @@
 //! `rpl_route`); a second rank error resets the dropping node's DIO timer
 //! ([`RplNode::on_rank_error`]).
 
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::Random;
+use coaplab_base::time::{Duration, Instant};
 
 use super::etx::{LinkMetric, TxStatus};
 use super::of::{dag_rank, Objective, ParentView, INFINITE_RANK, MAX_RANK_INCREASE};
@@ -773,7 +773,7 @@ impl RplNode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     fn node(objective: Objective) -> (RplNode, impl Random) {
         let mut rng = ScriptedRandom::constant(0.0);

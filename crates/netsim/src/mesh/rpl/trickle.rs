@@ -14,8 +14,8 @@
 //! [`Random::below`]`(I/2 in ms)` draw per interval, so `t` is a whole number of milliseconds
 //! (Contiki draws in clock ticks).
 
-use coaplab_cc::rng::Random;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::Random;
+use coaplab_base::time::{Duration, Instant};
 
 /// Trickle parameters (RFC 6206 §4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +149,7 @@ impl Trickle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coaplab_cc::rng::ScriptedRandom;
+    use coaplab_base::rng::ScriptedRandom;
 
     fn ms(v: i64) -> Instant {
         Instant::from_millis(v)

@@ -3,7 +3,7 @@
 //! or a missing ACK does. The rules and their sources are in [`crate::mesh::contiki_csma`]; the
 //! channel, CCA, transmission and ACK are the same as for the IEEE 802.15.4 MAC.
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::{Ev, Mesh};
 use crate::mesh::contiki_csma::Discipline;

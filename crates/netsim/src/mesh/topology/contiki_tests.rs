@@ -2,8 +2,8 @@
 
 use super::tests::{drain, send_up};
 use super::*;
-use coaplab_cc::params::Settings;
-use coaplab_cc::rng::Random;
+use coaplab_base::params::Settings;
+use coaplab_base::rng::Random;
 
 fn chain3(settings: &[(&str, &str)]) -> MeshConfig {
     let mut s = Settings::new();

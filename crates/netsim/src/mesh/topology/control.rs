@@ -5,8 +5,8 @@
 //! transmissions, or none) feeds the sender's link metric to that neighbour. Control frames
 //! queue with data in the same bounded MAC queues and contend for the same channel.
 
-use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::rng::SeededRandom;
+use coaplab_base::time::{Duration, Instant};
 
 use super::{Ev, Mesh, MeshStats};
 use crate::mesh::layout::Role;

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 use super::Mesh;
 use crate::mesh::mac::{Control, Frame, BROADCAST};

@@ -2,7 +2,7 @@
 //! transmission by the positions at its start, and static routes follow the neighbour graph.
 //! Without [`Mesh::set_mobility`] none of this runs and a static mesh is unchanged.
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 
 use super::Mesh;
 use crate::mesh::layout::Role;
@@ -100,8 +100,8 @@ impl Mesh {
 
 #[cfg(test)]
 mod tests {
-    use coaplab_cc::params::Settings;
-    use coaplab_cc::time::{Duration, Instant};
+    use coaplab_base::params::Settings;
+    use coaplab_base::time::{Duration, Instant};
 
     use crate::addr::{client_addr, SERVER_ADDR};
     use crate::mesh::layout::{Layout, Node, Role};

@@ -9,7 +9,7 @@ use crate::mesh::mobility::MobilityConfig;
 use crate::mesh::rpl::of::INFINITE_RANK;
 use crate::mesh::rpl::{Objective, RplParams};
 use crate::mesh::Routing;
-use coaplab_cc::params::Settings;
+use coaplab_base::params::Settings;
 
 const ROOT: u16 = 0;
 const A: u16 = 2;

@@ -1,6 +1,6 @@
 use super::*;
 use crate::mesh::layout::Node;
-use coaplab_cc::rng::Random;
+use coaplab_base::rng::Random;
 
 fn chain3() -> MeshConfig {
     MeshConfig {

@@ -3,8 +3,8 @@
 //! on, as named parameters with the kernel's defaults. Gains are in 1/256 units
 //! (`BBR_UNIT`), exactly the kernel's integers.
 
-use coaplab_cc::params::{Kind, ParamError, ParamSpec, Value};
-use coaplab_cc::time::Duration;
+use coaplab_base::params::{Kind, ParamError, ParamSpec, Value};
+use coaplab_base::time::Duration;
 
 /// Gain unit: 256 = 1.0 (`BBR_UNIT`, `BBR_SCALE` = 8).
 pub const BBR_UNIT: u32 = 256;

@@ -21,8 +21,8 @@ mod lt;
 pub mod minmax;
 mod model;
 
-use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::Instant;
+use coaplab_base::rng::SeededRandom;
+use coaplab_base::time::Instant;
 
 pub use config::{BbrConfig, BBR_PARAMS, BBR_UNIT, CYCLE_LEN};
 

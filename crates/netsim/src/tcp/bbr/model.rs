@@ -1,7 +1,7 @@
 //! BBR's path model (`bbr_update_model`): bandwidth samples and packet-timed rounds, the
 //! PROBE_BW gain cycle, full-pipe detection, DRAIN, the min_rtt filter and PROBE_RTT.
 
-use coaplab_cc::time::Instant;
+use coaplab_base::time::Instant;
 
 use super::config::{BBR_UNIT, CYCLE_LEN};
 use super::{Bbr, Mode, Tp, BW_UNIT};
@@ -110,7 +110,7 @@ impl Bbr {
 
     /// `bbr_reset_probe_bw_mode`: a random start phase, never the 3/4 drain phase.
     pub(super) fn reset_probe_bw_mode(&mut self, delivered_at: Instant) {
-        use coaplab_cc::rng::Random;
+        use coaplab_base::rng::Random;
         self.mode = Mode::ProbeBw;
         let draw = self.rng.below(u64::from(self.cfg.cycle_rand)) as usize;
         self.cycle_idx = CYCLE_LEN - 1 - draw;
@@ -180,7 +180,7 @@ impl Bbr {
             self.min_rtt_stamp = tp.now;
         }
         let mut app_limited = None;
-        if self.cfg.probe_rtt_duration > coaplab_cc::time::Duration::ZERO
+        if self.cfg.probe_rtt_duration > coaplab_base::time::Duration::ZERO
             && expired
             && !self.idle_restart
             && self.mode != Mode::ProbeRtt

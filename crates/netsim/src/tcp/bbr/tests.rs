@@ -1,7 +1,7 @@
 //! BBR's state machine driven hook by hook with exact inputs.
 
-use coaplab_cc::rng::SeededRandom;
-use coaplab_cc::time::Instant;
+use coaplab_base::rng::SeededRandom;
+use coaplab_base::time::Instant;
 
 use super::*;
 use crate::tcp::rate::RateSample;

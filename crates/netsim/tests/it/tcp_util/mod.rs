@@ -4,7 +4,7 @@
 
 use std::ops::RangeBounds;
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_base::time::{Duration, Instant};
 use coaplab_netsim::link::serializer::Serializer;
 use coaplab_netsim::tcp::{Connection, Segment, TcpConfig, TcpState};
 use coaplab_netsim::{Link, LinkConfig, LinkResult, LinkStreams};
