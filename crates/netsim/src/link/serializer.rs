@@ -112,7 +112,7 @@ impl Serializer {
 }
 
 /// `at + rem/R` rounded up to a whole nanosecond.
-fn ceil(at: Instant, rem: u128) -> Instant {
+pub(crate) fn ceil(at: Instant, rem: u128) -> Instant {
     if rem == 0 {
         at
     } else {
@@ -122,14 +122,14 @@ fn ceil(at: Instant, rem: u128) -> Instant {
 
 /// `(n / d, n % d)`, in 64-bit arithmetic when both fit (every packet of a real link: a
 /// 128-bit division is a library call several times slower, and this is once per packet).
-fn div_rem(n: u128, d: u128) -> (u128, u128) {
+pub(crate) fn div_rem(n: u128, d: u128) -> (u128, u128) {
     match (u64::try_from(n), u64::try_from(d)) {
         (Ok(n), Ok(d)) => (u128::from(n / d), u128::from(n % d)),
         _ => (n / d, n % d),
     }
 }
 
-fn clamp_i64(x: u128) -> i64 {
+pub(crate) fn clamp_i64(x: u128) -> i64 {
     i64::try_from(x).unwrap_or(i64::MAX)
 }
 

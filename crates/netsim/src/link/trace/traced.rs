@@ -12,6 +12,7 @@
 //! **Outage.** A segment at 0 bit/s serves nothing: a packet that reaches it waits (its
 //! serialization starts, or resumes, at the next segment with a positive rate).
 
+use crate::link::serializer::{ceil, clamp_i64, div_rem};
 use std::sync::Arc;
 
 use coaplab_base::time::{Duration, Instant};
@@ -127,25 +128,4 @@ impl TracedStage {
     fn rate(&self, index: usize) -> u128 {
         u128::from(self.trace.segments()[index].rate_bps)
     }
-}
-
-/// `at + rem/R` rounded up to a whole nanosecond.
-fn ceil(at: Instant, rem: u128) -> Instant {
-    if rem == 0 {
-        at
-    } else {
-        at + Duration::from_nanos(1)
-    }
-}
-
-/// `(n / d, n % d)`, in 64-bit arithmetic when both fit.
-fn div_rem(n: u128, d: u128) -> (u128, u128) {
-    match (u64::try_from(n), u64::try_from(d)) {
-        (Ok(n), Ok(d)) => (u128::from(n / d), u128::from(n % d)),
-        _ => (n / d, n % d),
-    }
-}
-
-fn clamp_i64(x: u128) -> i64 {
-    i64::try_from(x).unwrap_or(i64::MAX)
 }
