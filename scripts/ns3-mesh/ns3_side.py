@@ -8,6 +8,7 @@ sixlowpan models, printing the same `key=value` figures.
     python3 scripts/ns3-mesh/ns3_side.py chain [seconds] [seed]
     python3 scripts/ns3-mesh/ns3_side.py grid [seconds] [seed]    # the timing case, 1080 s
     python3 scripts/ns3-mesh/ns3_side.py grid-segments [total_s] [segment_s]   # 1080 s in 60-s runs
+    python3 scripts/ns3-mesh/ns3_side.py --ns3-build DIR grid|grid-segments ...  # natively, your build
 
 It re-executes itself in `.peers/ns3-venv` (installed by scripts/ns3-oracle/oracle.py's
 `ensure_venv`: PyPI `ns3` 3.44.post0 = ns-3.44 with cppyy bindings). The experiment is C++
@@ -35,6 +36,13 @@ border router netsim needs is left out: it never transmits there).
     static shortest-path host routes on every node, 33 clients each sending 25 B every 0.4 s
     to one of two servers, every request answered with 4 B; prints the time of
     Simulator::Run alone (wall and CPU), not Python's import or cppyy's compile.
+
+--ns3-build DIR runs the grid cases natively instead: the same C++ (below), with a main() that
+holds the grid's positions, routes and clients, compiled by g++ -O3 -march=native -DNDEBUG
+against an ns-3 3.44 build of yours (DIR: the output directory of its build, holding
+include/ns3 and lib/; docs/BENCHMARKS.md uses one built with `--build-profile=optimized`:
+no asserts, no logging) into target/ns3-mesh/grid-native. grid-segments then runs one process
+per segment; a segment that crashes (lr-wpan, docs/BENCHMARKS.md) is replaced by the next seed.
 """
 
 import os
@@ -45,6 +53,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 CPP = r"""
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <map>
 #include <sstream>
@@ -625,6 +634,76 @@ def run_grid_segments(total_s=1080.0, segment_s=60.0, first_seed=1, max_tries=10
     return done, aborted
 
 
+#: ns-3 module headers the experiment uses (cppyy's `ns` loads them all; natively they are named).
+NATIVE_HEADERS = ["core", "network", "internet", "mobility", "propagation", "spectrum", "lr-wpan", "sixlowpan"]
+
+
+def grid_inputs():
+    """The timing case's inputs: positions, next hops, clients, their servers, the servers."""
+    rows, cols, s = GRID_ROWS, GRID_COLS, GRID_SPACING_M
+    n = rows * cols
+    xs = [float((i % cols) * s) for i in range(n)]
+    ys = [float((i // cols) * s) for i in range(n)]
+    clients = [i for i in range(n) if i != GRID_BORDER_ROUTER and i not in GRID_SERVERS]
+    server_of = [GRID_SERVERS[k % len(GRID_SERVERS)] for k in range(len(clients))]
+    return xs, ys, grid_next_hops(rows, cols), clients, server_of, list(GRID_SERVERS)
+
+
+def native_grid(build, payload=25, reply=4, interval=0.4):
+    """target/ns3-mesh/grid-native: the experiment's C++ with a main() running the timing case
+    (argv: seconds seed), compiled against the ns-3 build in `build`; rebuilt when this script
+    is newer."""
+    import glob
+    import subprocess
+
+    inc, lib = os.path.join(build, "include"), os.path.join(build, "lib")
+    if not os.path.exists(os.path.join(inc, "ns3", "lr-wpan-module.h")):
+        sys.exit(f"ns3_side.py: --ns3-build {build}: no include/ns3/lr-wpan-module.h (give the output "
+                 "directory of an ns-3 3.44 build with the lr-wpan and sixlowpan modules)")
+    libs = sorted(glob.glob(os.path.join(lib, "libns3*.so")))
+    if not libs:
+        sys.exit(f"ns3_side.py: --ns3-build {build}: no libns3*.so in lib/")
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    out_dir = os.path.join(target, "ns3-mesh")
+    os.makedirs(out_dir, exist_ok=True)
+    src, exe = os.path.join(out_dir, "grid-native.cc"), os.path.join(out_dir, "grid-native")
+    if os.path.exists(exe) and os.path.getmtime(exe) >= os.path.getmtime(os.path.abspath(__file__)):
+        return exe
+    xs, ys, nxt, clients, server_of, servers = grid_inputs()
+
+    def vec(t, v):
+        return f"std::vector<{t}>{{{', '.join(map(str, v))}}}"
+
+    main = f"""
+#include <cstdlib>
+#include <iostream>
+int main(int argc, char** argv) {{
+    if (argc != 3) {{ std::cerr << "usage: grid-native SECONDS SEED\\n"; return 2; }}
+    std::cout << coaplab_mesh::RunGrid({vec("double", xs)}, {vec("double", ys)}, {vec("int", nxt)},
+        {vec("uint32_t", clients)}, {vec("uint32_t", server_of)}, {vec("uint32_t", servers)},
+        {payload}, {reply}, {interval!r}, std::atof(argv[1]), (uint32_t)std::atoi(argv[2]));
+    return 0;
+}}
+"""
+    with open(src, "w") as f:
+        f.write("".join(f'#include "ns3/{h}-module.h"\n' for h in NATIVE_HEADERS) + CPP + main)
+    cmd = ["g++", "-O3", "-march=native", "-DNDEBUG", "-std=c++20", "-I", inc, src, "-o", exe,
+           "-L", lib, f"-Wl,-rpath,{lib}"] + [f"-l{os.path.basename(p)[3:-3]}" for p in libs]
+    print("compiling " + " ".join(cmd[:9]) + " ...", file=sys.stderr)
+    subprocess.check_call(cmd)
+    return exe
+
+
+def run_grid_native(exe, seconds, seed):
+    """One native run of the timing case; its figures, or None when the process crashed."""
+    import subprocess
+
+    out = subprocess.run([exe, str(seconds), str(seed)], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    return dict(line.split("=", 1) for line in out.stdout.strip().splitlines())
+
+
 def ensure_venv():
     """Re-executes this script in .peers/ns3-venv (the TCP oracle's installer)."""
     import importlib.util
@@ -641,10 +720,19 @@ def main():
     usage = (
         "usage: ns3_side.py saturated N [seconds] [seed] | hidden|chain [seconds] [seed]"
         " | grid [seconds] [seed] | grid-segments [total_s] [segment_s]"
+        " | --ns3-build DIR grid|grid-segments ..."
     )
     args = sys.argv[1:]
+    build = None
+    if args[:1] == ["--ns3-build"]:
+        if len(args) < 2:
+            sys.exit(usage)
+        build, args = os.path.abspath(args[1]), args[2:]
     if not args or args[0] not in ("saturated", "hidden", "chain", "grid", "grid-segments"):
         sys.exit(usage)
+    if build is not None:
+        native_main(build, args)
+        return
     ensure_venv()
     case, rest = args[0], args[1:]
     if case == "grid":
@@ -657,13 +745,7 @@ def main():
         total = float(rest[0]) if rest else 1080.0
         segment = float(rest[1]) if len(rest) > 1 else 60.0
         done, aborted = run_grid_segments(total, segment)
-        for d in done:
-            print(" ".join(f"{k}={v}" for k, v in d.items()))
-        keys = ["seconds", "run_cpu_s", "run_wall_s", "events", "requests_sent",
-                "requests_served", "replies_received", "data_frames", "mac_retries"]
-        for k in keys:
-            print(f"total_{k}={sum(float(d[k]) for d in done):.3f}")
-        print(f"aborted_seeds={','.join(map(str, aborted))}")
+        print_segments(done, aborted)
         return
     n = 1
     if case == "saturated":
@@ -674,6 +756,49 @@ def main():
     seed = int(rest[1]) if len(rest) > 1 else 1
     for k, v in run(case, n, seconds, seed).items():
         print(f"{k}={v}")
+
+
+GRID_KEYS = ["seconds", "run_cpu_s", "run_wall_s", "events", "requests_sent",
+             "requests_served", "replies_received", "data_frames", "mac_retries"]
+
+
+def print_segments(done, aborted):
+    for d in done:
+        print(" ".join(f"{k}={v}" for k, v in d.items()))
+    for k in GRID_KEYS:
+        print(f"total_{k}={sum(float(d[k]) for d in done):.3f}")
+    print(f"aborted_seeds={','.join(map(str, aborted))}")
+
+
+def native_main(build, args):
+    """The grid cases against a native ns-3 build (--ns3-build)."""
+    case, rest = args[0], args[1:]
+    if case not in ("grid", "grid-segments"):
+        sys.exit("ns3_side.py: --ns3-build runs the grid cases only (the others need the wheel's cppyy)")
+    exe = native_grid(build)
+    if case == "grid":
+        seconds = float(rest[0]) if rest else 1080.0
+        seed = int(rest[1]) if len(rest) > 1 else 1
+        figures = run_grid_native(exe, seconds, seed)
+        if figures is None:
+            sys.exit(f"ns3_side.py: the run crashed (seed {seed}; see docs/BENCHMARKS.md on lr-wpan)")
+        for k, v in figures.items():
+            print(f"{k}={v}")
+        return
+    total = float(rest[0]) if rest else 1080.0
+    segment = float(rest[1]) if len(rest) > 1 else 60.0
+    done, aborted, seed = [], [], 1
+    while sum(float(d["seconds"]) for d in done) < total - 1e-9 and seed <= 100:
+        seconds = min(segment, total - sum(float(d["seconds"]) for d in done))
+        figures = run_grid_native(exe, seconds, seed)
+        if figures is None:
+            aborted.append(seed)
+        else:
+            figures["seconds"] = str(seconds)
+            figures["seed"] = str(seed)
+            done.append(figures)
+        seed += 1
+    print_segments(done, aborted)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
     python3 scripts/ns3-speed/run.py --flows 400 --reps 3 --workloads tcp
     python3 scripts/ns3-speed/run.py --coaplab /tmp/before/coaplab --coaplab target/release/coaplab
     python3 scripts/ns3-speed/run.py --workloads udp --reps 15 --statistic min --instructions
+    python3 scripts/ns3-speed/run.py --anchor optimized --ns3-optimized ~/ns-3.44/build --reps 5
 
 The same workload in both tools, N flows over the nbiot star (30 kbit/s down, 60 kbit/s up,
 one byte FIFO of --buffer bytes per direction, 28,200 B by default):
@@ -41,8 +42,9 @@ tool's event loop, counted by valgrind's callgrind (ns-3's Simulator::Run agains
 loop). Time per packet is instructions over the rate the CPU retires them, and the two tools
 retire them at different rates (ns-3's code chases more pointers), so the two tables differ.
 
-Two ns-3 builds serve as anchors (--anchor wheel|debian|both, default both; with both, every
-repetition runs coaplab, then the wheel's star, then Debian's, and each table names its anchor):
+Four ns-3 builds serve as anchors (--anchor wheel|debian|optimized|release|both|all, default
+both = wheel and Debian's; with several, every repetition runs coaplab, then each anchor's star
+in this order, and each table names its anchor):
   * wheel: the pip wheel `ns3` 3.44.post0 in .peers/ns3-venv (created as ns3-oracle does when
     missing). It ships ns-3's headers and shared libraries (include/ns3, lib64/libns3.44-*.so),
     and star.cc is compiled natively with g++ -O2 -std=c++20 against them. Its libraries are
@@ -57,6 +59,16 @@ repetition runs coaplab, then the wheel's star, then Debian's, and each table na
     code has neither. It is the nearest to an `optimized` ns-3 that a registry ships; it is also
     a different ns-3 version (3.37), whose TCP sends other packet counts under loss, so compare
     per link packet.
+  * optimized: ns-3.44 built from its source by you with `--build-profile=optimized`, the
+    build a researcher choosing between the two tools would make: asserts and logging compiled
+    out, -O3 -march=native (`--ns3-optimized DIR`, the build's output directory with include/
+    and lib/; only the modules in NS3_LIBS are needed). star.cc is compiled with the same
+    flags. This is the fair anchor (issue 35) and the one README and docs/BENCHMARKS.md quote.
+  * release: the same source with `--build-profile=release` (-O3, no -march=native;
+    `--ns3-release DIR`). valgrind decodes no AVX-512 instruction, so on a CPU that has them
+    the optimized build cannot be counted under --instructions; the release build can.
+The project commits no ns-3 source, no ns-3 binary and no recipe that builds one: the two
+source builds are made by hand by whoever measures, following ns-3's own manual.
 The summary at the end gives, per cell, each tool's median sim CPU per link packet with the
 least and most of the --reps runs, and each anchor's ratio to each coaplab binary.
 """
@@ -79,6 +91,10 @@ DEBIAN_HEADER = "/usr/include/ns3/core-module.h"
 ANCHOR_NAMES = {
     "wheel": "ns-3.44 pip wheel (`default` profile: NS_ASSERT and NS_LOG compiled in; star.cc g++ -O2)",
     "debian": "ns-3.{v} Debian libns3-dev (Release build: no asserts, NS_LOG compiled in; star.cc g++ -O3 -DNDEBUG)",
+    "optimized": "ns-3.{v} built from source with `--build-profile=optimized` (no asserts, no logging, "
+                 "-O3 -march=native; star.cc g++ -O3 -march=native -DNDEBUG) at {d}",
+    "release": "ns-3.{v} built from source with `--build-profile=release` (no asserts, no logging, -O3; "
+               "star.cc g++ -O3 -DNDEBUG) at {d}",
 }
 
 
@@ -154,14 +170,72 @@ def build_star_debian(target):
     return compiled("star-debian", target, (["-O3", "-DNDEBUG", "-std=c++17"], [f"-lns3-{m}" for m in NS3_LIBS]))
 
 
-def anchors(which, target):
-    """[(key, name, star executable)] of the anchors `which` selects."""
+def optimized_ns3(build, profile="optimized"):
+    """The ns-3 version and library names of an optimized or release build's output directory
+    (the `--out` of ns-3's configure, or its default build/): include/ns3/ and
+    lib/libns3.VER-MODULE*.so."""
+    if build is None:
+        sys.exit(f"ns3-speed: the {profile} anchor needs --ns3-{profile} DIR, the output directory of an "
+                 f"ns-3 3.44 build configured with `./ns3 configure --build-profile={profile}` (see "
+                 "docs/BENCHMARKS.md, 'The optimized anchor')")
+    header = os.path.join(build, "include", "ns3", "core-module.h")
+    lib = os.path.join(build, "lib")
+    if not os.path.exists(header) or not os.path.isdir(lib):
+        sys.exit(f"ns3-speed: --ns3-optimized {build}: no include/ns3/core-module.h and lib/ there "
+                 "(give the directory ns-3's build wrote, which holds both)")
+    names = {}
+    for f in sorted(os.listdir(lib)):
+        for m in NS3_LIBS:
+            # libns3.44-core-optimized.so (the profile's suffix) or libns3.44-core.so
+            for suffix in ("-optimized.so", "-release.so", ".so"):
+                if f.startswith("libns3.") and f.endswith(f"-{m}{suffix}"):
+                    names.setdefault(m, f[3:-3])
+    missing = [m for m in NS3_LIBS if m not in names]
+    if missing:
+        sys.exit(f"ns3-speed: --ns3-optimized {build}: lib/ lacks the modules {', '.join(missing)} "
+                 f"(configure ns-3 with --enable-modules including {';'.join(NS3_LIBS)})")
+    config = os.path.join(build, "include", "ns3", "core-config.h")
+    flags = open(config).read() if os.path.exists(config) else ""
+    if "#define NS3_ASSERT_ENABLE" in flags or "#define NS3_LOG_ENABLE" in flags:
+        sys.exit(f"ns3-speed: --ns3-optimized {build} has asserts or logging enabled (core-config.h): "
+                 "that is not the optimized profile")
+    version = names["core"].split("-", 1)[0][len("ns3."):]
+    return version, lib, [f"-l{names[m]}" for m in NS3_LIBS]
+
+
+def build_star_optimized(build, target, profile="optimized"):
+    """star.cc compiled against an optimized (or release) ns-3 build with the flags that profile
+    uses for ns-3 itself (-O3, and -march=native for `optimized`), so the inlined ns-3 code is
+    optimized alike. valgrind cannot count a -march=native build on a CPU with AVX-512 (it
+    decodes no EVEX instruction): the release profile is the one --instructions can count."""
+    _, lib, libs = optimized_ns3(build, profile)
+    native = ["-march=native"] if profile == "optimized" else []
+    return compiled(f"star-{profile}", target,
+                    (["-O3", *native, "-DNDEBUG", "-std=c++20", "-I", os.path.join(build, "include")],
+                     ["-L", lib, f"-Wl,-rpath,{lib}"] + libs))
+
+
+def anchors(which, target, optimized_build=None, release_build=None):
+    """[(key, name, star executable)] of the anchors `which` (a list) selects, in a fixed order."""
+    which = set(which)
+    if "both" in which:
+        which |= {"wheel", "debian"}
+    if "all" in which:
+        which |= {"wheel", "debian", "optimized", "release"}
     out = []
-    if which in ("wheel", "both"):
+    if "wheel" in which:
         out.append(("wheel", ANCHOR_NAMES["wheel"], build_star(ns3_prefix(), target)))
-    if which in ("debian", "both"):
+    if "debian" in which:
         version = debian_ns3()
         out.append(("debian", ANCHOR_NAMES["debian"].format(v=version.split(".", 1)[-1]), build_star_debian(target)))
+    if "optimized" in which:
+        version, _, _ = optimized_ns3(optimized_build)
+        name = ANCHOR_NAMES["optimized"].format(v=version.split(".", 1)[-1], d=optimized_build)
+        out.append(("optimized", name, build_star_optimized(optimized_build, target)))
+    if "release" in which:
+        version, _, _ = optimized_ns3(release_build, "release")
+        name = ANCHOR_NAMES["release"].format(v=version.split(".", 1)[-1], d=release_build)
+        out.append(("release", name, build_star_optimized(release_build, target, "release")))
     return out
 
 
@@ -280,19 +354,25 @@ def instruction_table(binaries, labels, stars, workloads, flows, buffer, tmp):
         for n in flows:
             theirs = []
             for key, _, star in stars:
+                if key == "optimized":
+                    # -march=native on an AVX-512 CPU: valgrind decodes no EVEX instruction
+                    # and stops the run (SIGILL); the release anchor is the countable one.
+                    theirs.append(None)
+                    continue
                 np_ = run_ns3(star, workload, n, buffer, prefix=callgrind(LOOPS["ns-3"], out))[0]
                 count = counted(out)
                 if count is None:
                     sys.exit(f"ns3-speed: ns-3 ({key}) counted no instructions under callgrind")
                 theirs.append(count / np_)
-            line = f"| {workload} | {n} " + "".join(f"| {t:,.0f} " for t in theirs)
+            line = f"| {workload} | {n} " + "".join("| n/a " if t is None else f"| {t:,.0f} " for t in theirs)
             for b in binaries:
                 op = run_coaplab(b, workload, n, buffer, tmp, prefix=callgrind(LOOPS[workload], out))[0]
                 ours = counted(out)
                 if ours is None:
                     line += "| n/a " + "| n/a " * len(stars)
                 else:
-                    line += f"| {ours / op:,.0f} " + "".join(f"| {t / (ours / op):.1f}x " for t in theirs)
+                    line += f"| {ours / op:,.0f} " + "".join(
+                        "| n/a " if t is None else f"| {t / (ours / op):.1f}x " for t in theirs)
             print(line + "|", flush=True)
 
 
@@ -390,13 +470,22 @@ def main():
                     help="also the TCP peak-RSS table (400 x 102,400 B and 10 x 10 MB; ns-3's takes minutes)")
     ap.add_argument("--coaplab", action="append",
                     help="coaplab binary (repeat to compare builds; default: build target/release)")
-    ap.add_argument("--anchor", choices=["wheel", "debian", "both"], default="both",
-                    help="which ns-3 to compare against: the pip wheel 3.44 (`default` profile), Debian's "
-                         "libns3-dev (3.37 on bookworm, a release build; installed with apt-get when "
-                         "missing), or both, interleaved in each repetition (default)")
+    ap.add_argument("--anchor", nargs="+", choices=["wheel", "debian", "optimized", "release", "both", "all"],
+                    default=["both"],
+                    help="which ns-3 builds to compare against, interleaved in each repetition: the pip "
+                         "wheel 3.44 (`default` profile), Debian's libns3-dev (3.37 on bookworm, a release "
+                         "build; installed with apt-get when missing), an ns-3 3.44 you built with the "
+                         "`optimized` profile (--ns3-optimized) or the `release` profile (--ns3-release: "
+                         "the same without -march=native, which valgrind can count); `both` = wheel debian "
+                         "(default), `all` = all four")
+    ap.add_argument("--ns3-optimized", metavar="DIR",
+                    help="output directory of your ns-3 3.44 build with `--build-profile=optimized` "
+                         "(holds include/ns3 and lib/); needed by --anchor optimized/all")
+    ap.add_argument("--ns3-release", metavar="DIR",
+                    help="likewise for a build with `--build-profile=release`; needed by --anchor release/all")
     args = ap.parse_args()
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    stars = anchors(args.anchor, target)
+    stars = anchors(args.anchor, target, args.ns3_optimized, args.ns3_release)
     binaries = args.coaplab or [coaplab_binary(target)]
     statistics = list(dict.fromkeys(args.statistic))
     if args.instructions and shutil.which("valgrind") is None:
