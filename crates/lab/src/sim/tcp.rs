@@ -72,6 +72,9 @@ use crate::trace::RunTrace;
 
 /// One flow: its connections (one, or one per short-lived client) and what was measured.
 struct Flow {
+    /// Its index among the run's flows (client addresses, random streams, trace, errors);
+    /// its place in [`TcpSim::flows`] is this minus [`TcpSim::first`].
+    index: u32,
     cc: String,
     /// The server it connects to ([`super::server_of`]).
     server: SocketAddr,
@@ -154,7 +157,8 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(k: u32, addr: SocketAddr, flow: &Flow, i: u32, batch: u32) -> Result<Conn, RunError> {
+    fn new(k: u32, addr: SocketAddr, flow: &Flow, batch: u32) -> Result<Conn, RunError> {
+        let i = flow.index;
         let server = if let Some(http) = &flow.http {
             http.listen(flow.tcp.clone()).map_err(RunError::Setup)?
         } else {
@@ -230,7 +234,8 @@ pub(super) fn bbr_config(settings: &coaplab_cc::params::Settings) -> Result<BbrC
 }
 
 /// The client connection of flow `i`'s `k`-th connection.
-fn connect(flow: &Flow, i: u32, k: u32) -> Result<Connection, RunError> {
+fn connect(flow: &Flow, k: u32) -> Result<Connection, RunError> {
+    let i = flow.index;
     let mut c = Connection::connect(flow.tcp.clone())
         .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
     c.set_random(rng::stream(
@@ -362,94 +367,132 @@ pub(super) fn simulate_on<N: Topology>(
     net: N,
     traced: bool,
 ) -> Result<TcpSim<N>, RunError> {
-    let config = &spec.config;
-    let paths = super::network::paths(&config.flows);
-    let max_mss = config.topology.max_tcp_mss_bytes(config.network.mtu_bytes);
-    let servers = net.servers().to_vec();
-    let mut flows = Vec::with_capacity(config.total_flows() as usize);
-    for (group, fc) in config.flows.iter().enumerate() {
-        for _ in 0..fc.count {
-            let i = flows.len() as u32;
-            let http = if fc.transport.is_http() {
-                let (protocol, object_bytes, _) = super::http::download_of(config)?;
-                Some(HttpApp::new(protocol, object_bytes))
-            } else {
-                None
-            };
-            let mut plan = FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]);
-            if http.is_some() {
-                // The download starts at 0 (start_jitter_s does not apply).
-                plan.start = Instant::ZERO;
-            }
-            let mut flow = Flow {
-                cc: fc.cc().to_string(),
-                server: super::server_of(i, &servers),
-                tcp: TcpConfig {
-                    cc: if fc.transport.is_bbr() {
-                        CongestionControl::Bbr(bbr_config(&fc.settings)?)
-                    } else {
-                        CongestionControl::Reno
-                    },
-                    // The model's MSS is its `mtu_bytes` − 40 (IPv4 + TCP headers).
-                    mtu_bytes: fc.mss_bytes.unwrap_or(max_mss) + HEADER_BYTES,
-                    ..TcpConfig::default()
-                }
-                // `[flows.params]` (netsim's TCP_PARAMS), checked by the scenario reader.
-                .with_settings(&fc.settings)
-                .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
-                seed: spec.seed,
-                plan,
-                conns: Vec::new(),
-                opened: 0,
-                clients: Vec::new(),
-                retired: SegmentCounts::default(),
-                retired_unnecessary: 0,
-                progress: Progress::default(),
-                failed: false,
-                bytes_up: 0,
-                bytes_down: 0,
-                http,
-            };
-            let batch = flow.draw_batch();
-            flow.conns.push(
-                Conn::new(0, client_addr(i), &flow, i, batch)
-                    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
-            );
-            flows.push(flow);
-        }
-    }
-    let end = Instant::ZERO + config.max_sim_time;
-    let mut timers = OwnerDeadlines::new(flows.len(), end);
-    for (i, f) in flows.iter().enumerate() {
-        timers.arm(i as u32, f.next_timer());
-    }
-    let mut sim = TcpSim {
-        net,
-        unfinished: flows.iter().filter(|f| !f.finished()).count(),
-        end,
-        counted: flows.iter().map(Flow::finished).collect(),
-        timers,
-        flows,
-        rx_seg: Segment {
-            seq: 0,
-            ack: None,
-            syn: false,
-            fin: false,
-            payload: Vec::with_capacity(1500),
-            options_bytes: 0,
-        },
-        tx_bytes: Vec::with_capacity(1500),
-        next_tag: 0,
-        routes: paths.routes,
-        port_stride: config.total_flows().div_ceil(254).max(1),
-        events: 0,
-        now: Instant::ZERO,
-        buf: Vec::with_capacity(64 * 1024),
-        trace: traced.then(Box::default),
-    };
+    let mut sim = TcpSim::assemble(spec, net, 0, Tags::Numbered(0), traced)?;
     sim.net.record_packets(traced);
-    sim.run(end)?;
+    sim.run()?;
     Ok(sim)
+}
+
+/// How a run's TCP packets are tagged.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Tags {
+    /// Numbered in send order from this number on (a run of TCP flows only).
+    Numbered(u64),
+    /// With their flow ([`super::tag::from_client`] of its index): the UDP loop that shares
+    /// the star (`super::cross_tcp`) tells its own packets apart by the flow.
+    PerFlow,
+}
+
+/// What a delivered segment left to do at its instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Delivered {
+    /// Nothing: go on with the instant's next delivery.
+    Taken,
+    /// The segment completed an HTTP download: the run's last event (nothing after it is
+    /// simulated).
+    Last,
+}
+
+impl<N: Topology> TcpSim<N> {
+    /// The TCP flows of `spec`'s groups from `first_group` on (flows numbered after those of
+    /// the groups before), on `net`, not started yet; keeping a trace when `traced`.
+    pub(super) fn assemble(
+        spec: &RunSpec,
+        net: N,
+        first_group: usize,
+        tags: Tags,
+        traced: bool,
+    ) -> Result<TcpSim<N>, RunError> {
+        let config = &spec.config;
+        let paths = super::network::paths(&config.flows);
+        let max_mss = config.topology.max_tcp_mss_bytes(config.network.mtu_bytes);
+        let servers = net.servers().to_vec();
+        let first: u32 = config.flows[..first_group].iter().map(|f| f.count).sum();
+        let mut flows = Vec::with_capacity(config.total_flows() as usize);
+        for (group, fc) in config.flows.iter().enumerate().skip(first_group) {
+            for _ in 0..fc.count {
+                let i = first + flows.len() as u32;
+                let http = if fc.transport.is_http() {
+                    let (protocol, object_bytes, _) = super::http::download_of(config)?;
+                    Some(HttpApp::new(protocol, object_bytes))
+                } else {
+                    None
+                };
+                let mut plan = FlowPlan::new(spec.seed, fc, i, &paths.path_of[group]);
+                if http.is_some() {
+                    // The download starts at 0 (start_jitter_s does not apply).
+                    plan.start = Instant::ZERO;
+                }
+                let mut flow = Flow {
+                    cc: fc.cc().to_string(),
+                    server: super::server_of(i, &servers),
+                    tcp: TcpConfig {
+                        cc: if fc.transport.is_bbr() {
+                            CongestionControl::Bbr(bbr_config(&fc.settings)?)
+                        } else {
+                            CongestionControl::Reno
+                        },
+                        // The model's MSS is its `mtu_bytes` − 40 (IPv4 + TCP headers).
+                        mtu_bytes: fc.mss_bytes.unwrap_or(max_mss) + HEADER_BYTES,
+                        ..TcpConfig::default()
+                    }
+                    // `[flows.params]` (netsim's TCP_PARAMS), checked by the scenario reader.
+                    .with_settings(&fc.settings)
+                    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
+                    seed: spec.seed,
+                    plan,
+                    conns: Vec::new(),
+                    opened: 0,
+                    clients: Vec::new(),
+                    retired: SegmentCounts::default(),
+                    retired_unnecessary: 0,
+                    progress: Progress::default(),
+                    failed: false,
+                    bytes_up: 0,
+                    bytes_down: 0,
+                    http,
+                    index: i,
+                };
+                let batch = flow.draw_batch();
+                flow.conns.push(
+                    Conn::new(0, client_addr(i), &flow, batch)
+                        .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?,
+                );
+                flows.push(flow);
+            }
+        }
+        let end = Instant::ZERO + config.max_sim_time;
+        let mut timers = OwnerDeadlines::new(flows.len(), end);
+        for (i, f) in flows.iter().enumerate() {
+            timers.arm(i as u32, f.next_timer());
+        }
+        Ok(TcpSim {
+            net,
+            first,
+            tags,
+            sent_ids: Vec::new(),
+            unfinished: flows.iter().filter(|f| !f.finished()).count(),
+            end,
+            counted: flows.iter().map(Flow::finished).collect(),
+            timers,
+            flows,
+            rx_seg: Segment {
+                seq: 0,
+                ack: None,
+                syn: false,
+                fin: false,
+                payload: Vec::with_capacity(1500),
+                options_bytes: 0,
+            },
+            tx_bytes: Vec::with_capacity(1500),
+            routes: paths.routes,
+            port_stride: config.total_flows().div_ceil(254).max(1),
+            events: 0,
+            now: Instant::ZERO,
+            buf: Vec::with_capacity(64 * 1024),
+            trace: traced.then(Box::default),
+        })
+    }
 }
 
 /// Runs `spec`, every flow of which is a TCP flow (`cc = "tcp-newreno"` or `"tcp-bbr"`).
@@ -480,27 +523,33 @@ pub(super) fn connections(spec: &RunSpec) -> Result<Vec<Vec<(SocketAddr, u32)>>,
 pub(super) struct TcpSim<N: Topology> {
     /// The network: netsim's star, or the mesh (`super::mesh`).
     pub(super) net: N,
+    /// The run's index of the first flow here: the flows of a mixed run's UDP groups come
+    /// before (`super::cross_tcp`); 0 otherwise.
+    first: u32,
     flows: Vec<Flow>,
     /// Each flow's next deadline (its start, then its connections' timers).
     timers: OwnerDeadlines,
     /// Flows not yet finished; the run ends when it reaches zero.
-    unfinished: usize,
+    pub(super) unfinished: usize,
     /// The time cap (`max_sim_time_s`): a flow still running when the loop stopped was
     /// running there (its censored FCT's end).
-    end: Instant,
+    pub(super) end: Instant,
     /// Whether a flow's finish has been subtracted from `unfinished`.
     counted: Vec<bool>,
     /// The segment of the packet being delivered (reused).
     rx_seg: Segment,
     /// The bytes of the packet being sent (reused).
     tx_bytes: Vec<u8>,
-    /// The next packet's tag (packets are numbered in send order).
-    next_tag: u64,
+    /// How packets are tagged.
+    tags: Tags,
+    /// A traced run: the network's ids of the packets sent, in send order.
+    pub(super) sent_ids: Vec<u64>,
     routes: Vec<(String, coaplab_endpoint::Resource)>,
     /// Client ports per host taken by the flows' first connections (`source_addr`).
     port_stride: u32,
-    events: u64,
-    now: Instant,
+    /// Deliveries and timer expiries handled.
+    pub(super) events: u64,
+    pub(super) now: Instant,
     /// Bytes read from a connection (reused).
     buf: Vec<u8>,
     /// What a traced run keeps ([`run_traced`]); `None` otherwise.
@@ -508,7 +557,9 @@ pub(super) struct TcpSim<N: Topology> {
 }
 
 impl<N: Topology> TcpSim<N> {
-    fn run(&mut self, end: Instant) -> Result<(), RunError> {
+    /// Runs the flows to their end, or to the time cap, in virtual time.
+    fn run(&mut self) -> Result<(), RunError> {
+        let end = self.end;
         let mut rx = Vec::new();
         while self.unfinished > 0 {
             let next = earliest(self.timers.next_at(), self.net.poll_at());
@@ -522,93 +573,114 @@ impl<N: Topology> TcpSim<N> {
             // Deliveries before timers (an ACK wins over an expiry at the same instant).
             while let Some(d) = self.net.poll_delivery(now, &mut rx) {
                 self.events += 1;
-                let seg = &mut self.rx_seg;
-                let Owner {
-                    flow: i,
-                    conn: k,
-                    copy,
-                    slot,
-                } = tcp_packet::decode(&rx, seg);
-                let f = &mut self.flows[i as usize];
-                // A segment of a connection already dropped (both ends closed) is lost (every
-                // data segment of such a connection had a copy delivered already).
-                let current = f.conns.last().is_some_and(|c| c.k == k);
-                let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
-                    continue;
-                };
-                // To the server (the star's, or a mesh's server node): its `Direction::Up`.
-                let up = d.direction == Direction::Up;
-                if copy > 0 {
-                    c.copies[usize::from(!up)].delivered(seg.seq, copy, slot);
+                if self.deliver(&d, &rx)? == Delivered::Last {
+                    break;
                 }
-                let to = if up {
-                    Some(&mut c.server)
-                } else {
-                    c.client.as_mut()
-                };
-                if let Some(conn) = to {
-                    let ack = seg.ack;
-                    // A refused segment is the model's business (counted there), not an error
-                    // of the run.
-                    let _ = conn.handle_segment(d.at, &*seg);
-                    if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
-                        trace.tcp.ack(d.at, i, k, !up, ack, conn);
-                    }
-                    if let Some(http) = f.http.as_mut() {
-                        // The application reads now and writes once every delivery of this
-                        // instant is in (`woken_at`); the download ends with the segment that
-                        // completes the object: nothing after it is simulated.
-                        if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete {
-                            f.progress.times.done_at = Some(d.at);
-                            self.rearm(i);
-                            break;
-                        }
-                        self.rearm(i);
-                        continue;
-                    }
-                }
-                self.service(i)?;
-                self.rearm(i);
             }
-            // Flows due now, in flow order.
-            while let Some(i) = self.timers.pop_due(now) {
-                let f = &mut self.flows[i as usize];
-                let mut fired = false;
-                if f.opened == 0 && f.http.is_some() {
-                    self.open_http(i)?;
+            self.fire(now)?;
+        }
+        Ok(())
+    }
+
+    /// Hands the segment `d` (its bytes in `rx`) to its connection, at [`TcpSim::now`], and
+    /// services its flow.
+    #[inline]
+    pub(super) fn deliver(&mut self, d: &Delivery, rx: &[u8]) -> Result<Delivered, RunError> {
+        let seg = &mut self.rx_seg;
+        let Owner {
+            flow: i,
+            conn: k,
+            copy,
+            slot,
+        } = tcp_packet::decode(rx, seg);
+        let f = &mut self.flows[i as usize];
+        // A segment of a connection already dropped (both ends closed) is lost (every
+        // data segment of such a connection had a copy delivered already).
+        let current = f.conns.last().is_some_and(|c| c.k == k);
+        let Some(c) = f.conns.iter_mut().find(|c| c.k == k) else {
+            return Ok(Delivered::Taken);
+        };
+        // To the server (the star's, or a mesh's server node): its `Direction::Up`.
+        let up = d.direction == Direction::Up;
+        if copy > 0 {
+            c.copies[usize::from(!up)].delivered(seg.seq, copy, slot);
+        }
+        let to = if up {
+            Some(&mut c.server)
+        } else {
+            c.client.as_mut()
+        };
+        if let Some(conn) = to {
+            let ack = seg.ack;
+            // A refused segment is the model's business (counted there), not an error
+            // of the run.
+            let _ = conn.handle_segment(d.at, &*seg);
+            if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
+                trace.tcp.ack(d.at, f.index, k, !up, ack, conn);
+            }
+            if let Some(http) = f.http.as_mut() {
+                // The application reads now and writes once every delivery of this
+                // instant is in (`woken_at`); the download ends with the segment that
+                // completes the object: nothing after it is simulated.
+                if http.delivered(d.at, up, d.ip_len, conn, current) == Fetch::Complete {
+                    f.progress.times.done_at = Some(d.at);
                     self.rearm(i);
-                    continue;
+                    return Ok(Delivered::Last);
                 }
-                if f.opened == 0 {
-                    f.conns[0].client = Some(connect(f, i, 0)?);
-                    f.opened = 1;
-                    f.clients.push((f.conns[0].addr, 0));
-                    f.progress.times.syn_at = Some(now);
-                    fired = true;
-                } else {
-                    for c in &mut f.conns {
-                        if let Some(client) = c.client.as_mut() {
-                            if client.poll_timeout().is_some_and(|t| t <= now) {
-                                client.handle_timeout(now);
-                                fired = true;
-                            }
-                        }
-                        if c.server.poll_timeout().is_some_and(|t| t <= now) {
-                            c.server.handle_timeout(now);
+                self.rearm(i);
+                return Ok(Delivered::Taken);
+            }
+        }
+        self.service(i)?;
+        self.rearm(i);
+        Ok(Delivered::Taken)
+    }
+
+    /// Fires the flows' deadlines due at `now` (their starts and their connections'
+    /// timers), in flow order.
+    pub(super) fn fire(&mut self, now: Instant) -> Result<(), RunError> {
+        while let Some(i) = self.timers.pop_due(now) {
+            let f = &mut self.flows[i as usize];
+            let mut fired = false;
+            if f.opened == 0 && f.http.is_some() {
+                self.open_http(i)?;
+                self.rearm(i);
+                continue;
+            }
+            if f.opened == 0 {
+                f.conns[0].client = Some(connect(f, 0)?);
+                f.opened = 1;
+                f.clients.push((f.conns[0].addr, 0));
+                f.progress.times.syn_at = Some(now);
+                fired = true;
+            } else {
+                for c in &mut f.conns {
+                    if let Some(client) = c.client.as_mut() {
+                        if client.poll_timeout().is_some_and(|t| t <= now) {
+                            client.handle_timeout(now);
                             fired = true;
                         }
                     }
+                    if c.server.poll_timeout().is_some_and(|t| t <= now) {
+                        c.server.handle_timeout(now);
+                        fired = true;
+                    }
                 }
-                if f.http.is_some() {
-                    self.service_http(i)?;
-                } else if fired {
-                    self.events += 1;
-                    self.service(i)?;
-                }
-                self.rearm(i);
             }
+            if f.http.is_some() {
+                self.service_http(i)?;
+            } else if fired {
+                self.events += 1;
+                self.service(i)?;
+            }
+            self.rearm(i);
         }
         Ok(())
+    }
+
+    /// The earliest deadline of a flow (its start or a connection's timer).
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.timers.next_at()
     }
 
     /// Re-arms flow `i`'s deadline after anything touched it, and counts it once when it
@@ -629,7 +701,8 @@ impl<N: Topology> TcpSim<N> {
         // before what the applications write in answer, as from a kernel.
         self.transmit(i)?;
         let now = self.now;
-        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
+        let index = self.first + i;
+        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {index}: {e}"));
         let f = &mut self.flows[i as usize];
         let mut next_client = false;
         let current = f.conns.len() - 1;
@@ -717,9 +790,9 @@ impl<N: Topology> TcpSim<N> {
             let k = f.opened;
             f.opened += 1;
             let batch = f.draw_batch();
-            let mut c = Conn::new(k, super::source_addr(i, k, self.port_stride), f, i, batch)
-                .map_err(|e| setup(&e))?;
-            c.client = Some(connect(f, i, k)?);
+            let addr = super::source_addr(f.index, k, self.port_stride);
+            let mut c = Conn::new(k, addr, f, batch).map_err(|e| setup(&e))?;
+            c.client = Some(connect(f, k)?);
             f.clients.push((c.addr, 0));
             f.conns.push(c);
         }
@@ -779,14 +852,15 @@ impl<N: Topology> TcpSim<N> {
     /// warm-up): the client connects and writes what hyper writes at once, then it is sent.
     fn open_http(&mut self, i: u32) -> Result<(), RunError> {
         let now = self.now;
-        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
+        let index = self.first + i;
+        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {index}: {e}"));
         let f = &mut self.flows[i as usize];
         let k = f.opened;
         let first = f.conns.first().and_then(|c| c.client.as_ref());
         let cookie = first.is_some_and(Connection::fast_open_cookie_received);
         if k > 0 {
-            let c = Conn::new(k, super::source_addr(i, k, self.port_stride), f, i, 0)
-                .map_err(|e| setup(&e))?;
+            let addr = super::source_addr(f.index, k, self.port_stride);
+            let c = Conn::new(k, addr, f, 0).map_err(|e| setup(&e))?;
             f.conns.push(c);
         }
         let (Some(http), Some(c)) = (f.http.as_mut(), f.conns.last_mut()) else {
@@ -807,7 +881,8 @@ impl<N: Topology> TcpSim<N> {
     fn transmit(&mut self, i: u32) -> Result<(), RunError> {
         let now = self.now;
         let f = &mut self.flows[i as usize];
-        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {i}: {e}"));
+        let index = self.first + i;
+        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {index}: {e}"));
         let server = f.server;
         for c in &mut f.conns {
             for (conn, src, dst, up) in [
@@ -817,8 +892,13 @@ impl<N: Topology> TcpSim<N> {
                 let Some(conn) = conn else { continue };
                 while let Some(seg) = conn.poll_transmit(now) {
                     let len = seg.ip_len();
-                    let tag = self.next_tag;
-                    self.next_tag += 1;
+                    let tag = match &mut self.tags {
+                        Tags::Numbered(next) => {
+                            *next += 1;
+                            *next - 1
+                        }
+                        Tags::PerFlow => super::tag::from_client(f.index),
+                    };
                     // Data segments (FIN included; not SYNs) are numbered per sequence number.
                     let (copy, slot) = if seg.seq_len() > 0 && !seg.syn {
                         c.copies[usize::from(!up)].sent(seg.seq)
@@ -832,11 +912,13 @@ impl<N: Topology> TcpSim<N> {
                         slot,
                     };
                     tcp_packet::encode(&mut self.tx_bytes, owner, &seg);
-                    self.net
+                    let id = self
+                        .net
                         .send_tcp(now, src, dst, &self.tx_bytes, seg.tcp_len(), tag)
                         .map_err(|e| setup(&e))?;
                     if let Some(trace) = self.trace.as_deref_mut() {
-                        trace.packets.tcp(i, &seg, &f.tcp);
+                        trace.packets.tcp(f.index, &seg, &f.tcp);
+                        self.sent_ids.push(id.0);
                     }
                     conn.recycle(seg);
                     if up {
@@ -851,21 +933,7 @@ impl<N: Topology> TcpSim<N> {
     }
 
     pub(super) fn finish(&self) -> RunResult {
-        let flows = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| match &f.http {
-                Some(http) => super::http::record(
-                    &f.cc,
-                    &http.measured,
-                    f.finished() && !f.failed,
-                    f.progress.gave_up_at,
-                    self.end,
-                ),
-                None => record(i as u32, f, self.end),
-            })
-            .collect();
+        let flows = self.records();
         // An HTTP run's events are its packets delivered up to the download's end.
         let http_packets = self.flows.iter().filter_map(|f| f.http.as_ref());
         let events = match http_packets
@@ -881,6 +949,23 @@ impl<N: Topology> TcpSim<N> {
             sim_time_s: self.now.as_secs_f64(),
             network: Some(super::network_record(&self.net, self.now)),
         }
+    }
+
+    /// The flows' records, in flow order.
+    pub(super) fn records(&self) -> Vec<FlowRecord> {
+        self.flows
+            .iter()
+            .map(|f| match &f.http {
+                Some(http) => super::http::record(
+                    &f.cc,
+                    &http.measured,
+                    f.finished() && !f.failed,
+                    f.progress.gave_up_at,
+                    self.end,
+                ),
+                None => record(f, self.end),
+            })
+            .collect()
     }
 }
 
@@ -922,13 +1007,13 @@ impl Generate for Tail {
 }
 
 /// The record of flow `i`.
-fn record(i: u32, f: &Flow, run_end: Instant) -> FlowRecord {
+fn record(f: &Flow, run_end: Instant) -> FlowRecord {
     let mut n = f.retired;
     for c in &f.conns {
         n = n.sum(c.stats());
     }
     let mut r = flow_record(
-        i,
+        f.index,
         &f.cc,
         f.plan.workload,
         &f.progress,
