@@ -62,6 +62,8 @@ mod network;
 mod owner_deadlines;
 pub mod tag;
 mod tcp;
+mod tcp_app;
+mod tcp_coap;
 mod tcp_copies;
 mod tcp_flow;
 mod tcp_packet;

@@ -36,6 +36,7 @@ use coaplab_netsim::{
 };
 
 use super::tcp::{Tags, TcpNet, TcpSim};
+use super::tcp_coap::CoapApp;
 use super::{tag, Sim};
 use crate::results::{RunError, RunResult};
 use crate::scenario::{RunSpec, Transport};
@@ -103,7 +104,7 @@ fn finish(sim: &mut Sim<WithTcp>) -> Result<RunResult, RunError> {
 /// packets only (see the [module documentation](self)).
 pub(super) struct WithTcp {
     /// The TCP flows, on the star ([`TcpNet::Star`]).
-    tcp: TcpSim<TcpNet>,
+    tcp: TcpSim<TcpNet, CoapApp>,
     /// The flow index of the first TCP flow (the number of UDP flows): packets tagged with a
     /// flow from here on are the TCP flows'.
     first: u32,
