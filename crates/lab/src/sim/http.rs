@@ -21,8 +21,8 @@ use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_endpoint::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
 use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
-use super::tcp::{Conn, Flow};
 use super::tcp_app::{FlowApp, OnSegment, Serviced, Shared, Wake};
+use super::tcp_conns::{Conn, Flow};
 use crate::metrics::FlowMetrics;
 use crate::results::{FlowRecord, RunError};
 use crate::scenario::{FlowConfig, RunConfig, RunSpec, Transport, Workload};

@@ -14,7 +14,7 @@
 use coaplab_cc::time::Instant;
 use coaplab_netsim::tcp::Connection;
 
-use super::tcp::Flow;
+use super::tcp_conns::Flow;
 use crate::results::{FlowRecord, RunError};
 use crate::scenario::{FlowConfig, RunSpec};
 

@@ -20,8 +20,8 @@ use coaplab_endpoint::Router;
 use coaplab_netsim::rng;
 use coaplab_netsim::tcp::{Connection, Generate, TcpState};
 
-use super::tcp::{Conn, Flow};
 use super::tcp_app::{FlowApp, OnSegment, Serviced, Shared, Wake};
+use super::tcp_conns::{Conn, Flow};
 use super::tcp_copies::CopyLog;
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan};
 use crate::results::{FlowRecord, RunError};
