@@ -21,7 +21,7 @@ use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_endpoint::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
 use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
-use super::tcp_app::{FlowApp, OnSegment, Serviced, Shared, Wake};
+use super::tcp_app::{Arrival, FlowApp, OnSegment, Serviced, Shared, Wake};
 use super::tcp_conns::{Conn, Flow};
 use crate::metrics::FlowMetrics;
 use crate::results::{FlowRecord, RunError};
@@ -123,18 +123,6 @@ impl HttpEnd {
 /// link to itself.
 pub(super) const WARM_UP_GAP: Duration = Duration::from_millis(500);
 
-/// What a delivered segment did for the download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fetch {
-    /// Nothing complete yet.
-    Pending,
-    /// The warm-up download got its object; its client has closed the connection, and the
-    /// measured connection connects at [`HttpApp::connect_at`].
-    WarmedUp,
-    /// The measured download got its object (the download time is in [`HttpApp::measured`]).
-    Complete,
-}
-
 /// The HTTP applications of a download flow: both ends of the current connection, and what
 /// was measured. The IoT variants first download the object once on an unmeasured warm-up
 /// connection whose SYN asks for the TFO cookie (docs/experiments.md §8e), then, [`WARM_UP_GAP`]
@@ -217,53 +205,6 @@ impl HttpApp {
             Connection::listen(tcp)
         };
         c.map_err(|e| e.to_string())
-    }
-
-    /// A packet of `ip_len` bytes delivered at `at` (`up`: to the server) on the current
-    /// connection (`current`; else the warm-up one, done) after `conn` took it in: counts it
-    /// on the measured connection, lets the receiving end read, and says what completed.
-    fn delivered(
-        &mut self,
-        at: Instant,
-        up: bool,
-        ip_len: u32,
-        conn: &mut Connection,
-        current: bool,
-    ) -> Fetch {
-        self.woken_at = Some(at);
-        // The warm-up connection's last segments (ACKs, FINs) are not measured.
-        if !current || self.connect_at.is_some() {
-            return Fetch::Pending;
-        }
-        if !self.warming_up {
-            let m = &mut self.measured;
-            m.packets += 1;
-            if up {
-                m.bytes_up += u64::from(ip_len);
-            } else {
-                m.bytes_down += u64::from(ip_len);
-            }
-        }
-        if up {
-            self.server.read_all(conn);
-            return Fetch::Pending;
-        }
-        self.client.read_all(conn);
-        if self.client.read_bytes < self.complete_at_client_bytes {
-            return Fetch::Pending;
-        }
-        if self.warming_up {
-            // hyper's client drops the connection (FIN); the next fetch starts after the gap
-            // on a fresh exchange.
-            conn.close();
-            (self.client, self.server, self.complete_at_client_bytes) =
-                exchange(self.protocol, self.object_bytes);
-            self.warming_up = false;
-            self.connect_at = Some(at + WARM_UP_GAP);
-            return Fetch::WarmedUp;
-        }
-        self.measured.download_time = at - self.measured_from;
-        Fetch::Complete
     }
 
     /// Both applications of the current connection write what is due: the client once
@@ -358,20 +299,45 @@ impl FlowApp for HttpApp {
         Wake::Service { event: false }
     }
 
-    /// The application reads now and writes once every delivery of this instant is in
-    /// (`woken_at`).
-    fn on_segment(
-        &mut self,
-        at: Instant,
-        up: bool,
-        ip_len: u32,
-        conn: &mut Connection,
-        current: bool,
-    ) -> OnSegment {
-        match self.delivered(at, up, ip_len, conn, current) {
-            Fetch::Complete => OnSegment::Complete,
-            Fetch::Pending | Fetch::WarmedUp => OnSegment::Wait,
+    /// Counts a packet of the measured connection, lets the receiving end read now (it
+    /// writes once every delivery of this instant is in, `woken_at`), and completes the
+    /// download with the object's last byte; the warm-up download's completion closes its
+    /// connection and sets the measured one's connect.
+    fn on_segment(&mut self, a: Arrival, conn: &mut Connection) -> OnSegment {
+        self.woken_at = Some(a.at);
+        // The warm-up connection's last segments (ACKs, FINs) are not measured.
+        if !a.current || self.connect_at.is_some() {
+            return OnSegment::Wait;
         }
+        if !self.warming_up {
+            let m = &mut self.measured;
+            m.packets += 1;
+            if a.up {
+                m.bytes_up += u64::from(a.ip_len);
+            } else {
+                m.bytes_down += u64::from(a.ip_len);
+            }
+        }
+        if a.up {
+            self.server.read_all(conn);
+            return OnSegment::Wait;
+        }
+        self.client.read_all(conn);
+        if self.client.read_bytes < self.complete_at_client_bytes {
+            return OnSegment::Wait;
+        }
+        if self.warming_up {
+            // hyper's client drops the connection (FIN); the next fetch starts after the gap
+            // on a fresh exchange.
+            conn.close();
+            (self.client, self.server, self.complete_at_client_bytes) =
+                exchange(self.protocol, self.object_bytes);
+            self.warming_up = false;
+            self.connect_at = Some(a.at + WARM_UP_GAP);
+            return OnSegment::Wait;
+        }
+        self.measured.download_time = a.at - self.measured_from;
+        OnSegment::Complete
     }
 
     /// The measured connection connects when its time has come; otherwise the warm-up

@@ -45,7 +45,7 @@ use coaplab_netsim::{
 
 use super::http::HttpApp;
 use super::owner_deadlines::OwnerDeadlines;
-use super::tcp_app::{FlowApp, OnSegment, Serviced, Shared, Wake};
+use super::tcp_app::{Arrival, FlowApp, OnSegment, Serviced, Shared, Wake};
 use super::tcp_coap::CoapApp;
 use super::tcp_conns::{Conn, Flow};
 use super::tcp_flow::{Progress, SegmentCounts};
@@ -447,7 +447,13 @@ impl<N: Topology, A: FlowApp> TcpSim<N, A> {
                 if let (Some(trace), Some(ack)) = (self.trace.as_deref_mut(), ack) {
                     trace.tcp.ack(d.at, f.index, k, !up, ack, conn);
                 }
-                self.apps[i as usize].on_segment(d.at, up, d.ip_len, conn, current)
+                let arrival = Arrival {
+                    at: d.at,
+                    up,
+                    ip_len: d.ip_len,
+                    current,
+                };
+                self.apps[i as usize].on_segment(arrival, conn)
             }
             None => OnSegment::Service,
         };

@@ -29,6 +29,19 @@ pub(super) enum Wake {
     Service { event: bool },
 }
 
+/// A segment one of a flow's connections took in.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Arrival {
+    /// When it arrived.
+    pub(super) at: Instant,
+    /// Sent to the server.
+    pub(super) up: bool,
+    /// Its IP length.
+    pub(super) ip_len: u32,
+    /// Its connection is the flow's current one (its last).
+    pub(super) current: bool,
+}
+
 /// What the loop does after a connection of the flow took in a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum OnSegment {
@@ -96,16 +109,8 @@ pub(super) trait FlowApp: Sized {
     /// least one).
     fn woken(&mut self, fired: bool) -> Wake;
 
-    /// `conn` (the flow's current connection when `current`) took in a segment of `ip_len`
-    /// bytes at `at`, sent to the server when `up`.
-    fn on_segment(
-        &mut self,
-        at: Instant,
-        up: bool,
-        ip_len: u32,
-        conn: &mut Connection,
-        current: bool,
-    ) -> OnSegment;
+    /// `conn` took in the segment `arrival`.
+    fn on_segment(&mut self, arrival: Arrival, conn: &mut Connection) -> OnSegment;
 
     /// Moves bytes between the flow's connections and the application at `now`.
     fn service(

@@ -20,7 +20,7 @@ use coaplab_endpoint::Router;
 use coaplab_netsim::rng;
 use coaplab_netsim::tcp::{Connection, Generate, TcpState};
 
-use super::tcp_app::{FlowApp, OnSegment, Serviced, Shared, Wake};
+use super::tcp_app::{Arrival, FlowApp, OnSegment, Serviced, Shared, Wake};
 use super::tcp_conns::{Conn, Flow};
 use super::tcp_copies::CopyLog;
 use super::tcp_flow::{draw_batch, flow_record, FlowPlan};
@@ -90,14 +90,7 @@ impl FlowApp for CoapApp {
     }
 
     #[inline]
-    fn on_segment(
-        &mut self,
-        _: Instant,
-        _: bool,
-        _: u32,
-        _: &mut Connection,
-        _: bool,
-    ) -> OnSegment {
+    fn on_segment(&mut self, _: Arrival, _: &mut Connection) -> OnSegment {
         OnSegment::Service
     }
 
