@@ -12,7 +12,7 @@ use super::tcp_copies::CopyLog;
 use super::tcp_flow::{Progress, SegmentCounts};
 
 /// One flow's transport: its connections (one, or one per short-lived client), each with the
-/// application's state `C` ([`FlowApp::Conn`]), and what was measured.
+/// application's state `C` (`super::tcp_app::FlowApp::Conn`), and what was measured.
 pub(super) struct Flow<C> {
     /// Its index among the run's flows (client addresses, random streams, trace, errors);
     /// its place among the TCP loop's flows is this minus the loop's first index (`super::tcp`).
