@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Simulator results byte-identical between two coaplab binaries (issue 17: optimisations must
-# not change a single result). Runs every scenarios/*.toml at one replication with each binary
-# and compares flows.csv, summary.csv and runs.csv (without its measured wall_s column) with cmp.
+# not change a single result). Runs every scenarios/*.toml and scripts/identical/*.toml at one
+# replication with each binary and compares flows.csv, summary.csv and runs.csv (without its
+# measured wall_s column) with cmp.
 # --ignore-events also leaves runs.csv's `events` column out: for a BEFORE_BIN of an older
 # results format whose `events` counted otherwise (format 3 dropped the stale timer wake-ups of
 # CoAP-over-UDP runs, docs/scenarios.md "Results format versions"); every other column must match.
@@ -23,7 +24,9 @@ AFTER="${2:-$ROOT/target/release/coaplab}"
 OUT="$(mktemp -d /tmp/check-identical.XXXXXX)"
 trap 'rm -rf "$OUT"' EXIT
 fail=0
-for scn in "$ROOT"/scenarios/*.toml; do
+# scripts/identical/ adds runs the published scenarios leave out (coverage only, e.g. HTTP on
+# the mesh, TCP exchanges beside UDP flows, short-lived TCP clients on a lossy link).
+for scn in "$ROOT"/scenarios/*.toml "$ROOT"/scripts/identical/*.toml; do
   name="$(basename "$scn" .toml)"
   for side in before after; do
     bin="$BEFORE"; [ "$side" = after ] && bin="$AFTER"

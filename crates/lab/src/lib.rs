@@ -9,7 +9,9 @@
 //!   endpoint per flow and one server — a pure function of the run's
 //!   [`RunSpec`](scenario::RunSpec). [`workload`] drives each flow's requests; [`metrics`] turns
 //!   endpoint events and packet tags into per-flow [`results::FlowRecord`]s, with ground truth for
-//!   unnecessary retransmissions.
+//!   unnecessary retransmissions. TCP flows run in one TCP run loop (`sim/tcp.rs`) generic over
+//!   the flow's application (`sim/tcp_app.rs`): RFC 8323 sessions (`sim/tcp_coap.rs`) or an
+//!   HTTP download (`sim/http.rs`), alone or beside CoAP-over-UDP flows (`sim/cross_tcp.rs`).
 //! - [`exec`]: runs in parallel across cores; each run's rows are written atomically as it
 //!   ends; failed or panicking runs are recorded with their error; `--resume` skips finished
 //!   runs.

@@ -12,14 +12,15 @@
 //! how [`crate::metrics`] knows which copy a delivered reply answers (ground truth).
 //!
 //! A run whose flows all have a TCP `cc` (`tcp-newreno`, `tcp-bbr`) runs CoAP over TCP instead, in the
-//! private `tcp` module: one connection of netsim's TCP model per flow on the same star or mesh. An
-//! HTTP download (`cc` = `http1`, `h2`, `iot-http1`, `iot-h2`, private `http` module) runs in
-//! the same loop, its connection carrying HTTP instead of RFC 8323 sessions. Which loop a run
-//! takes follows from its topology and its flows' typed [`crate::scenario::Transport`], in the
-//! one dispatcher of the private `dispatch` module (simulated, traced and emulated runs alike).
-//! A run of CoAP-over-UDP groups followed by CoAP-over-TCP groups (a long download beside CoAP
-//! clients) runs this loop on the private `cross_tcp` module's star, which carries the TCP
-//! flows itself.
+//! TCP run loop of the private `tcp` module: connections of netsim's TCP model on the same star
+//! or mesh, each flow's application on top a `tcp_app::FlowApp` — RFC 8323 sessions (private
+//! `tcp_coap` module) or, as a sibling, an HTTP download (`cc` = `http1`, `h2`, `iot-http1`,
+//! `iot-h2`, private `http` module). Which loop a run takes follows from its topology and its
+//! flows' typed [`crate::scenario::Transport`], in the one dispatcher of the private `dispatch`
+//! module (simulated, traced and emulated runs alike). A run of CoAP-over-UDP groups followed
+//! by CoAP-over-TCP groups (a long download beside CoAP clients) runs this loop on the private
+//! `cross_tcp` module's star, which carries the TCP flows itself: it drives the TCP loop's
+//! flows from inside its network.
 //!
 //! The loop reaches the network only through netsim's [`Topology`] trait: netsim's [`Star`], or
 //! netsim's multi-hop 802.15.4 `Mesh` (`[topology] kind = "mesh"`, private `mesh` module,
@@ -62,6 +63,9 @@ mod network;
 mod owner_deadlines;
 pub mod tag;
 mod tcp;
+mod tcp_app;
+mod tcp_coap;
+mod tcp_conns;
 mod tcp_copies;
 mod tcp_flow;
 mod tcp_packet;

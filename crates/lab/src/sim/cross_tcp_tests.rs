@@ -62,7 +62,7 @@ fn udp_flows_on_the_wrapper_alone_are_the_pure_udp_runs() {
     );
     let pure = super::super::run_one(&s).unwrap();
     assert!(pure.flows.iter().any(|f| f.retransmissions > 0));
-    let mut sim = Sim::assemble(&s, WithTcp::new(&s, 2).unwrap(), false).unwrap();
+    let mut sim = Sim::assemble(&s, WithTcp::new(&s, 2, false).unwrap(), false).unwrap();
     sim.net_busy = WithTcp::busy;
     sim.run().unwrap();
     assert_eq!(sim.finish(), pure);
@@ -93,7 +93,7 @@ fn a_coap_exchange_waits_behind_the_download_in_the_shared_fifo() {
     let s = spec(&format!("{net}{coap}{download}"));
     let mut udp = s.clone();
     udp.config.flows.truncate(1);
-    let mut sim = Sim::assemble(&udp, WithTcp::new(&s, 1).unwrap(), false).unwrap();
+    let mut sim = Sim::assemble(&udp, WithTcp::new(&s, 1, false).unwrap(), false).unwrap();
     sim.net_busy = WithTcp::busy;
     sim.net.record_packets(true);
     sim.run().unwrap();
@@ -151,7 +151,7 @@ fn a_coap_exchange_waits_behind_the_download_in_the_shared_fifo() {
         .all(|&r| r <= base + ns_per_byte(30_000, 2_500) + ns_per_byte(60_000, 2_500)));
     // The download finished, later than alone, and the link counted both kinds of packets.
     let tcp_alone = tcp::run(&spec(&format!("{net}{download}"))).unwrap();
-    let d = &sim.net.flows[0].record(sim.end);
+    let d = &sim.net.tcp.records()[0];
     assert!(d.completed && d.fct_s > tcp_alone.flows[0].fct_s, "{d:?}");
     let network = result.network.unwrap();
     let down = network.down.offered_packets;

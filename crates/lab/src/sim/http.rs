@@ -1,9 +1,11 @@
 //! HTTP download flows (docs/experiments.md §8e): `cc` = `http1`, `h2`, `iot-http1` or `iot-h2` with
 //! `workload = "long-transfer"` downloads `object_bytes` once. HTTP is a sibling of the CoAP
-//! session on the TCP model (DESIGN.md): the flow runs in the CoAP-over-TCP run loop
-//! ([`super::tcp`]) on one connection whose ends carry [`HttpApp`] instead of RFC 8323
-//! sessions; the bytes each end writes are netsim's byte-exact HTTP messages
-//! ([`coaplab_endpoint::http::Download`]), written when hyper would write them. The IoT variants
+//! session on the TCP model (DESIGN.md): the flow runs in the TCP run loop ([`super::tcp`]),
+//! [`HttpApp`] its [`FlowApp`] as RFC 8323 sessions are CoAP's (`super::tcp_coap`); the bytes
+//! each end writes are netsim's byte-exact HTTP messages ([`coaplab_endpoint::http::Download`]),
+//! written when hyper would write them: both ends read each delivered segment at once and write
+//! once every delivery and timer of the instant is handled (their own wake-up,
+//! [`FlowApp::next_timer`]). The run ends with the segment that completes the object. The IoT variants
 //! run TCP Fast Open (`Connection::connect_fast_open` / `listen_fast_open`); the cookie comes
 //! from an unmeasured warm-up connection ([`WARM_UP_GAP`]).
 //!
@@ -15,13 +17,15 @@
 //! `exchanges` 1; `transmissions` = packets counted. `start_jitter_s` does not apply (the
 //! download starts at 0).
 
-use coaplab_cc::time::{Duration, Instant};
+use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_endpoint::http::{Download, Flight, HttpProtocol, Sender, Trigger, DEFAULT_HOST};
 use coaplab_netsim::tcp::{Connection, TcpConfig, TcpState};
 
+use super::tcp_app::{Arrival, FlowApp, OnSegment, Serviced, Shared, Wake};
+use super::tcp_conns::{Conn, Flow};
 use crate::metrics::FlowMetrics;
-use crate::results::RunError;
-use crate::scenario::{RunConfig, Transport, Workload};
+use crate::results::{FlowRecord, RunError};
+use crate::scenario::{FlowConfig, RunConfig, RunSpec, Transport, Workload};
 
 /// The run's one download: its protocol, object size and flow, or why the run has none.
 pub(super) fn download_of(
@@ -119,18 +123,6 @@ impl HttpEnd {
 /// link to itself.
 pub(super) const WARM_UP_GAP: Duration = Duration::from_millis(500);
 
-/// What a delivered segment did for the download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fetch {
-    /// Nothing complete yet.
-    Pending,
-    /// The warm-up download got its object; its client has closed the connection, and the
-    /// measured connection connects at [`HttpApp::connect_at`].
-    WarmedUp,
-    /// The measured download got its object (the download time is in [`HttpApp::measured`]).
-    Complete,
-}
-
 /// The HTTP applications of a download flow: both ends of the current connection, and what
 /// was measured. The IoT variants first download the object once on an unmeasured warm-up
 /// connection whose SYN asks for the TFO cookie (docs/experiments.md §8e), then, [`WARM_UP_GAP`]
@@ -145,15 +137,15 @@ pub(super) struct HttpApp {
     /// The current connection is the warm-up one.
     warming_up: bool,
     /// The measured connection connects at this instant (after the warm-up).
-    pub(super) connect_at: Option<Instant>,
+    connect_at: Option<Instant>,
     /// When the measured connection connected (the download time's start).
     measured_from: Instant,
     /// A segment was delivered at this instant: both applications act once every delivery
     /// of the instant is in (hyper, woken by the kernel, reads and writes after it); the run
     /// loop clears it then.
-    pub(super) woken_at: Option<Instant>,
+    woken_at: Option<Instant>,
     /// The measured connection's packets delivered so far, with their IP bytes.
-    pub(super) measured: Measured,
+    measured: Measured,
 }
 
 impl HttpApp {
@@ -187,7 +179,7 @@ impl HttpApp {
     /// The client's next connection, connecting at `now`: TFO (`TCP_FASTOPEN_CONNECT`) asks
     /// for a cookie on the warm-up connection and uses it, when `cookie` came, on the
     /// measured one. The download time counts from `now` on the measured connection.
-    pub(super) fn connect(
+    fn connect(
         &mut self,
         tcp: TcpConfig,
         now: Instant,
@@ -206,7 +198,7 @@ impl HttpApp {
     }
 
     /// The server's listening connection (TFO: `TCP_FASTOPEN` on the listener).
-    pub(super) fn listen(&self, tcp: TcpConfig) -> Result<Connection, String> {
+    fn listen_on(&self, tcp: TcpConfig) -> Result<Connection, String> {
         let c = if self.fast_open() {
             Connection::listen_fast_open(tcp)
         } else {
@@ -215,58 +207,11 @@ impl HttpApp {
         c.map_err(|e| e.to_string())
     }
 
-    /// A packet of `ip_len` bytes delivered at `at` (`up`: to the server) on the current
-    /// connection (`current`; else the warm-up one, done) after `conn` took it in: counts it
-    /// on the measured connection, lets the receiving end read, and says what completed.
-    pub(super) fn delivered(
-        &mut self,
-        at: Instant,
-        up: bool,
-        ip_len: u32,
-        conn: &mut Connection,
-        current: bool,
-    ) -> Fetch {
-        self.woken_at = Some(at);
-        // The warm-up connection's last segments (ACKs, FINs) are not measured.
-        if !current || self.connect_at.is_some() {
-            return Fetch::Pending;
-        }
-        if !self.warming_up {
-            let m = &mut self.measured;
-            m.packets += 1;
-            if up {
-                m.bytes_up += u64::from(ip_len);
-            } else {
-                m.bytes_down += u64::from(ip_len);
-            }
-        }
-        if up {
-            self.server.read_all(conn);
-            return Fetch::Pending;
-        }
-        self.client.read_all(conn);
-        if self.client.read_bytes < self.complete_at_client_bytes {
-            return Fetch::Pending;
-        }
-        if self.warming_up {
-            // hyper's client drops the connection (FIN); the next fetch starts after the gap
-            // on a fresh exchange.
-            conn.close();
-            (self.client, self.server, self.complete_at_client_bytes) =
-                exchange(self.protocol, self.object_bytes);
-            self.warming_up = false;
-            self.connect_at = Some(at + WARM_UP_GAP);
-            return Fetch::WarmedUp;
-        }
-        self.measured.download_time = at - self.measured_from;
-        Fetch::Complete
-    }
-
     /// Both applications of the current connection write what is due: the client once
     /// `connect` has returned (at once with TFO: the first write makes the SYN), the server
     /// once it has accepted (with TFO already in SYN-RECEIVED when the SYN's data arrived:
     /// Linux hands the child socket to `accept` then).
-    pub(super) fn write_due(&mut self, client: &mut Connection, server: &mut Connection) {
+    fn write_due(&mut self, client: &mut Connection, server: &mut Connection) {
         let fast_open = self.fast_open();
         let connected = fast_open || !matches!(client.state(), TcpState::SynSent);
         self.client.write_due(client, connected);
@@ -280,9 +225,165 @@ impl HttpApp {
 
     /// The client writes at `connect` (TFO with a cookie: the request starts in the SYN;
     /// without one it waits for the handshake in the socket).
-    pub(super) fn write_at_connect(&mut self, client: &mut Connection) {
+    fn write_at_connect(&mut self, client: &mut Connection) {
         let fast_open = self.fast_open();
         self.client.write_due(client, fast_open);
+    }
+}
+
+impl HttpApp {
+    /// Opens the flow's next connection at `now` (its first, or the measured one after the
+    /// warm-up): the client connects and writes what hyper writes at once.
+    fn open_next(
+        &mut self,
+        f: &mut Flow<()>,
+        port_stride: u32,
+        now: Instant,
+    ) -> Result<(), RunError> {
+        let index = f.index;
+        let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {index}: {e}"));
+        let k = f.opened;
+        let first = f.conns.first().and_then(|c| c.client.as_ref());
+        let cookie = first.is_some_and(Connection::fast_open_cookie_received);
+        if k > 0 {
+            let addr = super::source_addr(f.index, k, port_stride);
+            let server = self.listen(f, k).map_err(|e| setup(&e))?;
+            f.conns.push(Conn::new(k, addr, server, ()));
+        }
+        let tcp = f.tcp.clone();
+        let Some(c) = f.conns.last_mut() else {
+            return Ok(());
+        };
+        let mut client = self.connect(tcp, now, cookie).map_err(|e| setup(&e))?;
+        self.write_at_connect(&mut client);
+        c.client = Some(client);
+        f.opened += 1;
+        f.clients.push((c.addr, 0));
+        f.progress.times.syn_at = Some(now);
+        Ok(())
+    }
+}
+
+impl FlowApp for HttpApp {
+    /// One download's applications serve both ends of the current connection.
+    type Conn = ();
+
+    /// The download starts at 0 (`start_jitter_s` does not apply).
+    fn new(
+        spec: &RunSpec,
+        _: &FlowConfig,
+        _: u32,
+        _: &str,
+    ) -> Result<(HttpApp, Instant), RunError> {
+        let (protocol, object_bytes, _) = download_of(&spec.config)?;
+        Ok((HttpApp::new(protocol, object_bytes), Instant::ZERO))
+    }
+
+    fn new_conn(&mut self) {}
+
+    fn listen(&self, flow: &Flow<()>, _: u32) -> Result<Connection, String> {
+        self.listen_on(flow.tcp.clone())
+    }
+
+    fn next_timer(&self) -> Option<Instant> {
+        earliest(self.woken_at, self.connect_at)
+    }
+
+    fn open(&mut self, f: &mut Flow<()>, shared: &Shared, now: Instant) -> Result<Wake, RunError> {
+        self.open_next(f, shared.port_stride, now)?;
+        Ok(Wake::Send)
+    }
+
+    /// Both applications act at every wake-up of the flow (their own included).
+    fn woken(&mut self, _: bool) -> Wake {
+        Wake::Service { event: false }
+    }
+
+    /// Counts a packet of the measured connection, lets the receiving end read now (it
+    /// writes once every delivery of this instant is in, `woken_at`), and completes the
+    /// download with the object's last byte; the warm-up download's completion closes its
+    /// connection and sets the measured one's connect.
+    fn on_segment(&mut self, a: Arrival, conn: &mut Connection) -> OnSegment {
+        self.woken_at = Some(a.at);
+        // The warm-up connection's last segments (ACKs, FINs) are not measured.
+        if !a.current || self.connect_at.is_some() {
+            return OnSegment::Wait;
+        }
+        if !self.warming_up {
+            let m = &mut self.measured;
+            m.packets += 1;
+            if a.up {
+                m.bytes_up += u64::from(a.ip_len);
+            } else {
+                m.bytes_down += u64::from(a.ip_len);
+            }
+        }
+        if a.up {
+            self.server.read_all(conn);
+            return OnSegment::Wait;
+        }
+        self.client.read_all(conn);
+        if self.client.read_bytes < self.complete_at_client_bytes {
+            return OnSegment::Wait;
+        }
+        if self.warming_up {
+            // hyper's client drops the connection (FIN); the next fetch starts after the gap
+            // on a fresh exchange.
+            conn.close();
+            (self.client, self.server, self.complete_at_client_bytes) =
+                exchange(self.protocol, self.object_bytes);
+            self.warming_up = false;
+            self.connect_at = Some(a.at + WARM_UP_GAP);
+            return OnSegment::Wait;
+        }
+        self.measured.download_time = a.at - self.measured_from;
+        OnSegment::Complete
+    }
+
+    /// The measured connection connects when its time has come; otherwise the warm-up
+    /// connection's server closes its side once the client has, and both ends of the current
+    /// connection write what is due.
+    fn service(
+        &mut self,
+        f: &mut Flow<()>,
+        shared: &mut Shared,
+        now: Instant,
+    ) -> Result<Serviced, RunError> {
+        if self.connect_at.is_some_and(|t| t <= now) {
+            self.open_next(f, shared.port_stride, now)?;
+            return Ok(Serviced::Opened);
+        }
+        self.woken_at = None;
+        // Between the warm-up and the measured connection no connection is current.
+        let live = if self.connect_at.is_some() { 0 } else { 1 };
+        let done = f.conns.len().saturating_sub(live);
+        let (warm_up, current) = f.conns.split_at_mut(done);
+        for old in warm_up {
+            // The warm-up connection's client closed: the server closes its side.
+            if old.server.state() == TcpState::CloseWait {
+                old.server.close();
+            }
+        }
+        if let Some(c) = current.first_mut() {
+            if let Some(client) = c.client.as_mut() {
+                self.write_due(client, &mut c.server);
+            }
+        }
+        Ok(Serviced::Done)
+    }
+
+    fn record(&self, f: &Flow<()>, run_end: Instant) -> FlowRecord {
+        record(
+            &f.cc,
+            &self.measured,
+            f.finished() && !f.failed,
+            f.progress.gave_up_at,
+            run_end,
+        )
+    }
+
+    fn events(&self) -> Option<u64> {
+        Some(self.measured.packets)
     }
 }
 
