@@ -34,7 +34,6 @@ KNOWN = {
     ],
     "netsim": [
         ["mesh::csma", "mesh::mac", "mesh::params", "mesh::rpl"],
-        ["tcp::bbr", "tcp::cc", "tcp::config", "tcp::connection", "tcp::receiver"],
     ],
 }
 

@@ -39,22 +39,22 @@ pub mod newreno;
 pub mod pacing;
 pub mod rate;
 pub mod receiver;
-mod recovery;
 pub mod rtt;
 pub mod segment;
 pub mod send_buffer;
 pub mod sender;
+pub mod state;
 pub mod stats;
 pub mod timer_wheel;
-mod transmit;
 
 pub use bbr::{BbrConfig, Mode as BbrMode, BBR_PARAMS};
 pub use cc::CongestionControl;
 pub use config::{RecoveryMode, RtoBackoffReset, TcpConfig, TcpConfigError, TCP_PARAMS};
-pub use connection::{CaState, Connection, ConnectionFailed, Role, SegmentError, TcpState};
+pub use connection::{Connection, ConnectionFailed, SegmentError};
 pub use segment::{
     Segment, HEADER_BYTES, IPV4_HEADER_BYTES, MAX_TCP_OPTION_SPACE, TCP_HEADER_BYTES,
     TFO_OPTION_BYTES, TFO_REQUEST_OPTION_BYTES,
 };
 pub use send_buffer::Generate;
+pub use state::{CaState, Role, TcpState};
 pub use stats::TcpStats;
