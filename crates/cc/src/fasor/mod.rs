@@ -34,8 +34,8 @@ use crate::rng::Random;
 use crate::scratch::{FasorScratch, Scratch, Snap};
 use crate::time::{Duration, Instant};
 
-/// FASOR's state machine (its variants and names are with the per-exchange data in
-/// [`crate::scratch`], which the exchange layer's [`Exchange`] holds).
+/// FASOR's state machine (declared with the per-exchange data that an [`Exchange`] carries,
+/// so that the exchange names no algorithm module).
 pub use crate::scratch::FasorState as State;
 
 impl State {

@@ -17,7 +17,7 @@
 //! * `rto_timer`: the retransmission timer's deadline and expiry count;
 //! * `cwnd_validation`: `tcp_cwnd_validate`'s flight record;
 //! * `fast_open`: TCP Fast Open's mode and cookie exchange; `close`: the closing states;
-//! * `timer`: every deadline by name ([`timer::Timer`]) and the one `next_deadline`;
+//! * `timer`: every deadline by name (`Timer`) and the one `next_deadline`;
 //! * `error`: what the connection refuses.
 //!
 //! What an ACK does (Linux `tcp_ack`): [`Connection::handle_segment`] → `on_ack` removes the
@@ -325,7 +325,8 @@ impl Connection {
         }
     }
 
-    /// Runs every timer due at `now`, in [`Timer::ALL`]'s order.
+    /// Runs every timer due at `now`: the handshake's, the RTO, the delayed ACK, the pacing
+    /// wake-up, in this order (`Timer::ALL`).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.quiet = false;
         for timer in Timer::ALL {
