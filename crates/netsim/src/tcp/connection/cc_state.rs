@@ -10,6 +10,7 @@ use crate::tcp::bbr::{Bbr, BbrConfig, Tp};
 use crate::tcp::cc::CongestionControl;
 use crate::tcp::pacing::Pacing;
 use crate::tcp::rate::{RateSample, RateSnapshot, RateState};
+use crate::tcp::sender::Sender;
 use crate::tcp::state::CaState;
 
 /// Rate sampling, pacing and BBR of one connection.
@@ -109,17 +110,13 @@ impl CcState {
         self.bbr = Some(Bbr::init(cfg, mss, rng, tp, min_rtt));
     }
 
-    /// `tcp_rate_check_app_limited` at an application write.
-    pub(super) fn on_write(
-        &mut self,
-        unsent_bytes: u64,
-        mss: u32,
-        in_flight: u32,
-        cwnd: u32,
-        lost_waiting: bool,
-    ) {
+    /// `tcp_rate_check_app_limited` at an application write, reading the sender's queue and
+    /// flight, the MSS and cwnd.
+    pub(super) fn on_write(&mut self, snd: &Sender, mss: u32, cwnd: u32) {
+        let (unsent, in_flight, lost_waiting) =
+            (snd.unsent_bytes(), snd.in_flight(), snd.has_lost_to_send());
         self.rate
-            .check_app_limited(unsent_bytes, mss, in_flight, cwnd, lost_waiting);
+            .check_app_limited(unsent, mss, in_flight, cwnd, lost_waiting);
     }
 
     /// BBR's `cong_control` for one ACK: BBR sets cwnd and the pacing rate from the completed

@@ -253,14 +253,8 @@ impl Connection {
         if self.state == TcpState::Failed || self.close.closed_by_app() {
             return Err(ConnectionFailed);
         }
-        // `tcp_rate_check_app_limited` at the write.
-        self.cc.on_write(
-            self.snd.unsent_bytes(),
-            self.config.mss(),
-            self.snd.in_flight(),
-            self.recovery.cwnd(),
-            self.snd.has_lost_to_send(),
-        );
+        self.cc
+            .on_write(&self.snd, self.config.mss(), self.recovery.cwnd());
         let len = head.len() + tail.as_ref().map_or(0, |t| t.len() as usize);
         self.snd.write_parts(head, tail);
         Ok(len)
