@@ -94,9 +94,12 @@ impl Connection {
             Role::Client => config.syn_retries,
             Role::Server => config.synack_retries,
         };
-        let mut hs = Handshake::new(config.rto_initial, config.rto_max, max_timeouts)
+        let hs = Handshake::new(config.rto_initial, config.rto_max, max_timeouts)
             .with_timer_wheel(config.timer_wheel_hz);
-        hs.pending = u32::from(role == Role::Client);
+        let hs = match role {
+            Role::Client => hs,
+            Role::Server => hs.listening(),
+        };
         Connection {
             hs,
             role,
@@ -367,7 +370,7 @@ impl Connection {
             TcpState::Listen if seg.syn && seg.ack.is_none() => {
                 self.rcv = Receiver::for_config(seg.seq + 1, &self.config);
                 self.state = TcpState::SynReceived;
-                self.hs.pending = 1;
+                self.hs.on_syn();
                 let tfo_bytes = self.tfo_option_bytes(seg);
                 if self.tfo.on_syn(tfo_bytes, !seg.payload.is_empty()) {
                     // The SYN-ACK, built after this, acknowledges the data.
@@ -458,7 +461,7 @@ impl Connection {
             None => self.rtt.fall_back(self.config.rto_fallback),
         }
         // Linux tcp_init_metrics: cwnd 1 after more than one SYN/SYN-ACK retransmission.
-        self.recovery.set_cwnd(if self.hs.retransmits > 1 {
+        self.recovery.set_cwnd(if self.hs.retransmits() > 1 {
             1
         } else {
             self.config.iw
@@ -514,7 +517,7 @@ impl Connection {
         let mut data_acked = false;
         let mut retrans_acked = false;
         let mut rs = RateSample::new(self.snd.in_flight());
-        let (prior_lost, prior_sacked) = (self.snd.lost_total, self.snd.sacked_out);
+        let (prior_lost, prior_sacked) = (self.snd.lost_total(), self.snd.sacked_out());
         let mut acked_segments = 0;
         if advanced {
             self.rto.on_progress();
@@ -562,7 +565,7 @@ impl Connection {
             && prior_sacked == 0
             && rs.prior_at.is_some()
             && rs.prior_delivered + 1 == rate.delivered;
-        let lost = (self.snd.lost_total - prior_lost) as u32;
+        let lost = (self.snd.lost_total() - prior_lost) as u32;
         rate.generate(now, delivered, lost, &mut rs);
         let tp = self.tp(now);
         match self.cc.bbr_on_ack(&tp, &rs) {
@@ -607,7 +610,7 @@ impl Connection {
             now,
             delivered: rate.delivered,
             delivered_at: rate.delivered_at,
-            lost: self.snd.lost_total,
+            lost: self.snd.lost_total(),
             in_flight: self.snd.in_flight(),
             ca: self.recovery.ca(),
             wstamp: self.cc.pacing_time(),
@@ -657,7 +660,7 @@ impl Connection {
 
     fn next_segment(&mut self, now: Instant) -> Option<Segment> {
         let ack = Some(self.rcv.rcv_nxt());
-        if self.hs.pending > 0 {
+        if self.hs.due() {
             self.hs.on_sent(now);
             let first_syn = self.stats.segments_sent == 0;
             return Some(match self.role {
@@ -701,7 +704,7 @@ impl Connection {
     /// Past the handshake and not failed (a Fast Open server sends from SYN-RECV on).
     fn synchronized(&self) -> bool {
         match self.state {
-            TcpState::SynReceived => self.tfo.enabled() && self.hs.first_sent.is_some(),
+            TcpState::SynReceived => self.tfo.enabled() && self.hs.first_sent().is_some(),
             s => !matches!(s, TcpState::Listen | TcpState::SynSent | TcpState::Failed),
         }
     }

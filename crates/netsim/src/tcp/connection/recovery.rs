@@ -88,7 +88,7 @@ impl Recovery {
     /// `tcp_remove_reno_sacks`).
     pub(super) fn on_cumulative_ack(&mut self, snd: &mut Sender, acked: u32) -> u32 {
         if self.inflating() {
-            snd.sacked_out = 0;
+            snd.reset_reno_sacks();
             acked
         } else {
             snd.remove_reno_sacks(acked)
@@ -112,7 +112,7 @@ impl Recovery {
         let mut do_lost = is_dupack;
         // D. Exit of recovery once high_seq is acknowledged.
         if self.ca == CaState::Recovery && una >= self.high_seq {
-            snd.sacked_out = 0;
+            snd.reset_reno_sacks();
             if una == self.high_seq && !inflation {
                 // Reno holds recovery until something above high_seq is acknowledged.
                 return 0;
@@ -145,28 +145,28 @@ impl Recovery {
                         return 0; // hold, as for recovery
                     }
                     self.ca = CaState::Open;
-                    snd.sacked_out = 0;
+                    snd.reset_reno_sacks();
                 } else {
                     if snd.snd_nxt() > self.high_seq && is_dupack {
                         if snd.add_reno_sack() {
                             extra = 1;
                         }
                     } else if advanced {
-                        snd.sacked_out = 0;
+                        snd.reset_reno_sacks();
                     }
                     return extra;
                 }
             }
             CaState::Open | CaState::Disorder => {
                 if advanced {
-                    snd.sacked_out = 0;
+                    snd.reset_reno_sacks();
                 }
                 if is_dupack && snd.add_reno_sack() {
                     extra = 1;
                 }
                 // `tcp_time_to_recover` without RACK: `sacked_out + 1 > tp->reordering`.
-                let reordering = snd.reno_reordering.unwrap_or(self.dupthresh);
-                if snd.lost_out == 0 && snd.sacked_out < reordering {
+                let reordering = snd.reno_reordering().unwrap_or(self.dupthresh);
+                if snd.lost_out() == 0 && snd.sacked_out() < reordering {
                     self.try_keep_open(snd);
                     return extra;
                 }
@@ -182,11 +182,12 @@ impl Recovery {
     /// `tcp_try_keep_open`.
     fn try_keep_open(&mut self, snd: &Sender) {
         let head_retrans = snd.segments().next().is_some_and(|s| s.ever_retrans);
-        let state = if snd.sacked_out + snd.lost_out > 0 || snd.retrans_out > 0 || head_retrans {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
+        let state =
+            if snd.sacked_out() + snd.lost_out() > 0 || snd.retrans_out() > 0 || head_retrans {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
         if self.ca != state {
             self.ca = state;
             self.high_seq = snd.snd_nxt();
