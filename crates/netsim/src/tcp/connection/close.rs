@@ -49,3 +49,60 @@ impl Close {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The states each FIN event leads to, from ESTABLISHED: (fin sent, acked, received).
+    fn walk(events: &[(bool, bool, bool)]) -> Vec<TcpState> {
+        let mut close = Close::default();
+        let mut state = TcpState::Established;
+        events
+            .iter()
+            .map(|&(sent, acked, got)| {
+                state = close.next_state(state, sent, acked, got);
+                state
+            })
+            .collect()
+    }
+
+    #[test]
+    fn active_passive_and_simultaneous_closes_follow_rfc_9293() {
+        use TcpState::*;
+        // Active: our FIN, its ACK, the peer's FIN.
+        let active = [
+            (false, false, false),
+            (true, false, false),
+            (true, true, false),
+        ];
+        assert_eq!(walk(&active), [Established, FinWait1, FinWait2]);
+        assert_eq!(
+            walk(&[(true, false, false), (true, true, true)]),
+            [FinWait1, TimeWait]
+        );
+        // Passive: the peer's FIN, then ours and its ACK.
+        let passive = [
+            (false, false, true),
+            (true, false, true),
+            (true, true, true),
+        ];
+        assert_eq!(walk(&passive), [CloseWait, LastAck, Closed]);
+        // Simultaneous after ours went first: CLOSING, then TIME-WAIT.
+        let crossed = [
+            (true, false, false),
+            (true, false, true),
+            (true, true, true),
+        ];
+        assert_eq!(walk(&crossed), [FinWait1, Closing, TimeWait]);
+    }
+
+    #[test]
+    fn the_application_closes_once() {
+        let mut close = Close::default();
+        assert!(!close.closed_by_app());
+        assert!(close.close());
+        assert!(!close.close());
+        assert!(close.closed_by_app());
+    }
+}

@@ -93,3 +93,51 @@ impl FastOpen {
         self.cookie_received = self.cookie_request && tfo_bytes > 0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syn_options_say_cookie_request_or_nothing() {
+        let mut with_cookie = FastOpen::default();
+        with_cookie.enable();
+        assert_eq!(with_cookie.client_syn_option_bytes(), TFO_OPTION_BYTES);
+        let mut asking = FastOpen::default();
+        asking.request_cookie();
+        assert_eq!(asking.client_syn_option_bytes(), TFO_REQUEST_OPTION_BYTES);
+        assert_eq!(FastOpen::default().client_syn_option_bytes(), 0);
+        // MTU 128: MSS 88, at most 48 B of SYN data (Linux `tcp_send_syn_data`).
+        assert_eq!(FastOpen::max_syn_data(88), 48);
+    }
+
+    #[test]
+    fn a_fast_open_server_accepts_syn_data_and_answers_a_cookie_request() {
+        let mut server = FastOpen::default();
+        server.enable();
+        assert!(
+            server.on_syn(TFO_OPTION_BYTES, true),
+            "cookie and data: accepted"
+        );
+        assert_eq!(server.synack_option_bytes(), 0);
+        assert!(!server.on_syn(TFO_REQUEST_OPTION_BYTES, false));
+        assert_eq!(server.synack_option_bytes(), TFO_OPTION_BYTES);
+        // A plain listener neither accepts data nor hands out cookies.
+        let mut plain = FastOpen::default();
+        assert!(!plain.on_syn(TFO_OPTION_BYTES, true));
+        assert_eq!(plain.synack_option_bytes(), 0);
+    }
+
+    #[test]
+    fn a_client_takes_a_synack_for_its_syn_with_or_without_its_data() {
+        let mut client = FastOpen::default();
+        client.enable();
+        client.on_syn_data_sent(48);
+        assert!(client.synack_acceptable(1) && client.synack_acceptable(49));
+        assert!(!client.synack_acceptable(30));
+        let mut asking = FastOpen::default();
+        asking.request_cookie();
+        asking.on_synack(TFO_OPTION_BYTES);
+        assert!(asking.cookie_received());
+    }
+}

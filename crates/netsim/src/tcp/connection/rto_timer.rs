@@ -64,3 +64,39 @@ impl RtoTimer {
         self.expiries += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn armed_on_the_wheel_it_fires_at_its_bucket_end_and_stops_when_nothing_is_out() {
+        // HZ 250: armed at 10 ms (jiffy 2) for 1 s (250 jiffies, level 1, 8-jiffy buckets):
+        // expires 252, fires at jiffy 256 = 1.024 s.
+        let mut t = RtoTimer::new(250);
+        assert_eq!(t.deadline(), None);
+        t.arm(Instant::from_millis(10), Duration::from_secs(1));
+        assert_eq!(t.deadline(), Some(Instant::from_millis(1024)));
+        // An exact timer: 1.010 s.
+        let mut exact = RtoTimer::new(0);
+        exact.arm(Instant::from_millis(10), Duration::from_secs(1));
+        assert_eq!(exact.deadline(), Some(Instant::from_millis(1010)));
+        // An ACK that leaves nothing outstanding stops it; one that leaves some re-arms it.
+        exact.rearm_if(false, Instant::from_millis(500), Duration::from_secs(1));
+        assert_eq!(exact.deadline(), None);
+        exact.rearm_if(true, Instant::from_millis(500), Duration::from_secs(1));
+        assert_eq!(exact.deadline(), Some(Instant::from_millis(1500)));
+        exact.stop();
+        assert_eq!(exact.deadline(), None);
+    }
+
+    #[test]
+    fn expiries_count_until_snd_una_advances() {
+        let mut t = RtoTimer::new(0);
+        t.on_expired();
+        t.on_expired();
+        assert_eq!(t.expiries(), 2);
+        t.on_progress();
+        assert_eq!(t.expiries(), 0);
+    }
+}
