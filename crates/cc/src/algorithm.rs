@@ -12,11 +12,12 @@
 //! `now` never decreases between calls. When an ACK and a timer expiry of the same exchange fall
 //! on the same instant, the ACK is processed first (docs/algorithms.md, 'Conventions').
 
-use core::any::Any;
 use core::fmt;
 
 use crate::params::{ParamSpec, Params};
 use crate::rng::Random;
+pub use crate::scratch::CustomScratch;
+use crate::scratch::Scratch;
 use crate::time::{Duration, Instant};
 
 /// Per-exchange scratch `X`: owned by the exchange layer, handed back on every call.
@@ -63,56 +64,6 @@ impl Exchange {
             _ => None,
         }
     }
-}
-
-/// A value [`Exchange::custom`] can hold: any `Clone + Send + Debug + 'static` type (the
-/// blanket implementation covers it; nothing to implement by hand).
-pub trait CustomScratch: Any + Send + fmt::Debug {
-    /// A boxed copy (an [`Exchange`] is `Clone`).
-    fn clone_box(&self) -> Box<dyn CustomScratch>;
-    /// For downcasting.
-    fn as_any(&self) -> &dyn Any;
-    /// For downcasting.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-}
-
-impl<T: Any + Clone + Send + fmt::Debug> CustomScratch for T {
-    fn clone_box(&self) -> Box<dyn CustomScratch> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-}
-
-impl Clone for Box<dyn CustomScratch> {
-    fn clone(&self) -> Self {
-        // `(**self)`: the boxed value's own implementation, not the blanket one of the box.
-        (**self).clone_box()
-    }
-}
-
-/// Algorithm-specific per-exchange state. Each algorithm family adds the variant it needs.
-#[derive(Debug, Clone, Default)]
-pub(crate) enum Scratch {
-    /// Nothing beyond `k` and `T`.
-    #[default]
-    None,
-    /// A backoff factor fixed for the whole exchange (cf-compat CoCoA computes the VBF once from
-    /// the first timer, Californium 3.x Cocoa).
-    FixedFactor(f64),
-    /// FASOR: the backoff register and the state snapshot taken at start
-    /// (draft-ietf-core-fasor-02).
-    Fasor(crate::fasor::FasorScratch),
-    /// The CoCoA family and CoCoA++: the armed timer before µs rounding, and the first timer.
-    Timer(crate::cocoa::TimerScratch),
-    /// An algorithm registered from outside this crate ([`Exchange::custom`]).
-    Custom(Box<dyn CustomScratch>),
 }
 
 /// What the exchange layer reports when the first ACK or response of an exchange arrives

@@ -9,11 +9,12 @@
 //!
 //! The carry logic (`Carry`) is shared with GSRTC (`gsrtc.rs`).
 
-use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Scratch, Snapshot};
+use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::cocoa::{Carried, CocoaConfig, CocoaCore, TimerScratch, COCOA};
 use crate::common;
 use crate::params::{Kind, ParamSpec, Params, Value};
 use crate::rng::Random;
+use crate::scratch::Scratch;
 use crate::time::{Duration, Instant};
 
 /// The Full-Backoff parameters (shared by `cocoa-fb1`, `cocoa-fb2` and `gsrtc`).

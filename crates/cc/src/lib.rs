@@ -5,6 +5,12 @@
 //! plus reset and introspection. Time ([`time`]) and randomness ([`rng`]) are arguments: nothing
 //! here reads a clock or a global random generator. [`registry`] maps the names users write
 //! (`default`, `cocoa`, `fasor`, …) to constructors taking checked [`params`].
+//!
+//! The exchange layer owns each exchange's [`Exchange`] and hands it back on every event; the
+//! per-exchange state the built-in families keep in it (CoCoA's unrounded timers, FASOR's
+//! backoff register and snapshot, a custom algorithm's own type) is declared in the private
+//! leaf module `scratch`, data only, so [`algorithm`] names no algorithm module: every
+//! algorithm depends on [`algorithm`] and [`common`], never the reverse.
 
 pub mod algorithm;
 pub mod basic_rto;
@@ -32,6 +38,7 @@ pub mod trace;
 pub use coaplab_base::{params, rng, time};
 
 mod java;
+mod scratch;
 #[cfg(test)]
 mod testutil;
 

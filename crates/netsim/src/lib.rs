@@ -23,7 +23,10 @@
 //!   back — carrying real CoAP bytes (sizes add IPv4 + UDP headers) and an opaque tag.
 //! * [`mesh`]: the multi-hop 802.15.4 [`Mesh`](mesh::Mesh) (UDGM radio, CSMA/CA, 6LoWPAN,
 //!   static routes or RPL), the second [`Topology`].
-//! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK) for CoAP over TCP.
+//! * [`tcp`]: the sans-IO TCP model (Linux reno semantics, PRR, delayed ACK, BBR v1) for CoAP
+//!   over TCP: one [`tcp::Connection`] (one `impl`, in `tcp/connection/mod.rs`) whose
+//!   components own their fields, each in its own file (`tcp::connection`'s recovery, rate and
+//!   pacing state, timers by name); its own tour is at the top of `tcp/mod.rs`.
 //!
 //! The bytes it carries are its callers': the HTTP message models the TCP model carries for
 //! docs/experiments.md §8e are beside the CoAP endpoint (`coaplab_endpoint::http`).

@@ -4,10 +4,12 @@
 //! on [`CocoaCore`]; CoCoA++ (`cocoa_pp/`) reuses [`TimerScratch`] and the VBF.
 
 use super::params::{AgingStyle, Blind, CocoaConfig};
-use crate::algorithm::{Admission, Completion, Exchange, Expiry, Scratch};
+use crate::algorithm::{Admission, Completion, Exchange, Expiry};
 use crate::common::{dither_secs, expire_with};
 use crate::rfc6298::Estimator;
 use crate::rng::Random;
+use crate::scratch::Scratch;
+pub(crate) use crate::scratch::TimerScratch;
 use crate::time::{Duration, Instant};
 
 /// Which samples update which estimator (draft-ietf-core-cocoa-03 `completed`).
@@ -19,17 +21,6 @@ pub(crate) enum SampleClass {
     Weak,
     /// No sample.
     None,
-}
-
-/// Per-exchange scratch of the CoCoA family and CoCoA++: the armed timer *before* µs rounding
-/// (so backoff chains and thresholds follow exact arithmetic, docs/algorithms.md, 'Conventions')
-/// and the first timer (the VBF input under `vbf_from_first`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct TimerScratch {
-    /// The armed timer in f64 seconds; `Exchange::timer` is this rounded to the µs.
-    pub(crate) timer_s: f64,
-    /// The first timer of the exchange in f64 seconds.
-    pub(crate) first_s: f64,
 }
 
 impl TimerScratch {

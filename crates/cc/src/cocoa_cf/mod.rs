@@ -17,11 +17,12 @@
 #[cfg(test)]
 mod tests;
 
-use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Scratch, Snapshot};
+use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common::{self, expire_with};
 use crate::java;
 use crate::params::{Kind, ParamSpec, Params, Value};
 use crate::rng::Random;
+use crate::scratch::Scratch;
 use crate::time::{Duration, Instant};
 
 /// The profile switch of `cocoa` / `cocoa-strong` and the constants only the Californium

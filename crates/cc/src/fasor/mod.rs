@@ -26,34 +26,19 @@ mod tests;
 
 pub use self::params::{FASOR, TOKEN_OFF, TOKEN_ON};
 
-use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Scratch, Snapshot};
+use crate::algorithm::{Admission, Completion, Exchange, Expiry, RtoAlgorithm, Snapshot};
 use crate::common;
 use crate::params::Params;
 use crate::rfc6298::{Estimator, Form, Gains};
 use crate::rng::Random;
+use crate::scratch::{FasorScratch, Scratch, Snap};
 use crate::time::{Duration, Instant};
 
-/// FASOR's state machine (draft-ietf-core-fasor-02).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Normal operation: FastRTO with exponential backoff.
-    Fast,
-    /// After one ambiguous exchange: FastRTO, then a SlowRTO probe, then backoff.
-    FastSlowFast,
-    /// After two or more ambiguous exchanges in a row: SlowRTO first, then FastRTO backoff.
-    SlowFast,
-}
+/// FASOR's state machine (declared with the per-exchange data that an [`Exchange`] carries,
+/// so that the exchange names no algorithm module).
+pub use crate::scratch::FasorState as State;
 
 impl State {
-    /// The name used in snapshots and traces.
-    pub fn name(self) -> &'static str {
-        match self {
-            State::Fast => "FAST",
-            State::FastSlowFast => "FAST_SLOW_FAST",
-            State::SlowFast => "SLOW_FAST",
-        }
-    }
-
     /// The transition on an ambiguous ACK.
     fn after_ambiguous(self) -> State {
         match self {
@@ -61,28 +46,6 @@ impl State {
             State::FastSlowFast | State::SlowFast => State::SlowFast,
         }
     }
-}
-
-/// What an exchange's timers depend on, captured at its start (draft-ietf-core-fasor-02;
-/// docs/algorithms.md, ambiguity #20).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Snap {
-    state: State,
-    fast_rto_s: f64,
-    srtt_s: f64,
-    has_sample: bool,
-    slow_s: Option<f64>,
-    prev_sample_s: Option<f64>,
-}
-
-/// FASOR's per-exchange scratch: the backoff register and the snapshot.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct FasorScratch {
-    /// `X.b`: the backoff register in seconds (not rounded; timers are).
-    b_s: f64,
-    snap: Snap,
-    /// When the original was sent (for the `give_up = ambiguous` alternative).
-    started: Instant,
 }
 
 /// FASOR per-destination state.

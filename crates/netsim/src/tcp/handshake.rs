@@ -22,14 +22,14 @@ pub struct Handshake {
     rto_max: Duration,
     max_timeouts: u32,
     /// Timer expiries so far (drives the backoff).
-    pub timeouts: u32,
+    timeouts: u32,
     /// Retransmissions so far (timer-driven and, on the server, answers to duplicate SYNs).
-    pub retransmits: u32,
+    retransmits: u32,
     /// Copies of the SYN / SYN-ACK due now (a timeout and a duplicate SYN at the same instant
     /// each ask for one).
-    pub pending: u32,
+    pending: u32,
     /// First transmission instant.
-    pub first_sent: Option<Instant>,
+    first_sent: Option<Instant>,
     deadline: Option<Instant>,
     /// `timer_wheel_hz` (0: exact timer).
     timer_wheel_hz: u32,
@@ -55,6 +55,38 @@ impl Handshake {
     pub fn with_timer_wheel(mut self, hz: u32) -> Self {
         self.timer_wheel_hz = hz;
         self
+    }
+
+    /// A listener's: nothing due until a SYN arrives ([`Handshake::on_syn`]).
+    #[must_use]
+    pub fn listening(mut self) -> Self {
+        self.pending = 0;
+        self
+    }
+
+    /// A listener received the SYN: the SYN-ACK is due now.
+    pub fn on_syn(&mut self) {
+        self.pending = 1;
+    }
+
+    /// Whether a SYN / SYN-ACK is due now.
+    pub fn due(&self) -> bool {
+        self.pending > 0
+    }
+
+    /// Timer expiries so far.
+    pub fn timeouts(&self) -> u32 {
+        self.timeouts
+    }
+
+    /// Retransmissions so far (timer-driven and, on the server, answers to duplicate SYNs).
+    pub fn retransmits(&self) -> u32 {
+        self.retransmits
+    }
+
+    /// First transmission instant, once sent.
+    pub fn first_sent(&self) -> Option<Instant> {
+        self.first_sent
     }
 
     /// The SYN / SYN-ACK went out at `now`; arms the timer unless it runs already.

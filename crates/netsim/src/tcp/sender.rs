@@ -88,16 +88,16 @@ pub struct Sender {
     /// The application closed: a FIN follows the data.
     fin_queued: bool,
     /// Reno duplicate-ACK count (`sacked_out`).
-    pub sacked_out: u32,
+    sacked_out: u32,
     /// Segments marked lost.
-    pub lost_out: u32,
+    lost_out: u32,
     /// Retransmissions in flight.
-    pub retrans_out: u32,
+    retrans_out: u32,
     /// Segments ever marked lost (`tp->lost`).
-    pub lost_total: u64,
+    lost_total: u64,
     /// `tp->reordering` once `tcp_check_reno_reordering` set it: more duplicate ACKs than
     /// segments the sender can account for. `None`: the sysctl value (`TcpConfig::dupthresh`).
-    pub reno_reordering: Option<u32>,
+    reno_reordering: Option<u32>,
     mss: u32,
     /// A payload buffer handed back by the driver ([`Sender::recycle`]), reused for the next
     /// segment so that a steady transfer allocates nothing per segment.
@@ -129,6 +129,36 @@ impl Sender {
             mss,
             spare: Vec::new(),
         }
+    }
+
+    /// Reno duplicate-ACK count (`sacked_out`).
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+
+    /// Segments marked lost and not yet acknowledged (`lost_out`).
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+
+    /// Retransmissions in flight (`retrans_out`).
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+
+    /// Segments ever marked lost (`tp->lost`).
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
+    }
+
+    /// `tp->reordering` once raised by `tcp_check_reno_reordering`; `None`: the sysctl value.
+    pub fn reno_reordering(&self) -> Option<u32> {
+        self.reno_reordering
+    }
+
+    /// Forgets the duplicate-ACK count (`tcp_reset_reno_sack`).
+    pub fn reset_reno_sacks(&mut self) {
+        self.sacked_out = 0;
     }
 
     /// Oldest unacknowledged sequence number.

@@ -3,8 +3,8 @@
 //! pacing rate (`bbr_set_pacing_rate`).
 
 use super::{Bbr, Mode, Tp, BW_UNIT};
-use crate::tcp::connection::CaState;
 use crate::tcp::rate::RateSample;
+use crate::tcp::state::CaState;
 
 /// `GSO_MAX_SIZE − 1 − MAX_TCP_HEADER`: the byte cap of a TSO burst (MAX_TCP_HEADER taken as
 /// 320 B; the cap never binds at the rates simulated here).

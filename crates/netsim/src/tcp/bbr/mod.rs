@@ -26,8 +26,8 @@ use coaplab_base::time::Instant;
 
 pub use config::{BbrConfig, BBR_PARAMS, BBR_UNIT, CYCLE_LEN};
 
-use super::connection::CaState;
 use super::rate::RateSample;
+use super::state::CaState;
 use minmax::WindowedMax;
 
 /// Bandwidth scale: segments per µs << 24 (`BW_SCALE`).
