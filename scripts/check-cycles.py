@@ -28,7 +28,6 @@ KNOWN = {
         ["algorithm", "cocoa", "common"],
     ],
     "endpoint": [
-        ["content", "endpoint", "links", "observe", "resource"],
         ["tcp::observe", "tcp::serve", "tcp::session"],
     ],
     "lab": [

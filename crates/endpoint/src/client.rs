@@ -303,7 +303,7 @@ impl Endpoint {
         req.live = false;
         let mut id = req.id;
         if !self.observations.is_empty() {
-            id = self.observation_failed(id).unwrap_or(id);
+            id = self.observations.failed(id).unwrap_or(id);
         }
         let req = &mut self.requests[r];
         self.out.events.push_back(Event::RequestFailed {

@@ -199,6 +199,16 @@ impl Endpoint {
         self.requests.open()
     }
 
+    /// Observers registered now (server side).
+    pub fn observers(&self) -> usize {
+        self.observers.len()
+    }
+
+    /// Observations held (client side).
+    pub fn observations(&self) -> usize {
+        self.observations.len()
+    }
+
     /// Entries in the duplicate cache.
     pub fn dedup_entries(&self) -> usize {
         self.dedup.len()
@@ -272,6 +282,46 @@ impl Endpoint {
     /// when the request is not open.
     pub fn cancel(&mut self, now: Instant, request: RequestId) -> bool {
         self.cancel_request(now, request)
+    }
+
+    /// Registers as an observer of `request`'s resource at `destination` (RFC 7641 §3.1):
+    /// `request` (a GET) is sent with Observe 0. Returns `None` when
+    /// [`crate::observe::client::MAX_OBSERVATIONS`] are held.
+    pub fn observe(
+        &mut self,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> Option<RequestId> {
+        if self.observations.full() {
+            return None;
+        }
+        let request = crate::observe::client::registration(request);
+        let id = self.start_request(now, destination, &request, None);
+        let token = self.exchanges.token_of(&self.requests, id)?;
+        self.observations.add(id, destination, token, request);
+        Some(id)
+    }
+
+    /// Ends the observation started as `request`: a GET with Observe 1 and the same token
+    /// is sent (RFC 7641 §3.6) and returned; notifications still arriving get an RST. `None`
+    /// when `request` is not an observation.
+    pub fn cancel_observation(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        get: &Request,
+    ) -> Option<RequestId> {
+        let (peer, token, get) = self.observations.cancel(request, get)?;
+        Some(self.start_request(now, peer, &get, Some(token)))
+    }
+
+    /// Records the Observe value of the registration's response (so that older
+    /// notifications are recognised); ends the observation when it has none (the server did
+    /// not register it, RFC 7641 §3.1, or answered an error). The endpoint calls it itself
+    /// when the registration completes or fails; a driver need not.
+    pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
+        self.observations.answered(now, request, observe);
     }
 
     // ---- inputs ----
@@ -422,12 +472,26 @@ impl Endpoint {
             }
             Timer::ObserveNotification => {
                 if !self.observers.is_empty() {
-                    self.observe_timeout(now);
+                    let router = &self.router;
+                    self.observers.on_timeout(
+                        now,
+                        &|r, at| router.observable_state(r, at),
+                        router.notify,
+                        &mut self.peers,
+                        &mut self.message_ids,
+                        &mut self.out,
+                    );
                 }
             }
             Timer::Reregistration => {
                 if !self.observations.is_empty() {
-                    self.reregister_stale(now);
+                    // RFC 7641 §3.3.1: a stale representation is registered for again.
+                    for i in 0..self.observations.len() {
+                        if let Some((peer, token, get)) = self.observations.stale(i, now) {
+                            let id = self.start_request(now, peer, &get, Some(token));
+                            self.observations.reregistering(i, id);
+                        }
+                    }
                 }
             }
             Timer::DedupPurge => {

@@ -28,7 +28,15 @@ impl Endpoint {
     pub(crate) fn on_ack_or_rst(&mut self, now: Instant, from: SocketAddr, msg: &Message<'_>) {
         if !self.observers.is_empty()
             && msg.code.is_empty()
-            && self.observe_ack_or_rst(now, from, msg.message_id, msg.mtype == MessageType::Rst)
+            && self.observers.on_ack_or_rst(
+                self.router.notify.timer,
+                &mut self.peers,
+                &mut self.out,
+                now,
+                from,
+                msg.message_id,
+                msg.mtype == MessageType::Rst,
+            )
         {
             return;
         }
@@ -138,14 +146,18 @@ impl Endpoint {
                 && token_matches(x, msg.token)
         });
         let Some(slot) = found else {
-            if !self.observations.is_empty() && self.on_notification(now, from, msg) {
+            if !self.observations.is_empty()
+                && self
+                    .observations
+                    .on_notification(&mut self.out, &mut self.dedup, now, from, msg)
+            {
                 return;
             }
             if con {
                 // §4.2: a CON we cannot process (an unexpected response) is rejected.
                 self.out.reject(&mut self.dedup, now, from, msg.message_id);
             } else {
-                self.remember_unanswered(now, from, msg.message_id);
+                self.dedup.remember_unanswered(now, from, msg.message_id);
                 self.out.ignore(now, from, IgnoreReason::UnmatchedNon);
             }
             return;
@@ -158,7 +170,7 @@ impl Endpoint {
                 self.out
                     .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id)
             }
-            (false, _) => self.remember_unanswered(now, from, msg.message_id),
+            (false, _) => self.dedup.remember_unanswered(now, from, msg.message_id),
         }
         let x = &self.exchanges[slot];
         match (x.state, x.confirmable) {
@@ -189,7 +201,9 @@ impl Endpoint {
         let code = msg.code;
         // An observation's registration answered (RFC 7641 §3.1): keep its number, or forget
         // it when the server did not register it; a re-registration's answer is a notification.
-        if !self.observations.is_empty() && self.observation_response(now, self.requests[r].id, msg)
+        let id = self.requests[r].id;
+        if !self.observations.is_empty()
+            && self.observations.on_response(&mut self.out, now, id, msg)
         {
             let req = &mut self.requests[r];
             req.live = false;

@@ -11,12 +11,6 @@ use crate::endpoint::Endpoint;
 use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
 
 impl Endpoint {
-    /// Remembers Message ID `mid` of `from` as seen, with no reply to replay: a duplicate
-    /// of a NON is dropped, not answered again (RFC 7252 §4.5).
-    pub(crate) fn remember_unanswered(&mut self, now: Instant, from: SocketAddr, mid: u16) {
-        self.dedup.insert(now, from, mid, None);
-    }
-
     /// Replays the cached reply to a duplicate CON/NON of `len` bytes; true when `mid` was a
     /// duplicate. A duplicate request gets at most one reply, and the amplification rule of
     /// fresh requests (RFC 9175 §2.4) holds for replays too: a cached answer more than the

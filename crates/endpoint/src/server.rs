@@ -155,7 +155,7 @@ impl Endpoint {
                     .queue_reply(&mut self.dedup, now, from, msg.message_id, out, false);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
-                self.remember_unanswered(now, from, msg.message_id);
+                self.dedup.remember_unanswered(now, from, msg.message_id);
                 self.out.transmits.push_back(crate::event::Transmit {
                     destination: from,
                     contents: out,
@@ -275,7 +275,17 @@ impl Endpoint {
             let (observe, max_age) = match period {
                 Some(period) if msg.code == Code::GET => {
                     let observe = msg.observe().ok().flatten();
-                    let seq = self.observe_request(now, from, token, index, observe, period);
+                    let limit = self.router.observer_limit();
+                    let seq = self.observers.register(
+                        &mut self.out,
+                        limit,
+                        now,
+                        from,
+                        token,
+                        index,
+                        observe,
+                        period,
+                    );
                     let next = crate::observe::next_tick(now, period);
                     (seq, Some(crate::observe::max_age_s(now, next)))
                 }

@@ -8,7 +8,7 @@ use coaplab_cc::time::Instant;
 use coaplab_wire::Token;
 
 use crate::event::{ExchangeId, RequestId};
-use crate::exchange::{Exch, Req, XState};
+use crate::exchange::{Exch, Owner, Req, XState};
 
 /// Every exchange slot, the free ones, and the exchange-id and token counters.
 pub(crate) struct Exchanges {
@@ -75,6 +75,14 @@ impl Exchanges {
             }
         }
         Token::from_u64(self.next_token, len)
+    }
+
+    /// The token of request `id`'s live exchange.
+    pub(crate) fn token_of(&self, requests: &Requests, id: RequestId) -> Option<Token> {
+        self.slots.iter().find_map(|x| match x.owner {
+            Owner::Request(r) if x.live && requests[r].id == id => Some(x.token),
+            _ => None,
+        })
     }
 
     /// The earliest deadline of a live exchange (the retransmission timer).
