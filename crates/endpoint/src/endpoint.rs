@@ -8,17 +8,16 @@ use std::net::SocketAddr;
 use coaplab_cc::time::Instant;
 use coaplab_wire::{Message, MessageType};
 
+use crate::client::Client;
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
 use crate::echo_guard::EchoGuard;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
-use crate::message_ids::MessageIds;
 use crate::outputs::Outputs;
 use crate::peers::Peers;
 pub use crate::request::Request;
 use crate::resource::Router;
-use crate::slots::{Exchanges, Requests};
 use crate::timer::{next_deadline, Timer};
 use crate::uploads::Uploads;
 
@@ -83,12 +82,8 @@ pub struct Endpoint {
     pub(crate) router: Router,
     /// The destinations, their controllers and the factory that builds them.
     pub(crate) peers: Peers,
-    /// The client's exchanges, their free slots, and the exchange-id and token counters.
-    pub(crate) exchanges: Exchanges,
-    /// The client's requests, their free slots, and the request-id counter.
-    pub(crate) requests: Requests,
-    /// The Message ID sequence and the requests waiting for a usable ID.
-    pub(crate) message_ids: MessageIds,
+    /// Requests, their exchanges, Message IDs and observations.
+    pub(crate) client: Client,
     /// Datagrams and events for the driver, and the buffer pool.
     pub(crate) out: Outputs,
     pub(crate) dedup: DedupCache,
@@ -103,8 +98,6 @@ pub struct Endpoint {
     pub(crate) echo_guard: EchoGuard,
     /// Observers of this endpoint's observable resources (RFC 7641, server side).
     pub(crate) observers: crate::observe::Observers,
-    /// Observations this endpoint holds as a client (RFC 7641).
-    pub(crate) observations: crate::observe::client::Observations,
 }
 
 /// Where a datagram written by [`Endpoint::poll_transmit_into`] goes, and what it is.
@@ -136,8 +129,7 @@ impl Endpoint {
     ) -> Result<Endpoint, ConfigError> {
         config.validate()?;
         Ok(Endpoint {
-            message_ids: MessageIds::new(config.initial_message_id, config.message_id_lifetime),
-            exchanges: Exchanges::new(config.initial_token),
+            client: Client::new(&config),
             dedup: DedupCache::new(
                 config.dedup_lifetime,
                 config.dedup_capacity,
@@ -154,12 +146,10 @@ impl Endpoint {
             config,
             router,
             peers: Peers::new(factory),
-            requests: Requests::default(),
             out: Outputs::default(),
             pending_bodies: HashMap::new(),
             echo_etag: None,
             observers: crate::observe::Observers::default(),
-            observations: crate::observe::client::Observations::default(),
         })
     }
 
@@ -196,7 +186,7 @@ impl Endpoint {
 
     /// Requests not yet completed or failed.
     pub fn open_requests(&self) -> usize {
-        self.requests.open()
+        self.client.open_requests()
     }
 
     /// Observers registered now (server side).
@@ -206,7 +196,7 @@ impl Endpoint {
 
     /// Observations held (client side).
     pub fn observations(&self) -> usize {
-        self.observations.len()
+        self.client.observations().len()
     }
 
     /// Entries in the duplicate cache.
@@ -234,7 +224,7 @@ impl Endpoint {
     /// client on a new port) continues the sequence by starting there
     /// (docs/experiments.md §10 #21).
     pub fn next_message_id(&self) -> u16 {
-        self.message_ids.next()
+        self.client.next_message_id()
     }
 
     /// How many Message IDs this endpoint has handed out since it was built: one per
@@ -244,12 +234,12 @@ impl Endpoint {
     /// so a client that must not reuse one within EXCHANGE_LIFETIME (RFC 7252 §4.4) moves to
     /// a new port before this reaches 65,536 (`coaplab bench`).
     pub fn message_ids_issued(&self) -> u64 {
-        self.message_ids.issued()
+        self.client.message_ids_issued()
     }
 
     /// The token counter's next value, to continue the sequence likewise.
     pub fn next_token(&self) -> u64 {
-        self.exchanges.next_token()
+        self.client.next_token()
     }
 
     // ---- commands ----
@@ -262,7 +252,15 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
-        self.start_request(now, destination, request, None)
+        self.client.start_request(
+            &self.config,
+            &mut self.peers,
+            &mut self.out,
+            now,
+            destination,
+            request,
+            None,
+        )
     }
 
     /// Forgets everything the algorithm learned about `destination`, as a freshly booted
@@ -281,7 +279,8 @@ impl Endpoint {
     /// [`Event::RequestFailed`] with [`crate::FailReason::Cancelled`] follows. Returns false
     /// when the request is not open.
     pub fn cancel(&mut self, now: Instant, request: RequestId) -> bool {
-        self.cancel_request(now, request)
+        self.client
+            .cancel_request(&self.config, &mut self.peers, &mut self.out, now, request)
     }
 
     /// Registers as an observer of `request`'s resource at `destination` (RFC 7641 §3.1):
@@ -293,14 +292,14 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> Option<RequestId> {
-        if self.observations.full() {
-            return None;
-        }
-        let request = crate::observe::client::registration(request);
-        let id = self.start_request(now, destination, &request, None);
-        let token = self.exchanges.token_of(&self.requests, id)?;
-        self.observations.add(id, destination, token, request);
-        Some(id)
+        self.client.observe(
+            &self.config,
+            &mut self.peers,
+            &mut self.out,
+            now,
+            destination,
+            request,
+        )
     }
 
     /// Ends the observation started as `request`: a GET with Observe 1 and the same token
@@ -312,8 +311,14 @@ impl Endpoint {
         request: RequestId,
         get: &Request,
     ) -> Option<RequestId> {
-        let (peer, token, get) = self.observations.cancel(request, get)?;
-        Some(self.start_request(now, peer, &get, Some(token)))
+        self.client.cancel_observation(
+            &self.config,
+            &mut self.peers,
+            &mut self.out,
+            now,
+            request,
+            get,
+        )
     }
 
     /// Records the Observe value of the registration's response (so that older
@@ -321,7 +326,7 @@ impl Endpoint {
     /// not register it, RFC 7641 §3.1, or answered an error). The endpoint calls it itself
     /// when the registration completes or fails; a driver need not.
     pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
-        self.observations.answered(now, request, observe);
+        self.client.observation_answered(now, request, observe);
     }
 
     // ---- inputs ----
@@ -346,13 +351,43 @@ impl Endpoint {
             }
         };
         match msg.mtype {
-            MessageType::Ack | MessageType::Rst => self.on_ack_or_rst(now, from, &msg),
+            MessageType::Ack | MessageType::Rst => {
+                let rst = msg.mtype == MessageType::Rst;
+                let notification = !self.observers.is_empty()
+                    && msg.code.is_empty()
+                    && self.observers.on_ack_or_rst(
+                        self.router.notify.timer,
+                        &mut self.peers,
+                        &mut self.out,
+                        now,
+                        from,
+                        msg.message_id,
+                        rst,
+                    );
+                if !notification {
+                    let (peers, out) = (&mut self.peers, &mut self.out);
+                    self.client
+                        .on_ack_or_rst(&self.config, peers, out, now, from, &msg);
+                }
+            }
             MessageType::Con | MessageType::Non => {
                 let con = msg.mtype == MessageType::Con;
                 if msg.code.is_request() {
                     self.on_request(now, from, &msg, bytes.len());
                 } else if msg.code.is_response() {
-                    self.on_separate_response(now, from, &msg);
+                    // A duplicate response is answered by a cached empty ACK (4 B): never an
+                    // amplifier.
+                    if !self.replay_duplicate(now, from, &msg, 0) {
+                        self.client.on_separate_response(
+                            &self.config,
+                            &mut self.peers,
+                            &mut self.out,
+                            &mut self.dedup,
+                            now,
+                            from,
+                            &msg,
+                        );
+                    }
                 } else if con {
                     // An empty CON ("CoAP ping", §4.3) or a reserved class (§4.2).
                     self.out.reject(&mut self.dedup, now, from, msg.message_id);
@@ -446,9 +481,9 @@ impl Endpoint {
     fn deadline(&self, timer: Timer) -> Option<Instant> {
         match timer {
             Timer::UploadExpiry => self.uploads.next_expiry(),
-            Timer::StalledMessageIds => self.message_ids.deadline(),
+            Timer::StalledMessageIds => self.client.stalled_deadline(),
             Timer::ObserveNotification => self.observers.next_deadline(),
-            Timer::Reregistration => self.observations.next_reregistration(),
+            Timer::Reregistration => self.client.reregistration_deadline(),
             // The flag first: without the purge timer (a client's case) the cache's lines are
             // not read at all, and a client's endpoint reads this after every datagram
             // (issue 17).
@@ -457,7 +492,7 @@ impl Endpoint {
                 .dedup_purge_timer
                 .then(|| self.dedup.next_expiry())
                 .flatten(),
-            Timer::Retransmission => self.exchanges.next_deadline(),
+            Timer::Retransmission => self.client.retransmission_deadline(),
         }
     }
 
@@ -466,9 +501,8 @@ impl Endpoint {
         match timer {
             Timer::UploadExpiry => self.uploads.expire_all(now, &mut self.out.events),
             Timer::StalledMessageIds => {
-                if self.message_ids.any_stalled() {
-                    self.resume_stalled(now);
-                }
+                let (peers, out) = (&mut self.peers, &mut self.out);
+                self.client.resume_stalled(&self.config, peers, out, now);
             }
             Timer::ObserveNotification => {
                 if !self.observers.is_empty() {
@@ -478,21 +512,14 @@ impl Endpoint {
                         &|r, at| router.observable_state(r, at),
                         router.notify,
                         &mut self.peers,
-                        &mut self.message_ids,
+                        self.client.message_ids(),
                         &mut self.out,
                     );
                 }
             }
             Timer::Reregistration => {
-                if !self.observations.is_empty() {
-                    // RFC 7641 §3.3.1: a stale representation is registered for again.
-                    for i in 0..self.observations.len() {
-                        if let Some((peer, token, get)) = self.observations.stale(i, now) {
-                            let id = self.start_request(now, peer, &get, Some(token));
-                            self.observations.reregistering(i, id);
-                        }
-                    }
-                }
+                let (peers, out) = (&mut self.peers, &mut self.out);
+                self.client.reregister_stale(&self.config, peers, out, now);
             }
             Timer::DedupPurge => {
                 if self.config.dedup_purge_timer {
@@ -502,22 +529,9 @@ impl Endpoint {
             // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
             // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
             Timer::Retransmission => {
-                while let Some(slot) = self.exchanges.next_due(now) {
-                    self.on_deadline(now, slot);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {
-        self.message_ids.alloc(now)
-    }
-
-    /// Requests stalled for a Message ID go on once one is usable.
-    pub(crate) fn resume_stalled(&mut self, now: Instant) {
-        for r in self.message_ids.take_ready(now) {
-            if self.requests[r].live {
-                self.next_exchange(now, r);
+                let (peers, out) = (&mut self.peers, &mut self.out);
+                self.client
+                    .on_retransmission_timer(&self.config, peers, out, now);
             }
         }
     }

@@ -65,7 +65,6 @@ mod dedup;
 mod echo;
 mod echo_guard;
 mod exchange;
-mod inbound;
 mod marking;
 mod message_ids;
 mod outputs;

@@ -14,7 +14,6 @@ use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions
 use crate::config::szx_of;
 use crate::endpoint::Endpoint;
 use crate::event::Event;
-use crate::exchange::{Owner, XState};
 use crate::media::{self, Etag};
 use crate::request_options;
 use crate::resource::{Action, Body};
@@ -115,8 +114,8 @@ impl Endpoint {
         let mut out = self.out.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
-            (true, true) => (MessageType::Con, self.alloc_message_id(now)),
-            (false, _) => (MessageType::Non, self.alloc_message_id(now)),
+            (true, true) => (MessageType::Con, self.client.message_ids().alloc(now)),
+            (false, _) => (MessageType::Non, self.client.message_ids().alloc(now)),
         };
         let mut received = len;
         let mut code = self.respond(
@@ -170,13 +169,17 @@ impl Endpoint {
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
         self.out
             .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
-        let p = self.peers.slot(from);
-        let slot = self.alloc_exchange(Owner::Separate, p, reply_mid, msg.token(), true);
-        let old = std::mem::replace(&mut self.exchanges[slot].bytes, out);
+        let delay = self.config.processing_delay;
+        let old = self.client.delay_response(
+            &mut self.peers,
+            now,
+            from,
+            reply_mid,
+            msg.token(),
+            out,
+            delay,
+        );
         self.out.recycle(old);
-        let x = &mut self.exchanges[slot];
-        x.state = XState::Delayed;
-        x.deadline = Some(now + self.config.processing_delay);
     }
 
     /// Whether a duplicate of `msg` is processed anew rather than replayed from the cache

@@ -40,6 +40,37 @@ impl Exchanges {
         (slot, id)
     }
 
+    /// A new live exchange for `owner` to peer `p`, with its Message ID and token, waiting
+    /// for the NSTART gate ([`XState::Queued`]); its slot.
+    pub(crate) fn start(
+        &mut self,
+        owner: Owner,
+        peer: usize,
+        message_id: u16,
+        token: Token,
+        confirmable: bool,
+    ) -> usize {
+        let (slot, id) = self.take();
+        let x = &mut self.slots[slot];
+        x.id = id;
+        x.live = true;
+        x.owner = owner;
+        x.peer = peer;
+        x.message_id = message_id;
+        x.token = token;
+        x.token_mode = false;
+        x.rexmit = None;
+        x.confirmable = confirmable;
+        x.gated = false;
+        x.holds_slot = false;
+        x.bytes.clear();
+        x.tx_times.clear();
+        x.cc = coaplab_cc::Exchange::new();
+        x.state = XState::Queued;
+        x.deadline = None;
+        slot
+    }
+
     /// Frees an exchange slot for reuse (its buffers keep their capacity).
     pub(crate) fn free(&mut self, slot: usize) {
         let x = &mut self.slots[slot];
