@@ -2,7 +2,6 @@
 //! by name (`timer.rs`), and the dispatch of received datagrams to the client (`client.rs`)
 //! and server (`server.rs`) halves.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
@@ -12,14 +11,13 @@ use crate::client::Client;
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
-use crate::echo_guard::EchoGuard;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
 use crate::outputs::Outputs;
 use crate::peers::Peers;
 pub use crate::request::Request;
 use crate::resource::Router;
+use crate::server::Server;
 use crate::timer::{next_deadline, Timer};
-use crate::uploads::Uploads;
 
 /// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
 /// server at once, with one congestion-control [`Controller`] per destination.
@@ -79,7 +77,6 @@ use crate::uploads::Uploads;
 /// ```
 pub struct Endpoint {
     pub(crate) config: Config,
-    pub(crate) router: Router,
     /// The destinations, their controllers and the factory that builds them.
     pub(crate) peers: Peers,
     /// Requests, their exchanges, Message IDs and observations.
@@ -87,17 +84,8 @@ pub struct Endpoint {
     /// Datagrams and events for the driver, and the buffer pool.
     pub(crate) out: Outputs,
     pub(crate) dedup: DedupCache,
-    /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
-    /// arrival time.
-    pub(crate) uploads: Uploads,
-    pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
-    /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
-    /// which If-Match and If-None-Match are evaluated (`crate::media`).
-    pub(crate) echo_etag: Option<crate::media::Etag>,
-    /// Verified sources and unverified ones' allowances (RFC 9175 §2.4).
-    pub(crate) echo_guard: EchoGuard,
-    /// Observers of this endpoint's observable resources (RFC 7641, server side).
-    pub(crate) observers: crate::observe::Observers,
+    /// Resources, uploads, the echo resource's state, the Echo guard and the observers.
+    pub(crate) server: Server,
 }
 
 /// Where a datagram written by [`Endpoint::poll_transmit_into`] goes, and what it is.
@@ -137,19 +125,10 @@ impl Endpoint {
                 config.dedup_reserve_entries,
             )
             .with_reply_room(config.dedup_reserve_reply_bytes),
-            uploads: Uploads::new(
-                config.upload_lifetime,
-                config.max_pending_uploads,
-                config.max_pending_uploads_per_source,
-            ),
-            echo_guard: EchoGuard::new(config.amplification.clone()),
+            server: Server::new(&config, router),
             config,
-            router,
             peers: Peers::new(factory),
             out: Outputs::default(),
-            pending_bodies: HashMap::new(),
-            echo_etag: None,
-            observers: crate::observe::Observers::default(),
         })
     }
 
@@ -162,7 +141,7 @@ impl Endpoint {
 
     /// The resources served.
     pub fn router_mut(&mut self) -> &mut Router {
-        &mut self.router
+        self.server.router_mut()
     }
 
     /// The controller of `destination`, once an exchange to it has started.
@@ -191,7 +170,7 @@ impl Endpoint {
 
     /// Observers registered now (server side).
     pub fn observers(&self) -> usize {
-        self.observers.len()
+        self.server.observers()
     }
 
     /// Observations held (client side).
@@ -207,7 +186,7 @@ impl Endpoint {
     /// Source addresses verified by an Echo value (RFC 9175 §2.4), at most
     /// [`crate::VERIFIED_SOURCES_MAX`].
     pub fn verified_sources(&self) -> usize {
-        self.echo_guard.verified_sources()
+        self.server.verified_sources()
     }
 
     /// Bytes the duplicate cache counts against [`Config::dedup_capacity_bytes`].
@@ -217,7 +196,7 @@ impl Endpoint {
 
     /// Partial Block1 uploads being reassembled (server side).
     pub fn pending_uploads(&self) -> usize {
-        self.uploads.len()
+        self.server.pending_uploads()
     }
 
     /// The Message ID the next exchange will use; a successor endpoint (a short-lived
@@ -353,10 +332,8 @@ impl Endpoint {
         match msg.mtype {
             MessageType::Ack | MessageType::Rst => {
                 let rst = msg.mtype == MessageType::Rst;
-                let notification = !self.observers.is_empty()
-                    && msg.code.is_empty()
-                    && self.observers.on_ack_or_rst(
-                        self.router.notify.timer,
+                let notification = msg.code.is_empty()
+                    && self.server.on_notification_answer(
                         &mut self.peers,
                         &mut self.out,
                         now,
@@ -373,11 +350,25 @@ impl Endpoint {
             MessageType::Con | MessageType::Non => {
                 let con = msg.mtype == MessageType::Con;
                 if msg.code.is_request() {
-                    self.on_request(now, from, &msg, bytes.len());
+                    self.server.on_request(
+                        &self.config,
+                        &mut self.client,
+                        &mut self.peers,
+                        &mut self.out,
+                        &mut self.dedup,
+                        now,
+                        from,
+                        &msg,
+                        bytes.len(),
+                    );
                 } else if msg.code.is_response() {
                     // A duplicate response is answered by a cached empty ACK (4 B): never an
                     // amplifier.
-                    if !self.replay_duplicate(now, from, &msg, 0) {
+                    let (out, dedup) = (&mut self.out, &mut self.dedup);
+                    if !self
+                        .server
+                        .replay_duplicate(&self.config, out, dedup, now, from, &msg, 0)
+                    {
                         self.client.on_separate_response(
                             &self.config,
                             &mut self.peers,
@@ -480,9 +471,9 @@ impl Endpoint {
     #[inline]
     fn deadline(&self, timer: Timer) -> Option<Instant> {
         match timer {
-            Timer::UploadExpiry => self.uploads.next_expiry(),
+            Timer::UploadExpiry => self.server.upload_deadline(),
             Timer::StalledMessageIds => self.client.stalled_deadline(),
-            Timer::ObserveNotification => self.observers.next_deadline(),
+            Timer::ObserveNotification => self.server.observe_deadline(),
             Timer::Reregistration => self.client.reregistration_deadline(),
             // The flag first: without the purge timer (a client's case) the cache's lines are
             // not read at all, and a client's endpoint reads this after every datagram
@@ -499,23 +490,15 @@ impl Endpoint {
     /// Serves `timer` at `now` (nothing when it is not due).
     fn on_timer(&mut self, now: Instant, timer: Timer) {
         match timer {
-            Timer::UploadExpiry => self.uploads.expire_all(now, &mut self.out.events),
+            Timer::UploadExpiry => self.server.expire_uploads(&mut self.out, now),
             Timer::StalledMessageIds => {
                 let (peers, out) = (&mut self.peers, &mut self.out);
                 self.client.resume_stalled(&self.config, peers, out, now);
             }
             Timer::ObserveNotification => {
-                if !self.observers.is_empty() {
-                    let router = &self.router;
-                    self.observers.on_timeout(
-                        now,
-                        &|r, at| router.observable_state(r, at),
-                        router.notify,
-                        &mut self.peers,
-                        self.client.message_ids(),
-                        &mut self.out,
-                    );
-                }
+                let ids = self.client.message_ids();
+                self.server
+                    .on_observe_timer(&mut self.peers, ids, &mut self.out, now);
             }
             Timer::Reregistration => {
                 let (peers, out) = (&mut self.peers, &mut self.out);
