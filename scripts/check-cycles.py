@@ -27,9 +27,6 @@ KNOWN = {
     "cc": [
         ["algorithm", "cocoa", "common"],
     ],
-    "endpoint": [
-        ["tcp::observe", "tcp::serve", "tcp::session"],
-    ],
     "lab": [
         ["mesh_metrics", "metrics", "observe_metrics", "results", "scenario", "sim", "trace", "workload"],
         ["scenario::flows", "scenario::mobility", "scenario::network", "scenario::output", "scenario::reader", "scenario::topology"],

@@ -148,7 +148,7 @@ impl Client {
         if self.observations.full() {
             return None;
         }
-        let request = crate::observe::client::registration(request);
+        let request = crate::observe::client::with_observe(request, 0);
         let id = self.start_request(config, peers, out, now, destination, &request, None);
         let token = self.exchanges.token_of(&self.requests, id)?;
         self.observations.add(id, destination, token, request);

@@ -123,10 +123,7 @@ impl Observations {
     ) -> Option<(SocketAddr, Token, Request)> {
         let i = self.list.iter().position(|o| o.request == request)?;
         let o = self.list.swap_remove(i);
-        let mut get = get.clone();
-        get.options.remove(number::OBSERVE);
-        get.options.push_uint(number::OBSERVE, 1);
-        Some((o.peer, o.token, get))
+        Some((o.peer, o.token, with_observe(get, 1)))
     }
 
     /// A response that matched no exchange: a notification of an observation held?
@@ -269,11 +266,12 @@ impl Observations {
     }
 }
 
-/// `request` as an observation's registration: with Observe 0 (§3.1).
-pub(crate) fn registration(request: &Request) -> Request {
+/// `request` with Observe `observe` (any earlier one removed): 0 makes it an observation's
+/// registration (§3.1), 1 its deregistration (§3.6). Over UDP and TCP alike.
+pub(crate) fn with_observe(request: &Request, observe: u32) -> Request {
     let mut request = request.clone();
     request.options.remove(number::OBSERVE);
-    request.options.push_uint(number::OBSERVE, 0);
+    request.options.push_uint(number::OBSERVE, observe);
     request
 }
 

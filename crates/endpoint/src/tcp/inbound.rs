@@ -49,7 +49,11 @@ impl Session {
     fn on_response(&mut self, now: Instant, frame: &Frame<'_>, len: usize, payload_len: usize) {
         let token = frame.token();
         let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
-            if self.on_notification(now, frame, len, payload_len) {
+            let keep = self.config.keep_bodies;
+            if self
+                .watches
+                .on_notification(&mut self.events, keep, now, frame, len, payload_len)
+            {
                 return;
             }
             return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
@@ -95,7 +99,7 @@ impl Session {
             }
         }
         let o = self.outstanding.remove(i);
-        self.registration_answered(o.request, frame);
+        self.watches.registration_answered(o.request, frame);
         let (body, options) = if self.config.keep_bodies {
             (frame.payload.to_vec(), frame.options.into())
         } else {
