@@ -1,11 +1,10 @@
-//! The client: its requests, their exchanges (one per outgoing CON/NON message) and the
-//! Message IDs they take, its observations, and the logic that runs them (RFC 7252 §4–5):
-//! the NSTART gate and FIFO queue (on each [`crate::peers::Peers`] entry), retransmission
-//! under the destination's RTO algorithm (`start` → `expired`* → `completed` | `failed`),
-//! and the matching of ACKs, RSTs and responses (Message ID for ACK/RST, token for
-//! responses, §4.2, §5.3.2; the copy a response names with FASOR+token or Rexmit-Cnt).
-//! Block-wise continuation is decided by [`crate::blockwise`]. The exchanges table also
-//! carries the server's separate CON responses, retransmitted like requests.
+//! The client: its requests, their exchanges (one per outgoing CON/NON message), the Message
+//! IDs they take and its observations; each request's life from its first exchange to its
+//! completion or failure (RFC 7252 §4–5), block by block ([`crate::blockwise`] decides what a
+//! response does to it). The exchanges' own life (the NSTART gate, retransmission, matching
+//! answers) is `crate::exchanges`'s; what an exchange's end leaves for its request comes back
+//! here. The exchanges table also carries the server's separate CON responses, retransmitted
+//! like requests.
 //!
 //! A component of [`crate::Endpoint`]: it owns its fields; the endpoint's settings, peers,
 //! outputs and duplicate cache come in as arguments.
@@ -13,7 +12,6 @@
 use std::net::SocketAddr;
 
 use coaplab_cc::time::{Duration, Instant};
-use coaplab_cc::{Admission, Completion, Expiry};
 use coaplab_wire::option::OptionList;
 use coaplab_wire::{Message, MessageType, Token};
 
@@ -21,17 +19,16 @@ use crate::blockwise::{self, Step};
 use crate::config::Config;
 use crate::controller::Marking;
 use crate::dedup::DedupCache;
-use crate::event::{
-    AnswerKind, Event, FailReason, IgnoreReason, RequestId, Transmit, TransmitMeta,
-};
+use crate::event::{Event, FailReason, IgnoreReason, RequestId};
 use crate::exchange::{Owner, XState};
-use crate::marking::{self, RexmitLayout, RexmitPeer};
+use crate::exchanges::{Answered, Exchanges};
+use crate::marking::{RexmitLayout, RexmitPeer};
 use crate::message_ids::{Gate, MessageIds};
 use crate::observe::client::Observations;
 use crate::outputs::Outputs;
 use crate::peers::Peers;
 use crate::request::Request;
-use crate::slots::{Exchanges, Requests};
+use crate::slots::Requests;
 
 /// The client's state.
 pub(crate) struct Client {
@@ -113,7 +110,13 @@ impl Client {
         now: Instant,
     ) {
         while let Some(slot) = self.exchanges.next_due(now) {
-            self.on_deadline(config, peers, out, now, slot);
+            let requests = &self.requests;
+            let ended = self
+                .exchanges
+                .on_deadline(config, peers, out, requests, now, slot);
+            if let Some((r, reason)) = ended {
+                self.fail_request(peers, out, now, r, reason);
+            }
         }
     }
 
@@ -323,137 +326,12 @@ impl Client {
         }
         let peer = &mut peers[p];
         if peer.in_flight < config.nstart {
-            self.admit(config, peers, out, now, slot, false);
+            let requests = &self.requests;
+            self.exchanges
+                .admit(config, peers, out, requests, now, slot, false);
         } else {
             self.exchanges[slot].state = XState::Queued;
             peer.queue.push_back(slot);
-        }
-    }
-
-    /// The gate admits the exchange: start the algorithm (CON) and send the original.
-    pub(crate) fn admit(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-        dequeued: bool,
-    ) {
-        let p = self.exchanges[slot].peer;
-        if self.exchanges[slot].gated {
-            peers[p].in_flight += 1;
-            self.exchanges[slot].holds_slot = true;
-        }
-        let in_flight = peers[p].in_flight.max(1);
-        if self.exchanges[slot].confirmable {
-            peers.ensure_controller(now, p);
-            let ctl = peers[p].ctl.as_mut().expect("built above");
-            let x = &mut self.exchanges[slot];
-            let t0 = ctl.algorithm.start(
-                now,
-                Admission {
-                    in_flight,
-                    dequeued,
-                },
-                &mut x.cc,
-                &mut *ctl.rng,
-            );
-            x.state = XState::AwaitAck;
-            x.deadline = Some(now + t0);
-        } else {
-            let x = &mut self.exchanges[slot];
-            x.state = XState::AwaitResponse;
-            x.deadline = Some(now + config.response_timeout);
-        }
-        self.send_copy(peers, out, now, slot);
-    }
-
-    /// Sends the next copy of an exchange: the original, or retransmission j with the
-    /// token's last byte set to j in token mode.
-    fn send_copy(&mut self, peers: &mut Peers, out: &mut Outputs, now: Instant, slot: usize) {
-        let mut contents = out.buffer();
-        let x = &mut self.exchanges[slot];
-        let ordinal = x.tx_times.len() as u32;
-        x.tx_times.push(now);
-        match x.rexmit {
-            Some(layout) => layout.write_copy(&x.bytes, ordinal, &mut contents),
-            None => contents.extend_from_slice(&x.bytes),
-        }
-        let tkl = contents.first().map_or(0, |b| (b & 0x0f) as usize);
-        if x.token_mode && ordinal > 0 && tkl > 0 && contents.len() >= 4 + tkl {
-            contents[4 + tkl - 1] = ordinal.min(255) as u8;
-        }
-        let destination = peers[x.peer].addr;
-        let request = x.request_slot().map(|r| self.requests[r].id);
-        out.events.push_back(Event::Sent {
-            exchange: x.id,
-            request,
-            destination,
-            ordinal,
-            bytes: contents.len(),
-            at: now,
-        });
-        out.transmits.push_back(Transmit {
-            destination,
-            contents,
-            meta: TransmitMeta::Exchange {
-                exchange: x.id,
-                ordinal,
-            },
-        });
-    }
-
-    /// A deadline of exchange `slot` is due.
-    pub(crate) fn on_deadline(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-    ) {
-        match self.exchanges[slot].state {
-            XState::Delayed => self.admit(config, peers, out, now, slot, false),
-            XState::AwaitAck => self.on_expiry(config, peers, out, now, slot),
-            XState::AwaitResponse => {
-                self.fail_exchange(config, peers, out, now, slot, FailReason::ResponseTimeout)
-            }
-            XState::Queued | XState::Done => self.exchanges[slot].deadline = None,
-        }
-    }
-
-    fn on_expiry(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-    ) {
-        let p = self.exchanges[slot].peer;
-        let destination = peers[p].addr;
-        let ctl = peers[p]
-            .ctl
-            .as_mut()
-            .expect("a CON in flight has a controller");
-        let x = &mut self.exchanges[slot];
-        out.events.push_back(Event::TimerExpired {
-            exchange: x.id,
-            destination,
-            ordinal: x.tx_times.len() as u32 - 1,
-            armed: x.cc.timer,
-            at: now,
-        });
-        match ctl.algorithm.expired(now, &mut x.cc, &mut *ctl.rng) {
-            Expiry::Retransmit(t) => {
-                x.deadline = Some(now + t);
-                self.send_copy(peers, out, now, slot);
-            }
-            Expiry::GiveUp => {
-                ctl.algorithm.failed(now, &mut x.cc);
-                self.fail_exchange(config, peers, out, now, slot, FailReason::GiveUp);
-            }
         }
     }
 
@@ -470,55 +348,10 @@ impl Client {
         };
         // Its slot may be reused at once: it must not stay in line for a Message ID.
         self.message_ids.forget(r);
-        let slot = self
-            .exchanges
-            .iter()
-            .position(|x| x.live && x.request_slot() == Some(r));
-        if let Some(slot) = slot {
-            let p = self.exchanges[slot].peer;
-            match self.exchanges[slot].state {
-                XState::Queued => peers[p].queue.retain(|&q| q != slot),
-                XState::AwaitAck => {
-                    if let Some(ctl) = peers[p].ctl.as_mut() {
-                        ctl.algorithm.failed(now, &mut self.exchanges[slot].cc);
-                    }
-                }
-                _ => {}
-            }
-            self.release_slot(config, peers, out, now, slot);
-            self.exchanges.free(slot);
-        }
+        let requests = &self.requests;
+        self.exchanges.cancel(config, peers, out, requests, now, r);
         self.fail_request(peers, out, now, r, FailReason::Cancelled);
         true
-    }
-
-    /// Ends an exchange unsuccessfully, and its request with it.
-    pub(crate) fn fail_exchange(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-        reason: FailReason,
-    ) {
-        let x = &self.exchanges[slot];
-        let destination = peers[x.peer].addr;
-        let req = x.request_slot();
-        out.events.push_back(Event::ExchangeFailed {
-            exchange: x.id,
-            request: req.map(|r| self.requests[r].id),
-            destination,
-            transmissions: x.tx_times.len() as u32,
-            reason,
-            at: now,
-        });
-        self.snapshot_event(config, peers, out, now, x.peer);
-        self.release_slot(config, peers, out, now, slot);
-        self.exchanges.free(slot);
-        if let Some(r) = req {
-            self.fail_request(peers, out, now, r, reason);
-        }
     }
 
     pub(crate) fn fail_request(
@@ -548,100 +381,6 @@ impl Client {
         self.requests.release(r);
     }
 
-    /// The exchange stops counting against NSTART; admit the next queued one.
-    pub(crate) fn release_slot(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-    ) {
-        let x = &mut self.exchanges[slot];
-        if !x.holds_slot {
-            return;
-        }
-        x.holds_slot = false;
-        let p = x.peer;
-        peers[p].in_flight -= 1;
-        while peers[p].in_flight < config.nstart {
-            let Some(next) = peers[p].queue.pop_front() else {
-                break;
-            };
-            self.admit(config, peers, out, now, next, true);
-        }
-    }
-
-    fn snapshot_event(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        p: usize,
-    ) {
-        if !config.emit_snapshots {
-            return;
-        }
-        if let Some(ctl) = &peers[p].ctl {
-            out.events.push_back(Event::Snapshot {
-                destination: peers[p].addr,
-                at: now,
-                snapshot: ctl.algorithm.snapshot(),
-            });
-        }
-    }
-
-    /// Reports the first answer of a CON exchange to the algorithm (docs/algorithms.md,
-    /// 'Conventions' `completed`).
-    pub(crate) fn complete_exchange(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-        answered: Option<u32>,
-        kind: AnswerKind,
-    ) {
-        let p = self.exchanges[slot].peer;
-        let x = &mut self.exchanges[slot];
-        if x.confirmable {
-            if let Some(ctl) = peers[p].ctl.as_mut() {
-                let c = Completion {
-                    ack_time: now,
-                    tx_times: &x.tx_times,
-                    answered,
-                    timer_in_force: x.cc.timer,
-                };
-                ctl.algorithm.completed(&c, &mut x.cc, &mut *ctl.rng);
-            }
-        }
-        let request = x.request_slot().map(|r| self.requests[r].id);
-        out.events.push_back(Event::ExchangeCompleted {
-            exchange: x.id,
-            request,
-            destination: peers[p].addr,
-            transmissions: x.tx_times.len() as u32,
-            rtt: now - x.tx_times[0],
-            answered,
-            kind,
-            at: now,
-        });
-        self.snapshot_event(config, peers, out, now, p);
-        self.release_slot(config, peers, out, now, slot);
-    }
-
-    /// The live exchange to `from` waiting for an ACK of Message ID `mid`.
-    fn find_by_mid(&self, peers: &Peers, from: SocketAddr, mid: u16) -> Option<usize> {
-        self.exchanges.iter().position(|x| {
-            x.live
-                && x.state == XState::AwaitAck
-                && x.message_id == mid
-                && peers[x.peer].addr == from
-        })
-    }
-
     /// An ACK or RST arrived.
     pub(crate) fn on_ack_or_rst(
         &mut self,
@@ -652,92 +391,27 @@ impl Client {
         from: SocketAddr,
         msg: &Message<'_>,
     ) {
-        let Some(slot) = self.find_by_mid(peers, from, msg.message_id) else {
-            out.ignore(now, from, IgnoreReason::UnmatchedAck);
-            return;
-        };
-        if msg.mtype == MessageType::Rst {
-            let p = self.exchanges[slot].peer;
-            if let Some(ctl) = peers[p].ctl.as_mut() {
-                ctl.algorithm.failed(now, &mut self.exchanges[slot].cc);
-            }
-            self.fail_exchange(config, peers, out, now, slot, FailReason::Reset);
-            return;
-        }
-        if msg.code.is_empty() {
-            // §5.2.2: the response will follow separately; the exchange is no longer an
-            // outstanding interaction, but its request waits for the response.
-            self.complete_exchange(config, peers, out, now, slot, None, AnswerKind::EmptyAck);
-            let x = &mut self.exchanges[slot];
-            if x.request_slot().is_some() {
-                x.state = XState::AwaitResponse;
-                x.deadline = Some(now + config.response_timeout);
-            } else {
-                self.exchanges.free(slot);
-            }
-            return;
-        }
-        if !msg.code.is_response() {
-            out.ignore(now, from, IgnoreReason::UnmatchedAck);
-            return;
-        }
-        let Some(mut answered) = self.exchanges[slot].match_token(msg.token) else {
-            out.ignore(now, from, IgnoreReason::TokenMismatch);
-            return;
-        };
-        if let Some(layout) = self.exchanges[slot].rexmit {
-            // Globecom 2018; draft-ietf-core-fasor-02: the first piggybacked response decides
-            // whether the peer echoes.
-            let echo = marking::echo(msg, layout.option);
-            let peer = &mut peers[self.exchanges[slot].peer];
-            if peer.rexmit == RexmitPeer::Unknown {
-                peer.rexmit = if echo.is_some() {
-                    RexmitPeer::Enabled
-                } else {
-                    RexmitPeer::Disabled
-                };
-            }
-            let sent = self.exchanges[slot].tx_times.len() as u32;
-            answered = echo.and_then(|v| marking::answered(v, sent));
-        }
-        self.complete_exchange(
-            config,
-            peers,
-            out,
-            now,
-            slot,
-            answered,
-            AnswerKind::Piggybacked,
-        );
-        // §5.4.1: an unrecognised critical option in a piggybacked response rejects it (an
-        // ACK is rejected by not using it, §4.2); the server has answered, so the request
-        // fails now rather than retransmitting into the same answer.
-        if let Some(number) = crate::blockwise::unknown_critical(msg) {
-            return self.refuse_response(peers, out, now, slot, number);
-        }
-        self.deliver(config, peers, out, now, slot, msg);
+        let requests = &self.requests;
+        let answered = self
+            .exchanges
+            .on_ack_or_rst(config, peers, out, requests, now, from, msg);
+        self.finish(config, peers, out, now, answered, msg);
     }
 
-    /// The response to exchange `slot` carries the unrecognised critical option `number`:
-    /// the exchange ends and its request fails ([`FailReason::UnknownCriticalOption`]).
-    fn refuse_response(
+    /// The end of an exchange left `answered` for its request: it fails, or takes `msg`.
+    fn finish(
         &mut self,
+        config: &Config,
         peers: &mut Peers,
         out: &mut Outputs,
         now: Instant,
-        slot: usize,
-        number: u16,
+        answered: Answered,
+        msg: &Message<'_>,
     ) {
-        let req = self.exchanges[slot].request_slot();
-        self.exchanges.free(slot);
-        if let Some(r) = req {
-            self.fail_request(
-                peers,
-                out,
-                now,
-                r,
-                FailReason::UnknownCriticalOption { number },
-            );
+        match answered {
+            Answered::Nothing => {}
+            Answered::Fail(r, reason) => self.fail_request(peers, out, now, r, reason),
+            Answered::Response(r) => self.on_response(config, peers, out, now, r, msg),
         }
     }
 
@@ -756,13 +430,7 @@ impl Client {
         msg: &Message<'_>,
     ) {
         let con = msg.mtype == MessageType::Con;
-        let found = self.exchanges.iter().position(|x| {
-            x.live
-                && x.request_slot().is_some()
-                && matches!(x.state, XState::AwaitAck | XState::AwaitResponse)
-                && peers[x.peer].addr == from
-                && x.token_matches(msg.token)
-        });
+        let found = self.exchanges.find_response(peers, from, msg.token);
         let Some(slot) = found else {
             if !self.observations.is_empty()
                 && self
@@ -787,44 +455,11 @@ impl Client {
             (true, None) => out.send_empty(dedup, now, from, MessageType::Ack, msg.message_id),
             (false, _) => dedup.remember_unanswered(now, from, msg.message_id),
         }
-        let x = &self.exchanges[slot];
-        match (x.state, x.confirmable) {
-            // The response overtook the ACK (or the ACK was lost): it acknowledges too.
-            (XState::AwaitAck, _) => self.complete_exchange(
-                config,
-                peers,
-                out,
-                now,
-                slot,
-                None,
-                AnswerKind::SeparateResponse,
-            ),
-            (_, false) => {
-                self.complete_exchange(config, peers, out, now, slot, None, AnswerKind::NonResponse)
-            }
-            _ => {}
-        }
-        if let Some(number) = bad {
-            return self.refuse_response(peers, out, now, slot, number);
-        }
-        self.deliver(config, peers, out, now, slot, msg);
-    }
-
-    /// A response for exchange `slot` arrived: free the exchange and move its request on.
-    fn deliver(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        slot: usize,
-        msg: &Message<'_>,
-    ) {
-        let req = self.exchanges[slot].request_slot();
-        self.exchanges.free(slot);
-        if let Some(r) = req {
-            self.on_response(config, peers, out, now, r, msg);
-        }
+        let requests = &self.requests;
+        let answered = self
+            .exchanges
+            .on_separate_response(config, peers, out, requests, now, slot, bad);
+        self.finish(config, peers, out, now, answered, msg);
     }
 
     /// Completes request `r` with `code`.

@@ -1,6 +1,7 @@
-//! The [`Endpoint`] type: the components it holds, the public call surface, the timers served
-//! by name (`timer.rs`), and the dispatch of received datagrams to the client (`client.rs`)
-//! and server (`server.rs`) halves.
+//! The [`Endpoint`] type and its one `impl`: the components it holds, the public call
+//! surface, the timers served by name (`timer.rs`), and the dispatch of received datagrams to
+//! the client (`client.rs`) and server (`server.rs`) components. Each method delegates to the
+//! component that owns the state, passing the others it needs (split borrows).
 
 use std::net::SocketAddr;
 
