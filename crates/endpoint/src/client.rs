@@ -225,6 +225,7 @@ impl Client {
         old
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_request(
         &mut self,
         config: &Config,

@@ -169,6 +169,7 @@ impl Exchanges {
     // ---- the exchanges' life: the NSTART gate, copies, timers, answers ----
 
     /// The gate admits the exchange: start the algorithm (CON) and send the original.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn admit(
         &mut self,
         config: &Config,
@@ -313,6 +314,7 @@ impl Exchanges {
     }
 
     /// Ends an exchange unsuccessfully; returns its request slot, which fails with it.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn fail_exchange(
         &mut self,
         config: &Config,
@@ -367,6 +369,7 @@ impl Exchanges {
 
     /// Reports the first answer of a CON exchange to the algorithm (docs/algorithms.md,
     /// 'Conventions' `completed`).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn complete_exchange(
         &mut self,
         config: &Config,

@@ -469,6 +469,7 @@ impl Observers {
     }
 
     /// An ACK or RST from `from` that may answer a notification; returns whether it did.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_ack_or_rst(
         &mut self,
         timer: NotifyTimer,
