@@ -38,7 +38,8 @@ impl Session {
             if self.state != State::Open && self.state != State::Released {
                 return self.ignore(now, StreamIgnoreReason::AfterEnd);
             }
-            return self.serve(now, frame, len);
+            let (server, sink) = self.server();
+            return server.serve(sink, now, frame, len);
         }
         if code.is_response() {
             return self.on_response(now, frame, len, payload_len);

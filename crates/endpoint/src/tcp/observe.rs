@@ -46,7 +46,7 @@ use crate::observe::{max_age_s, next_tick, State, OBSERVE_SEQ_MODULUS};
 use crate::resource::Body;
 use crate::tcp::event::{SessionEvent, WriteKind};
 use crate::tcp::response::{encode_response, Extra, Response};
-use crate::tcp::writes::{Queued, Writes};
+use crate::tcp::writes::{Queued, Sink};
 
 /// One registration on this session (server side).
 #[derive(Debug, Clone)]
@@ -64,16 +64,6 @@ pub(crate) struct Observers {
     seq: u32,
     /// When an observed resource changes next (`None` without observers).
     next_change: Option<Instant>,
-}
-
-/// Where notifications go: the session's write queue and its limits, and its events.
-pub(crate) struct Sink<'a> {
-    pub(crate) writes: &'a mut Writes,
-    pub(crate) events: &'a mut VecDeque<SessionEvent>,
-    /// The peer's Max-Message-Size.
-    pub(crate) max_frame_bytes: usize,
-    /// [`crate::tcp::SessionConfig::max_queued_bytes`].
-    pub(crate) max_queued_bytes: usize,
 }
 
 impl Observers {

@@ -9,7 +9,9 @@
 //! Max-Message-Size becomes an empty 5.00, one that would hold more in the write queue than
 //! [`crate::tcp::SessionConfig::max_queued_bytes`] allows an empty 5.03. A generated body
 //! (`data/N`, fixed replies) is queued as a description and produced while it is written
-//! ([`Session::poll_write_chunk`]).
+//! ([`crate::tcp::Session::poll_write_chunk`]).
+
+use std::collections::VecDeque;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::Frame;
@@ -18,15 +20,15 @@ use coaplab_wire::{Block, Code, ReadOptions};
 
 use crate::media;
 use crate::request_options;
-use crate::resource::{Action, Body};
+use crate::resource::{Action, Body, Router};
 use crate::tcp::event::{SessionEvent, WriteKind};
+use crate::tcp::observe::Observers;
 use crate::tcp::response::{encode_response, Extra, Refusal, Response};
-use crate::tcp::session::{Session, Upload, MAX_UPLOADS};
-use crate::tcp::writes::Queued;
+use crate::tcp::writes::{Queued, Sink};
 use crate::uploads::MAX_UPLOAD_BYTES;
 
 /// Request options this server understands (RFC 7252 §5.4.1). Block1 is reassembled
-/// (`Session::upload`); Block2 is not among them (every answer is one message), so a request
+/// (`Server::upload`); Block2 is not among them (every answer is one message), so a request
 /// carrying it gets 4.02. Accept, Proxy-Uri and Proxy-Scheme are handled by the check shared
 /// with the UDP server (`crate::request_options`).
 fn known_critical(n: u16) -> bool {
@@ -42,15 +44,79 @@ fn known_critical(n: u16) -> bool {
     )
 }
 
-impl Session {
-    /// A request of `len` bytes arrived.
-    pub(crate) fn serve(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
+/// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
+/// (its key) and the body so far.
+#[derive(Debug, Clone)]
+struct Upload {
+    key: Vec<u8>,
+    body: Vec<u8>,
+}
+
+/// Block1 uploads reassembled at once per session.
+const MAX_UPLOADS: usize = 4;
+
+/// The serving side of a session.
+#[derive(Debug)]
+pub(crate) struct Server {
+    /// The resources served.
+    router: Router,
+    /// Block1 uploads being reassembled (at most [`MAX_UPLOADS`], oldest dropped first).
+    uploads: Vec<Upload>,
+    /// Observers of the observable resources (RFC 8323 §7).
+    observers: Observers,
+}
+
+impl Server {
+    /// Serving `router`'s resources.
+    pub(crate) fn new(router: Router) -> Server {
+        Server {
+            router,
+            uploads: Vec::new(),
+            observers: Observers::default(),
+        }
+    }
+
+    /// The resources served.
+    pub(crate) fn router_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+
+    /// No Block1 upload is being reassembled.
+    pub(crate) fn no_uploads(&self) -> bool {
+        self.uploads.is_empty()
+    }
+
+    /// The observers.
+    pub(crate) fn observers(&self) -> &Observers {
+        &self.observers
+    }
+
+    /// Time passed to `now`: observed resources that changed are notified into `sink`.
+    pub(crate) fn on_timeout(&mut self, now: Instant, sink: Sink<'_>) {
+        let router = &self.router;
+        let state = |r, at| router.observable_state(r, at);
+        self.observers.on_timeout(now, &state, sink);
+    }
+
+    /// The session ended: every observer is gone.
+    pub(crate) fn end(&mut self, events: &mut VecDeque<SessionEvent>, now: Instant) {
+        self.observers.end(events, now);
+    }
+
+    /// A request of `len` bytes arrived; its response goes to `sink`.
+    pub(crate) fn serve(&mut self, sink: Sink<'_>, now: Instant, frame: &Frame<'_>, len: usize) {
+        let Sink {
+            writes,
+            events,
+            max_frame_bytes,
+            max_queued_bytes,
+        } = sink;
         let token = frame.token();
         let mut out = Response {
-            bytes: self.writes.buffer(),
+            bytes: writes.buffer(),
             tail: None,
-            max_frame_bytes: self.peer_max_message_size as usize,
-            room: self.queue_room(),
+            max_frame_bytes,
+            room: writes.room(max_queued_bytes),
             refused: None,
         };
         let block1 = frame
@@ -59,28 +125,28 @@ impl Session {
             .find(|(n, _)| *n == number::BLOCK1)
             .map(|(_, v)| v);
         let mut code = match block1 {
-            Some(v) => self.upload(now, frame, v, &mut out),
-            None => self.respond(now, frame, frame.payload, None, &mut out),
+            Some(v) => self.upload(events, now, frame, v, &mut out),
+            None => self.respond(events, now, frame, frame.payload, None, &mut out),
         };
         if out.refused.is_some() {
             // A registration whose answer cannot be sent is not kept.
-            self.observers.forget(&mut self.events, now, token);
+            self.observers.forget(events, now, token);
         }
         match out.refused {
             None => {}
             Some(Refusal::TooLarge { len }) => {
                 // RFC 8323 §5.3.1: never send more than the peer's Max-Message-Size.
                 code = Code::INTERNAL_SERVER_ERROR;
-                self.events.push_back(SessionEvent::ResponseRefused {
+                events.push_back(SessionEvent::ResponseRefused {
                     token,
                     len,
-                    max: self.peer_max_message_size,
+                    max: max_frame_bytes as u32,
                     at: now,
                 });
             }
             Some(Refusal::QueueFull { len, room }) => {
                 code = Code::SERVICE_UNAVAILABLE;
-                self.events.push_back(SessionEvent::QueueFull {
+                events.push_back(SessionEvent::QueueFull {
                     token,
                     len,
                     room,
@@ -94,7 +160,7 @@ impl Session {
             kind: WriteKind::Response(code),
             notification: None,
         };
-        self.events.push_back(SessionEvent::Served {
+        events.push_back(SessionEvent::Served {
             token,
             method: frame.code,
             code,
@@ -102,7 +168,7 @@ impl Session {
             response_bytes: q.len(),
             at: now,
         });
-        self.writes.push(q);
+        writes.push(q);
     }
 
     /// One block of a Block1 upload (RFC 7959 §2.5; BERT, RFC 8323 §6): 2.31 Continue until
@@ -111,6 +177,7 @@ impl Session {
     /// 4.13.
     fn upload(
         &mut self,
+        events: &mut VecDeque<SessionEvent>,
         now: Instant,
         frame: &Frame<'_>,
         value: &[u8],
@@ -168,13 +235,14 @@ impl Session {
             return code;
         }
         let body = self.uploads.remove(i).body;
-        self.respond(now, frame, &body, Some(block), out)
+        self.respond(events, now, frame, &body, Some(block), out)
     }
 
     /// Runs the resource on `payload` and encodes the response into `out`, with `block1`
     /// when it ends an upload; returns its code.
     fn respond(
         &mut self,
+        events: &mut VecDeque<SessionEvent>,
         now: Instant,
         frame: &Frame<'_>,
         payload: &[u8],
@@ -213,15 +281,9 @@ impl Session {
                     Some(period) if frame.code == Code::GET => {
                         let observe = frame.observe().ok().flatten();
                         let limit = self.router.observer_limit();
-                        let seq = self.observers.register(
-                            &mut self.events,
-                            limit,
-                            now,
-                            token,
-                            index,
-                            observe,
-                            period,
-                        );
+                        let seq = self
+                            .observers
+                            .register(events, limit, now, token, index, observe, period);
                         let next = crate::observe::next_tick(now, period);
                         (seq, Some(crate::observe::max_age_s(now, next)))
                     }

@@ -17,8 +17,9 @@ use crate::tcp::event::{
     GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, Write, WriteChunk,
     WriteKind,
 };
-use crate::tcp::observe::{Observers, Sink, Watches};
-use crate::tcp::writes::{Queued, Writes};
+use crate::tcp::observe::Watches;
+use crate::tcp::serve::Server;
+use crate::tcp::writes::{Queued, Sink, Writes};
 
 /// Where the session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +116,8 @@ pub(crate) struct Follow {
 #[derive(Debug)]
 pub struct Session {
     pub(crate) config: SessionConfig,
-    pub(crate) router: Router,
+    /// The serving side: resources, Block1 uploads, observers.
+    pub(crate) server: Server,
     pub(crate) state: State,
     /// The peer's CSM arrived (RFC 8323 §5.3: it must be the first message).
     pub(crate) csm_received: bool,
@@ -138,22 +140,10 @@ pub struct Session {
     pub(crate) pings: Vec<(Token, Instant)>,
     pub(crate) next_token: u64,
     pub(crate) next_request_id: u64,
-    /// Block1 uploads being reassembled (at most [`MAX_UPLOADS`], oldest dropped first).
-    pub(crate) uploads: Vec<Upload>,
     /// When the last bytes from the peer arrived.
     pub(crate) heard_at: Option<Instant>,
-    /// Observers of our resources (server side, RFC 8323 §7).
-    pub(crate) observers: Observers,
     /// Observations we hold (client side).
     pub(crate) watches: Watches,
-}
-
-/// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
-/// (its key) and the body so far.
-#[derive(Debug, Clone)]
-pub(crate) struct Upload {
-    pub(crate) key: Vec<u8>,
-    pub(crate) body: Vec<u8>,
 }
 
 /// A response frame whose payload is being skipped ([`Session::elided`]).
@@ -177,9 +167,6 @@ enum Payload {
     Unknown,
 }
 
-/// Block1 uploads reassembled at once per session.
-pub(crate) const MAX_UPLOADS: usize = 4;
-
 /// The largest buffer of a partial frame kept for the next one once its frame is complete.
 const RX_KEEP_BYTES: usize = 4 * 1024;
 
@@ -190,7 +177,7 @@ impl Session {
         let mut s = Session {
             next_token: config.first_token,
             config,
-            router,
+            server: Server::new(router),
             state: State::Open,
             csm_received: false,
             peer_max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
@@ -202,9 +189,7 @@ impl Session {
             outstanding: Vec::new(),
             pings: Vec::new(),
             next_request_id: 0,
-            uploads: Vec::new(),
             heard_at: None,
-            observers: Default::default(),
             watches: Watches::default(),
         };
         let csm = SignalMessage::new(Signal::Csm {
@@ -222,7 +207,7 @@ impl Session {
 
     /// The server's resources, to add routes.
     pub fn router_mut(&mut self) -> &mut Router {
-        &mut self.router
+        self.server.router_mut()
     }
 
     /// The peer's Max-Message-Size applied to what we send (1,152 B until its CSM).
@@ -267,16 +252,11 @@ impl Session {
         self.writes.set_budget(bytes);
     }
 
-    /// Bytes a response may still add to the write queue.
-    pub(crate) fn queue_room(&self) -> usize {
-        self.writes.room(self.config.max_queued_bytes)
-    }
-
     /// True when nothing is pending: no outstanding request or Ping, no partial frame, no
     /// queued write, no observer of ours and no observation held (an observed connection is
     /// in use however quiet). After [`Session::release`], the moment to [`Session::close`].
     pub fn is_idle(&self) -> bool {
-        self.observers.is_empty()
+        self.server.observers().is_empty()
             && self.watches.is_empty()
             && self.outstanding.is_empty()
             && self.pings.is_empty()
@@ -293,7 +273,7 @@ impl Session {
     /// A driver closing idle connections (RFC 8323 §5.5) calls [`Session::release`] then
     /// [`Session::close`] once `idle_since + timeout` has passed with no input in between.
     pub fn idle_since(&self, opened: Instant) -> Option<Instant> {
-        if self.state != State::Open || !self.is_idle() || !self.uploads.is_empty() {
+        if self.state != State::Open || !self.is_idle() || !self.server.no_uploads() {
             return None;
         }
         Some(self.heard_at.unwrap_or(opened))
@@ -648,7 +628,7 @@ impl Session {
 
     /// Observers registered on this session (server side).
     pub fn observers(&self) -> usize {
-        self.observers.len()
+        self.server.observers().len()
     }
 
     /// Observations held on this session (client side).
@@ -662,21 +642,14 @@ impl Session {
         if self.state == State::Ended {
             return None;
         }
-        self.observers.next_change()
+        self.server.observers().next_change()
     }
 
     /// Time passed to `now`: when an observed resource changed, every observer is sent (or
     /// has its queued notification replaced by) the new state.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let router = &self.router;
-        let sink = Sink {
-            writes: &mut self.writes,
-            events: &mut self.events,
-            max_frame_bytes: self.peer_max_message_size as usize,
-            max_queued_bytes: self.config.max_queued_bytes,
-        };
-        let state = |r, at| router.observable_state(r, at);
-        self.observers.on_timeout(now, &state, sink);
+        let (server, sink) = self.server();
+        server.on_timeout(now, sink);
     }
 
     /// Registers as an observer of `request`'s resource (RFC 7641 §3.1): `request` (a GET)
@@ -705,6 +678,17 @@ impl Session {
     ) -> Result<RequestId, RequestError> {
         let token = self.watches.cancel(request).ok_or(RequestError::NotOpen)?;
         self.send_request(now, &with_observe(get, 1), Some(token))
+    }
+
+    /// The serving side, and where its responses go (split borrows of the session).
+    pub(crate) fn server(&mut self) -> (&mut Server, Sink<'_>) {
+        let sink = Sink {
+            writes: &mut self.writes,
+            events: &mut self.events,
+            max_frame_bytes: self.peer_max_message_size as usize,
+            max_queued_bytes: self.config.max_queued_bytes,
+        };
+        (&mut self.server, sink)
     }
 
     /// The next event.
@@ -781,7 +765,7 @@ impl Session {
         self.rx.clear();
         self.elided = None;
         self.pings.clear();
-        self.observers.end(&mut self.events, now);
+        self.server.end(&mut self.events, now);
         self.watches.clear();
         for o in std::mem::take(&mut self.outstanding) {
             self.events.push_back(SessionEvent::RequestFailed {

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use coaplab_wire::Token;
 
 use crate::resource::Body;
-use crate::tcp::event::{WriteChunk, WriteKind};
+use crate::tcp::event::{SessionEvent, WriteChunk, WriteKind};
 
 /// What one queued message costs besides its bytes in memory
 /// ([`crate::tcp::Session::queued_bytes`]), so a flood of tiny messages is bounded too.
@@ -42,6 +42,17 @@ impl Queued {
     pub(crate) fn cost(&self) -> usize {
         self.bytes.len() + QUEUED_MESSAGE_BYTES
     }
+}
+
+/// Where a session's server puts its responses and notifications: the write queue and its
+/// limits, and the session's events.
+pub(crate) struct Sink<'a> {
+    pub(crate) writes: &'a mut Writes,
+    pub(crate) events: &'a mut VecDeque<SessionEvent>,
+    /// The peer's Max-Message-Size.
+    pub(crate) max_frame_bytes: usize,
+    /// [`crate::tcp::SessionConfig::max_queued_bytes`].
+    pub(crate) max_queued_bytes: usize,
 }
 
 /// The write queue, its accounting and its buffer pool.
