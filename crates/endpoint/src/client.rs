@@ -83,8 +83,7 @@ impl Client {
         &self.observations
     }
 
-    /// When a timer of the client is due: the exchanges' retransmission deadline, the
-    /// stalled requests' Message ID, the observations' re-registration.
+    /// The exchanges' earliest deadline (retransmission, give-up, a delayed response).
     pub(crate) fn retransmission_deadline(&self) -> Option<Instant> {
         self.exchanges.next_deadline()
     }

@@ -510,8 +510,6 @@ impl Endpoint {
                     self.dedup.purge(now);
                 }
             }
-            // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
-            // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
             Timer::Retransmission => {
                 let (peers, out) = (&mut self.peers, &mut self.out);
                 self.client
