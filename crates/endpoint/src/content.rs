@@ -3,7 +3,7 @@
 //! message (no Block2), so keep them under a block; other methods get 4.05.
 //!
 //! The clock reads no clock: the Unix time it answers is the epoch the driver gave
-//! ([`Router::clock`]) plus the endpoint time of the request (sans-IO).
+//! ([`crate::Router::clock`]) plus the endpoint time of the request (sans-IO).
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_wire::Code;
@@ -28,7 +28,7 @@ pub enum Content {
         /// The Unix time at endpoint time [`Instant::ZERO`].
         unix_at_zero: Duration,
     },
-    /// The RFC 6690 listing of the router's links ([`Router::link`]), filtered by the
+    /// The RFC 6690 listing of the router's links ([`crate::Router::link`]), filtered by the
     /// request's Uri-Query (application/link-format).
     Links,
     /// An observable counter (RFC 7641): the whole number of `period`s since endpoint time

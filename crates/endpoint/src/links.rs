@@ -1,5 +1,5 @@
 //! Resource discovery (RFC 6690): the `/.well-known/core` listing is made from the link
-//! descriptions a [`Router`] holds ([`Router::link`]), each with its target attributes (`rt`,
+//! descriptions a [`crate::Router`] holds ([`crate::Router::link`]), each with its target attributes (`rt`,
 //! `if`, `ct`, `obs`, `sz`, `title`, …), and filtered by the request's query (§4.1): one
 //! `name=value` per Uri-Query, `href` naming the target itself, a trailing `*` matching any
 //! value that starts with what precedes it, and a value of the space-separated `rt`, `if`

@@ -93,7 +93,7 @@ impl Observations {
         self.list.len() >= MAX_OBSERVATIONS
     }
 
-    /// A new observation: `registration` (with Observe 0, [`registration`]) was started to
+    /// A new observation: `registration` (with Observe 0, [`with_observe`]) was started to
     /// `peer` as `request`, with `token`.
     pub(crate) fn add(
         &mut self,
