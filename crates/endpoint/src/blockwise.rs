@@ -370,4 +370,84 @@ mod tests {
         check(&mut r, 9, short, false);
         check(&mut r, 10, short, false);
     }
+
+    /// A response built from `code`, `options` and `payload`, as the client reads it.
+    fn answer(code: Code, options: &[(u16, &[u8])], payload: &[u8]) -> Vec<u8> {
+        let mut m = coaplab_wire::MessageBuf::new(MessageType::Ack, code, 1, Token::EMPTY);
+        for (n, v) in options {
+            m.options.push(*n, *v);
+        }
+        m.payload = payload.to_vec();
+        m.to_bytes().unwrap()
+    }
+
+    fn block2(num: u32, more: bool) -> Vec<u8> {
+        let b = Block::with_size(num, more, 16).unwrap().to_uint();
+        let mut buf = [0; 4];
+        let n = coaplab_wire::option::uint::encode(b, &mut buf);
+        buf[..n].to_vec()
+    }
+
+    #[test]
+    fn an_echo_challenge_is_answered_twice_then_delivered() {
+        let mut r = req(Code::GET, "data/10", 0, None);
+        let challenge = answer(Code::UNAUTHORIZED, &[(number::ECHO, &[7; 8])], &[]);
+        let msg = Message::decode(&challenge).unwrap();
+        assert_eq!(advance(&mut r, &msg, 100, true), Step::Next);
+        assert_eq!((r.echo.as_slice(), r.echo_retries), (&[7; 8][..], 1));
+        assert_eq!(advance(&mut r, &msg, 100, true), Step::Next);
+        // A third challenge: the 4.01 completes the request, its Echo value dropped.
+        assert_eq!(advance(&mut r, &msg, 100, true), Step::Complete);
+        assert!(r.echo.is_empty());
+    }
+
+    #[test]
+    fn block2_asks_for_the_next_block_until_the_last_then_completes() {
+        let mut r = req(Code::GET, "data/20", 0, None);
+        let first = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(0, true))],
+            &[1; 16],
+        );
+        let step = advance(&mut r, &Message::decode(&first).unwrap(), 100, true);
+        assert_eq!(
+            (step, r.b2_next, r.body_len),
+            (Step::Next, Block::with_size(1, false, 16), 16)
+        );
+        let last = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(1, false))],
+            &[2; 4],
+        );
+        let step = advance(&mut r, &Message::decode(&last).unwrap(), 100, true);
+        assert_eq!((step, r.body_len, r.body.len()), (Step::Complete, 20, 20));
+    }
+
+    #[test]
+    fn a_block_out_of_sequence_or_past_the_limit_fails_the_request() {
+        let mut r = req(Code::GET, "data/40", 0, None);
+        let skipped = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(1, true))],
+            &[1; 16],
+        );
+        let step = advance(&mut r, &Message::decode(&skipped).unwrap(), 100, true);
+        assert_eq!(step, Step::Fail(FailReason::BlockMismatch));
+        let mut r = req(Code::GET, "data/40", 0, None);
+        r.body = Vec::with_capacity(64);
+        let big = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(0, true))],
+            &[1; 16],
+        );
+        let step = advance(&mut r, &Message::decode(&big).unwrap(), 15, true);
+        // The body gathered so far is released at once, not when the slot is reused.
+        assert_eq!(
+            (step, r.body.capacity()),
+            (Step::Fail(FailReason::BodyTooLarge), 0)
+        );
+        let unreadable = answer(Code::CONTENT, &[(number::BLOCK2, &[1, 2, 3, 4])], &[]);
+        let step = advance(&mut r, &Message::decode(&unreadable).unwrap(), 100, true);
+        assert_eq!(step, Step::BadOption);
+    }
 }

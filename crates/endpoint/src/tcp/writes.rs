@@ -227,3 +227,47 @@ impl Writes {
         Some(q)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coaplab_wire::Code;
+
+    fn message(bytes: usize, notification: Option<Token>) -> Queued {
+        Queued {
+            bytes: vec![0; bytes],
+            tail: None,
+            kind: WriteKind::Response(Code::CONTENT),
+            notification,
+        }
+    }
+
+    #[test]
+    fn a_waiting_notification_is_replaced_in_place_with_its_cost() {
+        let t = Token::new(&[9]).unwrap();
+        let mut w = Writes::default();
+        w.push(message(10, None));
+        w.push(message(20, Some(t)));
+        assert_eq!(w.queued_bytes(), 30 + 2 * QUEUED_MESSAGE_BYTES);
+        let (i, cost) = w.waiting_notification(t).unwrap();
+        assert_eq!((i, cost), (1, 20 + QUEUED_MESSAGE_BYTES));
+        w.replace(i, cost, vec![1; 5]);
+        assert_eq!(w.queued_bytes(), 15 + 2 * QUEUED_MESSAGE_BYTES);
+        assert_eq!(w.pending_bytes(), 15);
+        assert_eq!(w.room(100 + 2 * QUEUED_MESSAGE_BYTES), 85);
+    }
+
+    #[test]
+    fn a_notification_being_written_is_not_replaced() {
+        let t = Token::new(&[9]).unwrap();
+        let mut w = Writes::default();
+        w.push(message(20, Some(t)));
+        let mut buf = Vec::new();
+        let chunk = w.chunk(&mut buf, 8).unwrap();
+        assert_eq!((chunk.message_bytes, chunk.last, buf.len()), (20, false, 8));
+        assert_eq!(w.waiting_notification(t), None);
+        assert_eq!(w.whole(&mut buf), Some(Err(12)));
+        assert_eq!(w.chunk(&mut buf, 100).map(|c| c.last), Some(true));
+        assert!(w.is_empty() && w.queued_bytes() == 0);
+    }
+}
