@@ -54,6 +54,7 @@ impl Client {
     }
 
     /// The Message ID sequence (the server's replies and notifications take theirs from it too).
+    #[inline]
     pub(crate) fn message_ids(&mut self) -> &mut MessageIds {
         &mut self.message_ids
     }
@@ -84,16 +85,19 @@ impl Client {
     }
 
     /// The exchanges' earliest deadline (retransmission, give-up, a delayed response).
+    #[inline]
     pub(crate) fn retransmission_deadline(&self) -> Option<Instant> {
         self.exchanges.next_deadline()
     }
 
     /// When requests stalled for a Message ID may go on.
+    #[inline]
     pub(crate) fn stalled_deadline(&self) -> Option<Instant> {
         self.message_ids.deadline()
     }
 
     /// When the next observation is re-registered.
+    #[inline]
     pub(crate) fn reregistration_deadline(&self) -> Option<Instant> {
         self.observations.next_reregistration()
     }
@@ -101,6 +105,7 @@ impl Client {
     /// Serves the retransmission timer at `now`: deadlines in order; each expiry arms a
     /// later deadline or ends the exchange, and MAX_RETRANSMIT bounds the retransmissions,
     /// so this terminates.
+    #[inline]
     pub(crate) fn on_retransmission_timer(
         &mut self,
         config: &Config,
@@ -119,6 +124,18 @@ impl Client {
         }
     }
 
+    /// Requests wait for a Message ID (the endpoint asks before [`Client::resume_stalled`]).
+    #[inline]
+    pub(crate) fn any_stalled(&self) -> bool {
+        self.message_ids.any_stalled()
+    }
+
+    /// Observations are held (the endpoint asks before [`Client::reregister_stale`]).
+    #[inline]
+    pub(crate) fn any_observations(&self) -> bool {
+        !self.observations.is_empty()
+    }
+
     /// Requests stalled for a Message ID go on once one is usable.
     pub(crate) fn resume_stalled(
         &mut self,
@@ -127,9 +144,6 @@ impl Client {
         out: &mut Outputs,
         now: Instant,
     ) {
-        if !self.message_ids.any_stalled() {
-            return;
-        }
         for r in self.message_ids.take_ready(now) {
             if self.requests[r].live {
                 self.next_exchange(config, peers, out, now, r);
@@ -190,9 +204,6 @@ impl Client {
         out: &mut Outputs,
         now: Instant,
     ) {
-        if self.observations.is_empty() {
-            return;
-        }
         for i in 0..self.observations.len() {
             if let Some((peer, token, get)) = self.observations.stale(i, now) {
                 let id = self.start_request(config, peers, out, now, peer, &get, Some(token));
@@ -382,6 +393,7 @@ impl Client {
     }
 
     /// An ACK or RST arrived.
+    #[inline]
     pub(crate) fn on_ack_or_rst(
         &mut self,
         config: &Config,
@@ -399,6 +411,7 @@ impl Client {
     }
 
     /// The end of an exchange left `answered` for its request: it fails, or takes `msg`.
+    #[inline]
     fn finish(
         &mut self,
         config: &Config,

@@ -333,7 +333,8 @@ impl Endpoint {
         match msg.mtype {
             MessageType::Ack | MessageType::Rst => {
                 let rst = msg.mtype == MessageType::Rst;
-                let notification = msg.code.is_empty()
+                let notification = self.server.any_observers()
+                    && msg.code.is_empty()
                     && self.server.on_notification_answer(
                         &mut self.peers,
                         &mut self.out,
@@ -493,17 +494,23 @@ impl Endpoint {
         match timer {
             Timer::UploadExpiry => self.server.expire_uploads(&mut self.out, now),
             Timer::StalledMessageIds => {
-                let (peers, out) = (&mut self.peers, &mut self.out);
-                self.client.resume_stalled(&self.config, peers, out, now);
+                if self.client.any_stalled() {
+                    let (peers, out) = (&mut self.peers, &mut self.out);
+                    self.client.resume_stalled(&self.config, peers, out, now);
+                }
             }
             Timer::ObserveNotification => {
-                let ids = self.client.message_ids();
-                self.server
-                    .on_observe_timer(&mut self.peers, ids, &mut self.out, now);
+                if self.server.any_observers() {
+                    let ids = self.client.message_ids();
+                    self.server
+                        .on_observe_timer(&mut self.peers, ids, &mut self.out, now);
+                }
             }
             Timer::Reregistration => {
-                let (peers, out) = (&mut self.peers, &mut self.out);
-                self.client.reregister_stale(&self.config, peers, out, now);
+                if self.client.any_observations() {
+                    let (peers, out) = (&mut self.peers, &mut self.out);
+                    self.client.reregister_stale(&self.config, peers, out, now);
+                }
             }
             Timer::DedupPurge => {
                 if self.config.dedup_purge_timer {

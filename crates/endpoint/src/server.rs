@@ -89,17 +89,27 @@ impl Server {
         self.observers.len()
     }
 
+    /// Observers are registered (the endpoint asks before the observe timer and before
+    /// [`Server::on_notification_answer`]: without observers neither costs anything).
+    #[inline]
+    pub(crate) fn any_observers(&self) -> bool {
+        !self.observers.is_empty()
+    }
+
     /// When the earliest partial upload expires.
+    #[inline]
     pub(crate) fn upload_deadline(&self) -> Option<Instant> {
         self.uploads.next_expiry()
     }
 
     /// When a notification is due or a CON notification times out.
+    #[inline]
     pub(crate) fn observe_deadline(&self) -> Option<Instant> {
         self.observers.next_deadline()
     }
 
     /// Forgets the partial uploads whose lifetime ended by `now`.
+    #[inline]
     pub(crate) fn expire_uploads(&mut self, out: &mut Outputs, now: Instant) {
         self.uploads.expire_all(now, &mut out.events);
     }
@@ -112,9 +122,6 @@ impl Server {
         out: &mut Outputs,
         now: Instant,
     ) {
-        if self.observers.is_empty() {
-            return;
-        }
         let router = &self.router;
         let policy: NotifyPolicy = router.notify;
         self.observers.on_timeout(
@@ -137,16 +144,8 @@ impl Server {
         mid: u16,
         rst: bool,
     ) -> bool {
-        !self.observers.is_empty()
-            && self.observers.on_ack_or_rst(
-                self.router.notify.timer,
-                peers,
-                out,
-                now,
-                from,
-                mid,
-                rst,
-            )
+        self.observers
+            .on_ack_or_rst(self.router.notify.timer, peers, out, now, from, mid, rst)
     }
     /// A CON or NON request of `len` bytes arrived.
     #[allow(clippy::too_many_arguments)]
