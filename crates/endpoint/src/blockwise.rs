@@ -6,13 +6,11 @@
 //! when early negotiation is configured), Block1, Size1, payload. The first GET carries no
 //! Block2, giving the 8/10/11-byte requests of docs/experiments.md §4.1.
 
-use coaplab_cc::time::Instant;
 use coaplab_wire::option::number;
 use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions, Token};
 
 use crate::config::szx_of;
-use crate::endpoint::Endpoint;
-use crate::event::{FailReason, IgnoreReason};
+use crate::event::FailReason;
 use crate::exchange::Req;
 use crate::resource::segments;
 
@@ -167,105 +165,107 @@ pub(crate) fn unknown_critical(options: &impl ReadOptions) -> Option<u16> {
     })
 }
 
-impl Endpoint {
-    /// The response to request `r`'s current exchange arrived.
-    pub(crate) fn on_response(&mut self, now: Instant, r: usize, msg: &Message<'_>) {
-        // RFC 9175 §2.4: a 4.01 with an Echo option asks for the same request again with
-        // that value, proving we receive at our address. Twice at most: a server that keeps
-        // challenging gets its 4.01 delivered.
-        let req = &mut self.requests[r];
-        let echo = msg
-            .first(number::ECHO)
-            .filter(|v| (1..=40).contains(&v.len()));
-        match echo {
-            Some(v) if msg.code == Code::UNAUTHORIZED && req.echo_retries < 2 => {
-                req.echo.clear();
-                req.echo.extend_from_slice(v);
-                req.echo_retries += 1;
-                self.next_exchange(now, r);
-                return;
-            }
-            _ => req.echo.clear(),
-        }
-        let (b1, b2) = match (msg.block1(), msg.block2()) {
-            (Ok(b1), Ok(b2)) => (b1, b2),
-            _ => {
-                let from = self.peers[self.requests[r].peer].addr;
-                self.out.ignore(now, from, IgnoreReason::BadOption);
-                self.fail_request(now, r, FailReason::BlockMismatch);
-                return;
-            }
-        };
-        let req = &mut self.requests[r];
-        if req.uploading {
-            if msg.code == Code::CONTINUE {
-                let Some(b1) = b1 else {
-                    self.fail_request(now, r, FailReason::BlockMismatch);
-                    return;
-                };
-                // The server may ask for smaller blocks from now on (RFC 7959 §2.3).
-                req.b1_offset += req.b1_size;
-                req.b1_size = req.b1_size.min(b1.size_bytes());
-                if req.b1_offset >= req.payload.len() {
-                    self.fail_request(now, r, FailReason::BlockMismatch);
-                    return;
-                }
-                self.next_exchange(now, r);
-                return;
-            }
-            req.uploading = false;
-        }
-        // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
-        // A Size2 too long for its format (RFC 7959 §4: at most 4 bytes, e.g. 10^12 in 5) is
-        // read for its value all the same: it announces more than any limit here.
-        let announced = announced_size2(msg);
-        let limit = self.config.max_body_bytes;
-        if announced > limit as u64 || req.body_len + msg.payload.len() > limit {
-            return self.fail_body_too_large(now, r);
-        }
-        match b2 {
-            Some(b) if !b.is_bert() => {
-                if b.offset_bytes() != req.body_len {
-                    self.fail_request(now, r, FailReason::BlockMismatch);
-                    return;
-                }
-                req.body_len += msg.payload.len();
-                if self.config.keep_bodies {
-                    req.body.extend_from_slice(msg.payload);
-                }
-                if b.more && msg.code.class() == 2 {
-                    // Accept the server's block size (RFC 7959 §2.4): the next NUM follows
-                    // from the bytes received so far.
-                    let size = b.size_bytes();
-                    req.b2_next = Some(Block {
-                        num: (req.body_len / size) as u32,
-                        more: false,
-                        szx: b.szx,
-                    });
-                    self.next_exchange(now, r);
-                    return;
-                }
-            }
-            Some(_) => {
-                self.fail_request(now, r, FailReason::BlockMismatch);
-                return;
-            }
-            None => {
-                req.body_len += msg.payload.len();
-                if self.config.keep_bodies {
-                    req.body.extend_from_slice(msg.payload);
-                }
-            }
-        }
-        self.complete_request(now, r, msg);
-    }
+/// What a response does to the request it answers: the request goes on (another block, or
+/// the same request with an Echo value), completes, or fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Its next exchange goes out.
+    Next,
+    /// It is complete.
+    Complete,
+    /// It fails for this reason.
+    Fail(FailReason),
+    /// Its Block1 or Block2 option is unreadable: the response is ignored
+    /// ([`crate::IgnoreReason::BadOption`]) and the request fails
+    /// ([`FailReason::BlockMismatch`]).
+    BadOption,
+}
 
-    /// Request `r`'s body would pass [`crate::Config::max_body_bytes`]: it fails, and the
-    /// bytes gathered so far are released at once rather than when the slot is reused.
-    fn fail_body_too_large(&mut self, now: Instant, r: usize) {
-        self.requests[r].body = Vec::new();
-        self.fail_request(now, r, FailReason::BodyTooLarge);
+/// Request `req`'s current exchange was answered by `msg`: moves the request on (its blocks,
+/// its body, its Echo value) and says what follows. The body is kept with `keep_bodies` and
+/// bounded by `max_body_bytes` ([`crate::Config`]); a body past it is released at once.
+pub(crate) fn advance(
+    req: &mut Req,
+    msg: &Message<'_>,
+    max_body_bytes: usize,
+    keep_bodies: bool,
+) -> Step {
+    // RFC 9175 §2.4: a 4.01 with an Echo option asks for the same request again with
+    // that value, proving we receive at our address. Twice at most: a server that keeps
+    // challenging gets its 4.01 delivered.
+    let echo = msg
+        .first(number::ECHO)
+        .filter(|v| (1..=40).contains(&v.len()));
+    match echo {
+        Some(v) if msg.code == Code::UNAUTHORIZED && req.echo_retries < 2 => {
+            req.echo.clear();
+            req.echo.extend_from_slice(v);
+            req.echo_retries += 1;
+            return Step::Next;
+        }
+        _ => req.echo.clear(),
     }
+    let (b1, b2) = match (msg.block1(), msg.block2()) {
+        (Ok(b1), Ok(b2)) => (b1, b2),
+        _ => return Step::BadOption,
+    };
+    if req.uploading {
+        if msg.code == Code::CONTINUE {
+            let Some(b1) = b1 else {
+                return Step::Fail(FailReason::BlockMismatch);
+            };
+            // The server may ask for smaller blocks from now on (RFC 7959 §2.3).
+            req.b1_offset += req.b1_size;
+            req.b1_size = req.b1_size.min(b1.size_bytes());
+            if req.b1_offset >= req.payload.len() {
+                return Step::Fail(FailReason::BlockMismatch);
+            }
+            return Step::Next;
+        }
+        req.uploading = false;
+    }
+    // RFC 7959 §4: Size2 announces the whole body; refuse it before asking for more.
+    // A Size2 too long for its format (RFC 7959 §4: at most 4 bytes, e.g. 10^12 in 5) is
+    // read for its value all the same: it announces more than any limit here.
+    let announced = announced_size2(msg);
+    let limit = max_body_bytes;
+    if announced > limit as u64 || req.body_len + msg.payload.len() > limit {
+        // Released now rather than when the slot is reused.
+        req.body = Vec::new();
+        return Step::Fail(FailReason::BodyTooLarge);
+    }
+    match b2 {
+        Some(b) if !b.is_bert() => {
+            if b.offset_bytes() != req.body_len {
+                return Step::Fail(FailReason::BlockMismatch);
+            }
+            req.body_len += msg.payload.len();
+            if keep_bodies {
+                req.body.extend_from_slice(msg.payload);
+            }
+            if b.more && msg.code.class() == 2 {
+                // Accept the server's block size (RFC 7959 §2.4): the next NUM follows
+                // from the bytes received so far.
+                let size = b.size_bytes();
+                req.b2_next = Some(Block {
+                    num: (req.body_len / size) as u32,
+                    more: false,
+                    szx: b.szx,
+                });
+                return Step::Next;
+            }
+        }
+        Some(_) => {
+            return Step::Fail(FailReason::BlockMismatch);
+        }
+        None => {
+            req.body_len += msg.payload.len();
+            if keep_bodies {
+                req.body.extend_from_slice(msg.payload);
+            }
+        }
+    }
+    Step::Complete
 }
 
 #[cfg(test)]
@@ -369,5 +369,85 @@ mod tests {
         r.uploading = true;
         check(&mut r, 9, short, false);
         check(&mut r, 10, short, false);
+    }
+
+    /// A response built from `code`, `options` and `payload`, as the client reads it.
+    fn answer(code: Code, options: &[(u16, &[u8])], payload: &[u8]) -> Vec<u8> {
+        let mut m = coaplab_wire::MessageBuf::new(MessageType::Ack, code, 1, Token::EMPTY);
+        for (n, v) in options {
+            m.options.push(*n, *v);
+        }
+        m.payload = payload.to_vec();
+        m.to_bytes().unwrap()
+    }
+
+    fn block2(num: u32, more: bool) -> Vec<u8> {
+        let b = Block::with_size(num, more, 16).unwrap().to_uint();
+        let mut buf = [0; 4];
+        let n = coaplab_wire::option::uint::encode(b, &mut buf);
+        buf[..n].to_vec()
+    }
+
+    #[test]
+    fn an_echo_challenge_is_answered_twice_then_delivered() {
+        let mut r = req(Code::GET, "data/10", 0, None);
+        let challenge = answer(Code::UNAUTHORIZED, &[(number::ECHO, &[7; 8])], &[]);
+        let msg = Message::decode(&challenge).unwrap();
+        assert_eq!(advance(&mut r, &msg, 100, true), Step::Next);
+        assert_eq!((r.echo.as_slice(), r.echo_retries), (&[7; 8][..], 1));
+        assert_eq!(advance(&mut r, &msg, 100, true), Step::Next);
+        // A third challenge: the 4.01 completes the request, its Echo value dropped.
+        assert_eq!(advance(&mut r, &msg, 100, true), Step::Complete);
+        assert!(r.echo.is_empty());
+    }
+
+    #[test]
+    fn block2_asks_for_the_next_block_until_the_last_then_completes() {
+        let mut r = req(Code::GET, "data/20", 0, None);
+        let first = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(0, true))],
+            &[1; 16],
+        );
+        let step = advance(&mut r, &Message::decode(&first).unwrap(), 100, true);
+        assert_eq!(
+            (step, r.b2_next, r.body_len),
+            (Step::Next, Block::with_size(1, false, 16), 16)
+        );
+        let last = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(1, false))],
+            &[2; 4],
+        );
+        let step = advance(&mut r, &Message::decode(&last).unwrap(), 100, true);
+        assert_eq!((step, r.body_len, r.body.len()), (Step::Complete, 20, 20));
+    }
+
+    #[test]
+    fn a_block_out_of_sequence_or_past_the_limit_fails_the_request() {
+        let mut r = req(Code::GET, "data/40", 0, None);
+        let skipped = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(1, true))],
+            &[1; 16],
+        );
+        let step = advance(&mut r, &Message::decode(&skipped).unwrap(), 100, true);
+        assert_eq!(step, Step::Fail(FailReason::BlockMismatch));
+        let mut r = req(Code::GET, "data/40", 0, None);
+        r.body = Vec::with_capacity(64);
+        let big = answer(
+            Code::CONTENT,
+            &[(number::BLOCK2, &block2(0, true))],
+            &[1; 16],
+        );
+        let step = advance(&mut r, &Message::decode(&big).unwrap(), 15, true);
+        // The body gathered so far is released at once, not when the slot is reused.
+        assert_eq!(
+            (step, r.body.capacity()),
+            (Step::Fail(FailReason::BodyTooLarge), 0)
+        );
+        let unreadable = answer(Code::CONTENT, &[(number::BLOCK2, &[1, 2, 3, 4])], &[]);
+        let step = advance(&mut r, &Message::decode(&unreadable).unwrap(), 100, true);
+        assert_eq!(step, Step::BadOption);
     }
 }

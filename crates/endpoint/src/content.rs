@@ -3,12 +3,10 @@
 //! message (no Block2), so keep them under a block; other methods get 4.05.
 //!
 //! The clock reads no clock: the Unix time it answers is the epoch the driver gave
-//! ([`Router::clock`]) plus the endpoint time of the request (sans-IO).
+//! ([`crate::Router::clock`]) plus the endpoint time of the request (sans-IO).
 
 use coaplab_cc::time::{Duration, Instant};
 use coaplab_wire::Code;
-
-use crate::resource::{segments, Router};
 
 /// Content-Format `text/plain; charset=utf-8` (RFC 7252 §12.3).
 pub const CONTENT_FORMAT_TEXT: u16 = 0;
@@ -30,7 +28,7 @@ pub enum Content {
         /// The Unix time at endpoint time [`Instant::ZERO`].
         unix_at_zero: Duration,
     },
-    /// The RFC 6690 listing of the router's links ([`Router::link`]), filtered by the
+    /// The RFC 6690 listing of the router's links ([`crate::Router::link`]), filtered by the
     /// request's Uri-Query (application/link-format).
     Links,
     /// An observable counter (RFC 7641): the whole number of `period`s since endpoint time
@@ -43,6 +41,21 @@ pub enum Content {
 }
 
 impl Content {
+    /// Its state at `now` when it is observable: Content-Format, body and period.
+    pub(crate) fn observable_state(
+        &self,
+        now: Instant,
+    ) -> Option<(Option<u16>, Vec<u8>, Duration)> {
+        match *self {
+            Content::Counter { period } => Some((
+                Some(CONTENT_FORMAT_TEXT),
+                counter_value(now, period).to_string().into_bytes(),
+                period,
+            )),
+            _ => None,
+        }
+    }
+
     /// How often an observable resource changes (`None`: not observable, RFC 7641).
     pub(crate) fn observe_period(&self) -> Option<Duration> {
         match self {
@@ -97,93 +110,10 @@ pub(crate) fn counter_value(now: Instant, period: Duration) -> u64 {
     (now.saturating_since(Instant::ZERO).as_nanos() / p) as u64
 }
 
-impl Router {
-    /// GET of `path` answers an observable counter (RFC 7641) that counts `period`s since
-    /// endpoint time zero (text/plain); a GET with Observe 0 registers for notifications.
-    /// Add a link with `obs` ([`Router::link`]) to list it in `/.well-known/core`.
-    pub fn counter(&mut self, path: &str, period: Duration) -> &mut Self {
-        self.add_content(path, Content::Counter { period })
-    }
-
-    /// Sets the most observers the endpoint keeps over all observable resources (default
-    /// [`crate::observe::MAX_OBSERVERS`]); a registration beyond it gets a plain response.
-    pub fn max_observers(&mut self, observers: usize) -> &mut Self {
-        self.max_observers = observers;
-        self
-    }
-
-    /// Sets how notifications over UDP are sent (default [`NotifyPolicy::default`]: the
-    /// first CON, then NON with a CON at least every 24 h; a fixed 2-s first timeout).
-    ///
-    /// [`NotifyPolicy::default`]: crate::observe::NotifyPolicy
-    pub fn notify_policy(&mut self, policy: crate::observe::NotifyPolicy) -> &mut Self {
-        self.notify = policy;
-        self
-    }
-
-    /// The most observers kept ([`Router::max_observers`]).
-    pub fn observer_limit(&self) -> usize {
-        self.max_observers
-    }
-
-    /// The state of the observable content at index `resource` at `now`: Content-Format,
-    /// body and period; `None` when it is not observable.
-    pub(crate) fn observable_state(
-        &self,
-        resource: usize,
-        now: Instant,
-    ) -> Option<(Option<u16>, Vec<u8>, Duration)> {
-        match self.contents.get(resource)?.1 {
-            Content::Counter { period } => Some((
-                Some(CONTENT_FORMAT_TEXT),
-                counter_value(now, period).to_string().into_bytes(),
-                period,
-            )),
-            _ => None,
-        }
-    }
-
-    /// GET of `path` answers `body` with `content_format`; other methods get 4.05.
-    pub fn content(&mut self, path: &str, content_format: u16, body: Vec<u8>) -> &mut Self {
-        self.add_content(
-            path,
-            Content::Fixed {
-                content_format,
-                body,
-            },
-        )
-    }
-
-    /// GET of `path` answers the Unix time in seconds (text/plain): `unix_at_zero` plus the
-    /// endpoint time of the request.
-    pub fn clock(&mut self, path: &str, unix_at_zero: Duration) -> &mut Self {
-        self.add_content(path, Content::Clock { unix_at_zero })
-    }
-
-    pub(crate) fn add_content(&mut self, path: &str, content: Content) -> &mut Self {
-        let segs: Vec<String> = segments(path).map(str::to_owned).collect();
-        match self.contents.iter_mut().find(|(p, _)| *p == segs) {
-            Some(slot) => slot.1 = content,
-            None => self.contents.push((segs, content)),
-        }
-        self
-    }
-
-    /// The content resource at the Uri-Path segments given, with its index.
-    pub(crate) fn find_content<'a, I>(&self, path: I) -> Option<(usize, &Content)>
-    where
-        I: Iterator<Item = &'a [u8]> + Clone,
-    {
-        self.contents
-            .iter()
-            .position(|(segs, _)| path.clone().eq(segs.iter().map(|s| s.as_bytes())))
-            .map(|i| (i, &self.contents[i].1))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
     use crate::{registry_factory, Config, Endpoint, Request};
     use coaplab_cc::Settings;
     use coaplab_wire::Message;

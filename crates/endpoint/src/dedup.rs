@@ -255,6 +255,12 @@ impl DedupCache {
         Some(slot.reply.range().map(|r| &self.arena[r]))
     }
 
+    /// Remembers Message ID `mid` of `from` as seen, with no reply to replay: a duplicate
+    /// of a NON is dropped, not answered again (RFC 7252 §4.5).
+    pub(crate) fn remember_unanswered(&mut self, now: Instant, from: SocketAddr, mid: u16) {
+        self.insert(now, from, mid, None);
+    }
+
     /// Remembers `reply` (`None`: nothing to replay) for (`from`, `mid`), replacing an older
     /// entry with the same key.
     pub(crate) fn insert(

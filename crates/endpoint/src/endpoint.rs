@@ -1,26 +1,24 @@
-//! The [`Endpoint`] type: the components it holds, the public call surface, the timers served
-//! by name (`timer.rs`), and the dispatch of received datagrams to the client (`client.rs`)
-//! and server (`server.rs`) halves.
+//! The [`Endpoint`] type and its one `impl`: the components it holds, the public call
+//! surface, the timers served by name (`timer.rs`), and the dispatch of received datagrams to
+//! the client (`client.rs`) and server (`server.rs`) components. Each method delegates to the
+//! component that owns the state, passing the others it needs (split borrows).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::{Message, MessageType};
 
+use crate::client::Client;
 use crate::config::{Config, ConfigError};
 use crate::controller::{Controller, ControllerFactory};
 use crate::dedup::DedupCache;
-use crate::echo_guard::EchoGuard;
 use crate::event::{Event, IgnoreReason, RequestId, Transmit, TransmitMeta};
-use crate::message_ids::MessageIds;
 use crate::outputs::Outputs;
 use crate::peers::Peers;
 pub use crate::request::Request;
 use crate::resource::Router;
-use crate::slots::{Exchanges, Requests};
+use crate::server::Server;
 use crate::timer::{next_deadline, Timer};
-use crate::uploads::Uploads;
 
 /// A sans-IO CoAP-over-UDP endpoint (RFC 7252 message layer, RFC 7959 block-wise), client and
 /// server at once, with one congestion-control [`Controller`] per destination.
@@ -80,31 +78,15 @@ use crate::uploads::Uploads;
 /// ```
 pub struct Endpoint {
     pub(crate) config: Config,
-    pub(crate) router: Router,
     /// The destinations, their controllers and the factory that builds them.
     pub(crate) peers: Peers,
-    /// The client's exchanges, their free slots, and the exchange-id and token counters.
-    pub(crate) exchanges: Exchanges,
-    /// The client's requests, their free slots, and the request-id counter.
-    pub(crate) requests: Requests,
-    /// The Message ID sequence and the requests waiting for a usable ID.
-    pub(crate) message_ids: MessageIds,
+    /// Requests, their exchanges, Message IDs and observations.
+    pub(crate) client: Client,
     /// Datagrams and events for the driver, and the buffer pool.
     pub(crate) out: Outputs,
     pub(crate) dedup: DedupCache,
-    /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
-    /// arrival time.
-    pub(crate) uploads: Uploads,
-    pub(crate) pending_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
-    /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
-    /// which If-Match and If-None-Match are evaluated (`crate::media`).
-    pub(crate) echo_etag: Option<crate::media::Etag>,
-    /// Verified sources and unverified ones' allowances (RFC 9175 §2.4).
-    pub(crate) echo_guard: EchoGuard,
-    /// Observers of this endpoint's observable resources (RFC 7641, server side).
-    pub(crate) observers: crate::observe::Observers,
-    /// Observations this endpoint holds as a client (RFC 7641).
-    pub(crate) observations: crate::observe::client::Observations,
+    /// Resources, uploads, the echo resource's state, the Echo guard and the observers.
+    pub(crate) server: Server,
 }
 
 /// Where a datagram written by [`Endpoint::poll_transmit_into`] goes, and what it is.
@@ -136,8 +118,7 @@ impl Endpoint {
     ) -> Result<Endpoint, ConfigError> {
         config.validate()?;
         Ok(Endpoint {
-            message_ids: MessageIds::new(config.initial_message_id, config.message_id_lifetime),
-            exchanges: Exchanges::new(config.initial_token),
+            client: Client::new(&config),
             dedup: DedupCache::new(
                 config.dedup_lifetime,
                 config.dedup_capacity,
@@ -145,21 +126,10 @@ impl Endpoint {
                 config.dedup_reserve_entries,
             )
             .with_reply_room(config.dedup_reserve_reply_bytes),
-            uploads: Uploads::new(
-                config.upload_lifetime,
-                config.max_pending_uploads,
-                config.max_pending_uploads_per_source,
-            ),
-            echo_guard: EchoGuard::new(config.amplification.clone()),
+            server: Server::new(&config, router),
             config,
-            router,
             peers: Peers::new(factory),
-            requests: Requests::default(),
             out: Outputs::default(),
-            pending_bodies: HashMap::new(),
-            echo_etag: None,
-            observers: crate::observe::Observers::default(),
-            observations: crate::observe::client::Observations::default(),
         })
     }
 
@@ -172,7 +142,7 @@ impl Endpoint {
 
     /// The resources served.
     pub fn router_mut(&mut self) -> &mut Router {
-        &mut self.router
+        self.server.router_mut()
     }
 
     /// The controller of `destination`, once an exchange to it has started.
@@ -196,7 +166,17 @@ impl Endpoint {
 
     /// Requests not yet completed or failed.
     pub fn open_requests(&self) -> usize {
-        self.requests.open()
+        self.client.open_requests()
+    }
+
+    /// Observers registered now (server side).
+    pub fn observers(&self) -> usize {
+        self.server.observers()
+    }
+
+    /// Observations held (client side).
+    pub fn observations(&self) -> usize {
+        self.client.observations().len()
     }
 
     /// Entries in the duplicate cache.
@@ -207,7 +187,7 @@ impl Endpoint {
     /// Source addresses verified by an Echo value (RFC 9175 §2.4), at most
     /// [`crate::VERIFIED_SOURCES_MAX`].
     pub fn verified_sources(&self) -> usize {
-        self.echo_guard.verified_sources()
+        self.server.verified_sources()
     }
 
     /// Bytes the duplicate cache counts against [`Config::dedup_capacity_bytes`].
@@ -217,14 +197,14 @@ impl Endpoint {
 
     /// Partial Block1 uploads being reassembled (server side).
     pub fn pending_uploads(&self) -> usize {
-        self.uploads.len()
+        self.server.pending_uploads()
     }
 
     /// The Message ID the next exchange will use; a successor endpoint (a short-lived
     /// client on a new port) continues the sequence by starting there
     /// (docs/experiments.md §10 #21).
     pub fn next_message_id(&self) -> u16 {
-        self.message_ids.next()
+        self.client.next_message_id()
     }
 
     /// How many Message IDs this endpoint has handed out since it was built: one per
@@ -234,12 +214,12 @@ impl Endpoint {
     /// so a client that must not reuse one within EXCHANGE_LIFETIME (RFC 7252 §4.4) moves to
     /// a new port before this reaches 65,536 (`coaplab bench`).
     pub fn message_ids_issued(&self) -> u64 {
-        self.message_ids.issued()
+        self.client.message_ids_issued()
     }
 
     /// The token counter's next value, to continue the sequence likewise.
     pub fn next_token(&self) -> u64 {
-        self.exchanges.next_token()
+        self.client.next_token()
     }
 
     // ---- commands ----
@@ -252,7 +232,15 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
-        self.start_request(now, destination, request, None)
+        self.client.start_request(
+            &self.config,
+            &mut self.peers,
+            &mut self.out,
+            now,
+            destination,
+            request,
+            None,
+        )
     }
 
     /// Forgets everything the algorithm learned about `destination`, as a freshly booted
@@ -271,7 +259,54 @@ impl Endpoint {
     /// [`Event::RequestFailed`] with [`crate::FailReason::Cancelled`] follows. Returns false
     /// when the request is not open.
     pub fn cancel(&mut self, now: Instant, request: RequestId) -> bool {
-        self.cancel_request(now, request)
+        self.client
+            .cancel_request(&self.config, &mut self.peers, &mut self.out, now, request)
+    }
+
+    /// Registers as an observer of `request`'s resource at `destination` (RFC 7641 §3.1):
+    /// `request` (a GET) is sent with Observe 0. Returns `None` when
+    /// [`crate::observe::client::MAX_OBSERVATIONS`] are held.
+    pub fn observe(
+        &mut self,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> Option<RequestId> {
+        self.client.observe(
+            &self.config,
+            &mut self.peers,
+            &mut self.out,
+            now,
+            destination,
+            request,
+        )
+    }
+
+    /// Ends the observation started as `request`: a GET with Observe 1 and the same token
+    /// is sent (RFC 7641 §3.6) and returned; notifications still arriving get an RST. `None`
+    /// when `request` is not an observation.
+    pub fn cancel_observation(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        get: &Request,
+    ) -> Option<RequestId> {
+        self.client.cancel_observation(
+            &self.config,
+            &mut self.peers,
+            &mut self.out,
+            now,
+            request,
+            get,
+        )
+    }
+
+    /// Records the Observe value of the registration's response (so that older
+    /// notifications are recognised); ends the observation when it has none (the server did
+    /// not register it, RFC 7641 §3.1, or answered an error). The endpoint calls it itself
+    /// when the registration completes or fails; a driver need not.
+    pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
+        self.client.observation_answered(now, request, observe);
     }
 
     // ---- inputs ----
@@ -296,13 +331,56 @@ impl Endpoint {
             }
         };
         match msg.mtype {
-            MessageType::Ack | MessageType::Rst => self.on_ack_or_rst(now, from, &msg),
+            MessageType::Ack | MessageType::Rst => {
+                let rst = msg.mtype == MessageType::Rst;
+                let notification = self.server.any_observers()
+                    && msg.code.is_empty()
+                    && self.server.on_notification_answer(
+                        &mut self.peers,
+                        &mut self.out,
+                        now,
+                        from,
+                        msg.message_id,
+                        rst,
+                    );
+                if !notification {
+                    let (peers, out) = (&mut self.peers, &mut self.out);
+                    self.client
+                        .on_ack_or_rst(&self.config, peers, out, now, from, &msg);
+                }
+            }
             MessageType::Con | MessageType::Non => {
                 let con = msg.mtype == MessageType::Con;
                 if msg.code.is_request() {
-                    self.on_request(now, from, &msg, bytes.len());
+                    self.server.on_request(
+                        &self.config,
+                        &mut self.client,
+                        &mut self.peers,
+                        &mut self.out,
+                        &mut self.dedup,
+                        now,
+                        from,
+                        &msg,
+                        bytes.len(),
+                    );
                 } else if msg.code.is_response() {
-                    self.on_separate_response(now, from, &msg);
+                    // A duplicate response is answered by a cached empty ACK (4 B): never an
+                    // amplifier.
+                    let (out, dedup) = (&mut self.out, &mut self.dedup);
+                    if !self
+                        .server
+                        .replay_duplicate(&self.config, out, dedup, now, from, &msg, 0)
+                    {
+                        self.client.on_separate_response(
+                            &self.config,
+                            &mut self.peers,
+                            &mut self.out,
+                            &mut self.dedup,
+                            now,
+                            from,
+                            &msg,
+                        );
+                    }
                 } else if con {
                     // An empty CON ("CoAP ping", §4.3) or a reserved class (§4.2).
                     self.out.reject(&mut self.dedup, now, from, msg.message_id);
@@ -395,10 +473,10 @@ impl Endpoint {
     #[inline]
     fn deadline(&self, timer: Timer) -> Option<Instant> {
         match timer {
-            Timer::UploadExpiry => self.uploads.next_expiry(),
-            Timer::StalledMessageIds => self.message_ids.deadline(),
-            Timer::ObserveNotification => self.observers.next_deadline(),
-            Timer::Reregistration => self.observations.next_reregistration(),
+            Timer::UploadExpiry => self.server.upload_deadline(),
+            Timer::StalledMessageIds => self.client.stalled_deadline(),
+            Timer::ObserveNotification => self.server.observe_deadline(),
+            Timer::Reregistration => self.client.reregistration_deadline(),
             // The flag first: without the purge timer (a client's case) the cache's lines are
             // not read at all, and a client's endpoint reads this after every datagram
             // (issue 17).
@@ -407,27 +485,31 @@ impl Endpoint {
                 .dedup_purge_timer
                 .then(|| self.dedup.next_expiry())
                 .flatten(),
-            Timer::Retransmission => self.exchanges.next_deadline(),
+            Timer::Retransmission => self.client.retransmission_deadline(),
         }
     }
 
     /// Serves `timer` at `now` (nothing when it is not due).
     fn on_timer(&mut self, now: Instant, timer: Timer) {
         match timer {
-            Timer::UploadExpiry => self.uploads.expire_all(now, &mut self.out.events),
+            Timer::UploadExpiry => self.server.expire_uploads(&mut self.out, now),
             Timer::StalledMessageIds => {
-                if self.message_ids.any_stalled() {
-                    self.resume_stalled(now);
+                if self.client.any_stalled() {
+                    let (peers, out) = (&mut self.peers, &mut self.out);
+                    self.client.resume_stalled(&self.config, peers, out, now);
                 }
             }
             Timer::ObserveNotification => {
-                if !self.observers.is_empty() {
-                    self.observe_timeout(now);
+                if self.server.any_observers() {
+                    let ids = self.client.message_ids();
+                    self.server
+                        .on_observe_timer(&mut self.peers, ids, &mut self.out, now);
                 }
             }
             Timer::Reregistration => {
-                if !self.observations.is_empty() {
-                    self.reregister_stale(now);
+                if self.client.any_observations() {
+                    let (peers, out) = (&mut self.peers, &mut self.out);
+                    self.client.reregister_stale(&self.config, peers, out, now);
                 }
             }
             Timer::DedupPurge => {
@@ -435,25 +517,10 @@ impl Endpoint {
                     self.dedup.purge(now);
                 }
             }
-            // Deadlines in order; each expiry arms a later deadline or ends the exchange, and
-            // MAX_RETRANSMIT bounds the retransmissions, so this terminates.
             Timer::Retransmission => {
-                while let Some(slot) = self.exchanges.next_due(now) {
-                    self.on_deadline(now, slot);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn alloc_message_id(&mut self, now: Instant) -> u16 {
-        self.message_ids.alloc(now)
-    }
-
-    /// Requests stalled for a Message ID go on once one is usable.
-    pub(crate) fn resume_stalled(&mut self, now: Instant) {
-        for r in self.message_ids.take_ready(now) {
-            if self.requests[r].live {
-                self.next_exchange(now, r);
+                let (peers, out) = (&mut self.peers, &mut self.out);
+                self.client
+                    .on_retransmission_timer(&self.config, peers, out, now);
             }
         }
     }

@@ -114,6 +114,34 @@ impl Exch {
         }
     }
 
+    /// Checks a piggybacked response's token; `Some(answered)` when it matches. In token mode
+    /// the echoed last byte names the copy answered (Globecom 2018; draft-ietf-core-fasor-02).
+    pub(crate) fn match_token(&self, token: &[u8]) -> Option<Option<u32>> {
+        let x = self;
+        let ours = x.token.as_bytes();
+        if !x.token_mode {
+            return (token == ours).then_some(None);
+        }
+        let base = &ours[..ours.len() - 1];
+        if token.len() != ours.len() || !token.starts_with(base) {
+            return None;
+        }
+        let j = token[token.len() - 1] as u32;
+        let sent = x.tx_times.len() as u32;
+        (j < sent).then_some(Some(j))
+    }
+
+    /// Whether a separate response's token belongs to this exchange (token mode: any
+    /// ordinal).
+    pub(crate) fn token_matches(&self, token: &[u8]) -> bool {
+        let ours = self.token.as_bytes();
+        if self.token_mode {
+            token.len() == ours.len() && token.starts_with(&ours[..ours.len() - 1])
+        } else {
+            token == ours
+        }
+    }
+
     /// The request slot this exchange serves.
     pub(crate) fn request_slot(&self) -> Option<usize> {
         match self.owner {

@@ -1,13 +1,11 @@
 //! Resource discovery (RFC 6690): the `/.well-known/core` listing is made from the link
-//! descriptions a [`Router`] holds ([`Router::link`]), each with its target attributes (`rt`,
+//! descriptions a [`crate::Router`] holds ([`crate::Router::link`]), each with its target attributes (`rt`,
 //! `if`, `ct`, `obs`, `sz`, `title`, …), and filtered by the request's query (§4.1): one
 //! `name=value` per Uri-Query, `href` naming the target itself, a trailing `*` matching any
 //! value that starts with what precedes it, and a value of the space-separated `rt`, `if`
 //! and `ct` attributes matching any one of their words. A link must pass every filter given.
 //! The listing is generated per request, so a resource added later (e.g. an observable one,
 //! with `obs`) is listed by adding its link.
-
-use crate::resource::Router;
 
 /// One link of the listing: a target path and its attributes in the order given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,40 +97,10 @@ pub(crate) fn listing<'q>(
     out.into_bytes()
 }
 
-impl Router {
-    /// Describes `href` in the `/.well-known/core` listing with `attrs` (a `None` value is a
-    /// flag, e.g. `("obs", None)`); a second call for the same href replaces the first.
-    /// The listing is served once [`Router::well_known_core`] is called.
-    pub fn link(&mut self, href: &str, attrs: &[(&str, Option<&str>)]) -> &mut Self {
-        let link = Link {
-            href: href.to_owned(),
-            attrs: attrs
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), v.map(str::to_owned)))
-                .collect(),
-        };
-        match self.links.iter_mut().find(|l| l.href == href) {
-            Some(slot) => *slot = link,
-            None => self.links.push(link),
-        }
-        self
-    }
-
-    /// Serves `/.well-known/core` (GET, application/link-format, RFC 6690) listing every
-    /// [`Router::link`], filtered by the request's query.
-    pub fn well_known_core(&mut self) -> &mut Self {
-        self.add_content(".well-known/core", crate::content::Content::Links)
-    }
-
-    /// The links described so far.
-    pub fn links(&self) -> &[Link] {
-        &self.links
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
 
     fn links() -> Vec<Link> {
         let mut r = Router::new();

@@ -5,6 +5,10 @@
 
 use coaplab_wire::Code;
 
+mod router;
+
+pub use router::Router;
+
 /// What a resource does for one method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -134,87 +138,6 @@ impl Resource {
 /// most a UDP client can fetch block-wise (2^20 Block2 numbers of 1,024 B, RFC 7959 §2.2) and
 /// below the 4-GiB reach of Size2 and of an RFC 8323 frame length.
 pub const MAX_DATA_BYTES: usize = 1 << 30;
-
-/// Path → resource. Besides the routes added, `data/N` answers N bytes to GET (N at most
-/// [`Router::max_data_bytes`]; a larger N, however many digits, answers 4.00) and `echo`
-/// echoes POST/PUT payloads.
-#[derive(Debug, Clone)]
-pub struct Router {
-    routes: Vec<(Vec<String>, Resource)>,
-    /// GET-only content routes (see `crate::content`), checked before `routes`.
-    pub(crate) contents: Vec<(Vec<String>, crate::content::Content)>,
-    /// The largest N `data/N` answers.
-    max_data_bytes: usize,
-    /// The `/.well-known/core` descriptions (see `crate::links`).
-    pub(crate) links: Vec<crate::links::Link>,
-    /// The most observers kept (`crate::observe`).
-    pub(crate) max_observers: usize,
-    /// How notifications over UDP are sent (`crate::observe`).
-    pub(crate) notify: crate::observe::NotifyPolicy,
-}
-
-impl Default for Router {
-    fn default() -> Self {
-        Router {
-            routes: Vec::new(),
-            contents: Vec::new(),
-            max_data_bytes: MAX_DATA_BYTES,
-            links: Vec::new(),
-            max_observers: crate::observe::MAX_OBSERVERS,
-            notify: crate::observe::NotifyPolicy::default(),
-        }
-    }
-}
-
-impl Router {
-    /// Only the built-in `data/N` and `echo`.
-    pub fn new() -> Self {
-        Router::default()
-    }
-
-    /// Sets the largest N the built-in `data/N` answers (default [`MAX_DATA_BYTES`]); a GET
-    /// of a larger N gets 4.00 Bad Request, before any body is produced.
-    pub fn max_data_bytes(&mut self, len_bytes: usize) -> &mut Self {
-        self.max_data_bytes = len_bytes;
-        self
-    }
-
-    /// The largest N the built-in `data/N` answers.
-    pub fn data_limit_bytes(&self) -> usize {
-        self.max_data_bytes
-    }
-
-    /// Adds (or replaces) the resource at `path` (segments separated by `/`).
-    pub fn route(&mut self, path: &str, resource: Resource) -> &mut Self {
-        let segs: Vec<String> = segments(path).map(str::to_owned).collect();
-        match self.routes.iter_mut().find(|(p, _)| *p == segs) {
-            Some(slot) => slot.1 = resource,
-            None => self.routes.push((segs, resource)),
-        }
-        self
-    }
-
-    /// The resource for the Uri-Path segments given, without allocating.
-    pub(crate) fn find<'a, I>(&self, path: I) -> Option<Resource>
-    where
-        I: Iterator<Item = &'a [u8]> + Clone,
-    {
-        for (segs, r) in &self.routes {
-            if path.clone().eq(segs.iter().map(|s| s.as_bytes())) {
-                return Some(*r);
-            }
-        }
-        let mut it = path;
-        match (it.next(), it.next(), it.next()) {
-            (Some(b"data"), Some(n), None) => match data_n(n, self.max_data_bytes)? {
-                DataLen::Body(n) => Some(Resource::data(n)),
-                DataLen::TooLarge => Some(Resource::too_large()),
-            },
-            (Some(b"echo"), None, None) => Some(Resource::echo()),
-            _ => None,
-        }
-    }
-}
 
 /// What a `data/N` path asks for, against the largest N served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

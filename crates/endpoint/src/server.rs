@@ -3,123 +3,191 @@
 //! processing delay, by an empty ACK and a separate CON response (RFC 7252 §5.2). Block-wise
 //! (RFC 7959): Block1 uploads are reassembled per (client, path) with 2.31 Continue; bodies
 //! larger than a block, or requests carrying Block2, are answered in blocks of
-//! `min(requested, configured)` size; Size2 is sent when the request asks for it.
+//! `min(requested, configured)` size; Size2 is sent when the request asks for it. Duplicates
+//! are answered again from the duplicate cache within the amplification rule (RFC 7252 §4.5,
+//! RFC 9175 §2.4).
+//!
+//! A component of [`crate::Endpoint`]: [`Server`] owns the resources, the partial uploads, the
+//! echo resource's state, the Echo guard and the observers; the endpoint's settings, client
+//! (for Message IDs and separate responses), peers, outputs and duplicate cache come in as
+//! arguments. Replies are encoded by `crate::response`.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::option::number;
-use coaplab_wire::{Block, Code, Message, MessageType, MessageWriter, ReadOptions, Token};
+use coaplab_wire::{Block, Code, Message, MessageType, ReadOptions};
 
-use crate::config::szx_of;
-use crate::endpoint::Endpoint;
-use crate::event::Event;
-use crate::exchange::{Owner, XState};
+use crate::client::Client;
+use crate::config::{szx_of, Config};
+use crate::dedup::DedupCache;
+use crate::echo_guard::EchoGuard;
+use crate::event::{Event, IgnoreReason, Transmit, TransmitMeta};
 use crate::media::{self, Etag};
+use crate::message_ids::MessageIds;
+use crate::observe::{NotifyPolicy, Observers};
+use crate::outputs::Outputs;
+use crate::peers::Peers;
 use crate::request_options;
-use crate::resource::{Action, Body};
-use crate::uploads::{UploadKey, MAX_UPLOAD_BYTES};
+use crate::resource::{Action, Body, Router};
+use crate::response::{bare, challenge, known_critical, request_tag, write, Head, To};
+use crate::uploads::{UploadKey, Uploads, MAX_UPLOAD_BYTES};
 
-/// The Request-Tag values of `msg`, each length-prefixed, or `None` without the option.
-fn request_tag(msg: &Message<'_>) -> Option<Vec<u8>> {
-    let mut tags = msg.all(number::REQUEST_TAG).peekable();
-    tags.peek()?;
-    let mut out = Vec::new();
-    for t in tags {
-        // At most 8 bytes each (RFC 9175 §3.2); a longer one is still told apart.
-        out.push(t.len().min(255) as u8);
-        out.extend_from_slice(&t[..t.len().min(255)]);
-    }
-    Some(out)
+/// The server's state.
+pub(crate) struct Server {
+    /// The resources served.
+    router: Router,
+    /// Partial Block1 uploads by (client, path, Request-Tag), each with its last block's
+    /// arrival time.
+    uploads: Uploads,
+    /// The `echo` resource's bodies still being served block-wise (Block2), by (client, path).
+    echo_bodies: HashMap<(SocketAddr, Vec<u8>), Vec<u8>>,
+    /// The entity tag of what the last PUT to `echo` stored (`None`: nothing yet), against
+    /// which If-Match and If-None-Match are evaluated (`crate::media`).
+    echo_etag: Option<Etag>,
+    /// Verified sources and unverified ones' allowances (RFC 9175 §2.4).
+    echo_guard: EchoGuard,
+    /// Observers of the observable resources (RFC 7641, server side).
+    observers: Observers,
 }
 
-/// Options a request may carry that this server understands (RFC 7252 §5.4.1).
-fn known_critical(n: u16) -> bool {
-    matches!(
-        n,
-        number::URI_HOST
-            | number::URI_PORT
-            | number::URI_PATH
-            | number::URI_QUERY
-            | number::BLOCK1
-            | number::BLOCK2
-            | number::IF_MATCH
-            | number::IF_NONE_MATCH
-            | number::OBSERVE
-    )
-}
-
-/// The head of a response: everything but the payload bytes.
-struct Head<'a> {
-    code: Code,
-    /// ETag (RFC 7252 §5.10.6), with [`crate::Config::etags`].
-    etag: Option<Etag>,
-    /// Observe (RFC 7641 §4.2): the sequence number of a registration's response.
-    observe: Option<u32>,
-    /// Content-Format (RFC 7252 §5.10.3), when the resource names one.
-    content_format: Option<u16>,
-    block2: Option<Block>,
-    block1: Option<Block>,
-    size2: Option<u32>,
-    /// Size1 (RFC 7252 §5.10.9): on a 4.13, the largest body accepted.
-    size1: Option<u32>,
-    /// Max-Age in seconds (RFC 7252 §5.10.5), on a 5.03 refusal: when to retry.
-    max_age: Option<u32>,
-    /// The Rexmit-Cnt option echoed (number, value), always the last option.
-    echo: Option<(u16, &'a [u8])>,
-}
-
-impl Head<'_> {
-    fn code(code: Code) -> Self {
-        Head {
-            code,
-            etag: None,
-            observe: None,
-            content_format: None,
-            block2: None,
-            block1: None,
-            size2: None,
-            size1: None,
-            max_age: None,
-            echo: None,
+impl Server {
+    /// Serving `router`'s resources under `config`'s limits.
+    pub(crate) fn new(config: &Config, router: Router) -> Server {
+        Server {
+            router,
+            uploads: Uploads::new(
+                config.upload_lifetime,
+                config.max_pending_uploads,
+                config.max_pending_uploads_per_source,
+            ),
+            echo_bodies: HashMap::new(),
+            echo_etag: None,
+            echo_guard: EchoGuard::new(config.amplification.clone()),
+            observers: Observers::default(),
         }
     }
-}
 
-impl Endpoint {
+    /// The resources served.
+    pub(crate) fn router_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+
+    /// Source addresses verified by an Echo value.
+    pub(crate) fn verified_sources(&self) -> usize {
+        self.echo_guard.verified_sources()
+    }
+
+    /// Partial Block1 uploads being reassembled.
+    pub(crate) fn pending_uploads(&self) -> usize {
+        self.uploads.len()
+    }
+
+    /// Observers registered now.
+    pub(crate) fn observers(&self) -> usize {
+        self.observers.len()
+    }
+
+    /// Observers are registered (the endpoint asks before the observe timer and before
+    /// [`Server::on_notification_answer`]: without observers neither costs anything).
+    #[inline]
+    pub(crate) fn any_observers(&self) -> bool {
+        !self.observers.is_empty()
+    }
+
+    /// When the earliest partial upload expires.
+    #[inline]
+    pub(crate) fn upload_deadline(&self) -> Option<Instant> {
+        self.uploads.next_expiry()
+    }
+
+    /// When a notification is due or a CON notification times out.
+    #[inline]
+    pub(crate) fn observe_deadline(&self) -> Option<Instant> {
+        self.observers.next_deadline()
+    }
+
+    /// Forgets the partial uploads whose lifetime ended by `now`.
+    #[inline]
+    pub(crate) fn expire_uploads(&mut self, out: &mut Outputs, now: Instant) {
+        self.uploads.expire_all(now, &mut out.events);
+    }
+
+    /// Sends the notifications and retransmissions due at `now` (Message IDs from `ids`).
+    pub(crate) fn on_observe_timer(
+        &mut self,
+        peers: &mut Peers,
+        ids: &mut MessageIds,
+        out: &mut Outputs,
+        now: Instant,
+    ) {
+        let router = &self.router;
+        let policy: NotifyPolicy = router.notify;
+        self.observers.on_timeout(
+            now,
+            &|r, at| router.observable_state(r, at),
+            policy,
+            peers,
+            ids,
+            out,
+        );
+    }
+
+    /// An empty ACK or RST from `from` that may answer a notification; returns whether it did.
+    pub(crate) fn on_notification_answer(
+        &mut self,
+        peers: &mut Peers,
+        out: &mut Outputs,
+        now: Instant,
+        from: SocketAddr,
+        mid: u16,
+        rst: bool,
+    ) -> bool {
+        self.observers
+            .on_ack_or_rst(self.router.notify.timer, peers, out, now, from, mid, rst)
+    }
     /// A CON or NON request of `len` bytes arrived.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_request(
         &mut self,
+        config: &Config,
+        client: &mut Client,
+        peers: &mut Peers,
+        outputs: &mut Outputs,
+        dedup: &mut DedupCache,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
         len: usize,
     ) {
         let con = msg.mtype == MessageType::Con;
-        let separate = con && self.config.processing_delay > coaplab_cc::Duration::ZERO;
+        let separate = con && config.processing_delay > coaplab_cc::Duration::ZERO;
         let mut duplicate = false;
-        if self.reprocesses(msg, separate) {
-            if self.dedup.get(now, from, msg.message_id).is_some() {
+        if reprocesses(config, msg, separate) {
+            if dedup.get(now, from, msg.message_id).is_some() {
                 duplicate = true;
-                if self.config.emit_request_events {
-                    self.out.events.push_back(Event::DuplicateRequest {
+                if config.emit_request_events {
+                    outputs.events.push_back(Event::DuplicateRequest {
                         from,
                         message_id: msg.message_id,
                         at: now,
                     });
                 }
             }
-        } else if self.replay_duplicate(now, from, msg, len) {
+        } else if self.replay_duplicate(config, outputs, dedup, now, from, msg, len) {
             return;
         }
-        let mut out = self.out.buffer();
+        let mut out = outputs.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
             (true, false) => (MessageType::Ack, msg.message_id),
-            (true, true) => (MessageType::Con, self.alloc_message_id(now)),
-            (false, _) => (MessageType::Non, self.alloc_message_id(now)),
+            (true, true) => (MessageType::Con, client.message_ids().alloc(now)),
+            (false, _) => (MessageType::Non, client.message_ids().alloc(now)),
         };
         let mut received = len;
         let mut code = self.respond(
+            config,
+            outputs,
             now,
             from,
             msg,
@@ -133,16 +201,16 @@ impl Endpoint {
             .needs_echo(now, from, msg, received, out.len(), duplicate)
         {
             let response_bytes = out.len();
-            code = self.challenge(now, from, msg, reply_type, reply_mid, &mut out);
-            self.out.events.push_back(Event::EchoChallenged {
+            code = challenge(key(config), now, from, msg, reply_type, reply_mid, &mut out);
+            outputs.events.push_back(Event::EchoChallenged {
                 from,
                 request_bytes: received,
                 response_bytes,
                 at: now,
             });
         }
-        if self.config.emit_request_events {
-            self.out.events.push_back(Event::Served {
+        if config.emit_request_events {
+            outputs.events.push_back(Event::Served {
                 from,
                 message_id: msg.message_id,
                 code,
@@ -151,12 +219,11 @@ impl Endpoint {
         }
         if !separate {
             if con {
-                self.out
-                    .queue_reply(&mut self.dedup, now, from, msg.message_id, out, false);
+                outputs.queue_reply(dedup, now, from, msg.message_id, out, false);
             } else {
                 // NON duplicates are dropped, not answered again (RFC 7252 §4.5).
-                self.remember_unanswered(now, from, msg.message_id);
-                self.out.transmits.push_back(crate::event::Transmit {
+                dedup.remember_unanswered(now, from, msg.message_id);
+                outputs.transmits.push_back(crate::event::Transmit {
                     destination: from,
                     contents: out,
                     meta: crate::event::TransmitMeta::Reply {
@@ -168,56 +235,10 @@ impl Endpoint {
             return;
         }
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
-        self.out
-            .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
-        let p = self.peers.slot(from);
-        let slot = self.alloc_exchange(Owner::Separate, p, reply_mid, msg.token(), true);
-        let old = std::mem::replace(&mut self.exchanges[slot].bytes, out);
-        self.out.recycle(old);
-        let x = &mut self.exchanges[slot];
-        x.state = XState::Delayed;
-        x.deadline = Some(now + self.config.processing_delay);
-    }
-
-    /// Whether a duplicate of `msg` is processed anew rather than replayed from the cache
-    /// ([`crate::ServerDuplicates::Reprocess`]): a CON answered piggybacked, without Block1
-    /// (a block already reassembled would be taken for one out of sequence).
-    fn reprocesses(&self, msg: &Message<'_>, separate: bool) -> bool {
-        self.config.server_duplicates == crate::ServerDuplicates::Reprocess
-            && msg.mtype == MessageType::Con
-            && !separate
-            && !msg.has(number::BLOCK1)
-    }
-
-    /// Replaces the reply in `out` by 4.01 Unauthorized with an Echo value for `from`
-    /// (RFC 9175 §2.4); returns its code. 4 + 8 + 14 bytes at most, so within three times
-    /// any request that could draw a large response.
-    pub(crate) fn challenge(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        msg: &Message<'_>,
-        reply_type: MessageType,
-        reply_mid: u16,
-        out: &mut Vec<u8>,
-    ) -> Code {
-        let key = self
-            .config
-            .amplification
-            .as_ref()
-            .map(|a| a.key)
-            .unwrap_or_default();
-        let value = crate::echo::value(&key, from, now);
-        let to = To {
-            mtype: reply_type,
-            mid: reply_mid,
-            token: msg.token(),
-        };
-        let head = Head {
-            echo: Some((number::ECHO, &value)),
-            ..Head::code(Code::UNAUTHORIZED)
-        };
-        write(out, to, head, Body::Zeros(0), 0, 0)
+        outputs.send_empty(dedup, now, from, MessageType::Ack, msg.message_id);
+        let delay = config.processing_delay;
+        let old = client.delay_response(peers, now, from, reply_mid, msg.token(), out, delay);
+        outputs.recycle(old);
     }
 
     /// Runs the resource and encodes the reply into `out`; returns the response code.
@@ -226,6 +247,8 @@ impl Endpoint {
     #[allow(clippy::too_many_arguments)]
     fn respond(
         &mut self,
+        config: &Config,
+        outputs: &mut Outputs,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
@@ -275,7 +298,10 @@ impl Endpoint {
             let (observe, max_age) = match period {
                 Some(period) if msg.code == Code::GET => {
                     let observe = msg.observe().ok().flatten();
-                    let seq = self.observe_request(now, from, token, index, observe, period);
+                    let limit = self.router.observer_limit();
+                    let seq = self
+                        .observers
+                        .register(outputs, limit, now, from, token, index, observe, period);
                     let next = crate::observe::next_tick(now, period);
                     (seq, Some(crate::observe::max_age_s(now, next)))
                 }
@@ -310,7 +336,7 @@ impl Endpoint {
             return bare(out, to, Code::PRECONDITION_FAILED);
         }
         let etag = match action {
-            Action::Data { len_bytes } if self.config.etags => Some(media::data_etag(len_bytes)),
+            Action::Data { len_bytes } if config.etags => Some(media::data_etag(len_bytes)),
             _ => None,
         };
         // RFC 7252 §5.10.6.2: a GET naming the current tag is answered 2.03 Valid, bodiless.
@@ -324,12 +350,11 @@ impl Endpoint {
         let wants_size2 = msg.has(number::SIZE2);
         // Globecom 2018; draft-ietf-core-fasor-02: Rexmit-Cnt comes back unmodified, in piggybacked
         // responses only (never in an empty ACK's later separate response).
-        let echo = self
-            .config
+        let echo = config
             .rexmit_cnt_echo
             .filter(|_| reply_type == MessageType::Ack)
             .and_then(|n| msg.first(n).map(|v| (n, v)));
-        let server_szx = szx_of(self.config.block_size_bytes).unwrap_or(6);
+        let server_szx = szx_of(config.block_size_bytes).unwrap_or(6);
         let key = || (from, path.clone().collect::<Vec<_>>().join(&b'/'));
 
         // Block1: reassemble the upload before running the resource.
@@ -344,15 +369,15 @@ impl Endpoint {
             };
             // An upload past its lifetime is gone even if handle_timeout has not run yet.
             if self.uploads.expired(now, &k) {
-                self.uploads.expire(now, &k, &mut self.out.events);
+                self.uploads.expire(now, &k, &mut outputs.events);
             }
             // Only a first block that leaves a partial upload behind needs a slot.
             if b1.num == 0 && b1.more && !self.uploads.contains(&k) && self.uploads.full(from) {
-                self.uploads.expire_all(now, &mut self.out.events);
+                self.uploads.expire_all(now, &mut outputs.events);
                 if self.uploads.full(from)
-                    && !self.uploads.evict_for(now, from, &mut self.out.events)
+                    && !self.uploads.evict_for(now, from, &mut outputs.events)
                 {
-                    self.out
+                    outputs
                         .events
                         .push_back(Event::UploadRefused { from, at: now });
                     // Retry once the oldest partial upload has expired (whole seconds, up).
@@ -410,7 +435,7 @@ impl Endpoint {
         // A later block of an echo's response comes from the stored body (RFC 7959 §2.4).
         let stored = match (action, b2) {
             (Action::Echo, Some(b)) if b.num > 0 && msg.payload.is_empty() => {
-                self.pending_bodies.get(&key()).cloned()
+                self.echo_bodies.get(&key()).cloned()
             }
             _ => None,
         };
@@ -432,7 +457,7 @@ impl Endpoint {
             if stored.is_none() {
                 self.echo_etag = Some(tag);
             }
-            etag = self.config.etags.then_some(tag);
+            etag = config.etags.then_some(tag);
         }
         let len = body.len();
         let mut head = Head {
@@ -478,80 +503,98 @@ impl Endpoint {
         // Stored echo bodies are bounded like uploads: when full, later blocks are refused.
         if matches!(action, Action::Echo)
             && head.block2.is_some_and(|b| b.num == 0 && b.more)
-            && (self.pending_bodies.len() < self.config.max_pending_uploads
-                || self.pending_bodies.contains_key(&key()))
+            && (self.echo_bodies.len() < config.max_pending_uploads
+                || self.echo_bodies.contains_key(&key()))
         {
             let body = request_body.to_vec();
-            self.pending_bodies.insert(key(), body);
+            self.echo_bodies.insert(key(), body);
         }
         write(out, to, head, body, start, n)
     }
-}
 
-/// Where a reply goes: its type, message ID and token.
-#[derive(Clone, Copy)]
-struct To {
-    mtype: MessageType,
-    mid: u16,
-    token: Token,
-}
-
-/// Encodes a reply that is only a response code, e.g. 4.04; returns the code.
-fn bare(out: &mut Vec<u8>, to: To, code: Code) -> Code {
-    write(out, to, Head::code(code), Body::Zeros(0), 0, 0)
-}
-
-/// Encodes a reply with `n` bytes of `body` from `start` into `out`; returns its code.
-fn write(
-    out: &mut Vec<u8>,
-    to: To,
-    head: Head<'_>,
-    body: Body<'_>,
-    start: usize,
-    n: usize,
-) -> Code {
-    let To { mtype, mid, token } = to;
-    // Header 4 + token 8 + ETag (≤ 9 B) + Observe (≤ 4 B) + Content-Format (≤ 3 B) + Max-Age (≤ 5 B) +
-    // Block2/Block1 (≤ 4 B each) + Size2 and Size1 (≤ 6 B each) + marker.
-    out.clear();
-    out.resize(4 + 8 + 9 + 4 + 3 + 5 + 4 + 4 + 6 + 6 + 1 + n, 0);
-    let written = (|| {
-        let mut w = MessageWriter::new(out, mtype, head.code, mid, token)?;
-        if let Some(tag) = &head.etag {
-            w.option(number::ETAG, tag)?;
+    /// Replays the cached reply to a duplicate CON/NON of `len` bytes; true when `mid` was a
+    /// duplicate. A duplicate request gets at most one reply, and the amplification rule of
+    /// fresh requests (RFC 9175 §2.4) holds for replays too: a cached answer more than the
+    /// factor times the duplicate's size, to an unverified source, is replayed only within
+    /// that source's replay budget and the unverified-CON allowance; else the duplicate is
+    /// answered 4.01 + Echo (not cached: the cached answer stays for a verified copy).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn replay_duplicate(
+        &mut self,
+        config: &Config,
+        outputs: &mut Outputs,
+        dedup: &mut DedupCache,
+        now: Instant,
+        from: SocketAddr,
+        msg: &Message<'_>,
+        len: usize,
+    ) -> bool {
+        let Some(reply) = dedup.get(now, from, msg.message_id) else {
+            return false;
+        };
+        match (reply, msg.mtype) {
+            (Some(reply), MessageType::Con) => {
+                let mut contents = outputs.pool.pop().unwrap_or_default();
+                contents.clear();
+                contents.extend_from_slice(reply);
+                let request = msg.code.is_request();
+                let response_bytes = contents.len();
+                if request
+                    && self
+                        .echo_guard
+                        .needs_echo(now, from, msg, len, response_bytes, true)
+                {
+                    challenge(
+                        key(config),
+                        now,
+                        from,
+                        msg,
+                        MessageType::Ack,
+                        msg.message_id,
+                        &mut contents,
+                    );
+                    outputs.events.push_back(Event::EchoChallenged {
+                        from,
+                        request_bytes: len,
+                        response_bytes,
+                        at: now,
+                    });
+                }
+                let reply_mid = u16::from_be_bytes([contents[2], contents[3]]);
+                outputs.transmits.push_back(Transmit {
+                    destination: from,
+                    contents,
+                    meta: TransmitMeta::Reply {
+                        message_id: reply_mid,
+                        replayed: true,
+                    },
+                });
+                if request && config.emit_request_events {
+                    outputs.events.push_back(Event::DuplicateRequest {
+                        from,
+                        message_id: msg.message_id,
+                        at: now,
+                    });
+                }
+            }
+            _ => outputs.ignore(now, from, IgnoreReason::DuplicateNon),
         }
-        if let Some(s) = head.observe {
-            w.option_uint(number::OBSERVE, s)?;
-        }
-        if let Some(f) = head.content_format {
-            w.option_uint(number::CONTENT_FORMAT, u32::from(f))?;
-        }
-        if let Some(a) = head.max_age {
-            w.option_uint(number::MAX_AGE, a)?;
-        }
-        if let Some(b) = head.block2 {
-            w.option_uint(number::BLOCK2, b.to_uint())?;
-        }
-        if let Some(b) = head.block1 {
-            w.option_uint(number::BLOCK1, b.to_uint())?;
-        }
-        if let Some(s) = head.size2 {
-            w.option_uint(number::SIZE2, s)?;
-        }
-        if let Some(s) = head.size1 {
-            w.option_uint(number::SIZE1, s)?;
-        }
-        if let Some((n, v)) = head.echo {
-            w.option(n, v)?;
-        }
-        Ok::<usize, coaplab_wire::EncodeError>(w.finish())
-    })();
-    let mut len = written.unwrap_or(0);
-    if n > 0 && len > 0 {
-        out[len] = 0xff;
-        body.write(start, &mut out[len + 1..len + 1 + n]);
-        len += 1 + n;
+        true
     }
-    out.truncate(len);
-    head.code
+}
+
+/// Whether a duplicate of `msg` is processed anew rather than replayed from the cache
+/// ([`crate::ServerDuplicates::Reprocess`]): a CON answered piggybacked, without Block1
+/// (a block already reassembled would be taken for one out of sequence).
+fn reprocesses(config: &Config, msg: &Message<'_>, separate: bool) -> bool {
+    config.server_duplicates == crate::ServerDuplicates::Reprocess
+        && msg.mtype == MessageType::Con
+        && !separate
+        && !msg.has(number::BLOCK1)
+}
+
+/// The key of Echo values ([`crate::Amplification::key`]; zeros without amplification).
+fn key(config: &Config) -> &[u8; 16] {
+    const NONE: [u8; 16] = [0; 16];
+    config.amplification.as_ref().map_or(&NONE, |a| &a.key)
 }

@@ -1,9 +1,9 @@
-//! Observe (RFC 7641), the client side: [`Endpoint::observe`] registers with a GET carrying
+//! Observe (RFC 7641), the client side: [`crate::Endpoint::observe`] registers with a GET carrying
 //! Observe 0; the first response completes the request as usual
 //! ([`crate::Event::RequestCompleted`]), and every later response with the same token from
 //! the same server is a notification ([`crate::Event::Notification`]). A CON notification is
 //! acknowledged; one older than the freshest seen (the 24-bit serial rule of §3.4, unless
-//! more than 128 s passed) is acknowledged but not delivered. [`Endpoint::cancel_observation`]
+//! more than 128 s passed) is acknowledged but not delivered. [`crate::Endpoint::cancel_observation`]
 //! ends it: actively by a GET with Observe 1 (§3.6), and any notification still arriving is
 //! answered by RST.
 //!
@@ -18,11 +18,12 @@ use coaplab_cc::time::{Duration, Instant};
 use coaplab_wire::option::number;
 use coaplab_wire::{Message, MessageType, ReadOptions, Token};
 
-use crate::endpoint::Endpoint;
+use crate::dedup::DedupCache;
 use crate::event::{Event, RequestId};
+use crate::outputs::Outputs;
 use crate::request::Request;
 
-/// The most observations one endpoint holds at once; [`Endpoint::observe`] beyond it
+/// The most observations one endpoint holds at once; [`crate::Endpoint::observe`] beyond it
 /// returns `None`.
 pub const MAX_OBSERVATIONS: usize = 64;
 
@@ -81,73 +82,63 @@ pub fn is_newer(v1: u32, t1: Instant, v2: u32, t2: Instant) -> bool {
         || t2.saturating_since(t1) > REORDER_WINDOW
 }
 
-impl Endpoint {
-    /// Registers as an observer of `request`'s resource at `destination` (RFC 7641 §3.1):
-    /// `request` (a GET) is sent with Observe 0. Returns `None` when
-    /// [`MAX_OBSERVATIONS`] are held.
-    pub fn observe(
+impl Observations {
+    /// Observations held.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Holds [`MAX_OBSERVATIONS`]: a new one is refused.
+    pub(crate) fn full(&self) -> bool {
+        self.list.len() >= MAX_OBSERVATIONS
+    }
+
+    /// A new observation: `registration` (with Observe 0, [`with_observe`]) was started to
+    /// `peer` as `request`, with `token`.
+    pub(crate) fn add(
         &mut self,
-        now: Instant,
-        destination: SocketAddr,
-        request: &Request,
-    ) -> Option<RequestId> {
-        if self.observations.list.len() >= MAX_OBSERVATIONS {
-            return None;
-        }
-        let mut request = request.clone();
-        request.options.remove(number::OBSERVE);
-        request.options.push_uint(number::OBSERVE, 0);
-        let id = self.start_request(now, destination, &request, None);
-        let token = self.exchanges.iter().find_map(|x| match x.owner {
-            crate::exchange::Owner::Request(r) if x.live && self.requests[r].id == id => {
-                Some(x.token)
-            }
-            _ => None,
-        })?;
-        self.observations.list.push(Observation {
-            request: id,
-            peer: destination,
+        request: RequestId,
+        peer: SocketAddr,
+        token: Token,
+        registration: Request,
+    ) {
+        self.list.push(Observation {
+            request,
+            peer,
             token,
             last: None,
-            get: request,
+            get: registration,
             stale_at: None,
             reregistration: None,
         });
-        Some(id)
     }
 
-    /// Ends the observation started as `request`: a GET with Observe 1 and the same token
-    /// is sent (§3.6) and returned; notifications still arriving get an RST. `None` when
-    /// `request` is not an observation.
-    pub fn cancel_observation(
+    /// Ends the observation started as `request`: its peer and token, and `get` turned into
+    /// the deregistration (Observe 1, §3.6) to send with that token. `None` when `request`
+    /// is not an observation.
+    pub(crate) fn cancel(
         &mut self,
-        now: Instant,
         request: RequestId,
         get: &Request,
-    ) -> Option<RequestId> {
-        let i = self
-            .observations
-            .list
-            .iter()
-            .position(|o| o.request == request)?;
-        let o = self.observations.list.swap_remove(i);
-        let mut get = get.clone();
-        get.options.remove(number::OBSERVE);
-        get.options.push_uint(number::OBSERVE, 1);
-        Some(self.start_request(now, o.peer, &get, Some(o.token)))
+    ) -> Option<(SocketAddr, Token, Request)> {
+        let i = self.list.iter().position(|o| o.request == request)?;
+        let o = self.list.swap_remove(i);
+        Some((o.peer, o.token, with_observe(get, 1)))
     }
 
     /// A response that matched no exchange: a notification of an observation held?
-    /// Returns whether it was one (then it was acknowledged and, when fresh, delivered).
+    /// Returns whether it was one (then it was acknowledged, or remembered in `dedup` when
+    /// NON, and, when fresh, delivered to `out`).
     pub(crate) fn on_notification(
         &mut self,
+        out: &mut Outputs,
+        dedup: &mut DedupCache,
         now: Instant,
         from: SocketAddr,
         msg: &Message<'_>,
     ) -> bool {
         let token = msg.token();
         let Some(i) = self
-            .observations
             .list
             .iter()
             .position(|o| o.peer == from && o.token == token)
@@ -155,13 +146,12 @@ impl Endpoint {
             return false;
         };
         if msg.mtype == MessageType::Con {
-            self.out
-                .send_empty(&mut self.dedup, now, from, MessageType::Ack, msg.message_id);
+            out.send_empty(dedup, now, from, MessageType::Ack, msg.message_id);
         } else {
-            self.remember_unanswered(now, from, msg.message_id);
+            dedup.remember_unanswered(now, from, msg.message_id);
         }
         let sequence = msg.observe().ok().flatten();
-        let o = &mut self.observations.list[i];
+        let o = &mut self.list[i];
         let fresh = match (o.last, sequence) {
             (Some((v1, t1)), Some(v2)) => is_newer(v1, t1, v2, now),
             _ => true,
@@ -176,9 +166,9 @@ impl Endpoint {
         let request = o.request;
         // §3.2: a response without Observe (or an error) ends the observation.
         if sequence.is_none() || msg.code.class() != 2 {
-            self.observations.list.swap_remove(i);
+            self.list.swap_remove(i);
         }
-        self.out.events.push_back(Event::Notification {
+        out.events.push_back(Event::Notification {
             request,
             destination: from,
             code: msg.code,
@@ -191,30 +181,25 @@ impl Endpoint {
 
     /// Records the Observe value of the registration's response (so that older
     /// notifications are recognised); ends the observation when it has none (the server did
-    /// not register it, §3.1, or answered an error). The endpoint calls it itself when the
-    /// registration completes or fails; a driver need not.
-    pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
-        let Some(i) = self
-            .observations
-            .list
-            .iter()
-            .position(|o| o.request == request)
-        else {
+    /// not register it, §3.1, or answered an error).
+    pub(crate) fn answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
+        let Some(i) = self.list.iter().position(|o| o.request == request) else {
             return;
         };
         match observe {
-            Some(v) => self.observations.list[i].last = Some((v, now)),
+            Some(v) => self.list[i].last = Some((v, now)),
             None => {
-                self.observations.list.swap_remove(i);
+                self.list.swap_remove(i);
             }
         }
     }
 
     /// A response to request `id` completed it: a registration's or re-registration's
-    /// answer? Returns true when it was a re-registration, which the caller then reports
-    /// as a notification instead of a completed request.
-    pub(crate) fn observation_response(
+    /// answer? Returns true when it was a re-registration, reported to `out` as a
+    /// notification instead of a completed request.
+    pub(crate) fn on_response(
         &mut self,
+        out: &mut Outputs,
         now: Instant,
         id: RequestId,
         msg: &Message<'_>,
@@ -224,13 +209,8 @@ impl Endpoint {
             .ok()
             .flatten()
             .filter(|_| msg.code.class() == 2);
-        if let Some(i) = self
-            .observations
-            .list
-            .iter()
-            .position(|o| o.reregistration == Some(id))
-        {
-            let o = &mut self.observations.list[i];
+        if let Some(i) = self.list.iter().position(|o| o.reregistration == Some(id)) {
+            let o = &mut self.list[i];
             o.reregistration = None;
             o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
             if let Some(v) = observe {
@@ -238,9 +218,9 @@ impl Endpoint {
             }
             let (request, from) = (o.request, o.peer);
             if observe.is_none() {
-                self.observations.list.swap_remove(i);
+                self.list.swap_remove(i);
             }
-            self.out.events.push_back(Event::Notification {
+            out.events.push_back(Event::Notification {
                 request,
                 destination: from,
                 code: msg.code,
@@ -250,44 +230,49 @@ impl Endpoint {
             });
             return true;
         }
-        if let Some(o) = self.observations.list.iter_mut().find(|o| o.request == id) {
+        if let Some(o) = self.list.iter_mut().find(|o| o.request == id) {
             o.stale_at = Some(now + max_age(msg) + REREGISTER_SLACK);
         }
-        self.observation_answered(now, id, observe);
+        self.answered(now, id, observe);
         false
     }
 
-    /// A request failed: when it was a re-registration, the observation ends and the
-    /// failure is reported under the observation's request id (returned).
-    pub(crate) fn observation_failed(&mut self, id: RequestId) -> Option<RequestId> {
+    /// A request failed: when it was a registration or re-registration, the observation
+    /// ends and the failure is reported under the observation's request id (returned).
+    pub(crate) fn failed(&mut self, id: RequestId) -> Option<RequestId> {
         let i = self
-            .observations
             .list
             .iter()
             .position(|o| o.request == id || o.reregistration == Some(id))?;
-        let o = self.observations.list.swap_remove(i);
+        let o = self.list.swap_remove(i);
         Some(o.request)
     }
 
-    /// Re-registers every observation whose representation went stale by `now` (§3.3.1).
-    pub(crate) fn reregister_stale(&mut self, now: Instant) {
-        for i in 0..self.observations.list.len() {
-            let o = &self.observations.list[i];
-            if o.reregistration.is_some() || !o.stale_at.is_some_and(|t| t <= now) {
-                continue;
-            }
-            let (peer, token, get) = (o.peer, o.token, o.get.clone());
-            let id = self.start_request(now, peer, &get, Some(token));
-            let o = &mut self.observations.list[i];
-            o.reregistration = Some(id);
-            o.stale_at = None;
+    /// Observation `i`'s registration to repeat, when its representation went stale by
+    /// `now` and no re-registration is under way (§3.3.1): peer, token and request.
+    pub(crate) fn stale(&self, i: usize, now: Instant) -> Option<(SocketAddr, Token, Request)> {
+        let o = &self.list[i];
+        if o.reregistration.is_some() || !o.stale_at.is_some_and(|t| t <= now) {
+            return None;
         }
+        Some((o.peer, o.token, o.get.clone()))
     }
 
-    /// Observations held (client side).
-    pub fn observations(&self) -> usize {
-        self.observations.list.len()
+    /// Observation `i` is re-registered as request `id`.
+    pub(crate) fn reregistering(&mut self, i: usize, id: RequestId) {
+        let o = &mut self.list[i];
+        o.reregistration = Some(id);
+        o.stale_at = None;
     }
+}
+
+/// `request` with Observe `observe` (any earlier one removed): 0 makes it an observation's
+/// registration (§3.1), 1 its deregistration (§3.6). Over UDP and TCP alike.
+pub(crate) fn with_observe(request: &Request, observe: u32) -> Request {
+    let mut request = request.clone();
+    request.options.remove(number::OBSERVE);
+    request.options.push_uint(number::OBSERVE, observe);
+    request
 }
 
 /// Max-Age of `msg` (60 s when absent, RFC 7252 §5.10.5).

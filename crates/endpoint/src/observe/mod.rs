@@ -26,8 +26,10 @@ use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_wire::option::number;
 use coaplab_wire::{Code, MessageType, MessageWriter, Token};
 
-use crate::endpoint::Endpoint;
 use crate::event::{Event, Transmit, TransmitMeta};
+use crate::message_ids::MessageIds;
+use crate::outputs::Outputs;
+use crate::peers::Peers;
 
 /// The default [`crate::Router::max_observers`]: observers over all observable resources;
 /// a registration beyond it is answered like a plain GET (no Observe option, RFC 7641 §4.1).
@@ -123,35 +125,6 @@ pub(crate) struct Observers {
     next_change: Option<Instant>,
 }
 
-impl Observers {
-    /// Whether there is nothing to do (the hot path checks this first).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    /// The earliest observe deadline: the next state change or a CON retransmission.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        if self.is_empty() {
-            return None;
-        }
-        let pending = self
-            .list
-            .iter()
-            .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
-            .min();
-        earliest(self.next_change, pending)
-    }
-
-    /// The Observe value of the current state.
-    fn seq(&self) -> u32 {
-        self.seq
-    }
-
-    fn bump(&mut self) {
-        self.seq = (self.seq + 1) % OBSERVE_SEQ_MODULUS;
-    }
-}
-
 /// Whether a CON notification is due given the last acknowledged one (`None`: never).
 trait ConDue {
     fn is_none_or_due(&self, now: Instant) -> bool;
@@ -210,17 +183,52 @@ pub(crate) fn encode(
     out.truncate(len);
 }
 
-impl Endpoint {
-    /// Observers registered now (server side).
-    pub fn observers(&self) -> usize {
-        self.observers.list.len()
+/// The observable state of resource `r` at `now` (`crate::Router`'s): Content-Format, body and
+/// period; `None` when it is not observable.
+pub(crate) type State<'a> = &'a dyn Fn(usize, Instant) -> Option<(Option<u16>, Vec<u8>, Duration)>;
+
+impl Observers {
+    /// Whether there is nothing to do (the hot path checks this first).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The earliest observe deadline: the next state change or a CON retransmission.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        if self.is_empty() {
+            return None;
+        }
+        let pending = self
+            .list
+            .iter()
+            .filter_map(|o| o.pending.as_ref().map(|p| p.deadline))
+            .min();
+        earliest(self.next_change, pending)
+    }
+
+    /// The Observe value of the current state.
+    fn seq(&self) -> u32 {
+        self.seq
+    }
+
+    fn bump(&mut self) {
+        self.seq = (self.seq + 1) % OBSERVE_SEQ_MODULUS;
+    }
+
+    /// Observers registered now.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
     }
 
     /// Handles the Observe option of a GET of the observable content `resource` from
     /// `from` with `token` (§4.1): 0 registers (or re-registers), 1 deregisters. Returns the
-    /// Observe value the response carries (`None`: a plain response).
-    pub(crate) fn observe_request(
+    /// Observe value the response carries (`None`: a plain response). At most `limit`
+    /// observers are kept ([`crate::Router::max_observers`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn register(
         &mut self,
+        out: &mut Outputs,
+        limit: usize,
         now: Instant,
         from: SocketAddr,
         token: Token,
@@ -229,7 +237,6 @@ impl Endpoint {
         period: Duration,
     ) -> Option<u32> {
         let existing = self
-            .observers
             .list
             .iter()
             .position(|o| o.peer == from && o.token == token);
@@ -237,8 +244,8 @@ impl Endpoint {
             Some(0) => {}
             Some(1) => {
                 if let Some(i) = existing {
-                    self.observers.list.swap_remove(i);
-                    self.out.events.push_back(Event::ObserverRemoved {
+                    self.list.swap_remove(i);
+                    out.events.push_back(Event::ObserverRemoved {
                         peer: from,
                         reason: crate::event::ObserverGone::Deregistered,
                         at: now,
@@ -249,16 +256,16 @@ impl Endpoint {
             _ => return None,
         }
         match existing {
-            Some(i) => self.observers.list[i].resource = resource,
-            None if self.observers.list.len() >= self.router.observer_limit() => {
-                self.out.events.push_back(Event::ObserverRefused {
+            Some(i) => self.list[i].resource = resource,
+            None if self.list.len() >= limit => {
+                out.events.push_back(Event::ObserverRefused {
                     peer: from,
                     at: now,
                 });
                 return None;
             }
             None => {
-                self.observers.list.push(Observer {
+                self.list.push(Observer {
                     peer: from,
                     token,
                     resource,
@@ -267,7 +274,7 @@ impl Endpoint {
                     pending: None,
                     sent: 0,
                 });
-                self.out.events.push_back(Event::ObserverAdded {
+                out.events.push_back(Event::ObserverAdded {
                     peer: from,
                     at: now,
                 });
@@ -275,25 +282,35 @@ impl Endpoint {
         }
         let tick = next_tick(now, period);
         // A change time left from observers since gone is stale: start from this one.
-        self.observers.next_change = Some(match self.observers.next_change {
+        self.next_change = Some(match self.next_change {
             Some(t) if t > now => t.min(tick),
             _ => tick,
         });
-        Some(self.observers.seq())
+        Some(self.seq())
     }
 
-    /// Sends the notifications and retransmissions due at `now`.
-    pub(crate) fn observe_timeout(&mut self, now: Instant) {
-        if self.observers.is_empty() {
-            self.observers.next_change = None;
+    /// Sends the notifications and retransmissions due at `now`: the new states from `state`,
+    /// sent under `policy`, with Message IDs from `ids` (and, with [`NotifyTimer::Controller`],
+    /// the timeouts of `peers`' controllers).
+    pub(crate) fn on_timeout(
+        &mut self,
+        now: Instant,
+        state: State<'_>,
+        policy: NotifyPolicy,
+        peers: &mut Peers,
+        ids: &mut MessageIds,
+        out: &mut Outputs,
+    ) {
+        if self.is_empty() {
+            self.next_change = None;
             return;
         }
-        if self.observers.next_change.is_some_and(|t| t <= now) {
-            self.notify_all(now);
+        if self.next_change.is_some_and(|t| t <= now) {
+            self.notify_all(now, state, policy, peers, ids, out);
         }
         let mut i = 0;
-        while i < self.observers.list.len() {
-            let due = self.observers.list[i]
+        while i < self.list.len() {
+            let due = self.list[i]
                 .pending
                 .as_ref()
                 .is_some_and(|p| p.deadline <= now);
@@ -301,18 +318,18 @@ impl Endpoint {
                 i += 1;
                 continue;
             }
-            let Some(timeout) = self.notify_expired(now, i) else {
+            let Some(timeout) = self.notify_expired(now, i, peers) else {
                 // §4.5: a CON notification that times out ends the observation.
-                let peer = self.observers.list[i].peer;
-                self.observers.list.swap_remove(i);
-                self.out.events.push_back(Event::ObserverRemoved {
+                let peer = self.list[i].peer;
+                self.list.swap_remove(i);
+                out.events.push_back(Event::ObserverRemoved {
                     peer,
                     reason: crate::event::ObserverGone::TimedOut,
                     at: now,
                 });
                 continue;
             };
-            let o = &mut self.observers.list[i];
+            let o = &mut self.list[i];
             let p = o.pending.as_mut().expect("due");
             p.retransmits += 1;
             p.timeout = timeout;
@@ -321,27 +338,27 @@ impl Endpoint {
                 cc.1.push(now);
             }
             let (dest, bytes, mid) = (o.peer, p.bytes.clone(), p.message_id);
-            self.out.events.push_back(Event::NotificationRetransmitted {
+            out.events.push_back(Event::NotificationRetransmitted {
                 peer: dest,
                 sequence: p.sequence,
                 retransmission: p.retransmits,
                 at: now,
             });
-            self.push_notification(dest, bytes, mid, true);
+            push_notification(out, dest, bytes, mid);
             i += 1;
         }
     }
 
     /// The timer of observer `i`'s pending CON expired at `now`: the next timeout, or `None`
     /// to give up ([`NotifyTimer`]).
-    fn notify_expired(&mut self, now: Instant, i: usize) -> Option<Duration> {
-        let peer = self.observers.list[i].peer;
-        let p = self.observers.list[i].pending.as_mut()?;
+    fn notify_expired(&mut self, now: Instant, i: usize, peers: &mut Peers) -> Option<Duration> {
+        let peer = self.list[i].peer;
+        let p = self.list[i].pending.as_mut()?;
         let Some(cc) = p.cc.as_deref_mut() else {
             return (p.retransmits < NOTIFY_MAX_RETRANSMIT).then(|| p.timeout * 2);
         };
-        let pi = self.peers.find(peer)?;
-        let ctl = self.peers[pi].ctl.as_mut()?;
+        let pi = peers.find(peer)?;
+        let ctl = peers[pi].ctl.as_mut()?;
         match ctl.algorithm.expired(now, &mut cc.0, &mut *ctl.rng) {
             coaplab_cc::Expiry::Retransmit(t) => Some(t),
             coaplab_cc::Expiry::GiveUp => {
@@ -351,62 +368,54 @@ impl Endpoint {
         }
     }
 
-    /// A first CON notification to `peer` goes out at `now`: its first timeout, and the
-    /// controller's scratch with [`NotifyTimer::Controller`].
-    fn notify_start(&mut self, now: Instant, peer: SocketAddr) -> NotifyStart {
-        if self.router.notify.timer == NotifyTimer::Fixed {
-            return (NOTIFY_ACK_TIMEOUT, None);
-        }
-        let pi = self.peers.slot(peer);
-        let ctl = self.peers.ensure_controller(now, pi);
-        let mut x = coaplab_cc::Exchange::new();
-        let t0 = ctl
-            .algorithm
-            .start(now, coaplab_cc::Admission::ALONE, &mut x, &mut *ctl.rng);
-        (t0, Some(Box::new((x, vec![now]))))
-    }
-
     /// The observed state changed: every observer is sent the new state (§4.2).
-    fn notify_all(&mut self, now: Instant) {
-        self.observers.bump();
-        let seq = self.observers.seq();
+    fn notify_all(
+        &mut self,
+        now: Instant,
+        state: State<'_>,
+        policy: NotifyPolicy,
+        peers: &mut Peers,
+        ids: &mut MessageIds,
+        out: &mut Outputs,
+    ) {
+        self.bump();
+        let seq = self.seq();
         let mut next: Option<Instant> = None;
-        for i in 0..self.observers.list.len() {
+        for i in 0..self.list.len() {
             let (peer, token, resource) = {
-                let o = &self.observers.list[i];
+                let o = &self.list[i];
                 (o.peer, o.token, o.resource)
             };
-            let Some((format, body, period)) = self.router.observable_state(resource, now) else {
+            let Some((format, body, period)) = state(resource, now) else {
                 continue;
             };
             let tick = next_tick(now, period);
             next = Some(next.map_or(tick, |t| t.min(tick)));
-            let o = &self.observers.list[i];
+            let o = &self.list[i];
             // One CON outstanding per client (NSTART 1, §4.5.1): while another observation of
             // the same client waits for its ACK, a due CON goes out as NON and stays due.
             let client_busy = self
-                .observers
                 .list
                 .iter()
                 .any(|x| x.peer == peer && x.token != token && x.pending.is_some());
-            let k = u64::from(self.router.notify.con_every);
+            let k = u64::from(policy.con_every);
             let due = o.last_con.is_none_or_due(now) || (k > 0 && o.sent % k == 0);
             let con = o.pending.is_some() || (due && !client_busy);
             let fresh_con = con && o.pending.is_none();
             let start = if fresh_con {
-                Some(self.notify_start(now, peer))
+                Some(notify_start(policy.timer, peers, now, peer))
             } else {
                 None
             };
-            let mid = self.alloc_message_id(now);
+            let mid = ids.alloc(now);
             let mtype = if con {
                 MessageType::Con
             } else {
                 MessageType::Non
             };
-            let mut out = self.out.buffer();
+            let mut bytes = out.buffer();
             encode(
-                &mut out,
+                &mut bytes,
                 mtype,
                 mid,
                 token,
@@ -415,7 +424,7 @@ impl Endpoint {
                 max_age_s(now, tick),
                 &body,
             );
-            self.out.events.push_back(Event::NotificationSent {
+            out.events.push_back(Event::NotificationSent {
                 peer,
                 sequence: seq,
                 confirmable: con,
@@ -424,11 +433,11 @@ impl Endpoint {
                 replaced: con && !fresh_con,
                 at: now,
             });
-            let o = &mut self.observers.list[i];
+            let o = &mut self.list[i];
             o.sent += 1;
             if !con {
                 o.last_non_mid = Some(mid);
-                self.push_notification(peer, out, mid, false);
+                push_notification(out, peer, bytes, mid);
                 continue;
             }
             match o.pending.as_mut() {
@@ -437,7 +446,7 @@ impl Endpoint {
                 Some(p) => {
                     p.older_message_id = Some(p.message_id);
                     p.message_id = mid;
-                    p.bytes = out;
+                    p.bytes = bytes;
                     p.sequence = seq;
                 }
                 None => {
@@ -445,41 +454,33 @@ impl Endpoint {
                     o.pending = Some(Pending {
                         message_id: mid,
                         older_message_id: None,
-                        bytes: out.clone(),
+                        bytes: bytes.clone(),
                         retransmits: 0,
                         timeout,
                         deadline: now + timeout,
                         sequence: seq,
                         cc,
                     });
-                    self.push_notification(peer, out, mid, true);
+                    push_notification(out, peer, bytes, mid);
                 }
             }
         }
-        self.observers.next_change = next;
-    }
-
-    fn push_notification(&mut self, to: SocketAddr, bytes: Vec<u8>, mid: u16, con: bool) {
-        let _ = con;
-        self.out.transmits.push_back(Transmit {
-            destination: to,
-            contents: bytes,
-            meta: TransmitMeta::Reply {
-                message_id: mid,
-                replayed: false,
-            },
-        });
+        self.next_change = next;
     }
 
     /// An ACK or RST from `from` that may answer a notification; returns whether it did.
-    pub(crate) fn observe_ack_or_rst(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn on_ack_or_rst(
         &mut self,
+        timer: NotifyTimer,
+        peers: &mut Peers,
+        out: &mut Outputs,
         now: Instant,
         from: SocketAddr,
         mid: u16,
         rst: bool,
     ) -> bool {
-        let Some(i) = self.observers.list.iter().position(|o| {
+        let Some(i) = self.list.iter().position(|o| {
             o.peer == from
                 && (o
                     .pending
@@ -491,20 +492,20 @@ impl Endpoint {
         };
         if rst {
             // §3.6: an RST to a notification cancels the observation.
-            self.observers.list.swap_remove(i);
-            self.out.events.push_back(Event::ObserverRemoved {
+            self.list.swap_remove(i);
+            out.events.push_back(Event::ObserverRemoved {
                 peer: from,
                 reason: crate::event::ObserverGone::Reset,
                 at: now,
             });
             return true;
         }
-        let o = &mut self.observers.list[i];
+        let o = &mut self.list[i];
         let mut p = o.pending.take().expect("matched");
         o.last_con = Some(now);
         if let Some(mut cc) = p.cc.take() {
             // The controller learns from the ACK as from a CON request's (no copy is marked).
-            if let Some(ctl) = self.peers.controller_mut(from) {
+            if let Some(ctl) = peers.controller_mut(from) {
                 let c = coaplab_cc::Completion {
                     ack_time: now,
                     tx_times: &cc.1,
@@ -515,9 +516,9 @@ impl Endpoint {
             }
             if p.message_id != mid {
                 // The ACK is for a replaced state: the newest goes out at once as a new CON.
-                let (timeout, cc) = self.notify_start(now, from);
+                let (timeout, cc) = notify_start(timer, peers, now, from);
                 let (bytes, newest_mid) = (p.bytes.clone(), p.message_id);
-                let o = &mut self.observers.list[i];
+                let o = &mut self.list[i];
                 o.pending = Some(Pending {
                     older_message_id: None,
                     retransmits: 0,
@@ -526,9 +527,9 @@ impl Endpoint {
                     cc,
                     ..p
                 });
-                self.push_notification(from, bytes, newest_mid, true);
+                push_notification(out, from, bytes, newest_mid);
             } else {
-                self.out.recycle(p.bytes);
+                out.recycle(p.bytes);
             }
             return true;
         }
@@ -543,8 +544,40 @@ impl Endpoint {
                 ..p
             });
         } else {
-            self.out.recycle(p.bytes);
+            out.recycle(p.bytes);
         }
         true
     }
+}
+
+/// A first CON notification to `peer` goes out at `now`: its first timeout, and the
+/// controller's scratch with [`NotifyTimer::Controller`] (from `peers`).
+fn notify_start(
+    timer: NotifyTimer,
+    peers: &mut Peers,
+    now: Instant,
+    peer: SocketAddr,
+) -> NotifyStart {
+    if timer == NotifyTimer::Fixed {
+        return (NOTIFY_ACK_TIMEOUT, None);
+    }
+    let pi = peers.slot(peer);
+    let ctl = peers.ensure_controller(now, pi);
+    let mut x = coaplab_cc::Exchange::new();
+    let t0 = ctl
+        .algorithm
+        .start(now, coaplab_cc::Admission::ALONE, &mut x, &mut *ctl.rng);
+    (t0, Some(Box::new((x, vec![now]))))
+}
+
+/// Queues a notification (or its retransmission) to `to`.
+fn push_notification(out: &mut Outputs, to: SocketAddr, bytes: Vec<u8>, mid: u16) {
+    out.transmits.push_back(Transmit {
+        destination: to,
+        contents: bytes,
+        meta: TransmitMeta::Reply {
+            message_id: mid,
+            replayed: false,
+        },
+    });
 }

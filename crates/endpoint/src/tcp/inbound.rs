@@ -38,7 +38,8 @@ impl Session {
             if self.state != State::Open && self.state != State::Released {
                 return self.ignore(now, StreamIgnoreReason::AfterEnd);
             }
-            return self.serve(now, frame, len);
+            let (server, sink) = self.server();
+            return server.serve(sink, now, frame, len);
         }
         if code.is_response() {
             return self.on_response(now, frame, len, payload_len);
@@ -49,7 +50,11 @@ impl Session {
     fn on_response(&mut self, now: Instant, frame: &Frame<'_>, len: usize, payload_len: usize) {
         let token = frame.token();
         let Some(i) = self.outstanding.iter().position(|o| o.token == token) else {
-            if self.on_notification(now, frame, len, payload_len) {
+            let keep = self.config.keep_bodies;
+            if self
+                .watches
+                .on_notification(&mut self.events, keep, now, frame, len, payload_len)
+            {
                 return;
             }
             return self.ignore(now, StreamIgnoreReason::UnmatchedToken);
@@ -95,7 +100,7 @@ impl Session {
             }
         }
         let o = self.outstanding.remove(i);
-        self.registration_answered(o.request, frame);
+        self.watches.registration_answered(o.request, frame);
         let (body, options) = if self.config.keep_bodies {
             (frame.payload.to_vec(), frame.options.into())
         } else {

@@ -31,8 +31,10 @@ pub mod event;
 
 mod inbound;
 mod observe;
+mod response;
 mod serve;
 mod session;
+mod writes;
 
 #[cfg(test)]
 mod tests;
@@ -44,4 +46,5 @@ pub use event::{
     GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write,
     WriteChunk, WriteKind,
 };
-pub use session::{Session, QUEUED_MESSAGE_BYTES};
+pub use session::Session;
+pub use writes::QUEUED_MESSAGE_BYTES;

@@ -9,22 +9,26 @@
 //! Max-Message-Size becomes an empty 5.00, one that would hold more in the write queue than
 //! [`crate::tcp::SessionConfig::max_queued_bytes`] allows an empty 5.03. A generated body
 //! (`data/N`, fixed replies) is queued as a description and produced while it is written
-//! ([`Session::poll_write_chunk`]).
+//! ([`crate::tcp::Session::poll_write_chunk`]).
+
+use std::collections::VecDeque;
 
 use coaplab_cc::time::Instant;
 use coaplab_wire::frame::Frame;
-use coaplab_wire::option::{number, uint};
-use coaplab_wire::{Block, Code, ReadOptions, Token};
+use coaplab_wire::option::number;
+use coaplab_wire::{Block, Code, ReadOptions};
 
 use crate::media;
 use crate::request_options;
-use crate::resource::{Action, Body};
+use crate::resource::{Action, Body, Router};
 use crate::tcp::event::{SessionEvent, WriteKind};
-use crate::tcp::session::{Queued, Session, Upload, MAX_UPLOADS, QUEUED_MESSAGE_BYTES};
+use crate::tcp::observe::Observers;
+use crate::tcp::response::{encode_response, Extra, Refusal, Response};
+use crate::tcp::writes::{Queued, Sink};
 use crate::uploads::MAX_UPLOAD_BYTES;
 
 /// Request options this server understands (RFC 7252 §5.4.1). Block1 is reassembled
-/// (`Session::upload`); Block2 is not among them (every answer is one message), so a request
+/// (`Server::upload`); Block2 is not among them (every answer is one message), so a request
 /// carrying it gets 4.02. Accept, Proxy-Uri and Proxy-Scheme are handled by the check shared
 /// with the UDP server (`crate::request_options`).
 fn known_critical(n: u16) -> bool {
@@ -40,15 +44,79 @@ fn known_critical(n: u16) -> bool {
     )
 }
 
-impl Session {
-    /// A request of `len` bytes arrived.
-    pub(crate) fn serve(&mut self, now: Instant, frame: &Frame<'_>, len: usize) {
+/// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
+/// (its key) and the body so far.
+#[derive(Debug, Clone)]
+struct Upload {
+    key: Vec<u8>,
+    body: Vec<u8>,
+}
+
+/// Block1 uploads reassembled at once per session.
+const MAX_UPLOADS: usize = 4;
+
+/// The serving side of a session.
+#[derive(Debug)]
+pub(crate) struct Server {
+    /// The resources served.
+    router: Router,
+    /// Block1 uploads being reassembled (at most [`MAX_UPLOADS`], oldest dropped first).
+    uploads: Vec<Upload>,
+    /// Observers of the observable resources (RFC 8323 §7).
+    observers: Observers,
+}
+
+impl Server {
+    /// Serving `router`'s resources.
+    pub(crate) fn new(router: Router) -> Server {
+        Server {
+            router,
+            uploads: Vec::new(),
+            observers: Observers::default(),
+        }
+    }
+
+    /// The resources served.
+    pub(crate) fn router_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+
+    /// No Block1 upload is being reassembled.
+    pub(crate) fn no_uploads(&self) -> bool {
+        self.uploads.is_empty()
+    }
+
+    /// The observers.
+    pub(crate) fn observers(&self) -> &Observers {
+        &self.observers
+    }
+
+    /// Time passed to `now`: observed resources that changed are notified into `sink`.
+    pub(crate) fn on_timeout(&mut self, now: Instant, sink: Sink<'_>) {
+        let router = &self.router;
+        let state = |r, at| router.observable_state(r, at);
+        self.observers.on_timeout(now, &state, sink);
+    }
+
+    /// The session ended: every observer is gone.
+    pub(crate) fn end(&mut self, events: &mut VecDeque<SessionEvent>, now: Instant) {
+        self.observers.end(events, now);
+    }
+
+    /// A request of `len` bytes arrived; its response goes to `sink`.
+    pub(crate) fn serve(&mut self, sink: Sink<'_>, now: Instant, frame: &Frame<'_>, len: usize) {
+        let Sink {
+            writes,
+            events,
+            max_frame_bytes,
+            max_queued_bytes,
+        } = sink;
         let token = frame.token();
         let mut out = Response {
-            bytes: self.buffer(),
+            bytes: writes.buffer(),
             tail: None,
-            max_frame_bytes: self.peer_max_message_size as usize,
-            room: self.queue_room(),
+            max_frame_bytes,
+            room: writes.room(max_queued_bytes),
             refused: None,
         };
         let block1 = frame
@@ -57,28 +125,28 @@ impl Session {
             .find(|(n, _)| *n == number::BLOCK1)
             .map(|(_, v)| v);
         let mut code = match block1 {
-            Some(v) => self.upload(now, frame, v, &mut out),
-            None => self.respond(now, frame, frame.payload, None, &mut out),
+            Some(v) => self.upload(events, now, frame, v, &mut out),
+            None => self.respond(events, now, frame, frame.payload, None, &mut out),
         };
         if out.refused.is_some() {
             // A registration whose answer cannot be sent is not kept.
-            self.forget_observer(now, token);
+            self.observers.forget(events, now, token);
         }
         match out.refused {
             None => {}
             Some(Refusal::TooLarge { len }) => {
                 // RFC 8323 §5.3.1: never send more than the peer's Max-Message-Size.
                 code = Code::INTERNAL_SERVER_ERROR;
-                self.events.push_back(SessionEvent::ResponseRefused {
+                events.push_back(SessionEvent::ResponseRefused {
                     token,
                     len,
-                    max: self.peer_max_message_size,
+                    max: max_frame_bytes as u32,
                     at: now,
                 });
             }
             Some(Refusal::QueueFull { len, room }) => {
                 code = Code::SERVICE_UNAVAILABLE;
-                self.events.push_back(SessionEvent::QueueFull {
+                events.push_back(SessionEvent::QueueFull {
                     token,
                     len,
                     room,
@@ -92,7 +160,7 @@ impl Session {
             kind: WriteKind::Response(code),
             notification: None,
         };
-        self.events.push_back(SessionEvent::Served {
+        events.push_back(SessionEvent::Served {
             token,
             method: frame.code,
             code,
@@ -100,7 +168,7 @@ impl Session {
             response_bytes: q.len(),
             at: now,
         });
-        self.queue(q);
+        writes.push(q);
     }
 
     /// One block of a Block1 upload (RFC 7959 §2.5; BERT, RFC 8323 §6): 2.31 Continue until
@@ -109,6 +177,7 @@ impl Session {
     /// 4.13.
     fn upload(
         &mut self,
+        events: &mut VecDeque<SessionEvent>,
         now: Instant,
         frame: &Frame<'_>,
         value: &[u8],
@@ -166,13 +235,14 @@ impl Session {
             return code;
         }
         let body = self.uploads.remove(i).body;
-        self.respond(now, frame, &body, Some(block), out)
+        self.respond(events, now, frame, &body, Some(block), out)
     }
 
     /// Runs the resource on `payload` and encodes the response into `out`, with `block1`
     /// when it ends an upload; returns its code.
     fn respond(
         &mut self,
+        events: &mut VecDeque<SessionEvent>,
         now: Instant,
         frame: &Frame<'_>,
         payload: &[u8],
@@ -210,7 +280,10 @@ impl Session {
                 let (observe, max_age) = match period {
                     Some(period) if frame.code == Code::GET => {
                         let observe = frame.observe().ok().flatten();
-                        let seq = self.observe_request(now, token, index, observe, period);
+                        let limit = self.router.observer_limit();
+                        let seq = self
+                            .observers
+                            .register(events, limit, now, token, index, observe, period);
                         let next = crate::observe::next_tick(now, period);
                         (seq, Some(crate::observe::max_age_s(now, next)))
                     }
@@ -269,160 +342,5 @@ impl Session {
         };
         encode_response(out, code, token, extra, body);
         code
-    }
-}
-
-/// The options a response carries here besides its code and token, all optional.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Extra {
-    /// Content-Format.
-    pub(crate) content_format: Option<u16>,
-    /// Observe (RFC 7641): a registration's answer and every notification.
-    pub(crate) observe: Option<u32>,
-    /// Max-Age in seconds (an observable resource's answers).
-    pub(crate) max_age: Option<u32>,
-    /// The last Block1 of an upload.
-    pub(crate) block1: Option<Block>,
-}
-
-/// A response being encoded, and the limits it must keep.
-#[derive(Debug)]
-pub(crate) struct Response {
-    /// The frame's bytes in memory: header, token, options, and a payload given as bytes.
-    pub(crate) bytes: Vec<u8>,
-    /// A generated payload, produced as it is written.
-    pub(crate) tail: Option<Body<'static>>,
-    /// The peer's Max-Message-Size: the largest frame we may send.
-    pub(crate) max_frame_bytes: usize,
-    /// What the write queue can still take ([`Session::queued_bytes`]).
-    pub(crate) room: usize,
-    /// Why the answer was replaced, if it was.
-    pub(crate) refused: Option<Refusal>,
-}
-
-/// Why a response was replaced by an empty one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    /// Its frame (`len` bytes; `usize::MAX` beyond counting) exceeds the peer's
-    /// Max-Message-Size: 5.00.
-    TooLarge { len: usize },
-    /// It would add `len` bytes to a write queue with `room` left: 5.03.
-    QueueFull { len: usize, room: usize },
-}
-
-/// Encodes a response frame into `out`: `code`, `token`, the options of `extra` (the only
-/// ones a response carries here), and `body` after a marker when
-/// it is not empty (RFC 8323 §3.2). Given bytes are copied; a generated body becomes
-/// `out.tail`. The frame's length is known first: when it exceeds `out.max_frame_bytes` or
-/// its bytes in memory `out.room`, an empty 5.00 or 5.03 is encoded instead and
-/// `out.refused` says why. Bodies up to 4 GiB + 65,804 B fit the 32-bit length.
-pub(crate) fn encode_response(
-    out: &mut Response,
-    code: Code,
-    token: Token,
-    extra: Extra,
-    body: Body<'_>,
-) {
-    // At most four options of at most 4 value bytes: deltas below 269, lengths below 13.
-    let mut opts = [0u8; 24];
-    let mut opt_len = 0;
-    let mut prev = 0;
-    let mut put = |number: u16, v: u32| {
-        let mut value = [0u8; 4];
-        let n = uint::encode(v, &mut value);
-        let delta = number - prev;
-        prev = number;
-        if delta < 13 {
-            opts[opt_len] = ((delta as u8) << 4) | n as u8;
-            opt_len += 1;
-        } else {
-            opts[opt_len] = (13 << 4) | n as u8;
-            opts[opt_len + 1] = (delta - 13) as u8;
-            opt_len += 2;
-        }
-        opts[opt_len..opt_len + n].copy_from_slice(&value[..n]);
-        opt_len += n;
-    };
-    if let Some(s) = extra.observe {
-        put(number::OBSERVE, s);
-    }
-    if let Some(f) = extra.content_format {
-        put(number::CONTENT_FORMAT, u32::from(f));
-    }
-    if let Some(s) = extra.max_age {
-        put(number::MAX_AGE, s);
-    }
-    if let Some(b) = extra.block1 {
-        put(number::BLOCK1, b.to_uint());
-    }
-    let n = body.len();
-    // Options, marker and payload; then the whole frame: Len/TKL, extended length, code,
-    // token (RFC 8323 §3.2).
-    let body_len = if n == 0 {
-        Some(opt_len)
-    } else {
-        n.checked_add(opt_len + 1)
-    };
-    let ext_len = match body_len {
-        Some(0..=12) => 0,
-        Some(13..=268) => 1,
-        Some(269..=65804) => 2,
-        _ => 4,
-    };
-    let frame_len = body_len
-        .filter(|&b| b <= u32::MAX as usize + 65_805) // the 32-bit extended length
-        .and_then(|b| b.checked_add(1 + ext_len + 1 + token.len()));
-    let in_memory = frame_len.map(|f| match body {
-        Body::Bytes(_) => f,
-        Body::Pattern(_) | Body::Zeros(_) => f - n,
-    });
-    let refusal = match (frame_len, in_memory) {
-        (Some(f), Some(m)) if f <= out.max_frame_bytes => {
-            let cost = m + QUEUED_MESSAGE_BYTES;
-            (cost > out.room).then_some(Refusal::QueueFull {
-                len: cost,
-                room: out.room,
-            })
-        }
-        (f, _) => Some(Refusal::TooLarge {
-            len: f.unwrap_or(usize::MAX),
-        }),
-    };
-    if let (Some(r), None) = (refusal, out.refused) {
-        out.refused = Some(r);
-        let code = match r {
-            Refusal::TooLarge { .. } => Code::INTERNAL_SERVER_ERROR,
-            Refusal::QueueFull { .. } => Code::SERVICE_UNAVAILABLE,
-        };
-        out.bytes.clear();
-        out.tail = None;
-        return encode_response(out, code, token, Extra::default(), Body::Zeros(0));
-    }
-    let bytes = &mut out.bytes;
-    let body_len = body_len.unwrap_or(0);
-    let tkl = token.len() as u8;
-    match body_len {
-        0..=12 => bytes.push(((body_len as u8) << 4) | tkl),
-        13..=268 => bytes.extend_from_slice(&[(13 << 4) | tkl, (body_len - 13) as u8]),
-        269..=65804 => {
-            bytes.push((14 << 4) | tkl);
-            bytes.extend_from_slice(&((body_len - 269) as u16).to_be_bytes());
-        }
-        _ => {
-            bytes.push((15 << 4) | tkl);
-            let ext = u32::try_from(body_len - 65805).unwrap_or(u32::MAX);
-            bytes.extend_from_slice(&ext.to_be_bytes());
-        }
-    }
-    bytes.push(code.0);
-    bytes.extend_from_slice(token.as_bytes());
-    bytes.extend_from_slice(&opts[..opt_len]);
-    if n > 0 {
-        bytes.push(0xff);
-        match body {
-            Body::Bytes(b) => bytes.extend_from_slice(b),
-            Body::Pattern(n) => out.tail = Some(Body::Pattern(n)),
-            Body::Zeros(n) => out.tail = Some(Body::Zeros(n)),
-        }
     }
 }

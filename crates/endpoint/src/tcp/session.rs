@@ -9,13 +9,17 @@ use coaplab_wire::signal::{Signal, SignalMessage, DEFAULT_MAX_MESSAGE_SIZE};
 use coaplab_wire::Token;
 
 use crate::event::RequestId;
+use crate::observe::client::with_observe;
 use crate::request::Request;
-use crate::resource::{segments, Body, Router};
+use crate::resource::{segments, Router};
 use crate::tcp::config::{SessionConfig, SessionConfigError};
 use crate::tcp::event::{
     GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, Write, WriteChunk,
     WriteKind,
 };
+use crate::tcp::observe::Watches;
+use crate::tcp::serve::Server;
+use crate::tcp::writes::{Queued, Sink, Writes};
 
 /// Where the session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +116,8 @@ pub(crate) struct Follow {
 #[derive(Debug)]
 pub struct Session {
     pub(crate) config: SessionConfig,
-    pub(crate) router: Router,
+    /// The serving side: resources, Block1 uploads, observers.
+    pub(crate) server: Server,
     pub(crate) state: State,
     /// The peer's CSM arrived (RFC 8323 §5.3: it must be the first message).
     pub(crate) csm_received: bool,
@@ -127,66 +132,18 @@ pub struct Session {
     /// The frame in `rx` is a response whose payload is counted, not kept (no
     /// [`SessionConfig::keep_bodies`]): `rx` holds its front up to the payload marker.
     pub(crate) elided: Option<Elided>,
-    pub(crate) writes: VecDeque<Queued>,
-    /// Bytes of the front message already handed out by [`Session::poll_write_chunk`].
-    pub(crate) front_sent: usize,
-    /// What `writes` holds in memory, as [`Session::queued_bytes`] counts it.
-    pub(crate) queued_bytes: usize,
-    /// The driver's share of a budget over many sessions ([`Session::set_queue_budget`]).
-    pub(crate) queue_budget: usize,
+    /// The write queue and its buffer pool.
+    pub(crate) writes: Writes,
     pub(crate) events: VecDeque<SessionEvent>,
     pub(crate) outstanding: Vec<Outstanding>,
     /// Our Pings awaiting a Pong: token and send time.
     pub(crate) pings: Vec<(Token, Instant)>,
     pub(crate) next_token: u64,
     pub(crate) next_request_id: u64,
-    /// Block1 uploads being reassembled (at most [`MAX_UPLOADS`], oldest dropped first).
-    pub(crate) uploads: Vec<Upload>,
-    /// Spare write buffers: [`Session::poll_write_into`] swaps them with the caller's, so a
-    /// steady state allocates nothing per message.
-    pub(crate) pool: Vec<Vec<u8>>,
     /// When the last bytes from the peer arrived.
     pub(crate) heard_at: Option<Instant>,
-    /// Observers of our resources (server side, RFC 8323 §7).
-    pub(crate) observers: crate::tcp::observe::Observers,
     /// Observations we hold (client side).
-    pub(crate) watches: Vec<crate::tcp::observe::Watch>,
-}
-
-/// A message queued for writing: `bytes` (in memory), then `tail` (a generated body, produced
-/// only as it is written).
-#[derive(Debug)]
-pub(crate) struct Queued {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) tail: Option<Body<'static>>,
-    pub(crate) kind: WriteKind,
-    /// The observer (token) this notification is for: a newer one replaces it while it
-    /// waits (`crate::tcp::observe`).
-    pub(crate) notification: Option<Token>,
-}
-
-impl Queued {
-    /// The whole frame's length.
-    pub(crate) fn len(&self) -> usize {
-        self.bytes.len() + self.tail.map_or(0, |t| t.len())
-    }
-
-    /// What it costs [`Session::queued_bytes`].
-    pub(crate) fn cost(&self) -> usize {
-        self.bytes.len() + QUEUED_MESSAGE_BYTES
-    }
-}
-
-/// What one queued message costs besides its bytes in memory ([`Session::queued_bytes`]), so
-/// a flood of tiny messages is bounded too.
-pub const QUEUED_MESSAGE_BYTES: usize = 64;
-
-/// A Block1 upload being reassembled: the request's method, Uri-Path and Uri-Query options
-/// (its key) and the body so far.
-#[derive(Debug, Clone)]
-pub(crate) struct Upload {
-    pub(crate) key: Vec<u8>,
-    pub(crate) body: Vec<u8>,
+    pub(crate) watches: Watches,
 }
 
 /// A response frame whose payload is being skipped ([`Session::elided`]).
@@ -210,17 +167,8 @@ enum Payload {
     Unknown,
 }
 
-/// Block1 uploads reassembled at once per session.
-pub(crate) const MAX_UPLOADS: usize = 4;
-
 /// The largest buffer of a partial frame kept for the next one once its frame is complete.
 const RX_KEEP_BYTES: usize = 4 * 1024;
-
-/// Spare buffers kept at most.
-const POOL_MAX: usize = 16;
-
-/// The largest buffer kept for reuse: a spare echo of a 1-MiB upload is not kept for ever.
-const POOL_BUFFER_MAX_BYTES: usize = 256 * 1024;
 
 impl Session {
     /// A session on a freshly set-up connection; our CSM is queued as the first write.
@@ -229,26 +177,20 @@ impl Session {
         let mut s = Session {
             next_token: config.first_token,
             config,
-            router,
+            server: Server::new(router),
             state: State::Open,
             csm_received: false,
             peer_max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             peer_released: false,
             rx: Vec::new(),
             elided: None,
-            writes: VecDeque::new(),
-            front_sent: 0,
-            queued_bytes: 0,
-            queue_budget: usize::MAX,
+            writes: Writes::default(),
             events: VecDeque::new(),
             outstanding: Vec::new(),
             pings: Vec::new(),
             next_request_id: 0,
-            uploads: Vec::new(),
-            pool: Vec::new(),
             heard_at: None,
-            observers: Default::default(),
-            watches: Vec::new(),
+            watches: Watches::default(),
         };
         let csm = SignalMessage::new(Signal::Csm {
             max_message_size: s.config.max_message_size,
@@ -265,7 +207,7 @@ impl Session {
 
     /// The server's resources, to add routes.
     pub fn router_mut(&mut self) -> &mut Router {
-        &mut self.router
+        self.server.router_mut()
     }
 
     /// The peer's Max-Message-Size applied to what we send (1,152 B until its CSM).
@@ -289,18 +231,17 @@ impl Session {
     }
 
     /// Bytes the write queue holds in memory: every queued message's encoded bytes, plus
-    /// [`QUEUED_MESSAGE_BYTES`] each; a generated body still to be produced
+    /// [`crate::tcp::QUEUED_MESSAGE_BYTES`] each; a generated body still to be produced
     /// ([`Session::poll_write_chunk`]) costs nothing. Serving stays within
     /// [`SessionConfig::max_queued_bytes`] and [`Session::set_queue_budget`].
     pub fn queued_bytes(&self) -> usize {
-        self.queued_bytes
+        self.writes.queued_bytes()
     }
 
     /// Bytes still to be written: every queued message, generated bodies included, less what
     /// [`Session::poll_write_chunk`] already handed out.
     pub fn pending_write_bytes(&self) -> u64 {
-        let all: u64 = self.writes.iter().map(|q| q.len() as u64).sum();
-        all - self.front_sent as u64
+        self.writes.pending_bytes()
     }
 
     /// Limits what responses may add to the write queue to `bytes` in all
@@ -308,22 +249,14 @@ impl Session {
     /// driver sharing one budget among many sessions sets each one's share before handing it
     /// input. `usize::MAX` (the default): no limit but the configured one.
     pub fn set_queue_budget(&mut self, bytes: usize) {
-        self.queue_budget = bytes;
-    }
-
-    /// Bytes a response may still add to the write queue.
-    pub(crate) fn queue_room(&self) -> usize {
-        self.config
-            .max_queued_bytes
-            .min(self.queue_budget)
-            .saturating_sub(self.queued_bytes)
+        self.writes.set_budget(bytes);
     }
 
     /// True when nothing is pending: no outstanding request or Ping, no partial frame, no
     /// queued write, no observer of ours and no observation held (an observed connection is
     /// in use however quiet). After [`Session::release`], the moment to [`Session::close`].
     pub fn is_idle(&self) -> bool {
-        self.observers.list_is_empty()
+        self.server.observers().is_empty()
             && self.watches.is_empty()
             && self.outstanding.is_empty()
             && self.pings.is_empty()
@@ -340,7 +273,7 @@ impl Session {
     /// A driver closing idle connections (RFC 8323 §5.5) calls [`Session::release`] then
     /// [`Session::close`] once `idle_since + timeout` has passed with no input in between.
     pub fn idle_since(&self, opened: Instant) -> Option<Instant> {
-        if self.state != State::Open || !self.is_idle() || !self.uploads.is_empty() {
+        if self.state != State::Open || !self.is_idle() || !self.server.no_uploads() {
             return None;
         }
         Some(self.heard_at.unwrap_or(opened))
@@ -429,7 +362,7 @@ impl Session {
                 max: self.peer_max_message_size,
             });
         }
-        let mut bytes = self.buffer();
+        let mut bytes = self.writes.buffer();
         // Room for the frame plus the encoder's header slack (Len/TKL, 4-B length, code).
         bytes.resize(len + 6, 0);
         let n = frame
@@ -657,15 +590,10 @@ impl Session {
     /// per message.
     #[must_use]
     pub fn poll_write_into(&mut self, buf: &mut Vec<u8>) -> Option<WriteKind> {
-        let front = self.writes.front()?;
-        if front.tail.is_some() || self.front_sent > 0 {
-            let len = front.len() - self.front_sent;
-            return self.poll_write_chunk(buf, len).map(|c| c.kind);
+        match self.writes.whole(buf)? {
+            Ok(kind) => Some(kind),
+            Err(len) => self.writes.chunk(buf, len).map(|c| c.kind),
         }
-        let mut w = self.pop_front()?;
-        std::mem::swap(buf, &mut w.bytes);
-        self.recycle(w.bytes);
-        Some(w.kind)
     }
 
     /// The next write like [`Session::poll_write_into`] (`head` replaced), except that a
@@ -676,14 +604,10 @@ impl Session {
         &mut self,
         head: &mut Vec<u8>,
     ) -> Option<(WriteKind, Option<GeneratedBody>)> {
-        let front = self.writes.front()?;
-        if front.tail.is_none() || self.front_sent > 0 {
-            return self.poll_write_into(head).map(|kind| (kind, None));
+        match self.writes.parts(head)? {
+            Some((kind, tail)) => Some((kind, tail.map(GeneratedBody))),
+            None => self.poll_write_into(head).map(|kind| (kind, None)),
         }
-        let mut q = self.pop_front()?;
-        std::mem::swap(head, &mut q.bytes);
-        self.recycle(q.bytes);
-        Some((q.kind, q.tail.map(GeneratedBody)))
     }
 
     /// The next at most `max_bytes` (at least 1) of the front message, into `buf` (its previous
@@ -692,69 +616,79 @@ impl Session {
     /// in its own buffer, however large the message.
     #[must_use]
     pub fn poll_write_chunk(&mut self, buf: &mut Vec<u8>, max_bytes: usize) -> Option<WriteChunk> {
-        let q = self.writes.front()?;
-        buf.clear();
-        let total = q.len();
-        let start = self.front_sent;
-        let end = total.min(start.saturating_add(max_bytes.max(1)));
-        let head = q.bytes.len();
-        if start < head {
-            buf.extend_from_slice(&q.bytes[start..end.min(head)]);
-        }
-        if let (Some(tail), true) = (q.tail, end > head) {
-            let from = start.max(head);
-            let at = buf.len();
-            buf.resize(at + (end - from), 0);
-            tail.write(from - head, &mut buf[at..]);
-        }
-        let chunk = WriteChunk {
-            kind: q.kind,
-            message_bytes: total,
-            last: end == total,
-        };
-        self.front_sent = end;
-        if chunk.last {
-            if let Some(q) = self.pop_front() {
-                self.recycle(q.bytes);
-            }
-        }
-        Some(chunk)
+        self.writes.chunk(buf, max_bytes)
     }
 
     /// Drops every queued write without producing it: for a driver whose connection can no
     /// longer be written (a reset, a write timeout), so a large generated body is not made
     /// only to be thrown away.
     pub fn discard_writes(&mut self) {
-        while let Some(q) = self.pop_front() {
-            self.recycle(q.bytes);
+        self.writes.discard();
+    }
+
+    /// Observers registered on this session (server side).
+    pub fn observers(&self) -> usize {
+        self.server.observers().len()
+    }
+
+    /// Observations held on this session (client side).
+    pub fn observations(&self) -> usize {
+        self.watches.len()
+    }
+
+    /// When [`Session::handle_timeout`] is due next: the next change of an observed
+    /// resource. `None` without observers (the session has no other timer).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.state == State::Ended {
+            return None;
         }
+        self.server.observers().next_change()
     }
 
-    /// Removes the front message from the queue.
-    fn pop_front(&mut self) -> Option<Queued> {
-        let q = self.writes.pop_front()?;
-        self.front_sent = 0;
-        self.queued_bytes -= q.cost();
-        Some(q)
+    /// Time passed to `now`: when an observed resource changed, every observer is sent (or
+    /// has its queued notification replaced by) the new state.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let (server, sink) = self.server();
+        server.on_timeout(now, sink);
     }
 
-    /// Keeps `bytes` for reuse when the pool has room.
-    pub(crate) fn recycle(&mut self, mut bytes: Vec<u8>) {
-        if self.pool.len() < POOL_MAX && bytes.capacity() <= POOL_BUFFER_MAX_BYTES {
-            bytes.clear();
-            self.pool.push(bytes);
-        }
+    /// Registers as an observer of `request`'s resource (RFC 7641 §3.1): `request` (a GET)
+    /// is sent with Observe 0. The answer completes the returned request
+    /// ([`SessionEvent::RequestCompleted`]); later ones are
+    /// [`SessionEvent::Notification`]s. Errors as [`Session::request`].
+    pub fn observe(&mut self, now: Instant, request: &Request) -> Result<RequestId, RequestError> {
+        let id = self.send_request(now, &with_observe(request, 0), None)?;
+        let Some(token) = self.outstanding.last().map(|o| o.token) else {
+            return Err(RequestError::NotOpen);
+        };
+        self.watches.add(token, id);
+        Ok(id)
     }
 
-    /// Queues a message for writing.
-    pub(crate) fn queue(&mut self, q: Queued) {
-        self.queued_bytes += q.cost();
-        self.writes.push_back(q);
+    /// Ends the observation started as `request` with a GET carrying Observe 1 and its token
+    /// (RFC 7641 §3.6; there is no RST over TCP), `get` being the registration's request.
+    /// Returns the deregistration's request; its answer completes it, and notifications
+    /// still arriving before that answer are ignored. `Err(RequestError::NotOpen)` also when
+    /// `request` is no observation held.
+    pub fn cancel_observation(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        get: &Request,
+    ) -> Result<RequestId, RequestError> {
+        let token = self.watches.cancel(request).ok_or(RequestError::NotOpen)?;
+        self.send_request(now, &with_observe(get, 1), Some(token))
     }
 
-    /// An empty buffer, from the pool when it has one.
-    pub(crate) fn buffer(&mut self) -> Vec<u8> {
-        self.pool.pop().unwrap_or_default()
+    /// The serving side, and where its responses go (split borrows of the session).
+    pub(crate) fn server(&mut self) -> (&mut Server, Sink<'_>) {
+        let sink = Sink {
+            writes: &mut self.writes,
+            events: &mut self.events,
+            max_frame_bytes: self.peer_max_message_size as usize,
+            max_queued_bytes: self.config.max_queued_bytes,
+        };
+        (&mut self.server, sink)
     }
 
     /// The next event.
@@ -780,7 +714,7 @@ impl Session {
             let t = Token::from_u64(self.next_token, len);
             let busy = self.outstanding.iter().any(|o| o.token == t)
                 || self.pings.iter().any(|(p, _)| *p == t)
-                || self.watches.iter().any(|w| w.token == t);
+                || self.watches.uses(t);
             if !busy {
                 return Ok(t);
             }
@@ -803,7 +737,7 @@ impl Session {
             bytes: bytes.len(),
             at: now,
         });
-        self.queue(Queued {
+        self.writes.push(Queued {
             bytes,
             tail: None,
             kind: WriteKind::Request(request),
@@ -814,7 +748,7 @@ impl Session {
     pub(crate) fn queue_signal(&mut self, msg: &SignalMessage) {
         // Our own signals always encode: options and diagnostics are bounded.
         let bytes = msg.to_frame().to_bytes().unwrap_or_default();
-        self.queue(Queued {
+        self.writes.push(Queued {
             bytes,
             tail: None,
             kind: WriteKind::Signal(msg.code()),
@@ -831,7 +765,8 @@ impl Session {
         self.rx.clear();
         self.elided = None;
         self.pings.clear();
-        self.end_observations(now);
+        self.server.end(&mut self.events, now);
+        self.watches.clear();
         for o in std::mem::take(&mut self.outstanding) {
             self.events.push_back(SessionEvent::RequestFailed {
                 request: o.request,

@@ -69,7 +69,7 @@ fn a_bert_block1_upload_is_reassembled_then_echoed_with_the_last_block1() {
         (Code::CONTINUE, Some(bert(2, true)), Vec::new())
     );
     assert_eq!(answer(&w[2]), (Code::CHANGED, Some(bert(3, false)), body));
-    assert_eq!(s.uploads.len(), 0);
+    assert!(s.server.no_uploads());
 }
 
 #[test]
