@@ -31,10 +31,6 @@ KNOWN = {
         ["content", "endpoint", "links", "observe", "resource"],
         ["tcp::observe", "tcp::serve", "tcp::session"],
     ],
-    "lab": [
-        ["mesh_metrics", "metrics", "observe_metrics", "results", "scenario", "sim", "trace", "workload"],
-        ["scenario::flows", "scenario::mobility", "scenario::network", "scenario::output", "scenario::reader", "scenario::topology"],
-    ],
     "netsim": [
         ["mesh::csma", "mesh::mac", "mesh::params", "mesh::rpl"],
         ["tcp::bbr", "tcp::cc", "tcp::config", "tcp::connection", "tcp::receiver"],

@@ -35,5 +35,6 @@ pub mod shard;
 pub mod sim;
 pub mod stats;
 pub mod suite;
+pub mod tag;
 pub mod trace;
 pub mod workload;

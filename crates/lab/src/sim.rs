@@ -60,7 +60,7 @@ mod http;
 mod mesh;
 mod network;
 mod owner_deadlines;
-pub mod tag;
+pub use crate::tag;
 mod tcp;
 mod tcp_copies;
 mod tcp_flow;

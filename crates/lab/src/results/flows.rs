@@ -197,7 +197,7 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 /// which the flow's exchanges delivered payload (`interval` k covers [k·50 ms, (k+1)·50 ms)
 /// of the run; intervals without any are left out); each row ends in a newline.
 pub fn interval_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
-    let width_s = crate::mesh_metrics::INTERVAL.as_secs_f64();
+    let width_s = super::INTERVAL.as_secs_f64();
     let mut out = csv::Text::new();
     let run = spec.run.to_string();
     for f in flows {

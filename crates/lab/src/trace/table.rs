@@ -12,42 +12,9 @@ use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 
 use crate::results::csv;
+use crate::scenario::TraceFormat;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
-
-/// The file format of trace tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TraceFormat {
-    /// Apache Parquet (`.parquet`), read by pandas, polars and arrow directly.
-    #[default]
-    Parquet,
-    /// Comma-separated values (`.csv`), one header line.
-    Csv,
-}
-
-/// A trace format name that is neither `parquet` nor `csv`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}': expected parquet or csv")]
-pub struct BadTraceFormat(pub String);
-
-impl TraceFormat {
-    /// `parquet` or `csv`.
-    pub fn parse(text: &str) -> Result<TraceFormat, BadTraceFormat> {
-        match text {
-            "parquet" => Ok(TraceFormat::Parquet),
-            "csv" => Ok(TraceFormat::Csv),
-            other => Err(BadTraceFormat(other.to_string())),
-        }
-    }
-
-    /// The file extension.
-    pub fn extension(self) -> &'static str {
-        match self {
-            TraceFormat::Parquet => "parquet",
-            TraceFormat::Csv => "csv",
-        }
-    }
-}
 
 /// Rows per Parquet row group.
 const ROW_GROUP_ROWS: usize = 64 * 1024;
