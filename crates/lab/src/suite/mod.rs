@@ -577,7 +577,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<(usize, usize), SuiteRunErr
                 |source| SuiteRunError::Merge {
                     experiment: name.to_string(),
                     cc: cc.to_string(),
-                    source,
+                    source: Box::new(source),
                 },
             )?;
             total += merged.total;

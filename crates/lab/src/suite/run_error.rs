@@ -84,6 +84,6 @@ pub enum SuiteRunError {
         /// The algorithm.
         cc: String,
         /// Why.
-        source: MergeError,
+        source: Box<MergeError>,
     },
 }
