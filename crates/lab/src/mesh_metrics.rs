@@ -13,8 +13,8 @@ use coaplab_endpoint::Event;
 use crate::results::{ExchangeSample, MeshFlowRecord};
 use crate::stats;
 
-/// Width of one throughput interval (the thesis's per-client throughput over 50-ms intervals).
-pub const INTERVAL: Duration = Duration::from_millis(50);
+/// Width of one throughput interval (kept with the records it sizes).
+pub use crate::results::INTERVAL;
 
 /// Successful exchanges whose completion ends `fct50_s` (the thesis's "FCT for 50 exchanges";
 /// Ch. 5: first packet → ACK of the 50th).

@@ -73,12 +73,22 @@ impl fmt::Display for Shard {
     }
 }
 
+/// A shard text that is not `K/N` with `1 <= K <= N <=` [`MAX_SHARDS`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/3; got '{text}'")]
+pub struct BadShard {
+    /// The text given.
+    pub text: String,
+}
+
 impl FromStr for Shard {
-    type Err = String;
+    type Err = BadShard;
 
     /// `K/N` with `1 <= K <= N <= MAX_SHARDS`.
-    fn from_str(text: &str) -> Result<Shard, String> {
-        let expected = || format!("K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/3; got '{text}'");
+    fn from_str(text: &str) -> Result<Shard, BadShard> {
+        let expected = || BadShard {
+            text: text.to_string(),
+        };
         let (k, n) = text.split_once('/').ok_or_else(expected)?;
         let (Ok(k), Ok(n)) = (k.trim().parse(), n.trim().parse()) else {
             return Err(expected());
@@ -112,7 +122,8 @@ mod tests {
         assert_eq!("2/3".parse::<Shard>().unwrap().to_string(), "2/3");
         for bad in ["0/3", "4/3", "3", "a/b", "1/0", "1/1000001", ""] {
             let err = bad.parse::<Shard>().unwrap_err();
-            assert!(err.contains("K/N"), "{bad}: {err}");
+            assert_eq!(err.text, bad);
+            assert!(err.to_string().contains("K/N"), "{bad}: {err}");
         }
     }
 }

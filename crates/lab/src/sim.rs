@@ -61,7 +61,7 @@ mod http;
 mod mesh;
 mod network;
 mod owner_deadlines;
-pub mod tag;
+pub use crate::tag;
 mod tcp;
 mod tcp_app;
 mod tcp_coap;

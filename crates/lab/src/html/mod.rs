@@ -36,7 +36,7 @@ pub enum ReportError {
     Input(#[from] InputError),
     /// The reference file is not in the documented format.
     #[error("{}: {1}", .0.display())]
-    Reference(PathBuf, String),
+    Reference(PathBuf, reference::ReferenceError),
     /// A value of `flows.csv` that coaplab does not write ([`verify_flows`]).
     #[error(
         "{}: line {line}, column {column}: {value:?} is {why}; this file is not as coaplab \
@@ -822,7 +822,7 @@ fn reference_table(comparisons: &[reference::Comparison]) -> String {
                     String::new()
                 },
             ),
-            (Err(why), _) => (why.clone(), String::new(), String::new()),
+            (Err(why), _) => (why.to_string(), String::new(), String::new()),
             _ => Default::default(),
         };
         let (class, verdict) = match c.within() {

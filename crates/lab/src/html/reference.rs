@@ -16,6 +16,34 @@ use toml_edit::{DocumentMut, Item, Value};
 
 use crate::results::SummaryRow;
 
+/// Why a reference file cannot be read; an entry's error names the entry (from 1) and its key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReferenceError {
+    /// The file is not TOML.
+    #[error("not TOML: {0}")]
+    NotToml(String),
+    /// The file has no `[[reference]]` entries.
+    #[error("no [[reference]] entries")]
+    NoEntries,
+    /// `reference` is not an array of tables.
+    #[error("`reference` must be an array of tables ([[reference]])")]
+    NotEntries,
+    /// More than [`MAX_REFERENCES`] entries.
+    #[error("more than {MAX_REFERENCES} [[reference]] entries")]
+    TooMany,
+    /// One entry's key is missing or wrong.
+    #[error("[[reference]] {entry}: {problem}")]
+    Entry {
+        /// The entry, from 1.
+        entry: usize,
+        /// The key at fault (`metric`, `value`, `tolerance_pct`, `range`, `cell` or
+        /// `cell.COLUMN`).
+        key: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
 /// Entries in one reference file at most (a bound on the work a file can ask for).
 pub const MAX_REFERENCES: usize = 10_000;
 
@@ -48,8 +76,28 @@ pub enum Tolerance {
 pub struct Comparison {
     /// The reference.
     pub reference: Reference,
-    /// Our value, or why there is none (no row matches, several do, empty cell).
-    pub ours: Result<f64, String>,
+    /// Our value, or why there is none.
+    pub ours: Result<f64, NoValue>,
+}
+
+/// Why a reference has no value of ours to compare with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoValue {
+    /// The reference's `metric` is no column of summary.csv.
+    #[error("summary.csv has no column {0}")]
+    NoColumn(String),
+    /// No summary row has the reference's `cell` values.
+    #[error("no cell of these results matches")]
+    NoCell,
+    /// Several summary rows have them.
+    #[error("several cells match; select one with more keys")]
+    SeveralCells,
+    /// The cell of the metric is empty.
+    #[error("empty in this cell")]
+    Empty,
+    /// The cell holds an unbounded FCT quantile (`>=X`): unfinished flows.
+    #[error("unbounded: {0} (unfinished flows)")]
+    Unbounded(String),
 }
 
 impl Comparison {
@@ -84,30 +132,39 @@ fn number(v: Option<&Item>) -> Option<f64> {
 }
 
 /// Parses a reference file; the error names the entry (from 1) and the key.
-pub fn parse(text: &str) -> Result<Vec<Reference>, String> {
-    let doc: DocumentMut = text.parse().map_err(|e| format!("not TOML: {e}"))?;
+pub fn parse(text: &str) -> Result<Vec<Reference>, ReferenceError> {
+    let doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| ReferenceError::NotToml(e.to_string()))?;
     let Some(entries) = doc.get("reference") else {
-        return Err("no [[reference]] entries".to_string());
+        return Err(ReferenceError::NoEntries);
     };
     let tables = entries
         .as_array_of_tables()
-        .ok_or("`reference` must be an array of tables ([[reference]])")?;
+        .ok_or(ReferenceError::NotEntries)?;
     if tables.len() > MAX_REFERENCES {
-        return Err(format!("more than {MAX_REFERENCES} [[reference]] entries"));
+        return Err(ReferenceError::TooMany);
     }
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
-        let at = |what: &str| format!("[[reference]] {}: {what}", i + 1);
-        let metric = t
-            .get("metric")
-            .and_then(Item::as_str)
-            .ok_or_else(|| at("`metric` (a summary.csv column, e.g. \"fct_p50_s\") is missing"))?;
-        let value = number(t.get("value")).ok_or_else(|| at("`value` (a number) is missing"))?;
+        let at = |key: &str, problem: &str| ReferenceError::Entry {
+            entry: i + 1,
+            key: key.to_string(),
+            problem: problem.to_string(),
+        };
+        let metric = t.get("metric").and_then(Item::as_str).ok_or_else(|| {
+            at(
+                "metric",
+                "`metric` (a summary.csv column, e.g. \"fct_p50_s\") is missing",
+            )
+        })?;
+        let value =
+            number(t.get("value")).ok_or_else(|| at("value", "`value` (a number) is missing"))?;
         let tolerance = match (t.get("tolerance_pct"), t.get("range")) {
             (Some(p), None) => Tolerance::Percent(
                 number(Some(p))
                     .filter(|p| *p >= 0.0)
-                    .ok_or_else(|| at("`tolerance_pct` must be a number ≥ 0"))?,
+                    .ok_or_else(|| at("tolerance_pct", "`tolerance_pct` must be a number ≥ 0"))?,
             ),
             (None, Some(r)) => {
                 let r = r.as_array().filter(|r| r.len() == 2);
@@ -118,21 +175,33 @@ pub fn parse(text: &str) -> Result<Vec<Reference>, String> {
                 });
                 match ends.as_deref() {
                     Some(&[lo, hi]) if lo <= hi => Tolerance::Range(lo, hi),
-                    _ => return Err(at("`range` must be [low, high] with low <= high")),
+                    _ => return Err(at("range", "`range` must be [low, high] with low <= high")),
                 }
             }
-            _ => return Err(at("give exactly one of `tolerance_pct` and `range`")),
+            _ => {
+                return Err(at(
+                    "tolerance_pct",
+                    "give exactly one of `tolerance_pct` and `range`",
+                ))
+            }
         };
         let cell = match t.get("cell") {
             None => Vec::new(),
             Some(c) => c
                 .as_table_like()
-                .ok_or_else(|| at("`cell` must be a table of summary.csv column = value"))?
+                .ok_or_else(|| {
+                    at(
+                        "cell",
+                        "`cell` must be a table of summary.csv column = value",
+                    )
+                })?
                 .iter()
                 .map(|(k, v)| {
                     v.as_value()
                         .map(|v| (k.to_string(), plain(v)))
-                        .ok_or_else(|| at(&format!("cell.{k} must be a value")))
+                        .ok_or_else(|| {
+                            at(&format!("cell.{k}"), &format!("cell.{k} must be a value"))
+                        })
                 })
                 .collect::<Result<_, _>>()?,
         };
@@ -163,22 +232,21 @@ pub fn compare(references: &[Reference], rows: &[SummaryRow]) -> Vec<Comparison>
         .iter()
         .map(|r| {
             let ours = (|| {
-                let metric = col(&r.metric)
-                    .ok_or_else(|| format!("summary.csv has no column {}", r.metric))?;
+                let metric = col(&r.metric).ok_or_else(|| NoValue::NoColumn(r.metric.clone()))?;
                 let mut matching = records.iter().filter(|rec| {
                     r.cell
                         .iter()
                         .all(|(k, v)| col(k).and_then(|c| rec.get(c)) == Some(v))
                 });
-                let rec = matching.next().ok_or("no cell of these results matches")?;
+                let rec = matching.next().ok_or(NoValue::NoCell)?;
                 if matching.next().is_some() {
-                    return Err("several cells match; select one with more keys".to_string());
+                    return Err(NoValue::SeveralCells);
                 }
                 let value = rec.get(metric).map(String::as_str).unwrap_or("");
                 value.parse::<f64>().map_err(|_| match value {
-                    "" => "empty in this cell".to_string(),
+                    "" => NoValue::Empty,
                     // An unbounded FCT quantile: unfinished flows, no number to compare.
-                    v => format!("unbounded: {v} (unfinished flows)"),
+                    v => NoValue::Unbounded(v.to_string()),
                 })
             })();
             Comparison {
@@ -212,13 +280,16 @@ mod tests {
         assert_eq!(refs[1].value, 69.0);
         let e = parse("[[reference]]\nmetric = \"x\"\nvalue = 1\n").unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             "[[reference]] 1: give exactly one of `tolerance_pct` and `range`"
         );
-        assert!(parse("x = 1").unwrap_err().contains("no [[reference]]"));
-        assert!(parse("[[reference]]\nvalue = 1\ntolerance_pct = 1\n")
-            .unwrap_err()
-            .contains("`metric`"));
+        assert!(
+            matches!(e, ReferenceError::Entry { entry: 1, ref key, .. } if key == "tolerance_pct")
+        );
+        assert_eq!(parse("x = 1").unwrap_err(), ReferenceError::NoEntries);
+        let e = parse("[[reference]]\nvalue = 1\ntolerance_pct = 1\n").unwrap_err();
+        assert!(matches!(e, ReferenceError::Entry { entry: 1, ref key, .. } if key == "metric"));
+        assert!(e.to_string().contains("`metric`"));
     }
 
     #[test]

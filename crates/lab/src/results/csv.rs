@@ -1,80 +1,97 @@
-//! Minimal RFC 4180 CSV: the fields we write are numbers and short names, quoted only when
-//! they contain a comma, a quote or a line break.
+//! CSV (RFC 4180) through the `csv` crate, set up the one way every coaplab table is written
+//! and read: records end in `\n`, a field is quoted (its quotes doubled) only when it holds a
+//! comma, a quote or a line break, and records may differ in length (a results directory
+//! joins tables of several shapes). Floats are formatted here ([`float`]), not by the crate's
+//! serializer, so a value's text is Rust's shortest round trip.
 
-/// Appends `field` to `line`, quoted when needed.
-pub fn push_field(line: &mut String, field: &str) {
-    if !line.is_empty() {
-        line.push(',');
-    }
-    push_escaped(line, field);
+use ::csv::{ReaderBuilder, Writer, WriterBuilder};
+
+/// The writer settings of every table: `\n` after a record, quotes only where needed, no
+/// check that records have one length.
+fn builder() -> WriterBuilder {
+    let mut b = WriterBuilder::new();
+    b.terminator(::csv::Terminator::Any(b'\n'))
+        .quote_style(::csv::QuoteStyle::Necessary)
+        .flexible(true);
+    b
 }
 
-/// Appends `field` to `line` without a separator, quoted (its quotes doubled) when it holds a
-/// comma, a quote or a line break (RFC 4180 §2); as is otherwise.
-pub fn push_escaped(line: &mut String, field: &str) {
-    if field.contains([',', '"', '\n', '\r']) {
-        line.push('"');
-        line.push_str(&field.replace('"', "\"\""));
-        line.push('"');
-    } else {
-        line.push_str(field);
+/// A writer with coaplab's settings around `out` (a file, say), for tables streamed to disk.
+pub fn writer<W: std::io::Write>(out: W) -> Writer<W> {
+    builder().from_writer(out)
+}
+
+/// CSV text being written in memory, record by record.
+pub struct Text {
+    out: Writer<Vec<u8>>,
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text::new()
     }
 }
 
-/// One line of fields.
-pub fn line<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
-    let mut out = String::new();
-    let mut first = true;
-    for f in fields {
-        if first && f.is_empty() {
-            // An empty first field would be indistinguishable from a missing one.
-            out.push_str("\"\"");
-        } else {
-            push_field(&mut out, f);
+impl Text {
+    /// No records yet.
+    pub fn new() -> Text {
+        Text {
+            out: writer(Vec::new()),
         }
-        first = false;
+    }
+
+    /// Text starting with the record `header`.
+    pub fn with_header<T: AsRef<[u8]>>(header: impl IntoIterator<Item = T>) -> Text {
+        let mut text = Text::new();
+        text.record(header);
+        text
+    }
+
+    /// Appends one record and its `\n`.
+    pub fn record<T: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = T>) {
+        // Into memory, with records of any length allowed, the writer has no error to give.
+        self.out
+            .write_record(fields)
+            .expect("writing CSV into memory cannot fail");
+    }
+
+    /// The text written.
+    pub fn finish(self) -> String {
+        let bytes = self
+            .out
+            .into_inner()
+            .expect("flushing CSV into memory cannot fail");
+        // Every field came in as text and the writer adds only ASCII.
+        String::from_utf8(bytes).expect("CSV of text is text")
+    }
+}
+
+/// One record without its line break (a header line, say).
+pub fn line<T: AsRef<[u8]>>(fields: impl IntoIterator<Item = T>) -> String {
+    let mut text = Text::with_header(fields).finish();
+    text.pop();
+    text
+}
+
+/// Splits CSV text into records of fields (quoted fields may hold commas, quotes, line
+/// breaks; blank lines are no records).
+pub fn parse(text: &str) -> Vec<Vec<String>> {
+    let mut reader = ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    let mut record = ::csv::ByteRecord::new();
+    // Reading from memory with records of any length allowed, the reader has no error to give.
+    while reader.read_byte_record(&mut record).unwrap_or(false) {
+        out.push(
+            record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect(),
+        );
     }
     out
-}
-
-/// Splits CSV text into records of fields (quoted fields may hold commas, quotes, newlines).
-pub fn parse(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                '"' => quoted = false,
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' => quoted = true,
-            ',' => record.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-                any = false;
-            }
-            _ => field.push(c),
-        }
-    }
-    if any {
-        record.push(field);
-        records.push(record);
-    }
-    records
 }
 
 /// A float as the shortest text that reads back to the same value; empty for `None`.
@@ -87,17 +104,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quoting_round_trips() {
-        let fields = ["a", "b,c", "say \"hi\"", "", "x\ny"];
-        let text = format!("{}\n{}\n", line(fields), line(["1", "2"]));
-        assert_eq!(text, "a,\"b,c\",\"say \"\"hi\"\"\",,\"x\ny\"\n1,2\n");
-        let back = parse(&text);
+    fn a_field_with_a_comma_and_a_quote_round_trips() {
+        let fields = ["a", "b,c", "say \"hi\"", "", "x\ny", "both, \"of them\""];
+        let mut text = Text::with_header(fields);
+        text.record(["1", "2"]);
+        let text = text.finish();
         assert_eq!(
-            back,
+            text,
+            "a,\"b,c\",\"say \"\"hi\"\"\",,\"x\ny\",\"both, \"\"of them\"\"\"\n1,2\n"
+        );
+        assert_eq!(
+            parse(&text),
             vec![
                 fields.map(String::from).to_vec(),
                 vec!["1".into(), "2".into()]
             ]
+        );
+        assert_eq!(line(["p", "q,r"]), "p,\"q,r\"");
+    }
+
+    #[test]
+    fn a_lone_empty_field_is_quoted_so_it_is_a_record() {
+        let mut text = Text::new();
+        text.record([""]);
+        text.record(["", "x"]);
+        let text = text.finish();
+        assert_eq!(text, "\"\"\n,x\n");
+        assert_eq!(
+            parse(&text),
+            vec![vec![String::new()], vec!["".into(), "x".into()]]
         );
     }
 

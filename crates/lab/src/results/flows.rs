@@ -197,24 +197,23 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 /// which the flow's exchanges delivered payload (`interval` k covers [k·50 ms, (k+1)·50 ms)
 /// of the run; intervals without any are left out); each row ends in a newline.
 pub fn interval_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
-    let width_s = crate::mesh_metrics::INTERVAL.as_secs_f64();
-    let mut out = String::new();
+    let width_s = super::INTERVAL.as_secs_f64();
+    let mut out = csv::Text::new();
     let run = spec.run.to_string();
     for f in flows {
         let flow = f.flow.to_string();
         for &(k, bytes) in f.mesh.iter().flat_map(|m| &m.intervals) {
-            out.push_str(&csv::line([
+            out.record([
                 run.as_str(),
                 flow.as_str(),
                 &k.to_string(),
                 &csv::float(Some(k as f64 * width_s)),
                 &bytes.to_string(),
                 &csv::float(Some(bytes as f64 * 8.0 / width_s)),
-            ]));
-            out.push('\n');
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 /// The header line of `exchanges.csv` (no newline).
@@ -231,12 +230,12 @@ pub const EXCHANGE_COLUMNS: &[&str] = &[
 /// The rows of `exchanges.csv` for one run: per flow in order, one row per ended exchange in
 /// the order they ended (`delay_s` empty for a failed one); each row ends in a newline.
 pub fn exchange_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
-    let mut out = String::new();
+    let mut out = csv::Text::new();
     let run = spec.run.to_string();
     for f in flows {
         let flow = f.flow.to_string();
         for e in f.mesh.iter().flat_map(|m| &m.samples) {
-            out.push_str(&csv::line([
+            out.record([
                 run.as_str(),
                 flow.as_str(),
                 &csv::float(Some(e.start_s)),
@@ -244,11 +243,10 @@ pub fn exchange_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
                 &csv::float(e.delay_s),
                 &e.transmissions.to_string(),
                 &csv::float(e.rto_base_s),
-            ]));
-            out.push('\n');
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 /// The header line of `timers.csv` (no newline).
@@ -257,22 +255,21 @@ pub const TIMER_COLUMNS: &[&str] = &["run", "flow", "time_s", "rto_s", "ordinal"
 /// The rows of `timers.csv` for one run: one per expired CoAP retransmission timer, flows in
 /// order, each flow's expiries in time order; each row ends in a newline.
 pub fn timer_rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
-    let mut out = String::new();
+    let mut out = csv::Text::new();
     let run = spec.run.to_string();
     for f in flows {
         let flow = f.flow.to_string();
         for e in &f.expiries {
-            out.push_str(&csv::line([
+            out.record([
                 run.as_str(),
                 flow.as_str(),
                 &csv::float(Some(e.at_s)),
                 &csv::float(Some(e.rto_s)),
                 &e.ordinal.to_string(),
-            ]));
-            out.push('\n');
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 /// A TCP counter as text; empty for a UDP flow.
@@ -285,7 +282,7 @@ fn tcp_count(f: &FlowRecord, get: impl Fn(&TcpFlowRecord) -> u64) -> String {
 
 /// One row per flow of a run, each ending in a newline.
 pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
-    let mut out = String::new();
+    let mut out = csv::Text::new();
     let clients = spec.config.total_flows().to_string();
     let buffer = spec.config.network.down.buffer_bytes.to_string();
     let extra: Vec<&str> = spec
@@ -341,15 +338,14 @@ pub fn rows(spec: &RunSpec, flows: &[FlowRecord]) -> String {
         } else {
             Vec::new()
         };
-        out.push_str(&csv::line(
+        out.record(
             fixed
                 .iter()
                 .chain(&mesh)
                 .map(String::as_str)
                 .chain(extra.iter().copied())
                 .chain(tail.iter().map(String::as_str)),
-        ));
-        out.push('\n');
+        );
     }
-    out
+    out.finish()
 }

@@ -17,7 +17,7 @@ pub use manifest::{
 };
 pub use record::{
     ExchangeSample, FlowRecord, MeshFlowRecord, ObserveFlowRecord, RunError, RunResult,
-    TcpFlowRecord, TimerExpiry, Unfinished,
+    TcpFlowRecord, TimerExpiry, Unfinished, INTERVAL,
 };
 pub use store::{check_run, Pending, ResultsDir, ResultsError, RunFiles};
 pub use summary::SummaryRow;

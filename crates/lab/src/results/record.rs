@@ -115,6 +115,10 @@ pub struct ObserveFlowRecord {
     pub retransmissions: u64,
 }
 
+/// Width of one throughput interval of [`MeshFlowRecord::intervals`] (the thesis's per-client
+/// throughput over 50-ms intervals).
+pub const INTERVAL: coaplab_cc::time::Duration = coaplab_cc::time::Duration::from_millis(50);
+
 /// The multi-hop experiments' metrics of one flow (docs/experiments.md §8f; definitions in
 /// docs/scenarios.md, "Mesh metrics"). Rates are over the flow's active time, `active_s`.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -87,14 +87,13 @@ pub fn to_csv(runs: &[ManifestRun], columns: &[String]) -> String {
         .iter()
         .any(|r| r.network.is_some_and(|n| n.mesh.is_some()));
     let mesh_columns = if mesh { MESH_RUN_COLUMNS } else { &[] };
-    let mut out = csv::line(
+    let mut out = csv::Text::with_header(
         RUN_COLUMNS
             .iter()
             .chain(mesh_columns)
             .copied()
             .chain(columns.iter().map(String::as_str)),
     );
-    out.push('\n');
     for r in runs {
         let status = match r.status {
             Status::Ok => "ok",
@@ -122,8 +121,7 @@ pub fn to_csv(runs: &[ManifestRun], columns: &[String]) -> String {
         for c in columns {
             fields.push(r.parameters.get(c).cloned().unwrap_or_default());
         }
-        out.push_str(&csv::line(fields.iter().map(String::as_str)));
-        out.push('\n');
+        out.record(fields.iter().map(String::as_str));
     }
-    out
+    out.finish()
 }

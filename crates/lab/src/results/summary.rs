@@ -531,8 +531,7 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
     if observe {
         header.extend(OBSERVE_SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
     }
-    let mut out = csv::line(header.iter().map(String::as_str));
-    out.push('\n');
+    let mut out = csv::Text::with_header(header.iter().map(String::as_str));
     for r in rows {
         let mut fields: Vec<String> = vec![r.combination.to_string()];
         fields.extend(r.sweep.iter().map(|(_, v)| v.clone()));
@@ -572,10 +571,9 @@ pub fn to_csv(rows: &[SummaryRow]) -> String {
         if observe {
             fields.extend(observe_fields(r.observe.as_ref()));
         }
-        out.push_str(&csv::line(fields.iter().map(String::as_str)));
-        out.push('\n');
+        out.record(fields.iter().map(String::as_str));
     }
-    out
+    out.finish()
 }
 
 /// A row's cells of [`OBSERVE_SUMMARY_COLUMNS`] (empty for a group of other flows).

@@ -9,6 +9,7 @@
 //! ([`ScenarioError`]). The key reference is docs/scenarios.md.
 
 mod config;
+mod document;
 mod error;
 mod expand;
 mod flows;
@@ -18,6 +19,7 @@ mod output;
 mod overrides;
 mod reader;
 mod topology;
+mod trace_choice;
 mod transport;
 
 pub use config::{
@@ -28,6 +30,7 @@ pub use error::ScenarioError;
 pub use expand::{Axis, Plan, RunSpec, SpecCache};
 pub use output::Output;
 pub use overrides::apply_overrides;
+pub use trace_choice::{BadRunSelection, BadTraceFormat, RunSelection, TraceFormat};
 pub use transport::{TcpCc, Transport, UnknownCc};
 
 use std::path::Path;
@@ -87,7 +90,7 @@ impl Scenario {
             }
         })?;
         let mut reader = Reader::new(source, file, &[]);
-        let top = reader.top(&doc)?;
+        let top = document::top(&mut reader, &doc)?;
         let output = output::read(&reader, &doc)?;
         let mut axes = reader.into_axes();
         expand::name_columns(&mut axes);
@@ -145,7 +148,7 @@ impl Scenario {
     ) -> Result<RunConfig, ScenarioError> {
         let choice = self.choice(combination);
         let mut reader = Reader::new(&self.source, &self.file, &choice);
-        reader.top(doc).map(|t| t.config)
+        document::top(&mut reader, doc).map(|t| t.config)
     }
 
     /// The index into each axis for `combination`.

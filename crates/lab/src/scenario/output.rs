@@ -16,8 +16,8 @@
 use toml_edit::{Item, Value};
 
 use super::reader::{shown, Reader};
+use super::trace_choice::{RunSelection, TraceFormat};
 use super::ScenarioError;
-use crate::trace::{RunSelection, TraceFormat};
 
 /// Keys valid in `[output]`.
 pub(super) const OUTPUT_KEYS: &[&str] =

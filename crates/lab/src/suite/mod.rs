@@ -18,6 +18,7 @@
 
 pub mod page;
 pub mod run;
+mod run_error;
 pub mod score;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,8 @@ use std::path::{Path, PathBuf};
 use toml_edit::Item;
 
 use crate::scenario::{Scenario, ScenarioError, Transport};
+
+pub use run_error::SuiteRunError;
 
 /// Keys valid at the top level of a suite file.
 const TOP_KEYS: &[&str] = &["name", "description", "scenarios_dir", "experiment"];
@@ -482,21 +485,20 @@ impl Suite {
     /// Writes `out/suite.json` ([`Suite::record`]) for a run of `algorithms`, adding them to
     /// those of an earlier run into `out` of the same suite text; refuses a directory that
     /// holds the run of another suite text. Returns the algorithms recorded.
-    pub fn write_record(&self, out: &Path, algorithms: &[String]) -> Result<Vec<String>, String> {
+    pub fn write_record(
+        &self,
+        out: &Path,
+        algorithms: &[String],
+    ) -> Result<Vec<String>, SuiteRunError> {
         let path = out.join("suite.json");
         let mut recorded: Vec<String> = Vec::new();
         if path.exists() {
-            let text = crate::files::read_text(&path, crate::files::Input::Manifest)
-                .map_err(|e| e.to_string())?;
-            let old: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let old = read_record(&path)?;
             if old["suite_text"].as_str() != Some(self.text.as_str()) {
-                return Err(format!(
-                    "{} holds the results of another suite file (or of an edited {}); choose \
-                     another --out",
-                    out.display(),
-                    self.file
-                ));
+                return Err(SuiteRunError::OtherSuite {
+                    out: out.to_path_buf(),
+                    file: self.file.clone(),
+                });
             }
             recorded.extend(
                 old["algorithms"]
@@ -511,12 +513,26 @@ impl Suite {
                 recorded.push(a.clone());
             }
         }
-        let text =
-            serde_json::to_string_pretty(&self.record(&recorded)).map_err(|e| e.to_string())?;
-        crate::results::store::write_atomic(&path, format!("{text}\n").as_bytes())
-            .map_err(|e| e.to_string())?;
+        write_record_file(&path, &self.record(&recorded))?;
         Ok(recorded)
     }
+}
+
+/// A `suite.json`.
+fn read_record(path: &Path) -> Result<serde_json::Value, SuiteRunError> {
+    let text = crate::files::read_text(path, crate::files::Input::Manifest)?;
+    serde_json::from_str(&text).map_err(|source| SuiteRunError::Record {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes `record` to the `suite.json` at `path`, atomically.
+fn write_record_file(path: &Path, record: &serde_json::Value) -> Result<(), SuiteRunError> {
+    // A JSON value (string keys only) always serializes.
+    let text = serde_json::to_string_pretty(record).expect("a JSON value serializes");
+    crate::results::store::write_atomic(path, format!("{text}\n").as_bytes())?;
+    Ok(())
 }
 
 /// `coaplab suite merge`: joins the results directories of the shards of one suite run
@@ -524,32 +540,27 @@ impl Suite {
 /// [`crate::results::merge::merge`] (runs verified, files identical to a single-machine
 /// run's), and `suite.json`. The directories must hold the same suite text and algorithms.
 /// Returns the runs merged and those that failed.
-pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<(usize, usize), String> {
-    let mut records = Vec::new();
-    for d in dirs {
-        let path = d.join("suite.json");
-        let text = crate::files::read_text(&path, crate::files::Input::Manifest)
-            .map_err(|e| e.to_string())?;
-        let record: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        records.push(record);
-    }
+pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<(usize, usize), SuiteRunError> {
+    let records = dirs
+        .iter()
+        .map(|d| read_record(&d.join("suite.json")))
+        .collect::<Result<Vec<_>, _>>()?;
     let Some(first) = records.first() else {
-        return Err("no directory to merge".into());
+        return Err(SuiteRunError::NothingToMerge);
     };
     for (d, r) in dirs.iter().zip(&records).skip(1) {
         for key in ["suite_text", "algorithms"] {
             if r[key] != first[key] {
-                return Err(format!(
-                    "{} and {} are not shards of one suite run: their {key} differ",
-                    dirs[0].display(),
-                    d.display()
-                ));
+                return Err(SuiteRunError::NotShards {
+                    first: dirs[0].clone(),
+                    other: d.clone(),
+                    key,
+                });
             }
         }
     }
     if out.join("suite.json").exists() {
-        return Err(format!("{} already holds a suite run", out.display()));
+        return Err(SuiteRunError::AlreadyMerged(out.to_path_buf()));
     }
     let algorithms: Vec<&str> = first["algorithms"]
         .as_array()
@@ -562,15 +573,18 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<(usize, usize), String> {
         let name = e["name"].as_str().unwrap_or_default();
         for cc in &algorithms {
             let cells: Vec<PathBuf> = dirs.iter().map(|d| d.join(name).join(cc)).collect();
-            let merged = crate::results::merge::merge(&out.join(name).join(cc), &cells)
-                .map_err(|e| format!("{name}/{cc}: {e}"))?;
+            let merged = crate::results::merge::merge(&out.join(name).join(cc), &cells).map_err(
+                |source| SuiteRunError::Merge {
+                    experiment: name.to_string(),
+                    cc: cc.to_string(),
+                    source: Box::new(source),
+                },
+            )?;
             total += merged.total;
             failed += merged.failed;
         }
     }
-    let text = serde_json::to_string_pretty(first).map_err(|e| e.to_string())?;
-    crate::results::store::write_atomic(&out.join("suite.json"), format!("{text}\n").as_bytes())
-        .map_err(|e| e.to_string())?;
+    write_record_file(&out.join("suite.json"), first)?;
     Ok((total, failed))
 }
 

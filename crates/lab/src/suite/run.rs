@@ -10,7 +10,7 @@ use crate::scenario::{RunSpec, Scenario};
 
 use crate::shard::Shard;
 
-use super::{score, Suite};
+use super::{score, Suite, SuiteRunError};
 
 /// How [`run`] runs the cells.
 #[derive(Debug, Clone, Copy)]
@@ -52,10 +52,13 @@ pub fn run(
     run_fn: RunWith<'_>,
     log: &mut dyn FnMut(&str),
     mut stop: Option<&mut dyn FnMut() -> bool>,
-) -> Result<RunOutcome, String> {
-    let cells = suite.cells(algorithms).map_err(|e| e.to_string())?;
+) -> Result<RunOutcome, SuiteRunError> {
+    let cells = suite.cells(algorithms)?;
     let out = opts.out;
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|source| SuiteRunError::CreateDir {
+        path: out.to_path_buf(),
+        source,
+    })?;
     suite.write_record(out, algorithms)?;
     let shard = opts.shard.unwrap_or(Shard::WHOLE);
     let mut outcome = RunOutcome {
@@ -71,14 +74,14 @@ pub fn run(
             experiment.name,
             cell.cc
         );
-        let scenario = Scenario::load_with(&cell.path, &cell.sets).map_err(|e| e.to_string())?;
+        let scenario = Scenario::load_with(&cell.path, &cell.sets)?;
         let plan = scenario.plan(None, None);
         let mut manifest = Manifest::new(&plan);
         manifest.overrides = cell.sets.clone();
         manifest.shard = opts.shard.map(|s| s.to_string());
         let dir_path = cell.dir(suite, out);
-        let dir = ResultsDir::open(&dir_path, &manifest, true).map_err(|e| e.to_string())?;
-        let pending = dir.pending(plan.len()).map_err(|e| e.to_string())?.runs;
+        let dir = ResultsDir::open(&dir_path, &manifest, true)?;
+        let pending = dir.pending(plan.len())?.runs;
         if !pending.iter().any(|&run| shard.contains(run)) {
             outcome.skipped += 1;
             if shard.len_of(plan.len()) == 0 {
@@ -102,8 +105,7 @@ pub fn run(
                 }
             },
             stop.as_mut().map(|s| &mut **s as &mut dyn FnMut() -> bool),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         outcome.failed += cell_outcome.failed;
         log(&format!(
             "{label}: {} runs in {:.1} s{}",
@@ -125,18 +127,16 @@ pub fn run(
 
 /// Scores the suite directory `out`: writes `leaderboard.csv` and `ranking.csv`, returns the
 /// terminal table.
-pub fn write_scores(out: &Path) -> Result<String, String> {
-    let (_, board) = score::load(out).map_err(|e| e.to_string())?;
+pub fn write_scores(out: &Path) -> Result<String, SuiteRunError> {
+    let (_, board) = score::load(out)?;
     write_atomic(
         &out.join("leaderboard.csv"),
         score::leaderboard_csv(&board).as_bytes(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     write_atomic(
         &out.join("ranking.csv"),
         score::ranking_csv(&board).as_bytes(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     Ok(score::table(&board))
 }
 

@@ -609,8 +609,7 @@ pub const LEADERBOARD_COLUMNS: &[&str] = &[
 /// experiments in suite order, algorithms by rank; an unbounded percentile is empty, its
 /// bound in the `_at_least_s` column (as `summary.csv`).
 pub fn leaderboard_csv(board: &Leaderboard) -> String {
-    let mut out = csv::line(LEADERBOARD_COLUMNS.iter().copied());
-    out.push('\n');
+    let mut out = csv::Text::with_header(LEADERBOARD_COLUMNS.iter().copied());
     for c in &board.cells {
         let n = board
             .cells
@@ -646,10 +645,9 @@ pub fn leaderboard_csv(board: &Leaderboard) -> String {
             c.notifications.map_or(String::new(), |n| n.0.to_string()),
             c.notifications.map_or(String::new(), |n| n.1.to_string()),
         ];
-        out.push_str(&csv::line(fields.iter().map(String::as_str)));
-        out.push('\n');
+        out.record(fields.iter().map(String::as_str));
     }
-    out
+    out.finish()
 }
 
 /// `ranking.csv`: the overall ranking, best first: `cc, mean_normalised_rank, wins`, then
@@ -657,8 +655,7 @@ pub fn leaderboard_csv(board: &Leaderboard) -> String {
 pub fn ranking_csv(board: &Leaderboard) -> String {
     let mut header = vec!["cc", "mean_normalised_rank", "wins"];
     header.extend(board.experiments.iter().map(String::as_str));
-    let mut out = csv::line(header);
-    out.push('\n');
+    let mut out = csv::Text::with_header(header);
     for o in &board.overall {
         let mut fields = vec![
             o.cc.clone(),
@@ -666,10 +663,9 @@ pub fn ranking_csv(board: &Leaderboard) -> String {
             o.wins.to_string(),
         ];
         fields.extend(o.ranks.iter().map(|r| csv::float(*r)));
-        out.push_str(&csv::line(fields.iter().map(String::as_str)));
-        out.push('\n');
+        out.record(fields.iter().map(String::as_str));
     }
-    out
+    out.finish()
 }
 
 /// Columns of text right-aligned to their widest cell.

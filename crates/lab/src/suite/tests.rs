@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Suite, SuiteError};
+use super::{Suite, SuiteError, SuiteRunError};
 
 /// The repository's `suites/`.
 fn suites() -> PathBuf {
@@ -189,4 +189,40 @@ fn suite_run_runs_skips_finished_cells_and_scores_cells_of_unknown_algorithms() 
     assert!(board.contains("\nq,default,1,"), "{board}");
     assert_eq!(renamed, board.replace("\nq,default,", "\nq,py-x,"));
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn suite_directory_errors_name_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = parse(QUICK).unwrap();
+    assert_eq!(
+        first.write_record(dir.path(), &["fasor".into()]).unwrap(),
+        ["fasor"]
+    );
+    // Another suite text into the same directory is refused, naming it and the file.
+    let other = parse(&QUICK.replace("count=4", "count=5")).unwrap();
+    let e = other
+        .write_record(dir.path(), &["fasor".into()])
+        .unwrap_err();
+    assert!(
+        matches!(&e, SuiteRunError::OtherSuite { out, file } if out == dir.path() && file == "t.toml"),
+        "{e}"
+    );
+    assert!(matches!(
+        super::merge(&dir.path().join("m"), &[]),
+        Err(SuiteRunError::NothingToMerge)
+    ));
+    // A directory already holding a suite run is no merge target.
+    let e = super::merge(dir.path(), &[dir.path().to_path_buf()]).unwrap_err();
+    assert!(
+        matches!(&e, SuiteRunError::AlreadyMerged(p) if p == dir.path()),
+        "{e}"
+    );
+    // A suite.json that is not JSON names its path.
+    std::fs::write(dir.path().join("suite.json"), "{").unwrap();
+    let e = first.write_record(dir.path(), &[]).unwrap_err();
+    assert!(
+        matches!(&e, SuiteRunError::Record { path, .. } if path.ends_with("suite.json")),
+        "{e}"
+    );
 }

@@ -25,7 +25,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use coaplab_netsim::mesh::{FrameKind, FrameRecord};
 
-use crate::sim::tag;
+use crate::tag;
 
 /// The table of `frames`.
 pub(crate) fn batch(frames: &[FrameRecord]) -> RecordBatch {

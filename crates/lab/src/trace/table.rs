@@ -1,53 +1,20 @@
 //! Writes one trace table: Parquet (uncompressed, one row group per 64 Ki rows) or CSV with a
 //! header line, empty fields for nulls, and text fields quoted when they hold a comma, a quote
-//! or a line break (RFC 4180, as the results files: [`crate::results::csv`]).
+//! or a line break (RFC 4180, written by the `csv` crate as the results files:
+//! [`crate::results::csv`]).
 
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::DataType;
 
-use crate::results::csv::push_escaped;
+use crate::results::csv;
+use crate::scenario::TraceFormat;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
-
-/// The file format of trace tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TraceFormat {
-    /// Apache Parquet (`.parquet`), read by pandas, polars and arrow directly.
-    #[default]
-    Parquet,
-    /// Comma-separated values (`.csv`), one header line.
-    Csv,
-}
-
-/// A trace format name that is neither `parquet` nor `csv`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}': expected parquet or csv")]
-pub struct BadTraceFormat(pub String);
-
-impl TraceFormat {
-    /// `parquet` or `csv`.
-    pub fn parse(text: &str) -> Result<TraceFormat, BadTraceFormat> {
-        match text {
-            "parquet" => Ok(TraceFormat::Parquet),
-            "csv" => Ok(TraceFormat::Csv),
-            other => Err(BadTraceFormat(other.to_string())),
-        }
-    }
-
-    /// The file extension.
-    pub fn extension(self) -> &'static str {
-        match self {
-            TraceFormat::Parquet => "parquet",
-            TraceFormat::Csv => "csv",
-        }
-    }
-}
 
 /// Rows per Parquet row group.
 const ROW_GROUP_ROWS: usize = 64 * 1024;
@@ -77,17 +44,10 @@ fn write_parquet(out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
     Ok(())
 }
 
-fn write_csv(mut out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
+fn write_csv(out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
     let schema = batch.schema();
-    let mut line = String::new();
-    for (i, f) in schema.fields().iter().enumerate() {
-        if i > 0 {
-            line.push(',');
-        }
-        push_escaped(&mut line, f.name());
-    }
-    line.push('\n');
-    out.write_all(line.as_bytes())?;
+    let mut out = csv::writer(out);
+    out.write_record(schema.fields().iter().map(|f| f.name()))?;
     let options = FormatOptions::default().with_null("");
     let columns = batch
         .columns()
@@ -95,29 +55,16 @@ fn write_csv(mut out: BufWriter<File>, batch: &RecordBatch) -> io::Result<()> {
         .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
         .collect::<Result<Vec<_>, _>>()
         .map_err(io::Error::other)?;
-    // Only text can hold a comma, a quote or a line break; numbers go straight into the line.
-    let text: Vec<bool> = batch
-        .columns()
-        .iter()
-        .map(|c| matches!(c.data_type(), DataType::Utf8 | DataType::LargeUtf8))
-        .collect();
     let mut field = String::new();
     for row in 0..batch.num_rows() {
-        line.clear();
-        for (i, c) in columns.iter().enumerate() {
-            if i > 0 {
-                line.push(',');
-            }
-            let target = if text[i] { &mut field } else { &mut line };
-            write!(target, "{}", c.value(row)).map_err(io::Error::other)?;
-            if text[i] {
-                push_escaped(&mut line, &field);
-                field.clear();
-            }
+        for c in &columns {
+            field.clear();
+            write!(field, "{}", c.value(row)).map_err(io::Error::other)?;
+            out.write_field(&field)?;
         }
-        line.push('\n');
-        out.write_all(line.as_bytes())?;
+        out.write_record(None::<&[u8]>)?;
     }
+    let out = out.into_inner().map_err(|e| e.into_error())?;
     out.into_inner().map_err(|e| e.into_error())?;
     Ok(())
 }
@@ -154,7 +101,7 @@ mod tests {
              4,\"two\nlines\",\n"
         );
         // Read back field by field, as written (a null and an empty text both read empty).
-        let rows = crate::results::csv::parse(&written);
+        let rows = csv::parse(&written);
         assert_eq!(rows.len(), 5);
         assert_eq!(rows[2], ["", "a,b", ""]);
         assert_eq!(rows[3], ["-3", "say \"hi\"", ""]);
