@@ -36,7 +36,6 @@ KNOWN = {
         ["scenario::flows", "scenario::mobility", "scenario::network", "scenario::output", "scenario::reader", "scenario::topology"],
     ],
     "netsim": [
-        ["mesh::csma", "mesh::mac", "mesh::params", "mesh::rpl"],
         ["tcp::bbr", "tcp::cc", "tcp::config", "tcp::connection", "tcp::receiver"],
     ],
 }

@@ -152,6 +152,9 @@ pub struct Udgm {
     out: Vec<Vec<Edge>>,
     ranges: Ranges,
     success_ratio_tx: f64,
+    /// A reception draws: some probability in range is below 1 (`SUCCESS_RATIO_RX` below 1, or
+    /// a zero range, where [`rx_success_probability`] is 0). See [`Udgm::start_tx`].
+    rx_draws: bool,
     radios: Vec<Radio>,
     received: Vec<u16>,
     stats: MediumStats,
@@ -185,6 +188,7 @@ impl Udgm {
                 cca_threshold_dbm,
             },
             success_ratio_tx,
+            rx_draws: !(success_ratio_rx >= 1.0 && tx_range_m > 0.0),
             radios: vec![idle; positions.len()],
             received: Vec::new(),
             stats: MediumStats::default(),
@@ -274,8 +278,11 @@ impl Udgm {
             let e = self.out[sender as usize][i];
             let r = &mut self.radios[e.to as usize];
             if e.in_tx_range && !r.transmitting && r.signals == 0 {
-                // Idle radio in range: UDGM's RX draw.
-                if rng.uniform01() > e.rx_probability {
+                // Idle radio in range: UDGM's RX draw. With `SUCCESS_RATIO_RX` 1 every
+                // probability in range is exactly 1, which no draw in [0, 1) exceeds: the
+                // draws would decide nothing, so none is made (the stream is the medium's
+                // alone, and the same for every edge), as for the TX draw at ratio 1.
+                if self.rx_draws && rng.uniform01() > e.rx_probability {
                     self.stats.rx_failures += 1;
                 } else {
                     r.rx_from = sender;
