@@ -29,8 +29,11 @@ use coaplab_base::time::Instant;
 
 /// Buckets: one per bit of the 64-bit time but the sign bit (every event's instant is at or
 /// after [`Instant::ZERO`], so every time and `last` agree on it), and bucket 0 for the last
-/// popped instant; so the non-empty buckets fit one `u64` mask.
+/// popped instant; so the non-empty buckets fit one `u64` mask. The arrays have one more
+/// (never used): every index [`bucket`] and `trailing_zeros` can give is then in bounds,
+/// and the compiler drops the bounds checks.
 const BUCKETS: usize = 64;
+const SLOTS: usize = BUCKETS + 1;
 
 /// An instant as the radix heap's key: its nanoseconds with the sign bit flipped, so that
 /// negative instants order first (as the engine packs it).
@@ -70,14 +73,14 @@ const NO_MIN: Least = Least {
 /// [`crate::engine::EventQueue`] for the same calls.
 #[derive(Debug)]
 pub struct Agenda<E> {
-    buckets: Vec<Vec<Entry<E>>>,
+    buckets: [Vec<Entry<E>>; SLOTS],
     /// Bucket 0's entries before this index are popped (it is a FIFO of the last popped
     /// instant, cleared when it runs empty).
     head: usize,
     /// Per bucket but 0, its earliest entry: an entry leaves a bucket only as its least
     /// (popped) or with all the others (redistributed), so the pushes alone keep this up to
     /// date, and finding the least is O(1).
-    mins: Vec<Least>,
+    mins: [Least; SLOTS],
     /// Bit `b` set: bucket `b` is not empty.
     nonempty: u64,
     /// The last popped time ([`Instant::ZERO`] before the first pop); no pending event is
@@ -97,9 +100,9 @@ impl<E: Copy> Agenda<E> {
     /// An empty agenda at [`Instant::ZERO`].
     pub fn new() -> Self {
         Agenda {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             head: 0,
-            mins: vec![NO_MIN; BUCKETS],
+            mins: [NO_MIN; SLOTS],
             nonempty: 0,
             last: time_bits(Instant::ZERO),
             scheduled: 0,
@@ -230,10 +233,7 @@ impl<E: Copy> Agenda<E> {
         let entry = v[i];
         let last = entry.time_bits;
         self.last = last;
-        for (j, &e) in v.iter().enumerate() {
-            if j == i {
-                continue;
-            }
+        for &e in v[..i].iter().chain(&v[i + 1..]) {
             let to = bucket(e.time_bits, last);
             let bucket = &mut lower[to];
             bucket.push(e);

@@ -274,9 +274,9 @@ impl Udgm {
             self.stats.tx_failures += 1;
             return;
         }
-        for i in 0..self.out[sender as usize].len() {
-            let e = self.out[sender as usize][i];
-            let r = &mut self.radios[e.to as usize];
+        let radios = &mut self.radios;
+        for e in &self.out[sender as usize] {
+            let r = &mut radios[e.to as usize];
             if e.in_tx_range && !r.transmitting && r.signals == 0 {
                 // Idle radio in range: UDGM's RX draw. With `SUCCESS_RATIO_RX` 1 every
                 // probability in range is exactly 1, which no draw in [0, 1) exceeds: the
@@ -308,9 +308,9 @@ impl Udgm {
             s.tx_failed = false;
             return &self.received;
         }
-        for i in 0..self.out[sender as usize].len() {
-            let e = self.out[sender as usize][i];
-            let r = &mut self.radios[e.to as usize];
+        let (radios, received) = (&mut self.radios, &mut self.received);
+        for e in &self.out[sender as usize] {
+            let r = &mut radios[e.to as usize];
             r.signals -= 1;
             if e.cca {
                 r.cca_signals -= 1;
@@ -318,7 +318,7 @@ impl Udgm {
             }
             if r.rx_from == sender {
                 if r.rx_ok {
-                    self.received.push(e.to);
+                    received.push(e.to);
                 }
                 r.rx_from = NONE;
                 r.rx_ok = false;

@@ -470,6 +470,10 @@ impl Mesh {
     }
 
     /// One internal event other than an arrival.
+    // Always inlined into its two loops (`advance`, `step`): out of line, its register saves
+    // and restores were 28 M of the representative run's 811 M instructions (callgrind,
+    // docs/BENCHMARKS.md).
+    #[inline(always)]
     fn handle(&mut self, at: Instant, ev: Ev) {
         match ev {
             Ev::BackoffEnd { node, gen } => {
