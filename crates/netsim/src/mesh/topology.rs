@@ -215,7 +215,7 @@ pub struct Mesh {
     last_seq: Vec<u16>,
     tx_kind: Vec<TxKind>,
     /// Address → node, sorted by address: a binary search over a few dozen addresses costs
-    /// a fifth of a SipHash lookup, and every datagram sent asks twice.
+    /// less than hashing the address with SipHash, and every datagram sent asks twice.
     addr_node: Vec<(SocketAddr, u16)>,
     /// The servers' addresses ([`Topology::servers`]).
     servers: Vec<SocketAddr>,
