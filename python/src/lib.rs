@@ -181,7 +181,7 @@ impl Sweep<'_> {
         let dir = ResultsDir::open(self.out, &manifest, self.resume).map_err(err)?;
         let run_fn: exec::RunFn = coaplab_lab::sim::run_one;
         let traced = known_thread(|spec: &RunSpec| match trace {
-            Some(t) => t.run(spec, run_fn),
+            Some(t) => t.run(spec, run_fn, coaplab_lab::sim::run_traced),
             None => run_fn(spec),
         });
         let mut report = |p: &Progress| {

@@ -310,7 +310,7 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             &dir,
             manifest,
             jobs,
-            &|spec| t.run(spec, run_fn),
+            &|spec| t.run(spec, run_fn, coaplab_lab::sim::run_traced),
             &mut |p| bar.update(p),
         )?,
     };

@@ -62,17 +62,20 @@ pub struct TraceOptions {
 }
 
 impl TraceOptions {
-    /// Runs `spec` with `run_fn`, or traced when the selection includes it. A traced run's
-    /// result is the untraced one's, byte for byte.
+    /// Runs `spec` with `run_fn`, or with `traced_fn` ([`crate::sim::run_traced`]) when the
+    /// selection includes it. A traced run's result is the untraced one's, byte for byte.
+    /// The traced function is an argument, not called from here, so that this module, which
+    /// `sim` fills, does not also import `sim` (scripts/check-cycles.py).
     pub fn run(
         &self,
         spec: &RunSpec,
         run_fn: crate::exec::RunFn,
+        traced_fn: TracedRunFn,
     ) -> Result<crate::results::RunResult, RunError> {
         if !self.runs.contains(spec.run, spec.replication) {
             return run_fn(spec);
         }
-        let (result, trace) = crate::sim::run_traced(spec)?;
+        let (result, trace) = traced_fn(spec)?;
         let dir = self.dir.join(format!("run{:06}", spec.run));
         trace
             .write(&dir, spec, self.format)
@@ -80,6 +83,10 @@ impl TraceOptions {
         Ok(result)
     }
 }
+
+/// A run that also keeps its trace ([`crate::sim::run_traced`]).
+pub type TracedRunFn =
+    fn(&RunSpec) -> Result<(crate::results::RunResult, RunTrace), RunError>;
 
 /// What one traced run kept; written by [`RunTrace::write`].
 #[derive(Debug, Default)]

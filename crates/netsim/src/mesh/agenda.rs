@@ -9,99 +9,110 @@
 //! "Issue 35, part 3").
 //!
 //! A radix heap needs keys that never go below the last one popped, which the clamping gives:
-//! every key is `(time, sequence)` with the time at or after the last popped instant and a
-//! fresh, larger sequence number. Entries sit in bucket `b` = one more than the position of the
-//! highest bit in which their *time* differs from the last popped time (bucket 0: the same
-//! instant, where the sequence numbers order them). A push is one append. A pop takes the least
-//! key from the lowest non-empty bucket (each bucket keeps its least) and redistributes that
-//! bucket's other entries relative to it, each into a strictly lower bucket; an entry moves at
-//! most once per bit of time, and in practice a few times, along plain vectors. The keys and
-//! their order are exactly the engine's, so the pops are the same events in the same order (the
-//! tests check this against [`crate::engine::EventQueue`]).
+//! every event's time is at or after the last popped instant. Entries sit in bucket `b` = one
+//! more than the position of the highest bit in which their time differs from the last popped
+//! time (bucket 0: the same instant). A push is one append. A pop takes the earliest entry of
+//! the lowest non-empty bucket (each bucket keeps its least) and redistributes that bucket's
+//! other entries relative to it, each into a strictly lower bucket; an entry moves at most once
+//! per bit of time, and in practice a few times, along plain vectors.
+//!
+//! Ties need no sequence number: events of one instant always share a bucket (the bucket is a
+//! function of the time), a push appends, and a redistribution moves a bucket's entries in
+//! their order into buckets that hold no event of their instants; so within every bucket the
+//! events of one instant stand in insertion order, the least of a bucket is the *first* entry of
+//! its earliest instant, and bucket 0 (the last popped instant) is a FIFO. An entry is its time
+//! and the event: 16 bytes for an 8-byte event, not the 24 with a sequence number. The order is
+//! exactly the engine's `(time, sequence)` order, so the pops are the same events in the same
+//! order (the tests check this against [`crate::engine::EventQueue`]).
 
 use coaplab_base::time::Instant;
 
-/// Buckets: one per bit of the 64-bit time but the sign bit (every key's instant is at or
-/// after [`Instant::ZERO`], so every key and `last` agree on it), and bucket 0 for the last
-/// popped instant; so the non-empty buckets fit one `u64` mask.
+/// Buckets: one per bit of the 64-bit time but the sign bit (every event's instant is at or
+/// after [`Instant::ZERO`], so every time and `last` agree on it), and bucket 0 for the last
+/// popped instant; so the non-empty buckets fit one `u64` mask. The arrays have one more
+/// (never used): every index [`bucket`] and `trailing_zeros` can give is then in bounds,
+/// and the compiler drops the bounds checks.
 const BUCKETS: usize = 64;
+const SLOTS: usize = BUCKETS + 1;
 
-/// A key `(time, sequence)`: time in the high half, its sign bit flipped so that negative
-/// instants order first (as the engine packs it).
-type Key = u128;
-
-fn pack(at: Instant, seq: u64) -> Key {
-    let time_bits = (at.as_nanos() as u64) ^ (1 << 63);
-    (Key::from(time_bits) << 64) | Key::from(seq)
+/// An instant as the radix heap's key: its nanoseconds with the sign bit flipped, so that
+/// negative instants order first (as the engine packs it).
+fn time_bits(at: Instant) -> u64 {
+    (at.as_nanos() as u64) ^ (1 << 63)
 }
 
-fn unpack_time(key: Key) -> Instant {
-    Instant::from_nanos((((key >> 64) as u64) ^ (1 << 63)) as i64)
+fn unpack_time(bits: u64) -> Instant {
+    Instant::from_nanos((bits ^ (1 << 63)) as i64)
 }
 
-/// The bucket of a key whose time half is `time_bits`, relative to the last popped key `last`
-/// (the key is above it).
-fn bucket(time_bits: u64, last: Key) -> usize {
-    (u64::BITS - (time_bits ^ (last >> 64) as u64).leading_zeros()) as usize
+/// The bucket of an event at `bits`, relative to the last popped time `last` (not above it).
+fn bucket(bits: u64, last: u64) -> usize {
+    (u64::BITS - (bits ^ last).leading_zeros()) as usize
 }
 
-/// One pending event. The key is stored as two halves so that an entry is 24 bytes for an
-/// 8-byte event, not the 32 a `u128` field's alignment would make it.
-#[derive(Debug)]
+/// One pending event.
+#[derive(Debug, Clone, Copy)]
 struct Entry<E> {
     time_bits: u64,
-    seq: u64,
     event: E,
 }
 
-impl<E> Entry<E> {
-    fn key(&self) -> Key {
-        (Key::from(self.time_bits) << 64) | Key::from(self.seq)
-    }
+/// A bucket's earliest entry: its time and index ([`NO_MIN`] when the bucket is empty).
+#[derive(Debug, Clone, Copy)]
+struct Least {
+    time_bits: u64,
+    index: u32,
 }
+
+const NO_MIN: Least = Least {
+    time_bits: u64::MAX,
+    index: 0,
+};
 
 /// A deterministic agenda of events of type `E` (see the module doc), popped in the order of
 /// [`crate::engine::EventQueue`] for the same calls.
 #[derive(Debug)]
 pub struct Agenda<E> {
-    buckets: Vec<Vec<Entry<E>>>,
-    /// Per bucket, its least key and that entry's index ([`Key::MAX`] when empty): an entry
-    /// leaves a bucket only as its least (popped) or with all the others (redistributed), so
-    /// the pushes alone keep this up to date, and finding the least key is O(1).
-    mins: Vec<(Key, usize)>,
+    buckets: [Vec<Entry<E>>; SLOTS],
+    /// Bucket 0's entries before this index are popped (it is a FIFO of the last popped
+    /// instant, cleared when it runs empty).
+    head: usize,
+    /// Per bucket but 0, its earliest entry: an entry leaves a bucket only as its least
+    /// (popped) or with all the others (redistributed), so the pushes alone keep this up to
+    /// date, and finding the least is O(1).
+    mins: [Least; SLOTS],
     /// Bit `b` set: bucket `b` is not empty.
     nonempty: u64,
-    /// The last popped key ([`Instant::ZERO`]'s first key before the first pop); every
-    /// pending key is greater.
-    last: Key,
-    next_seq: u64,
-    now: Instant,
+    /// The last popped time ([`Instant::ZERO`] before the first pop); no pending event is
+    /// earlier.
+    last: u64,
+    scheduled: u64,
     len: usize,
 }
 
-impl<E> Default for Agenda<E> {
+impl<E: Copy> Default for Agenda<E> {
     fn default() -> Self {
         Agenda::new()
     }
 }
 
-impl<E> Agenda<E> {
+impl<E: Copy> Agenda<E> {
     /// An empty agenda at [`Instant::ZERO`].
     pub fn new() -> Self {
         Agenda {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
-            mins: vec![(Key::MAX, 0); BUCKETS],
+            buckets: std::array::from_fn(|_| Vec::new()),
+            head: 0,
+            mins: [NO_MIN; SLOTS],
             nonempty: 0,
-            last: pack(Instant::ZERO, 0),
-            next_seq: 0,
-            now: Instant::ZERO,
+            last: time_bits(Instant::ZERO),
+            scheduled: 0,
             len: 0,
         }
     }
 
     /// The time of the last popped event ([`Instant::ZERO`] before the first pop).
     pub fn now(&self) -> Instant {
-        self.now
+        unpack_time(self.last)
     }
 
     /// Schedules `event` at `at`; an instant before [`Agenda::now`] is clamped to it (the event
@@ -110,110 +121,133 @@ impl<E> Agenda<E> {
     // restores were a third of their instructions (callgrind, docs/BENCHMARKS.md).
     #[inline(always)]
     pub fn schedule(&mut self, at: Instant, event: E) {
-        let key = pack(at.max(self.now), self.next_seq);
-        self.next_seq += 1;
+        self.scheduled += 1;
         self.len += 1;
+        let bits = time_bits(at).max(self.last);
         self.put(
             Entry {
-                time_bits: (key >> 64) as u64,
-                seq: key as u64,
+                time_bits: bits,
                 event,
             },
-            key,
+            bucket(bits, self.last),
         );
     }
 
-    /// Files `entry` (whose key is `key`, above `last`) in its bucket.
+    /// Appends `entry` to bucket `b` (its bucket relative to `last`).
     #[inline(always)]
-    fn put(&mut self, entry: Entry<E>, key: Key) {
-        let b = bucket(entry.time_bits, self.last);
+    fn put(&mut self, entry: Entry<E>, b: usize) {
         let v = &mut self.buckets[b];
         v.push(entry);
         self.nonempty |= 1 << b;
-        if key < self.mins[b].0 {
-            self.mins[b] = (key, v.len() - 1);
+        // Strictly earlier only: on a tie the entry pushed first stays the least.
+        if entry.time_bits < self.mins[b].time_bits {
+            self.mins[b] = Least {
+                time_bits: entry.time_bits,
+                index: (v.len() - 1) as u32,
+            };
         }
     }
 
-    /// The lowest non-empty bucket, which holds the least key.
+    /// The lowest non-empty bucket, which holds the earliest event.
     fn lowest(&self) -> Option<usize> {
         (self.nonempty != 0).then(|| self.nonempty.trailing_zeros() as usize)
     }
 
+    /// The earliest entry's index in bucket `b` (not empty).
+    fn least(&self, b: usize) -> usize {
+        if b == 0 {
+            self.head
+        } else {
+            self.mins[b].index as usize
+        }
+    }
+
     /// The firing time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.lowest().map(|b| unpack_time(self.mins[b].0))
+        self.peek().map(|(at, _)| at)
     }
 
     /// The earliest pending event and its time.
     pub fn peek(&self) -> Option<(Instant, &E)> {
         let b = self.lowest()?;
-        let (key, i) = self.mins[b];
-        Some((unpack_time(key), &self.buckets[b][i].event))
+        let e = &self.buckets[b][self.least(b)];
+        Some((unpack_time(e.time_bits), &e.event))
     }
 
     /// Removes the earliest pending event if it is due at or before `now`, advancing
     /// [`Agenda::now`] to its time.
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, E)> {
+        self.pop_due_if(now, |_| true)
+    }
+
+    /// Removes the earliest pending event if it is due at or before `now` and `take` accepts
+    /// it, advancing [`Agenda::now`] to its time: [`Agenda::peek`] and [`Agenda::pop`] in one
+    /// look-up.
+    #[inline(always)]
+    pub fn pop_due_if(
+        &mut self,
+        now: Instant,
+        take: impl FnOnce(&E) -> bool,
+    ) -> Option<(Instant, E)> {
         let b = self.lowest()?;
-        if unpack_time(self.mins[b].0) > now {
+        let e = &self.buckets[b][self.least(b)];
+        if e.time_bits > time_bits(now) || !take(&e.event) {
             return None;
         }
-        self.pop_from(b)
+        Some(self.pop_from(b))
     }
 
     /// Removes the earliest pending event, advancing [`Agenda::now`] to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         let b = self.lowest()?;
-        self.pop_from(b)
+        Some(self.pop_from(b))
     }
 
-    /// Pops the least key, in bucket `b`, the lowest non-empty one (bucket order follows time
-    /// order above `last`).
+    /// Pops the earliest event, in bucket `b`, the lowest non-empty one (bucket order follows
+    /// time order above `last`).
     #[inline(always)]
-    fn pop_from(&mut self, b: usize) -> Option<(Instant, E)> {
-        let (key, i) = self.mins[b];
-        self.last = key;
+    fn pop_from(&mut self, b: usize) -> (Instant, E) {
         self.len -= 1;
-        self.now = unpack_time(key);
         if b == 0 {
-            // The same instant as before: the others stay; their least is looked for (few
-            // events share an instant).
+            // The same instant as before: first in, first out.
             let v = &mut self.buckets[0];
-            let entry = v.swap_remove(i);
-            self.mins[0] = v
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.key(), i))
-                .min()
-                .unwrap_or((Key::MAX, 0));
-            if v.is_empty() {
+            let entry = v[self.head];
+            self.head += 1;
+            if self.head == v.len() {
+                v.clear();
+                self.head = 0;
                 self.nonempty &= !1;
             }
-            return Some((self.now, entry.event));
+            return (unpack_time(entry.time_bits), entry.event);
         }
-        self.mins[b] = (Key::MAX, 0);
+        let i = self.mins[b].index as usize;
+        self.mins[b] = NO_MIN;
         self.nonempty &= !(1 << b);
-        // The bucket's other entries go below, relative to the new last time: each differs
-        // from it first in a lower bit than in the one that put it in `b` (bucket 0 was empty).
-        // Split borrows instead of taking the bucket out and back: most popped buckets hold
-        // one or two entries.
+        // The bucket's other entries go below, relative to the new last time, in their order:
+        // each differs from it first in a lower bit than in the one that put it in `b`, and
+        // those of the popped instant (all after it) join the empty bucket 0. Split borrows
+        // instead of taking the bucket out and back: most popped buckets hold one or two
+        // entries.
         let (lower, rest) = self.buckets.split_at_mut(b);
         let v = &mut rest[0];
-        let entry = v.swap_remove(i);
-        let last_time = (key >> 64) as u64;
-        for e in v.drain(..) {
-            let to = (u64::BITS - (e.time_bits ^ last_time).leading_zeros()) as usize;
-            let k = e.key();
+        let entry = v[i];
+        let last = entry.time_bits;
+        self.last = last;
+        for &e in v[..i].iter().chain(&v[i + 1..]) {
+            let to = bucket(e.time_bits, last);
             let bucket = &mut lower[to];
             bucket.push(e);
             self.nonempty |= 1 << to;
             let min = &mut self.mins[to];
-            if k < min.0 {
-                *min = (k, bucket.len() - 1);
+            if e.time_bits < min.time_bits {
+                *min = Least {
+                    time_bits: e.time_bits,
+                    index: (bucket.len() - 1) as u32,
+                };
             }
         }
-        Some((self.now, entry.event))
+        v.clear();
+        (unpack_time(last), entry.event)
     }
 
     /// Number of pending events.
@@ -228,7 +262,7 @@ impl<E> Agenda<E> {
 
     /// Events scheduled since creation.
     pub fn scheduled_total(&self) -> u64 {
-        self.next_seq
+        self.scheduled
     }
 }
 

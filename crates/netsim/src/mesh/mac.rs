@@ -8,6 +8,9 @@
 //!   of header (§7.2.1), FCS 2 B (§7.2.1.9): 23 B around the payload, so the payload of a
 //!   127-B frame is at most 104 B (Contiki `MAC_MAX_PAYLOAD` 125 − `framer_hdrlen` 21).
 //! * 16-bit addresses: 2 + 1 + 2 + 2 + 2 = 9 B header, 11 B around the payload.
+//! * A broadcast frame (RPL's DIOs and DISs): the destination is the 2-byte short address
+//!   0xFFFF whatever the address size, so 2 + 1 + 2 + 2 + 8 = 15 B of header with 64-bit
+//!   source addresses ([`broadcast_psdu_bytes`]).
 //! * An immediate ACK (§7.2.2.3): FCF 2 + sequence 1 + FCS 2 = 5 B.
 
 use std::collections::VecDeque;
@@ -41,6 +44,14 @@ pub const fn ifs(psdu_bytes: u32) -> Duration {
     } else {
         LIFS
     }
+}
+
+/// PSDU of a broadcast frame with `payload` bytes: the destination is the 2-byte broadcast
+/// short address 0xFFFF, the source 8 bytes with 64-bit addresses (2 with short ones).
+pub const fn broadcast_psdu_bytes(payload: u32, short_addresses: bool) -> u32 {
+    let src = if short_addresses { 2 } else { 8 };
+    // FCF 2 + sequence 1 + PAN 2 + destination 2 + source, then payload and FCS 2.
+    2 + 1 + 2 + 2 + src + payload + FCS_BYTES
 }
 
 /// MAC header bytes of a data frame with PAN ID compression.

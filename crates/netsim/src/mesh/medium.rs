@@ -152,6 +152,11 @@ pub struct Udgm {
     out: Vec<Vec<Edge>>,
     ranges: Ranges,
     success_ratio_tx: f64,
+    /// A reception draws: some probability in range is below 1 (`SUCCESS_RATIO_RX` below 1, or
+    /// a zero range, where [`rx_success_probability`] is 0), or the TX draws share the stream
+    /// (`SUCCESS_RATIO_TX` below 1: skipping the RX draws would shift every later TX draw and
+    /// change results). See [`Udgm::start_tx`].
+    rx_draws: bool,
     radios: Vec<Radio>,
     received: Vec<u16>,
     stats: MediumStats,
@@ -185,6 +190,7 @@ impl Udgm {
                 cca_threshold_dbm,
             },
             success_ratio_tx,
+            rx_draws: !(success_ratio_rx >= 1.0 && success_ratio_tx >= 1.0 && tx_range_m > 0.0),
             radios: vec![idle; positions.len()],
             received: Vec::new(),
             stats: MediumStats::default(),
@@ -270,12 +276,15 @@ impl Udgm {
             self.stats.tx_failures += 1;
             return;
         }
-        for i in 0..self.out[sender as usize].len() {
-            let e = self.out[sender as usize][i];
-            let r = &mut self.radios[e.to as usize];
+        let radios = &mut self.radios;
+        for e in &self.out[sender as usize] {
+            let r = &mut radios[e.to as usize];
             if e.in_tx_range && !r.transmitting && r.signals == 0 {
-                // Idle radio in range: UDGM's RX draw.
-                if rng.uniform01() > e.rx_probability {
+                // Idle radio in range: UDGM's RX draw. With both success ratios 1 every
+                // probability in range is exactly 1, which no draw in [0, 1) exceeds, and
+                // nothing else draws from the medium's stream: the draws would decide
+                // nothing, so none is made, as for the TX draw at ratio 1.
+                if self.rx_draws && rng.uniform01() > e.rx_probability {
                     self.stats.rx_failures += 1;
                 } else {
                     r.rx_from = sender;
@@ -301,9 +310,9 @@ impl Udgm {
             s.tx_failed = false;
             return &self.received;
         }
-        for i in 0..self.out[sender as usize].len() {
-            let e = self.out[sender as usize][i];
-            let r = &mut self.radios[e.to as usize];
+        let (radios, received) = (&mut self.radios, &mut self.received);
+        for e in &self.out[sender as usize] {
+            let r = &mut radios[e.to as usize];
             r.signals -= 1;
             if e.cca {
                 r.cca_signals -= 1;
@@ -311,7 +320,7 @@ impl Udgm {
             }
             if r.rx_from == sender {
                 if r.rx_ok {
-                    self.received.push(e.to);
+                    received.push(e.to);
                 }
                 r.rx_from = NONE;
                 r.rx_ok = false;

@@ -1,6 +1,7 @@
 //! On-the-wire sizes of RPL's control messages (ICMPv6 type 155, RFC 6550 §6) as Contiki 3.0
 //! builds them (`core/net/rpl/rpl-icmp6.c`, `dio_output`, `dao_output`), after 6LoWPAN IPHC
-//! (RFC 6282), so control traffic occupies the channel for the right air time.
+//! (RFC 6282), so control traffic occupies the channel for the right air time; the MAC frame
+//! around them is the mesh's (`mac::header_bytes`, `mac::broadcast_psdu_bytes`).
 //!
 //! * DIO, multicast to ff02::1a from a link-local address: ICMPv6 header 4 + DIO base 24
 //!   (instance, version, rank 2, G/MOP/Prf, DTSN, flags, reserved, DODAGID 16) + DODAG
@@ -42,14 +43,6 @@ pub const fn dao_payload_bytes() -> u32 {
     DAO_ICMP_BYTES + DAO_IPHC_BYTES
 }
 
-/// PSDU of a broadcast frame with `payload` bytes: the destination is the 2-byte broadcast
-/// short address 0xFFFF, the source `src_bytes` (8 with 64-bit addresses).
-pub const fn broadcast_psdu_bytes(payload: u32, short_addresses: bool) -> u32 {
-    let src = if short_addresses { 2 } else { 8 };
-    // FCF 2 + sequence 1 + PAN 2 + destination 2 + source, then payload and FCS 2.
-    2 + 1 + 2 + 2 + src + payload + super::super::mac::FCS_BYTES
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,9 +53,9 @@ mod tests {
         assert_eq!(dio_payload_bytes(), 80);
         assert_eq!(dao_payload_bytes(), 53);
         assert_eq!(dis_payload_bytes(), 10);
-        assert_eq!(broadcast_psdu_bytes(dis_payload_bytes(), false), 27);
+        assert_eq!(mac::broadcast_psdu_bytes(dis_payload_bytes(), false), 27);
         // DIO: broadcast header 15 + 80 + FCS 2 = 97 B.
-        assert_eq!(broadcast_psdu_bytes(dio_payload_bytes(), false), 97);
+        assert_eq!(mac::broadcast_psdu_bytes(dio_payload_bytes(), false), 97);
         // DAO: unicast header 21 + 53 + FCS 2 = 76 B.
         assert_eq!(
             mac::header_bytes(false) + dao_payload_bytes() + mac::FCS_BYTES,

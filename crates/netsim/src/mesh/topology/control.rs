@@ -347,7 +347,7 @@ impl Mesh {
             Control::Dao { .. } => messages::dao_payload_bytes(),
         };
         let psdu = if to == BROADCAST {
-            messages::broadcast_psdu_bytes(payload, short)
+            mac::broadcast_psdu_bytes(payload, short)
         } else {
             mac::header_bytes(short) + payload + FCS_BYTES
         };
