@@ -30,6 +30,18 @@
 //!   SYN-ACK timer is the request socket's and not counted); `bytes_up`/`bytes_down` =
 //!   `tcpi_bytes_sent` + 40 B per segment of the client / server.
 //! * Not measured: `unnecessary_retransmissions` (0): no ground truth on real packets.
+//!
+//! Why this loop is not the simulator's (`sim::tcp::TcpSim` over a `FlowApp`), though it runs
+//! the same sessions: the simulated loop is driven by netsim's deliveries and per-connection
+//! deadlines, this one by readiness (`poll(2)` over every socket, every flow serviced each
+//! pass); the kernel's stream differs in what a session sees (an accepted socket is already
+//! established and the server's CSM is written at once; end of stream is `read() == 0` after
+//! draining rather than a `CloseWait` state; writes are partial and queued; FIN is a
+//! `shutdown` after the queue drains; failure is a connect or read error, not a state); it
+//! reads finished short-lived clients' sessions too and counts failed requests only on the
+//! current connection; its counters come from `TCP_INFO`. Folding the two would change the
+//! results of one side; a byte-stream trait over `Connection` and the kernel socket, after
+//! those differences are settled here, is the way to one loop.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
