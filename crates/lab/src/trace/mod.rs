@@ -85,8 +85,7 @@ impl TraceOptions {
 }
 
 /// A run that also keeps its trace ([`crate::sim::run_traced`]).
-pub type TracedRunFn =
-    fn(&RunSpec) -> Result<(crate::results::RunResult, RunTrace), RunError>;
+pub type TracedRunFn = fn(&RunSpec) -> Result<(crate::results::RunResult, RunTrace), RunError>;
 
 /// What one traced run kept; written by [`RunTrace::write`].
 #[derive(Debug, Default)]
