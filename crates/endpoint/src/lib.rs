@@ -50,10 +50,12 @@
 //!   RFC 8323 session's server run (unknown or repeated critical options, proxying, Accept).
 //! - [`event`]: [`Transmit`] and the [`Event`] metric taps; the endpoint counts nothing itself.
 //! - [`config`]: [`Config`], the message-layer settings.
-//! - [`tcp`]: RFC 8323 sessions (CoAP over one TCP connection): [`tcp::Session`], with its
-//!   write queue (`tcp::writes`), response encoding (`tcp::response`) and observers and
-//!   observations (`tcp::observe`) as components; its serving (`tcp::serve`) and receiving
-//!   (`tcp::inbound`) are still `impl Session` in their own files (issue 34).
+//! - [`tcp`]: RFC 8323 sessions (CoAP over one TCP connection): [`tcp::Session`] and its one
+//!   `impl` (`tcp::session`), delegating to components that own their state, as
+//!   [`Endpoint`] does: the receive path (`tcp::inbound`: stream reader, CSM and signals),
+//!   the client side (`tcp::client`: requests, Block2 follow-ups, Pings, observations held),
+//!   the serving side (`tcp::serve`), the write queue (`tcp::writes`), response encoding
+//!   (`tcp::response`) and observers and observations (`tcp::observe`).
 //! - [`http`]: HTTP's sibling of the CoAP endpoint for the simulator: byte-exact HTTP/1.1 and
 //!   HTTP/2 (h2c) message models of one download (docs/experiments.md §8e), carried by the
 //!   TCP model like an RFC 8323 session.

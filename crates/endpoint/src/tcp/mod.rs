@@ -2,11 +2,18 @@
 //! The TCP itself is not here (netsim models it; emu uses the kernel's): bytes come in
 //! through [`Session::handle_stream_bytes`] and go out as [`Write`]s.
 //!
-//! - `session` ([`Session`]): state, call order, the stream reader that parses frames in
-//!   place with [`coaplab_wire::frame::Frame::decode_stream`].
-//! - `inbound` (private): the CSM rules (§5.3: the first message must be a CSM; a bad one
-//!   aborts with Bad-CSM-Option), Ping/Pong (§5.4), Release (§5.5), Abort (§5.6), and
-//!   responses matched by token.
+//! - `session` ([`Session`]): the one `impl Session`: the components it holds, the public
+//!   call surface, and the dispatch of each received frame (signals to `inbound`, requests
+//!   to `serve`, responses to `client`). Each method delegates to the component that owns
+//!   the state, passing the others it needs (split borrows, as [`crate::Endpoint`] does).
+//! - `inbound` (private): the receive path: the stream reader that parses frames in place
+//!   with [`coaplab_wire::frame::Frame::decode_stream`] (a response's payload counted, not
+//!   kept, without [`SessionConfig::keep_bodies`]), the CSM rules (§5.3: the first message
+//!   must be a CSM; a bad one aborts with Bad-CSM-Option), Ping/Pong (§5.4), Release (§5.5)
+//!   and Abort (§5.6).
+//! - `client` (private): the client side: requests and their tokens, responses matched by
+//!   token and followed block by block (Block2, RFC 7959 §2.4; BERT, §6), our Pings, the
+//!   observations we hold.
 //! - `serve` (private): requests answered by the UDP server's [`crate::Router`] resources, as
 //!   one frame each, however large; a generated body is produced only while it is written
 //!   ([`Session::poll_write_chunk`]), so memory stays bounded whatever its size.
@@ -29,6 +36,7 @@
 pub mod config;
 pub mod event;
 
+mod client;
 mod inbound;
 mod observe;
 mod response;

@@ -1,25 +1,28 @@
-//! The [`Session`] type: state, the public call surface and the stream reader.
+//! The [`Session`] type and its one `impl`: the components it holds (`inbound.rs`,
+//! `client.rs`, `serve.rs`, `writes.rs`), the public call surface, and the dispatch of each
+//! received frame. Each method delegates to the component that owns the state, passing the
+//! others it needs (split borrows); aborting and ending, which touch them all, stay here.
 
 use std::collections::VecDeque;
 
 use coaplab_cc::time::Instant;
-use coaplab_wire::frame::{Decoded, Frame, FrameBuf};
-use coaplab_wire::option::{number, ReadOptions};
-use coaplab_wire::signal::{Signal, SignalMessage, DEFAULT_MAX_MESSAGE_SIZE};
-use coaplab_wire::Token;
+use coaplab_wire::frame::Frame;
+use coaplab_wire::signal::{Signal, SignalMessage};
+use coaplab_wire::{Code, DecodeError, Token};
 
 use crate::event::RequestId;
 use crate::observe::client::with_observe;
 use crate::request::Request;
-use crate::resource::{segments, Router};
+use crate::resource::Router;
+use crate::tcp::client::Client;
 use crate::tcp::config::{SessionConfig, SessionConfigError};
 use crate::tcp::event::{
-    GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, Write, WriteChunk,
-    WriteKind,
+    GeneratedBody, RequestError, SessionEvent, SessionFailReason, Side, StreamIgnoreReason, Write,
+    WriteChunk, WriteKind,
 };
-use crate::tcp::observe::Watches;
+use crate::tcp::inbound::{Inbound, Verdict};
 use crate::tcp::serve::Server;
-use crate::tcp::writes::{Queued, Sink, Writes};
+use crate::tcp::writes::{Sink, Writes};
 
 /// Where the session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,30 +33,6 @@ pub(crate) enum State {
     Released,
     /// Closed gracefully or aborted: input is ignored, the connection should be closed.
     Ended,
-}
-
-/// A request waiting for its response.
-#[derive(Debug, Clone)]
-pub(crate) struct Outstanding {
-    pub(crate) token: Token,
-    pub(crate) request: RequestId,
-    pub(crate) started: Instant,
-    /// What a Block2 follow-up needs (only with [`SessionConfig::block_wise_transfer`]).
-    pub(crate) follow: Option<Box<Follow>>,
-    /// A deregistration (GET with Observe 1, RFC 7641 §3.6) on the token of an observation:
-    /// a response still carrying Observe is a late notification, not its answer.
-    pub(crate) deregistration: bool,
-}
-
-/// A request whose response may come block-wise (RFC 7959 §2.4, BERT: RFC 8323 §6): its
-/// method and options, for the next block's request, and the body so far.
-#[derive(Debug, Clone)]
-pub(crate) struct Follow {
-    pub(crate) method: coaplab_wire::Code,
-    pub(crate) options: coaplab_wire::OptionList,
-    pub(crate) body: Vec<u8>,
-    /// Frame bytes of the responses so far.
-    pub(crate) frame_bytes: usize,
 }
 
 /// A sans-IO RFC 8323 session: CoAP over one reliable byte stream (one TCP connection),
@@ -116,87 +95,36 @@ pub(crate) struct Follow {
 #[derive(Debug)]
 pub struct Session {
     pub(crate) config: SessionConfig,
+    pub(crate) state: State,
+    /// The receive path: the peer's CSM, Release, and the frame being read.
+    pub(crate) inbound: Inbound,
+    /// The client side: requests and Pings awaiting answers, observations held.
+    pub(crate) client: Client,
     /// The serving side: resources, Block1 uploads, observers.
     pub(crate) server: Server,
-    pub(crate) state: State,
-    /// The peer's CSM arrived (RFC 8323 §5.3: it must be the first message).
-    pub(crate) csm_received: bool,
-    /// The peer's Max-Message-Size in force for what we send.
-    pub(crate) peer_max_message_size: u32,
-    /// The peer sent Release.
-    pub(crate) peer_released: bool,
-    /// The front of a frame not yet complete. Holds at most one frame: bytes are appended
-    /// only as far as the frame needs, and complete frames are parsed in place from the
-    /// caller's slice, so no frame is copied twice.
-    pub(crate) rx: Vec<u8>,
-    /// The frame in `rx` is a response whose payload is counted, not kept (no
-    /// [`SessionConfig::keep_bodies`]): `rx` holds its front up to the payload marker.
-    pub(crate) elided: Option<Elided>,
     /// The write queue and its buffer pool.
     pub(crate) writes: Writes,
     pub(crate) events: VecDeque<SessionEvent>,
-    pub(crate) outstanding: Vec<Outstanding>,
-    /// Our Pings awaiting a Pong: token and send time.
-    pub(crate) pings: Vec<(Token, Instant)>,
-    pub(crate) next_token: u64,
-    pub(crate) next_request_id: u64,
-    /// When the last bytes from the peer arrived.
-    pub(crate) heard_at: Option<Instant>,
-    /// Observations we hold (client side).
-    pub(crate) watches: Watches,
 }
-
-/// A response frame whose payload is being skipped ([`Session::elided`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Elided {
-    /// The whole frame's length.
-    total: usize,
-    /// Its payload's length.
-    payload_len: usize,
-    /// Payload bytes still to arrive.
-    left: usize,
-}
-
-/// What becomes of an incomplete frame's payload ([`Session::payload_fate`]).
-enum Payload {
-    /// Kept: the frame is buffered whole, at its exact length.
-    Keep,
-    /// Counted, not kept: the front up to the payload marker (this many bytes) is kept.
-    Skip(usize, Elided),
-    /// Not known until more of the frame's front arrives: buffered as it comes.
-    Unknown,
-}
-
-/// The largest buffer of a partial frame kept for the next one once its frame is complete.
-const RX_KEEP_BYTES: usize = 4 * 1024;
 
 impl Session {
     /// A session on a freshly set-up connection; our CSM is queued as the first write.
     pub fn new(config: SessionConfig, router: Router) -> Result<Session, SessionConfigError> {
         config.validate()?;
         let mut s = Session {
-            next_token: config.first_token,
+            client: Client::new(config.first_token),
             config,
-            server: Server::new(router),
             state: State::Open,
-            csm_received: false,
-            peer_max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            peer_released: false,
-            rx: Vec::new(),
-            elided: None,
+            inbound: Inbound::new(),
+            server: Server::new(router),
             writes: Writes::default(),
             events: VecDeque::new(),
-            outstanding: Vec::new(),
-            pings: Vec::new(),
-            next_request_id: 0,
-            heard_at: None,
-            watches: Watches::default(),
         };
         let csm = SignalMessage::new(Signal::Csm {
             max_message_size: s.config.max_message_size,
             block_wise_transfer: s.config.block_wise_transfer,
         });
-        s.queue_signal(&csm);
+        s.writes.push_signal(&csm);
         Ok(s)
     }
 
@@ -212,22 +140,22 @@ impl Session {
 
     /// The peer's Max-Message-Size applied to what we send (1,152 B until its CSM).
     pub fn peer_max_message_size(&self) -> u32 {
-        self.peer_max_message_size
+        self.inbound.peer_max_message_size
     }
 
     /// True once the peer's CSM arrived.
     pub fn csm_received(&self) -> bool {
-        self.csm_received
+        self.inbound.csm_received
     }
 
     /// Requests waiting for a response.
     pub fn outstanding(&self) -> usize {
-        self.outstanding.len()
+        self.client.outstanding()
     }
 
     /// Bytes of an incomplete frame held in the receive buffer.
     pub fn buffered_bytes(&self) -> usize {
-        self.rx.len()
+        self.inbound.framing.rx.len()
     }
 
     /// Bytes the write queue holds in memory: every queued message's encoded bytes, plus
@@ -257,10 +185,8 @@ impl Session {
     /// in use however quiet). After [`Session::release`], the moment to [`Session::close`].
     pub fn is_idle(&self) -> bool {
         self.server.observers().is_empty()
-            && self.watches.is_empty()
-            && self.outstanding.is_empty()
-            && self.pings.is_empty()
-            && self.rx.is_empty()
+            && self.client.is_idle()
+            && self.inbound.framing.rx.is_empty()
             && self.writes.is_empty()
     }
 
@@ -276,7 +202,7 @@ impl Session {
         if self.state != State::Open || !self.is_idle() || !self.server.no_uploads() {
             return None;
         }
-        Some(self.heard_at.unwrap_or(opened))
+        Some(self.inbound.heard_at.unwrap_or(opened))
     }
 
     /// Since when the peer owes us bytes, for a short handshake timeout that an idle timeout
@@ -291,13 +217,13 @@ impl Session {
         if self.state == State::Ended {
             return None;
         }
-        if !self.csm_received {
+        if !self.inbound.csm_received {
             return Some(opened);
         }
-        if self.rx.is_empty() {
+        if self.inbound.framing.rx.is_empty() {
             return None;
         }
-        Some(self.heard_at.unwrap_or(opened))
+        Some(self.inbound.heard_at.unwrap_or(opened))
     }
 
     /// Sends Abort (RFC 8323 §5.6) with `diagnostic` and ends the session: outstanding
@@ -324,74 +250,24 @@ impl Session {
     }
 
     /// [`Session::request`] with a fresh token, or with `deregister`'s: an observation's,
-    /// for its deregistration (`crate::tcp::observe`).
-    pub(crate) fn send_request(
+    /// for its deregistration.
+    fn send_request(
         &mut self,
         now: Instant,
         request: &Request,
         deregister: Option<Token>,
     ) -> Result<RequestId, RequestError> {
-        if self.state != State::Open || self.peer_released {
+        if !self.may_request() {
             return Err(RequestError::NotOpen);
         }
-        let token = match deregister {
-            Some(t) => t,
-            None => self.alloc_token()?,
-        };
-        let mut frame = FrameBuf::new(request.method, token);
-        for seg in segments(&request.path) {
-            if seg.len() > 255 {
-                return Err(RequestError::Unencodable);
-            }
-            frame.options.push(number::URI_PATH, seg.as_bytes());
-        }
-        for arg in &request.query {
-            if arg.len() > 255 {
-                return Err(RequestError::Unencodable);
-            }
-            frame.options.push(number::URI_QUERY, arg.as_bytes());
-        }
-        for (n, v) in request.options.iter() {
-            frame.options.push(n, v);
-        }
-        frame.payload.clone_from(&request.payload);
-        let len = frame.encoded_len();
-        if len > self.peer_max_message_size as usize {
-            return Err(RequestError::TooLarge {
-                len,
-                max: self.peer_max_message_size,
-            });
-        }
-        let mut bytes = self.writes.buffer();
-        // Room for the frame plus the encoder's header slack (Len/TKL, 4-B length, code).
-        bytes.resize(len + 6, 0);
-        let n = frame
-            .encode(&mut bytes)
-            .map_err(|_| RequestError::Unencodable)?;
-        bytes.truncate(n);
-        let request_method = request.method;
-        let request = RequestId(self.next_request_id);
-        self.next_request_id += 1;
-        if deregister.is_none() {
-            self.next_token = self.next_token.wrapping_add(1);
-        }
-        let follow = self.config.block_wise_transfer.then(|| {
-            Box::new(Follow {
-                method: request_method,
-                options: frame.options.clone(),
-                body: Vec::new(),
-                frame_bytes: 0,
-            })
-        });
-        self.outstanding.push(Outstanding {
-            token,
-            request,
-            started: now,
-            follow,
-            deregistration: deregister.is_some(),
-        });
-        self.queue_request(now, request, token, bytes);
-        Ok(request)
+        let (client, config, sink) = self.client();
+        client.send_request(now, request, deregister, config, sink)
+    }
+
+    /// New requests may go out: we did not send Release, nor did the peer, and the session
+    /// has not ended.
+    fn may_request(&self) -> bool {
+        self.state == State::Open && !self.inbound.peer_released
     }
 
     /// Sends a Ping (RFC 8323 §5.4) with a fresh token; the Pong echoes it. Returns the
@@ -400,13 +276,8 @@ impl Session {
         if self.state == State::Ended {
             return None;
         }
-        let token = self.alloc_token().ok()?;
-        self.next_token = self.next_token.wrapping_add(1);
-        self.pings.push((token, now));
-        let mut ping = SignalMessage::new(Signal::Ping { custody });
-        ping.token = token;
-        self.queue_signal(&ping);
-        Some(token)
+        self.client
+            .ping(now, custody, self.config.token_len, &mut self.writes)
     }
 
     /// Sends Release (RFC 8323 §5.5): we want to close gracefully. No new requests go out;
@@ -416,10 +287,11 @@ impl Session {
             return;
         }
         self.state = State::Released;
-        self.queue_signal(&SignalMessage::new(Signal::Release {
-            alternative_addresses: Vec::new(),
-            hold_off_s,
-        }));
+        self.writes
+            .push_signal(&SignalMessage::new(Signal::Release {
+                alternative_addresses: Vec::new(),
+                hold_off_s,
+            }));
     }
 
     /// Ends the session with a plain FIN (docs/experiments.md §5.1: no Release);
@@ -435,143 +307,25 @@ impl Session {
     }
 
     /// Bytes the stream delivered, in order, split anywhere.
-    pub fn handle_stream_bytes(&mut self, now: Instant, mut bytes: &[u8]) {
+    pub fn handle_stream_bytes(&mut self, now: Instant, bytes: &[u8]) {
         if !bytes.is_empty() {
-            self.heard_at = Some(now);
+            self.inbound.heard_at = Some(now);
         }
-        // Complete the frame begun by an earlier call, taking only the bytes it needs.
-        while !self.rx.is_empty() && !bytes.is_empty() && self.state != State::Ended {
-            if let Some(e) = self.elided.as_mut() {
-                let take = e.left.min(bytes.len());
-                e.left -= take;
-                bytes = &bytes[take..];
-                if e.left == 0 {
-                    self.finish_elided(now);
-                }
-                continue;
-            }
-            let limit = self.config.receive_limit();
-            let need = match Frame::decode_stream(&self.rx, limit) {
-                Ok(Decoded::NeedMore(n)) => n,
-                Ok(Decoded::Frame { .. }) => 0,
-                Err(e) => return self.malformed(now, e),
-            };
-            let take = need.min(bytes.len());
-            // Exactly the frame's length once its header is known: a large frame is held
-            // once, without a doubling vector's slack (unless its payload may be skipped,
-            // which is known only once its options are in).
-            if self.config.keep_bodies {
-                self.rx.reserve_exact(need);
-            }
-            self.rx.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            let rx = std::mem::take(&mut self.rx);
-            let done = match Frame::decode_stream(&rx, limit) {
-                Ok(Decoded::Frame { frame, consumed }) => {
-                    self.on_frame(now, &frame, consumed, frame.payload.len());
-                    true
-                }
-                Ok(Decoded::NeedMore(more)) => {
-                    self.rx = rx;
-                    // Room for the whole frame: it is kept, decided already.
-                    if self.rx.capacity() < self.rx.len() + more {
-                        match self.payload_fate(&self.rx) {
-                            Payload::Skip(head_len, e) => {
-                                self.rx.truncate(head_len);
-                                self.rx.shrink_to(RX_KEEP_BYTES);
-                                self.elided = Some(e);
-                            }
-                            Payload::Keep => self.rx.reserve_exact(more),
-                            Payload::Unknown => {}
-                        }
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    self.rx = rx;
-                    return self.malformed(now, e);
-                }
-            };
-            self.rx = rx;
-            if done {
-                self.rx.clear();
-                if self.rx.capacity() > RX_KEEP_BYTES {
-                    // A large frame's buffer is not kept for the session's lifetime.
-                    self.rx = Vec::new();
-                }
-            }
-        }
-        // Whole frames straight from the caller's bytes; a partial tail is kept.
-        while !bytes.is_empty() && self.state != State::Ended {
-            match Frame::decode_stream(bytes, self.config.receive_limit()) {
-                Ok(Decoded::Frame { frame, consumed }) => {
-                    self.on_frame(now, &frame, consumed, frame.payload.len());
-                    bytes = &bytes[consumed..];
-                }
-                Ok(Decoded::NeedMore(more)) => {
-                    match self.payload_fate(bytes) {
-                        Payload::Skip(head_len, e) => {
-                            self.rx.extend_from_slice(&bytes[..head_len]);
-                            self.elided = Some(e);
-                        }
-                        Payload::Keep => {
-                            self.rx.reserve_exact(bytes.len() + more);
-                            self.rx.extend_from_slice(bytes);
-                        }
-                        Payload::Unknown => self.rx.extend_from_slice(bytes),
-                    }
-                    return;
-                }
-                Err(e) => return self.malformed(now, e),
-            }
-        }
-    }
-
-    /// For the front of an incomplete frame: whether its payload is to be kept or can be
-    /// counted instead. Only a response's can, when bodies are not kept, and not a Block2
-    /// block's (whose bytes make up the body the next block is asked for by): its payload is
-    /// only ever measured.
-    fn payload_fate(&self, front: &[u8]) -> Payload {
-        if self.config.keep_bodies {
-            return Payload::Keep;
-        }
-        let Some(start) = Frame::decode_start(front, self.config.receive_limit()) else {
-            // Not all of code, token and options yet (or a frame without payload, whose
-            // length the header bounds).
-            return Payload::Unknown;
-        };
-        if !start.frame.code.is_response() || start.frame.has(number::BLOCK2) {
-            return Payload::Keep;
-        }
-        Payload::Skip(
-            start.head_len,
-            Elided {
-                total: start.total,
-                payload_len: start.payload_len(),
-                left: start.total - front.len(),
-            },
-        )
-    }
-
-    /// The last byte of an elided frame arrived: handles it with an empty payload and that
-    /// payload's length.
-    fn finish_elided(&mut self, now: Instant) {
-        let Some(e) = self.elided.take() else {
+        if self.state == State::Ended {
             return;
-        };
-        let rx = std::mem::take(&mut self.rx);
-        let start = Frame::decode_start(&rx, self.config.receive_limit());
-        // `rx` is the front `payload_fate` accepted, so it reads the same again.
-        debug_assert!(start.is_some(), "an elided frame's front no longer decodes");
-        if let Some(start) = start {
-            let frame = Frame {
-                payload: &[],
-                ..start.frame
-            };
-            self.on_frame(now, &frame, e.total, e.payload_len);
         }
-        self.rx = rx;
-        self.rx.clear();
+        let (limit, keep_bodies) = (self.config.receive_limit(), self.config.keep_bodies);
+        // The reader is taken out so each frame can be handled by the whole session; one
+        // that ends the session stops it with the reader already empty.
+        let mut framing = std::mem::take(&mut self.inbound.framing);
+        let read = framing.read(bytes, limit, keep_bodies, &mut |frame, len, payload_len| {
+            self.on_frame(now, frame, len, payload_len);
+            self.state != State::Ended
+        });
+        self.inbound.framing = framing;
+        if let Err(e) = read {
+            self.malformed(now, e);
+        }
     }
 
     /// The next write for the connection, in order: one whole message (what is left of it
@@ -633,7 +387,7 @@ impl Session {
 
     /// Observations held on this session (client side).
     pub fn observations(&self) -> usize {
-        self.watches.len()
+        self.client.observations()
     }
 
     /// When [`Session::handle_timeout`] is due next: the next change of an observed
@@ -658,11 +412,7 @@ impl Session {
     /// [`SessionEvent::Notification`]s. Errors as [`Session::request`].
     pub fn observe(&mut self, now: Instant, request: &Request) -> Result<RequestId, RequestError> {
         let id = self.send_request(now, &with_observe(request, 0), None)?;
-        let Some(token) = self.outstanding.last().map(|o| o.token) else {
-            return Err(RequestError::NotOpen);
-        };
-        self.watches.add(token, id);
-        Ok(id)
+        self.client.watch_last(id)
     }
 
     /// Ends the observation started as `request` with a GET carrying Observe 1 and its token
@@ -676,7 +426,7 @@ impl Session {
         request: RequestId,
         get: &Request,
     ) -> Result<RequestId, RequestError> {
-        let token = self.watches.cancel(request).ok_or(RequestError::NotOpen)?;
+        let token = self.client.unwatch(request).ok_or(RequestError::NotOpen)?;
         self.send_request(now, &with_observe(get, 1), Some(token))
     }
 
@@ -685,10 +435,21 @@ impl Session {
         let sink = Sink {
             writes: &mut self.writes,
             events: &mut self.events,
-            max_frame_bytes: self.peer_max_message_size as usize,
+            max_frame_bytes: self.inbound.peer_max_message_size as usize,
             max_queued_bytes: self.config.max_queued_bytes,
         };
         (&mut self.server, sink)
+    }
+
+    /// The client side, the settings, and where its requests go (split borrows).
+    fn client(&mut self) -> (&mut Client, &SessionConfig, Sink<'_>) {
+        let sink = Sink {
+            writes: &mut self.writes,
+            events: &mut self.events,
+            max_frame_bytes: self.inbound.peer_max_message_size as usize,
+            max_queued_bytes: self.config.max_queued_bytes,
+        };
+        (&mut self.client, &self.config, sink)
     }
 
     /// The next event.
@@ -697,85 +458,110 @@ impl Session {
         self.events.pop_front()
     }
 
-    /// A token of the configured length not used by an outstanding request or Ping.
-    fn alloc_token(&mut self) -> Result<Token, RequestError> {
-        let len = self.config.token_len;
-        let space = if len >= 8 {
-            u64::MAX
-        } else {
-            1u64 << (8 * len)
-        };
-        let in_use = self.outstanding.len() + self.pings.len() + self.watches.len();
-        if in_use as u64 >= space {
-            return Err(RequestError::TokensExhausted);
-        }
-        // At most `in_use` of any `in_use + 1` consecutive values are busy.
-        loop {
-            let t = Token::from_u64(self.next_token, len);
-            let busy = self.outstanding.iter().any(|o| o.token == t)
-                || self.pings.iter().any(|(p, _)| *p == t)
-                || self.watches.uses(t);
-            if !busy {
-                return Ok(t);
-            }
-            self.next_token = self.next_token.wrapping_add(1);
-        }
-    }
-
-    /// Queues a signalling message as one write.
-    /// Queues the encoded request `bytes` for writing and reports it sent.
-    pub(crate) fn queue_request(
-        &mut self,
-        now: Instant,
-        request: RequestId,
-        token: Token,
-        bytes: Vec<u8>,
-    ) {
-        self.events.push_back(SessionEvent::RequestSent {
-            request,
-            token,
-            bytes: bytes.len(),
-            at: now,
-        });
-        self.writes.push(Queued {
-            bytes,
-            tail: None,
-            kind: WriteKind::Request(request),
-            notification: None,
-        });
-    }
-
-    pub(crate) fn queue_signal(&mut self, msg: &SignalMessage) {
-        // Our own signals always encode: options and diagnostics are bounded.
-        let bytes = msg.to_frame().to_bytes().unwrap_or_default();
-        self.writes.push(Queued {
-            bytes,
-            tail: None,
-            kind: WriteKind::Signal(msg.code()),
-            notification: None,
-        });
-    }
-
     /// Ends the session, failing every outstanding request.
     pub(crate) fn end(&mut self, now: Instant, reason: SessionFailReason) {
         if self.state == State::Ended {
             return;
         }
         self.state = State::Ended;
-        self.rx.clear();
-        self.elided = None;
-        self.pings.clear();
+        self.inbound.framing.clear();
         self.server.end(&mut self.events, now);
-        self.watches.clear();
-        for o in std::mem::take(&mut self.outstanding) {
-            self.events.push_back(SessionEvent::RequestFailed {
-                request: o.request,
-                reason,
-                at: now,
-            });
-        }
+        self.client.end(&mut self.events, now, reason);
         if let SessionFailReason::Closed(by) = reason {
             self.events.push_back(SessionEvent::Closed { by, at: now });
         }
+    }
+
+    /// One complete frame of `len` bytes whose payload is `payload_len` bytes: `frame.payload`'s
+    /// length, or more for a response whose payload was counted, not kept
+    /// ([`SessionConfig::keep_bodies`] off), and handed in empty. Signals go to the receive
+    /// path, requests to the server, responses to the client.
+    fn on_frame(&mut self, now: Instant, frame: &Frame<'_>, len: usize, payload_len: usize) {
+        if !self.inbound.csm_received && frame.code != Code::CSM {
+            // RFC 8323 §5.3: "Missing or invalid CSMs result in the connection being aborted."
+            return self.abort(now, None, "the first message must be a CSM");
+        }
+        let code = frame.code;
+        if code.is_signal() {
+            let verdict = self.inbound.on_signal(
+                now,
+                frame,
+                &mut self.client,
+                &mut self.writes,
+                &mut self.events,
+            );
+            return match verdict {
+                Verdict::Done => {}
+                Verdict::Abort {
+                    bad_csm_option,
+                    diagnostic,
+                } => self.abort(now, bad_csm_option, diagnostic),
+                Verdict::PeerAbort {
+                    bad_csm_option,
+                    diagnostic,
+                } => self.peer_abort(now, bad_csm_option, diagnostic),
+            };
+        }
+        if code.is_empty() {
+            // RFC 8323 §3.3: an empty message (a keepalive) is ignored.
+            return;
+        }
+        if code.is_request() {
+            if self.state != State::Open && self.state != State::Released {
+                return self.ignore(now, StreamIgnoreReason::AfterEnd);
+            }
+            let (server, sink) = self.server();
+            return server.serve(sink, now, frame, len);
+        }
+        if code.is_response() {
+            let (client, config, sink) = self.client();
+            if let Err(diagnostic) = client.on_response(now, frame, len, payload_len, config, sink)
+            {
+                self.abort(now, None, diagnostic);
+            }
+            return;
+        }
+        self.ignore(now, StreamIgnoreReason::ReservedCode);
+    }
+
+    fn peer_abort(&mut self, now: Instant, bad_csm_option: Option<u16>, diagnostic: &[u8]) {
+        self.end(now, SessionFailReason::Aborted(Side::Peer));
+        self.events.push_back(SessionEvent::Aborted {
+            by: Side::Peer,
+            bad_csm_option,
+            diagnostic: String::from_utf8_lossy(diagnostic).into_owned(),
+            at: now,
+        });
+    }
+
+    /// Sends Abort (RFC 8323 §5.6) and ends the session.
+    fn abort(&mut self, now: Instant, bad_csm_option: Option<u16>, diagnostic: &str) {
+        let mut msg = SignalMessage::new(Signal::Abort { bad_csm_option });
+        msg.diagnostic = diagnostic.as_bytes().to_vec();
+        self.writes.push_signal(&msg);
+        self.end(now, SessionFailReason::Aborted(Side::Local));
+        self.events.push_back(SessionEvent::Aborted {
+            by: Side::Local,
+            bad_csm_option,
+            diagnostic: diagnostic.to_owned(),
+            at: now,
+        });
+    }
+
+    /// Bytes that cannot be a frame: the stream cannot be resynchronised, so abort.
+    fn malformed(&mut self, now: Instant, error: DecodeError) {
+        self.events
+            .push_back(SessionEvent::Malformed { error, at: now });
+        let diagnostic = match error {
+            // RFC 8323 §5.3.1: the peer ignored the Max-Message-Size of our CSM.
+            DecodeError::FrameTooLarge { .. } => "message larger than our Max-Message-Size",
+            _ => "malformed frame",
+        };
+        self.abort(now, None, diagnostic);
+    }
+
+    fn ignore(&mut self, now: Instant, reason: StreamIgnoreReason) {
+        self.events
+            .push_back(SessionEvent::Ignored { reason, at: now });
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use coaplab_wire::signal::SignalMessage;
 use coaplab_wire::Token;
 
 use crate::resource::Body;
@@ -44,7 +45,7 @@ impl Queued {
     }
 }
 
-/// Where a session's server puts its responses and notifications: the write queue and its
+/// Where a session's server and client put what they send: the write queue and its
 /// limits, and the session's events.
 pub(crate) struct Sink<'a> {
     pub(crate) writes: &'a mut Writes,
@@ -117,6 +118,18 @@ impl Writes {
     pub(crate) fn push(&mut self, q: Queued) {
         self.queued_bytes += q.cost();
         self.queue.push_back(q);
+    }
+
+    /// Queues a signalling message as one write.
+    pub(crate) fn push_signal(&mut self, msg: &SignalMessage) {
+        // Our own signals always encode: options and diagnostics are bounded.
+        let bytes = msg.to_frame().to_bytes().unwrap_or_default();
+        self.push(Queued {
+            bytes,
+            tail: None,
+            kind: WriteKind::Signal(msg.code()),
+            notification: None,
+        });
     }
 
     /// An empty buffer, from the pool when it has one.

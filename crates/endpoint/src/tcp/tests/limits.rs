@@ -235,9 +235,13 @@ fn parts_put_together_are_the_whole_messages_and_a_generated_body_is_not_produce
     // is counted as it arrives), never a buffer of the frame's size.
     for piece in got[0].chunks(1000) {
         c2.handle_stream_bytes(t(3), piece);
-        assert!(c2.rx.capacity() <= 1000, "{}", c2.rx.capacity());
+        assert!(
+            c2.inbound.framing.rx.capacity() <= 1000,
+            "{}",
+            c2.inbound.framing.rx.capacity()
+        );
     }
-    assert!(c2.rx.is_empty());
+    assert!(c2.inbound.framing.rx.is_empty());
     assert!(events(&mut c2).iter().any(|e| matches!(
         e,
         SessionEvent::RequestCompleted {

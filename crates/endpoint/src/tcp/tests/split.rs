@@ -51,7 +51,7 @@ fn feed_chunks(cl: &mut Session, down: &[u8], chunk: usize) -> (Vec<SessionEvent
     let mut most = 0;
     for piece in down.chunks(chunk) {
         cl.handle_stream_bytes(t(1), piece);
-        most = most.max(cl.rx.capacity());
+        most = most.max(cl.inbound.framing.rx.capacity());
     }
     (events(cl), most)
 }
@@ -99,7 +99,7 @@ fn a_response_payload_not_kept_is_counted_not_buffered() {
     let mut room = 0;
     for piece in down.chunks(1_448) {
         cl.handle_stream_bytes(t(1), piece);
-        room = room.max(cl.rx.capacity());
+        room = room.max(cl.inbound.framing.rx.capacity());
     }
     assert_eq!(events(&mut cl), whole_kept);
     // Held at its exact length, without a doubling vector's slack.
