@@ -593,45 +593,51 @@ def run_grid(seconds=1080.0, seed=1, payload=25, reply=4, interval=0.4):
     return dict(line.split("=", 1) for line in text.strip().splitlines())
 
 
-def run_grid_segments(total_s=1080.0, segment_s=60.0, first_seed=1, max_tries=100):
+def run_segments(run, total_s=1080.0, segment_s=60.0, first_seed=1, max_tries=100):
     """The timing case as consecutive `segment_s` runs (seeds first_seed, first_seed + 1, ...)
-    until `total_s` simulated seconds ran, each in a forked child of this process (cppyy
-    compiles once). ns-3.44's lr-wpan aborts some runs of this load (an NS_ASSERT in
-    LrWpanPhy::CheckInterference: BUSY_RX without a current packet); an aborted segment is
-    counted and replaced by the next seed. Returns (segments' figures, aborted seeds)."""
-    import json
-
-    ns3_module()
+    until `total_s` simulated seconds ran. `run(seconds, seed)` gives a segment's figures, or
+    None when it crashed: ns-3.44's lr-wpan aborts some runs of this load (an NS_ASSERT in
+    LrWpanPhy::CheckInterference, a segmentation fault without asserts: BUSY_RX without a
+    current packet); a crashed segment is counted and replaced by the next seed. Returns
+    (segments' figures, crashed seeds)."""
     done, aborted, seed = [], [], first_seed
     while sum(float(d["seconds"]) for d in done) < total_s - 1e-9 and seed < first_seed + max_tries:
         seconds = min(segment_s, total_s - sum(float(d["seconds"]) for d in done))
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            try:
-                figures = run_grid(seconds, seed)
-                figures["seconds"] = str(seconds)
-                figures["seed"] = str(seed)
-                os.write(w, json.dumps(figures).encode())
-            finally:
-                os._exit(0)
-        os.close(w)
-        chunks = []
-        while True:
-            b = os.read(r, 65536)
-            if not b:
-                break
-            chunks.append(b)
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-        text = b"".join(chunks).decode()
-        if status == 0 and text:
-            done.append(json.loads(text))
-        else:
+        figures = run(seconds, seed)
+        if figures is None:
             aborted.append(seed)
+        else:
+            figures["seconds"] = str(seconds)
+            figures["seed"] = str(seed)
+            done.append(figures)
         seed += 1
     return done, aborted
+
+
+def run_grid_forked(seconds, seed):
+    """One segment through the wheel's cppyy, in a forked child of this process (cppyy
+    compiles once; a crash ends only the child); its figures, or None when it crashed."""
+    import json
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.write(w, json.dumps(run_grid(seconds, seed)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    text = b"".join(chunks).decode()
+    return json.loads(text) if status == 0 and text else None
 
 
 #: ns-3 module headers the experiment uses (cppyy's `ns` loads them all; natively they are named).
@@ -744,7 +750,8 @@ def main():
     if case == "grid-segments":
         total = float(rest[0]) if rest else 1080.0
         segment = float(rest[1]) if len(rest) > 1 else 60.0
-        done, aborted = run_grid_segments(total, segment)
+        ns3_module()
+        done, aborted = run_segments(run_grid_forked, total, segment)
         print_segments(done, aborted)
         return
     n = 1
@@ -787,17 +794,7 @@ def native_main(build, args):
         return
     total = float(rest[0]) if rest else 1080.0
     segment = float(rest[1]) if len(rest) > 1 else 60.0
-    done, aborted, seed = [], [], 1
-    while sum(float(d["seconds"]) for d in done) < total - 1e-9 and seed <= 100:
-        seconds = min(segment, total - sum(float(d["seconds"]) for d in done))
-        figures = run_grid_native(exe, seconds, seed)
-        if figures is None:
-            aborted.append(seed)
-        else:
-            figures["seconds"] = str(seconds)
-            figures["seed"] = str(seed)
-            done.append(figures)
-        seed += 1
+    done, aborted = run_segments(lambda seconds, seed: run_grid_native(exe, seconds, seed), total, segment)
     print_segments(done, aborted)
 
 

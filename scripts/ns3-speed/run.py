@@ -177,7 +177,7 @@ def optimized_ns3(build, profile="optimized"):
     if build is None:
         sys.exit(f"ns3-speed: the {profile} anchor needs --ns3-{profile} DIR, the output directory of an "
                  f"ns-3 3.44 build configured with `./ns3 configure --build-profile={profile}` (see "
-                 "docs/BENCHMARKS.md, 'The optimized anchor')")
+                 "docs/BENCHMARKS.md, 'Issue 35, part 4')")
     header = os.path.join(build, "include", "ns3", "core-module.h")
     lib = os.path.join(build, "lib")
     if not os.path.exists(header) or not os.path.isdir(lib):
@@ -228,14 +228,11 @@ def anchors(which, target, optimized_build=None, release_build=None):
     if "debian" in which:
         version = debian_ns3()
         out.append(("debian", ANCHOR_NAMES["debian"].format(v=version.split(".", 1)[-1]), build_star_debian(target)))
-    if "optimized" in which:
-        version, _, _ = optimized_ns3(optimized_build)
-        name = ANCHOR_NAMES["optimized"].format(v=version.split(".", 1)[-1], d=optimized_build)
-        out.append(("optimized", name, build_star_optimized(optimized_build, target)))
-    if "release" in which:
-        version, _, _ = optimized_ns3(release_build, "release")
-        name = ANCHOR_NAMES["release"].format(v=version.split(".", 1)[-1], d=release_build)
-        out.append(("release", name, build_star_optimized(release_build, target, "release")))
+    for profile, build in (("optimized", optimized_build), ("release", release_build)):
+        if profile in which:
+            version, _, _ = optimized_ns3(build, profile)
+            name = ANCHOR_NAMES[profile].format(v=version.split(".", 1)[-1], d=build)
+            out.append((profile, name, build_star_optimized(build, target, profile)))
     return out
 
 
