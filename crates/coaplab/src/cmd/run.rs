@@ -179,6 +179,49 @@ pub(crate) fn run(args: Args) -> ExitCode {
     }
 }
 
+/// [`scenario::warnings`] of every parameter combination: each distinct sentence once, with
+/// the combinations it holds for when not all.
+fn plan_warnings(scenario: &Scenario) -> Vec<String> {
+    let total = scenario.combinations();
+    // Only a mesh has anything to warn about: a star scenario (every one, unless the topology
+    // kind is swept) costs one combination's reading, not all of them (10^4 in a sweep test).
+    let mesh_possible = scenario.axes.iter().any(|a| a.key == "topology.kind")
+        || scenario
+            .config(0)
+            .is_ok_and(|c| matches!(c.topology, scenario::Topology::Mesh(_)));
+    if !mesh_possible {
+        return Vec::new();
+    }
+    let mut seen: Vec<(String, Vec<usize>)> = Vec::new();
+    for c in 0..total {
+        // Every combination was checked when the file was loaded.
+        let Ok(config) = scenario.config(c) else {
+            continue;
+        };
+        for w in scenario::warnings(&config) {
+            match seen.iter_mut().find(|(text, _)| *text == w) {
+                Some((_, combos)) => combos.push(c),
+                None => seen.push((w, vec![c])),
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(text, combos)| {
+            if combos.len() == total {
+                text
+            } else {
+                let list: Vec<String> = combos.iter().map(|c| c.to_string()).collect();
+                let noun = if combos.len() == 1 {
+                    "combination"
+                } else {
+                    "combinations"
+                };
+                format!("{noun} {}: {text}", list.join(", "))
+            }
+        })
+        .collect()
+}
+
 /// In emulated mode SIGINT, SIGTERM and SIGHUP end the running run through its normal
 /// teardown (namespaces and devices removed) instead of killing the process.
 fn interrupt_on_signals() {
@@ -215,6 +258,9 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let reps = args.reps.unwrap_or(scenario.replications);
     let seed = args.seed.unwrap_or(scenario.seed);
     let plan = scenario.plan(Some(reps), Some(seed));
+    for warning in plan_warnings(&scenario) {
+        eprintln!("coaplab run: warning: {warning}");
+    }
     if args.dry_run {
         print!("{}", plan_text(&scenario, plan.len(), reps, seed));
         if let Some(shard) = args.shard {

@@ -132,6 +132,26 @@ fn dry_run_prints_the_plan() {
     );
 }
 
+#[test]
+fn a_mesh_tcp_flow_whose_segments_cannot_fit_the_mac_queue_is_warned_about() {
+    let tmp = TempDir::new("mss-warn");
+    let body = "name = \"m\"\nseed = 1\nreplications = 1\n[topology]\nkind = \"mesh\"\n\
+                shape = \"grid\"\nrows = 3\ncols = 3\nspacing_m = 10\n[[flows]]\ncount = 1\n\
+                cc = \"tcp-newreno\"\nworkload = \"long-transfer\"\nobject_bytes = 1000\n\
+                mss_bytes = [244, 1212]\n";
+    let scenario = write(&tmp.0, "m.toml", body);
+    let o = coaplab(&["run", &scenario, "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "coaplab run: warning: combination 1: flows[0] (tcp-newreno, mss_bytes = 1212): a full \
+         segment is 13 frames on this mesh, more than a node's MAC queue holds \
+         (topology.params.queue_frames = 8); a datagram enters the queue whole or not at all, \
+         so no full segment can leave its sender and the flow will not complete (the largest \
+         MSS that fits on every hop is 724 B)\n"
+    );
+}
+
 /// 12 runs of about 0.2 s each (debug build): long enough to kill the sweep midway.
 const SLOW: &str = "name = \"slow\"\nseed = 9\nreplications = 6\n[[flows]]\ncount = 200\n\
                     cc = [\"default\", \"fasor\"]\nexchanges = 50\n";

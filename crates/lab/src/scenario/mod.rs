@@ -21,6 +21,7 @@ mod reader;
 mod topology;
 mod trace_choice;
 mod transport;
+mod warnings;
 
 pub use config::{
     FlowConfig, ProtocolConfig, RunConfig, SourcePort, Topology, Workload,
@@ -32,6 +33,7 @@ pub use output::Output;
 pub use overrides::apply_overrides;
 pub use trace_choice::{BadRunSelection, BadTraceFormat, RunSelection, TraceFormat};
 pub use transport::{TcpCc, Transport, UnknownCc};
+pub use warnings::warnings;
 
 use std::path::Path;
 
