@@ -314,11 +314,14 @@ def kept(pick):
 
 # Event loops whose instructions --instructions counts (callgrind --toggle-collect): ns-3's
 # Simulator::Run; coaplab's CoAP loop, and for TCP the function that builds and runs the TCP
-# model (its loop is inlined into it; building is under 3 % of it at 100 flows).
+# model (`simulate_on`: its loop is inlined into it; building is under 3 % of it at 100 flows).
+# Older binaries ran it in `simulate_traced`, and some of them call `simulate_on` from there:
+# toggling on both names would turn collection off inside, so only the current name is listed
+# (an older binary's TCP cells then print n/a).
 LOOPS = {
     "ns-3": ["ns3::Simulator::Run()"],
     "udp": ["coaplab_lab::sim::Sim<*>::run"],
-    "tcp": ["coaplab_lab::sim::tcp::simulate_traced"],
+    "tcp": ["coaplab_lab::sim::tcp::simulate_on"],
 }
 
 
