@@ -102,15 +102,7 @@ impl FlowMetrics {
                 ordinal,
                 at,
                 ..
-            } => {
-                self.first_sent.get_or_insert(at);
-                self.transmissions += 1;
-                if ordinal > 0 {
-                    self.retransmissions += 1;
-                }
-                let t = self.newest_mut(self.exchange_base + exchange.0);
-                t.copies = t.copies.max(ordinal + 1);
-            }
+            } => self.on_sent(exchange.0, ordinal, at),
             Event::TimerExpired {
                 armed, ordinal, at, ..
             } => {
@@ -136,6 +128,20 @@ impl FlowMetrics {
             }
             _ => {}
         }
+    }
+
+    /// Copy `ordinal` of exchange `local` (of the current endpoint) was sent at `at`: what
+    /// [`Event::Sent`] says, for a driver that reads it from the datagram's
+    /// `TransmitMeta::Exchange` instead (`Config::emit_sent_events` off).
+    #[inline]
+    pub fn on_sent(&mut self, local: u64, ordinal: u32, at: Instant) {
+        self.first_sent.get_or_insert(at);
+        self.transmissions += 1;
+        if ordinal > 0 {
+            self.retransmissions += 1;
+        }
+        let t = self.newest_mut(self.exchange_base + local);
+        t.copies = t.copies.max(ordinal + 1);
     }
 
     /// The flow's exchange id for exchange `local` of its current endpoint (the id packet tags
