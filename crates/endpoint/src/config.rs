@@ -98,6 +98,12 @@ pub struct Config {
     /// off: each is otherwise moved into the event queue and out again for every request (the
     /// simulator's server without observers: 2 % of a 400-flow run's instructions, issue 35).
     pub emit_request_events: bool,
+    /// Emit [`crate::Event::Sent`] for every copy of an exchange sent (on by default). A driver
+    /// that accounts each copy as it sends it, from its [`crate::TransmitMeta::Exchange`]
+    /// (which names the same exchange and copy, sent at the same instant), turns it off: the
+    /// event is otherwise moved into the queue and read again for every copy (the simulator's
+    /// clients outside traced runs, issue 35).
+    pub emit_sent_events: bool,
     /// How long a partial Block1 upload (RFC 7959 §2.5) is kept after its last block: at
     /// last-block time + this lifetime the server forgets it (an [`crate::Event::UploadExpired`]
     /// follows), and a later block of it gets 4.08 Request Entity Incomplete (§2.3). RFC 7959
@@ -254,6 +260,7 @@ impl Default for Config {
             etags: false,
             emit_snapshots: false,
             emit_request_events: true,
+            emit_sent_events: true,
             upload_lifetime: Some(EXCHANGE_LIFETIME),
             max_pending_uploads: crate::uploads::MAX_PENDING_UPLOADS,
             max_body_bytes: MAX_BODY_BYTES,

@@ -395,9 +395,16 @@ impl Endpoint {
     /// forget partial Block1 uploads and duplicate-cache entries whose lifetime ended.
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
-        for timer in Timer::ALL {
-            self.on_timer(now, timer);
-        }
+        // Written out, each `on_timer` inlined with a constant timer (its one arm), in
+        // `Timer::ALL`'s order: the loop kept the array in memory and matched on every
+        // element (-33 instructions per link packet at 400 UDP flows, issue 35).
+        let [a, b, c, d, e, f] = Timer::ALL;
+        self.on_timer(now, a);
+        self.on_timer(now, b);
+        self.on_timer(now, c);
+        self.on_timer(now, d);
+        self.on_timer(now, e);
+        self.on_timer(now, f);
     }
 
     // ---- outputs ----
@@ -435,15 +442,16 @@ impl Endpoint {
         send: impl FnOnce(TransmitHeader, &mut Vec<u8>) -> R,
     ) -> Option<R> {
         let _ = now;
-        let t = self.out.transmits.front_mut()?;
-        let header = TransmitHeader {
-            destination: t.destination,
-            meta: t.meta,
-        };
-        let sent = send(header, &mut t.contents);
-        if let Some(t) = self.out.transmits.pop_front() {
-            self.out.recycle(t.contents);
-        }
+        // Taken off the queue first: one move of the datagram's parts, not a look at the
+        // front and a move out of it afterwards (the two drains: -7 instructions per link
+        // packet at 400 UDP flows, issue 35).
+        let Transmit {
+            destination,
+            mut contents,
+            meta,
+        } = self.out.transmits.pop_front()?;
+        let sent = send(TransmitHeader { destination, meta }, &mut contents);
+        self.out.recycle(contents);
         Some(sent)
     }
 
@@ -490,6 +498,7 @@ impl Endpoint {
     }
 
     /// Serves `timer` at `now` (nothing when it is not due).
+    #[inline(always)]
     fn on_timer(&mut self, now: Instant, timer: Timer) {
         match timer {
             Timer::UploadExpiry => self.server.expire_uploads(&mut self.out, now),

@@ -206,13 +206,14 @@ impl Exchanges {
             x.state = XState::AwaitResponse;
             x.deadline = Some(now + config.response_timeout);
         }
-        self.send_copy(peers, out, requests, now, slot);
+        self.send_copy(config, peers, out, requests, now, slot);
     }
 
     /// Sends the next copy of an exchange: the original, or retransmission j with the
     /// token's last byte set to j in token mode.
     fn send_copy(
         &mut self,
+        config: &Config,
         peers: &mut Peers,
         out: &mut Outputs,
         requests: &Requests,
@@ -232,15 +233,16 @@ impl Exchanges {
             contents[4 + tkl - 1] = ordinal.min(255) as u8;
         }
         let destination = peers[x.peer].addr;
-        let request = x.request_slot().map(|r| requests[r].id);
-        out.events.push_back(Event::Sent {
-            exchange: x.id,
-            request,
-            destination,
-            ordinal,
-            bytes: contents.len(),
-            at: now,
-        });
+        if config.emit_sent_events {
+            out.events.push_back(Event::Sent {
+                exchange: x.id,
+                request: x.request_slot().map(|r| requests[r].id),
+                destination,
+                ordinal,
+                bytes: contents.len(),
+                at: now,
+            });
+        }
         out.transmits.push_back(Transmit {
             destination,
             contents,
@@ -301,7 +303,7 @@ impl Exchanges {
         match ctl.algorithm.expired(now, &mut x.cc, &mut *ctl.rng) {
             Expiry::Retransmit(t) => {
                 x.deadline = Some(now + t);
-                self.send_copy(peers, out, requests, now, slot);
+                self.send_copy(config, peers, out, requests, now, slot);
                 None
             }
             Expiry::GiveUp => {

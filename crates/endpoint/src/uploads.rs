@@ -110,10 +110,18 @@ impl Uploads {
     }
 
     /// Forgets every partial upload whose lifetime ended at or before `now`, in deadline order.
+    /// Inline, the search out of line: asked at every timer expiry of every endpoint, which
+    /// nearly always holds no upload (the call cost ~23 instructions for that, issue 35).
+    #[inline]
     pub(crate) fn expire_all(&mut self, now: Instant, events: &mut VecDeque<Event>) {
-        let Some(lifetime) = self.lifetime.filter(|_| !self.map.is_empty()) else {
-            return;
-        };
+        if let Some(lifetime) = self.lifetime.filter(|_| !self.map.is_empty()) {
+            self.expire_due(now, lifetime, events);
+        }
+    }
+
+    /// [`Uploads::expire_all`] of a table holding uploads, their lifetime `lifetime`.
+    #[inline(never)]
+    fn expire_due(&mut self, now: Instant, lifetime: Duration, events: &mut VecDeque<Event>) {
         let mut due: Vec<_> = self
             .map
             .iter()

@@ -243,8 +243,10 @@ impl<N: Topology> Sim<N> {
             dedup_reserve_reply_bytes: expected_reply_bytes(config, paths.block_bytes),
             dedup_purge_timer: false,
             keep_bodies: false,
-            // Only observers' metrics read the server's events (`drain_server`).
+            // Only observers' metrics read the server's events (`drain_server`), and only
+            // the notifications'.
             emit_request_events: observed.is_some(),
+            emit_sent_events: false,
             server_duplicates: config.protocol.server_duplicates,
             ..Config::default()
         };
@@ -450,9 +452,16 @@ impl<N: Topology> Sim<N> {
         loop {
             let (net, trace) = (&mut self.net, &mut self.trace);
             let (addr, metrics) = (c.addr, &mut c.metrics);
+            // Without `Event::Sent` (`client`), each copy is counted here as it goes out: the
+            // first copy of a flow goes out at the instant of the input that made it, as its
+            // event says (later copies' instants are not read).
+            let count_copies = !c.endpoint.config().emit_sent_events;
             while let Some(sent) = c.endpoint.poll_transmit_with(now, |tx, datagram| {
                 let tag = match tx.meta {
                     TransmitMeta::Exchange { exchange, ordinal } => {
+                        if count_copies {
+                            metrics.on_sent(exchange.0, ordinal, now);
+                        }
                         tag::copy(i, metrics.exchange_id(exchange.0), ordinal)
                     }
                     TransmitMeta::Reply { .. } => tag::from_client(i),
@@ -659,6 +668,9 @@ fn client(
         dedup_purge_timer: false,
         // The mesh metrics read the algorithm's base RTO from the snapshots.
         emit_snapshots: snapshots || spec.config.mesh_metrics(),
+        // Only the trace and the mesh metrics read `Sent` itself; the flow metrics count each
+        // copy as `drain_client` sends it (one event fewer per copy, issue 35).
+        emit_sent_events: snapshots || spec.config.mesh_metrics(),
         ..Config::default()
     };
     let endpoint = Endpoint::new(config, factory, Router::new())

@@ -257,3 +257,42 @@ fn fasor_rexmit_cnt_falls_back_without_echo() {
     assert_eq!(sizes, [64, 60, 60, 60, 60, 60]);
     assert_eq!(pair.up_times(), fasor_trace("fasor").up_times());
 }
+
+/// `emit_sent_events = false` (the simulator's clients) leaves out `Event::Sent` and nothing
+/// else: the same packets, byte for byte, and every other event in the same order.
+#[test]
+fn sent_events_off_changes_no_packet() {
+    let with = |emit_sent_events| {
+        let mut pair = Pair::with(
+            Config {
+                emit_sent_events,
+                ..Config::default()
+            },
+            factory("default", &["preset=fasor18"], 0.4),
+            Config::default(),
+            router(),
+        );
+        pair.drop_up = [0, 1, 3].into();
+        pair.client.request(pair.now, addr(SERVER), &post());
+        pair.client.request(pair.now, addr(SERVER), &post());
+        pair.drive(1000);
+        pair
+    };
+    let (on, off) = (with(true), with(false));
+    assert_eq!(on.up_times(), off.up_times());
+    assert_eq!(on.up_bytes(), off.up_bytes());
+    assert_eq!(on.down_bytes(), off.down_bytes());
+    let sent = |e: &Event| match *e {
+        Event::Sent {
+            exchange, ordinal, ..
+        } => Some((exchange, ordinal)),
+        _ => None,
+    };
+    let others = |e: &Event| sent(e).is_none().then(|| format!("{e:?}"));
+    // One event per datagram the client sent (all of them copies of its requests).
+    assert_eq!(on.client(sent).len(), on.up_times().len());
+    assert!(on.up_times().len() > 2);
+    assert!(off.client(sent).is_empty());
+    assert_eq!(on.client(others), off.client(others));
+    assert!(!off.client(others).is_empty());
+}
