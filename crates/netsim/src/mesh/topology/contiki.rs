@@ -34,6 +34,10 @@ impl Mesh {
     /// (`receiving_packet()`, which a neighbour at the edge of the range does not make busy
     /// for the CCA); then the radio's send takes `contiki_tx_delay_us` until the frame is on
     /// air, its CCA (`channel_clear`) in the CCA window before the last turnaround.
+    // Always inlined into `Mesh::handle`, its one caller, as is `contiki_ack_wait_over`: out
+    // of line, their register saves and restores ran at every data frame's backoff end and
+    // ACK wait (docs/mesh-model.md, "Simulation cost").
+    #[inline(always)]
     pub(super) fn contiki_attempt(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
         if let Some(n) = m.contiki.next_due() {
@@ -75,6 +79,7 @@ impl Mesh {
     /// NullRDC's `ACK_WAIT_TIME` after the head frame is over (`send_one_packet`): anything
     /// on the radio (an ACK received or arriving, another frame, energy) is waited for another
     /// `AFTER_ACK_DETECTED_WAIT_TIME` and then read; nothing is `MAC_TX_NOACK`.
+    #[inline(always)]
     pub(super) fn contiki_ack_wait_over(&mut self, node: u16, at: Instant) {
         let m = &self.macs[node as usize];
         let detected = m.acked || self.medium.is_receiving(node) || self.medium.cca_busy(node, at);
