@@ -229,19 +229,24 @@ impl<E: Copy> Agenda<E> {
         let entry = v[i];
         let last = entry.time_bits;
         self.last = last;
-        for &e in v[..i].iter().chain(&v[i + 1..]) {
+        let (mins, nonempty) = (&mut self.mins, &mut self.nonempty);
+        let mut place = |e: Entry<E>| {
             let to = bucket(e.time_bits, last);
             let bucket = &mut lower[to];
             bucket.push(e);
-            self.nonempty |= 1 << to;
-            let min = &mut self.mins[to];
+            *nonempty |= 1 << to;
+            let min = &mut mins[to];
             if e.time_bits < min.time_bits {
                 *min = Least {
                     time_bits: e.time_bits,
                     index: (bucket.len() - 1) as u32,
                 };
             }
-        }
+        };
+        // Two plain loops around the popped entry (a chained iterator tests which half it is
+        // in at every step).
+        v[..i].iter().for_each(|&e| place(e));
+        v[i + 1..].iter().for_each(|&e| place(e));
         v.clear();
         (unpack_time(last), entry.event)
     }

@@ -210,6 +210,10 @@ impl Mac {
 
     /// Contiki: moves the first frame to `to` to the front of the queue (it is served next).
     pub fn serve(&mut self, to: u16) {
+        // Most often the head is that frame already: no walk over the queue's two halves.
+        if self.queue.front().is_some_and(|f| f.to == to) {
+            return;
+        }
         if let Some(i) = self.queue.iter().position(|f| f.to == to) {
             if i > 0 {
                 let f = self.queue.remove(i).expect("index from position");

@@ -552,6 +552,9 @@ impl Mesh {
     }
 
     /// Starts CSMA/CA for the head frame of an idle MAC.
+    // Always inlined, as is `cca_done`: both mostly hand over to the Contiki MAC, and out of
+    // line the extra frame's register saves and restores ran at every data frame.
+    #[inline(always)]
     fn kick(&mut self, node: u16, now: Instant) {
         let m = &mut self.macs[node as usize];
         if m.discipline != Discipline::Ieee802154 {
@@ -569,6 +572,7 @@ impl Mesh {
         self.events.schedule(at, Ev::BackoffEnd { node, gen });
     }
 
+    #[inline(always)]
     fn cca_done(&mut self, node: u16, at: Instant, busy: bool) {
         let m = &mut self.macs[node as usize];
         if m.discipline != Discipline::Ieee802154 {

@@ -711,11 +711,10 @@ impl RplNode {
     /// `rpl_select_dag` with one DODAG; `false`: no usable parent.
     fn select_parent(&mut self, now: Instant, rng: &mut impl Random, a: &mut Actions) -> bool {
         let last = self.parent;
-        let views: Vec<ParentView> = self.candidates.iter().map(|c| self.view(c)).collect();
-        match self
-            .objective
-            .best_parent(views.iter().copied(), self.parent)
-        {
+        // The candidates' views on the fly, not collected into a vector (an allocation per
+        // recalculation).
+        let views = self.candidates.iter().map(|c| self.view(c));
+        match self.objective.best_parent(views, self.parent) {
             Some(best) => self.parent = Some(best),
             None => {
                 self.rank = INFINITE_RANK;
