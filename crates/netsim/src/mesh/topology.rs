@@ -216,10 +216,10 @@ pub struct Mesh {
     /// `last_seq[receiver * n + sender]`: duplicate filter.
     last_seq: Vec<u16>,
     tx_kind: Vec<TxKind>,
-    /// Address → node. Every datagram sent asks twice; rustc's FxHash (a multiply per word)
-    /// costs about a quarter of the binary search over the sorted addresses it replaces, whose
-    /// `SocketAddr` comparisons were 15 M of the Ch. 6 grid run's 720 M instructions
-    /// (callgrind, docs/mesh-model.md), and SipHash more than either.
+    /// Address → node. Every datagram sent asks twice; with rustc's FxHash (a multiply per
+    /// word) a look-up costs about a quarter of the binary search over sorted addresses it
+    /// replaces, whose `SocketAddr` comparisons were 15 M of the Ch. 6 grid run's 720 M
+    /// instructions (docs/mesh-model.md, "Simulation cost"); SipHash costs more than either.
     addr_node: HashMap<SocketAddr, u16, FxBuildHasher>,
     /// The servers' addresses ([`Topology::servers`]).
     servers: Vec<SocketAddr>,
