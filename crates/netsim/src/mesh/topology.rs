@@ -582,6 +582,9 @@ impl Mesh {
         self.csma_next(node, at, next);
     }
 
+    // Always inlined: most callers pass one known variant (the Contiki CCA's `Transmit` at
+    // every data frame), so each keeps only its arm and no call frame.
+    #[inline(always)]
     fn csma_next(&mut self, node: u16, at: Instant, next: Next) {
         let m = &mut self.macs[node as usize];
         let gen = m.generation;

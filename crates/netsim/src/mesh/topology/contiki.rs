@@ -34,9 +34,9 @@ impl Mesh {
     /// (`receiving_packet()`, which a neighbour at the edge of the range does not make busy
     /// for the CCA); then the radio's send takes `contiki_tx_delay_us` until the frame is on
     /// air, its CCA (`channel_clear`) in the CCA window before the last turnaround.
-    // Always inlined into `Mesh::handle`, its one caller, as is `contiki_ack_wait_over`: out
-    // of line, their register saves and restores ran at every data frame's backoff end and
-    // ACK wait (docs/mesh-model.md, "Simulation cost").
+    // Always inlined (into `Mesh::handle`, its one caller), as are `contiki_ack_wait_over`
+    // and `contiki_cca_done`: out of line, their register saves and restores ran at every
+    // data frame's backoff end, CCA and ACK wait (docs/mesh-model.md, "Simulation cost").
     #[inline(always)]
     pub(super) fn contiki_attempt(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
@@ -58,6 +58,7 @@ impl Mesh {
     /// The CCA before the head frame (the radio's `channel_clear`) ended at `at`. Busy:
     /// `csma.c` backs the neighbour queue off (`MAC_TX_COLLISION`, not counted), `nullmac.c`
     /// gives the packet up.
+    #[inline(always)]
     pub(super) fn contiki_cca_done(&mut self, node: u16, at: Instant, busy: bool) {
         if !busy {
             return self.csma_next(node, at, Next::Transmit(at + phy::TURNAROUND));
