@@ -15,6 +15,10 @@ impl Mesh {
     /// Schedules the next attempt of an idle (or waiting) Contiki MAC: when the earliest
     /// neighbour queue's timer fires, not before the interframe space after the last frame.
     /// A packet for a new neighbour is due at once, so a waiting MAC is rescheduled.
+    // Always inlined: it runs after every frame and every busy CCA, and out of line its
+    // register saves and restores were a fifth of its 20 M instructions on the Ch. 6 grid run
+    // (docs/mesh-model.md, "Simulation cost").
+    #[inline(always)]
     pub(super) fn contiki_kick(&mut self, node: u16, now: Instant) {
         let m = &mut self.macs[node as usize];
         if !matches!(m.phase, Phase::Idle | Phase::Backoff) || m.queue.is_empty() {
