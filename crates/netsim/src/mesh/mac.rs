@@ -209,7 +209,18 @@ impl Mac {
     }
 
     /// Contiki: moves the first frame to `to` to the front of the queue (it is served next).
+    // Inlined, the walk kept out of line: most often the head is that frame already (the
+    // Ch. 6 grid run: 7.6 M instructions in 188,000 calls out of line, most of it the call).
+    #[inline(always)]
     pub fn serve(&mut self, to: u16) {
+        if !self.queue.front().is_some_and(|f| f.to == to) {
+            self.bring_forward(to);
+        }
+    }
+
+    /// [`Mac::serve`] when the head is another neighbour's frame: a walk over the queue.
+    #[inline(never)]
+    fn bring_forward(&mut self, to: u16) {
         if let Some(i) = self.queue.iter().position(|f| f.to == to) {
             if i > 0 {
                 let f = self.queue.remove(i).expect("index from position");

@@ -75,28 +75,43 @@ struct Edge {
     to: u16,
     /// Within the TX range: may decode.
     in_tx_range: bool,
-    /// Busy for this radio's CCA (closer than the TX range).
-    cca: bool,
+    /// What a signal on this edge adds to the receiver's [`Radio::load`]: one signal, and one
+    /// CCA-busy signal when closer than the TX range ([`CCA_SIGNAL`]).
+    load: u32,
     /// Reception probability when idle.
     rx_probability: f64,
 }
 
+/// One signal on air at a radio, in [`Radio::load`].
+const SIGNAL: u32 = 1;
+/// One signal that makes the radio's CCA busy, in [`Radio::load`] (also counted as a
+/// [`SIGNAL`]).
+const CCA_SIGNAL: u32 = 1 << 16;
+/// The radio itself transmits, in [`Radio::load`].
+const TRANSMITTING: u32 = 1 << 31;
+/// The CCA-busy signals and the radio's own transmission, in [`Radio::load`].
+const CCA_BUSY: u32 = TRANSMITTING | (0x7fff * CCA_SIGNAL);
+
 /// One radio's state.
 #[derive(Debug, Clone, Copy)]
 struct Radio {
-    transmitting: bool,
+    /// What is on air at the radio, in one word: signals (decodable or not) in the low 16
+    /// bits, those that make its CCA busy in the next 15, and [`TRANSMITTING`]. One word,
+    /// so that a listener's idle test is one compare and a transmission's start and end
+    /// update its counts with one add or subtract, without a branch on the CCA flag (the
+    /// listener loops of [`Udgm::start_tx`] and [`Udgm::end_tx`] run about six times per
+    /// frame on the Ch. 6 grid: with the callback of `end_tx`, 4.7 M of 190 M instructions
+    /// in the frames' start and end; docs/mesh-model.md, "Simulation cost"). A mesh has at most
+    /// [`super::layout::MAX_NODES`] radios, so neither count reaches 32,768.
+    load: u32,
     /// The current transmission failed the TX draw: nobody hears it.
     tx_failed: bool,
-    /// Signals on air at this radio (decodable or not).
-    signals: u16,
-    /// Signals on air that make its CCA busy.
-    cca_signals: u16,
-    /// When the last CCA-busy signal ended.
-    cca_last_end: Instant,
+    /// Whether the reception from `rx_from` is still intact (never with `rx_from` [`NONE`]).
+    rx_ok: bool,
     /// The sender being received, or [`NONE`].
     rx_from: u16,
-    /// Whether that reception is still intact.
-    rx_ok: bool,
+    /// When the last CCA-busy signal ended.
+    cca_last_end: Instant,
 }
 
 /// Counters of the medium.
@@ -136,10 +151,11 @@ impl Ranges {
         if d >= tx.max(itf) || (!in_tx_range && d > itf) {
             return None;
         }
+        let cca = signal_strength_dbm(d, tx) > self.cca_threshold_dbm;
         Some(Edge {
             to,
             in_tx_range,
-            cca: signal_strength_dbm(d, tx) > self.cca_threshold_dbm,
+            load: if cca { SIGNAL | CCA_SIGNAL } else { SIGNAL },
             rx_probability: rx_success_probability(d, tx, self.success_ratio_rx),
         })
     }
@@ -158,7 +174,6 @@ pub struct Udgm {
     /// change results). See [`Udgm::start_tx`].
     rx_draws: bool,
     radios: Vec<Radio>,
-    received: Vec<u16>,
     stats: MediumStats,
 }
 
@@ -173,13 +188,11 @@ impl Udgm {
         cca_threshold_dbm: f64,
     ) -> Udgm {
         let idle = Radio {
-            transmitting: false,
+            load: 0,
             tx_failed: false,
-            signals: 0,
-            cca_signals: 0,
-            cca_last_end: Instant::from_nanos(i64::MIN),
-            rx_from: NONE,
             rx_ok: false,
+            rx_from: NONE,
+            cca_last_end: Instant::from_nanos(i64::MIN),
         };
         let mut m = Udgm {
             out: vec![Vec::new(); positions.len()],
@@ -192,7 +205,6 @@ impl Udgm {
             success_ratio_tx,
             rx_draws: !(success_ratio_rx >= 1.0 && success_ratio_tx >= 1.0 && tx_range_m > 0.0),
             radios: vec![idle; positions.len()],
-            received: Vec::new(),
             stats: MediumStats::default(),
         };
         for s in 0..positions.len() {
@@ -206,7 +218,7 @@ impl Udgm {
     /// the distances at its start. Not while `node` transmits (its end must undo the same
     /// edges its start used).
     pub fn relink(&mut self, node: u16, positions: &[(f64, f64)]) {
-        debug_assert!(!self.radios[node as usize].transmitting);
+        debug_assert!(!self.is_transmitting(node));
         let s = positions[node as usize];
         let mut edges = std::mem::take(&mut self.out[node as usize]);
         edges.clear();
@@ -244,32 +256,31 @@ impl Udgm {
 
     /// Whether `node` is transmitting.
     pub fn is_transmitting(&self, node: u16) -> bool {
-        self.radios[node as usize].transmitting
+        self.radios[node as usize].load & TRANSMITTING != 0
     }
 
     /// Whether `node`'s CCA over `[cca_start, now]` finds the channel busy.
     pub fn cca_busy(&self, node: u16, cca_start: Instant) -> bool {
         let r = &self.radios[node as usize];
-        r.transmitting || r.cca_signals > 0 || r.cca_last_end > cca_start
+        r.load & CCA_BUSY != 0 || r.cca_last_end > cca_start
     }
 
     /// `node` is receiving a frame it can decode so far (Cooja's `ContikiRadio` between
     /// `signalReceptionStart` and the end or an interference: the radio driver's
     /// `receiving_packet()`).
     pub fn is_receiving(&self, node: u16) -> bool {
-        let r = &self.radios[node as usize];
-        r.rx_from != NONE && r.rx_ok
+        self.radios[node as usize].rx_ok
     }
 
     /// `sender` starts transmitting (it must not be transmitting already).
     pub fn start_tx(&mut self, sender: u16, rng: &mut dyn Random) {
         self.stats.transmissions += 1;
         let s = &mut self.radios[sender as usize];
-        if s.rx_from != NONE && s.rx_ok {
+        if s.rx_ok {
             s.rx_ok = false;
             self.stats.collisions += 1;
         }
-        s.transmitting = true;
+        s.load |= TRANSMITTING;
         s.tx_failed = false;
         if self.success_ratio_tx < 1.0 && rng.uniform01() > self.success_ratio_tx {
             s.tx_failed = true;
@@ -279,7 +290,8 @@ impl Udgm {
         let radios = &mut self.radios;
         for e in &self.out[sender as usize] {
             let r = &mut radios[e.to as usize];
-            if e.in_tx_range && !r.transmitting && r.signals == 0 {
+            // Idle: not transmitting, no signal on air.
+            if r.load == 0 && e.in_tx_range {
                 // Idle radio in range: UDGM's RX draw. With both success ratios 1 every
                 // probability in range is exactly 1, which no draw in [0, 1) exceeds, and
                 // nothing else draws from the medium's stream: the draws would decide
@@ -290,43 +302,40 @@ impl Udgm {
                     r.rx_from = sender;
                     r.rx_ok = true;
                 }
-            } else if r.rx_from != NONE && r.rx_ok {
+            } else if r.rx_ok {
                 r.rx_ok = false;
                 self.stats.collisions += 1;
             }
-            r.signals += 1;
-            if e.cca {
-                r.cca_signals += 1;
-            }
+            r.load += e.load;
         }
     }
 
-    /// `sender`'s transmission ends at `now`; returns the radios that decoded it.
-    pub fn end_tx(&mut self, sender: u16, now: Instant) -> &[u16] {
-        self.received.clear();
+    /// `sender`'s transmission ends at `now`; `decoded` is called with each radio that decoded
+    /// it, in listener order. A callback rather than a list: a unicast frame only asks whether
+    /// its addressee is among them (docs/mesh-model.md, "Simulation cost").
+    #[inline(always)]
+    pub fn end_tx(&mut self, sender: u16, now: Instant, mut decoded: impl FnMut(u16)) {
         let s = &mut self.radios[sender as usize];
-        s.transmitting = false;
+        s.load &= !TRANSMITTING;
         if s.tx_failed {
             s.tx_failed = false;
-            return &self.received;
+            return;
         }
-        let (radios, received) = (&mut self.radios, &mut self.received);
+        let radios = &mut self.radios;
         for e in &self.out[sender as usize] {
             let r = &mut radios[e.to as usize];
-            r.signals -= 1;
-            if e.cca {
-                r.cca_signals -= 1;
+            r.load -= e.load;
+            if e.load & CCA_SIGNAL != 0 {
                 r.cca_last_end = now;
             }
             if r.rx_from == sender {
                 if r.rx_ok {
-                    received.push(e.to);
+                    decoded(e.to);
                 }
                 r.rx_from = NONE;
                 r.rx_ok = false;
             }
         }
-        &self.received
     }
 }
 
@@ -337,6 +346,13 @@ mod tests {
 
     fn t(us: i64) -> Instant {
         Instant::from_micros(us)
+    }
+
+    /// The radios that decoded `sender`'s transmission ending at `now`, in listener order.
+    fn ended(m: &mut Udgm, sender: u16, now: Instant) -> Vec<u16> {
+        let mut decoded = Vec::new();
+        m.end_tx(sender, now, |r| decoded.push(r));
+        decoded
     }
 
     #[test]
@@ -376,14 +392,14 @@ mod tests {
         cc2420.start_tx(0, &mut rng);
         assert!(!cc2420.cca_busy(1, t(0)));
         m.start_tx(2, &mut rng);
-        assert_eq!(m.end_tx(0, t(1_000)), &[] as &[u16]);
-        assert_eq!(m.end_tx(2, t(1_100)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 0, t(1_000)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 2, t(1_100)), &[] as &[u16]);
         assert_eq!(m.stats().collisions, 1);
         // Alone, 0 reaches 1 only.
         m.start_tx(0, &mut rng);
-        assert_eq!(m.end_tx(0, t(2_000)), &[1]);
+        assert_eq!(ended(&mut m, 0, t(2_000)), &[1]);
         // The CCA window remembers a signal that ended inside it.
-        let _ = closer.end_tx(0, t(2_000));
+        let _ = ended(&mut closer, 0, t(2_000));
         assert!(closer.cca_busy(1, t(1_999)));
         assert!(!closer.cca_busy(1, t(2_000)));
     }
@@ -397,16 +413,16 @@ mod tests {
         m.start_tx(2, &mut rng);
         m.start_tx(0, &mut rng);
         assert!(m.cca_busy(1, t(0)));
-        assert_eq!(m.end_tx(2, t(500)), &[] as &[u16]);
-        assert_eq!(m.end_tx(0, t(600)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 2, t(500)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 0, t(600)), &[] as &[u16]);
         // SUCCESS_RATIO_TX 0.5: a draw above 0.5 silences the whole transmission.
         let mut m = Udgm::new(&pos, 10.0, 20.0, 0.5, 1.0, -95.0);
         let mut rng = ScriptedRandom::new(&[0.7, 0.3, 0.0]);
         m.start_tx(2, &mut rng);
         assert!(!m.cca_busy(1, t(0)));
-        assert_eq!(m.end_tx(2, t(500)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 2, t(500)), &[] as &[u16]);
         m.start_tx(2, &mut rng);
-        assert_eq!(m.end_tx(2, t(1_000)), &[1]);
+        assert_eq!(ended(&mut m, 2, t(1_000)), &[1]);
         assert_eq!(m.stats().tx_failures, 1);
     }
 
@@ -422,13 +438,13 @@ mod tests {
         m.start_tx(0, &mut rng);
         m.start_tx(2, &mut rng);
         assert_eq!(rng.consumed(), 3);
-        assert_eq!(m.end_tx(2, t(300)), &[] as &[u16]);
-        assert_eq!(m.end_tx(0, t(500)), &[1]);
+        assert_eq!(ended(&mut m, 2, t(300)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 0, t(500)), &[1]);
         assert_eq!((m.stats().tx_failures, m.stats().collisions), (1, 0));
         // A draw just above the edge ratio fails the reception.
         let mut rng = ScriptedRandom::new(&[0.4, 0.500_001]);
         m.start_tx(0, &mut rng);
-        assert_eq!(m.end_tx(0, t(1_000)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 0, t(1_000)), &[] as &[u16]);
         assert_eq!(m.stats().rx_failures, 1);
     }
 
@@ -438,7 +454,7 @@ mod tests {
         let mut rng = ScriptedRandom::new(&[0.0; 4]);
         m.start_tx(0, &mut rng);
         m.start_tx(1, &mut rng);
-        assert_eq!(m.end_tx(0, t(500)), &[] as &[u16]);
-        assert_eq!(m.end_tx(1, t(600)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 0, t(500)), &[] as &[u16]);
+        assert_eq!(ended(&mut m, 1, t(600)), &[] as &[u16]);
     }
 }

@@ -11,10 +11,12 @@
 //! `BufferOverflow`; one whose frame was dropped by the MAC (channel-access failure, no ACK)
 //! or whose reassembly failed at the next hop is a `LinkError` at that instant.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use coaplab_base::rng::SeededRandom;
 use coaplab_base::time::{Duration, Instant};
+use rustc_hash::FxBuildHasher;
 
 use super::contiki_csma::Discipline;
 use super::csma::{Failure, Next};
@@ -214,9 +216,11 @@ pub struct Mesh {
     /// `last_seq[receiver * n + sender]`: duplicate filter.
     last_seq: Vec<u16>,
     tx_kind: Vec<TxKind>,
-    /// Address → node, sorted by address: a binary search over a few dozen addresses costs
-    /// less than hashing the address with SipHash, and every datagram sent asks twice.
-    addr_node: Vec<(SocketAddr, u16)>,
+    /// Address → node. Every datagram sent asks twice; with rustc's FxHash (a multiply per
+    /// word) a look-up costs about a quarter of the binary search over sorted addresses it
+    /// replaces, whose `SocketAddr` comparisons were 15 M of the Ch. 6 grid run's 720 M
+    /// instructions (docs/mesh-model.md, "Simulation cost"); SipHash costs more than either.
+    addr_node: HashMap<SocketAddr, u16, FxBuildHasher>,
     /// The servers' addresses ([`Topology::servers`]).
     servers: Vec<SocketAddr>,
     events: super::agenda::Agenda<Ev>,
@@ -273,21 +277,17 @@ impl Mesh {
                 return Err(MeshError::Unreachable { node: i as u16 });
             }
         }
-        let mut addr_node = Vec::new();
+        let mut addr_node = HashMap::with_hasher(FxBuildHasher);
         for (j, s) in layout.with_role(Role::Server).enumerate() {
-            addr_node.push((server_addr(j as u32), s));
+            addr_node.insert(server_addr(j as u32), s);
         }
         for (k, c) in layout.with_role(Role::Client).enumerate() {
-            addr_node.push((client_addr(k as u32), c));
+            addr_node.insert(client_addr(k as u32), c);
         }
         if p.off_mesh_server {
             // Datagrams to the off-mesh server end at the border router (the gateway).
-            addr_node.push((SERVER_ADDR, root));
+            addr_node.insert(SERVER_ADDR, root);
         }
-        // As a map's inserts: the last one of an address holds.
-        addr_node.reverse();
-        addr_node.sort_by_key(|&(a, _)| a);
-        addr_node.dedup_by_key(|&mut (a, _)| a);
         let servers = if p.off_mesh_server {
             vec![SERVER_ADDR]
         } else {
@@ -403,10 +403,7 @@ impl Mesh {
 
     /// The node with address `addr`.
     pub fn node_of(&self, addr: SocketAddr) -> Option<u16> {
-        self.addr_node
-            .binary_search_by_key(&addr, |&(a, _)| a)
-            .ok()
-            .map(|i| self.addr_node[i].1)
+        self.addr_node.get(&addr).copied()
     }
 
     /// Counters of one direction (up: towards the server); [`Topology::direction_stats`] gives
@@ -555,6 +552,9 @@ impl Mesh {
     }
 
     /// Starts CSMA/CA for the head frame of an idle MAC.
+    // Always inlined, as is `cca_done`: both mostly hand over to the Contiki MAC, and out of
+    // line the extra frame's register saves and restores ran at every data frame.
+    #[inline(always)]
     fn kick(&mut self, node: u16, now: Instant) {
         let m = &mut self.macs[node as usize];
         if m.discipline != Discipline::Ieee802154 {
@@ -572,6 +572,7 @@ impl Mesh {
         self.events.schedule(at, Ev::BackoffEnd { node, gen });
     }
 
+    #[inline(always)]
     fn cca_done(&mut self, node: u16, at: Instant, busy: bool) {
         let m = &mut self.macs[node as usize];
         if m.discipline != Discipline::Ieee802154 {
@@ -581,6 +582,9 @@ impl Mesh {
         self.csma_next(node, at, next);
     }
 
+    // Always inlined: most callers pass one known variant (the Contiki CCA's `Transmit` at
+    // every data frame), so each keeps only its arm and no call frame.
+    #[inline(always)]
     fn csma_next(&mut self, node: u16, at: Instant, next: Next) {
         let m = &mut self.macs[node as usize];
         let gen = m.generation;
@@ -609,6 +613,8 @@ impl Mesh {
         }
     }
 
+    // Always inlined into `Mesh::handle`, its one caller (see `contiki_attempt`).
+    #[inline(always)]
     fn tx_start(&mut self, node: u16, at: Instant) {
         if self.medium.is_transmitting(node) || at < self.macs[node as usize].ifs_until {
             // Still sending an ACK, or within the SIFS after it: the channel is busy for this
@@ -639,15 +645,18 @@ impl Mesh {
             TxKind::Data => self.macs[node as usize].queue.front().map(|f| f.to),
             TxKind::Ack { to, .. } => Some(to),
         };
-        let received = self.medium.end_tx(node, at);
-        let decoded = addressee.is_some_and(|a| received.contains(&a));
-        // The list of receivers is kept only for a broadcast and for the frame log: a
-        // unicast frame or ACK needs to know whether its addressee decoded it.
+        // The receivers are listed only for a broadcast and for the frame log: a unicast
+        // frame or ACK needs to know whether its addressee decoded it.
         let mut listed = std::mem::take(&mut self.received);
         listed.clear();
-        if addressee == Some(BROADCAST) || self.frame_log.is_some() {
-            listed.extend_from_slice(received);
-        }
+        let list = addressee == Some(BROADCAST) || self.frame_log.is_some();
+        let mut decoded = false;
+        self.medium.end_tx(node, at, |r| {
+            decoded |= Some(r) == addressee;
+            if list {
+                listed.push(r);
+            }
+        });
         match kind {
             TxKind::Data => {
                 if let Some(&frame) = self.macs[node as usize].queue.front() {

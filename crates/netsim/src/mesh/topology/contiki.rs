@@ -15,6 +15,10 @@ impl Mesh {
     /// Schedules the next attempt of an idle (or waiting) Contiki MAC: when the earliest
     /// neighbour queue's timer fires, not before the interframe space after the last frame.
     /// A packet for a new neighbour is due at once, so a waiting MAC is rescheduled.
+    // Always inlined: it runs after every frame and every busy CCA, and out of line its
+    // register saves and restores were a fifth of its 20 M instructions on the Ch. 6 grid run
+    // (docs/mesh-model.md, "Simulation cost").
+    #[inline(always)]
     pub(super) fn contiki_kick(&mut self, node: u16, now: Instant) {
         let m = &mut self.macs[node as usize];
         if !matches!(m.phase, Phase::Idle | Phase::Backoff) || m.queue.is_empty() {
@@ -34,6 +38,10 @@ impl Mesh {
     /// (`receiving_packet()`, which a neighbour at the edge of the range does not make busy
     /// for the CCA); then the radio's send takes `contiki_tx_delay_us` until the frame is on
     /// air, its CCA (`channel_clear`) in the CCA window before the last turnaround.
+    // Always inlined (into `Mesh::handle`, its one caller), as are `contiki_ack_wait_over`
+    // and `contiki_cca_done`: out of line, their register saves and restores ran at every
+    // data frame's backoff end, CCA and ACK wait (docs/mesh-model.md, "Simulation cost").
+    #[inline(always)]
     pub(super) fn contiki_attempt(&mut self, node: u16, at: Instant) {
         let m = &mut self.macs[node as usize];
         if let Some(n) = m.contiki.next_due() {
@@ -54,6 +62,7 @@ impl Mesh {
     /// The CCA before the head frame (the radio's `channel_clear`) ended at `at`. Busy:
     /// `csma.c` backs the neighbour queue off (`MAC_TX_COLLISION`, not counted), `nullmac.c`
     /// gives the packet up.
+    #[inline(always)]
     pub(super) fn contiki_cca_done(&mut self, node: u16, at: Instant, busy: bool) {
         if !busy {
             return self.csma_next(node, at, Next::Transmit(at + phy::TURNAROUND));
@@ -75,6 +84,7 @@ impl Mesh {
     /// NullRDC's `ACK_WAIT_TIME` after the head frame is over (`send_one_packet`): anything
     /// on the radio (an ACK received or arriving, another frame, energy) is waited for another
     /// `AFTER_ACK_DETECTED_WAIT_TIME` and then read; nothing is `MAC_TX_NOACK`.
+    #[inline(always)]
     pub(super) fn contiki_ack_wait_over(&mut self, node: u16, at: Instant) {
         let m = &self.macs[node as usize];
         let detected = m.acked || self.medium.is_receiving(node) || self.medium.cca_busy(node, at);

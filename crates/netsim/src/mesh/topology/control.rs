@@ -422,8 +422,9 @@ impl Mesh {
         } else {
             TxStatus::NoAck
         };
-        r.nodes[from as usize].on_link(at, to, status);
-        self.rpl_schedule(from);
+        if r.nodes[from as usize].on_link(at, to, status) {
+            self.rpl_schedule(from);
+        }
     }
 
     /// Rebuilds [`Mesh::routes`] (parents and hop counts) from the RPL nodes.
