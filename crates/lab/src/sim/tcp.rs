@@ -38,7 +38,7 @@ use std::net::SocketAddr;
 
 use coaplab_cc::time::{earliest, Instant};
 use coaplab_netsim::tcp::{
-    BbrConfig, CongestionControl, Connection, Segment, TcpConfig, HEADER_BYTES,
+    BbrConfig, CongestionControl, Connection, Segment, TcpConfig, TcpState, HEADER_BYTES,
 };
 use coaplab_netsim::{
     client_addr, Delivery, Direction, DirectionStats, PacketId, PacketRecord, SendError, Star,
@@ -521,6 +521,7 @@ impl<N: Topology, A: FlowApp> TcpSim<N, A> {
         let next = match to {
             Some(conn) => {
                 let ack = seg.ack;
+                let pure_ack = seg.is_pure_ack() && conn.state() == TcpState::Established;
                 // A refused segment is the model's business (counted there), not an error
                 // of the run.
                 let _ = conn.handle_segment(d.at, &*seg);
@@ -532,6 +533,7 @@ impl<N: Topology, A: FlowApp> TcpSim<N, A> {
                     up,
                     ip_len: d.ip_len,
                     current,
+                    established_ack: pure_ack && conn.state() == TcpState::Established,
                 };
                 self.apps[i as usize].on_segment(arrival, conn)
             }
@@ -539,6 +541,7 @@ impl<N: Topology, A: FlowApp> TcpSim<N, A> {
         };
         match next {
             OnSegment::Service => self.service(i)?,
+            OnSegment::Send => self.transmit(i)?,
             OnSegment::Wait => {}
             OnSegment::Complete => {
                 self.flows[i as usize].progress.times.done_at = Some(d.at);

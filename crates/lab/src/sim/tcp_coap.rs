@@ -89,9 +89,17 @@ impl FlowApp for CoapApp {
         }
     }
 
+    /// A pure ACK between established ends only sends: `service` would find nothing to read,
+    /// no session to open or close, no event and no write (every earlier change of the flow
+    /// was serviced when it happened), so it is skipped, half of the deliveries of a long
+    /// transfer (tcp-100 star: N instructions per link packet).
     #[inline]
-    fn on_segment(&mut self, _: Arrival, _: &mut Connection) -> OnSegment {
-        OnSegment::Service
+    fn on_segment(&mut self, a: Arrival, _: &mut Connection) -> OnSegment {
+        if a.established_ack {
+            OnSegment::Send
+        } else {
+            OnSegment::Service
+        }
     }
 
     fn service(
@@ -239,11 +247,9 @@ fn pump(
     session: &mut Session,
     buf: &mut Vec<u8>,
 ) -> Result<(), coaplab_netsim::tcp::ConnectionFailed> {
-    while conn.readable_len() > 0 {
-        buf.resize(conn.readable_len().min(64 * 1024), 0);
-        let n = conn.read(buf);
-        session.handle_stream_bytes(now, &buf[..n]);
-    }
+    // Read where the bytes lie: a copy into `buf` first cost N instructions per link packet
+    // (tcp-100 star, callgrind).
+    conn.read_in_place(|bytes| session.handle_stream_bytes(now, bytes));
     // A generated body (the long transfer's object) goes to the connection ungenerated: its
     // bytes are produced segment by segment, so neither end holds the object whole.
     while let Some((_, tail)) = session.poll_write_parts(buf) {

@@ -85,9 +85,12 @@ impl SendBuffer {
         }
     }
 
-    /// Appends bytes `seq .. seq + len` (written, not released) to `out`.
-    pub fn copy_to(&self, seq: u64, len: u64, out: &mut Vec<u8>) {
-        let end = seq + len;
+    /// Writes bytes `seq .. seq + out.len()` (written, not released) over `out`. Over, not
+    /// after: the caller's buffer needs no zeroing for a generated piece, which a recycled
+    /// buffer of the last segment's length then skips (tcp-100 star: N instructions per link
+    /// packet).
+    pub fn copy_into(&self, seq: u64, out: &mut [u8]) {
+        let end = seq + out.len() as u64;
         let first = self
             .pieces
             .partition_point(|(start, p)| start + p.len() <= seq);
@@ -97,13 +100,11 @@ impl SendBuffer {
             }
             let from = seq.max(*start) - start;
             let to = end.min(start + piece.len()) - start;
+            let at = (start + from - seq) as usize;
+            let dst = &mut out[at..at + (to - from) as usize];
             match piece {
-                Piece::Bytes(b) => out.extend_from_slice(&b[from as usize..to as usize]),
-                Piece::Generated(g) => {
-                    let at = out.len();
-                    out.resize(at + (to - from) as usize, 0);
-                    g.write(from, &mut out[at..]);
-                }
+                Piece::Bytes(b) => dst.copy_from_slice(&b[from as usize..to as usize]),
+                Piece::Generated(g) => g.write(from, dst),
             }
         }
     }
@@ -158,10 +159,11 @@ mod tests {
         buf.push_bytes(b"xy");
         assert_eq!(buf.end(), 1 + CHUNK_BYTES as u64 + 10 + 1000 + 2);
         assert_eq!(buf.held_bytes(), CHUNK_BYTES + 12);
-        let mut out = Vec::new();
+        // Stale bytes in the buffer are overwritten.
+        let mut out = vec![0xee; 1004];
         // The last 3 bytes of the second chunk, 1000 generated, then "x".
         let gen_start = 1 + CHUNK_BYTES as u64 + 10;
-        buf.copy_to(gen_start - 3, 1004, &mut out);
+        buf.copy_into(gen_start - 3, &mut out);
         let expected: Vec<u8> = [7, 7, 7]
             .into_iter()
             .chain((0..1000).map(|i| (i % 251) as u8))
@@ -171,8 +173,8 @@ mod tests {
         // The first chunk goes once acknowledged; a partly acknowledged piece stays.
         buf.release_before(1 + CHUNK_BYTES as u64 + 5);
         assert_eq!(buf.held_bytes(), 12);
-        out.clear();
-        buf.copy_to(gen_start + 500, 3, &mut out);
+        let mut out = [0; 3];
+        buf.copy_into(gen_start + 500, &mut out);
         assert_eq!(
             out,
             [(500 % 251) as u8, (501 % 251) as u8, (502 % 251) as u8]
