@@ -35,20 +35,13 @@ enum Piece {
     Generated(Arc<dyn Generate>),
 }
 
-impl Piece {
-    fn len(&self) -> u64 {
-        match self {
-            Piece::Bytes(b) => b.len() as u64,
-            Piece::Generated(g) => g.len(),
-        }
-    }
-}
-
 /// The unacknowledged and unsent part of the stream, by absolute sequence number.
 #[derive(Debug, Clone)]
 pub struct SendBuffer {
-    /// Pieces in stream order, each with the sequence number of its first byte.
-    pieces: VecDeque<(u64, Piece)>,
+    /// Pieces in stream order, each with the sequence numbers of its first byte and one past
+    /// its last (kept: a generated piece's length is a dynamic call, and every segment cut
+    /// searches the pieces by their ends).
+    pieces: VecDeque<(u64, u64, Piece)>,
     /// One past the last byte written.
     end: u64,
 }
@@ -70,9 +63,10 @@ impl SendBuffer {
     /// Appends bytes (copied, in chunks of at most [`CHUNK_BYTES`]).
     pub fn push_bytes(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(CHUNK_BYTES) {
-            self.pieces
-                .push_back((self.end, Piece::Bytes(chunk.to_vec())));
+            let start = self.end;
             self.end += chunk.len() as u64;
+            self.pieces
+                .push_back((start, self.end, Piece::Bytes(chunk.to_vec())));
         }
     }
 
@@ -80,8 +74,10 @@ impl SendBuffer {
     pub fn push_generated(&mut self, body: Arc<dyn Generate>) {
         let len = body.len();
         if len > 0 {
-            self.pieces.push_back((self.end, Piece::Generated(body)));
+            let start = self.end;
             self.end += len;
+            self.pieces
+                .push_back((start, self.end, Piece::Generated(body)));
         }
     }
 
@@ -93,13 +89,13 @@ impl SendBuffer {
         let end = seq + out.len() as u64;
         let first = self
             .pieces
-            .partition_point(|(start, p)| start + p.len() <= seq);
-        for (start, piece) in self.pieces.range(first..) {
-            if *start >= end {
+            .partition_point(|&(_, piece_end, _)| piece_end <= seq);
+        for &(start, piece_end, ref piece) in self.pieces.range(first..) {
+            if start >= end {
                 break;
             }
-            let from = seq.max(*start) - start;
-            let to = end.min(start + piece.len()) - start;
+            let from = seq.max(start) - start;
+            let to = end.min(piece_end) - start;
             let at = (start + from - seq) as usize;
             let dst = &mut out[at..at + (to - from) as usize];
             match piece {
@@ -114,7 +110,7 @@ impl SendBuffer {
         while self
             .pieces
             .front()
-            .is_some_and(|(start, p)| start + p.len() <= seq)
+            .is_some_and(|&(_, piece_end, _)| piece_end <= seq)
         {
             self.pieces.pop_front();
         }
@@ -124,7 +120,7 @@ impl SendBuffer {
     pub fn held_bytes(&self) -> usize {
         self.pieces
             .iter()
-            .map(|(_, p)| match p {
+            .map(|(_, _, p)| match p {
                 Piece::Bytes(b) => b.len(),
                 Piece::Generated(_) => 0,
             })
