@@ -34,7 +34,9 @@ pub(super) struct CoapApp {
     /// (`Some(true)`) or the current client's (`Some(false)`), set when a segment reached
     /// that side. Nothing changed on the other since it was last served (every change is
     /// served when it happens), so its half of `service` would find nothing to do; a data
-    /// segment then costs one half (tcp-100 star: N instructions per link packet).
+    /// segment then costs one half. With the pure ACKs that skip `service` altogether
+    /// ([`FlowApp::on_segment`]): 2.1 → 0.6 `pump` calls and ~165 fewer instructions per link
+    /// packet (tcp-100 star, callgrind).
     only: Option<bool>,
 }
 
@@ -98,7 +100,8 @@ impl FlowApp for CoapApp {
     /// A pure ACK between established ends only sends: `service` would find nothing to read,
     /// no session to open or close, no event and no write (every earlier change of the flow
     /// was serviced when it happened), so it is skipped, half of the deliveries of a long
-    /// transfer (tcp-100 star: N instructions per link packet).
+    /// transfer (with the one-sided `service` of [`CoapApp`]'s `only`: ~165 instructions per
+    /// link packet, tcp-100 star).
     #[inline]
     fn on_segment(&mut self, a: Arrival, _: &mut Connection) -> OnSegment {
         if a.established_ack {
@@ -255,7 +258,7 @@ fn pump(
     session: &mut Session,
     buf: &mut Vec<u8>,
 ) -> Result<(), coaplab_netsim::tcp::ConnectionFailed> {
-    // Read where the bytes lie: a copy into `buf` first cost N instructions per link packet
+    // Read where the bytes lie: a copy into `buf` first cost ~25 instructions per link packet
     // (tcp-100 star, callgrind).
     conn.read_in_place(|bytes| session.handle_stream_bytes(now, bytes));
     // A generated body (the long transfer's object) goes to the connection ungenerated: its

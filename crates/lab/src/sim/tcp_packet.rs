@@ -12,7 +12,8 @@
 //! copies the payload: the sender appends the trailer to the segment's own buffer
 //! ([`encode`]), the receiver cuts it off the delivered buffer and takes that buffer as the
 //! segment's payload ([`decode`]). With a header in front, both ends copied every payload once
-//! more (tcp-100 star: N instructions per link packet).
+//! more, and wrote the header a field at a time (tcp-100 star: ~135 instructions per link
+//! packet more, callgrind).
 
 use coaplab_netsim::tcp::Segment;
 
