@@ -558,7 +558,7 @@ impl<N: Topology, A: FlowApp> TcpSim<N, A> {
     ///
     /// Whether one is due is decided inline: the loop asks at every instant and one in twenty
     /// has a deadline due, so the call's entry and exit cost more than the check (tcp-100
-    /// star: N instructions per link packet).
+    /// star: ~30 instructions per link packet).
     #[inline(always)]
     pub(super) fn fire(&mut self, now: Instant) -> Result<(), RunError> {
         if !self.timers.next_at().is_some_and(|t| t <= now) {
