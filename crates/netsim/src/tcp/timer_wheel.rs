@@ -35,6 +35,7 @@ fn lvl_start(n: u32) -> u64 {
 /// timeout rounded up to whole jiffies (`usecs_to_jiffies`), filed at the level `l` whose
 /// range holds that distance, and fired at `((expires >> 3l) + 1) << 3l`. `hz = 0` is an
 /// exact timer: `now + timeout`.
+#[inline]
 pub fn expiry(now: Instant, timeout: Duration, hz: u32) -> Instant {
     if hz == 0 {
         return now + timeout;
