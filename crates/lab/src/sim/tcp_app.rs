@@ -40,6 +40,9 @@ pub(super) struct Arrival {
     pub(super) ip_len: u32,
     /// Its connection is the flow's current one (its last).
     pub(super) current: bool,
+    /// It only acknowledged (no payload, SYN or FIN) and found its connection established,
+    /// which it still is: it changed nothing the application reads.
+    pub(super) established_ack: bool,
 }
 
 /// What the loop does after a connection of the flow took in a segment.
@@ -47,6 +50,8 @@ pub(super) struct Arrival {
 pub(super) enum OnSegment {
     /// Services the flow now.
     Service,
+    /// Sends what the connections queued; the application has nothing to do.
+    Send,
     /// Nothing now (the application acts at a wake-up of its own, [`FlowApp::next_timer`]).
     Wait,
     /// The segment completed the flow: the run's last event (nothing after it is simulated).

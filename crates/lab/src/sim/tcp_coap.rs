@@ -30,6 +30,14 @@ use crate::scenario::{FlowConfig, RunSpec};
 /// RFC 8323 sessions on a flow's connections: what the flow asks, fixed before the run.
 pub(super) struct CoapApp {
     plan: FlowPlan,
+    /// The next [`FlowApp::service`] serves only one side of the flow: the server sessions
+    /// (`Some(true)`) or the current client's (`Some(false)`), set when a segment reached
+    /// that side. Nothing changed on the other since it was last served (every change is
+    /// served when it happens), so its half of `service` would find nothing to do; a data
+    /// segment then costs one half. With the pure ACKs that skip `service` altogether
+    /// ([`FlowApp::on_segment`]): 2.1 → 0.6 `pump` calls and ~165 fewer instructions per link
+    /// packet (tcp-100 star, callgrind).
+    only: Option<bool>,
 }
 
 /// One connection's sessions.
@@ -52,7 +60,7 @@ impl FlowApp for CoapApp {
     ) -> Result<(CoapApp, Instant), RunError> {
         let plan = FlowPlan::new(spec.seed, fc, index, path);
         let start = plan.start;
-        Ok((CoapApp { plan }, start))
+        Ok((CoapApp { plan, only: None }, start))
     }
 
     fn new_conn(&mut self) -> CoapConn {
@@ -89,9 +97,19 @@ impl FlowApp for CoapApp {
         }
     }
 
+    /// A pure ACK between established ends only sends: `service` would find nothing to read,
+    /// no session to open or close, no event and no write (every earlier change of the flow
+    /// was serviced when it happened), so it is skipped, half of the deliveries of a long
+    /// transfer (with the one-sided `service` of [`CoapApp`]'s `only`: ~165 instructions per
+    /// link packet, tcp-100 star).
     #[inline]
-    fn on_segment(&mut self, _: Arrival, _: &mut Connection) -> OnSegment {
-        OnSegment::Service
+    fn on_segment(&mut self, a: Arrival, _: &mut Connection) -> OnSegment {
+        if a.established_ack {
+            OnSegment::Send
+        } else {
+            self.only = Some(a.up);
+            OnSegment::Service
+        }
     }
 
     fn service(
@@ -103,9 +121,10 @@ impl FlowApp for CoapApp {
         let index = f.index;
         let setup = |e: &dyn std::fmt::Display| RunError::Setup(format!("flow {index}: {e}"));
         let plan = &self.plan;
+        let only = self.only.take();
         let mut next_client = false;
         let current = f.conns.len() - 1;
-        {
+        if only != Some(true) {
             let c = &mut f.conns[current];
             if let Some(client) = c.client.as_mut() {
                 if client.state() == TcpState::Failed {
@@ -165,7 +184,7 @@ impl FlowApp for CoapApp {
                 }
             }
         }
-        for c in &mut f.conns {
+        for c in f.conns.iter_mut().filter(|_| only != Some(false)) {
             let s = &mut c.app;
             if c.server.state() == TcpState::Established && s.server.is_none() {
                 let mut router = Router::new();
@@ -239,11 +258,9 @@ fn pump(
     session: &mut Session,
     buf: &mut Vec<u8>,
 ) -> Result<(), coaplab_netsim::tcp::ConnectionFailed> {
-    while conn.readable_len() > 0 {
-        buf.resize(conn.readable_len().min(64 * 1024), 0);
-        let n = conn.read(buf);
-        session.handle_stream_bytes(now, &buf[..n]);
-    }
+    // Read where the bytes lie: a copy into `buf` first cost ~25 instructions per link packet
+    // (tcp-100 star, callgrind).
+    conn.read_in_place(|bytes| session.handle_stream_bytes(now, bytes));
     // A generated body (the long transfer's object) goes to the connection ungenerated: its
     // bytes are produced segment by segment, so neither end holds the object whole.
     while let Some((_, tail)) = session.poll_write_parts(buf) {

@@ -58,11 +58,10 @@ impl<C> Flow<C> {
         if self.opened == 0 {
             return Some(self.start);
         }
+        // A fold, not `filter_map(..).chain(app).min()`: the loop asks after every segment.
         self.conns
             .iter()
-            .filter_map(Conn::next_timer)
-            .chain(app)
-            .min()
+            .fold(app, |next, c| earliest(next, c.next_timer()))
     }
 
     /// Drops the former clients' connections whose both ends have closed, keeping their

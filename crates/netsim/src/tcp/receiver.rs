@@ -312,6 +312,20 @@ impl Receiver {
         n
     }
 
+    /// Hands the in-order bytes to `f` where they lie (the ring's two halves, each non-empty
+    /// one a call) and drops them; returns how many.
+    pub fn read_in_place(&mut self, mut f: impl FnMut(&[u8])) -> usize {
+        let n = self.readable.len();
+        let (front, back) = self.readable.as_slices();
+        for half in [front, back] {
+            if !half.is_empty() {
+                f(half);
+            }
+        }
+        self.readable.clear();
+        n
+    }
+
     /// In-order bytes waiting to be read.
     pub fn readable_len(&self) -> usize {
         self.readable.len()
@@ -355,6 +369,29 @@ mod tests {
         let mut buf = [0; 16];
         assert_eq!(r.read(&mut buf), 11);
         assert_eq!(&buf[..11], &[1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+    }
+
+    #[test]
+    fn reading_in_place_gives_the_bytes_in_order_across_the_rings_wrap() {
+        let mut r = rx();
+        let t = Instant::ZERO;
+        let stream: Vec<u8> = (0..400u32).map(|i| (i % 251) as u8).collect();
+        r.on_data(t, 1, &stream[..200], RTO);
+        // A partial read moves the ring's start, so the next bytes wrap around its end.
+        let mut head = [0; 150];
+        assert_eq!(r.read(&mut head), 150);
+        r.on_data(t, 201, &stream[200..], RTO);
+        let mut got = head.to_vec();
+        let mut calls = 0;
+        let n = r.read_in_place(|b| {
+            calls += 1;
+            got.extend_from_slice(b);
+        });
+        assert_eq!(n, 250);
+        assert!((1..=2).contains(&calls));
+        assert_eq!(got, stream);
+        assert_eq!(r.readable_len(), 0);
+        assert_eq!(r.read_in_place(|_| panic!("nothing to read")), 0);
     }
 
     #[test]

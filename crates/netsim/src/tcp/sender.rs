@@ -240,8 +240,10 @@ impl Sender {
     /// Bytes `seq .. seq + len`, in the spare buffer a driver handed back when there is one.
     fn payload(&mut self, seq: u64, len: u32) -> Vec<u8> {
         let mut out = std::mem::take(&mut self.spare);
-        out.clear();
-        self.buf.copy_to(seq, u64::from(len), &mut out);
+        // Resized, not cleared: every byte is overwritten, so only what a longer segment adds
+        // to the last one's length is zeroed first.
+        out.resize(len as usize, 0);
+        self.buf.copy_into(seq, &mut out);
         out
     }
 
