@@ -147,8 +147,8 @@ fn a_mesh_tcp_flow_whose_segments_cannot_fit_the_mac_queue_is_warned_about() {
         "coaplab run: warning: combination 1: flows[0] (tcp-newreno, mss_bytes = 1212): a full \
          segment is 13 frames on this mesh, more than a node's MAC queue holds \
          (topology.params.queue_frames = 8); a datagram enters the queue whole or not at all, \
-         so no full segment can leave its sender and the flow will not complete (the largest \
-         MSS that fits on every hop is 724 B)\n"
+         so no full segment can leave its sender and a flow that sends one stalls until the \
+         time cap (the largest MSS that fits on every hop is 724 B)\n"
     );
 }
 

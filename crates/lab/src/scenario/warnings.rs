@@ -46,7 +46,7 @@ pub fn warnings(config: &RunConfig) -> Vec<String> {
             "flows[{k}] ({cc}, {key}): a full segment is {frames} frames on this mesh, more \
              than a node's MAC queue holds (topology.params.queue_frames = {q}); a datagram \
              enters the queue whole or not at all, so no full segment can leave its sender \
-             and the flow will not complete ({advice})",
+             and a flow that sends one stalls until the time cap ({advice})",
             cc = flow.cc(),
             q = params.queue_frames,
         ));
