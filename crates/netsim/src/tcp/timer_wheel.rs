@@ -16,6 +16,7 @@
 //! `INITIAL_JIFFIES` and boot time), and the wheel's clock is the current jiffy (the kernel's
 //! `base->clk`, forwarded to `jiffies` when a timer is armed).
 
+use crate::link::serializer::div_rem;
 use coaplab_base::time::{Duration, Instant};
 
 /// `LVL_CLK_SHIFT`: each level is 8 times coarser than the one below.
@@ -62,21 +63,15 @@ pub fn expiry(now: Instant, timeout: Duration, hz: u32) -> Instant {
     Instant::from_nanos(mul_div(bucket, ns, hz, true) as i64)
 }
 
-/// `a * b / c`, rounded up when `ceil`: in `u64` when the product fits (instants and
-/// timeouts below 2 years at 250 Hz), else in `u128`, the same value either way. The `u128`
-/// division is a library call (`__udivti3`); three per timer armed cost ~20 instructions per
-/// link packet (tcp-100 star, callgrind).
+/// `a * b / c`, rounded up when `ceil`, the same value as in `u128`: the product in `u128`
+/// (one multiply), the division by the link serializer's [`div_rem`], which divides in `u64`
+/// when the operands fit (instants and timeouts below 2 years at 250 Hz). A `u128` division is
+/// a library call (`__udivti3`); three per timer armed cost ~20 instructions per link packet
+/// (tcp-100 star, callgrind).
 #[inline]
 fn mul_div(a: u64, b: u64, c: u64, ceil: bool) -> u64 {
-    match a.checked_mul(b) {
-        Some(p) if ceil => p.div_ceil(c),
-        Some(p) => p / c,
-        None => {
-            let p = u128::from(a) * u128::from(b);
-            let c = u128::from(c);
-            (if ceil { p.div_ceil(c) } else { p / c }) as u64
-        }
-    }
+    let (q, r) = div_rem(u128::from(a) * u128::from(b), u128::from(c));
+    (q + u128::from(ceil && r > 0)) as u64
 }
 
 #[cfg(test)]
