@@ -181,24 +181,19 @@ pub(crate) fn run(args: Args) -> ExitCode {
 
 /// [`scenario::warnings`] of every parameter combination: each distinct sentence once, with
 /// the combinations it holds for when not all.
-fn plan_warnings(scenario: &Scenario) -> Vec<String> {
+fn plan_warnings(plan: &scenario::Plan<'_>) -> Vec<String> {
+    let scenario = plan.scenario();
     let total = scenario.combinations();
     // Only a mesh has anything to warn about: a star scenario (every one, unless the topology
     // kind is swept) costs one combination's reading, not all of them (10^4 in a sweep test).
     let mesh_possible = scenario.axes.iter().any(|a| a.key == "topology.kind")
-        || scenario
-            .config(0)
-            .is_ok_and(|c| matches!(c.topology, scenario::Topology::Mesh(_)));
+        || matches!(plan.config(0).topology, scenario::Topology::Mesh(_));
     if !mesh_possible {
         return Vec::new();
     }
     let mut seen: Vec<(String, Vec<usize>)> = Vec::new();
     for c in 0..total {
-        // Every combination was checked when the file was loaded.
-        let Ok(config) = scenario.config(c) else {
-            continue;
-        };
-        for w in scenario::warnings(&config) {
+        for w in scenario::warnings(&plan.config(c)) {
             match seen.iter_mut().find(|(text, _)| *text == w) {
                 Some((_, combos)) => combos.push(c),
                 None => seen.push((w, vec![c])),
@@ -258,7 +253,7 @@ fn run_scenario(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let reps = args.reps.unwrap_or(scenario.replications);
     let seed = args.seed.unwrap_or(scenario.seed);
     let plan = scenario.plan(Some(reps), Some(seed));
-    for warning in plan_warnings(&scenario) {
+    for warning in plan_warnings(&plan) {
         eprintln!("coaplab run: warning: {warning}");
     }
     if args.dry_run {
