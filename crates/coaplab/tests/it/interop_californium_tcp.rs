@@ -21,7 +21,9 @@ fn our_tcp_client_aborts_californium_server_without_csm() {
     let Some(cf) = californium() else {
         return;
     };
-    let server = CfServer::start(&cf, &["--tcp"]);
+    // Its own TCP port from the kernel: `--tcp` alone binds TCP on the UDP port, which a
+    // concurrent test may already hold for TCP (a BindException seen in CI).
+    let server = CfServer::start(&cf, &["--tcp-bind", "127.0.0.1:0"]);
     let uri = format!("coap+tcp://127.0.0.1:{}/data/10", server.port_of("tcp"));
     let o = run_bounded(coaplab().args(["get", &uri, "-v"]), None, LIMIT);
     let err = String::from_utf8_lossy(&o.stderr);
