@@ -41,6 +41,11 @@ coaplab lasts 1/20 of ns-3's, so a slow phase of the host hits single coaplab ru
 tool's event loop, counted by valgrind's callgrind (ns-3's Simulator::Run against coaplab's
 loop). Time per packet is instructions over the rate the CPU retires them, and the two tools
 retire them at different rates (ns-3's code chases more pointers), so the two tables differ.
+--cache-sim adds the other half of that rate, also independent of load, for hosts without
+hardware counters (a VM): each tool's data-cache misses per link packet in the same loops,
+simulated by callgrind with a 32-KiB 8-way L1D and, as its last level, an L2 of --l2-bytes
+(default 1 MiB, 16-way: one core's L2 on AMD Zen 4). A miss of that L2 goes to L3 or memory,
+tens of nanoseconds each; coaplab's UDP cells past about 100 flows pay mostly these.
 
 Four ns-3 builds serve as anchors (--anchor wheel|debian|optimized|release|both|all, default
 both = wheel and Debian's; with several, every repetition runs coaplab, then each anchor's star
@@ -325,20 +330,36 @@ LOOPS = {
 }
 
 
-def callgrind(loops, out):
-    """The command prefix that counts the instructions executed inside `loops` into `out`. A
+def callgrind(loops, out, l2_bytes=None):
+    """The command prefix that counts the instructions executed inside `loops` into `out` (and,
+    with `l2_bytes`, simulates a 32-KiB 8-way L1D and an `l2_bytes` 16-way last level). A
     coaplab built before c88a4e0 read the vDSO itself and crashes under valgrind."""
-    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+    caches = [] if l2_bytes is None else [
+        "--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", f"--LL={l2_bytes},16,64"]
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *caches,
             *(f"--toggle-collect={f}" for f in loops)]
 
 
-def counted(out):
-    """The instructions callgrind counted into `out` (removed), None when none were: a build
-    whose loop function was inlined away or renamed."""
+def counted_events(out):
+    """Callgrind's totals in `out` (removed) by event name (Ir, and with the cache simulation
+    D1mr, D1mw, DLmr, DLmw), None when nothing was counted: a build whose loop function was
+    inlined away or renamed."""
+    names, totals = [], []
     with open(out) as fh:
-        total = next((int(l.split()[1]) for l in fh if l.startswith("totals:")), 0)
+        for line in fh:
+            if line.startswith("events:"):
+                names = line.split()[1:]
+            elif line.startswith("totals:"):
+                totals = [int(v) for v in line.split()[1:]]
     os.remove(out)
-    return total or None
+    events = dict(zip(names, totals))
+    return events if events.get("Ir") else None
+
+
+def counted(out):
+    """The instructions callgrind counted into `out` (removed), None when none were."""
+    events = counted_events(out)
+    return None if events is None else events["Ir"]
 
 
 def instruction_table(binaries, labels, stars, workloads, flows, buffer, tmp):
@@ -373,6 +394,41 @@ def instruction_table(binaries, labels, stars, workloads, flows, buffer, tmp):
                 else:
                     line += f"| {ours / op:,.0f} " + "".join(
                         "| n/a " if t is None else f"| {t / (ours / op):.1f}x " for t in theirs)
+            print(line + "|", flush=True)
+
+
+def cache_table(binaries, labels, stars, workloads, flows, buffer, l2_bytes, tmp):
+    """Simulated data-cache misses per link packet in the event loops (reads and writes), once
+    per cell: deterministic like the instruction table. ns-3's optimized anchor cannot run
+    under valgrind (see instruction_table); the others can."""
+    print()
+    print(f"simulated data-cache misses per link packet (L1D 32 KiB 8-way; L2 {l2_bytes:,} B 16-way, "
+          "the last level simulated):")
+    cols = [f"ns-3 {k}" for k, _, _ in stars] + labels
+    print("| workload | N | " + " | ".join(f"{c} L1D misses | {c} L2 misses" for c in cols) + " |")
+    print("|---|---" + "|---|---" * len(cols) + "|")
+    out = os.path.join(tmp, "callgrind.out")
+
+    def misses(events, packets):
+        if events is None:
+            return "| n/a | n/a "
+        l1 = (events["D1mr"] + events["D1mw"]) / packets
+        l2 = (events["DLmr"] + events["DLmw"]) / packets
+        return f"| {l1:.1f} | {l2:.2f} "
+
+    for workload in workloads:
+        for n in flows:
+            line = f"| {workload} | {n} "
+            for key, _, star in stars:
+                if key == "optimized":
+                    line += "| n/a | n/a "
+                    continue
+                packets = run_ns3(star, workload, n, buffer, prefix=callgrind(LOOPS["ns-3"], out, l2_bytes))[0]
+                line += misses(counted_events(out), packets)
+            for b in binaries:
+                packets = run_coaplab(b, workload, n, buffer, tmp,
+                                      prefix=callgrind(LOOPS[workload], out, l2_bytes))[0]
+                line += misses(counted_events(out), packets)
             print(line + "|", flush=True)
 
 
@@ -466,6 +522,13 @@ def main():
     ap.add_argument("--instructions", action="store_true",
                     help="also instructions per link packet in each tool's event loop, counted under "
                          "valgrind's callgrind (needs valgrind; one run per cell, independent of load)")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="also simulated data-cache misses per link packet in each tool's event loop "
+                         "(callgrind's cache simulation: L1D 32 KiB, L2 --l2-bytes; needs valgrind; one "
+                         "run per cell, independent of load)")
+    ap.add_argument("--l2-bytes", type=int, default=1 << 20,
+                    help="the simulated last-level cache of --cache-sim (default 1,048,576: one core's "
+                         "L2 on AMD Zen 4; lscpu's L2 divided by its instances)")
     ap.add_argument("--memory", action="store_true",
                     help="also the TCP peak-RSS table (400 x 102,400 B and 10 x 10 MB; ns-3's takes minutes)")
     ap.add_argument("--coaplab", action="append",
@@ -488,8 +551,11 @@ def main():
     stars = anchors(args.anchor, target, args.ns3_optimized, args.ns3_release)
     binaries = args.coaplab or [coaplab_binary(target)]
     statistics = list(dict.fromkeys(args.statistic))
-    if args.instructions and shutil.which("valgrind") is None:
-        sys.exit("ns3-speed: --instructions needs valgrind (apt-get install valgrind)")
+    for flag, wanted in (("--instructions", args.instructions), ("--cache-sim", args.cache_sim)):
+        if wanted and shutil.which("valgrind") is None:
+            sys.exit(f"ns3-speed: {flag} needs valgrind (apt-get install valgrind)")
+    if args.l2_bytes <= 0 or args.l2_bytes & (args.l2_bytes - 1):
+        sys.exit(f"ns3-speed: --l2-bytes must be a power of two, not {args.l2_bytes}")
     tmp = tempfile.mkdtemp(prefix="ns3-speed-")
     try:
         labels = [f"coaplab[{i}]" if len(binaries) > 1 else "coaplab" for i in range(len(binaries))]
@@ -542,6 +608,8 @@ def main():
             memory_table(binaries, labels, stars, args.buffer, tmp)
         if args.instructions:
             instruction_table(binaries, labels, stars, args.workloads, args.flows, args.buffer, tmp)
+        if args.cache_sim:
+            cache_table(binaries, labels, stars, args.workloads, args.flows, args.buffer, args.l2_bytes, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
