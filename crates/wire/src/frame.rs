@@ -180,13 +180,13 @@ impl<'a> Frame<'a> {
         let total = total as usize;
         let token_end = head.fixed_len + head.tkl;
         let region = buf.get(token_end..)?;
-        let marker = codec::payload_marker_in_prefix(region)?;
+        let (marker, present) = codec::payload_marker_in_prefix(region)?;
         let head_len = token_end + marker + 1;
         Some(FrameStart {
             frame: Frame {
                 code: Code(buf[head.fixed_len - 1]),
                 token: &buf[head.fixed_len..token_end],
-                options: Options::from_validated(&region[..marker]),
+                options: Options::from_validated(&region[..marker], present),
                 payload: &buf[head_len..],
             },
             head_len,
@@ -224,11 +224,11 @@ impl<'a> Frame<'a> {
     fn parse_body(bytes: &'a [u8], head: &Head) -> Result<Frame<'a>, DecodeError> {
         let code = Code(bytes[head.fixed_len - 1]);
         let token_end = head.fixed_len + head.tkl;
-        let (options, payload) = codec::split_options(&bytes[token_end..])?;
+        let (options, payload, present) = codec::split_options(&bytes[token_end..])?;
         Ok(Frame {
             code,
             token: &bytes[head.fixed_len..token_end],
-            options: Options::from_validated(options),
+            options: Options::from_validated(options, present),
             payload,
         })
     }
@@ -242,6 +242,11 @@ impl<'a> Frame<'a> {
 impl ReadOptions for Frame<'_> {
     fn option_iter(&self) -> impl Iterator<Item = (u16, &[u8])> {
         self.options.iter()
+    }
+
+    #[inline]
+    fn may_hold(&self, number: u16) -> bool {
+        self.options.may_hold(number)
     }
 }
 

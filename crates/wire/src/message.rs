@@ -79,13 +79,13 @@ impl<'a> Message<'a> {
                 available: bytes.len() - HEADER_LEN,
             });
         }
-        let (options, payload) = codec::split_options(&bytes[token_end..])?;
+        let (options, payload, present) = codec::split_options(&bytes[token_end..])?;
         Ok(Message {
             mtype,
             code,
             message_id,
             token: &bytes[HEADER_LEN..token_end],
-            options: Options::from_validated(options),
+            options: Options::from_validated(options, present),
             payload,
         })
     }
@@ -119,6 +119,11 @@ impl<'a> Message<'a> {
 impl ReadOptions for Message<'_> {
     fn option_iter(&self) -> impl Iterator<Item = (u16, &[u8])> {
         self.options.iter()
+    }
+
+    #[inline]
+    fn may_hold(&self, number: u16) -> bool {
+        self.options.may_hold(number)
     }
 }
 

@@ -6,49 +6,77 @@ use crate::error::{DecodeError, EncodeError};
 /// The byte that separates options from the payload (RFC 7252 §3).
 pub(crate) const PAYLOAD_MARKER: u8 = 0xff;
 
+/// Which option numbers a validated options region holds, as a bit set found by the scan that
+/// validates it: bit `n` for a number `n` below 63, bit 63 for any number from 63 up. A
+/// lookup of a number whose bit is clear needs no walk over the options: most of a request's
+/// and a response's lookups are of options it does not carry (Block1, Block2, Observe, Echo,
+/// Accept, Size1, ...), and each walk decoded every option header before the number.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Present(u64);
+
+impl Present {
+    /// The bit standing for `number`.
+    #[inline]
+    fn bit(number: u32) -> u64 {
+        1 << number.min(63)
+    }
+
+    /// Whether an option `number` may be in the region (`false`: certainly not).
+    #[inline]
+    pub(crate) fn may_hold(self, number: u16) -> bool {
+        self.0 & Present::bit(u32::from(number)) != 0
+    }
+}
+
 /// Validates the options region at the start of `bytes` (everything after the token) and
-/// splits it from the payload. Returns `(options, payload)`; `options` holds only
-/// well-formed options, so iterating over it cannot fail.
-pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
+/// splits it from the payload. Returns `(options, payload, which numbers the options hold)`;
+/// `options` holds only well-formed options, so iterating over it cannot fail.
+pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8], Present), DecodeError> {
     match find_payload_marker(bytes)? {
         // RFC 7252 §3: a marker followed by nothing is a format error.
-        Some(pos) if pos + 1 == bytes.len() => Err(DecodeError::PayloadMarkerWithoutPayload),
-        Some(pos) => Ok((&bytes[..pos], &bytes[pos + 1..])),
-        None => Ok((bytes, &[])),
+        (Some(pos), _) if pos + 1 == bytes.len() => Err(DecodeError::PayloadMarkerWithoutPayload),
+        (Some(pos), present) => Ok((&bytes[..pos], &bytes[pos + 1..], present)),
+        (None, present) => Ok((bytes, &[], present)),
     }
 }
 
 /// Where the payload marker lies in the first bytes of an options region (`prefix`; the
-/// region goes on beyond it): `Some(offset)` once every option before the marker is present
-/// and well formed, `None` while one is incomplete or the prefix holds no marker yet, and for
-/// malformed options, which [`split_options`] reports once the region is whole. The offset is
-/// the one [`split_options`] finds in the whole region (the same scan).
-pub(crate) fn payload_marker_in_prefix(prefix: &[u8]) -> Option<usize> {
-    find_payload_marker(prefix).ok().flatten()
+/// region goes on beyond it), and which numbers the options before it hold: `Some` once every
+/// option before the marker is present and well formed, `None` while one is incomplete or
+/// the prefix holds no marker yet, and for malformed options, which [`split_options`] reports
+/// once the region is whole. The offset is the one [`split_options`] finds in the whole
+/// region (the same scan).
+pub(crate) fn payload_marker_in_prefix(prefix: &[u8]) -> Option<(usize, Present)> {
+    match find_payload_marker(prefix) {
+        Ok((Some(pos), present)) => Some((pos, present)),
+        _ => None,
+    }
 }
 
 /// Walks the options at the start of `bytes`, checking each: the offset of the payload
-/// marker, or `None` when the options run to the end of `bytes`.
+/// marker (`None` when the options run to the end of `bytes`) and the numbers seen before it.
 #[inline]
-fn find_payload_marker(bytes: &[u8]) -> Result<Option<usize>, DecodeError> {
+fn find_payload_marker(bytes: &[u8]) -> Result<(Option<usize>, Present), DecodeError> {
     let mut pos = 0;
     let mut number: u32 = 0;
+    let mut present = 0;
     while pos < bytes.len() {
         if bytes[pos] == PAYLOAD_MARKER {
-            return Ok(Some(pos));
+            return Ok((Some(pos), Present(present)));
         }
         let (delta, len, next) = read_header(bytes, pos)?;
         number += delta;
         if number > u16::MAX as u32 {
             return Err(DecodeError::OptionNumberOverflow { number });
         }
+        present |= Present::bit(number);
         let end = next + len;
         if end > bytes.len() {
             return Err(DecodeError::TruncatedOption { offset: pos });
         }
         pos = end;
     }
-    Ok(None)
+    Ok((None, Present(present)))
 }
 
 /// Reads one option header at `pos` (the byte there is not the payload marker).
@@ -335,7 +363,9 @@ mod tests {
         write_option(&mut buf, &mut pos, 0, 11, b"a").unwrap();
         write_option(&mut buf, &mut pos, 11, 11, b"b").unwrap();
         write_option(&mut buf, &mut pos, 11, 300, b"").unwrap();
-        let (opts, payload) = split_options(&buf[..pos]).unwrap();
+        let (opts, payload, present) = split_options(&buf[..pos]).unwrap();
+        assert!(present.may_hold(11) && present.may_hold(300) && present.may_hold(64));
+        assert!(!present.may_hold(0) && !present.may_hold(12) && !present.may_hold(62));
         assert!(payload.is_empty());
         let got: Vec<_> = OptionIter::new(opts).collect();
         assert_eq!(got, [(11, &b"a"[..]), (11, &b"b"[..]), (300, &b""[..])]);

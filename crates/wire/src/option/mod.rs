@@ -22,12 +22,14 @@ pub use number::{format_of, OptionFormat, ValueFormat};
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options<'a> {
     bytes: &'a [u8],
+    /// The numbers `bytes` holds (a function of `bytes`, found when they were validated).
+    present: codec::Present,
 }
 
 impl<'a> Options<'a> {
-    /// Wraps bytes that [`codec::split_options`] validated.
-    pub(crate) fn from_validated(bytes: &'a [u8]) -> Self {
-        Options { bytes }
+    /// Wraps bytes that [`codec::split_options`] validated, holding `present`.
+    pub(crate) fn from_validated(bytes: &'a [u8], present: codec::Present) -> Self {
+        Options { bytes, present }
     }
 
     /// The raw encoded region (delta/length form), for copying into another message.
@@ -199,8 +201,20 @@ pub trait ReadOptions {
     /// `(number, value)` in wire order.
     fn option_iter(&self) -> impl Iterator<Item = (u16, &[u8])>;
 
+    /// Whether an option `number` may be present: `false` only when it certainly is not, so
+    /// that [`ReadOptions::first`], [`ReadOptions::has`] and [`ReadOptions::single`] answer
+    /// without walking the options. A decoded view ([`Options`], [`crate::Message`],
+    /// [`crate::Frame`]) knows which numbers it holds; the default does not.
+    fn may_hold(&self, number: u16) -> bool {
+        let _ = number;
+        true
+    }
+
     /// The first value of `number`.
     fn first(&self, number: u16) -> Option<&[u8]> {
+        if !self.may_hold(number) {
+            return None;
+        }
         self.option_iter()
             .find(|(n, _)| *n == number)
             .map(|(_, v)| v)
@@ -220,6 +234,9 @@ pub trait ReadOptions {
 
     /// The single value of a non-repeatable registered option, length-checked.
     fn single(&self, number: u16) -> Result<Option<&[u8]>, OptionValueError> {
+        if !self.may_hold(number) {
+            return Ok(None);
+        }
         let mut it = self.all(number);
         let Some(v) = it.next() else { return Ok(None) };
         let err = |reason| OptionValueError {
@@ -381,6 +398,11 @@ pub trait ReadOptions {
 impl ReadOptions for Options<'_> {
     fn option_iter(&self) -> impl Iterator<Item = (u16, &[u8])> {
         self.iter()
+    }
+
+    #[inline]
+    fn may_hold(&self, number: u16) -> bool {
+        self.present.may_hold(number)
     }
 }
 

@@ -2,7 +2,7 @@
 //! decode re-encode to the same bytes (the encoding is canonical), and no input panics.
 
 use coaplab_wire::frame::{Decoded, Frame, FrameBuf};
-use coaplab_wire::{Code, Message, MessageBuf, MessageType, OptionList, Token};
+use coaplab_wire::{Code, Message, MessageBuf, MessageType, OptionList, ReadOptions, Token};
 use proptest::prelude::*;
 
 fn arb_options() -> impl Strategy<Value = OptionList> {
@@ -76,6 +76,21 @@ proptest! {
         let view = Message::decode(&bytes).unwrap();
         prop_assert_eq!(view.encoded_len(), bytes.len());
         prop_assert_eq!(MessageBuf::from(view), m);
+    }
+
+    /// A decoded message answers `first`, `has` and `single` from the numbers its options
+    /// hold, skipping the walk for the others; the owned list walks every time. Both must
+    /// agree for every number, present or not (deleting a bit from the set fails this).
+    #[test]
+    fn decoded_lookups_agree_with_the_owned_list(m in arb_message(), extra in 0u16..=u16::MAX) {
+        let bytes = m.to_bytes().unwrap();
+        let view = Message::decode(&bytes).unwrap();
+        let numbers = m.options.iter().map(|(n, _)| n).chain([0, 1, 62, 63, 64, 300, extra]);
+        for n in numbers.chain(0..70) {
+            prop_assert_eq!(view.first(n), m.options.first(n), "first({})", n);
+            prop_assert_eq!(view.has(n), m.options.has(n), "has({})", n);
+            prop_assert_eq!(view.single(n), m.options.single(n), "single({})", n);
+        }
     }
 
     #[test]
