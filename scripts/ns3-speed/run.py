@@ -7,6 +7,7 @@
     python3 scripts/ns3-speed/run.py --coaplab /tmp/before/coaplab --coaplab target/release/coaplab
     python3 scripts/ns3-speed/run.py --workloads udp --reps 15 --statistic min --instructions
     python3 scripts/ns3-speed/run.py --anchor optimized --ns3-optimized ~/ns-3.44/build --reps 5
+    python3 scripts/ns3-speed/run.py --workloads udp --flows 100 400 --anchor wheel --cache-sim
 
 The same workload in both tools, N flows over the nbiot star (30 kbit/s down, 60 kbit/s up,
 one byte FIFO of --buffer bytes per direction, 28,200 B by default):
