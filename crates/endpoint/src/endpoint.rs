@@ -249,15 +249,23 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
-        self.client.start_request(
-            &self.config,
-            &mut self.peers,
-            &mut self.out,
-            now,
-            destination,
-            request,
-            None,
-        )
+        let (peers, out) = (&mut self.peers, &mut self.out);
+        self.client
+            .request(&self.config, peers, out, now, destination, request)
+    }
+
+    /// Starts the request the last [`Endpoint::request`] started again, to `destination`:
+    /// [`Endpoint::request`] with the same [`Request`], for a client that asks the same thing
+    /// over and over (a load generator, a simulated flow). The endpoint starts it from the
+    /// copy it keeps, without reading the caller's request to compare it with its copy
+    /// (two cache lines per request when many endpoints share a core, issue 35). `None`
+    /// (nothing started) when there is nothing to repeat: no [`Endpoint::request`] yet, or
+    /// an observation was started or ended since (its request may have taken the copy's
+    /// place); the caller then calls [`Endpoint::request`].
+    pub fn request_again(&mut self, now: Instant, destination: SocketAddr) -> Option<RequestId> {
+        let (peers, out) = (&mut self.peers, &mut self.out);
+        self.client
+            .request_again(&self.config, peers, out, now, destination)
     }
 
     /// Forgets everything the algorithm learned about `destination`, as a freshly booted

@@ -22,7 +22,7 @@ impl Requests {
     pub(crate) fn take(&mut self) -> (usize, RequestId) {
         let slot = match self.free {
             Some(slot) => {
-                self.free = self.slots[slot].next_free.take();
+                self.free = self.slots[slot].next_free.take().map(|f| f as usize);
                 slot
             }
             None => {
@@ -38,7 +38,8 @@ impl Requests {
     /// Slot `r`, whose request ended (its `live` already false), may be reused.
     pub(crate) fn release(&mut self, r: usize) {
         debug_assert!(!self.slots[r].live, "request slot {r} released while live");
-        self.slots[r].next_free = self.free.replace(r);
+        // A slot number fits 32 bits: 2^32 slots of 320 bytes would be 1.3 TB.
+        self.slots[r].next_free = self.free.replace(r).map(|f| f as u32);
     }
 
     /// Requests not yet completed or failed.
