@@ -170,7 +170,7 @@ impl Client {
             return None;
         }
         let request = crate::observe::client::with_observe(request, 0);
-        let id = self.start_request(config, peers, out, now, destination, &request, None);
+        let (_, id) = self.start_request(config, peers, out, now, destination, &request, None);
         let token = self.exchanges.token_of(&self.requests, id)?;
         self.observations.add(id, destination, token, request);
         Some(id)
@@ -187,7 +187,8 @@ impl Client {
         get: &Request,
     ) -> Option<RequestId> {
         let (peer, token, get) = self.observations.cancel(request, get)?;
-        Some(self.start_request(config, peers, out, now, peer, &get, Some(token)))
+        let (_, id) = self.start_request(config, peers, out, now, peer, &get, Some(token));
+        Some(id)
     }
 
     /// Records the Observe value of a registration's response ([`crate::Endpoint::observation_answered`]).
@@ -211,7 +212,7 @@ impl Client {
     ) {
         for i in 0..self.observations.len() {
             if let Some((peer, token, get)) = self.observations.stale(i, now) {
-                let id = self.start_request(config, peers, out, now, peer, &get, Some(token));
+                let (_, id) = self.start_request(config, peers, out, now, peer, &get, Some(token));
                 self.observations.reregistering(i, id);
             }
         }
@@ -251,7 +252,7 @@ impl Client {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
-        let (slot, id) = self.start(config, peers, out, now, destination, request, None);
+        let (slot, id) = self.start_request(config, peers, out, now, destination, request, None);
         self.repeatable = Some(slot);
         id
     }
@@ -287,25 +288,10 @@ impl Client {
     }
 
     /// Starts `request` (an observation's registration or end, [`crate::Endpoint::request`])
-    /// to `destination`, every exchange with `fixed_token` when given.
+    /// to `destination`, every exchange with `fixed_token` when given; the request's slot and
+    /// id.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_request(
-        &mut self,
-        config: &Config,
-        peers: &mut Peers,
-        out: &mut Outputs,
-        now: Instant,
-        destination: SocketAddr,
-        request: &Request,
-        fixed_token: Option<coaplab_wire::Token>,
-    ) -> RequestId {
-        let start = self.start(config, peers, out, now, destination, request, fixed_token);
-        start.1
-    }
-
-    /// [`Client::start_request`]; the request's slot and id.
-    #[allow(clippy::too_many_arguments)]
-    fn start(
         &mut self,
         config: &Config,
         peers: &mut Peers,

@@ -249,6 +249,7 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
+        self.out.rewind();
         let (peers, out) = (&mut self.peers, &mut self.out);
         self.client
             .request(&self.config, peers, out, now, destination, request)
@@ -263,6 +264,7 @@ impl Endpoint {
     /// an observation was started or ended since (its request may have taken the copy's
     /// place); the caller then calls [`Endpoint::request`].
     pub fn request_again(&mut self, now: Instant, destination: SocketAddr) -> Option<RequestId> {
+        self.out.rewind();
         let (peers, out) = (&mut self.peers, &mut self.out);
         self.client
             .request_again(&self.config, peers, out, now, destination)
@@ -338,6 +340,7 @@ impl Endpoint {
 
     /// A datagram from `from` arrived at `now`.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        self.out.rewind();
         let msg = match Message::decode(bytes) {
             Ok(m) => m,
             Err(error) => {
@@ -425,6 +428,7 @@ impl Endpoint {
     /// forget partial Block1 uploads and duplicate-cache entries whose lifetime ended.
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.out.rewind();
         // Written out, each `on_timer` inlined with a constant timer (its one arm), in
         // `Timer::ALL`'s order: the loop kept the array in memory and matched on every
         // element (-33 instructions per link packet at 400 UDP flows, issue 35).

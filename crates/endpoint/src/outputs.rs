@@ -142,6 +142,22 @@ impl Outputs {
         });
     }
 
+    /// Called at each input: an emptied queue starts again at the front of its buffer
+    /// (`clear` on an empty `VecDeque` only moves its head to 0). A driver drains both queues
+    /// after every input, so each input's datagrams and events are written to the same first
+    /// cache lines of their buffers rather than round their rings: 1.8 fewer L2 misses per
+    /// link packet at 400 UDP flows (issue 35). Here rather than where they are popped, which
+    /// would move each popped item once more.
+    #[inline]
+    pub(crate) fn rewind(&mut self) {
+        if self.transmits.is_empty() {
+            self.transmits.clear();
+        }
+        if self.events.is_empty() {
+            self.events.clear();
+        }
+    }
+
     /// Whether a datagram or an event is waiting.
     pub(crate) fn any(&self) -> bool {
         !self.transmits.is_empty() || !self.events.is_empty()
@@ -154,6 +170,40 @@ mod tests {
 
     fn with_capacity(n: usize) -> Vec<u8> {
         Vec::with_capacity(n)
+    }
+
+    #[test]
+    fn an_emptied_queue_starts_again_at_the_front_of_its_buffer() {
+        let mut out = Outputs::default();
+        let tx = |message_id| Transmit {
+            destination: "198.18.0.1:5683".parse().unwrap(),
+            contents: Vec::new(),
+            meta: TransmitMeta::Reply {
+                message_id,
+                replayed: false,
+            },
+        };
+        out.rewind();
+        out.transmits.push_back(tx(1));
+        let front = out.transmits.as_slices().0.as_ptr();
+        out.transmits.push_back(tx(2));
+        assert!(out.transmits.pop_front().is_some() && out.transmits.pop_front().is_some());
+        out.transmits.push_back(tx(3));
+        assert_ne!(
+            out.transmits.as_slices().0.as_ptr(),
+            front,
+            "a ring goes round"
+        );
+        out.rewind();
+        assert_eq!(
+            out.transmits.len(),
+            1,
+            "a queue holding datagrams is left alone"
+        );
+        assert!(out.transmits.pop_front().is_some());
+        out.rewind();
+        out.transmits.push_back(tx(4));
+        assert_eq!(out.transmits.as_slices().0.as_ptr(), front);
     }
 
     #[test]
