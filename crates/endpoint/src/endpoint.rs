@@ -81,10 +81,10 @@ use crate::timer::{next_deadline, Timer};
 ///
 /// `repr(C)`, in the order of the fields: what a client reads on every datagram and timer
 /// (the hot ends of `peers` and `config` around `out`, `server_busy` and `client`) is one
-/// run of about 460 bytes, and what only a server uses (its state, the duplicate cache) is
-/// at the end, never touched by a client: a simulated client touches 7-8 cache lines of its
-/// endpoint per event instead of 13-14 (issue 35, 400 UDP flows on one core, where each line
-/// is a cache miss).
+/// run of about 490 bytes, and what only a server uses (its state, the duplicate cache) is
+/// at the end, never touched by a client: a simulated client touches about 8 cache lines of
+/// its endpoint per event instead of 13-14 (issue 35, 400 UDP flows on one core, where each
+/// line is a cache miss).
 #[repr(C)]
 pub struct Endpoint {
     /// The destinations, their controllers and the factory that builds them (its hot half
