@@ -40,6 +40,10 @@ pub(crate) struct Client {
     message_ids: MessageIds,
     /// Observations held (RFC 7641, client side).
     observations: Observations,
+    /// The request slot holding what the last [`crate::Endpoint::request`] (or
+    /// [`crate::Endpoint::request_again`]) asked, for `request_again` (`None`: nothing, or
+    /// the slot was reused by another request since).
+    repeatable: Option<usize>,
 }
 
 impl Client {
@@ -50,6 +54,7 @@ impl Client {
             requests: Requests::default(),
             message_ids: MessageIds::new(config.initial_message_id, config.message_id_lifetime),
             observations: Observations::default(),
+            repeatable: None,
         }
     }
 
@@ -165,7 +170,7 @@ impl Client {
             return None;
         }
         let request = crate::observe::client::with_observe(request, 0);
-        let id = self.start_request(config, peers, out, now, destination, &request, None);
+        let (_, id) = self.start_request(config, peers, out, now, destination, &request, None);
         let token = self.exchanges.token_of(&self.requests, id)?;
         self.observations.add(id, destination, token, request);
         Some(id)
@@ -182,7 +187,8 @@ impl Client {
         get: &Request,
     ) -> Option<RequestId> {
         let (peer, token, get) = self.observations.cancel(request, get)?;
-        Some(self.start_request(config, peers, out, now, peer, &get, Some(token)))
+        let (_, id) = self.start_request(config, peers, out, now, peer, &get, Some(token));
+        Some(id)
     }
 
     /// Records the Observe value of a registration's response ([`crate::Endpoint::observation_answered`]).
@@ -206,7 +212,7 @@ impl Client {
     ) {
         for i in 0..self.observations.len() {
             if let Some((peer, token, get)) = self.observations.stale(i, now) {
-                let id = self.start_request(config, peers, out, now, peer, &get, Some(token));
+                let (_, id) = self.start_request(config, peers, out, now, peer, &get, Some(token));
                 self.observations.reregistering(i, id);
             }
         }
@@ -235,6 +241,55 @@ impl Client {
         old
     }
 
+    /// Starts `request` to `destination` ([`crate::Endpoint::request`]); it can be repeated
+    /// with [`Client::request_again`].
+    pub(crate) fn request(
+        &mut self,
+        config: &Config,
+        peers: &mut Peers,
+        out: &mut Outputs,
+        now: Instant,
+        destination: SocketAddr,
+        request: &Request,
+    ) -> RequestId {
+        let (slot, id) = self.start_request(config, peers, out, now, destination, request, None);
+        self.repeatable = Some(slot);
+        id
+    }
+
+    /// Starts the request [`Client::request`] started last again, to `destination`, from
+    /// the copy its slot keeps ([`crate::Endpoint::request_again`]); `None` when there is
+    /// none.
+    pub(crate) fn request_again(
+        &mut self,
+        config: &Config,
+        peers: &mut Peers,
+        out: &mut Outputs,
+        now: Instant,
+        destination: SocketAddr,
+    ) -> Option<RequestId> {
+        let last = self.repeatable?;
+        let p = peers.slot(destination);
+        let (slot, id) = self.requests.take();
+        if slot != last {
+            // The last one is still open (its slot is not the free one): copy it over.
+            let (from, to) = if last < slot {
+                let (a, b) = self.requests.split_at_mut(slot);
+                (&a[last], &mut b[0])
+            } else {
+                let (a, b) = self.requests.split_at_mut(last);
+                (&b[0], &mut a[slot])
+            };
+            to.take_request_of(from);
+        }
+        self.repeatable = Some(slot);
+        self.begin(config, peers, out, now, p, slot, id, None);
+        Some(id)
+    }
+
+    /// Starts `request` (an observation's registration or end, [`crate::Endpoint::request`])
+    /// to `destination`, every exchange with `fixed_token` when given; the request's slot and
+    /// id.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_request(
         &mut self,
@@ -245,19 +300,39 @@ impl Client {
         destination: SocketAddr,
         request: &Request,
         fixed_token: Option<coaplab_wire::Token>,
-    ) -> RequestId {
+    ) -> (usize, RequestId) {
         let p = peers.slot(destination);
         let (slot, id) = self.requests.take();
+        if self.repeatable == Some(slot) {
+            self.repeatable = None;
+        }
+        self.requests[slot].take_request(request);
+        self.begin(config, peers, out, now, p, slot, id, fixed_token);
+        (slot, id)
+    }
+
+    /// Request slot `slot`, holding what to ask, starts as request `id` to peer `p`: its
+    /// first exchange.
+    #[allow(clippy::too_many_arguments)]
+    fn begin(
+        &mut self,
+        config: &Config,
+        peers: &mut Peers,
+        out: &mut Outputs,
+        now: Instant,
+        p: usize,
+        slot: usize,
+        id: RequestId,
+        fixed_token: Option<coaplab_wire::Token>,
+    ) {
         let block = config.block_size_bytes;
         let r = &mut self.requests[slot];
         r.id = id;
         r.live = true;
         r.peer = p;
-        r.take_request(request);
-        r.confirmable = request.confirmable;
         r.started = now;
         r.exchanges = 0;
-        r.uploading = request.payload.len() > block;
+        r.uploading = r.payload.len() > block;
         r.b1_offset = 0;
         r.b1_size = block;
         r.b2_next = None;
@@ -270,7 +345,6 @@ impl Client {
             r.b2_next = coaplab_wire::Block::with_size(0, false, size);
         }
         self.next_exchange(config, peers, out, now, slot);
-        id
     }
 
     /// Creates the request's next exchange (its first message or next block) and passes it

@@ -12,7 +12,13 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// Settings of one endpoint. Every field has the RFC's default or the experiments'
 /// (docs/experiments.md) ([`Config::default`]); scenario files override them.
+///
+/// The fields an endpoint reads on every datagram and timer come first, and `repr(C)` keeps
+/// them in that order: they fill the struct's first 56 bytes, one cache line, where the
+/// compiler's own layout spread them over all four of its lines (issue 35: a simulated
+/// client's state is a cold line per field touched when 400 flows share a core).
 #[derive(Debug, Clone, PartialEq)]
+#[repr(C)]
 pub struct Config {
     /// NSTART: outstanding interactions per destination (RFC 7252 §4.7). Further requests
     /// wait in a FIFO queue. At least 1.
@@ -20,17 +26,46 @@ pub struct Config {
     /// Token length on the wire in bytes, 0–8 (docs/experiments.md §4: 2). In FASOR+token mode
     /// the last of these bytes carries the transmission ordinal, so sizes do not change.
     pub token_len_bytes: u8,
-    /// The first Message ID this endpoint allocates (RFC 7252 §4.4 asks for a random start;
-    /// the simulator draws it from the run seed).
-    pub initial_message_id: u16,
-    /// The first token value (big-endian counter of `token_len_bytes` bytes).
-    pub initial_token: u64,
+    /// Include the duplicate cache's next expiry in [`crate::Endpoint::poll_timeout`], so
+    /// that an idle endpoint forgets expired entries (and frees their memory) on a timer, not
+    /// only when new traffic arrives. Expired entries are never used either way, so this
+    /// changes memory, not behaviour. Off by default: the simulator and scripted tests take
+    /// an endpoint without deadlines as idle, and a purge would keep them running for a
+    /// lifetime more; a long-running server (`coaplab server`) turns it on.
+    pub dedup_purge_timer: bool,
+    /// Keep response bodies and hand them out in [`crate::Event::RequestCompleted`]. Off in
+    /// large simulations, where only lengths matter.
+    pub keep_bodies: bool,
+    /// Emit [`crate::Event::Snapshot`] with the algorithm's estimator after every completed
+    /// or failed exchange (allocates; off unless a sink wants it).
+    pub emit_snapshots: bool,
+    /// Emit [`crate::Event::Sent`] for every copy of an exchange sent (on by default). A driver
+    /// that accounts each copy as it sends it, from its [`crate::TransmitMeta::Exchange`]
+    /// (which names the same exchange and copy, sent at the same instant), turns it off: the
+    /// event is otherwise moved into the queue and read again for every copy (the simulator's
+    /// clients outside traced runs, issue 35).
+    pub emit_sent_events: bool,
     /// Block size in bytes (16, 32, …, 1024): the server's Block2 size and the client's
     /// Block1 size for uploads (RFC 7959 §2.2).
     pub block_size_bytes: usize,
     /// Ask for this Block2 size in the first request (early negotiation, RFC 7959 §2.4).
     /// `None` (docs/experiments.md §4.1): the first GET carries no Block2.
     pub request_block2_size_bytes: Option<usize>,
+    /// How long a client waits for a separate response after an empty ACK, or for the
+    /// response to a NON request, before the request fails.
+    pub response_timeout: Duration,
+    /// Largest response body a request accepts, in bytes over all its Block2 blocks. A
+    /// response whose body would grow past it, or whose Size2 (RFC 7959 §4) announces more,
+    /// fails the request with [`crate::FailReason::BodyTooLarge`] and no further block is
+    /// asked for: a server sending an endless Block2 (M=1 forever) cannot make the client
+    /// grow without bound. Counted whether or not [`Config::keep_bodies`] keeps the bytes.
+    /// Default [`MAX_BODY_BYTES`] (64 MiB).
+    pub max_body_bytes: usize,
+    /// The first Message ID this endpoint allocates (RFC 7252 §4.4 asks for a random start;
+    /// the simulator draws it from the run seed).
+    pub initial_message_id: u16,
+    /// The first token value (big-endian counter of `token_len_bytes` bytes).
+    pub initial_token: u64,
     /// How long a received CON/NON is remembered for duplicate detection. RFC 7252: the
     /// EXCHANGE_LIFETIME (247 s); `None` keeps entries for the whole run (docs/experiments.md
     /// §4.3).
@@ -64,16 +99,6 @@ pub struct Config {
     /// and their faults were 4 % of a 400-flow run's CPU time). Reserved bytes the cache
     /// never fills are address space only: the arena fills from its start.
     pub dedup_reserve_reply_bytes: usize,
-    /// Include the duplicate cache's next expiry in [`crate::Endpoint::poll_timeout`], so
-    /// that an idle endpoint forgets expired entries (and frees their memory) on a timer, not
-    /// only when new traffic arrives. Expired entries are never used either way, so this
-    /// changes memory, not behaviour. Off by default: the simulator and scripted tests take
-    /// an endpoint without deadlines as idle, and a purge would keep them running for a
-    /// lifetime more; a long-running server (`coaplab server`) turns it on.
-    pub dedup_purge_timer: bool,
-    /// How long a client waits for a separate response after an empty ACK, or for the
-    /// response to a NON request, before the request fails.
-    pub response_timeout: Duration,
     /// Server processing time. Zero (the experiments): responses are piggybacked. Positive:
     /// a CON request is acknowledged at once with an empty ACK and the response follows as a
     /// separate CON after this delay (RFC 7252 §5.2.2).
@@ -81,29 +106,17 @@ pub struct Config {
     /// The Rexmit-Cnt option number a server echoes in piggybacked responses (FASOR,
     /// Globecom 2018; draft-ietf-core-fasor-02); `None` models a server unaware of it.
     pub rexmit_cnt_echo: Option<u16>,
-    /// Keep response bodies and hand them out in [`crate::Event::RequestCompleted`]. Off in
-    /// large simulations, where only lengths matter.
-    pub keep_bodies: bool,
     /// Serve entity tags (RFC 7252 §5.10.6): every response of `data/N` carries the ETag
     /// of its body, a GET naming it in an ETag option is answered 2.03 Valid without the
     /// body, and a PUT to `echo` answers the ETag of what it stored (`crate::media`). Off
     /// by default so that the experiments' message sizes stay those of docs/experiments.md
     /// §4; `coaplab server` turns it on. If-Match and If-None-Match are honoured either way.
     pub etags: bool,
-    /// Emit [`crate::Event::Snapshot`] with the algorithm's estimator after every completed
-    /// or failed exchange (allocates; off unless a sink wants it).
-    pub emit_snapshots: bool,
     /// Emit a server's per-request events, [`crate::Event::Served`] and
     /// [`crate::Event::DuplicateRequest`] (on by default). A sink that reads neither turns them
     /// off: each is otherwise moved into the event queue and out again for every request (the
     /// simulator's server without observers: 2 % of a 400-flow run's instructions, issue 35).
     pub emit_request_events: bool,
-    /// Emit [`crate::Event::Sent`] for every copy of an exchange sent (on by default). A driver
-    /// that accounts each copy as it sends it, from its [`crate::TransmitMeta::Exchange`]
-    /// (which names the same exchange and copy, sent at the same instant), turns it off: the
-    /// event is otherwise moved into the queue and read again for every copy (the simulator's
-    /// clients outside traced runs, issue 35).
-    pub emit_sent_events: bool,
     /// How long a partial Block1 upload (RFC 7959 §2.5) is kept after its last block: at
     /// last-block time + this lifetime the server forgets it (an [`crate::Event::UploadExpired`]
     /// follows), and a later block of it gets 4.08 Request Entity Incomplete (§2.3). RFC 7959
@@ -119,13 +132,6 @@ pub struct Config {
     /// follows. Also bounds the stored echo bodies served block-wise. Default
     /// [`crate::MAX_PENDING_UPLOADS`] (64: at most 64 MiB of partial bodies).
     pub max_pending_uploads: usize,
-    /// Largest response body a request accepts, in bytes over all its Block2 blocks. A
-    /// response whose body would grow past it, or whose Size2 (RFC 7959 §4) announces more,
-    /// fails the request with [`crate::FailReason::BodyTooLarge`] and no further block is
-    /// asked for: a server sending an endless Block2 (M=1 forever) cannot make the client
-    /// grow without bound. Counted whether or not [`Config::keep_bodies`] keeps the bytes.
-    /// Default [`MAX_BODY_BYTES`] (64 MiB).
-    pub max_body_bytes: usize,
     /// Most of those partial Block1 uploads one source IP address may hold at once (all its
     /// ports together); its next first block is answered 5.03 like a full table, so one
     /// client cannot starve the others. Default [`crate::MAX_PENDING_UPLOADS_PER_SOURCE`]
@@ -337,5 +343,32 @@ pub(crate) fn szx_of(size_bytes: usize) -> Option<u8> {
         512 => Some(5),
         1024 => Some(6),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn the_fields_read_per_datagram_share_the_first_cache_line() {
+        let end = |offset: usize, size: usize| offset + size;
+        let ends = [
+            end(offset_of!(Config, nstart), size_of::<u32>()),
+            end(offset_of!(Config, token_len_bytes), 1),
+            end(offset_of!(Config, dedup_purge_timer), 1),
+            end(offset_of!(Config, keep_bodies), 1),
+            end(offset_of!(Config, emit_snapshots), 1),
+            end(offset_of!(Config, emit_sent_events), 1),
+            end(offset_of!(Config, block_size_bytes), size_of::<usize>()),
+            end(
+                offset_of!(Config, request_block2_size_bytes),
+                size_of::<Option<usize>>(),
+            ),
+            end(offset_of!(Config, response_timeout), size_of::<Duration>()),
+            end(offset_of!(Config, max_body_bytes), size_of::<usize>()),
+        ];
+        assert!(ends.iter().all(|&e| e <= 64), "{ends:?}");
     }
 }

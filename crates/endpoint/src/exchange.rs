@@ -15,7 +15,11 @@ use crate::marking::{RexmitLayout, RexmitPeer};
 use crate::request::Request;
 
 /// One destination: its congestion control and its NSTART gate (RFC 7252 §4.7).
+///
+/// Aligned to a cache line: its 112 bytes, all read for every exchange, span two lines
+/// rather than two or three (issue 35).
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Peer {
     pub(crate) addr: SocketAddr,
     /// Built lazily by the factory when the first exchange to this peer starts.
@@ -65,31 +69,41 @@ pub(crate) enum Owner {
 }
 
 /// One outgoing CON or NON message and its copies.
+///
+/// `repr(C, align(64))`, fields in this order: what the scans of every slot read (at every
+/// datagram and timer: `live`, `state`, `deadline`, `id`, `message_id`, `peer`, `token`)
+/// is the slot's first 56 bytes, one cache line, where the compiler's layout put `live` and
+/// `deadline` 186 bytes apart (issue 35: 400 simulated clients on one core, each line of
+/// their state a cache miss).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Exch {
-    pub(crate) id: ExchangeId,
     pub(crate) live: bool,
-    pub(crate) owner: Owner,
-    pub(crate) peer: usize,
-    pub(crate) message_id: u16,
-    /// The token of the original (in token mode: `base ‖ 0`).
-    pub(crate) token: Token,
-    pub(crate) token_mode: bool,
-    /// Rexmit-Cnt marking: where each copy gets its option.
-    pub(crate) rexmit: Option<RexmitLayout>,
+    pub(crate) state: XState,
     pub(crate) confirmable: bool,
     /// Goes through the NSTART gate (requests do; separate responses do not).
     pub(crate) gated: bool,
     /// Currently counted in the peer's `in_flight`.
     pub(crate) holds_slot: bool,
+    pub(crate) token_mode: bool,
+    pub(crate) message_id: u16,
+    /// The token of the original (in token mode: `base ‖ 0`).
+    pub(crate) token: Token,
+    pub(crate) peer: usize,
+    pub(crate) id: ExchangeId,
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) owner: Owner,
+    /// The next free slot after this one, while this one is free (`crate::exchanges`' free
+    /// list, kept in the slots themselves: no list of its own to touch).
+    pub(crate) next_free: Option<usize>,
+    /// The algorithm's per-exchange scratch `X`.
+    pub(crate) cc: coaplab_cc::Exchange,
+    /// Rexmit-Cnt marking: where each copy gets its option.
+    pub(crate) rexmit: Option<RexmitLayout>,
     /// The encoded original.
     pub(crate) bytes: Vec<u8>,
     /// Send time of every copy; index = ordinal.
     pub(crate) tx_times: Vec<Instant>,
-    /// The algorithm's per-exchange scratch `X`.
-    pub(crate) cc: coaplab_cc::Exchange,
-    pub(crate) state: XState,
-    pub(crate) deadline: Option<Instant>,
 }
 
 impl Exch {
@@ -111,6 +125,7 @@ impl Exch {
             cc: coaplab_cc::Exchange::new(),
             state: XState::Done,
             deadline: None,
+            next_free: None,
         }
     }
 
@@ -152,39 +167,49 @@ impl Exch {
 }
 
 /// One application request and its block-wise progress (RFC 7959).
+///
+/// `repr(C, align(64))`, fields in this order: what every exchange of a request reads or
+/// resets comes first, in four cache lines; the request's path, query and options, read
+/// only to encode it or to compare it with the next one, come last, where a client that
+/// repeats its request ([`crate::Endpoint::request_again`]) does not touch them (issue 35:
+/// 400 simulated clients on one core, each line of their state a cache miss).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Req {
     pub(crate) id: crate::event::RequestId,
-    pub(crate) live: bool,
     pub(crate) peer: usize,
-    pub(crate) method: Code,
-    pub(crate) path: String,
-    /// Uri-Query arguments, sent with every block.
-    pub(crate) query: Vec<String>,
-    pub(crate) payload: Vec<u8>,
-    /// The caller's further options ([`crate::Request::options`]), sent with every block.
-    pub(crate) options: OptionList,
-    pub(crate) confirmable: bool,
     pub(crate) started: Instant,
-    pub(crate) exchanges: u32,
-    /// Block1 upload in progress: offset and size of the block being sent.
-    pub(crate) uploading: bool,
     pub(crate) b1_offset: usize,
     pub(crate) b1_size: usize,
+    pub(crate) body_len: usize,
     /// Block2 to ask for in the next exchange (None: the first request, no Block2).
     pub(crate) b2_next: Option<Block>,
-    pub(crate) body: Vec<u8>,
-    pub(crate) body_len: usize,
-    /// The Echo value a 4.01 asked this request to repeat (RFC 9175 §2.4); empty: none.
-    pub(crate) echo: Vec<u8>,
+    pub(crate) exchanges: u32,
+    pub(crate) live: bool,
+    /// Block1 upload in progress: offset and size of the block being sent.
+    pub(crate) uploading: bool,
+    pub(crate) confirmable: bool,
+    pub(crate) method: Code,
     /// Times the request was repeated with an Echo value.
     pub(crate) echo_retries: u8,
     /// The token every exchange of this request uses, instead of a fresh one: an Observe
     /// deregistration must repeat the registration's token (RFC 7641 §3.6).
     pub(crate) fixed_token: Option<Token>,
+    pub(crate) body: Vec<u8>,
+    /// The Echo value a 4.01 asked this request to repeat (RFC 9175 §2.4); empty: none.
+    pub(crate) echo: Vec<u8>,
+    pub(crate) payload: Vec<u8>,
     /// The encoding of this slot's last request after its token, reused by the next request
     /// with the same method, path, query, payload and options ([`crate::blockwise::encode_request_reusing`]).
     pub(crate) tail: RequestTail,
+    /// The next free slot after this one, while this one is free (`crate::slots`' free list;
+    /// 32 bits, so that the fields above end at 192 bytes, three cache lines).
+    pub(crate) next_free: Option<u32>,
+    pub(crate) path: String,
+    /// Uri-Query arguments, sent with every block.
+    pub(crate) query: Vec<String>,
+    /// The caller's further options ([`crate::Request::options`]), sent with every block.
+    pub(crate) options: OptionList,
 }
 
 /// What a request's encoding holds after its header and token (its options and payload), kept
@@ -200,22 +225,57 @@ pub(crate) struct RequestTail {
 }
 
 impl Req {
-    /// Takes `request`'s method, path, query, payload and options into the slot, copying them
-    /// (and forgetting the kept encoding, [`RequestTail`]) only when they differ from the
-    /// slot's last request: a client that repeats one request copies nothing.
+    /// Takes `request`'s method, path, query, payload, options and message type into the
+    /// slot, copying them (and forgetting the kept encoding, [`RequestTail`]) only when they
+    /// differ from the slot's last request: a client that repeats one request copies nothing.
     pub(crate) fn take_request(&mut self, request: &Request) {
-        let same = self.method == request.method
-            && self.path == request.path
-            && self.query == request.query
-            && self.payload == request.payload
-            && self.options == request.options;
+        let Request {
+            method,
+            path,
+            query,
+            payload,
+            confirmable,
+            options,
+        } = request;
+        self.take_parts(*method, path, query, payload, options);
+        self.confirmable = *confirmable;
+    }
+
+    /// [`Req::take_request`] of the request slot `other` holds.
+    pub(crate) fn take_request_of(&mut self, other: &Req) {
+        let Req {
+            method,
+            path,
+            query,
+            payload,
+            options,
+            confirmable,
+            ..
+        } = other;
+        self.take_parts(*method, path, query, payload, options);
+        self.confirmable = *confirmable;
+    }
+
+    fn take_parts(
+        &mut self,
+        method: Code,
+        path: &String,
+        query: &Vec<String>,
+        payload: &Vec<u8>,
+        options: &OptionList,
+    ) {
+        let same = self.method == method
+            && self.path == *path
+            && self.query == *query
+            && self.payload == *payload
+            && self.options == *options;
         if !same {
             self.tail.block2 = None;
-            self.method = request.method;
-            self.path.clone_from(&request.path);
-            self.query.clone_from(&request.query);
-            self.payload.clone_from(&request.payload);
-            self.options.clone_from(&request.options);
+            self.method = method;
+            self.path.clone_from(path);
+            self.query.clone_from(query);
+            self.payload.clone_from(payload);
+            self.options.clone_from(options);
         }
     }
 
@@ -242,6 +302,36 @@ impl Req {
             echo_retries: 0,
             fixed_token: None,
             tail: RequestTail::default(),
+            next_free: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn what_the_slot_scans_read_is_in_the_first_cache_line() {
+        let ends = [
+            offset_of!(Exch, live) + 1,
+            offset_of!(Exch, state) + 1,
+            offset_of!(Exch, message_id) + 2,
+            offset_of!(Exch, token) + size_of::<Token>(),
+            offset_of!(Exch, peer) + size_of::<usize>(),
+            offset_of!(Exch, id) + size_of::<ExchangeId>(),
+            offset_of!(Exch, deadline) + size_of::<Option<Instant>>(),
+        ];
+        assert!(ends.iter().all(|&e| e <= 64), "{ends:?}");
+        assert_eq!(std::mem::align_of::<Exch>(), 64);
+    }
+
+    #[test]
+    fn what_every_exchange_of_a_request_reads_is_in_three_cache_lines() {
+        assert_eq!(offset_of!(Req, path), 192);
+        assert!(offset_of!(Req, query) > offset_of!(Req, path));
+        assert!(offset_of!(Req, options) > offset_of!(Req, query));
+        assert_eq!(std::mem::align_of::<Req>(), 64);
     }
 }

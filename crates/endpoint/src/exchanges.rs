@@ -43,7 +43,10 @@ pub(crate) enum Answered {
 /// Every exchange slot, the free ones, and the exchange-id and token counters.
 pub(crate) struct Exchanges {
     slots: Vec<Exch>,
-    free: Vec<usize>,
+    /// The free slot to reuse first; each free slot names the next ([`Exch::next_free`]),
+    /// last freed first. A list in the slots rather than a `Vec` of its own: a client reusing
+    /// its one slot touches no other line for it (issue 35).
+    free: Option<usize>,
     next_id: u64,
     next_token: u64,
 }
@@ -53,7 +56,7 @@ impl Exchanges {
     pub(crate) fn new(initial_token: u64) -> Exchanges {
         Exchanges {
             slots: Vec::new(),
-            free: Vec::new(),
+            free: None,
             next_id: 0,
             next_token: initial_token,
         }
@@ -61,10 +64,16 @@ impl Exchanges {
 
     /// A slot for a new exchange (a freed one first) and its id; the caller fills it in.
     pub(crate) fn take(&mut self) -> (usize, ExchangeId) {
-        let slot = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(Exch::empty());
-            self.slots.len() - 1
-        });
+        let slot = match self.free {
+            Some(slot) => {
+                self.free = self.slots[slot].next_free.take();
+                slot
+            }
+            None => {
+                self.slots.push(Exch::empty());
+                self.slots.len() - 1
+            }
+        };
         let id = ExchangeId(self.next_id);
         self.next_id += 1;
         (slot, id)
@@ -104,10 +113,11 @@ impl Exchanges {
     /// Frees an exchange slot for reuse (its buffers keep their capacity).
     pub(crate) fn free(&mut self, slot: usize) {
         let x = &mut self.slots[slot];
+        debug_assert!(x.live, "exchange slot {slot} freed twice");
         x.live = false;
         x.deadline = None;
         x.state = XState::Done;
-        self.free.push(slot);
+        x.next_free = self.free.replace(slot);
     }
 
     /// The token counter's next value.

@@ -23,23 +23,36 @@ pub(crate) struct Outputs {
     pub(crate) transmits: VecDeque<Transmit>,
     /// Events not yet polled, oldest first.
     pub(crate) events: VecDeque<Event>,
-    /// Spare datagram buffers: `Endpoint::poll_transmit_into` swaps them with the caller's,
-    /// so a steady state allocates nothing per datagram.
-    pub(crate) pool: Vec<Vec<u8>>,
+    /// The spare buffer to use next (none when it has no capacity): the top of the pool,
+    /// kept here rather than in `pool`, so that an endpoint with at most one spare (a client
+    /// sending one datagram per input) never touches `pool`'s heap line (issue 35).
+    spare: Vec<u8>,
+    /// The other spare datagram buffers: `Endpoint::poll_transmit_into` swaps them with the
+    /// caller's, so a steady state allocates nothing per datagram.
+    pool: Vec<Vec<u8>>,
 }
 
 impl Outputs {
-    /// An empty buffer, from the pool when one is spare.
+    /// An empty buffer, from the pool when one is spare (the last returned first).
     pub(crate) fn buffer(&mut self) -> Vec<u8> {
-        let mut b = self.pool.pop().unwrap_or_default();
+        let mut b = if self.spare.capacity() > 0 {
+            std::mem::take(&mut self.spare)
+        } else {
+            self.pool.pop().unwrap_or_default()
+        };
         b.clear();
         b
     }
 
-    /// Returns a buffer to the pool.
+    /// Returns a buffer to the pool, which keeps at most [`POOL_MAX`].
     pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
-        if self.pool.len() < POOL_MAX && buf.capacity() > 0 {
-            self.pool.push(buf);
+        if buf.capacity() == 0 {
+            return;
+        }
+        if self.spare.capacity() == 0 {
+            self.spare = buf;
+        } else if self.pool.len() + 1 < POOL_MAX {
+            self.pool.push(std::mem::replace(&mut self.spare, buf));
         }
     }
 
@@ -129,8 +142,83 @@ impl Outputs {
         });
     }
 
+    /// Called at each input: an emptied queue starts again at the front of its buffer
+    /// (`clear` on an empty `VecDeque` only moves its head to 0). A driver drains both queues
+    /// after every input, so each input's datagrams and events are written to the same first
+    /// cache lines of their buffers rather than round their rings: 1.8 fewer L2 misses per
+    /// link packet at 400 UDP flows (issue 35). Here rather than where they are popped, which
+    /// would move each popped item once more.
+    #[inline]
+    pub(crate) fn rewind(&mut self) {
+        if self.transmits.is_empty() {
+            self.transmits.clear();
+        }
+        if self.events.is_empty() {
+            self.events.clear();
+        }
+    }
+
     /// Whether a datagram or an event is waiting.
     pub(crate) fn any(&self) -> bool {
         !self.transmits.is_empty() || !self.events.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_capacity(n: usize) -> Vec<u8> {
+        Vec::with_capacity(n)
+    }
+
+    #[test]
+    fn an_emptied_queue_starts_again_at_the_front_of_its_buffer() {
+        let mut out = Outputs::default();
+        let tx = |message_id| Transmit {
+            destination: "198.18.0.1:5683".parse().unwrap(),
+            contents: Vec::new(),
+            meta: TransmitMeta::Reply {
+                message_id,
+                replayed: false,
+            },
+        };
+        out.rewind();
+        out.transmits.push_back(tx(1));
+        let front = out.transmits.as_slices().0.as_ptr();
+        out.transmits.push_back(tx(2));
+        assert!(out.transmits.pop_front().is_some() && out.transmits.pop_front().is_some());
+        out.transmits.push_back(tx(3));
+        assert_ne!(
+            out.transmits.as_slices().0.as_ptr(),
+            front,
+            "a ring goes round"
+        );
+        out.rewind();
+        assert_eq!(
+            out.transmits.len(),
+            1,
+            "a queue holding datagrams is left alone"
+        );
+        assert!(out.transmits.pop_front().is_some());
+        out.rewind();
+        out.transmits.push_back(tx(4));
+        assert_eq!(out.transmits.as_slices().0.as_ptr(), front);
+    }
+
+    #[test]
+    fn buffers_come_back_last_returned_first_and_at_most_pool_max_are_kept() {
+        let mut out = Outputs::default();
+        out.recycle(Vec::new());
+        assert_eq!(out.buffer().capacity(), 0, "an empty buffer is not kept");
+        for n in 1..=POOL_MAX + 2 {
+            out.recycle(with_capacity(n * 100));
+        }
+        let mut caps: Vec<usize> = (0..POOL_MAX).map(|_| out.buffer().capacity()).collect();
+        assert_eq!(out.buffer().capacity(), 0, "no more than POOL_MAX kept");
+        caps.reverse();
+        let kept: Vec<usize> = (1..=POOL_MAX).map(|n| n * 100).collect();
+        assert!(caps.iter().zip(&kept).all(|(c, k)| c >= k), "{caps:?}");
+        assert!(caps.windows(2).all(|w| w[0] < w[1]), "{caps:?}");
     }
 }

@@ -11,14 +11,18 @@ use crate::controller::{Controller, ControllerFactory};
 use crate::exchange::Peer;
 
 /// Every peer by slot (slots are never freed, so a slot number stays valid).
+///
+/// `repr(C)`: what a client reads per request (`list`, `last`) last, so that it shares
+/// cache lines with the endpoint's hot fields that follow (`crate::Endpoint`'s layout).
+#[repr(C)]
 pub(crate) struct Peers {
-    list: Vec<Peer>,
     index: HashMap<SocketAddr, usize, rustc_hash::FxBuildHasher>,
+    factory: ControllerFactory,
+    list: Vec<Peer>,
     /// The peer [`Peers::slot`] found last (peers are never removed, so it stays right): a
     /// client asks for the one server it talks to at every request, and a probe of `index`
     /// is a cache miss when many endpoints share a core (the simulator's flows).
     last: Option<(SocketAddr, usize)>,
-    factory: ControllerFactory,
 }
 
 impl Peers {

@@ -534,8 +534,7 @@ impl Server {
         };
         match (reply, msg.mtype) {
             (Some(reply), MessageType::Con) => {
-                let mut contents = outputs.pool.pop().unwrap_or_default();
-                contents.clear();
+                let mut contents = outputs.buffer();
                 contents.extend_from_slice(reply);
                 let request = msg.code.is_request();
                 let response_bytes = contents.len();

@@ -103,3 +103,51 @@ fn every_request_is_encoded_as_if_afresh() {
     assert_eq!(sent, fresh(&non, &sent));
     assert_eq!(Message::decode(&sent).unwrap().mtype, MessageType::Non);
 }
+
+/// `request_again` sends what `request` with the last request would: after a completed
+/// request (its slot reused) and while the last one is still open (copied to another slot);
+/// nothing before any `request`, or after an observation took the copy's slot.
+#[test]
+fn request_again_repeats_the_last_request() {
+    let factory = registry_factory("default", &Settings::new(), 1).unwrap();
+    let config = Config {
+        nstart: 4,
+        ..Config::default()
+    };
+    let mut client = Endpoint::new(config, factory, Router::new()).unwrap();
+    let t = Instant::ZERO;
+    assert_eq!(client.request_again(t, server()), None);
+    assert_eq!(client.open_requests(), 0);
+    let post = Request {
+        query: vec!["unit=C".into()],
+        ..Request::post("sensors/temp", b"21.5".to_vec())
+    };
+    let first = ask(&mut client, t, &post);
+    assert_eq!(first, fresh(&post, &first));
+    let again = |client: &mut Endpoint, now: Instant| {
+        let id = client
+            .request_again(now, server())
+            .expect("a request to repeat");
+        let sent = client.poll_transmit(now).expect("a datagram").contents;
+        (id, sent)
+    };
+    // The slot of the completed request is reused.
+    let (_, sent) = again(&mut client, t);
+    assert_eq!(sent, fresh(&post, &sent));
+    // That one is still open: the next goes from another slot.
+    let (_, sent) = again(&mut client, t);
+    assert_eq!(sent, fresh(&post, &sent));
+    assert_eq!(client.open_requests(), 2);
+    // An observation takes the copy's slot: nothing to repeat until the next `request`.
+    assert!(client.cancel(t, coaplab_endpoint::RequestId(1)));
+    assert!(client.cancel(t, coaplab_endpoint::RequestId(2)));
+    while client.poll_event().is_some() {}
+    let _ = client.observe(t, server(), &Request::get("obs"));
+    let _ = client.poll_transmit(t);
+    assert_eq!(client.request_again(t, server()), None);
+    let _ = client.request(t, server(), &post);
+    let _ = client.poll_transmit(t);
+    let (id, sent) = again(&mut client, t);
+    assert_eq!(sent, fresh(&post, &sent));
+    assert_eq!(id, coaplab_endpoint::RequestId(5));
+}
