@@ -29,13 +29,14 @@
 //! time (the private `Sim::run_with`).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use coaplab_cc::params::Settings;
 use coaplab_cc::rng::Random;
 use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
-    registry_factory, Config, Endpoint, Event, FailReason, Resource, Router, TransmitMeta,
+    registry_factory, Config, Endpoint, Event, FailReason, Request, Resource, Router, TransmitMeta,
 };
 use coaplab_netsim::{
     client_addr, rng, Delivery, Direction, DirectionStats, Star, Topology, SERVER_ADDR,
@@ -47,7 +48,7 @@ use crate::observe_metrics::ObserveMetrics;
 use crate::results::{LinkRecord, NetworkRecord, RunError, RunResult};
 use crate::scenario::{FlowConfig, RunSpec, SourcePort, Workload};
 use crate::trace::RunTrace;
-use crate::workload::FlowDriver;
+use crate::workload::{self, FlowDriver};
 use dispatch::{Mode, RunLoop};
 use owner_deadlines::OwnerDeadlines;
 
@@ -123,20 +124,33 @@ pub(crate) fn drain_records(net: &mut impl Topology) -> Vec<coaplab_netsim::Pack
 }
 
 /// One client: its endpoint, what it does, what was measured.
+///
+/// Laid out for the loop, which reads a flow's state for each of its events (issue 35: at
+/// 400 flows this `Vec` is the run's most-read memory and larger than the cache, so each
+/// distinct line touched per event is a miss): the fields in declaration order (`repr(C)`),
+/// each client starting a cache line, what every event reads first and together (address,
+/// driver, metrics), then the endpoint, and behind one box what only the flow's setup, a
+/// fresh short-lived client and the result read.
+#[repr(C, align(64))]
 struct Client {
     addr: SocketAddr,
-    /// The server it addresses ([`server_of`]).
-    server: SocketAddr,
-    endpoint: Endpoint,
+    /// Observers (`workload = "observe"`): the notification metrics; `None` otherwise.
+    observe: Option<Box<ObserveMetrics>>,
     driver: FlowDriver,
     metrics: FlowMetrics,
+    endpoint: Endpoint,
+    info: Box<ClientInfo>,
+}
+
+/// What the loop does not read per event of a flow.
+struct ClientInfo {
+    /// The server it addresses ([`server_of`]).
+    server: SocketAddr,
     cc: String,
     workload: &'static str,
     /// What a random flow with `random_source_port = "new"` needs to start its next
     /// short-lived client on a fresh endpoint; `None` otherwise.
     renewal: Option<Renewal>,
-    /// Observers (`workload = "observe"`): the notification metrics; `None` otherwise.
-    observe: Option<ObserveMetrics>,
 }
 
 /// The state a flow needs to build fresh short-lived clients.
@@ -180,6 +194,10 @@ struct Sim<N: Topology> {
     /// A flow group observes: the server's events feed the observers' metrics, and what it
     /// sends from a timer (notifications) is tagged with the observer's flow.
     observing: bool,
+    /// Whether `drain_client` counts the copies the clients send (they emit no
+    /// [`Event::Sent`], [`client_emits_sent`]): the same for every client, kept here rather
+    /// than read from each endpoint's configuration, one more cache line of the flow's.
+    count_copies: bool,
     /// Whether the network still runs flows of its own (`cross_tcp`'s TCP flows): the run
     /// goes on while it does. Asked only once every client is done.
     net_busy: fn(&N) -> bool,
@@ -265,10 +283,16 @@ impl<N: Topology> Sim<N> {
         let mut clients = Vec::with_capacity(config.total_flows() as usize);
         let mut starts = Vec::with_capacity(clients.capacity());
         for (group, flow) in config.flows.iter().enumerate() {
+            // One request per group, shared by its flows ([`FlowDriver`]).
+            let request = workload::request_of(
+                flow.workload,
+                flow.request_payload_bytes,
+                &paths.path_of[group],
+            );
             for _ in 0..flow.count {
                 let i = clients.len() as u32;
                 let server = server_of(i, &server_addrs);
-                let client = client(spec, flow, i, server, &paths.path_of[group], snapshots)?;
+                let client = client(spec, flow, i, server, &request, snapshots)?;
                 let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
                 let jitter = flow.start_jitter.as_nanos() as f64;
                 let at =
@@ -300,6 +324,7 @@ impl<N: Topology> Sim<N> {
             bytes_down: vec![0; n_clients],
             trace: None,
             observing: observed.is_some(),
+            count_copies: !client_emits_sent(spec, snapshots),
             net_busy: |_| false,
         })
     }
@@ -455,7 +480,7 @@ impl<N: Topology> Sim<N> {
             // Without `Event::Sent` (`client`), each copy is counted here as it goes out: the
             // first copy of a flow goes out at the instant of the input that made it, as its
             // event says (later copies' instants are not read).
-            let count_copies = !c.endpoint.config().emit_sent_events;
+            let count_copies = self.count_copies;
             while let Some(sent) = c.endpoint.poll_transmit_with(now, |tx, datagram| {
                 let tag = match tx.meta {
                     TransmitMeta::Exchange { exchange, ordinal } => {
@@ -590,8 +615,8 @@ impl<N: Topology> Sim<N> {
                 // stops early only when every flow is done or nothing is left to happen).
                 let mut r = c
                     .metrics
-                    .record(i as u32, &c.cc, c.workload, done, self.end);
-                r.observe = c.observe.as_ref().map(ObserveMetrics::record);
+                    .record(i as u32, &c.info.cc, c.info.workload, done, self.end);
+                r.observe = c.observe.as_deref().map(ObserveMetrics::record);
                 r
             })
             .collect();
@@ -636,7 +661,7 @@ fn client(
     flow: &FlowConfig,
     i: u32,
     server: SocketAddr,
-    path: &str,
+    request: &Arc<Request>,
     snapshots: bool,
 ) -> Result<Client, RunError> {
     let seed = spec.seed;
@@ -668,9 +693,7 @@ fn client(
         dedup_purge_timer: false,
         // The mesh metrics read the algorithm's base RTO from the snapshots.
         emit_snapshots: snapshots || spec.config.mesh_metrics(),
-        // Only the trace and the mesh metrics read `Sent` itself; the flow metrics count each
-        // copy as `drain_client` sends it (one event fewer per copy, issue 35).
-        emit_sent_events: snapshots || spec.config.mesh_metrics(),
+        emit_sent_events: client_emits_sent(spec, snapshots),
         ..Config::default()
     };
     let endpoint = Endpoint::new(config, factory, Router::new())
@@ -683,32 +706,40 @@ fn client(
         });
     Ok(Client {
         addr: client_addr(i),
-        server,
+        observe: matches!(flow.workload, Workload::Observe { .. }).then(Box::default),
         endpoint,
         driver: FlowDriver::new(
             flow.workload,
-            flow.request_payload_bytes,
+            Arc::clone(request),
             flow.response_payload_bytes,
-            path,
             rng::stream(seed, &format!("workload/flow{i}")),
         )
         .new_client_per_batch(renewal.is_some())
         .periodic(flow.interval)
         .server(server),
-        metrics: FlowMetrics::with_expiries(spec.config.timers).with_mesh(
-            spec.config.mesh_metrics().then(|| {
+        metrics: FlowMetrics::with_expiries(spec.config.timers)
+            .with_room_for(exchange_quota(flow.workload).min(MAX_ROOM_EXCHANGES) as usize)
+            .with_mesh(spec.config.mesh_metrics().then(|| {
                 MeshFlowMetrics::new(
                     flow.request_payload_bytes,
                     spec.config.intervals,
                     spec.config.exchanges,
                 )
-            }),
-        ),
-        cc: flow.cc().to_string(),
-        workload: flow.workload.name(),
-        renewal,
-        observe: matches!(flow.workload, Workload::Observe { .. }).then(ObserveMetrics::default),
+            })),
+        info: Box::new(ClientInfo {
+            server,
+            cc: flow.cc().to_string(),
+            workload: flow.workload.name(),
+            renewal,
+        }),
     })
+}
+
+/// Whether the clients emit [`Event::Sent`]: only the trace and the mesh metrics read it
+/// itself; otherwise the flow metrics count each copy as `drain_client` sends it (one event
+/// fewer per copy, issue 35).
+fn client_emits_sent(spec: &RunSpec, snapshots: bool) -> bool {
+    snapshots || spec.config.mesh_metrics()
 }
 
 /// The most entries a server's duplicate cache is sized for up front (~10 MB of hash table);
@@ -728,13 +759,23 @@ fn expected_requests(config: &crate::scenario::RunConfig) -> usize {
 /// Exchanges flow group `f` is to complete, when it has a quota of them (0 for a block-wise
 /// transfer or an observer).
 fn quota_exchanges(f: &FlowConfig) -> u64 {
-    match f.workload {
+    u64::from(f.count) * exchange_quota(f.workload)
+}
+
+/// Exchanges one flow of `workload` is to complete, when it has a quota of them (0 for a
+/// block-wise transfer or an observer).
+fn exchange_quota(workload: Workload) -> u64 {
+    match workload {
         Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
-            u64::from(f.count) * u64::from(exchanges)
+            u64::from(exchanges)
         }
         Workload::LongTransfer { .. } | Workload::Observe { .. } => 0,
     }
 }
+
+/// The most exchanges a flow's metrics make room for up front ([`FlowMetrics::with_room_for`]);
+/// past them they grow as they fill.
+const MAX_ROOM_EXCHANGES: u64 = 1024;
 
 /// Bytes of a server's reply beyond its payload: header, token (at most 8 B), a response's
 /// options (Content-Format, Block2, ETag...) and the payload marker; an estimate for the
@@ -796,13 +837,14 @@ fn observer_factory(
 /// (`random_source_port = "new"`): same settings, a fresh algorithm from the stream
 /// `cc/flow{i}/client{k}`, Message IDs and tokens continuing where the old endpoint stopped.
 fn renew(c: &mut Client, i: u32, seed: u64, port_stride: u32) -> Result<(), RunError> {
-    let Some(renewal) = c.renewal.as_mut() else {
+    let info = &mut *c.info;
+    let Some(renewal) = info.renewal.as_mut() else {
         return Ok(());
     };
     renewal.clients += 1;
     let k = renewal.clients;
     let factory = registry_factory(
-        &c.cc,
+        &info.cc,
         &renewal.settings,
         rng::stream_seed(seed, &format!("cc/flow{i}/client{k}")),
     )

@@ -25,11 +25,43 @@ use coaplab_base::time::Instant;
 /// One scheduled event: its firing key and the payload.
 #[derive(Debug)]
 struct Entry<E> {
-    /// `(time, seq)` packed into one integer so the heap compares a single `u128`: the time with
-    /// its sign bit flipped in the high half (so negative instants still sort first), the
-    /// insertion sequence number in the low half.
-    key: u128,
+    key: Key,
     event: E,
+}
+
+/// `(time, seq)`, ordered as one integer would be: the time with its sign bit flipped (so
+/// negative instants still sort first), then the insertion sequence number. Two words rather
+/// than one `u128`, whose 16-B alignment padded an entry of the star's 8-B events to 32 B:
+/// at 24 B a lane holds a third more entries per cache line, and a packet's arrival entry,
+/// scheduled one queueing delay earlier, is out of the cache when it is popped (issue 35).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key {
+    time_bits: u64,
+    seq: u64,
+}
+
+impl Key {
+    /// The one integer the key orders as (compared in two branch-free instructions, where
+    /// the fields compared in turn cost the TCP loop 9 instructions per packet).
+    fn wide(self) -> u128 {
+        (u128::from(self.time_bits) << 64) | u128::from(self.seq)
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+
+    fn lt(&self, other: &Self) -> bool {
+        self.wide() < other.wide()
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.wide().cmp(&other.wide())
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -54,14 +86,16 @@ impl<E> Ord for Entry<E> {
 }
 
 /// Packs an instant and a sequence number into one totally ordered key.
-fn pack(at: Instant, seq: u64) -> u128 {
-    let time_bits = (at.as_nanos() as u64) ^ (1 << 63);
-    (u128::from(time_bits) << 64) | u128::from(seq)
+fn pack(at: Instant, seq: u64) -> Key {
+    Key {
+        time_bits: (at.as_nanos() as u64) ^ (1 << 63),
+        seq,
+    }
 }
 
 /// The instant stored in a packed key.
-fn unpack_time(key: u128) -> Instant {
-    Instant::from_nanos((((key >> 64) as u64) ^ (1 << 63)) as i64)
+fn unpack_time(key: Key) -> Instant {
+    Instant::from_nanos((key.time_bits ^ (1 << 63)) as i64)
 }
 
 /// A deterministic agenda of events of type `E`, with `LANES` lanes for streams scheduled in
@@ -92,7 +126,7 @@ pub struct EventQueue<E, const LANES: usize = 0> {
     /// The least pending key and where it is, kept up to date by every schedule and pop: a
     /// run loop asks for it two or three times per event (when next, whether due, pop), each
     /// of which would otherwise look at the heap's top and every lane's head again.
-    head: Option<(u128, Source)>,
+    head: Option<(Key, Source)>,
     next_seq: u64,
     now: Instant,
 }
@@ -166,21 +200,21 @@ impl<E, const LANES: usize> EventQueue<E, LANES> {
     }
 
     /// A key just scheduled becomes the head if it is less (keys are unique).
-    fn offer_head(&mut self, key: u128, source: Source) {
+    fn offer_head(&mut self, key: Key, source: Source) {
         if self.head.map_or(true, |(least, _)| key < least) {
             self.head = Some((key, source));
         }
     }
 
     /// The key of an event scheduled now at `at` (clamped to `now`).
-    fn next_key(&mut self, at: Instant) -> u128 {
+    fn next_key(&mut self, at: Instant) -> Key {
         let key = pack(at.max(self.now), self.next_seq);
         self.next_seq += 1;
         key
     }
 
     /// The least pending key and where it is, looked for.
-    fn find_least(&self) -> Option<(u128, Source)> {
+    fn find_least(&self) -> Option<(Key, Source)> {
         let mut best = self.heap.peek().map(|e| (e.key, Source::Heap));
         for (i, lane) in self.lanes.iter().enumerate() {
             if let Some(e) = lane.front() {
@@ -323,6 +357,27 @@ mod tests {
             lane_peak.iter().all(|&n| n >= 5),
             "the lanes were used: {lane_peak:?}"
         );
+    }
+
+    /// Keys order as `(time, seq)` did packed into one `u128`, and an 8-B event's entry takes
+    /// 24 B (no 16-B alignment padding it to 32).
+    #[test]
+    fn keys_order_by_time_then_sequence_in_24_byte_entries() {
+        let times = [i64::MIN, -5, 0, 3, i64::MAX];
+        let mut keys = Vec::new();
+        for &t in &times {
+            for seq in [0, 1, u64::MAX] {
+                keys.push((pack(Instant::from_nanos(t), seq), (t, seq)));
+            }
+        }
+        for (a, ta) in &keys {
+            for (b, tb) in &keys {
+                assert_eq!(a.cmp(b), ta.cmp(tb), "{ta:?} vs {tb:?}");
+                assert_eq!(a < b, ta < tb);
+            }
+            assert_eq!(unpack_time(*a), Instant::from_nanos(ta.0));
+        }
+        assert_eq!(std::mem::size_of::<Entry<(u32, u32)>>(), 24);
     }
 
     #[test]

@@ -284,7 +284,7 @@ fn run_with(
         if let Some(m) = record.mesh.as_deref_mut() {
             // An off-mesh server is on no node.
             m.server_node = (sim.net.wired.is_none())
-                .then(|| sim.net.mesh.node_of(client.server).map(u32::from))
+                .then(|| sim.net.mesh.node_of(client.info.server).map(u32::from))
                 .flatten();
         }
     }

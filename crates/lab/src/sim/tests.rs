@@ -127,8 +127,13 @@ fn run_logged(text: &str) -> (Vec<FlowRecord>, BTreeSet<std::net::SocketAddr>, S
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            c.metrics
-                .record(i as u32, &c.cc, c.workload, c.driver.is_done(), sim.now)
+            c.metrics.record(
+                i as u32,
+                &c.info.cc,
+                c.info.workload,
+                c.driver.is_done(),
+                sim.now,
+            )
         })
         .collect();
     (flows, peers, sim)

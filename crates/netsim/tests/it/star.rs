@@ -283,3 +283,57 @@ fn seeded_loss_counts_are_pinned() {
         ]
     );
 }
+
+/// A slot keeps an IPv4 client's address inline and another's aside: deliveries and records
+/// name both ends exactly, in both directions, as slots are reused between the two kinds.
+#[test]
+fn clients_of_either_address_family_are_delivered_and_recorded_exactly() {
+    let v6: std::net::SocketAddr = "[2001:db8::7%3]:40000".parse().unwrap();
+    let v6 = match v6 {
+        std::net::SocketAddr::V6(mut a) => {
+            a.set_flowinfo(9);
+            std::net::SocketAddr::V6(a)
+        }
+        v4 => v4,
+    };
+    let mut star = Star::new(&NetworkConfig::preset(Preset::Nbiot), 1).unwrap();
+    star.record_packets(true);
+    let mut sent = Vec::new();
+    let mut buf = Vec::new();
+    for i in 0..6i64 {
+        let client = if i % 2 == 0 {
+            v6
+        } else {
+            client_addr(i as u32)
+        };
+        let (src, dst) = if i % 3 == 0 {
+            (SERVER_ADDR, client)
+        } else {
+            (client, SERVER_ADDR)
+        };
+        star.send(
+            ns(i * 1_000_000_000),
+            src,
+            dst,
+            &mut vec![i as u8; 20],
+            i as u64,
+        )
+        .unwrap();
+        sent.push((i as u64, src, dst));
+        // Each delivered before the next is sent: every packet takes the same slot.
+        let t = star.poll_at().unwrap();
+        let d = star.poll_delivery(t, &mut buf).unwrap();
+        assert_eq!((d.tag, d.src, d.dst), (i as u64, src, dst));
+        assert_eq!(buf, vec![i as u8; 20]);
+    }
+    let records = star.take_records();
+    let named: Vec<(u64, _, _)> = records.iter().map(|r| (r.tag, r.src, r.dst)).collect();
+    assert_eq!(named, sent);
+    for r in &records {
+        let at = ns(r.tag as i64 * 1_000_000_000);
+        assert_eq!(r.sent_at, at);
+        let (start, _) = r.serialized.expect("delivered packets were serialized");
+        assert!(r.enqueued_at >= at && start >= r.enqueued_at);
+        assert_eq!((r.charged_bytes, r.backlog_packets), (48, 0));
+    }
+}
