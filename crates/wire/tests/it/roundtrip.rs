@@ -109,6 +109,12 @@ proptest! {
                 }
                 Decoded::Frame { frame, consumed } => {
                     prop_assert_eq!(consumed, bytes.len());
+                    // The stream decoder's view answers lookups as the owned list does (it
+                    // finds the numbers it holds in the prefix scan).
+                    for n in f.options.iter().map(|(n, _)| n).chain(0..70) {
+                        prop_assert_eq!(frame.first(n), f.options.first(n), "first({})", n);
+                        prop_assert_eq!(frame.single(n), f.options.single(n), "single({})", n);
+                    }
                     prop_assert_eq!(FrameBuf::from(frame), f);
                     break;
                 }
