@@ -109,16 +109,28 @@ proptest! {
                 }
                 Decoded::Frame { frame, consumed } => {
                     prop_assert_eq!(consumed, bytes.len());
-                    // The stream decoder's view answers lookups as the owned list does (it
-                    // finds the numbers it holds in the prefix scan).
+                    // The stream decoder's view answers lookups as the owned list does.
                     for n in f.options.iter().map(|(n, _)| n).chain(0..70) {
                         prop_assert_eq!(frame.first(n), f.options.first(n), "first({})", n);
                         prop_assert_eq!(frame.single(n), f.options.single(n), "single({})", n);
                     }
-                    prop_assert_eq!(FrameBuf::from(frame), f);
+                    prop_assert_eq!(FrameBuf::from(frame), f.clone());
                     break;
                 }
             }
+        }
+    }
+
+    /// A frame's start (all but its last payload byte, [`Frame::decode_start`]) answers
+    /// option lookups as the owned list does: its bit set comes from the prefix scan.
+    #[test]
+    fn frame_starts_answer_lookups_as_the_owned_list(f in arb_frame()) {
+        prop_assume!(!f.payload.is_empty());
+        let bytes = f.to_bytes().unwrap();
+        let start = Frame::decode_start(&bytes[..bytes.len() - 1], usize::MAX).unwrap();
+        for n in f.options.iter().map(|(n, _)| n).chain(0..70) {
+            prop_assert_eq!(start.frame.first(n), f.options.first(n), "first({})", n);
+            prop_assert_eq!(start.frame.single(n), f.options.single(n), "single({})", n);
         }
     }
 
