@@ -44,10 +44,11 @@ pub const OBSERVE_PATH: &str = "obs";
 ///
 /// What a flow reads per exchange is kept small, for the simulator's many flows (issue 35:
 /// at 400 flows their state is the run's most-read memory, and each cache line of a flow
-/// touched per event is one more miss): the request is shared by the flows of a group (one
-/// hot copy instead of a 104-B struct and two heap buffers per flow that the endpoint
-/// compares with its own at every request), and the 320-B random stream, which only a random
-/// workload draws from, lives behind a box.
+/// touched per event is one more miss): the request is shared by the flows of a group (a
+/// pointer instead of a 104-B struct and two heap buffers per flow; it is read for a flow's
+/// first request only, the later ones start from the endpoint's copy,
+/// [`Endpoint::request_again`]), and the 320-B random stream, which only a random workload
+/// draws from, lives behind a box.
 #[derive(Debug)]
 pub struct FlowDriver {
     workload: Workload,
