@@ -28,15 +28,19 @@ pub(crate) fn check(
 ) -> Result<Option<u16>, Code> {
     let understood =
         |n: u16| known(n) || matches!(n, number::ACCEPT | number::PROXY_URI | number::PROXY_SCHEME);
-    if options.first_unknown_critical(understood).is_some() {
-        return Err(Code::BAD_OPTION);
-    }
+    // Rules 1 and 2 in one walk over the options (both answer 4.02, so which is found first
+    // does not matter): one decode of each option header instead of two (issue 35).
     // Options arrive in number order (RFC 7252 §3.1 deltas), so a repeat is adjacent.
     let mut previous = None;
     for (n, _) in options.option_iter() {
-        let repeatable = number::format_of(n).map_or(true, |f| f.repeatable);
-        if number::is_critical(n) && !repeatable && previous == Some(n) {
-            return Err(Code::BAD_OPTION);
+        if number::is_critical(n) {
+            if !understood(n) {
+                return Err(Code::BAD_OPTION);
+            }
+            let repeatable = number::format_of(n).map_or(true, |f| f.repeatable);
+            if !repeatable && previous == Some(n) {
+                return Err(Code::BAD_OPTION);
+            }
         }
         previous = Some(n);
     }
