@@ -244,7 +244,6 @@ impl DedupCache {
 
     /// The entry for (`from`, `mid`) if it is still remembered at `now`: `Some(reply)`, the
     /// reply to replay being `None` for a message that had none.
-    #[inline]
     pub(crate) fn get(
         &mut self,
         now: Instant,
@@ -372,7 +371,6 @@ impl DedupCache {
         self.arena.len()
     }
 
-    #[inline]
     fn expire(&mut self, now: Instant) {
         let Some(lifetime) = self.lifetime else {
             return;

@@ -213,20 +213,6 @@ impl Body<'_> {
         }
     }
 
-    /// Appends bytes `start..start + n` of the body to `out` (as [`Body::write`] would write
-    /// them), each byte written once.
-    pub(crate) fn append(&self, start: usize, n: usize, out: &mut Vec<u8>) {
-        match self {
-            Body::Zeros(_) => out.resize(out.len() + n, 0),
-            Body::Bytes(src) => out.extend_from_slice(&src[start..start + n]),
-            Body::Pattern(_) => {
-                let at = out.len();
-                out.resize(at + n, 0);
-                self.write(start, &mut out[at..]);
-            }
-        }
-    }
-
     /// Bytes `range` of the body.
     pub(crate) fn write(&self, start: usize, out: &mut [u8]) {
         match self {
@@ -251,26 +237,6 @@ mod tests {
 
     fn path(p: &str) -> impl Iterator<Item = &[u8]> + Clone {
         segments(p).map(str::as_bytes)
-    }
-
-    #[test]
-    fn append_adds_the_bytes_write_writes() {
-        let data: Vec<u8> = (0..200u8).rev().collect();
-        for body in [Body::Pattern(5_000), Body::Zeros(700), Body::Bytes(&data)] {
-            for (start, n) in [(0, 0), (0, 7), (3, 100), (250, 300), (0, 200)] {
-                if start + n > body.len() {
-                    continue;
-                }
-                let mut want = vec![0xaa; 2 + n];
-                body.write(start, &mut want[2..]);
-                let mut got = vec![0xaa; 2];
-                body.append(start, n, &mut got);
-                assert_eq!(got, want, "{body:?} {start}+{n}");
-            }
-        }
-        let mut out = vec![1];
-        Body::Pattern(1_000).append(255, 3, &mut out);
-        assert_eq!(out, [1, 255, 0, 1]);
     }
 
     #[test]

@@ -105,7 +105,6 @@ impl Entries {
         }
     }
 
-    #[inline(always)]
     pub(super) fn get(&self, key: Key) -> Option<&Slot> {
         match key.peer {
             SocketAddr::V4(v4) => self.v4.get(&word(v4, key.mid)),
@@ -113,7 +112,6 @@ impl Entries {
         }
     }
 
-    #[inline]
     pub(super) fn get_mut(&mut self, key: Key) -> Option<&mut Slot> {
         match key.peer {
             SocketAddr::V4(v4) => self.v4.get_mut(&word(v4, key.mid)),
@@ -122,7 +120,6 @@ impl Entries {
     }
 
     /// Stores `slot` under `key`, returning the one it replaces.
-    #[inline]
     pub(super) fn insert(&mut self, key: Key, slot: Slot) -> Option<Slot> {
         match key.peer {
             SocketAddr::V4(v4) => self.v4.insert(word(v4, key.mid), slot),
@@ -130,7 +127,6 @@ impl Entries {
         }
     }
 
-    #[inline]
     pub(super) fn remove(&mut self, key: Key) -> Option<Slot> {
         match key.peer {
             SocketAddr::V4(v4) => self.v4.remove(&word(v4, key.mid)),

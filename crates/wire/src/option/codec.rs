@@ -32,6 +32,17 @@ impl Present {
 /// splits it from the payload. Returns `(options, payload, which numbers the options hold)`;
 /// `options` holds only well-formed options, so iterating over it cannot fail.
 pub(crate) fn split_options(bytes: &[u8]) -> Result<(&[u8], &[u8], Present), DecodeError> {
+    // No options (most responses: the marker, or nothing, right after the token): answered
+    // before the scan's loop, what it would answer (issue 35: with this commit's reverts,
+    // UDP 100 went from 2,311.5 to 2,304.5 instructions per link packet).
+    match bytes.first() {
+        None => return Ok((bytes, &[], Present::default())),
+        Some(&PAYLOAD_MARKER) if bytes.len() == 1 => {
+            return Err(DecodeError::PayloadMarkerWithoutPayload)
+        }
+        Some(&PAYLOAD_MARKER) => return Ok((&bytes[..0], &bytes[1..], Present::default())),
+        Some(_) => {}
+    }
     match find_payload_marker(bytes)? {
         // RFC 7252 §3: a marker followed by nothing is a format error.
         (Some(pos), _) if pos + 1 == bytes.len() => Err(DecodeError::PayloadMarkerWithoutPayload),
@@ -318,6 +329,32 @@ impl BodyCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_region_without_options_is_split_as_the_scan_splits_it() {
+        // The early answers (nothing, or the marker first) agree with the scan's.
+        for bytes in [
+            &[][..],
+            &[0xff],
+            &[0xff, 1],
+            &[0xff, 0xff, 7],
+            &[0xb1, b'a', 0xff, 9],
+        ] {
+            let scanned = match find_payload_marker(bytes) {
+                Ok((Some(pos), _)) if pos + 1 == bytes.len() => None,
+                Ok((Some(pos), p)) => Some((&bytes[..pos], &bytes[pos + 1..], p)),
+                Ok((None, p)) => Some((bytes, &[][..], p)),
+                Err(_) => unreachable!(),
+            };
+            assert!(split_options(bytes).ok() == scanned, "{bytes:?}");
+        }
+        let split = split_options(&[0xff, 1, 2]).unwrap();
+        assert!(split == (&[][..], &[1u8, 2][..], Present::default()));
+        assert!(matches!(
+            split_options(&[0xff]),
+            Err(DecodeError::PayloadMarkerWithoutPayload)
+        ));
+    }
 
     fn encode_one(number: u16, value: &[u8]) -> Vec<u8> {
         let mut buf = vec![0; 70_000];
