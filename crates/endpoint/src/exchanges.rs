@@ -82,7 +82,7 @@ impl Exchanges {
     /// A new live exchange for `owner` to peer `p`, with its Message ID and token, waiting
     /// for the NSTART gate ([`XState::Queued`]); its slot. Inline: once per exchange, where
     /// the call saved and restored registers for more than its stores (issue 35).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn start(
         &mut self,
         owner: Owner,
@@ -225,7 +225,7 @@ impl Exchanges {
     /// Sends the next copy of an exchange: the original, or retransmission j with the
     /// token's last byte set to j in token mode. Inline into its two callers (issue 35: the
     /// call's register saves were ~20 instructions per copy).
-    #[inline]
+    #[inline(always)]
     fn send_copy(
         &mut self,
         config: &Config,

@@ -223,14 +223,23 @@ impl FlowMetrics {
         self.newest = Some((exchange, t));
     }
 
-    /// `exchange`'s element of `truth` (grown to hold it).
-    #[inline(never)]
+    /// `exchange`'s element of `truth` (grown to hold it). Inline, the growth out of line:
+    /// about half the replies are to an older exchange (the replies to retransmissions
+    /// answered from the server's cache after the exchange completed), each a call here.
+    #[inline]
     fn written_mut(&mut self, exchange: u64) -> &mut ExchangeTruth {
         let i = exchange as usize;
         if i >= self.truth.len() {
-            self.truth.resize(i + 1, ExchangeTruth::default());
+            self.grow_truth(i + 1);
         }
         &mut self.truth[i]
+    }
+
+    /// `truth` grown to `len` elements.
+    #[cold]
+    #[inline(never)]
+    fn grow_truth(&mut self, len: usize) {
+        self.truth.resize(len, ExchangeTruth::default());
     }
 
     /// Retransmissions sent after a copy whose reply reached the client.
