@@ -663,3 +663,18 @@ fn snapshot_event(config: &Config, peers: &mut Peers, out: &mut Outputs, now: In
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_of_every_length_are_the_counters_low_bytes() {
+        let v = 0x0102_0304_0506_0708u64;
+        for len in 0..=9 {
+            assert_eq!(token_from_u64(v, len), Token::from_u64(v, len), "len {len}");
+        }
+        assert_eq!(token_from_u64(v, 2).as_bytes(), [7, 8]);
+        assert_eq!(token_from_u64(v, 9).as_bytes(), v.to_be_bytes());
+    }
+}
