@@ -139,7 +139,7 @@ impl Exchanges {
             } else {
                 v & ((1u64 << modulus_bits) - 1)
             };
-            let t = token_from_u64(v, len);
+            let t = Token::from_u64(v, len);
             let clash = self
                 .slots
                 .iter()
@@ -633,23 +633,6 @@ impl DerefMut for Exchanges {
     }
 }
 
-/// [`Token::from_u64`], each possible length a constant: the token's bytes are then copied
-/// with a move instead of a call of `memcpy` (issue 35: ~25 instructions per exchange).
-#[inline(always)]
-fn token_from_u64(v: u64, len: usize) -> Token {
-    match len {
-        0 => Token::from_u64(v, 0),
-        1 => Token::from_u64(v, 1),
-        2 => Token::from_u64(v, 2),
-        3 => Token::from_u64(v, 3),
-        4 => Token::from_u64(v, 4),
-        5 => Token::from_u64(v, 5),
-        6 => Token::from_u64(v, 6),
-        7 => Token::from_u64(v, 7),
-        _ => Token::from_u64(v, len),
-    }
-}
-
 /// A snapshot of peer `p`'s algorithm ([`Event::Snapshot`]), with [`Config::emit_snapshots`].
 fn snapshot_event(config: &Config, peers: &mut Peers, out: &mut Outputs, now: Instant, p: usize) {
     if !config.emit_snapshots {
@@ -661,20 +644,5 @@ fn snapshot_event(config: &Config, peers: &mut Peers, out: &mut Outputs, now: In
             at: now,
             snapshot: ctl.algorithm.snapshot(),
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_of_every_length_are_the_counters_low_bytes() {
-        let v = 0x0102_0304_0506_0708u64;
-        for len in 0..=9 {
-            assert_eq!(token_from_u64(v, len), Token::from_u64(v, len), "len {len}");
-        }
-        assert_eq!(token_from_u64(v, 2).as_bytes(), [7, 8]);
-        assert_eq!(token_from_u64(v, 9).as_bytes(), v.to_be_bytes());
     }
 }
