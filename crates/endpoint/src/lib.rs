@@ -96,7 +96,9 @@ pub use config::{
     MAX_BODY_BYTES,
 };
 pub use content::{Content, CONTENT_FORMAT_LINK, CONTENT_FORMAT_TEXT};
-pub use controller::{registry_factory, Controller, ControllerFactory, Marking};
+pub use controller::{
+    registry_factory, Controller, ControllerFactory, Marking, ResolvedController,
+};
 pub use dedup::ENTRY_OVERHEAD_BYTES as DEDUP_ENTRY_OVERHEAD_BYTES;
 pub use echo::{
     REPLAY_SOURCES_MAX, REPLAY_WINDOW, UNVERIFIED_CON_BURST_S, UNVERIFIED_CON_BYTES_PER_S,

@@ -36,7 +36,8 @@ use coaplab_cc::rng::Random;
 use coaplab_cc::time::{earliest, Duration, Instant};
 use coaplab_endpoint::observe::{NotifyPolicy, NotifyTimer};
 use coaplab_endpoint::{
-    registry_factory, Config, Endpoint, Event, FailReason, Request, Resource, Router, TransmitMeta,
+    registry_factory, Config, Endpoint, Event, FailReason, Request, ResolvedController, Resource,
+    Router, TransmitMeta,
 };
 use coaplab_netsim::{
     client_addr, rng, Delivery, Direction, DirectionStats, Star, Topology, SERVER_ADDR,
@@ -155,8 +156,8 @@ struct ClientInfo {
 
 /// The state a flow needs to build fresh short-lived clients.
 struct Renewal {
-    /// The algorithm settings of the flow group.
-    settings: Settings,
+    /// The flow group's algorithm with its settings.
+    controller: ResolvedController,
     /// Short-lived clients started after the first.
     clients: u32,
 }
@@ -289,10 +290,13 @@ impl<N: Topology> Sim<N> {
                 flow.request_payload_bytes,
                 &paths.path_of[group],
             );
+            // Resolved once per group; each flow's factory differs only in its seed.
+            let controller = ResolvedController::new(flow.cc(), &flow.settings)
+                .map_err(|e| RunError::Setup(format!("flows[{group}]: {e}")))?;
             for _ in 0..flow.count {
                 let i = clients.len() as u32;
                 let server = server_of(i, &server_addrs);
-                let client = client(spec, flow, i, server, &request, snapshots)?;
+                let client = client(spec, flow, &controller, i, server, &request, snapshots)?;
                 let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
                 let jitter = flow.start_jitter.as_nanos() as f64;
                 let at =
@@ -659,18 +663,14 @@ fn link_record(s: impl Into<DirectionStats>) -> LinkRecord {
 fn client(
     spec: &RunSpec,
     flow: &FlowConfig,
+    controller: &ResolvedController,
     i: u32,
     server: SocketAddr,
     request: &Arc<Request>,
     snapshots: bool,
 ) -> Result<Client, RunError> {
     let seed = spec.seed;
-    let factory = registry_factory(
-        flow.cc(),
-        &flow.settings,
-        rng::stream_seed(seed, &format!("cc/flow{i}")),
-    )
-    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    let factory = controller.factory(rng::stream_seed(seed, &format!("cc/flow{i}")));
     let mut ids = rng::stream(seed, &format!("ids/flow{i}"));
     let block = match flow.workload {
         Workload::LongTransfer { block_bytes, .. } => block_bytes as usize,
@@ -701,7 +701,7 @@ fn client(
     let renewal = (matches!(flow.workload, Workload::Random { .. })
         && flow.random_source_port == SourcePort::New)
         .then(|| Renewal {
-            settings: flow.settings.clone(),
+            controller: controller.clone(),
             clients: 0,
         });
     Ok(Client {
@@ -843,12 +843,9 @@ fn renew(c: &mut Client, i: u32, seed: u64, port_stride: u32) -> Result<(), RunE
     };
     renewal.clients += 1;
     let k = renewal.clients;
-    let factory = registry_factory(
-        &info.cc,
-        &renewal.settings,
-        rng::stream_seed(seed, &format!("cc/flow{i}/client{k}")),
-    )
-    .map_err(|e| RunError::Setup(format!("flow {i}: {e}")))?;
+    let factory = renewal
+        .controller
+        .factory(rng::stream_seed(seed, &format!("cc/flow{i}/client{k}")));
     let config = Config {
         initial_message_id: c.endpoint.next_message_id(),
         initial_token: c.endpoint.next_token(),
