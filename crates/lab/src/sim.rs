@@ -297,7 +297,7 @@ impl<N: Topology> Sim<N> {
                 let i = clients.len() as u32;
                 let server = server_of(i, &server_addrs);
                 let client = client(spec, flow, &controller, i, server, &request, snapshots)?;
-                let mut start_rng = rng::stream(spec.seed, &format!("start/flow{i}"));
+                let mut start_rng = rng::indexed_stream(spec.seed, "start/flow", i);
                 let jitter = flow.start_jitter.as_nanos() as f64;
                 let at =
                     Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter) as i64);
@@ -670,8 +670,8 @@ fn client(
     snapshots: bool,
 ) -> Result<Client, RunError> {
     let seed = spec.seed;
-    let factory = controller.factory(rng::stream_seed(seed, &format!("cc/flow{i}")));
-    let mut ids = rng::stream(seed, &format!("ids/flow{i}"));
+    let factory = controller.factory(rng::indexed_stream_seed(seed, "cc/flow", i));
+    let mut ids = rng::indexed_stream(seed, "ids/flow", i);
     let block = match flow.workload {
         Workload::LongTransfer { block_bytes, .. } => block_bytes as usize,
         _ => 1024,
@@ -712,7 +712,7 @@ fn client(
             flow.workload,
             Arc::clone(request),
             flow.response_payload_bytes,
-            rng::stream(seed, &format!("workload/flow{i}")),
+            rng::indexed_stream(seed, "workload/flow", i),
         )
         .new_client_per_batch(renewal.is_some())
         .periodic(flow.interval)

@@ -2,4 +2,7 @@
 //! lives in the ground floor, [`coaplab_base::rng`], so every crate derives seeds alike; it is
 //! re-exported here where the simulator's users have always found it).
 
-pub use coaplab_base::rng::{fnv1a, fnv1a64, splitmix64, stream, stream_seed, FNV_OFFSET};
+pub use coaplab_base::rng::{
+    fnv1a, fnv1a64, indexed_stream, indexed_stream_seed, splitmix64, stream, stream_seed,
+    FNV_OFFSET,
+};

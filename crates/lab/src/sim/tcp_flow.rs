@@ -39,7 +39,7 @@ pub(super) struct FlowPlan {
 impl FlowPlan {
     /// The plan of flow `i` (of group `fc`, whose resource is `path`) in the run seeded `seed`.
     pub(super) fn new(seed: u64, fc: &FlowConfig, i: u32, path: &str) -> FlowPlan {
-        let mut start_rng = rng::stream(seed, &format!("start/flow{i}"));
+        let mut start_rng = rng::indexed_stream(seed, "start/flow", i);
         let jitter_ns = fc.start_jitter.as_nanos() as f64;
         let start =
             Instant::ZERO + Duration::from_nanos((start_rng.uniform01() * jitter_ns) as i64);
@@ -59,7 +59,7 @@ impl FlowPlan {
                 _ => u64::from(fc.response_payload_bytes),
             },
             token_len,
-            first_token: rng::stream(seed, &format!("ids/flow{i}")).below(1 << (8 * token_len)),
+            first_token: rng::indexed_stream(seed, "ids/flow", i).below(1 << (8 * token_len)),
             quota: match fc.workload {
                 Workload::LongTransfer { .. } => 1,
                 Workload::Continuous { exchanges } | Workload::Random { exchanges, .. } => {
@@ -74,7 +74,7 @@ impl FlowPlan {
                     batch_max,
                     ..
                 } => Some((
-                    rng::stream(seed, &format!("workload/flow{i}")),
+                    rng::indexed_stream(seed, "workload/flow", i),
                     batch_min,
                     batch_max,
                 )),
