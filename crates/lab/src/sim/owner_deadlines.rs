@@ -104,23 +104,24 @@ impl OwnerDeadlines {
     #[inline]
     pub(super) fn arm(&mut self, who: u32, at: Option<Instant>) {
         let new = key(at, who);
-        // Inline, the re-arm that changes nothing (a server's, or a client whose deadline
-        // did not move) costs a compare, not a call.
-        if self.popped == NO_POP && self.nodes[self.leaves + who as usize] == new {
-            return;
-        }
-        self.rearm(who, new);
-    }
-
-    /// [`OwnerDeadlines::arm`] with the new key, when it may change something.
-    #[inline(never)]
-    fn rearm(&mut self, who: u32, new: Key) {
+        // Inline, the owner just popped (its re-arm after its timer fired) and the re-arm
+        // that changes nothing (a server's, or a client whose deadline did not move): no call.
         if self.popped == who {
             // Not armed since the pop: nothing is displaced.
             self.popped = NO_POP;
             self.replay_to_root(who, new);
             return;
         }
+        if self.popped == NO_POP && self.nodes[self.leaves + who as usize] == new {
+            return;
+        }
+        self.rearm(who, new);
+    }
+
+    /// [`OwnerDeadlines::arm`] with the new key, when it may change something and `who` is
+    /// not the owner popped last.
+    #[inline(never)]
+    fn rearm(&mut self, who: u32, new: Key) {
         self.settle_pop();
         let old = self.nodes[self.leaves + who as usize];
         if old == new {
@@ -197,14 +198,21 @@ impl OwnerDeadlines {
     /// per level, 9 levels at 400 owners, once per timer that fires).
     #[inline]
     fn replay_to_root(&mut self, who: u32, k: Key) {
-        let nodes = &mut self.nodes;
-        let mut i = self.leaves + who as usize;
+        debug_assert!((who as usize) < self.leaves, "owner {who}");
+        let nodes = &mut self.nodes[..];
+        // Every index masked with the length less one (a power of two, not zero): the
+        // compiler then knows each is in bounds, one `and` instead of a compare and a branch.
+        let mask = nodes.len().wrapping_sub(1);
+        if nodes.is_empty() {
+            return;
+        }
+        let mut i = (self.leaves + who as usize) & mask;
         nodes[i] = k;
         let mut least = k;
         while i > 1 {
-            least = least.min(nodes[i ^ 1]);
+            least = least.min(nodes[(i ^ 1) & mask]);
             i /= 2;
-            nodes[i] = least;
+            nodes[i & mask] = least;
         }
     }
 
@@ -214,17 +222,24 @@ impl OwnerDeadlines {
     /// re-arm.)
     #[inline]
     fn replay(&mut self, who: u32, k: Key) {
-        let nodes = &mut self.nodes;
-        let mut i = self.leaves + who as usize;
+        debug_assert!((who as usize) < self.leaves, "owner {who}");
+        let nodes = &mut self.nodes[..];
+        // Masked as in `replay_to_root`.
+        let mask = nodes.len().wrapping_sub(1);
+        if nodes.is_empty() {
+            return;
+        }
+        let mut i = (self.leaves + who as usize) & mask;
         nodes[i] = k;
         let mut least = k;
         while i > 1 {
-            least = least.min(nodes[i ^ 1]);
+            least = least.min(nodes[(i ^ 1) & mask]);
             i /= 2;
-            if nodes[i] == least {
+            let parent = &mut nodes[i & mask];
+            if *parent == least {
                 return;
             }
-            nodes[i] = least;
+            *parent = least;
         }
     }
 }
