@@ -14,12 +14,17 @@
 //!
 //! (Deferring a re-arm to a later instant until the entry surfaces, as the TCP loop once did,
 //! executes more here, not less: nearly every displaced deadline is reached, one re-arm per
-//! surfacing, and a sift from the root cost more than one from the entry's place.)
+//! surfacing, and a sift from the root cost more than one from the entry's place. What is
+//! deferred is a pop's replay, to the popped owner's re-arm that follows it.)
+//!
+//! The tree holds 2 x 16 bytes per owner rounded up to a power of two (16 KiB at 400 owners,
+//! the heap it replaced 8 KiB): at 400 UDP flows 0.05 more simulated 1-MiB-L2 misses per link
+//! packet (6.455 -> 6.509) and 1.0 fewer L1D misses, for 84 fewer instructions (issue 35).
 
 use coaplab_cc::time::Instant;
 
 /// An owner's deadline and the owner packed into one integer that orders as (instant, owner),
-/// so that each comparison on the hot path is one branch-free 128-bit compare; an unarmed
+/// so that each match on the hot path is one 128-bit compare; an unarmed
 /// owner's key ([`unarmed`]) orders after every armed one.
 type Key = u128;
 
