@@ -129,6 +129,13 @@ impl Client {
         }
     }
 
+    /// Whether a timer of the client's other than the exchanges' may be armed: requests
+    /// stalled for a Message ID, or observations (their re-registration).
+    #[inline]
+    pub(crate) fn other_timers(&self) -> bool {
+        self.message_ids.any_stalled() || !self.observations.is_empty()
+    }
+
     /// Requests wait for a Message ID (the endpoint asks before [`Client::resume_stalled`]).
     #[inline]
     pub(crate) fn any_stalled(&self) -> bool {
