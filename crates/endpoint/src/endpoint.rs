@@ -96,6 +96,10 @@ pub struct Endpoint {
     /// timers or with a say in an ACK's dispatch: when it does not, `server` is not read per
     /// datagram or timer. Set after every call that may change them ([`Endpoint::server_did`]).
     server_busy: bool,
+    /// Whether the last input may have changed what [`Endpoint::poll_timeout`] returns
+    /// ([`Endpoint::timeout_may_have_changed`]): set by every input, cleared only where the
+    /// input provably left every deadline's owner as it was.
+    timeout_touched: bool,
     /// Requests, their exchanges, Message IDs and observations.
     pub(crate) client: Client,
     /// The settings (their hot fields first).
@@ -144,6 +148,7 @@ impl Endpoint {
             .with_reply_room(config.dedup_reserve_reply_bytes),
             server: Server::new(&config, router),
             server_busy: false,
+            timeout_touched: true,
             config,
             peers: Peers::new(factory),
             out: Outputs::default(),
@@ -159,6 +164,7 @@ impl Endpoint {
 
     /// The resources served.
     pub fn router_mut(&mut self) -> &mut Router {
+        self.timeout_touched = true;
         self.server.router_mut()
     }
 
@@ -249,6 +255,7 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> RequestId {
+        self.timeout_touched = true;
         self.out.rewind();
         let (peers, out) = (&mut self.peers, &mut self.out);
         self.client
@@ -264,6 +271,7 @@ impl Endpoint {
     /// an observation was started or ended since (its request may have taken the copy's
     /// place); the caller then calls [`Endpoint::request`].
     pub fn request_again(&mut self, now: Instant, destination: SocketAddr) -> Option<RequestId> {
+        self.timeout_touched = true;
         self.out.rewind();
         let (peers, out) = (&mut self.peers, &mut self.out);
         self.client
@@ -274,6 +282,7 @@ impl Endpoint {
     /// device would (the "random" workload between short-lived clients, docs/experiments.md §6.1).
     /// Message IDs and tokens continue (docs/experiments.md §10 #21).
     pub fn reset_destination(&mut self, now: Instant, destination: SocketAddr) {
+        self.timeout_touched = true;
         if let Some(p) = self.peers.find(destination) {
             if let Some(ctl) = self.peers[p].ctl.as_mut() {
                 ctl.algorithm.reset(now);
@@ -286,6 +295,7 @@ impl Endpoint {
     /// [`Event::RequestFailed`] with [`crate::FailReason::Cancelled`] follows. Returns false
     /// when the request is not open.
     pub fn cancel(&mut self, now: Instant, request: RequestId) -> bool {
+        self.timeout_touched = true;
         self.client
             .cancel_request(&self.config, &mut self.peers, &mut self.out, now, request)
     }
@@ -299,6 +309,7 @@ impl Endpoint {
         destination: SocketAddr,
         request: &Request,
     ) -> Option<RequestId> {
+        self.timeout_touched = true;
         self.client.observe(
             &self.config,
             &mut self.peers,
@@ -318,6 +329,7 @@ impl Endpoint {
         request: RequestId,
         get: &Request,
     ) -> Option<RequestId> {
+        self.timeout_touched = true;
         self.client.cancel_observation(
             &self.config,
             &mut self.peers,
@@ -333,6 +345,7 @@ impl Endpoint {
     /// not register it, RFC 7641 §3.1, or answered an error). The endpoint calls it itself
     /// when the registration completes or fails; a driver need not.
     pub fn observation_answered(&mut self, now: Instant, request: RequestId, observe: Option<u32>) {
+        self.timeout_touched = true;
         self.client.observation_answered(now, request, observe);
     }
 
@@ -341,6 +354,7 @@ impl Endpoint {
     /// A datagram from `from` arrived at `now`.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         self.out.rewind();
+        self.timeout_touched = true;
         let msg = match Message::decode(bytes) {
             Ok(m) => m,
             Err(error) => {
@@ -384,7 +398,8 @@ impl Endpoint {
             MessageType::Con | MessageType::Non => {
                 let con = msg.mtype == MessageType::Con;
                 if msg.code.is_request() {
-                    self.server.on_request(
+                    let was_busy = self.server_busy;
+                    let used_client = self.server.on_request(
                         &self.config,
                         &mut self.client,
                         &mut self.peers,
@@ -396,6 +411,13 @@ impl Endpoint {
                         bytes.len(),
                     );
                     self.server_did();
+                    // The server's deadlines are read only while it is busy, the duplicate
+                    // cache's only with its purge timer, the client's only if it was used:
+                    // a request that touched none of them left `poll_timeout` as it was.
+                    self.timeout_touched = used_client
+                        || was_busy
+                        || self.server_busy
+                        || self.config.dedup_purge_timer;
                 } else if msg.code.is_response() {
                     // A duplicate response is answered by a cached empty ACK (4 B): never an
                     // amplifier.
@@ -428,6 +450,7 @@ impl Endpoint {
     /// forget partial Block1 uploads and duplicate-cache entries whose lifetime ended.
     /// Calling it early does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.timeout_touched = true;
         self.out.rewind();
         // Written out, each `on_timer` inlined with a constant timer (its one arm), in
         // `Timer::ALL`'s order: the loop kept the array in memory and matched on every
@@ -507,6 +530,21 @@ impl Endpoint {
     #[inline(never)]
     fn earliest_timer(&self) -> Option<Instant> {
         next_deadline(|timer| self.deadline(timer))
+    }
+
+    /// Whether the last input ([`Endpoint::handle_datagram`], [`Endpoint::handle_timeout`] or
+    /// a command) may have changed what [`Endpoint::poll_timeout`] returns. `false` only when
+    /// that input provably left every deadline as it was: a request answered at once
+    /// (piggybacked, or replayed from the duplicate cache) by a server that holds no
+    /// observers and no partial uploads, uses no Message ID of its own for the answer and
+    /// runs no duplicate-cache purge timer. A driver that armed its timer with the previous
+    /// `poll_timeout` may then keep it without asking again. Polling outputs
+    /// ([`Endpoint::poll_transmit`], [`Endpoint::poll_event`]) changes neither this nor the
+    /// deadline. (Issue 35: a simulated server asked `poll_timeout` and re-armed its timer
+    /// after every request, about 70 instructions per request for an unchanged `None`.)
+    #[must_use]
+    pub fn timeout_may_have_changed(&self) -> bool {
+        self.timeout_touched
     }
 
     /// The next event.

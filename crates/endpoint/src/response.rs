@@ -137,7 +137,14 @@ pub(crate) fn write(
     let mut len = written.unwrap_or(0);
     if n > 0 && len > 0 {
         out[len] = 0xff;
-        body.write(start, &mut out[len + 1..len + 1 + n]);
+        // The buffer was zeroed above (`resize`) and the head ends before the body: zeros
+        // are already there (issue 35: a second fill per response).
+        if !matches!(body, Body::Zeros(_)) {
+            body.write(start, &mut out[len + 1..len + 1 + n]);
+        }
+        debug_assert!(
+            !matches!(body, Body::Zeros(_)) || out[len + 1..len + 1 + n].iter().all(|&b| b == 0)
+        );
         len += 1 + n;
     }
     out.truncate(len);

@@ -147,7 +147,9 @@ impl Server {
         self.observers
             .on_ack_or_rst(self.router.notify.timer, peers, out, now, from, mid, rst)
     }
-    /// A CON or NON request of `len` bytes arrived.
+    /// A CON or NON request of `len` bytes arrived. Returns whether `client` was used (a
+    /// Message ID for a NON or separate response, the separate response's exchange): the
+    /// endpoint's deadlines may then have moved.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_request(
         &mut self,
@@ -160,7 +162,7 @@ impl Server {
         from: SocketAddr,
         msg: &Message<'_>,
         len: usize,
-    ) {
+    ) -> bool {
         let con = msg.mtype == MessageType::Con;
         let separate = con && config.processing_delay > coaplab_cc::Duration::ZERO;
         let mut duplicate = false;
@@ -176,7 +178,7 @@ impl Server {
                 }
             }
         } else if self.replay_duplicate(config, outputs, dedup, now, from, msg, len) {
-            return;
+            return false;
         }
         let mut out = outputs.buffer();
         let (reply_type, reply_mid) = match (con, separate) {
@@ -232,13 +234,14 @@ impl Server {
                     },
                 });
             }
-            return;
+            return !con;
         }
         // §5.2.2: acknowledge now, respond after the processing delay as a CON of our own.
         outputs.send_empty(dedup, now, from, MessageType::Ack, msg.message_id);
         let delay = config.processing_delay;
         let old = client.delay_response(peers, now, from, reply_mid, msg.token(), out, delay);
         outputs.recycle(old);
+        true
     }
 
     /// Runs the resource and encodes the reply into `out`; returns the response code.

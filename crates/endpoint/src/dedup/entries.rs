@@ -7,10 +7,12 @@
 //! is every peer of the simulator; IPv6 keys live in a second map, whole.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::ops::Range;
 
 use coaplab_cc::time::Instant;
+use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxBuildHasher;
 
 /// (peer, Message ID).
@@ -71,10 +73,18 @@ pub(super) struct Slot {
 
 /// The map from [`Key`] to [`Slot`]. rustc's FxHash (a multiply per word, not SipHash, which
 /// would dominate the server's per-datagram cost).
+///
+/// The IPv4 keys are in a hashbrown [`HashTable`] (the table behind std's `HashMap`, the same
+/// hash, sizes and growth) so that a key the last lookup missed is inserted without being
+/// searched for again: a server looks every request up, and a fresh one is inserted once it
+/// is answered (issue 35: one search per fresh request, not two).
 #[derive(Debug, Default)]
 pub(super) struct Entries {
-    v4: HashMap<u64, Slot, FxBuildHasher>,
+    v4: HashTable<(u64, Slot)>,
     v6: HashMap<(SocketAddrV6, u16), Slot, FxBuildHasher>,
+    /// The IPv4 key [`Entries::lookup`] last found absent, while it still is (every insert
+    /// clears it): its insert skips the search.
+    vacant: Option<u64>,
 }
 
 /// Bytes of one IPv4 map entry (key word and slot), without its control byte.
@@ -85,6 +95,17 @@ pub(super) const V6_SLOT_BYTES: usize = std::mem::size_of::<((SocketAddrV6, u16)
 /// An IPv4 key as one word.
 fn word(peer: SocketAddrV4, mid: u16) -> u64 {
     u64::from(peer.ip().to_bits()) << 32 | u64::from(peer.port()) << 16 | u64::from(mid)
+}
+
+/// A word's hash: what std's `HashMap<u64, _, FxBuildHasher>` computes.
+#[inline]
+fn hash(word: u64) -> u64 {
+    FxBuildHasher.hash_one(word)
+}
+
+/// The hash of an IPv4 table entry, for the table's growth.
+fn entry_hash(entry: &(u64, Slot)) -> u64 {
+    hash(entry.0)
 }
 
 /// The key of a word made by [`word`].
@@ -100,36 +121,82 @@ impl Entries {
     /// Room for `entries` IPv4 keys (the simulator's peers) without rehashing.
     pub(super) fn with_capacity(entries: usize) -> Entries {
         Entries {
-            v4: HashMap::with_capacity_and_hasher(entries, FxBuildHasher),
+            v4: HashTable::with_capacity(entries),
             v6: HashMap::default(),
+            vacant: None,
         }
     }
 
+    #[inline]
     pub(super) fn get(&self, key: Key) -> Option<&Slot> {
         match key.peer {
-            SocketAddr::V4(v4) => self.v4.get(&word(v4, key.mid)),
+            SocketAddr::V4(v4) => {
+                let w = word(v4, key.mid);
+                self.v4.find(hash(w), |e| e.0 == w).map(|e| &e.1)
+            }
+            SocketAddr::V6(v6) => self.v6.get(&(v6, key.mid)),
+        }
+    }
+
+    /// [`Entries::get`], remembering an absent IPv4 key for the insert that may follow.
+    #[inline]
+    pub(super) fn lookup(&mut self, key: Key) -> Option<&Slot> {
+        match key.peer {
+            SocketAddr::V4(v4) => {
+                let w = word(v4, key.mid);
+                let found = self.v4.find(hash(w), |e| e.0 == w);
+                if found.is_none() {
+                    self.vacant = Some(w);
+                }
+                found.map(|e| &e.1)
+            }
             SocketAddr::V6(v6) => self.v6.get(&(v6, key.mid)),
         }
     }
 
     pub(super) fn get_mut(&mut self, key: Key) -> Option<&mut Slot> {
         match key.peer {
-            SocketAddr::V4(v4) => self.v4.get_mut(&word(v4, key.mid)),
+            SocketAddr::V4(v4) => {
+                let w = word(v4, key.mid);
+                self.v4.find_mut(hash(w), |e| e.0 == w).map(|e| &mut e.1)
+            }
             SocketAddr::V6(v6) => self.v6.get_mut(&(v6, key.mid)),
         }
     }
 
     /// Stores `slot` under `key`, returning the one it replaces.
+    #[inline]
     pub(super) fn insert(&mut self, key: Key, slot: Slot) -> Option<Slot> {
         match key.peer {
-            SocketAddr::V4(v4) => self.v4.insert(word(v4, key.mid), slot),
+            SocketAddr::V4(v4) => {
+                let w = word(v4, key.mid);
+                let h = hash(w);
+                if self.vacant.take() == Some(w) {
+                    // Absent since the lookup that missed it: no search.
+                    self.v4.insert_unique(h, (w, slot), entry_hash);
+                    return None;
+                }
+                match self.v4.entry(h, |e| e.0 == w, entry_hash) {
+                    Entry::Occupied(mut e) => Some(std::mem::replace(&mut e.get_mut().1, slot)),
+                    Entry::Vacant(e) => {
+                        e.insert((w, slot));
+                        None
+                    }
+                }
+            }
             SocketAddr::V6(v6) => self.v6.insert((v6, key.mid), slot),
         }
     }
 
     pub(super) fn remove(&mut self, key: Key) -> Option<Slot> {
         match key.peer {
-            SocketAddr::V4(v4) => self.v4.remove(&word(v4, key.mid)),
+            SocketAddr::V4(v4) => {
+                let w = word(v4, key.mid);
+                match self.v4.find_entry(hash(w), |e| e.0 == w) {
+                    Ok(e) => Some(e.remove().0 .1),
+                    Err(_) => None,
+                }
+            }
             SocketAddr::V6(v6) => self.v6.remove(&(v6, key.mid)),
         }
     }
@@ -144,7 +211,7 @@ impl Entries {
 
     /// Gives back the memory of the maps (after a burst has expired).
     pub(super) fn shrink_to_fit(&mut self) {
-        self.v4.shrink_to_fit();
+        self.v4.shrink_to_fit(entry_hash);
         self.v6.shrink_to_fit();
     }
 
@@ -155,7 +222,7 @@ impl Entries {
 
     /// Every entry, in no particular order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (Key, &Slot)> {
-        let v4 = self.v4.iter().map(|(&w, s)| (key_of(w), s));
+        let v4 = self.v4.iter().map(|(w, s)| (key_of(*w), s));
         let v6 = self.v6.iter().map(|(&(peer, mid), s)| {
             let key = Key {
                 peer: SocketAddr::V6(peer),
@@ -168,7 +235,8 @@ impl Entries {
 
     /// Every entry's slot, in no particular order.
     pub(super) fn slots_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
-        self.v4.values_mut().chain(self.v6.values_mut())
+        let v4 = self.v4.iter_mut().map(|(_, s)| s);
+        v4.chain(self.v6.values_mut())
     }
 
     /// Entries the IPv4 map holds without rehashing, for the reserve test.
@@ -195,6 +263,43 @@ mod tests {
         assert_eq!(Span::new(1 << 40, 1), None);
         assert_eq!(Span::NONE.range(), None);
         assert_eq!(Span::NONE.len(), 0);
+    }
+
+    #[test]
+    fn a_key_a_lookup_missed_is_inserted_once_and_replaced_after() {
+        let key = |port, mid| Key {
+            peer: SocketAddr::from(([198, 18, 0, 1], port)),
+            mid,
+        };
+        let slot = |seq| Slot {
+            reply: Span::NONE,
+            at: Instant::ZERO,
+            seq,
+        };
+        let seq = |e: &Entries, k| e.get(k).map(|s| s.seq);
+        let mut e = Entries::with_capacity(4);
+        // Missed, then inserted without a search; its next insert replaces it.
+        assert!(e.lookup(key(1, 1)).is_none());
+        assert!(e.insert(key(1, 1), slot(1)).is_none());
+        assert_eq!(e.insert(key(1, 1), slot(2)).map(|s| s.seq), Some(1));
+        assert_eq!((e.len(), seq(&e, key(1, 1))), (1, Some(2)));
+        // Missed, another key inserted meanwhile (the hint is gone), then the first.
+        assert!(e.lookup(key(2, 1)).is_none());
+        assert!(e.insert(key(3, 1), slot(3)).is_none());
+        assert!(e.insert(key(2, 1), slot(4)).is_none());
+        assert_eq!(e.insert(key(3, 1), slot(5)).map(|s| s.seq), Some(3));
+        // Missed, a removal meanwhile, then inserted; growth past the reserve keeps all.
+        assert!(e.lookup(key(4, 1)).is_none());
+        assert_eq!(e.remove(key(2, 1)).map(|s| s.seq), Some(4));
+        assert!(e.insert(key(4, 1), slot(6)).is_none());
+        for mid in 0..100 {
+            assert!(e.lookup(key(9, mid)).is_none());
+            assert!(e.insert(key(9, mid), slot(100 + u64::from(mid))).is_none());
+        }
+        assert_eq!(e.len(), 103);
+        assert_eq!(seq(&e, key(9, 57)), Some(157));
+        assert_eq!(seq(&e, key(2, 1)), None);
+        assert_eq!((seq(&e, key(3, 1)), seq(&e, key(4, 1))), (Some(5), Some(6)));
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod retransmission;
 mod server_duplicates;
 mod stress;
 mod throughput;
+mod timeout_changed;
 mod upload_expiry;
 mod upload_limits;
 mod uri_query;

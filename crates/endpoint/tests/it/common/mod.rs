@@ -243,11 +243,14 @@ impl Pair {
             .map(|(i, _)| i)
         {
             let (_, _, up, bytes) = self.in_flight.remove(i);
-            if up {
-                self.server.handle_datagram(t, addr(CLIENT), &bytes);
+            let (endpoint, from) = if up {
+                (&mut self.server, addr(CLIENT))
             } else {
-                self.client.handle_datagram(t, addr(SERVER), &bytes);
-            }
+                (&mut self.client, addr(SERVER))
+            };
+            let before = endpoint.poll_timeout();
+            endpoint.handle_datagram(t, from, &bytes);
+            assert_timeout_kept(endpoint, before);
             self.drain();
         }
         self.client.handle_timeout(t);
@@ -341,6 +344,18 @@ impl Pair {
             .iter()
             .filter_map(|(_, e)| f(e))
             .collect()
+    }
+}
+
+/// Every input of every test driven by a [`Pair`]: an endpoint that says its deadline cannot
+/// have changed ([`Endpoint::timeout_may_have_changed`]) still has the one it had before.
+pub fn assert_timeout_kept(endpoint: &Endpoint, before: Option<Instant>) {
+    if !endpoint.timeout_may_have_changed() {
+        assert_eq!(
+            endpoint.poll_timeout(),
+            before,
+            "the deadline moved unannounced"
+        );
     }
 }
 
