@@ -114,7 +114,7 @@ impl OwnerDeadlines {
         if self.popped == who {
             // Not armed since the pop: nothing is displaced.
             self.popped = NO_POP;
-            self.replay_to_root(who, new);
+            self.replay::<true>(who, new);
             return;
         }
         if self.popped == NO_POP && self.nodes[self.leaves + who as usize] == new {
@@ -137,7 +137,7 @@ impl OwnerDeadlines {
                 self.latest_displaced = Some(self.latest_displaced.map_or(o, |l| l.max(o)));
             }
         }
-        self.replay(who, new);
+        self.replay::<false>(who, new);
     }
 
     /// The earliest armed deadline.
@@ -194,15 +194,18 @@ impl OwnerDeadlines {
     #[cold]
     fn disarm_popped(&mut self) {
         let p = std::mem::replace(&mut self.popped, NO_POP);
-        self.replay_to_root(p, unarmed(p));
+        self.replay::<true>(p, unarmed(p));
     }
 
-    /// Sets the popped owner `who`'s leaf to `k` and replays every match above it: its old key
-    /// was the least of every node on the way, so each one changes and none is left as it
-    /// was (without [`OwnerDeadlines::replay`]'s test for that: issue 35, ~9 instructions
-    /// per level, 9 levels at 400 owners, once per timer that fires).
+    /// Sets owner `who`'s leaf to `k` and replays the matches above it. `TO_ROOT`: every one,
+    /// without testing each node for no change, for the owner just popped, whose old key was
+    /// the least of every node on the way, so each one changes (the test cost ~9 instructions
+    /// per level, 9 levels at 400 owners, once per timer that fires: issue 35). Otherwise up to
+    /// the first node whose least key stays the same (the nodes above it do too): other
+    /// owners' re-arms often stop early (replaying them to the root cost more at 100 UDP
+    /// flows: 218 instead of 176 instructions per re-arm).
     #[inline]
-    fn replay_to_root(&mut self, who: u32, k: Key) {
+    fn replay<const TO_ROOT: bool>(&mut self, who: u32, k: Key) {
         debug_assert!((who as usize) < self.leaves, "owner {who}");
         let nodes = &mut self.nodes[..];
         // Every index masked with the length less one (a power of two, not zero): the
@@ -217,31 +220,8 @@ impl OwnerDeadlines {
         while i > 1 {
             least = least.min(nodes[(i ^ 1) & mask]);
             i /= 2;
-            nodes[i & mask] = least;
-        }
-    }
-
-    /// Sets owner `who`'s leaf to `k` and replays the matches above it, up to the first node
-    /// whose least key stays the same (the nodes above it do too). (Replaying to the root
-    /// without that test cost more at 100 UDP flows: 218 instead of 176 instructions per
-    /// re-arm.)
-    #[inline]
-    fn replay(&mut self, who: u32, k: Key) {
-        debug_assert!((who as usize) < self.leaves, "owner {who}");
-        let nodes = &mut self.nodes[..];
-        // Masked as in `replay_to_root`.
-        let mask = nodes.len().wrapping_sub(1);
-        if nodes.is_empty() {
-            return;
-        }
-        let mut i = (self.leaves + who as usize) & mask;
-        nodes[i] = k;
-        let mut least = k;
-        while i > 1 {
-            least = least.min(nodes[(i ^ 1) & mask]);
-            i /= 2;
             let parent = &mut nodes[i & mask];
-            if *parent == least {
+            if !TO_ROOT && *parent == least {
                 return;
             }
             *parent = least;
